@@ -1,0 +1,162 @@
+"""Application factory; `python app.py` serves with waitress (CONTRACT §1)."""
+import logging
+import os
+import secrets
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from flask import Flask, g, request
+from flask_login import LoginManager
+
+from models import AdminUser, db, init_database
+from models.schema import upgrade
+from services.settings import DEFAULTS, from_environment
+
+log = logging.getLogger("review")
+access_log = logging.getLogger("review.access")
+UPLOAD_SCOPES = ("review", "library", "feedback")
+ROOT = Path(__file__).resolve().parent
+
+
+def _state_path(config, name, default):
+    value = (config or {}).get(name) or os.environ.get(name) or default
+    return Path(value).resolve()
+
+
+def _secret_key(instance):
+    """Generated once into the instance folder (0600) and reused after restarts."""
+    path = instance / "secret_key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+    os.chmod(path, 0o600)
+    return path.read_text().strip()
+
+
+def load_settings(app, config):
+    """defaults -> instance/config.py -> environment -> `config` argument."""
+    app.config.from_mapping(DEFAULTS)
+    app.config.from_pyfile("config.py", silent=True)
+    app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
+    app.config.update(config or {})
+    app.config.update(
+        SESSION_COOKIE_NAME="review_admin_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_PATH="/",
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=int(_seconds(app.config["PERMANENT_SESSION_LIFETIME"]))),
+        REMEMBER_COOKIE_NAME="review_admin_remember",
+        MAX_CONTENT_LENGTH=app.config.get("MAX_CONTENT_LENGTH") or 32 * 1024 * 1024,
+    )
+
+
+def _seconds(value):
+    return value.total_seconds() if isinstance(value, timedelta) else value
+
+
+def _init_storage(app):
+    uploads = Path(app.config["REVIEW_UPLOADS_PATH"])
+    for scope in UPLOAD_SCOPES:
+        (uploads / scope).mkdir(parents=True, exist_ok=True)
+    init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
+    upgrade()
+
+
+def _bootstrap_admin(app):
+    username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
+    if username and password:
+        from services.auth import save_admin
+
+        with db.connection_context():
+            save_admin(username, password, "review,feedback")
+        log.info("admin account %s created or updated from settings", username)
+
+
+def _init_login(app):
+    manager = LoginManager(app)
+
+    @manager.user_loader
+    def load_user(user_key):
+        user_id, _, nonce = user_key.partition(":")
+        user = AdminUser.get_or_none(AdminUser.id == int(user_id)) if user_id.isdigit() else None
+        # Deactivated, deleted, or password changed since sign-in: the session ends now.
+        return user if user and user.active and user.session_nonce == nonce else None
+
+
+def _init_request_hooks(app):
+    @app.before_request
+    def open_connection():
+        g.request_id = secrets.token_hex(8)
+        g.started = time.perf_counter()
+        db.connect(reuse_if_open=True)
+
+    @app.after_request
+    def log_request(response):
+        response.headers["X-Request-Id"] = g.get("request_id", "-")
+        duration = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
+        access_log.info("%s %s %s %.1fms request_id=%s", request.method, request.path,
+                        response.status_code, duration, g.get("request_id", "-"))
+        return response
+
+    @app.teardown_request
+    def close_connection(_exc):
+        if not db.is_closed():
+            db.close()
+
+
+def _register_blueprints(app):
+    from blueprints import apidoc, auth, errors, system
+
+    for module in (errors, auth, apidoc, system):
+        app.register_blueprint(module.bp)
+    for name in ("assets", "agent", "review", "feedback", "pages"):
+        try:
+            module = __import__(f"blueprints.{name}", fromlist=["bp"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"blueprints.{name}":
+                raise
+            continue
+        app.register_blueprint(module.bp)
+        if hasattr(module, "init_app"):
+            module.init_app(app)
+
+
+def create_app(config=None):
+    """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
+    instance = _state_path(config, "REVIEW_INSTANCE_PATH", ROOT / "instance")
+    instance.mkdir(parents=True, exist_ok=True)
+    app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
+    load_settings(app, config)
+    app.config["REVIEW_INSTANCE_PATH"] = str(instance)
+    app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", ROOT / "uploads"))
+    app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
+    app.json.ensure_ascii = False
+    app.json.sort_keys = False
+    _init_storage(app)
+    _init_login(app)
+    _init_request_hooks(app)
+    _register_blueprints(app)
+    from cli import register_commands
+
+    register_commands(app)
+    _bootstrap_admin(app)
+    if not app.config["REVIEW_AGENT_TOKEN"]:
+        log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
+    return app
+
+
+def main(argv=None):
+    import waitress
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    app = create_app()
+    host, port, threads = app.config["HOST"], int(app.config["PORT"]), int(app.config["THREADS"])
+    log.info("serving on http://%s:%s with %s threads", host, port, threads)
+    waitress.serve(app, host=host, port=port, threads=threads, ident="review")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,53 @@
+"""Sign in and out with the admin session cookie (CONTRACT §3)."""
+from urllib.parse import urlsplit
+
+from flask import Blueprint, current_app, redirect, render_template, request, session
+from flask_login import current_user, login_user, logout_user
+
+from services.auth import authenticate
+
+bp = Blueprint("auth", __name__)
+
+
+def safe_next(target):
+    """Only local paths: no scheme, no host, no protocol-relative or backslash tricks."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/review"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or any(ord(c) < 32 for c in target):
+        return "/review"
+    return target
+
+
+@bp.get("/login")
+def login_page():
+    """The sign-in form."""
+    return render_template("login.html", error=request.args.get("error"), next=request.args.get("next", ""))
+
+
+@bp.post("/api/auth/login")
+def login():
+    """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login."""
+    data = request.get_json(silent=True) if request.is_json else request.form
+    data = data if isinstance(data, dict) or hasattr(data, "get") else {}
+    username, password = str(data.get("username") or ""), str(data.get("password") or "")
+    target = safe_next(str(data.get("next") or request.args.get("next") or ""))
+    user, failure = authenticate(
+        username, password, request.remote_addr,
+        current_app.config["LOGIN_MAX_FAILURES"], current_app.config["LOGIN_FAILURE_WINDOW_SECONDS"],
+    )
+    if failure:
+        return redirect(f"/login?error={failure}", 303)
+    session.clear()
+    session.permanent = True
+    login_user(user)
+    return redirect(target, 303)
+
+
+@bp.route("/api/auth/logout", methods=["GET", "POST"])
+def logout():
+    """Clear the session cookie and go back to /login."""
+    if current_user.is_authenticated:
+        logout_user()
+    session.clear()
+    return redirect("/login", 303)

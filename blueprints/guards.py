@@ -1,0 +1,112 @@
+"""The one place that decides who may call a route (CONTRACT §3)."""
+from functools import wraps
+from urllib.parse import quote, urlsplit
+
+from flask import current_app, g, redirect, request
+from flask_login import current_user
+
+from services.auth import channel_for_client_token, token_matches
+from services.errors import Forbidden, Unauthorized
+from services.settings import split_list, split_pairs
+
+STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def is_api_request():
+    return request.path.startswith("/api/") or request.path.startswith("/uploads/")
+
+
+def _check_same_origin():
+    """Cookie-authenticated writes from another origin are refused (CSRF)."""
+    origin = request.headers.get("Origin")
+    if request.method in STATE_CHANGING and origin and origin != "null":
+        parts = urlsplit(origin)
+        if f"{parts.scheme}://{parts.netloc}" != request.host_url.rstrip("/"):
+            raise Forbidden("cross-origin requests may not change state with the admin session")
+    elif request.method in STATE_CHANGING and origin == "null":
+        raise Forbidden("cross-origin requests may not change state with the admin session")
+
+
+def current_admin(permission):
+    """The signed-in admin holding `permission`, or raise 401/403. Also refuses cross-origin writes."""
+    if not current_user.is_authenticated:
+        raise Unauthorized("sign in as an administrator first (cookie review_admin_session)")
+    if permission and not current_user.has_permission(permission):
+        raise Forbidden(f"your account lacks the '{permission}' permission")
+    _check_same_origin()
+    return current_user
+
+
+def agent_token_valid():
+    tokens = split_list(current_app.config["REVIEW_AGENT_TOKEN"])
+    return token_matches(request.headers.get("x-review-agent-token"), tokens)
+
+
+def _document(view, scheme):
+    view.__dict__.setdefault("_auth", []).append(scheme)
+
+
+def admin_required(permission=None):
+    """Admin session with a permission; HTML pages redirect to /login when signed out."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(*args, **kwargs):
+            if not current_user.is_authenticated and not is_api_request():
+                return redirect("/login?next=" + quote(request.full_path.rstrip("?"), safe="/?=&"), 303)
+            g.actor = ("admin", current_admin(permission).username)
+            return view(*args, **kwargs)
+
+        _document(wrapper, "adminSession")
+        return wrapper
+
+    return decorator
+
+
+def agent_required(view):
+    """Header x-review-agent-token must equal one of REVIEW_AGENT_TOKEN (comma-separated)."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        if not agent_token_valid():
+            raise Unauthorized("a valid x-review-agent-token header is required")
+        g.actor = ("agent", None)
+        return view(*args, **kwargs)
+
+    _document(wrapper, "agentToken")
+    return wrapper
+
+
+def agent_or_admin(permission="review"):
+    """Either credential; g.actor tells which one was used."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(*args, **kwargs):
+            if agent_token_valid():
+                g.actor = ("agent", None)
+            else:
+                g.actor = ("admin", current_admin(permission).username)
+            return view(*args, **kwargs)
+
+        _document(wrapper, "agentToken")
+        _document(wrapper, "adminSession")
+        return wrapper
+
+    return decorator
+
+
+def client_required(view):
+    """x-feedback-client-token names the client channel (FEEDBACK_CLIENT_TOKENS)."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        pairs = split_pairs(current_app.config["FEEDBACK_CLIENT_TOKENS"])
+        channel = channel_for_client_token(request.headers.get("x-feedback-client-token"), pairs)
+        if channel is None:
+            raise Unauthorized("a valid x-feedback-client-token header is required")
+        g.feedback_channel = channel
+        return view(*args, **kwargs)
+
+    _document(wrapper, "clientToken")
+    return wrapper

@@ -1,0 +1,49 @@
+"""`flask --app app ...` commands."""
+import sys
+
+import click
+
+from models import db
+
+
+def register_commands(app):
+    @app.cli.command("create-admin")
+    @click.argument("username")
+    @click.option("--permissions", default="review,feedback", show_default=True)
+    @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+    def create_admin(username, permissions, password_stdin):
+        """Create an admin account, or update its password and permissions."""
+        from services.auth import save_admin
+        from services.errors import ServiceError
+
+        if password_stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+        try:
+            with db.connection_context():
+                user = save_admin(username, password, permissions)
+        except ServiceError as err:
+            raise click.ClickException(err.message) from None
+        click.echo(f"admin {user.username} saved with permissions {user.permissions}")
+
+    @app.cli.command("deactivate-admin")
+    @click.argument("username")
+    def deactivate_admin(username):
+        """Deactivate an admin; their sessions stop working at once."""
+        from services.auth import set_active
+
+        with db.connection_context():
+            if not set_active(username, False):
+                raise click.ClickException(f"no admin named {username}")
+        click.echo(f"admin {username} deactivated")
+
+    # Each area may add a module here with register(app), e.g. cli/assets.py.
+    for module_name in ("cli.assets", "cli.demo"):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(app)

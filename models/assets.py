@@ -1,0 +1,38 @@
+"""Images that tasks refer to: local uploads (review/library scope) and remote platform materials."""
+import peewee
+
+from models.base import BaseModel
+
+
+class Asset(BaseModel):
+    asset_id = peewee.CharField(max_length=64, unique=True)
+    scope = peewee.CharField(max_length=16, index=True)  # review | library
+    url = peewee.CharField(max_length=1024, index=True)  # /uploads/<scope>/<file> or remote URL
+    stored_name = peewee.CharField(max_length=128, null=True)  # file under uploads/<scope>/; None if remote
+    file_name = peewee.CharField(max_length=255, default="")  # client's name, cleaned, display only
+    content_type = peewee.CharField(max_length=64, default="")
+    width = peewee.IntegerField(null=True)
+    height = peewee.IntegerField(null=True)
+    size = peewee.IntegerField(null=True)
+    sha256 = peewee.CharField(max_length=64, null=True)
+    platform_account = peewee.CharField(max_length=32, null=True)  # synced platform material
+    platform_media_id = peewee.CharField(max_length=128, null=True)
+    created_at = peewee.CharField(max_length=32, index=True)
+
+    class Meta:
+        indexes = (
+            (("scope", "sha256"), True),
+            (("platform_account", "platform_media_id"), True),
+        )
+
+    @property
+    def is_local(self):
+        return self.stored_name is not None
+
+    def to_dict(self):
+        return {
+            "assetId": self.asset_id, "scope": self.scope, "url": self.url, "fileName": self.file_name,
+            "contentType": self.content_type, "width": self.width, "height": self.height,
+            "size": self.size, "sha256": self.sha256, "createdAt": self.created_at,
+            **({"platformMediaId": self.platform_media_id} if self.platform_media_id else {}),
+        }

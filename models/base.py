@@ -1,0 +1,58 @@
+"""Database handle and base model shared by every table."""
+import json
+
+import peewee
+from playhouse.db_url import connect
+
+# Bound in create_app (or by a CLI/bench script) through init_database().
+db = peewee.DatabaseProxy()
+
+SQLITE_PRAGMAS = {
+    "journal_mode": "wal",
+    "synchronous": "normal",
+    "foreign_keys": 1,
+    "busy_timeout": 10000,
+    "cache_size": -16000,
+}
+
+
+def init_database(database_url=None, sqlite_path=None):
+    """Open the configured database (SQLite file by default) and bind the proxy to it."""
+    if database_url:
+        database = connect(database_url)
+        if isinstance(database, peewee.SqliteDatabase):
+            database._pragmas = list(SQLITE_PRAGMAS.items())
+            database._timeout = 10
+    else:
+        database = peewee.SqliteDatabase(
+            sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False
+        )
+    db.initialize(database)
+    return database
+
+
+def immediate():
+    """Transaction that takes the write lock up front (reads that lead to writes)."""
+    if isinstance(db.obj, peewee.SqliteDatabase):
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
+class JSONField(peewee.TextField):
+    """JSON stored as UTF-8 text; None stays NULL."""
+
+    def db_value(self, value):
+        if value is None:
+            return None
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def python_value(self, value):
+        if value is None:
+            return None
+        return json.loads(value)
+
+
+class BaseModel(peewee.Model):
+    class Meta:
+        database = db
+        legacy_table_names = False

@@ -1,0 +1,59 @@
+"""Create tables and upgrade existing databases in place.
+
+Each migration is (version, description, function). A fresh database gets every table
+created whole and is stamped with the latest version; an older file runs only the
+migrations above its stamp. Migrations are written to be safe when the change already exists.
+"""
+import peewee
+from playhouse.migrate import SchemaMigrator, migrate
+
+from models import ALL_MODELS
+from models.base import BaseModel, db
+from models.users import AdminUser
+
+
+class SchemaVersion(BaseModel):
+    version = peewee.IntegerField()
+
+
+def _add_column_if_missing(model, field_name):
+    table = model._meta.table_name
+    if field_name in {c.name for c in db.get_columns(table)}:
+        return
+    field = model._meta.fields[field_name]
+    migrate(SchemaMigrator.from_database(db.obj).add_column(table, field.column_name, field))
+
+
+MIGRATIONS = [
+    (1, "initial tables", lambda: None),
+    (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
+]
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version():
+    if not db.table_exists(SchemaVersion._meta.table_name):
+        return None
+    row = SchemaVersion.select().order_by(SchemaVersion.version.desc()).first()
+    return row.version if row else None
+
+
+def upgrade():
+    """Bring the bound database to the latest schema; returns the versions applied."""
+    with db.connection_context():
+        with db.atomic():
+            found = current_version() or 0
+            models = [SchemaVersion, *ALL_MODELS]
+            # New tables are created whole; existing ones only gain what migrations add.
+            db.create_tables([m for m in models if not m.table_exists()], safe=True)
+            applied = []
+            for version, _description, step in MIGRATIONS:
+                if version > found:
+                    step()
+                    applied.append(version)
+            for model in models:
+                model._schema.create_indexes(safe=True)
+            if applied:
+                SchemaVersion.delete().execute()
+                SchemaVersion.create(version=LATEST)
+            return applied

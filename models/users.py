@@ -1,0 +1,26 @@
+"""Admin accounts and login throttling records."""
+import peewee
+
+from models.base import BaseModel
+
+
+class AdminUser(BaseModel):
+    username = peewee.CharField(max_length=64, unique=True)
+    password_hash = peewee.CharField(max_length=255)
+    permissions = peewee.CharField(max_length=64, default="review,feedback")
+    active = peewee.BooleanField(default=True)
+    # Changes when the password changes, so old session cookies stop working.
+    session_nonce = peewee.CharField(max_length=32)
+    created_at = peewee.CharField(max_length=32)
+    last_login_at = peewee.CharField(max_length=32, null=True)  # added by schema version 2
+
+    def has_permission(self, permission):
+        return permission in self.permissions.split(",")
+
+
+class LoginAttempt(BaseModel):
+    """One failed login; throttle counts these per username and per IP over a window."""
+
+    username = peewee.CharField(max_length=64, index=True)
+    ip = peewee.CharField(max_length=64, index=True)
+    at = peewee.CharField(max_length=32, index=True)

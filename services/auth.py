@@ -1,0 +1,105 @@
+"""Admin accounts, password checks with throttling, and token checks (CONTRACT §3)."""
+import hmac
+import logging
+import re
+import secrets
+from datetime import timedelta
+
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from models import AdminUser, LoginAttempt, immediate
+from services.errors import ValidationFailed
+from services.ids import iso, now_iso, utcnow
+
+log = logging.getLogger(__name__)
+
+PERMISSIONS = ("review", "feedback")
+USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+# A fixed hash to compare against when the user does not exist, so timing does not tell.
+_DUMMY_HASH = generate_password_hash("not-a-password", method="scrypt")
+
+
+def parse_permissions(value):
+    perms = sorted({p.strip() for p in value.split(",") if p.strip()})
+    unknown = [p for p in perms if p not in PERMISSIONS]
+    if unknown or not perms:
+        raise ValidationFailed(
+            f"permissions must be a comma-separated subset of {', '.join(PERMISSIONS)}",
+            {"permissions": [f"unknown permission: {p}" for p in unknown] or ["empty"]},
+        )
+    return ",".join(perms)
+
+
+def save_admin(username, password, permissions="review,feedback", active=True):
+    """Create the admin or update password, permissions and active flag."""
+    if not USERNAME_RE.match(username or ""):
+        raise ValidationFailed("username must be 1-64 letters, digits or . _ @ -", {"username": ["invalid"]})
+    if not password or len(password) < 8:
+        raise ValidationFailed("password must have at least 8 characters", {"password": ["too short"]})
+    perms = parse_permissions(permissions)
+    fields = {
+        "password_hash": generate_password_hash(password, method="scrypt"),
+        "permissions": perms,
+        "active": active,
+        "session_nonce": secrets.token_hex(8),
+    }
+    with immediate():
+        user = AdminUser.get_or_none(AdminUser.username == username)
+        if user is None:
+            return AdminUser.create(username=username, created_at=now_iso(), **fields)
+        AdminUser.update(**fields).where(AdminUser.id == user.id).execute()
+        return AdminUser.get_by_id(user.id)
+
+
+def set_active(username, active):
+    return AdminUser.update(active=active).where(AdminUser.username == username).execute() == 1
+
+
+def is_throttled(username, ip, max_failures, window_seconds):
+    since = iso(utcnow() - timedelta(seconds=window_seconds))
+    recent = LoginAttempt.select().where(LoginAttempt.at >= since)
+    by_user = recent.where(LoginAttempt.username == username).count()
+    by_ip = recent.where(LoginAttempt.ip == ip).count()
+    return by_user >= max_failures or by_ip >= max_failures
+
+
+def authenticate(username, password, ip, max_failures=5, window_seconds=900):
+    """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts')."""
+    username = (username or "").strip()[:64]
+    if is_throttled(username, ip, max_failures, window_seconds):
+        return None, "too_many_attempts"
+    user = AdminUser.get_or_none(AdminUser.username == username) if username else None
+    ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
+    if not (ok and user and user.active):
+        LoginAttempt.create(username=username, ip=ip or "", at=now_iso())
+        log.info("login failed for a user name from %s", ip)
+        return None, "invalid_credentials"
+    AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
+    return user, None
+
+
+def purge_login_attempts(window_seconds=900):
+    since = iso(utcnow() - timedelta(seconds=window_seconds))
+    LoginAttempt.delete().where(LoginAttempt.at < since).execute()
+
+
+def token_matches(presented, configured_tokens):
+    """Constant-time comparison against every configured token (rotation)."""
+    if not presented:
+        return False
+    presented_b = presented.encode()
+    matched = False
+    for token in configured_tokens:
+        matched |= hmac.compare_digest(presented_b, token.encode())
+    return matched
+
+
+def channel_for_client_token(presented, channel_tokens):
+    """x-feedback-client-token -> channel name, or None."""
+    found = None
+    if not presented:
+        return None
+    for channel, token in channel_tokens.items():
+        if hmac.compare_digest(presented.encode(), token.encode()):
+            found = channel
+    return found

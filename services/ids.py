@@ -1,0 +1,25 @@
+"""Opaque ids and timestamps (CONTRACT §4: URL-safe ids, ISO 8601 UTC with milliseconds and Z)."""
+import secrets
+from datetime import UTC, datetime
+
+
+def new_id(prefix=""):
+    """128 random bits, URL-safe; an optional short prefix helps a person read logs."""
+    return prefix + secrets.token_urlsafe(16)
+
+
+def utcnow():
+    return datetime.now(UTC)
+
+
+def iso(dt):
+    """datetime -> '2026-11-21T13:34:00.123Z' (naive values are taken as UTC)."""
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def now_iso():
+    return iso(utcnow())

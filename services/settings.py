@@ -1,0 +1,84 @@
+"""Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
+import os
+
+DEFAULTS = {
+    "HOST": "127.0.0.1",
+    "PORT": 8000,
+    "THREADS": 8,
+    "DATABASE_URL": "",
+    "REVIEW_AGENT_TOKEN": "",
+    "REVIEW_AGENT_WEBHOOK_URL": "",
+    "REVIEW_AGENT_WEBHOOK_SECRET": "",
+    "REVIEW_ADMIN_USERNAME": "",
+    "REVIEW_ADMIN_PASSWORD": "",
+    "FEEDBACK_CLIENT_TOKENS": "",
+    "FEEDBACK_ANONYMOUS_CHANNELS": "",
+    "FEEDBACK_TYPES": "bug,suggestion,content,account,other",
+    "FEEDBACK_MAX_BODY_BYTES": 262144,
+    "FEEDBACK_RATE_LIMIT_PER_IP": "20/minute;200/day",
+    "FEEDBACK_RATE_LIMIT_PER_DEVICE": "10/minute;100/day",
+    "FEEDBACK_RATE_LIMIT_PER_VERSION": "600/minute",
+    "FEEDBACK_RATE_LIMIT_PER_CHANNEL": "1200/minute",
+    "WECHAT_API_BASE": "https://api.weixin.qq.com",
+    "WECHAT_SILICON_RISE_APPID": "",
+    "WECHAT_SILICON_RISE_SECRET": "",
+    "WECHAT_CARBON_FITNESS_APPID": "",
+    "WECHAT_CARBON_FITNESS_SECRET": "",
+    "WECHAT_TIMEOUT_SECONDS": 20.0,
+    "WECHAT_THEME_OVERRIDES": {},  # {"silicon-rise": {"--primary-color": "#..."}} (config.py only)
+    "REVIEW_COVER_RATIO_MIN": 1.0,
+    "REVIEW_COVER_RATIO_MAX": 2.5,
+    "REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn",
+    "SESSION_COOKIE_SECURE": False,
+    "PERMANENT_SESSION_LIFETIME": 12 * 3600,
+    "LOGIN_MAX_FAILURES": 5,
+    "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
+    "WEBHOOK_SENDER_ENABLED": True,
+}
+
+# Settings whose values are secrets: never logged or shown.
+SECRET_SETTINGS = {
+    "REVIEW_AGENT_TOKEN", "REVIEW_AGENT_WEBHOOK_SECRET", "REVIEW_ADMIN_PASSWORD",
+    "FEEDBACK_CLIENT_TOKENS", "WECHAT_SILICON_RISE_SECRET", "WECHAT_CARBON_FITNESS_SECRET",
+    "SECRET_KEY",
+}
+
+
+def _coerce(raw, default):
+    """Environment values are strings; give them the type of the default."""
+    if isinstance(default, bool):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    return raw
+
+
+def from_environment(environ=None, known=None):
+    """Every known setting can come from an environment variable of the same name."""
+    environ = os.environ if environ is None else environ
+    out = {}
+    for name, default in (known or DEFAULTS).items():
+        if name in environ and not isinstance(default, dict):
+            out[name] = _coerce(environ[name], default)
+    return out
+
+
+def split_list(value):
+    """'a, b,,c' -> ['a', 'b', 'c']"""
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def split_pairs(value):
+    """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}"""
+    if isinstance(value, dict):
+        return dict(value)
+    pairs = {}
+    for item in split_list(value):
+        name, sep, token = item.partition("=")
+        if sep and name.strip() and token.strip():
+            pairs[name.strip()] = token.strip()
+    return pairs

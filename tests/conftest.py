@@ -1,0 +1,84 @@
+"""Fixtures: an app on a temporary database and uploads folder, clients, signed-in helpers."""
+import pytest
+
+from app import create_app
+from models import db
+
+AGENT_TOKEN = "agent-token-for-tests-0123456789"
+ADMIN_PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    """Factory so a test can build the app twice on the same folders (restarts)."""
+    def factory(**overrides):
+        config = {
+            "TESTING": True,
+            "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+            "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+            "FEEDBACK_CLIENT_TOKENS": "web=client-web-token,miniprogram=client-mini-token",
+            "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
+            "WEBHOOK_SENDER_ENABLED": False,
+        }
+        config.update(overrides)
+        return create_app(config)
+
+    return factory
+
+
+@pytest.fixture
+def app(make_app):
+    application = make_app()
+    yield application
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def create_admin(username="admin", password=ADMIN_PASSWORD, permissions="review,feedback"):
+    from services.auth import save_admin
+
+    with db.connection_context():
+        return save_admin(username, password, permissions)
+
+
+def login(client, username="admin", password=ADMIN_PASSWORD):
+    response = client.post("/api/auth/login", data={"username": username, "password": password})
+    assert response.status_code == 303, response.data
+    assert "error=" not in response.headers["Location"], response.headers["Location"]
+    return response
+
+
+@pytest.fixture
+def admin_client(app):
+    """A test client signed in as an admin holding both permissions."""
+    create_admin()
+    test_client = app.test_client()
+    login(test_client)
+    return test_client
+
+
+@pytest.fixture
+def agent_headers():
+    return {"x-review-agent-token": AGENT_TOKEN}
+
+
+def assert_error(response, status, code):
+    """The contract's error shape with the expected status and code."""
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
+    body = response.get_json()
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert isinstance(body["error"]["details"], dict)
+    return body["error"]
