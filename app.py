@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import click
 from flask import Flask, g, request
 from flask_login import LoginManager
 
@@ -124,6 +125,19 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
+def _start_sender(app):
+    """Background delivery of agent notifications (outbox); one sender per app."""
+    if not app.config["WEBHOOK_SENDER_ENABLED"] or click.get_current_context(silent=True) is not None:
+        return  # disabled, or a one-off `flask --app app ...` command
+    from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
+
+    delays = parse_delays(app.config["REVIEW_WEBHOOK_RETRY_DELAYS"]) if app.config["REVIEW_WEBHOOK_RETRY_DELAYS"] \
+        else DEFAULT_RETRY_DELAYS
+    sender = Sender(app.config["REVIEW_AGENT_WEBHOOK_URL"], app.config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
+    sender.start()
+    app.extensions["webhook_sender"] = sender
+
+
 def create_app(config=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", ROOT / "instance")
@@ -143,6 +157,7 @@ def create_app(config=None):
 
     register_commands(app)
     _bootstrap_admin(app)
+    _start_sender(app)
     if not app.config["REVIEW_AGENT_TOKEN"]:
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app

@@ -34,6 +34,7 @@ DEFAULTS = {
     "LOGIN_MAX_FAILURES": 5,
     "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
     "WEBHOOK_SENDER_ENABLED": True,
+    "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
 }
 
 # Settings whose values are secrets: never logged or shown.

@@ -1,0 +1,17 @@
+"""Notifications to the agent, written in the same transaction as the decision that causes them."""
+import peewee
+
+from models.base import BaseModel, JSONField
+
+
+class OutboxMessage(BaseModel):
+    message_id = peewee.CharField(max_length=64, unique=True)  # the webhook-id, same on every retry
+    task_id = peewee.CharField(max_length=64, index=True)
+    event_type = peewee.CharField(max_length=64)
+    payload = JSONField()
+    status = peewee.CharField(max_length=16, default="pending", index=True)  # pending | sent | gave_up
+    attempts = peewee.IntegerField(default=0)
+    next_attempt_at = peewee.CharField(max_length=32, index=True)
+    last_error = peewee.CharField(max_length=255, null=True)
+    created_at = peewee.CharField(max_length=32)
+    sent_at = peewee.CharField(max_length=32, null=True)

@@ -1,0 +1,178 @@
+"""Agent notifications: an outbox row per event, delivered after commit by a background sender.
+
+Delivery is at-least-once with Standard Webhooks headers; the row survives restarts, and a
+failure never touches the decision that caused it (CONTRACT §4 "Agent notification").
+"""
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import threading
+from datetime import timedelta
+
+import requests
+
+from models import OutboxMessage, db, immediate
+from services.ids import iso, new_id, now_iso, utcnow
+
+log = logging.getLogger(__name__)
+
+# Seconds to wait after each failed attempt: 9 attempts over about 7.5 hours.
+DEFAULT_RETRY_DELAYS = (10, 30, 120, 600, 1800, 3600, 7200, 14400)
+TIMEOUT = (5, 10)
+
+
+def enqueue_rejection(task):
+    """Record the reject_rework notification; call inside the decision's transaction."""
+    now = now_iso()
+    payload = {
+        "type": "review_task.rejected",
+        "timestamp": now,
+        "data": {
+            "taskId": task.task_id,
+            "publicAccount": task.public_account,
+            "contentType": task.content_type,
+            "topic": task.topic,
+            "rejectedElements": list(task.rejected_elements or []),
+            "rejectionReason": task.rejection_reason,
+            "rejectionNote": task.rejection_note,
+        },
+    }
+    message = OutboxMessage.create(
+        message_id=new_id("msg_"), task_id=task.task_id, event_type=payload["type"], payload=payload,
+        next_attempt_at=now, created_at=now,
+    )
+    wake_sender()
+    return message
+
+
+def discard_for_task(task_id):
+    """Unsent notifications of a deleted task go with it."""
+    return OutboxMessage.delete().where(
+        (OutboxMessage.task_id == task_id) & (OutboxMessage.status == "pending")
+    ).execute()
+
+
+def signing_key(secret):
+    """`whsec_` + base64 is decoded (Standard Webhooks); any other string is used as UTF-8."""
+    if secret.startswith("whsec_"):
+        try:
+            return base64.b64decode(secret[len("whsec_"):], validate=True)
+        except ValueError:
+            pass
+    return secret.encode()
+
+
+def sign(secret, message_id, timestamp, body):
+    mac = hmac.new(signing_key(secret), f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256)
+    return "v1," + base64.b64encode(mac.digest()).decode()
+
+
+def _headers(message, body, secret):
+    timestamp = str(int(utcnow().timestamp()))
+    headers = {
+        "content-type": "application/json; charset=utf-8",
+        "webhook-id": message.message_id,
+        "webhook-timestamp": timestamp,
+        "user-agent": "content-review-service/1",
+    }
+    if secret:
+        headers["webhook-signature"] = sign(secret, message.message_id, timestamp, body)
+    return headers
+
+
+def _post(url, secret, message):
+    """One delivery attempt; returns None on success or a one-line reason."""
+    body = json.dumps(message.payload, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        response = requests.post(url, data=body, headers=_headers(message, body, secret),
+                                 timeout=TIMEOUT, allow_redirects=False)
+    except requests.Timeout:
+        return "receiver timed out"
+    except requests.RequestException as exc:
+        return f"receiver unreachable ({type(exc).__name__})"
+    if 200 <= response.status_code < 300:
+        return None
+    return f"receiver answered HTTP {response.status_code}"
+
+
+def _record_timeline(task_id, event_type, data):
+    try:
+        from models.review import ReviewTask
+        from services.review.timeline import add_event
+    except ImportError:  # review area not installed yet
+        return
+    task = ReviewTask.get_or_none(ReviewTask.task_id == task_id)
+    if task is not None:
+        add_event(task, event_type, "system", None, data)
+
+
+def deliver_due(url, secret, retry_delays=DEFAULT_RETRY_DELAYS, now=None):
+    """Attempt every pending message whose time has come; returns how many were attempted.
+
+    No transaction is held during the HTTP call: read, commit, post, record the outcome.
+    """
+    if not url:
+        return 0  # recorded but not sent until a webhook URL is configured
+    now = now or utcnow()
+    due = list(OutboxMessage.select().where(
+        (OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at <= iso(now))
+    ).order_by(OutboxMessage.next_attempt_at).limit(50))
+    for message in due:
+        failure = _post(url, secret, message)
+        attempts = message.attempts + 1
+        with immediate():
+            if failure is None:
+                OutboxMessage.update(status="sent", attempts=attempts, sent_at=now_iso(), last_error=None).where(
+                    OutboxMessage.id == message.id).execute()
+                _record_timeline(message.task_id, "agent_notified",
+                                 {"messageId": message.message_id, "attempt": attempts})
+                continue
+            gave_up = attempts > len(retry_delays)
+            delay = 0 if gave_up else retry_delays[attempts - 1]
+            OutboxMessage.update(
+                status="gave_up" if gave_up else "pending", attempts=attempts, last_error=failure,
+                next_attempt_at=iso(utcnow() + timedelta(seconds=delay)),
+            ).where(OutboxMessage.id == message.id).execute()
+            _record_timeline(message.task_id, "agent_notification_failed", {
+                "messageId": message.message_id, "attempt": attempts, "error": failure, "willRetry": not gave_up})
+        log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)
+    return len(due)
+
+
+class Sender(threading.Thread):
+    """Polls the outbox about once a second, and at once when woken by a new message."""
+
+    def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0):
+        super().__init__(name="webhook-sender", daemon=True)
+        self.url, self.secret, self.retry_delays, self.poll_seconds = url, secret, retry_delays, poll_seconds
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                with db.connection_context():
+                    deliver_due(self.url, self.secret, self.retry_delays)
+            except Exception:  # noqa: BLE001 - the sender must survive anything and try again
+                log.exception("webhook sender pass failed")
+            _wake.wait(self.poll_seconds)
+            _wake.clear()
+
+    def stop(self):
+        self.stopping.set()
+        wake_sender()
+        self.join(timeout=5)
+
+
+_wake = threading.Event()
+
+
+def wake_sender():
+    _wake.set()
+
+
+def parse_delays(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(float(v) for v in value)
+    return tuple(float(v) for v in str(value).split(",") if v.strip()) or DEFAULT_RETRY_DELAYS

@@ -1,0 +1,166 @@
+"""Agent notifications: outbox, Standard Webhooks signing, retries, restart (CONTRACT §4)."""
+import base64
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from models import OutboxMessage, db
+from services import notifications
+from services.ids import utcnow
+from tests.receivers import WebhookReceiver
+
+SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
+
+
+@pytest.fixture
+def receiver():
+    hook = WebhookReceiver().start()
+    yield hook
+    hook.stop()
+
+
+def fake_task(task_id="task_1"):
+    return SimpleNamespace(task_id=task_id, public_account="silicon-rise", content_type="article",
+                           topic="芯片的未来", rejected_elements=["title"], rejection_reason="style_mismatch",
+                           rejection_note="标题太长")
+
+
+def enqueue(task_id="task_1"):
+    with db.connection_context(), db.atomic():
+        return notifications.enqueue_rejection(fake_task(task_id))
+
+
+def verify(headers, body, secret=SECRET):
+    expected = notifications.sign(secret, headers["webhook-id"], headers["webhook-timestamp"], body)
+    given = headers["webhook-signature"]
+    # Independent computation of the Standard Webhooks signature, not via the service code.
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+    independent = "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    return given == expected == independent
+
+
+def test_payload_and_signature_verify(app, receiver):
+    enqueue()
+    with db.connection_context():
+        assert notifications.deliver_due(receiver.url, SECRET) == 1
+    headers, body = receiver.received[0]
+    assert verify(headers, body)
+    payload = json.loads(body.decode())
+    assert payload["type"] == "review_task.rejected"
+    assert payload["data"] == {
+        "taskId": "task_1", "publicAccount": "silicon-rise", "contentType": "article", "topic": "芯片的未来",
+        "rejectedElements": ["title"], "rejectionReason": "style_mismatch", "rejectionNote": "标题太长"}
+    assert "芯片".encode() in body  # UTF-8, not \u escapes
+    with db.connection_context():
+        assert OutboxMessage.get().status == "sent"
+
+
+def test_tampered_body_does_not_verify(app, receiver):
+    enqueue()
+    with db.connection_context():
+        notifications.deliver_due(receiver.url, SECRET)
+    headers, body = receiver.received[0]
+    assert not verify(headers, body.replace(b"style_mismatch", b"other_reason__"))
+
+
+def test_plain_string_secret_and_unsigned(app, receiver):
+    assert notifications.signing_key("plain-secret") == b"plain-secret"
+    enqueue()
+    with db.connection_context():
+        notifications.deliver_due(receiver.url, "")
+    headers, _ = receiver.received[0]
+    assert "webhook-signature" not in headers
+    assert headers["webhook-id"].startswith("msg_")
+
+
+def test_retry_after_500_keeps_id_and_grows_delay(app, receiver):
+    receiver.fail_statuses = [500, 503]
+    enqueue()
+    with db.connection_context():
+        notifications.deliver_due(receiver.url, SECRET)
+        first = OutboxMessage.get()
+        assert (first.status, first.attempts, first.last_error) == ("pending", 1, "receiver answered HTTP 500")
+        # Not due yet: nothing is sent before the delay passes.
+        assert notifications.deliver_due(receiver.url, SECRET) == 0
+        later = utcnow() + timedelta(seconds=11)
+        notifications.deliver_due(receiver.url, SECRET, now=later)
+        second = OutboxMessage.get()
+        assert second.attempts == 2
+        assert second.next_attempt_at > first.next_attempt_at
+        notifications.deliver_due(receiver.url, SECRET, now=utcnow() + timedelta(seconds=60))
+        assert OutboxMessage.get().status == "sent"
+    ids = {headers["webhook-id"] for headers, _ in receiver.received}
+    assert len(receiver.received) == 3 and len(ids) == 1
+
+
+def test_schedule_covers_at_least_an_hour_with_six_attempts():
+    delays = notifications.DEFAULT_RETRY_DELAYS
+    assert delays[0] <= 30
+    assert len(delays) + 1 >= 6 and sum(delays) >= 3600
+    assert list(delays) == sorted(delays)
+
+
+def test_gives_up_after_the_schedule(app, receiver):
+    receiver.fail_statuses = [500] * 5
+    enqueue()
+    with db.connection_context():
+        for step in range(4):
+            notifications.deliver_due(receiver.url, SECRET, retry_delays=(1, 1, 1),
+                                      now=utcnow() + timedelta(seconds=5 * step))
+        message = OutboxMessage.get()
+    assert (message.status, message.attempts) == ("gave_up", 4)
+
+
+def test_unreachable_receiver_is_recorded_not_raised(app):
+    enqueue()
+    with db.connection_context():
+        notifications.deliver_due("http://127.0.0.1:9/nothing-listens", SECRET)
+        message = OutboxMessage.get()
+    assert message.status == "pending" and message.last_error.startswith("receiver unreachable")
+
+
+def test_no_url_keeps_the_message_recorded(app):
+    enqueue()
+    with db.connection_context():
+        assert notifications.deliver_due("", SECRET) == 0
+        assert OutboxMessage.get().status == "pending"
+
+
+def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver):
+    receiver.fail_statuses = [500]
+    config = {"WEBHOOK_SENDER_ENABLED": True, "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
+              "REVIEW_AGENT_WEBHOOK_SECRET": SECRET, "REVIEW_WEBHOOK_RETRY_DELAYS": "30"}
+    first = make_app(**config)
+    enqueue()
+    assert receiver.wait_for(1, timeout=10), "first attempt should come within a few seconds"
+    first.extensions["webhook_sender"].stop()
+    with db.connection_context():
+        assert OutboxMessage.get().status == "pending"
+    # Restart with a short delay: the pending message is picked up from the database.
+    second = make_app(**{**config, "REVIEW_WEBHOOK_RETRY_DELAYS": "0"})
+    with db.connection_context():
+        OutboxMessage.update(next_attempt_at="2000-01-01T00:00:00.000Z").execute()
+    notifications.wake_sender()
+    assert receiver.wait_for(2, timeout=10)
+    second.extensions["webhook_sender"].stop()
+    first_headers, _ = receiver.received[0]
+    second_headers, second_body = receiver.received[1]
+    assert first_headers["webhook-id"] == second_headers["webhook-id"]
+    assert verify(second_headers, second_body)
+    with db.connection_context():
+        assert OutboxMessage.get().status == "sent"
+
+
+def test_discard_for_task_removes_only_pending(app):
+    enqueue("task_a")
+    enqueue("task_b")
+    with db.connection_context():
+        OutboxMessage.update(status="sent").where(OutboxMessage.task_id == "task_b").execute()
+        assert notifications.discard_for_task("task_a") == 1
+        assert notifications.discard_for_task("task_b") == 0
+        assert [m.task_id for m in OutboxMessage.select()] == ["task_b"]
