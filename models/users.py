@@ -14,6 +14,17 @@ class AdminUser(BaseModel):
     created_at = peewee.CharField(max_length=32)
     last_login_at = peewee.CharField(max_length=32, null=True)  # added by schema version 2
 
+    # The session user protocol (Flask-Login): the nonce in the id ends sessions on password change.
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def is_active(self):
+        return self.active
+
+    def get_id(self):
+        return f"{self.id}:{self.session_nonce}"
+
     def has_permission(self, permission):
         return permission in self.permissions.split(",")
 

@@ -1,0 +1,292 @@
+"""Admin sign-in, sessions, guards and tokens (CONTRACT §3)."""
+import time
+from datetime import timedelta
+
+import pytest
+from flask import Blueprint
+
+from blueprints.apidoc import api
+from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
+from models import AdminUser, LoginAttempt, db
+from services import auth
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
+
+
+@pytest.fixture
+def guarded(make_app):
+    """An app with probe routes behind each guard."""
+    def factory(**overrides):
+        application = make_app(**overrides)
+        probe = Blueprint("probe", __name__)
+
+        @probe.route("/api/probe/review", methods=["GET", "POST"])
+        @api()
+        @admin_required("review")
+        def review_probe():
+            return {"ok": True}
+
+        @probe.get("/api/probe/feedback")
+        @admin_required("feedback")
+        def feedback_probe():
+            return {"ok": True}
+
+        @probe.get("/probe/page")
+        @admin_required("review")
+        def page_probe():
+            return "page"
+
+        @probe.get("/api/probe/agent")
+        @agent_required
+        def agent_probe():
+            return {"ok": True}
+
+        @probe.get("/api/probe/either")
+        @agent_or_admin("review")
+        def either_probe():
+            from flask import g
+            return {"actor": g.actor[0]}
+
+        @probe.post("/api/probe/client")
+        @client_required
+        def client_probe():
+            from flask import g
+            return {"channel": g.feedback_channel}
+
+        application.register_blueprint(probe)
+        return application
+
+    return factory
+
+
+def test_login_by_form_sets_cookie_with_flags(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/review"
+    cookie = response.headers["Set-Cookie"]
+    assert cookie.startswith("review_admin_session=")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie
+    assert client.get("/api/probe/review").get_json() == {"ok": True}
+
+
+def test_login_by_json_with_next(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    response = client.post("/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD,
+                                                     "next": "/feedback?status=processing"})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/feedback?status=processing"
+
+
+def test_secure_flag_when_configured(guarded):
+    app = guarded(SESSION_COOKIE_SECURE=True)
+    create_admin()
+    response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert "Secure" in response.headers["Set-Cookie"]
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "http:/x",
+                                    "javascript:alert(1)", "/ok\r\nSet-Cookie: x=1"])
+def test_next_open_redirect_refused(guarded, target):
+    app = guarded()
+    create_admin()
+    response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
+                                                               "next": target})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/review"
+
+
+def test_failed_login_redirects_without_cookie(guarded):
+    app = guarded()
+    create_admin()
+    response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": "wrong"})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/login?error=invalid_credentials"
+    assert "Set-Cookie" not in response.headers
+
+
+def test_throttle_after_five_failures_per_username(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    for _ in range(5):
+        client.post("/api/auth/login", data={"username": "admin", "password": "wrong"})
+    # Even the right password is refused during the window.
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert response.headers["Location"] == "/login?error=too_many_attempts"
+    assert "Set-Cookie" not in response.headers
+    # When the window has passed, sign-in works again.
+    with db.connection_context():
+        LoginAttempt.update(at="2000-01-01T00:00:00.000Z").execute()
+    assert login(client).headers["Location"] == "/review"
+
+
+def test_throttle_per_ip_across_usernames(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    for n in range(5):
+        client.post("/api/auth/login", data={"username": f"nobody{n}", "password": "x"})
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert response.headers["Location"] == "/login?error=too_many_attempts"
+    other_ip = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
+                                      environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    # The user name itself has no failures, so from another address it signs in.
+    assert other_ip.headers["Location"] == "/review"
+
+
+def test_logout_get_and_post_clear_cookie(guarded):
+    app = guarded()
+    create_admin()
+    for method in ("get", "post"):
+        client = app.test_client()
+        login(client)
+        response = getattr(client, method)("/api/auth/logout")
+        assert response.status_code == 303 and response.headers["Location"] == "/login"
+        assert "review_admin_session=;" in response.headers["Set-Cookie"]
+        assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+
+
+def test_401_403_and_redirect(guarded):
+    app = guarded()
+    client = app.test_client()
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+    page = client.get("/probe/page?x=1")
+    assert page.status_code == 303 and page.headers["Location"] == "/login?next=/probe/page?x=1"
+    create_admin("reviewer", permissions="review")
+    login(client, "reviewer")
+    assert client.get("/api/probe/review").status_code == 200
+    assert_error(client.get("/api/probe/feedback"), 403, "forbidden")
+
+
+def test_deactivated_user_loses_session_at_once(guarded, runner):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    assert client.get("/api/probe/review").status_code == 200
+    result = app.test_cli_runner().invoke(args=["deactivate-admin", "admin"])
+    assert result.exit_code == 0, result.output
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+    # And cannot sign in again.
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert response.headers["Location"] == "/login?error=invalid_credentials"
+
+
+def test_password_change_ends_old_sessions(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    create_admin(password="a whole new password")
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+
+
+def test_session_idle_lifetime(guarded):
+    app = guarded(PERMANENT_SESSION_LIFETIME=1)
+    create_admin()
+    client = app.test_client()
+    login(client)
+    assert client.get("/api/probe/review").status_code == 200
+    time.sleep(2.1)  # the signed cookie's own max age, not a timing claim
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+    assert app.permanent_session_lifetime == timedelta(seconds=1)
+
+
+def test_default_session_lifetime_is_twelve_hours(app):
+    assert app.permanent_session_lifetime == timedelta(hours=12)
+
+
+def test_cross_origin_write_refused(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    assert_error(client.post("/api/probe/review", headers={"Origin": "https://evil.example"}), 403, "forbidden")
+    assert_error(client.post("/api/probe/review", headers={"Origin": "null"}), 403, "forbidden")
+    assert client.post("/api/probe/review", headers={"Origin": "http://localhost"}).status_code == 200
+    assert client.post("/api/probe/review").status_code == 200
+    # Reads are not state changes.
+    assert client.get("/api/probe/review", headers={"Origin": "https://evil.example"}).status_code == 200
+
+
+def test_agent_token_rotation_list(guarded):
+    app = guarded(REVIEW_AGENT_TOKEN="old-token-aaaaaaaa, new-token-bbbbbbbb")
+    client = app.test_client()
+    for token in ("old-token-aaaaaaaa", "new-token-bbbbbbbb"):
+        assert client.get("/api/probe/agent", headers={"x-review-agent-token": token}).status_code == 200
+    for bad in ("old-token-aaaaaaa", "", "new-token-bbbbbbbb,old-token-aaaaaaaa", AGENT_TOKEN):
+        assert_error(client.get("/api/probe/agent", headers={"x-review-agent-token": bad}), 401, "unauthorized")
+    assert_error(client.get("/api/probe/agent"), 401, "unauthorized")
+
+
+def test_unset_agent_token_refuses_everyone(guarded):
+    app = guarded(REVIEW_AGENT_TOKEN="")
+    assert_error(app.test_client().get("/api/probe/agent", headers={"x-review-agent-token": ""}), 401,
+                 "unauthorized")
+
+
+def test_agent_token_compared_in_constant_time():
+    # The comparison goes through hmac.compare_digest over every configured token.
+    calls = []
+    import hmac as hmac_module
+    original = hmac_module.compare_digest
+
+    def spy(a, b):
+        calls.append((a, b))
+        return original(a, b)
+
+    auth.hmac.compare_digest = spy
+    try:
+        assert auth.token_matches("b", ["a", "b", "c"])
+        assert not auth.token_matches("z", ["a", "b"])
+    finally:
+        auth.hmac.compare_digest = original
+    assert len(calls) == 5  # no early exit on the first match
+
+
+def test_either_credential(guarded):
+    app = guarded()
+    client = app.test_client()
+    assert client.get("/api/probe/either", headers={"x-review-agent-token": AGENT_TOKEN}).get_json() == {
+        "actor": "agent"}
+    assert_error(client.get("/api/probe/either"), 401, "unauthorized")
+    create_admin()
+    login(client)
+    assert client.get("/api/probe/either").get_json() == {"actor": "admin"}
+
+
+def test_client_token_names_channel(guarded):
+    app = guarded()
+    client = app.test_client()
+    response = client.post("/api/probe/client", headers={"x-feedback-client-token": "client-mini-token"})
+    assert response.get_json() == {"channel": "miniprogram"}
+    assert_error(client.post("/api/probe/client", headers={"x-feedback-client-token": "nope"}), 401, "unauthorized")
+    assert_error(client.post("/api/probe/client"), 401, "unauthorized")
+
+
+def test_create_admin_cli_password_stdin(app, runner):
+    result = runner.invoke(args=["create-admin", "editor", "--permissions", "feedback", "--password-stdin"],
+                           input="s3cret-password\n")
+    assert result.exit_code == 0, result.output
+    assert "s3cret-password" not in result.output
+    with db.connection_context():
+        user = AdminUser.get(AdminUser.username == "editor")
+        assert user.permissions == "feedback"
+        assert user.password_hash.startswith("scrypt:")
+    client = app.test_client()
+    login(client, "editor", "s3cret-password")
+    bad = runner.invoke(args=["create-admin", "x", "--permissions", "root", "--password-stdin"], input="longenough\n")
+    assert bad.exit_code != 0 and "permissions" in bad.output
+
+
+def test_bootstrap_admin_from_settings(make_app):
+    app = make_app(REVIEW_ADMIN_USERNAME="boot", REVIEW_ADMIN_PASSWORD="bootstrap-password")
+    client = app.test_client()
+    login(client, "boot", "bootstrap-password")
+    with db.connection_context():
+        assert AdminUser.get(AdminUser.username == "boot").permissions == "feedback,review"

@@ -1,0 +1,235 @@
+"""App factory, settings, state folders, schema upgrade, error model, OpenAPI, health, logs."""
+import logging
+import os
+import sqlite3
+import stat
+
+import pytest
+from flask import Blueprint
+from marshmallow import Schema, fields, validate
+
+from app import create_app
+from blueprints.apidoc import api
+from models import AdminUser, db
+from models.schema import LATEST, current_version
+from services.errors import Conflict, PreconditionFailed, RateLimited
+from tests.conftest import assert_error
+
+
+def test_state_folders_and_secret_key_reused(make_app, tmp_path):
+    first = make_app()
+    instance, uploads = tmp_path / "instance", tmp_path / "uploads"
+    assert (instance / "review.db").exists()
+    assert sorted(p.name for p in uploads.iterdir()) == ["feedback", "library", "review"]
+    key_file = instance / "secret_key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    second = make_app()
+    assert first.config["SECRET_KEY"] == second.config["SECRET_KEY"] == key_file.read_text().strip()
+    assert len(first.config["SECRET_KEY"]) >= 32
+
+
+def test_settings_layering(tmp_path, monkeypatch):
+    instance = tmp_path / "inst"
+    instance.mkdir()
+    (instance / "config.py").write_text('FEEDBACK_TYPES = "bug,idea"\nPORT = 9001\nTHREADS = 3\n')
+    monkeypatch.setenv("PORT", "9002")
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "true")
+    monkeypatch.setenv("REVIEW_UPLOADS_PATH", str(tmp_path / "elsewhere"))
+    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "THREADS": 5})
+    assert app.config["FEEDBACK_TYPES"] == "bug,idea"  # config.py over the default
+    assert app.config["PORT"] == 9002  # environment over config.py, typed
+    assert app.config["SESSION_COOKIE_SECURE"] is True
+    assert app.config["THREADS"] == 5  # test config over everything
+    assert app.config["REVIEW_COVER_RATIO_MAX"] == 2.5  # default
+    assert (tmp_path / "elsewhere" / "review").is_dir()
+
+
+def test_instance_path_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("REVIEW_INSTANCE_PATH", str(tmp_path / "env-instance"))
+    monkeypatch.setenv("REVIEW_UPLOADS_PATH", str(tmp_path / "env-uploads"))
+    create_app({})
+    assert (tmp_path / "env-instance" / "review.db").exists()
+    assert (tmp_path / "env-uploads" / "library").is_dir()
+
+
+def test_database_url_setting(tmp_path):
+    target = tmp_path / "custom.db"
+    create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u"),
+                "DATABASE_URL": f"sqlite:///{target}"})
+    assert target.exists()
+    assert not (tmp_path / "i" / "review.db").exists()
+
+
+def test_sqlite_pragmas(app):
+    with db.connection_context():
+        assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute_sql("PRAGMA synchronous").fetchone()[0] == 1  # normal
+        assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert db.execute_sql("PRAGMA busy_timeout").fetchone()[0] >= 5000
+
+
+def test_schema_upgrade_keeps_rows(tmp_path):
+    """A database written by version 1 (no last_login_at, no version table of today) is upgraded in place."""
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    con = sqlite3.connect(instance / "review.db")
+    con.executescript("""
+        CREATE TABLE admin_user (id INTEGER PRIMARY KEY, username VARCHAR(64) NOT NULL UNIQUE,
+            password_hash VARCHAR(255) NOT NULL, permissions VARCHAR(64) NOT NULL, active INTEGER NOT NULL,
+            session_nonce VARCHAR(32) NOT NULL, created_at VARCHAR(32) NOT NULL);
+        CREATE TABLE schema_version (id INTEGER PRIMARY KEY, version INTEGER NOT NULL);
+        INSERT INTO schema_version (version) VALUES (1);
+        INSERT INTO admin_user VALUES (1, 'old-admin', 'scrypt:x', 'review', 1, 'abc', '2026-01-01T00:00:00.000Z');
+    """)
+    con.commit()
+    con.close()
+    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    with db.connection_context():
+        assert current_version() == LATEST
+        columns = {c.name for c in db.get_columns("admin_user")}
+        assert "last_login_at" in columns
+        user = AdminUser.get(AdminUser.username == "old-admin")
+        assert user.permissions == "review" and user.last_login_at is None
+        assert db.table_exists("login_attempt")  # tables added since are created
+    # Starting again changes nothing and loses nothing.
+    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    with db.connection_context():
+        assert AdminUser.select().count() == 1
+
+
+class ProbeSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(max=5))
+    items = fields.List(fields.Nested(lambda: ItemSchema()), load_default=list)
+
+
+class ItemSchema(Schema):
+    label = fields.String(required=True)
+
+
+@pytest.fixture
+def probe_app(make_app):
+    app = make_app(MAX_CONTENT_LENGTH=1024)
+    bp = Blueprint("errprobe", __name__)
+
+    @bp.post("/api/errprobe")
+    @api(body=ProbeSchema, responses={201: ProbeSchema})
+    def errprobe(body):
+        """Echo a validated body."""
+        return body, 201
+
+    @bp.get("/api/errprobe/<kind>")
+    def raiser(kind):
+        if kind == "conflict":
+            raise Conflict("task is approved", code="invalid_state")
+        if kind == "precondition":
+            raise PreconditionFailed("version mismatch")
+        if kind == "ratelimit":
+            raise RateLimited("slow down", retry_after=7.4)
+        if kind == "storage":
+            import peewee
+            raise peewee.OperationalError("unable to open database file SELECT secret FROM t")
+        raise RuntimeError("boom with password=hunter2")
+
+    app.register_blueprint(bp)
+    return app
+
+
+def test_validation_error_dotted_paths(probe_app):
+    client = probe_app.test_client()
+    error = assert_error(client.post("/api/errprobe", json={"name": "toolong", "items": [{}], "extra": 1}), 400,
+                         "validation_error")
+    assert set(error["details"]) == {"name", "items.0.label", "extra"}
+    assert client.post("/api/errprobe", json={"name": "ok"}).status_code == 201
+    assert_error(client.post("/api/errprobe", data="not json", content_type="application/json"), 400,
+                 "validation_error")
+    assert_error(client.post("/api/errprobe", json=[1, 2]), 400, "validation_error")
+
+
+def test_http_errors_in_contract_shape(probe_app):
+    client = probe_app.test_client()
+    assert_error(client.get("/api/does-not-exist"), 404, "not_found")
+    response = client.delete("/api/errprobe")
+    assert_error(response, 405, "method_not_allowed")
+    assert "POST" in response.headers["Allow"]
+    assert_error(client.post("/api/errprobe", data="x" * 4096, content_type="application/json"), 413,
+                 "payload_too_large")
+    assert_error(client.get("/api/errprobe/conflict"), 409, "invalid_state")
+    assert_error(client.get("/api/errprobe/precondition"), 412, "precondition_failed")
+    response = client.get("/api/errprobe/ratelimit")
+    assert_error(response, 429, "rate_limited")
+    assert response.headers["Retry-After"] == "7"
+
+
+def test_internal_errors_reveal_nothing(probe_app, caplog):
+    client = probe_app.test_client()
+    with caplog.at_level(logging.INFO):
+        storage = client.get("/api/errprobe/storage")
+        crash = client.get("/api/errprobe/crash")
+    assert_error(storage, 500, "storage_unavailable")
+    error = assert_error(crash, 500, "internal_error")
+    assert error["details"]["requestId"] == crash.headers["X-Request-Id"]
+    for response in (storage, crash):
+        text = response.get_data(as_text=True)
+        assert "hunter2" not in text and "SELECT" not in text and "Traceback" not in text
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "hunter2" not in logged and "SELECT secret" not in logged
+    assert crash.headers["X-Request-Id"] in logged
+
+
+def test_html_pages_get_html_errors(client):
+    response = client.get("/no-such-page")
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert "404" in response.get_data(as_text=True)
+
+
+def test_healthz(app, tmp_path):
+    client = app.test_client()
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    db_file = tmp_path / "instance" / "review.db"
+    moved = tmp_path / "moved.db"
+    os.replace(db_file, moved)
+    os.mkdir(db_file)  # a directory where the database file was: it can no longer be opened
+    try:
+        response = client.get("/healthz")
+        assert response.status_code == 503
+        assert response.get_json() == {"status": "unavailable"}
+    finally:
+        os.rmdir(db_file)
+        os.replace(moved, db_file)
+
+
+def test_request_log_line_and_request_id(client, caplog):
+    with caplog.at_level(logging.INFO, logger="review.access"):
+        response = client.get("/healthz?token=secret-value")
+    request_id = response.headers["X-Request-Id"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "review.access"]
+    assert len(lines) == 1
+    line = lines[0]
+    assert line.startswith("GET /healthz 200 ") and f"request_id={request_id}" in line and "ms" in line
+    assert "secret-value" not in line
+
+
+def test_openapi_document_is_valid(probe_app):
+    from openapi_spec_validator import validate as validate_spec
+
+    document = probe_app.test_client().get("/api/openapi.json").get_json()
+    validate_spec(document)
+    operation = document["paths"]["/api/errprobe"]["post"]
+    assert operation["requestBody"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Probe"}
+    assert {"201", "400", "401", "409", "413", "429"} <= set(operation["responses"])
+    assert set(document["components"]["securitySchemes"]) == {"adminSession", "agentToken", "clientToken"}
+    assert probe_app.test_client().get("/api/docs").status_code == 200
+
+
+def test_secret_settings_not_logged_at_start(make_app, caplog):
+    with caplog.at_level(logging.DEBUG):
+        make_app(REVIEW_AGENT_TOKEN="very-secret-agent-token", WECHAT_SILICON_RISE_SECRET="wx-secret-value")
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "very-secret-agent-token" not in logged and "wx-secret-value" not in logged
+
+
+def test_missing_agent_token_warns(make_app, caplog):
+    with caplog.at_level(logging.WARNING):
+        make_app(REVIEW_AGENT_TOKEN="")
+    assert any("REVIEW_AGENT_TOKEN is not set" in r.getMessage() for r in caplog.records)
