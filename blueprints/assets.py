@@ -1,0 +1,80 @@
+"""Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
+from flask import Blueprint, current_app, g, request, send_from_directory
+
+from blueprints.apidoc import api, load
+from blueprints.guards import agent_or_admin
+from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
+from services import assets as asset_service
+from services.errors import Forbidden, NotFound, ValidationFailed
+
+bp = Blueprint("assets", __name__)
+# The guard sits above @api so credentials are checked before the query is validated (401 before 400).
+
+SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
+MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the scope field
+# Stored files never change (a new upload gets a new name), so clients may keep them; `private`
+# because they are only served with credentials.
+FILE_CACHE_SECONDS = 365 * 24 * 3600
+CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"}
+
+
+def _dump(asset):
+    return AssetSchema().dump(asset.to_dict())
+
+
+@bp.post("/api/assets/upload")
+@agent_or_admin("review")
+@api(form={"file": "file", "scope": "string"}, responses={201: AssetSchema, 200: AssetSchema}, tags=["assets"])
+def upload():
+    """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
+    # Set before the body is parsed: a larger request is refused as 413 without being read.
+    request.max_content_length = asset_service.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD
+    fields = request.form.to_dict()
+    fields.pop("file", None)  # sent as text rather than as a file part: reported as missing below
+    form = load(AssetUploadFormSchema, fields, where="form")
+    if form["scope"] == "library" and g.actor[0] != "admin":
+        raise Forbidden("only an administrator may add images to the shared library (scope=library)")
+    storage = request.files.get("file")
+    if storage is None:
+        raise ValidationFailed("send the image as the multipart file field 'file'", {"file": ["missing"]})
+    data = storage.stream.read(asset_service.MAX_UPLOAD_BYTES + 1)
+    asset, created = asset_service.save_upload(
+        data, scope=form["scope"], file_name=storage.filename,
+        uploads_root=current_app.config["REVIEW_UPLOADS_PATH"])
+    return _dump(asset), 201 if created else 200
+
+
+@bp.get("/api/assets")
+@agent_or_admin("review")
+@api(query=AssetListQuerySchema, responses={200: AssetPageSchema}, tags=["assets"])
+def list_assets(query):
+    """Browse the shared material library (scope library by default, review, or all), newest first."""
+    items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
+    return {"items": [_dump(a) for a in items],
+            "pagination": asset_service.pagination(query["page"], query["pageSize"], total)}
+
+
+@bp.get("/api/assets/<asset_id>")
+@agent_or_admin("review")
+@api(responses={200: AssetSchema}, tags=["assets"])
+def get_asset(asset_id):
+    """One asset record."""
+    return _dump(asset_service.get_asset(asset_id))
+
+
+@bp.get("/uploads/<scope>/<path:name>")
+@agent_or_admin("review")
+def serve_file(scope, name):
+    """A stored review or library image, to an admin session or the agent token."""
+    if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):
+        raise NotFound("no such file")
+    folder = f"{current_app.config['REVIEW_UPLOADS_PATH']}/{scope}"
+    # send_from_directory joins safely (no `..`), sets Content-Type from the extension, ETag and
+    # Last-Modified, answers conditional requests, and 404s a missing file.
+    mimetype = CONTENT_TYPES[name.rsplit(".", 1)[1]]
+    response = send_from_directory(folder, name, mimetype=mimetype, max_age=FILE_CACHE_SECONDS)
+    response.cache_control.private = True
+    response.cache_control.public = False
+    response.cache_control.immutable = True
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

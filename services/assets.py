@@ -1,0 +1,257 @@
+"""Image assets: checking uploads by decoding them, storing files safely, listing, platform sync.
+
+Files live under `<uploads_root>/<scope>/<asset id>.<ext>`; the name never comes from the client.
+A file is written to a hidden temporary name, fsynced and renamed before its row is inserted, and
+removed again when the insert fails: a crash leaves neither a half file nor a row without a file.
+"""
+import hashlib
+import io
+import logging
+import math
+import mimetypes
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import peewee
+from PIL import Image, UnidentifiedImageError
+
+from models import Asset
+from models.base import immediate
+from services.errors import NotFound, PayloadTooLarge, ValidationFailed
+from services.ids import new_id, now_iso
+
+log = logging.getLogger(__name__)
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+MAX_PIXELS = 40_000_000
+# Pillow itself refuses (DecompressionBombError) anything over twice this before decoding; our own
+# header check below refuses everything over MAX_PIXELS before a single pixel is decoded.
+if Image.MAX_IMAGE_PIXELS is None or Image.MAX_IMAGE_PIXELS > MAX_PIXELS:
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+
+ACCEPTED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+# Pillow format -> (stored extension, Content-Type); WebP is stored converted to PNG.
+STORED_AS = {
+    "PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "MPO": ("jpg", "image/jpeg"),
+    "GIF": ("gif", "image/gif"), "WEBP": ("png", "image/png"),
+}
+STORED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\.(png|jpg|gif)$")
+TEMP_PREFIX = ".upload-"
+
+
+@dataclass(frozen=True)
+class CheckedImage:
+    data: bytes  # the bytes to store (converted for WebP)
+    extension: str
+    content_type: str
+    width: int
+    height: int
+
+
+def _refuse(message, reason):
+    raise ValidationFailed(message, {"file": [reason]})
+
+
+def check_image(data):
+    """Decode `data` as PNG, JPEG, GIF or WebP; CheckedImage, or ValidationFailed/PayloadTooLarge.
+
+    The pixel count is read from the header and checked before anything is decoded, so a
+    decompression bomb never reaches memory.
+    """
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise PayloadTooLarge(f"the image is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB",
+                              {"file": [f"at most {MAX_UPLOAD_BYTES} bytes"]})
+    if not data:
+        _refuse("the file is empty", "empty file")
+    try:
+        with Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
+            width, height = image.size
+            _check_pixels(width, height)
+            image_format = image.format
+            image.verify()  # structure and checksums (a PNG cut before IEND fails here)
+        with Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
+            image.load()  # every pixel of the first frame decodes
+            stored = _convert_webp(image) if image_format == "WEBP" else data
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        _refuse(f"the image has more than {MAX_PIXELS} pixels", f"at most {MAX_PIXELS} pixels")
+    except UnidentifiedImageError:
+        _refuse("the file is not a PNG, JPEG, GIF or WebP image", "not a PNG, JPEG, GIF or WebP image")
+    except (OSError, SyntaxError, ValueError, EOFError, IndexError) as exc:
+        log.info("image refused: %s: %s", type(exc).__name__, exc)
+        _refuse("the image is truncated or damaged and cannot be decoded", "truncated or damaged image")
+    extension, content_type = STORED_AS[image_format]
+    return CheckedImage(stored, extension, content_type, width, height)
+
+
+def _check_pixels(width, height):
+    if width < 1 or height < 1:
+        _refuse("the image has no pixels", "empty image")
+    if width * height > MAX_PIXELS:
+        _refuse(f"the image has {width}x{height} pixels, more than {MAX_PIXELS}", f"at most {MAX_PIXELS} pixels")
+
+
+def _convert_webp(image):
+    """WebP -> PNG (first frame), keeping transparency and the colour profile."""
+    frame = image if image.mode in ("RGB", "RGBA") else image.convert("RGBA")
+    out = io.BytesIO()
+    icc = image.info.get("icc_profile")
+    frame.save(out, "PNG", **({"icc_profile": icc} if icc else {}))
+    return out.getvalue()
+
+
+def clean_file_name(name, fallback):
+    """The client's file name for display: last path part, no control characters, <= 255 chars."""
+    name = unicodedata.normalize("NFC", str(name or ""))
+    name = re.split(r"[\\/]", name)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
+    return name[:255] or fallback
+
+
+def asset_path(asset, uploads_root):
+    """The local file of an asset, or None for a remote one."""
+    if not asset.is_local:
+        return None
+    return Path(uploads_root) / asset.scope / asset.stored_name
+
+
+def get_asset(asset_id):
+    """The asset with this id, or NotFound."""
+    asset = Asset.get_or_none(Asset.asset_id == asset_id)
+    if asset is None:
+        raise NotFound(f"no asset with id {asset_id}")
+    return asset
+
+
+def save_upload(data, *, scope, file_name, uploads_root):
+    """Check and store an uploaded image; (asset, created). Same bytes in the same scope: (existing, False)."""
+    if scope not in ("review", "library"):
+        raise ValidationFailed(f"unknown scope {scope!r}", {"scope": ["must be review or library"]})
+    checked = check_image(data)
+    digest = hashlib.sha256(checked.data).hexdigest()
+    existing = Asset.get_or_none((Asset.scope == scope) & (Asset.sha256 == digest))
+    if existing is not None:
+        _restore_missing_file(existing, checked.data, uploads_root)
+        return existing, False
+    asset_id = new_id()
+    stored_name = f"{asset_id}.{checked.extension}"
+    folder = Path(uploads_root) / scope
+    path = _write_atomically(folder, stored_name, checked.data)
+    try:
+        with immediate():
+            asset = Asset.create(
+                asset_id=asset_id, scope=scope, url=f"/uploads/{scope}/{stored_name}", stored_name=stored_name,
+                file_name=clean_file_name(file_name, f"image.{checked.extension}"),
+                content_type=checked.content_type, width=checked.width, height=checked.height,
+                size=len(checked.data), sha256=digest, created_at=now_iso())
+    except peewee.IntegrityError:
+        _remove_quietly(path)
+        # Another request stored the same bytes in the same scope a moment ago: that one wins.
+        winner = Asset.get_or_none((Asset.scope == scope) & (Asset.sha256 == digest))
+        if winner is None:
+            raise
+        return winner, False
+    except BaseException:
+        _remove_quietly(path)
+        raise
+    return asset, True
+
+
+def _restore_missing_file(asset, data, uploads_root):
+    path = asset_path(asset, uploads_root)
+    if path is not None and not path.exists():
+        log.warning("asset %s: file %s was missing, written again from an identical upload", asset.asset_id, path)
+        _write_atomically(path.parent, path.name, data)
+
+
+def _write_atomically(folder, name, data):
+    """Write to a temporary file in the same folder, fsync, then rename into place."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, folder / name)
+    except BaseException:
+        _remove_quietly(Path(temp))
+        raise
+    _fsync_folder(folder)
+    return folder / name
+
+
+def _fsync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not every platform or file system can sync a directory
+    finally:
+        os.close(fd)
+
+
+def _remove_quietly(path):
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s: %s", path, exc)
+
+
+def list_assets(scope="library", q=None, page=1, page_size=20):
+    """(assets of the page, total matches); newest first. scope: library | review | all."""
+    query = Asset.select()
+    if scope != "all":
+        query = query.where(Asset.scope == scope)
+    if q:
+        query = query.where(Asset.file_name.contains(q))
+    total = query.count()
+    items = list(query.order_by(Asset.created_at.desc(), Asset.id.desc()).paginate(page, page_size))
+    return items, total
+
+
+def pagination(page, page_size, total):
+    return {"page": page, "pageSize": page_size, "total": total, "totalPages": math.ceil(total / page_size)}
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+def sync_platform_images(client, account):
+    """Keep every image material of `account` (via `client.iter_image_materials()`) as a remote
+    library asset with its media_id; a repeated sync updates the existing rows. SyncReport."""
+    report = SyncReport()
+    for item in client.iter_image_materials():
+        media_id, url = item.get("media_id"), item.get("url")
+        if not media_id or not url:
+            log.warning("platform %s: image material without media_id or url skipped", account)
+            continue
+        name = clean_file_name(item.get("name"), f"{media_id}")
+        content_type = mimetypes.guess_type(name)[0] or ""
+        with immediate():
+            asset = Asset.get_or_none((Asset.platform_account == account) & (Asset.platform_media_id == media_id))
+            if asset is None:
+                Asset.create(asset_id=new_id(), scope="library", url=url, stored_name=None, file_name=name,
+                             content_type=content_type if content_type.startswith("image/") else "",
+                             platform_account=account, platform_media_id=media_id, created_at=now_iso())
+                report.added += 1
+            elif (asset.url, asset.file_name) != (url, name):
+                asset.url, asset.file_name = url, name
+                asset.save()
+                report.updated += 1
+            else:
+                report.unchanged += 1
+    return report
