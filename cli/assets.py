@@ -1,0 +1,73 @@
+"""`flask --app app assets import PATH…` and `flask --app app assets sync ACCOUNT` (CONTRACT §6)."""
+import os
+from pathlib import Path
+
+import click
+
+from models import db
+from services import assets as asset_service
+from services.errors import ServiceError
+
+
+def _files_under(path):
+    """A file itself, or every file below a folder (sorted, hidden entries skipped)."""
+    if not path.is_dir():
+        yield path
+        return
+    for folder, subfolders, names in os.walk(path):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        for name in sorted(names):
+            if not name.startswith("."):
+                yield Path(folder) / name
+
+
+def _import_one(path, uploads_root):
+    """('added' | 'exists', asset) or ('refused', reason)."""
+    try:
+        if not path.is_file():
+            return "refused", "no such file" if not path.exists() else "not a regular file"
+        if path.stat().st_size > asset_service.MAX_UPLOAD_BYTES:
+            return "refused", f"larger than {asset_service.MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"
+        data = path.read_bytes()
+    except OSError as exc:
+        return "refused", exc.strerror or type(exc).__name__
+    try:
+        asset, created = asset_service.save_upload(data, scope="library", file_name=path.name,
+                                                   uploads_root=uploads_root)
+    except ServiceError as err:
+        return "refused", err.message
+    return ("added" if created else "exists"), asset
+
+
+def _describe(path, outcome, result):
+    if outcome == "refused":
+        return f"refused {path}: {result}"
+    if outcome == "added":
+        size = f"{result.width}x{result.height}"
+        return f"added   {path} -> {result.asset_id} {result.url} ({size} {result.content_type})"
+    return f"exists  {path} -> {result.asset_id} {result.url} (same image already in the library)"
+
+
+def register(app):
+    @app.cli.group("assets")
+    def assets_group():
+        """Fill the shared material library."""
+
+    @assets_group.command("import")
+    @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+    def import_command(paths):
+        """Add image files, or every file in folders, to the library (same checks as an upload).
+
+        Exits with status 1 when any file was refused.
+        """
+        counts = {"added": 0, "exists": 0, "refused": 0}
+        uploads_root = app.config["REVIEW_UPLOADS_PATH"]
+        with db.connection_context():
+            for given in paths:
+                for path in _files_under(given):
+                    outcome, result = _import_one(path, uploads_root)
+                    counts[outcome] += 1
+                    click.echo(_describe(path, outcome, result))
+        click.echo(f"{counts['added']} added, {counts['exists']} already in the library, {counts['refused']} refused")
+        if counts["refused"]:
+            raise SystemExit(1)

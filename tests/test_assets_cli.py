@@ -1,0 +1,88 @@
+"""`flask --app app assets import` and `assets sync` (CONTRACT §6)."""
+from pathlib import Path
+
+import pytest
+
+from models import Asset, db
+from services import assets
+from tests.test_assets import ID_NAME, bomb_png, image_bytes
+
+
+def library_rows():
+    with db.connection_context():
+        return list(Asset.select().where(Asset.scope == "library").order_by(Asset.id))
+
+
+def lines_starting(output, word):
+    return [line for line in output.splitlines() if line.startswith(word)]
+
+
+# ---- import -------------------------------------------------------------------------------------
+def test_import_a_folder_reports_each_file(app, runner, tmp_path):
+    source = tmp_path / "source"
+    (source / "sub" / ".cache").mkdir(parents=True)
+    (source / "a.png").write_bytes(image_bytes("PNG"))
+    (source / "b.jpg").write_bytes(image_bytes("JPEG"))
+    (source / "sub" / "c.webp").write_bytes(image_bytes("WEBP", color=(0, 90, 0)))
+    (source / "sub" / "copy-of-a.png").write_bytes(image_bytes("PNG"))
+    (source / "sub" / ".hidden.png").write_bytes(image_bytes("PNG", color=(1, 1, 1)))
+    (source / "sub" / ".cache" / "d.png").write_bytes(image_bytes("PNG", color=(2, 2, 2)))
+    (source / "fake.png").write_text("<html><body>not an image</body></html>")
+    (source / "notes.txt").write_text("hello")
+    (source / "bomb.png").write_bytes(bomb_png(20000, 20000))
+    (source / "huge.png").write_bytes(image_bytes("PNG") + b"\0" * assets.MAX_UPLOAD_BYTES)
+
+    result = runner.invoke(args=["assets", "import", str(source)])
+
+    assert result.exit_code == 1, result.output
+    added = lines_starting(result.output, "added")
+    assert [line.split()[1] for line in added] == [str(source / n) for n in ("a.png", "b.jpg", "sub/c.webp")]
+    assert [line.split()[1] for line in lines_starting(result.output, "exists")] == [str(source / "sub/copy-of-a.png")]
+    refused = {line.split()[1].rstrip(":"): line for line in lines_starting(result.output, "refused")}
+    assert sorted(refused) == sorted(str(source / n) for n in ("bomb.png", "fake.png", "huge.png", "notes.txt"))
+    assert "not a PNG, JPEG, GIF or WebP image" in refused[str(source / "fake.png")]
+    assert "pixels" in refused[str(source / "bomb.png")]
+    assert "larger than 10 MiB" in refused[str(source / "huge.png")]
+    assert result.output.splitlines()[-1] == "3 added, 1 already in the library, 4 refused"
+
+    rows = library_rows()
+    assert [(r.file_name, r.content_type) for r in rows] == [
+        ("a.png", "image/png"), ("b.jpg", "image/jpeg"), ("c.webp", "image/png")]
+    stored = sorted(p.name for p in (Path(app.config["REVIEW_UPLOADS_PATH"]) / "library").iterdir())
+    assert stored == sorted(r.stored_name for r in rows)
+    assert all(ID_NAME.match(name) for name in stored)
+    assert all(r.asset_id in line for r, line in zip(rows, added, strict=True))
+
+
+def test_import_single_files_again_and_missing(runner, tmp_path):
+    image = tmp_path / "logo.gif"
+    image.write_bytes(image_bytes("GIF", mode="P", color=3))
+
+    first = runner.invoke(args=["assets", "import", str(image)])
+    assert first.exit_code == 0, first.output
+    assert first.output.splitlines()[-1] == "1 added, 0 already in the library, 0 refused"
+    second = runner.invoke(args=["assets", "import", str(image), str(tmp_path / "missing.png")])
+    assert second.exit_code == 1
+    assert lines_starting(second.output, "exists")[0].split()[1] == str(image)
+    assert lines_starting(second.output, "refused") == [f"refused {tmp_path / 'missing.png'}: no such file"]
+    assert [r.file_name for r in library_rows()] == ["logo.gif"]
+
+
+def test_import_needs_a_path(runner):
+    result = runner.invoke(args=["assets", "import"])
+    assert result.exit_code == 2 and "Missing argument" in result.output
+
+
+@pytest.fixture
+def imported(runner, tmp_path):
+    image = tmp_path / "shared.png"
+    image.write_bytes(image_bytes("PNG", color=(5, 6, 7)))
+    assert runner.invoke(args=["assets", "import", str(image)]).exit_code == 0
+    return library_rows()[0]
+
+
+def test_imported_images_are_listed_and_served(imported, client, agent_headers):
+    listing = client.get("/api/assets", headers=agent_headers).get_json()
+    assert [a["assetId"] for a in listing["items"]] == [imported.asset_id]
+    served = client.get(imported.url, headers=agent_headers)
+    assert served.status_code == 200 and served.data == image_bytes("PNG", color=(5, 6, 7))
