@@ -1,0 +1,328 @@
+"""A fake of the WeChat Official Account API, served over real HTTP on 127.0.0.1.
+
+It speaks the platform's wire format (JSON answers carrying `errcode`/`errmsg` with HTTP 200,
+multipart uploads in a `media` field, `access_token` in the query string), keeps every request it
+received, stores drafts and materials, and can be told to fail, hang or expire its tokens.
+"""
+import json
+import re
+import secrets
+import threading
+import time
+
+from flask import Flask, Response, abort, request
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_article, image_kind
+
+TOKEN_TTL = 7200
+_TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
+
+
+class _QuietTokenHandler(WSGIRequestHandler):
+    """Request log lines with the access_token masked (they end up in test and console logs)."""
+
+    def log(self, type, message, *args):
+        super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
+
+
+class FakePlatform:
+    """The platform for a set of accounts (appid -> secret); state lives in memory."""
+
+    def __init__(self, accounts=None):
+        self.accounts = dict(accounts or {})  # appid -> secret
+        self.requests = []  # every request received, oldest first
+        self.drafts = {}  # media_id -> {"appid", "articles": [...], "update_time"}
+        self.materials = {}  # media_id -> {"media_id", "name", "url", "update_time", "data", ...}
+        self.body_images = {}  # file name -> bytes (media/uploadimg)
+        self._tokens = {}  # token -> {"appid", "expires_at", "revoked"}
+        self._current = {}  # appid -> token
+        self._faults = []  # [{"suffix", "kind", "remaining", ...}]
+        self._lock = threading.RLock()
+        self._seq = 0
+        self._server = self._thread = None
+        self.base_url = None
+        self.token_ttl = TOKEN_TTL
+        self.app = self._build_app()
+
+    # ---- control -----------------------------------------------------------------------------
+    def add_account(self, appid, secret):
+        with self._lock:
+            self.accounts[appid] = secret
+
+    def fail_next(self, path_suffix, errcode=None, errmsg="system error", times=1, status=200,
+                  body=None, content_type="text/html"):
+        """The next `times` requests whose path ends with path_suffix fail.
+
+        With errcode: a JSON error answer. With status/body: a raw answer of that status and body
+        (HTTP 500 or a non-JSON page, as a proxy in front of the platform may give).
+        """
+        with self._lock:
+            self._faults.append({"suffix": path_suffix, "kind": "fail", "remaining": times,
+                                 "errcode": errcode, "errmsg": errmsg, "status": status,
+                                 "body": body, "content_type": content_type})
+
+    def hang_next(self, path_suffix, seconds, times=1):
+        """Sleep before handling the next request(s) to path_suffix; the request is then handled."""
+        with self._lock:
+            self._faults.append({"suffix": path_suffix, "kind": "hang", "remaining": times,
+                                 "seconds": seconds})
+
+    def expire_tokens(self):
+        """Every token issued so far expires now (the platform then answers 42001)."""
+        with self._lock:
+            for info in self._tokens.values():
+                info["expires_at"] = 0
+
+    def seed_image_material(self, name, data, appid=None):
+        """An image material as if uploaded earlier (appid None: visible to every account)."""
+        with self._lock:
+            return self._store_material(appid, name, data, image_kind(data) or "png")
+
+    def requests_to(self, path_suffix):
+        return [r for r in self.requests if r["path"].endswith(path_suffix)]
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    def start(self, port=0, host="127.0.0.1"):
+        """Serve in a daemon thread; returns the base URL (http://127.0.0.1:<port>)."""
+        server = self._bind(host, port)
+        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05),
+                                        daemon=True, name="fake-platform")
+        self._thread.start()
+        return self.base_url
+
+    def serve_forever(self, port, host="127.0.0.1"):
+        """Serve in the calling thread (python -m fakeplatform)."""
+        self._bind(host, port).serve_forever()
+
+    def _bind(self, host, port):
+        self._server = make_server(host, port, self.app, threaded=True, request_handler=_QuietTokenHandler)
+        self._set_base_url(f"http://{host}:{self._server.server_port}")
+        return self._server
+
+    def _set_base_url(self, base_url):
+        with self._lock:
+            self.base_url = base_url
+            for m in self.materials.values():  # seeded before start
+                m["url"] = f"{base_url}/mmbiz/{m['file']}"
+
+    def stop(self):
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # ---- state helpers (called with the lock held) -------------------------------------------
+    def _new_id(self, prefix):
+        self._seq += 1
+        return f"{prefix}{self._seq:04d}{secrets.token_hex(10)}"
+
+    def _store_material(self, appid, name, data, kind):
+        media_id = self._new_id("MEDIA_")
+        record = {"media_id": media_id, "appid": appid, "name": name, "data": data,
+                  "content_type": CONTENT_TYPES[kind], "file": f"{media_id}.{kind}",
+                  "url": f"{self.base_url}/mmbiz/{media_id}.{kind}",
+                  "update_time": int(time.time()), "seq": self._seq}
+        self.materials[media_id] = record
+        return record
+
+    def _issue_token(self, appid):
+        old = self._current.get(appid)
+        if old:
+            self._tokens[old]["revoked"] = True
+        token = "TOKEN_" + secrets.token_urlsafe(24)
+        self._tokens[token] = {"appid": appid, "expires_at": time.time() + self.token_ttl,
+                               "revoked": False}
+        self._current[appid] = token
+        return token
+
+    def _appid_for(self, token):
+        info = self._tokens.get(token or "")
+        if not token:
+            raise Fault(41001, "access_token missing")
+        if info is None or info["revoked"]:
+            raise Fault(40001, "invalid credential, access_token is invalid or not latest")
+        if info["expires_at"] <= time.time():
+            raise Fault(42001, "access_token expired")
+        return info["appid"]
+
+    def _media_ok(self, appid, media_id):
+        m = self.materials.get(media_id) if isinstance(media_id, str) else None
+        return m is not None and m["appid"] in (None, appid)
+
+    def _take_fault(self, path, kind):
+        with self._lock:
+            for fault in self._faults:
+                if fault["kind"] == kind and fault["remaining"] > 0 and path.endswith(fault["suffix"]):
+                    fault["remaining"] -= 1
+                    return fault
+        return None
+
+    # ---- routes -------------------------------------------------------------------------------
+    def _build_app(self):
+        app = Flask("fakeplatform")
+        routes = {
+            "/cgi-bin/material/add_material": self._add_material,
+            "/cgi-bin/media/uploadimg": self._uploadimg,
+            "/cgi-bin/draft/add": self._draft_add,
+            "/cgi-bin/draft/update": self._draft_update,
+            "/cgi-bin/draft/get": self._draft_get,
+            "/cgi-bin/material/batchget_material": self._batchget,
+        }
+
+        def answer(payload, content_type="application/json; encoding=utf-8"):
+            if "errcode" in payload and payload["errcode"] != 0:
+                payload["errmsg"] += f" rid: {secrets.token_hex(4)}-{secrets.token_hex(8)}"
+            return Response(json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                            content_type=content_type)
+
+        @app.route("/cgi-bin/<path:name>", methods=["GET", "POST"])
+        def api(name):
+            path, raw = request.path, request.get_data(cache=True)
+            multipart = bool(request.files or request.form)
+            body = None
+            if raw and not multipart:
+                try:
+                    body = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    body = None
+            record = {"method": request.method, "path": path, "query": request.args.to_dict(),
+                      "content_type": request.content_type, "body": None if multipart else raw,
+                      "json": body, "form": request.form.to_dict(),
+                      "files": {k: {"filename": f.filename, "content_type": f.content_type,
+                                    "data": f.read()} for k, f in request.files.items()}}
+            with self._lock:
+                self.requests.append(record)
+            hang = self._take_fault(path, "hang")
+            if hang:
+                time.sleep(hang["seconds"])
+            fault = self._take_fault(path, "fail")
+            if fault and fault["errcode"] is None:
+                return Response(fault["body"] or "", status=fault["status"],
+                                content_type=fault["content_type"])
+            if fault:
+                return answer({"errcode": fault["errcode"], "errmsg": fault["errmsg"]})
+            try:
+                if raw and not multipart and body is None:
+                    raise Fault(47001, "data format error")
+                if path == "/cgi-bin/stable_token":
+                    return answer(self._stable_token(body))
+                handler = routes.get(path)
+                if handler is None:
+                    abort(404)
+                with self._lock:
+                    appid = self._appid_for(request.args.get("access_token"))
+                    result = handler(appid, body if isinstance(body, dict) else {}, record)
+                # draft/get answers as text/plain without a charset, as some real endpoints do
+                return answer(result, "text/plain" if path.endswith("draft/get") else
+                              "application/json; encoding=utf-8")
+            except Fault as exc:
+                return answer({"errcode": exc.errcode, "errmsg": exc.errmsg})
+
+        @app.route("/mmbiz/<name>")
+        def mmbiz(name):
+            media_id = name.rsplit(".", 1)[0]
+            with self._lock:
+                item = self.materials.get(media_id)
+                data = item["data"] if item else self.body_images.get(name)
+            if data is None:
+                abort(404)
+            kind = image_kind(data) or "png"
+            return Response(data, content_type=CONTENT_TYPES[kind])
+
+        return app
+
+    def _stable_token(self, body):
+        if not isinstance(body, dict) or body.get("grant_type") != "client_credential":
+            raise Fault(40002, "invalid grant_type")
+        appid = body.get("appid")
+        with self._lock:
+            if appid not in self.accounts:
+                raise Fault(40013, "invalid appid")
+            if body.get("secret") != self.accounts[appid]:
+                raise Fault(40125, "invalid appsecret")
+            token = self._current.get(appid)
+            info = self._tokens.get(token)
+            if body.get("force_refresh") or not info or info["expires_at"] <= time.time():
+                token = self._issue_token(appid)
+                info = self._tokens[token]
+            return {"access_token": token, "expires_in": max(0, round(info["expires_at"] - time.time()))}
+
+    @staticmethod
+    def _upload(record):
+        upload = record["files"].get("media")
+        if upload is None or not upload["data"]:
+            raise Fault(41005, "media data missing")
+        return upload["filename"] or "", upload["data"]
+
+    def _add_material(self, appid, _body, record):
+        if request.args.get("type") != "image":
+            raise Fault(40004, "invalid media type")
+        name, data = self._upload(record)
+        kind = image_kind(data)
+        if kind is None:
+            raise Fault(40005, "invalid file type")
+        if len(data) > MATERIAL_IMAGE_MAX:
+            raise Fault(40009, "invalid image size")
+        record = self._store_material(appid, name, data, kind)
+        return {"media_id": record["media_id"], "url": record["url"], "item": []}
+
+    def _uploadimg(self, _appid, _body, record):
+        _name, data = self._upload(record)
+        kind = image_kind(data)
+        if kind not in ("jpg", "png"):
+            raise Fault(40005, "invalid file type")
+        if len(data) > BODY_IMAGE_MAX:
+            raise Fault(40009, "invalid image size")
+        name = f"{self._new_id('IMG_')}.{kind}"
+        self.body_images[name] = data
+        return {"url": f"{self.base_url}/mmbiz/{name}"}
+
+    def _draft_add(self, appid, body, _record=None):
+        articles = body.get("articles")
+        if not isinstance(articles, list) or not articles:
+            raise Fault(47003, "argument invalid! hint: articles")
+        for art in articles:
+            check_article(art, lambda m: self._media_ok(appid, m))
+        media_id = self._new_id("DRAFT_")
+        self.drafts[media_id] = {"appid": appid, "articles": json.loads(json.dumps(articles)),
+                                 "update_time": int(time.time())}
+        return {"media_id": media_id}
+
+    def _draft(self, appid, media_id):
+        draft = self.drafts.get(media_id) if isinstance(media_id, str) else None
+        if draft is None or draft["appid"] != appid:
+            raise Fault(40007, "invalid media_id")
+        return draft
+
+    def _draft_update(self, appid, body, _record=None):
+        draft = self._draft(appid, body.get("media_id"))
+        index, article = body.get("index"), body.get("articles")
+        if not isinstance(article, dict):
+            raise Fault(47001, "data format error")
+        if not isinstance(index, int) or not 0 <= index < len(draft["articles"]):
+            raise Fault(47003, "argument invalid! hint: index")
+        check_article(article, lambda m: self._media_ok(appid, m))
+        draft["articles"][index] = json.loads(json.dumps(article))
+        draft["update_time"] = int(time.time())
+        return {"errcode": 0, "errmsg": "ok"}
+
+    def _draft_get(self, appid, body, _record=None):
+        draft = self._draft(appid, body.get("media_id"))
+        items = [dict(a, url=f"{self.base_url}/s/{body['media_id']}/{i}")
+                 for i, a in enumerate(draft["articles"])]
+        return {"news_item": items, "create_time": draft["update_time"],
+                "update_time": draft["update_time"]}
+
+    def _batchget(self, appid, body, _record=None):
+        if body.get("type") != "image":
+            raise Fault(40004, "invalid media type")
+        offset, count = body.get("offset"), body.get("count")
+        if not isinstance(offset, int) or offset < 0 or not isinstance(count, int) \
+                or not 1 <= count <= 20:
+            raise Fault(47003, "argument invalid! hint: offset/count")
+        mine = sorted((m for m in self.materials.values() if m["appid"] in (None, appid)),
+                      key=lambda m: m["seq"], reverse=True)
+        page = [{k: m[k] for k in ("media_id", "name", "update_time", "url")}
+                for m in mine[offset:offset + count]]
+        return {"total_count": len(mine), "item_count": len(page), "item": page}

@@ -1,0 +1,77 @@
+"""Body images for media/uploadimg: the platform takes only jpg/png of at most 1 MB."""
+import io
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+BODY_IMAGE_MAX = 1024 * 1024
+_JPEG_QUALITIES = (90, 82, 72, 62)
+_LOSSLESS_SOURCES = {"PNG", "GIF", "BMP", "TIFF"}
+
+
+def prepare_body_image(data, max_bytes=BODY_IMAGE_MAX):
+    """(data, content_type, ext) ready for uploadimg.
+
+    A jpg/png within the limit is returned untouched. Anything else is re-encoded: images with
+    real transparency as PNG (downscaled until small enough); others as PNG when they came from a
+    lossless format and that fits, else as JPEG at falling quality, then downscaled step by step.
+    Only the first frame of an animation is kept. Raises ValueError for data that is no image.
+    """
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise ValueError(f"body image cannot be read as an image ({type(exc).__name__})") from None
+    source_format = image.format
+    if source_format == "JPEG" and len(data) <= max_bytes:
+        return data, "image/jpeg", "jpg"
+    if source_format == "PNG" and len(data) <= max_bytes:
+        return data, "image/png", "png"
+
+    image = ImageOps.exif_transpose(image)
+    if _has_transparency(image):
+        image = image.convert("RGBA")
+        while True:
+            encoded = _encode(image, "PNG")
+            if len(encoded) <= max_bytes:
+                return encoded, "image/png", "png"
+            image = _shrink(image, len(encoded), max_bytes)
+
+    image = image.convert("RGB")
+    if source_format in _LOSSLESS_SOURCES:
+        encoded = _encode(image, "PNG")
+        if len(encoded) <= max_bytes:
+            return encoded, "image/png", "png"
+    while True:
+        for quality in _JPEG_QUALITIES:
+            encoded = _encode(image, "JPEG", quality=quality)
+            if len(encoded) <= max_bytes:
+                return encoded, "image/jpeg", "jpg"
+        image = _shrink(image, len(encoded), max_bytes)
+
+
+def _has_transparency(image):
+    if image.mode == "P":
+        if "transparency" not in image.info:
+            return False
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA"):
+        return image.getchannel("A").getextrema()[0] < 255
+    return False
+
+
+def _encode(image, fmt, **options):
+    out = io.BytesIO()
+    if fmt == "JPEG":
+        image.save(out, "JPEG", optimize=True, progressive=True, **options)
+    else:
+        image.save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def _shrink(image, size, max_bytes):
+    """Scale down by roughly the factor that brings `size` under max_bytes (never below 16 px)."""
+    factor = max(0.5, min(0.9, (max_bytes / size) ** 0.5 * 0.95))
+    width, height = round(image.width * factor), round(image.height * factor)
+    if min(width, height) < 16:
+        raise ValueError("body image cannot be made small enough for the platform (1 MB)")
+    return image.resize((width, height), Image.LANCZOS)

@@ -1,0 +1,273 @@
+"""Client of the WeChat Official Account API (CONTRACT §5): token, uploads, drafts, materials.
+
+Every call makes one HTTP request with a timeout; only a rejected access token (40001, 40014,
+42001) leads to one forced token refresh and one repeat of that call. Nothing else is repeated
+automatically: a POST that timed out may still have taken effect on the platform.
+Secrets (appsecret, access tokens) never reach exception messages or logs.
+"""
+import json
+import logging
+import re
+import threading
+from collections import defaultdict
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import requests
+
+from models.base import immediate
+from models.platform import PlatformToken
+from services.ids import iso, now_iso, utcnow
+from services.platform.images import BODY_IMAGE_MAX, prepare_body_image  # noqa: F401 (re-export)
+from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_API_BASE = "https://api.weixin.qq.com"
+TOKEN_ERRORS = frozenset({40001, 40014, 42001})
+TOKEN_MARGIN = timedelta(minutes=5)
+_REFRESH_LOCKS = defaultdict(threading.Lock)  # one forced refresh at a time per account
+_RID = re.compile(r"\s*\brid:\s*(\S+)\s*$")
+_SECRET_PARAM = re.compile(r"\b(access_token|secret|appsecret)=[^&\s'\"]*", re.I)
+
+
+class _RedactTokens(logging.Filter):
+    """urllib3 logs every request line, query string included, at DEBUG: mask tokens there."""
+
+    def filter(self, record):
+        message = record.getMessage()
+        if "access_token=" in message or "secret=" in message:
+            record.msg, record.args = _SECRET_PARAM.sub(lambda m: m.group(1) + "=***", message), ()
+        return True
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_RedactTokens())
+
+
+class PlatformError(Exception):
+    """A failed platform call; str() is one line a person can act on."""
+
+    def __init__(self, errcode, errmsg, rid=None):
+        super().__init__(errmsg)
+        self.errcode = errcode  # the platform's errcode, None when it never answered one
+        self.errmsg = errmsg
+        self.rid = rid  # the platform's request id, for a support ticket
+
+    def __str__(self):
+        if self.errcode is None:
+            return self.errmsg
+        return f"platform error {self.errcode}: {self.errmsg}"
+
+
+class PlatformClient:
+    """One account on one platform; cheap to create. Use one instance per thread."""
+
+    def __init__(self, account, appid, secret, base_url=DEFAULT_API_BASE, timeout=(5, 20)):
+        self.account = account
+        self.appid = appid
+        self._secret = secret
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._session = requests.Session()
+        self._session.trust_env = False  # no netrc/proxy surprises; the URL says where to go
+
+    def __repr__(self):
+        return f"<PlatformClient {self.account} at {self.base_url}>"
+
+    # ---- access token --------------------------------------------------------------------------
+    def access_token(self, force_refresh=False, stale=None):
+        """A valid token: the cached one unless it expires within 5 minutes or force_refresh.
+
+        `stale` names the token the platform just rejected: when another thread has stored a
+        different fresh one meanwhile, that one is used instead of forcing yet another refresh.
+        """
+        if not force_refresh:
+            cached = self._cached_token()
+            if cached:
+                return cached
+            return self._fetch_token(False)
+        with _REFRESH_LOCKS[(self.base_url, self.account)]:
+            cached = self._cached_token()
+            if cached and stale and cached != stale:
+                return cached
+            return self._fetch_token(True)
+
+    def _cached_token(self):
+        row = PlatformToken.get_or_none(PlatformToken.account == self.account)
+        if row is None:
+            return None
+        expires_at = datetime.fromisoformat(row.expires_at.replace("Z", "+00:00"))
+        return row.access_token if expires_at - TOKEN_MARGIN > utcnow() else None
+
+    def _fetch_token(self, force_refresh):
+        payload = self._request("/cgi-bin/stable_token", {
+            "grant_type": "client_credential", "appid": self.appid, "secret": self._secret,
+            "force_refresh": force_refresh})
+        token = payload.get("access_token")
+        try:
+            expires_in = int(payload.get("expires_in"))
+        except (TypeError, ValueError):
+            expires_in = 0
+        if not isinstance(token, str) or not token or expires_in <= 0:
+            raise PlatformError(None, "platform error: stable_token answered without a usable token")
+        now = now_iso()
+        expires_at = iso(utcnow() + timedelta(seconds=expires_in))
+        with immediate():
+            PlatformToken.insert(account=self.account, access_token=token, expires_at=expires_at,
+                                 updated_at=now).on_conflict(
+                conflict_target=[PlatformToken.account],
+                update={PlatformToken.access_token: token, PlatformToken.expires_at: expires_at,
+                        PlatformToken.updated_at: now}).execute()
+        log.info("platform %s: new access token (force_refresh=%s, expires_in=%s)",
+                 self.account, force_refresh, expires_in)
+        return token
+
+    # ---- transport ------------------------------------------------------------------------------
+    def _call(self, path, json_body=None, files=None, params=None):
+        """An authenticated call; a rejected token is refreshed once and the call repeated once."""
+        token = self.access_token()
+        try:
+            return self._request(path, json_body, files, params, token)
+        except PlatformError as exc:
+            if exc.errcode not in TOKEN_ERRORS:
+                raise
+            log.warning("platform %s: %s rejected the token (%s); refreshing it once",
+                        self.account, _name(path), exc.errcode)
+        token = self.access_token(force_refresh=True, stale=token)
+        return self._request(path, json_body, files, params, token)
+
+    def _request(self, path, json_body=None, files=None, params=None, token=None):
+        name = _name(path)
+        query = dict(params or {})
+        if token:
+            query["access_token"] = token
+        data, headers = None, {}
+        if json_body is not None:
+            data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json; charset=utf-8"
+        try:
+            resp = self._session.post(self.base_url + path, params=query, data=data, files=files,
+                                      headers=headers, timeout=self.timeout, allow_redirects=False)
+        except requests.Timeout as exc:
+            connect = isinstance(exc, requests.ConnectTimeout)
+            raise PlatformError(None, f"platform unreachable: timed out after "
+                                      f"{_seconds(self.timeout, connect)} s ({name})") from None
+        except requests.ConnectionError:
+            host = urlsplit(self.base_url).netloc
+            raise PlatformError(None, f"platform unreachable: cannot connect to {host} ({name})") \
+                from None
+        except requests.RequestException as exc:
+            raise PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})") \
+                from None
+        if resp.status_code != 200:
+            raise PlatformError(None, f"platform error: HTTP {resp.status_code} from {name}")
+        try:
+            payload = json.loads(resp.content.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            payload = None
+        if not isinstance(payload, dict):
+            ctype = resp.headers.get("Content-Type", "no content type")
+            raise PlatformError(None, f"platform error: {name} answered with something other "
+                                      f"than JSON ({ctype})")
+        errcode = payload.get("errcode") or 0
+        if errcode:
+            raise self._error(errcode, payload.get("errmsg"))
+        return payload
+
+    def _error(self, errcode, errmsg):
+        try:
+            errcode = int(errcode)
+        except (TypeError, ValueError):
+            pass
+        message = self.redact(str(errmsg or "no message"))
+        match = _RID.search(message)
+        rid = match.group(1) if match else None
+        message = _RID.sub("", message).strip() or "no message"
+        log.warning("platform %s: error %s: %s (rid %s)", self.account, errcode, message, rid)
+        return PlatformError(errcode, message, rid)
+
+    def redact(self, text):
+        """text with this client's secret and any token-like query parameter masked."""
+        text = _SECRET_PARAM.sub(lambda m: m.group(1) + "=***", text)
+        return text.replace(self._secret, "***") if self._secret else text
+
+    # ---- API ----------------------------------------------------------------------------------
+    def add_material_image(self, filename, data, content_type):
+        """Permanent image material (cover, image-post image) -> {"media_id", "url"}."""
+        payload = self._call("/cgi-bin/material/add_material", params={"type": "image"},
+                             files={"media": (_safe_filename(filename), data, content_type)})
+        if not payload.get("media_id"):
+            raise PlatformError(None, "platform error: add_material answered without a media_id")
+        return {"media_id": payload["media_id"], "url": payload.get("url")}
+
+    def upload_body_image(self, filename, data, content_type=None):
+        """Image inside an article body -> its platform URL. The image is first made a jpg/png
+        of at most 1 MB (prepare_body_image), so content_type is only a hint."""
+        data, content_type, ext = prepare_body_image(data)
+        stem = _safe_filename(filename).rsplit(".", 1)[0]
+        payload = self._call("/cgi-bin/media/uploadimg",
+                             files={"media": (f"{stem}.{ext}", data, content_type)})
+        if not payload.get("url"):
+            raise PlatformError(None, "platform error: uploadimg answered without a url")
+        return payload["url"]
+
+    def add_draft(self, articles):
+        """New draft from article dicts (platform field names) -> the draft's media_id."""
+        payload = self._call("/cgi-bin/draft/add", {"articles": list(articles)})
+        if not payload.get("media_id"):
+            raise PlatformError(None, "platform error: draft/add answered without a media_id")
+        return payload["media_id"]
+
+    def update_draft(self, media_id, index, article):
+        """Replace article `index` of an existing draft (40007 when the draft is gone)."""
+        self._call("/cgi-bin/draft/update", {"media_id": media_id, "index": index,
+                                             "articles": article})
+
+    def get_draft(self, media_id):
+        """The platform's answer for one draft: {"news_item": [...], ...}."""
+        return self._call("/cgi-bin/draft/get", {"media_id": media_id})
+
+    def batchget_images(self, offset, count):
+        """One page of image materials: {"total_count", "item_count", "item": [...]}."""
+        payload = self._call("/cgi-bin/material/batchget_material",
+                             {"type": "image", "offset": offset, "count": count})
+        items = payload.get("item") or []
+        return {"total_count": int(payload.get("total_count") or 0),
+                "item_count": int(payload.get("item_count") or len(items)), "item": items}
+
+    def iter_image_materials(self, page_size=20):
+        """Every image material ({media_id, name, update_time, url}), fetched page by page."""
+        offset = 0
+        while True:
+            page = self.batchget_images(offset, page_size)
+            yield from page["item"]
+            offset += len(page["item"])
+            if not page["item"] or offset >= page["total_count"]:
+                return
+
+
+def client_for(account, config, timeout=None):
+    """The client of `account` from settings (a plain dict, e.g. the Flask config)."""
+    prefix = "WECHAT_" + account.upper().replace("-", "_")
+    appid, secret = config.get(prefix + "_APPID"), config.get(prefix + "_SECRET")
+    if not appid or not secret:
+        raise PlatformError(None, f"account {account} has no platform credentials configured")
+    base_url = config.get("WECHAT_API_BASE") or DEFAULT_API_BASE
+    kwargs = {"timeout": timeout} if timeout is not None else {}
+    return PlatformClient(account, appid, secret, base_url, **kwargs)
+
+
+def _name(path):
+    return path.removeprefix("/cgi-bin/")
+
+
+def _seconds(timeout, connect):
+    if isinstance(timeout, (tuple, list)):
+        timeout = timeout[0] if connect else timeout[1]
+    return f"{timeout:g}"
+
+
+def _safe_filename(filename):
+    """An ASCII file name for the multipart header (the platform wants a plain name)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", (filename or "").rsplit("/", 1)[-1]).strip("._")
+    return cleaned or "image"
