@@ -114,7 +114,7 @@ def _register_blueprints(app):
 
     for module in (errors, auth, apidoc, system):
         app.register_blueprint(module.bp)
-    for name in ("assets", "agent", "review", "feedback", "pages"):
+    for name in ("assets", "agent", "review", "publishing", "package", "feedback", "pages"):
         try:
             module = __import__(f"blueprints.{name}", fromlist=["bp"])
         except ModuleNotFoundError as exc:
