@@ -1,0 +1,111 @@
+"""Fenced code -> Pygments colours as inline styles, line breaks as <br>.
+
+We walk Pygments tokens ourselves instead of using HtmlFormatter(noclasses=True): it lets us
+skip colours equal to the block's base colour, merge neighbouring runs of the same style, and
+emit each line break as <br> with &nbsp; for significant spaces. WeChat's editor collapses the
+newlines and repeated spaces inside <pre>, so text-only line breaks and indentation would be
+lost; <br> and &nbsp; survive it.
+"""
+
+import re
+from functools import lru_cache
+
+from markdown_it.common.utils import escapeHtml
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.token import Token
+from pygments.util import ClassNotFound
+
+_SPACE_RUN = re.compile(" +")
+_NBSP = "&nbsp;"
+
+
+@lru_cache(maxsize=128)
+def _lexer(language):
+    """A reusable lexer for the fence's language, or None (plain text) when unknown."""
+    if not language:
+        return None
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=16)
+def _style(style_name):
+    return get_style_by_name(style_name)
+
+
+@lru_cache(maxsize=4096)
+def _token_style(style_name, ttype):
+    """Inline CSS for one token type; the base colour is left to inheritance from <pre>."""
+    style = _style(style_name)
+    spec = style.style_for_token(ttype)
+    base_color = style.style_for_token(Token)["color"]
+    parts = []
+    if spec["color"] and spec["color"] != base_color:
+        parts.append(f"color:#{spec['color']}")
+    if spec["bgcolor"]:
+        parts.append(f"background-color:#{spec['bgcolor']}")
+    if spec["bold"]:
+        parts.append("font-weight:bold")
+    if spec["italic"]:
+        parts.append("font-style:italic")
+    if spec["underline"]:
+        parts.append("text-decoration:underline")
+    return ";".join(parts)
+
+
+def _keep_spaces(html, after_space):
+    """Leading spaces of a line, and every space after another, become &nbsp;."""
+    if "  " not in html and not (after_space and html.startswith(" ")):
+        return html
+
+    def run(match):
+        if match.start() == 0 and after_space:
+            return _NBSP * len(match.group())
+        return " " + _NBSP * (len(match.group()) - 1)
+
+    return _SPACE_RUN.sub(run, html)
+
+
+def _lines(code, language, style_name):
+    """[[(style, text), …] per line], neighbouring runs of one style merged."""
+    lexer = _lexer(language)
+    tokens = [(None, code)] if lexer is None else lexer.get_tokens(code)
+    lines = [[]]
+    for ttype, value in tokens:
+        style = "" if ttype is None else _token_style(style_name, ttype)
+        for i, part in enumerate(value.split("\n")):
+            if i:
+                lines.append([])
+            if not part:
+                continue
+            line = lines[-1]
+            # Spaces look the same in any colour, so they join the previous run.
+            if line and (line[-1][0] == style or part.isspace()):
+                line[-1] = (line[-1][0], line[-1][1] + part)
+            else:
+                line.append((style, part))
+    return lines
+
+
+# A service renders the same draft again and again (preview, publish, retry), and lexing is the
+# costliest step, so finished blocks are kept; bench/bench_render.py times renders without it.
+@lru_cache(maxsize=512)
+def highlight(code, info, style_name):
+    """Inner HTML of <code> for a fenced block whose info string is `info`."""
+    code = code.expandtabs(4)
+    if code.endswith("\n"):
+        code = code[:-1]
+    language = info.split(maxsplit=1)[0].lower() if info.strip() else ""
+    out = []
+    for line in _lines(code, language, style_name):
+        after_space = True
+        pieces = []
+        for style, text in line:
+            html = _keep_spaces(escapeHtml(text), after_space)
+            after_space = text.endswith(" ")
+            pieces.append(f'<span style="{style}">{html}</span>' if style else html)
+        out.append("".join(pieces))
+    return "<br>".join(out)
