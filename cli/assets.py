@@ -8,6 +8,8 @@ from models import db
 from services import assets as asset_service
 from services.errors import ServiceError
 
+ACCOUNTS = ("silicon-rise", "carbon-fitness")
+
 
 def _files_under(path):
     """A file itself, or every file below a folder (sorted, hidden entries skipped)."""
@@ -71,3 +73,23 @@ def register(app):
         click.echo(f"{counts['added']} added, {counts['exists']} already in the library, {counts['refused']} refused")
         if counts["refused"]:
             raise SystemExit(1)
+
+    @assets_group.command("sync")
+    @click.argument("account", type=click.Choice(ACCOUNTS))
+    def sync_command(account):
+        """Keep the account's platform image materials as remote library assets (media_id reused)."""
+        from services.platform_client import PlatformError, client_for
+
+        report = asset_service.SyncReport()
+        try:
+            client = client_for(account, app.config)
+            with db.connection_context():
+                asset_service.sync_platform_images(client, account, report)
+        except PlatformError as err:
+            raise click.ClickException(f"sync of {account} stopped: {err} ({_summary(report)} before that)") from None
+        click.echo(f"{account}: {_summary(report)}")
+
+
+def _summary(report):
+    text = f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged"
+    return text + (f", {report.skipped} skipped" if report.skipped else "")

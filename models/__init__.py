@@ -2,6 +2,7 @@
 from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
+from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.users import AdminUser, LoginAttempt  # noqa: F401
 
 ALL_MODELS = [
@@ -9,4 +10,6 @@ ALL_MODELS = [
     LoginAttempt,
     Asset,
     OutboxMessage,
+    PlatformToken,
+    PlatformUpload,
 ]

@@ -228,30 +228,52 @@ class SyncReport:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    skipped: int = 0
 
 
-def sync_platform_images(client, account):
-    """Keep every image material of `account` (via `client.iter_image_materials()`) as a remote
-    library asset with its media_id; a repeated sync updates the existing rows. SyncReport."""
-    report = SyncReport()
-    for item in client.iter_image_materials():
-        media_id, url = item.get("media_id"), item.get("url")
-        if not media_id or not url:
-            log.warning("platform %s: image material without media_id or url skipped", account)
+def sync_platform_images(client, account, report=None):
+    """Keep every image material of `account` as a remote library asset with its media_id.
+
+    `client` is a PlatformClient of that account (its `iter_image_materials()` reads
+    material/batchget_material page by page). A repeated sync updates the rows it made before.
+    Each material is also recorded as the account's uploaded "material" of that asset, so
+    publishing it to the same account uses the media_id instead of uploading the image again.
+    Pass a SyncReport to keep the counts when the platform fails half way.
+    """
+    from services.platform.uploads import remember_upload
+
+    report = report if report is not None else SyncReport()
+    for item in client.iter_image_materials():  # no transaction is open while the next page loads
+        media_id, url = str(item.get("media_id") or ""), str(item.get("url") or "")
+        if not media_id or not url.startswith(("https://", "http://")):
+            log.warning("platform %s: image material without media_id or URL skipped", account)
+            report.skipped += 1
             continue
-        name = clean_file_name(item.get("name"), f"{media_id}")
-        content_type = mimetypes.guess_type(name)[0] or ""
+        name = clean_file_name(item.get("name"), media_id)
         with immediate():
             asset = Asset.get_or_none((Asset.platform_account == account) & (Asset.platform_media_id == media_id))
             if asset is None:
-                Asset.create(asset_id=new_id(), scope="library", url=url, stored_name=None, file_name=name,
-                             content_type=content_type if content_type.startswith("image/") else "",
-                             platform_account=account, platform_media_id=media_id, created_at=now_iso())
+                asset = Asset.create(
+                    asset_id=new_id(), scope="library", url=url, stored_name=None, file_name=name,
+                    content_type=_remote_content_type(name, url), platform_account=account,
+                    platform_media_id=media_id, created_at=now_iso())
                 report.added += 1
             elif (asset.url, asset.file_name) != (url, name):
                 asset.url, asset.file_name = url, name
+                asset.content_type = _remote_content_type(name, url) or asset.content_type
                 asset.save()
                 report.updated += 1
             else:
                 report.unchanged += 1
+            remember_upload(asset.asset_id, account, "material", media_id=media_id, url=url)
     return report
+
+
+def _remote_content_type(name, url):
+    """From the material's name, else the platform's `wx_fmt=` hint, else the URL's extension."""
+    fmt = re.search(r"[?&]wx_fmt=(\w+)", url)
+    for guess in (mimetypes.guess_type(name)[0], mimetypes.guess_type(f"x.{fmt.group(1)}")[0] if fmt else None,
+                  mimetypes.guess_type(url.split("?", 1)[0])[0]):
+        if guess and guess.startswith("image/"):
+            return guess
+    return ""

@@ -86,3 +86,96 @@ def test_imported_images_are_listed_and_served(imported, client, agent_headers):
     assert [a["assetId"] for a in listing["items"]] == [imported.asset_id]
     served = client.get(imported.url, headers=agent_headers)
     assert served.status_code == 200 and served.data == image_bytes("PNG", color=(5, 6, 7))
+
+
+# ---- sync ---------------------------------------------------------------------------------------
+APPID, SECRET = "wx-silicon-rise-test", "silicon-rise-secret"
+
+
+@pytest.fixture
+def platform():
+    from fakeplatform import FakePlatform
+
+    fake = FakePlatform({APPID: SECRET})
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def sync_runner(make_app, platform):
+    app = make_app(WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID,
+                   WECHAT_SILICON_RISE_SECRET=SECRET)
+    return app.test_cli_runner()
+
+
+def remote_rows():
+    with db.connection_context():
+        return {r.platform_media_id: r for r in Asset.select().where(Asset.platform_media_id.is_null(False))}
+
+
+def test_sync_reads_every_page_and_keeps_remote_assets(sync_runner, platform):
+    seeded = [platform.seed_image_material(f"material-{n:02d}.png", image_bytes(color=(n, 0, 0)))
+              for n in range(23)]
+    seeded.append(platform.seed_image_material("photo.jpg", image_bytes("JPEG")))
+
+    result = sync_runner.invoke(args=["assets", "sync", "silicon-rise"])
+
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "silicon-rise: 24 added, 0 updated, 0 unchanged"
+    pages = platform.requests_to("material/batchget_material")
+    assert [(r["json"]["offset"], r["json"]["type"]) for r in pages] == [(0, "image"), (20, "image")]
+    rows = remote_rows()
+    assert set(rows) == {m["media_id"] for m in seeded}
+    for material in seeded:
+        row = rows[material["media_id"]]
+        assert (row.scope, row.url, row.stored_name, row.file_name, row.platform_account) == (
+            "library", material["url"], None, material["name"], "silicon-rise")
+    assert rows[seeded[-1]["media_id"]].content_type == "image/jpeg"
+    assert rows[seeded[0]["media_id"]].to_dict()["platformMediaId"] == seeded[0]["media_id"]
+
+
+def test_resync_updates_instead_of_duplicating(sync_runner, platform):
+    first = platform.seed_image_material("old-name.png", image_bytes())
+    assert sync_runner.invoke(args=["assets", "sync", "silicon-rise"]).exit_code == 0
+    asset_id = remote_rows()[first["media_id"]].asset_id
+    platform.materials[first["media_id"]]["name"] = "new-name.png"
+    platform.seed_image_material("second.png", image_bytes(color=(0, 0, 9)))
+
+    result = sync_runner.invoke(args=["assets", "sync", "silicon-rise"])
+
+    assert result.output.strip() == "silicon-rise: 1 added, 1 updated, 0 unchanged"
+    rows = remote_rows()
+    assert len(rows) == 2 and rows[first["media_id"]].asset_id == asset_id
+    assert rows[first["media_id"]].file_name == "new-name.png"
+    again = sync_runner.invoke(args=["assets", "sync", "silicon-rise"])
+    assert again.output.strip() == "silicon-rise: 0 added, 0 updated, 2 unchanged"
+
+
+def test_synced_material_is_a_cached_upload_for_publishing(sync_runner, platform):
+    from services.platform.uploads import cached_upload
+
+    material = platform.seed_image_material("cover.png", image_bytes())
+    assert sync_runner.invoke(args=["assets", "sync", "silicon-rise"]).exit_code == 0
+    asset = remote_rows()[material["media_id"]]
+    with db.connection_context():
+        cached = cached_upload(asset.asset_id, "silicon-rise", "material")
+        assert (cached.media_id, cached.url) == (material["media_id"], material["url"])
+        assert cached_upload(asset.asset_id, "carbon-fitness", "material") is None
+
+
+def test_sync_failures_are_reported(sync_runner, platform):
+    for n in range(25):
+        platform.seed_image_material(f"m{n}.png", image_bytes(color=(0, n, 0)))
+    platform.fail_next("material/batchget_material", errcode=45009, errmsg="reach max api daily quota limit")
+    result = sync_runner.invoke(args=["assets", "sync", "silicon-rise"])
+    assert result.exit_code == 1
+    assert "platform error 45009" in result.output and "0 added" in result.output
+    assert remote_rows() == {}
+
+
+def test_sync_without_credentials_or_with_an_unknown_account(runner):
+    result = runner.invoke(args=["assets", "sync", "carbon-fitness"])
+    assert result.exit_code == 1 and "carbon-fitness has no platform credentials configured" in result.output
+    unknown = runner.invoke(args=["assets", "sync", "moon-base"])
+    assert unknown.exit_code == 2 and "moon-base" in unknown.output
