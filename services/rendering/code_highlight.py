@@ -2,9 +2,10 @@
 
 We walk Pygments tokens ourselves instead of using HtmlFormatter(noclasses=True): it lets us
 skip colours equal to the block's base colour, merge neighbouring runs of the same style, and
-emit each line break as <br> with &nbsp; for significant spaces. WeChat's editor collapses the
-newlines and repeated spaces inside <pre>, so text-only line breaks and indentation would be
-lost; <br> and &nbsp; survive it.
+emit each line break as <br> with &nbsp; for significant spaces. WeChat's editor is known to
+collapse the newlines and repeated spaces inside <pre>, losing line breaks and indentation
+that exist only as text; <br> and &nbsp; survive it. No literal newline is left in the block,
+so `white-space:pre` cannot double the <br> breaks.
 """
 
 import re
@@ -91,7 +92,7 @@ def _lines(code, language, style_name):
 
 
 # A service renders the same draft again and again (preview, publish, retry), and lexing is the
-# costliest step, so finished blocks are kept; bench/bench_render.py times renders without it.
+# costliest step, so finished blocks are kept; bench/bench_render.py times both (cold, warm).
 @lru_cache(maxsize=512)
 def highlight(code, info, style_name):
     """Inner HTML of <code> for a fenced block whose info string is `info`."""

@@ -1,11 +1,11 @@
 """Markdown tokens -> HTML whose every element carries its theme style inline.
 
 Why not css-inline: it means writing plain HTML, parsing it again with a selector engine and
-serialising it a third time. Measured on the 20,000-character bench article, css-inline alone
-took about as long (~2.5 ms) as this whole walk (code highlighting aside), and the context roles (a list nested in
-a list, text in a <li>, a paragraph in a quote) would need selectors to match what the tokens
-already say. So the walk writes `style="…"` from the theme's role map as it emits each tag; the
-output never has a <style> element, a class or an id.
+serialising it a third time. On the 20,000-character bench article that pass alone took about
+as long (~2.5 ms) as this whole walk without code highlighting (`bench_render.py --css-inline`),
+and the context roles (a list in a list, text in a <li>, a paragraph in a quote) would need
+selectors to say what the tokens already say. So the walk writes `style="…"` from the theme's
+role map as it emits each tag; the output never has a <style> element, a class or an id.
 """
 
 from functools import lru_cache
@@ -64,11 +64,9 @@ def plain_text(tokens):
     return "".join(parts)
 
 
-_INLINE_TAGS = {
-    "strong_open": ("strong", "strong"),
-    "em_open": ("em", "em"),
-    "s_open": ("del", "del"),  # markdown-it's <s>; the allowlist (and WeChat) use <del>
-}
+# token type -> tag, which is also the theme role; markdown-it's <s> is written as <del>
+_INLINE_OPEN = {"strong_open": "strong", "em_open": "em", "s_open": "del"}
+_INLINE_CLOSE = {"strong_close": "</strong>", "em_close": "</em>", "s_close": "</del>"}
 
 
 class ArticleWriter:
@@ -153,11 +151,10 @@ class ArticleWriter:
                 out.append("<br>")
             elif kind == "code_inline":
                 out.append(f"{_open('code', s['code'])}{escapeHtml(tok.content)}</code>")
-            elif kind in _INLINE_TAGS:
-                tag, role = _INLINE_TAGS[kind]
-                out.append(_open(tag, s[role]))
-            elif kind in ("strong_close", "em_close", "s_close"):
-                out.append(f"</{_INLINE_TAGS[kind.replace('_close', '_open')][0]}>")
+            elif kind in _INLINE_OPEN:
+                out.append(_open(_INLINE_OPEN[kind], s[_INLINE_OPEN[kind]]))
+            elif kind in _INLINE_CLOSE:
+                out.append(_INLINE_CLOSE[kind])
             elif kind == "link_open":
                 self._link_open(tok, children, idx)
             elif kind == "link_close":
