@@ -1,15 +1,24 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
+from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
+from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
 from models.users import AdminUser, LoginAttempt  # noqa: F401
 
 ALL_MODELS = [
     AdminUser,
     LoginAttempt,
     Asset,
+    Feedback,
+    FeedbackAttachment,
+    FeedbackDaySequence,
     OutboxMessage,
     PlatformToken,
     PlatformUpload,
+    ReviewTask,
+    TimelineEvent,
+    PublishJob,
+    IdempotencyKey,
 ]

@@ -1,0 +1,96 @@
+"""Review tasks, their timeline, publish jobs, and the idempotency keys of task creation.
+
+Filterable fields are indexed columns; nested parts (candidates, selections, overrides, drafts)
+are JSON. `version` goes up by one on every write and is the task's ETag (CONTRACT §4).
+"""
+import peewee
+
+from models.base import BaseModel, JSONField
+
+# The vocabulary of the review area, shared by schemas and services.
+ACCOUNTS = ("silicon-rise", "carbon-fitness")
+CONTENT_TYPES = ("article", "image_post")
+STATUSES = ("pending_review", "approved", "published", "rejected_rework")
+ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
+REJECTION_REASONS = ("content_quality", "factual_error", "compliance_risk", "style_mismatch", "image_issue", "other")
+# Fields that can be rejected or patched as one unit (spec: ElementKey).
+ELEMENT_KEYS = {
+    "article": ("title", "summary", "body", "bodyImages", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+# Every key a selections object may hold, and the ones approval needs (spec: ReviewSelections).
+SELECTION_KEYS = {
+    "article": ("author", "title", "summary", "body", "bodyImages", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+REQUIRED_SELECTION_KEYS = {
+    "article": ("title", "summary", "body", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+CANDIDATE_KEYS = {
+    "article": ("authors", "titles", "summaries", "bodyOptions", "coverImages", "bodyImageCandidates"),
+    "image_post": ("titles", "descriptions", "imageGroups", "commentSettings"),
+}
+OVERRIDE_KEYS = {
+    "article": ("title", "summary", "body", "coverImage", "bodyImages"),
+    "image_post": ("title", "description", "images"),
+}
+
+
+class ReviewTask(BaseModel):
+    task_id = peewee.CharField(max_length=64, unique=True)
+    public_account = peewee.CharField(max_length=32, index=True)
+    content_type = peewee.CharField(max_length=16, index=True)
+    topic = peewee.TextField()
+    external_content_id = peewee.CharField(max_length=128, null=True, index=True)
+    status = peewee.CharField(max_length=32, index=True)
+    candidates = JSONField()
+    selections = JSONField(null=True)
+    manual_overrides = JSONField(null=True)
+    body_draft = JSONField(null=True)
+    rejected_elements = JSONField(null=True)  # [] = whole-task rejection; None outside rework
+    locked_selections = JSONField(null=True)
+    rejection_reason = peewee.CharField(max_length=32, null=True)
+    rejection_note = peewee.TextField(null=True)
+    version = peewee.IntegerField(default=1)
+    created_at = peewee.CharField(max_length=32, index=True)
+    updated_at = peewee.CharField(max_length=32, index=True)
+
+    class Meta:
+        indexes = ((("status", "updated_at"), False),)
+
+
+class TimelineEvent(BaseModel):
+    event_id = peewee.CharField(max_length=64, unique=True)
+    task = peewee.ForeignKeyField(ReviewTask, backref="timeline_events", on_delete="CASCADE", index=True)
+    type = peewee.CharField(max_length=48)
+    at = peewee.CharField(max_length=32)
+    actor = peewee.CharField(max_length=16)  # agent | admin | system
+    actor_name = peewee.CharField(max_length=64, null=True)
+    data = JSONField(null=True)
+
+
+class PublishJob(BaseModel):
+    job_id = peewee.CharField(max_length=64, unique=True)
+    task = peewee.ForeignKeyField(ReviewTask, backref="publish_jobs", on_delete="CASCADE", index=True)
+    status = peewee.CharField(max_length=16)  # succeeded | failed
+    trigger_mode = peewee.CharField(max_length=32)  # manual | auto_after_approval
+    attempt_count = peewee.IntegerField(default=1)
+    draft_media_id = peewee.CharField(max_length=128, null=True)
+    queued_at = peewee.CharField(max_length=32)
+    started_at = peewee.CharField(max_length=32, null=True)
+    finished_at = peewee.CharField(max_length=32, null=True)
+    last_error = peewee.TextField(null=True)
+    snapshot = JSONField(null=True)
+    retry_of = peewee.CharField(max_length=64, null=True)
+
+
+class IdempotencyKey(BaseModel):
+    """One replayable task creation: same key and body -> same answer for 24 hours."""
+
+    key = peewee.CharField(max_length=128, unique=True)
+    body_hash = peewee.CharField(max_length=64)
+    status = peewee.IntegerField()
+    response = JSONField()
+    created_at = peewee.CharField(max_length=32, index=True)
+

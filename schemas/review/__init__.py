@@ -1,0 +1,27 @@
+"""marshmallow shapes of the review area (spec: ReviewTask and friends). No database, no state rules."""
+from schemas.review.candidates import (  # noqa: F401
+    ArticleCandidatesSchema,
+    BodyImageCandidateSchema,
+    BodyOptionSchema,
+    CandidatesSchema,
+    CreateTaskSchema,
+    ImageGroupSchema,
+    ImagePostCandidatesSchema,
+)
+from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, CoverCropSchema, CropPercentSchema  # noqa: F401
+from schemas.review.selections import (  # noqa: F401
+    ArticleSelectionsSchema,
+    BodyDraftSchema,
+    DecisionSchema,
+    ImagePostSelectionsSchema,
+    ManualOverridesSchema,
+    PatchElementsSchema,
+    SelectionsSchema,
+)
+from schemas.review.task import (  # noqa: F401
+    AgentTaskListQuerySchema,
+    PublishJobSchema,
+    TaskListQuerySchema,
+    TaskSchema,
+    TimelineEventSchema,
+)

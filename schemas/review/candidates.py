@@ -1,0 +1,133 @@
+"""Task creation: candidates per content type, body options, image groups (spec: ReviewTaskCandidates)."""
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from models.review import ACCOUNTS, CANDIDATE_KEYS, CONTENT_TYPES
+from schemas.review.refs import MAX_ID, MAX_URL, AssetIdSchema, CommentSettingsSchema, not_blank
+
+MAX_LIST = 50
+MAX_CONTENT = 200_000
+MAX_TEXT = 2000
+
+
+def _texts(description):
+    return fields.List(fields.String(validate=[validate.Length(max=MAX_TEXT), not_blank]),
+                       validate=validate.Length(max=MAX_LIST), metadata={"description": description})
+
+
+def _urls(description, required=False):
+    return fields.List(fields.String(validate=[validate.Length(max=MAX_URL), not_blank]), required=required,
+                       validate=validate.Length(max=MAX_LIST), metadata={"description": description})
+
+
+class BodyOptionSchema(Schema):
+    """A structured body candidate; plain strings are refused."""
+
+    error_messages = {"type": "a body option is an object {id, outline, focuses, content}; plain strings "
+                              "are no longer accepted"}
+
+    id = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank],
+                       metadata={"description": "stable across retries and rework"})
+    outline = fields.String(
+        required=True, validate=not_blank,
+        error_messages={"invalid": "outline is a single string; join several segments with |"},
+        metadata={"description": "one non-empty string, segments joined with |; kept unchanged"})
+    focuses = fields.List(fields.String(validate=validate.Length(max=MAX_TEXT)), required=True,
+                          validate=validate.Length(max=MAX_LIST))
+    content = fields.String(required=True, validate=[validate.Length(max=MAX_CONTENT), not_blank],
+                            metadata={"description": "Markdown draft"})
+
+
+class BodyImageCandidateSchema(Schema):
+    placeholderId = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank])
+    options = _urls("image URLs to choose from for this placeholder", required=True)
+
+
+class ImageGroupSchema(Schema):
+    """Images an image post may use; only id, label and images (coverCrop is chosen at review)."""
+
+    id = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank])
+    label = fields.String(validate=validate.Length(max=MAX_TEXT))
+    images = fields.List(fields.Nested(AssetIdSchema), required=True, validate=validate.Length(min=1, max=MAX_LIST),
+                         metadata={"description": "existing asset ids"})
+
+
+class ArticleCandidatesSchema(Schema):
+    """Candidates of an article task."""
+
+    authors = _texts("article")
+    titles = _texts("article and image_post")
+    summaries = _texts("article")
+    bodyOptions = fields.List(fields.Nested(BodyOptionSchema), validate=validate.Length(max=MAX_LIST),
+                              metadata={"description": "article; at least one; ids unique"})
+    coverImages = _urls("article; cover image URLs")
+    bodyImageCandidates = fields.List(fields.Nested(BodyImageCandidateSchema), validate=validate.Length(max=MAX_LIST),
+                                      metadata={"description": "article"})
+
+
+class ImagePostCandidatesSchema(Schema):
+    """Candidates of an image_post task: titles, descriptions and image groups are required."""
+
+    titles = _texts("article and image_post")
+    descriptions = _texts("image_post")
+    imageGroups = fields.List(fields.Nested(ImageGroupSchema), validate=validate.Length(max=MAX_LIST),
+                              metadata={"description": "image_post"})
+    commentSettings = fields.List(fields.Nested(CommentSettingsSchema), validate=validate.Length(max=MAX_LIST),
+                                  metadata={"description": "image_post; never changes the review page default"})
+
+
+def _duplicates(items, key):
+    seen, errors = set(), {}
+    for index, item in enumerate(items or []):
+        if item[key] in seen:
+            errors[index] = {key: [f"duplicate {key} {item[key]!r}; {key} values must be unique"]}
+        seen.add(item[key])
+    return errors
+
+
+class CandidatesSchema(ArticleCandidatesSchema, ImagePostCandidatesSchema):
+    """Every candidate field; each content type accepts only its own (see descriptions)."""
+
+    @validates_schema
+    def unique_ids(self, data, **kwargs):
+        errors = {}
+        for name, key in (("bodyOptions", "id"), ("imageGroups", "id"), ("bodyImageCandidates", "placeholderId")):
+            found = _duplicates(data.get(name), key)
+            if found:
+                errors[name] = found
+        if errors:
+            raise ValidationError(errors)
+
+
+REQUIRED_CANDIDATES = {
+    "article": {"bodyOptions": "an article needs at least one body option (every body draft names its source)"},
+    "image_post": {
+        "titles": "an image_post needs at least one title to choose from",
+        "descriptions": "an image_post needs at least one description to choose from",
+        "imageGroups": "an image_post needs at least one image group",
+    },
+}
+
+
+class CreateTaskSchema(Schema):
+    """POST /api/review/agent/tasks."""
+
+    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
+    topic = fields.String(required=True, validate=[validate.Length(max=500), not_blank])
+    contentType = fields.String(load_default="article", validate=validate.OneOf(CONTENT_TYPES),
+                                metadata={"description": "absent means article"})
+    candidates = fields.Nested(CandidatesSchema, required=True)
+    externalContentId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=128),
+                                      metadata={"description": "the agent's own id; stored and returned"})
+
+    @validates_schema
+    def fits_content_type(self, data, **kwargs):
+        content_type, candidates = data["contentType"], data["candidates"]
+        own = CANDIDATE_KEYS[content_type]
+        errors = {key: [f"not a candidate field of {content_type} tasks"] for key in candidates if key not in own}
+        if not any(candidates.get(key) for key in own):
+            errors["_schema"] = ["give at least one kind of non-empty candidate content"]
+        for key, message in REQUIRED_CANDIDATES[content_type].items():
+            if key not in errors and not candidates.get(key):
+                errors[key] = [message]
+        if errors:
+            raise ValidationError({"candidates": errors})

@@ -1,0 +1,95 @@
+"""Shared shapes of the review area: strict scalars, asset references, cover crop, comment settings."""
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+MAX_URL = 2048
+MAX_ID = 128
+ASSET_ID_OBJECT = {
+    "type": "object", "required": ["assetId"], "additionalProperties": False,
+    "properties": {"assetId": {"type": "string", "maxLength": 64}},
+}
+
+
+def not_blank(value):
+    """A string with at least one non-space character."""
+    if not value.strip():
+        raise ValidationError("must not be empty")
+
+
+class StrictBoolean(fields.Boolean):
+    """true or false only (no 1, "yes", "true")."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+class StrictFloat(fields.Float):
+    """A JSON number only (no numeric strings, no booleans, no NaN)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class AssetIdSchema(Schema):
+    """A material asset reference: {"assetId": "..."} (ids come from POST /api/assets/upload)."""
+
+    assetId = fields.String(required=True, validate=validate.Length(min=1, max=64))
+
+
+class AssetRef(fields.Field):
+    """{"assetId": "..."}; with allow_url (article selections) also the URL string of an asset."""
+
+    def __init__(self, *, allow_url=False, **kwargs):
+        self.allow_url = allow_url
+        schema = ({"oneOf": [ASSET_ID_OBJECT, {"type": "string", "maxLength": MAX_URL,
+                                                "description": "the url of an existing asset"}]}
+                  if allow_url else ASSET_ID_OBJECT)
+        kwargs["metadata"] = {**schema, **kwargs.get("metadata", {})}
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, dict):
+            return AssetIdSchema().load(value)
+        if self.allow_url and isinstance(value, str):
+            if not value.strip() or len(value) > MAX_URL:
+                raise ValidationError(f"an asset URL must be a non-empty string of at most {MAX_URL} characters")
+            return value
+        if self.allow_url:
+            raise ValidationError('an asset reference is {"assetId": "..."} or the url of an asset')
+        raise ValidationError('an asset reference is {"assetId": "..."}')
+
+
+class CropPercentSchema(Schema):
+    """One crop box in fractions of the image (0..1); the box must be 3:4 in the image's pixels."""
+
+    ratio = fields.String(required=True, validate=validate.OneOf(["3_4"], error="must be the literal 3_4"))
+    x1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
+    y1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
+    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
+    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
+
+    @validates_schema
+    def ordered(self, data, **kwargs):
+        errors = {}
+        if data["x1"] >= data["x2"]:
+            errors["x2"] = ["must be greater than x1"]
+        if data["y1"] >= data["y2"]:
+            errors["y2"] = ["must be greater than y1"]
+        if errors:
+            raise ValidationError(errors)
+
+
+class CoverCropSchema(Schema):
+    """Cover crop of an image post; assetId is the first selected image."""
+
+    assetId = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    cropPercentList = fields.List(fields.Nested(CropPercentSchema), required=True,
+                                  validate=validate.Length(min=1, max=10))
+
+
+class CommentSettingsSchema(Schema):
+    needOpenComment = StrictBoolean(required=True)
+    onlyFansCanComment = StrictBoolean(required=True)

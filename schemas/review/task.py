@@ -1,0 +1,74 @@
+"""Task responses and list queries (documentation of what services/review/serialize.py writes)."""
+from marshmallow import Schema, fields, validate
+
+from models.review import ACCOUNTS, CONTENT_TYPES, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
+from schemas.review.candidates import CandidatesSchema
+from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
+
+ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys})
+
+
+class TimelineEventSchema(Schema):
+    id = fields.String(required=True)
+    type = fields.String(required=True, metadata={"description": "task_created, draft_saved, rework_submitted, "
+                                                                 "returned_to_review, approved, rejected, ..."})
+    at = fields.String(required=True)
+    actor = fields.String(required=True, validate=validate.OneOf(["agent", "admin", "system"]))
+    actorName = fields.String(allow_none=True, required=True)
+    data = fields.Dict(required=True)
+
+
+class PublishJobSchema(Schema):
+    id = fields.String(required=True)
+    taskId = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["succeeded", "failed"]))
+    triggerMode = fields.String(required=True, validate=validate.OneOf(["manual", "auto_after_approval"]))
+    attemptCount = fields.Integer(required=True)
+    draftMediaId = fields.String()
+    queuedAt = fields.String(required=True)
+    startedAt = fields.String()
+    finishedAt = fields.String()
+    lastError = fields.String()
+    snapshot = fields.Dict()
+    retryOf = fields.String()
+
+
+class TaskSchema(Schema):
+    """A review task as stored; optional parts are absent until they exist."""
+
+    id = fields.String(required=True)
+    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
+    topic = fields.String(required=True)
+    contentType = fields.String(required=True, validate=validate.OneOf(CONTENT_TYPES))
+    externalContentId = fields.String()
+    candidates = fields.Nested(CandidatesSchema, required=True)
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    selections = fields.Nested(SelectionsSchema)
+    manualOverrides = fields.Nested(ManualOverridesSchema)
+    bodyDraft = fields.Nested(BodyDraftSchema)
+    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)))
+    lockedSelections = fields.Nested(SelectionsSchema)
+    rejectionReason = fields.String(validate=validate.OneOf(REJECTION_REASONS))
+    rejectionNote = fields.String()
+    publishJobs = fields.List(fields.Nested(PublishJobSchema), required=True)
+    timeline = fields.List(fields.Nested(TimelineEventSchema), required=True)
+    version = fields.Integer(required=True, metadata={"description": "also sent as the ETag"})
+    createdAt = fields.String(required=True)
+    updatedAt = fields.String(required=True)
+
+
+class TaskListQuerySchema(Schema):
+    """Filters of GET /api/review/tasks; the response pages with `Link: rel="next"`."""
+
+    status = fields.String(load_default="pending_review", validate=validate.OneOf(("all", *STATUSES)))
+    publicAccount = fields.String(load_default=None, validate=validate.OneOf(ACCOUNTS))
+    from_ = fields.String(data_key="from", load_default=None,
+                          metadata={"description": "ISO date or datetime; createdAt lower bound, inclusive"})
+    to = fields.String(load_default=None, metadata={"description": "inclusive; a date-only value covers the day"})
+    limit = fields.Integer(load_default=200, validate=validate.Range(min=1, max=1000))
+    cursor = fields.String(load_default=None, validate=validate.Length(max=512),
+                           metadata={"description": "from the previous page's Link header"})
+
+
+class AgentTaskListQuerySchema(TaskListQuerySchema):
+    externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))

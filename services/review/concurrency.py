@@ -1,0 +1,60 @@
+"""Versions and If-Match (CONTRACT §4): every write bumps `version`; a stale If-Match is 412.
+
+Writers use, inside one `immediate()` transaction:
+
+    task = load_for_update(task_id, if_match)   # 404, then 412
+    ...change task...
+    save_task(task)                             # version + 1, updatedAt now
+"""
+import re
+
+from models.review import ReviewTask
+from services.errors import NotFound, PreconditionFailed, ValidationFailed
+from services.ids import now_iso
+
+_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
+
+
+def parse_if_match(value):
+    """Header value -> list of versions, or None for absent / `*` (matches any)."""
+    if value is None or not value.strip() or value.strip() == "*":
+        return None
+    versions = []
+    for part in value.split(","):
+        match = _TAG.match(part)
+        if not match:
+            raise ValidationFailed('If-Match must be the ETag of the task, e.g. "3"',
+                                   {"If-Match": [f"not a task version: {part.strip()!r}"]})
+        versions.append(int(match.group(1)))
+    return versions
+
+
+def check_version(task, if_match):
+    """412 precondition_failed unless `if_match` (raw header value or None) names the task's version."""
+    versions = parse_if_match(if_match)
+    if versions is not None and task.version not in versions:
+        raise PreconditionFailed(
+            f'the task changed since you read it (now version {task.version}); read it again and retry',
+            {"currentVersion": [str(task.version)]})
+
+
+def get_task_row(task_id):
+    task = ReviewTask.get_or_none(ReviewTask.task_id == task_id)
+    if task is None:
+        raise NotFound(f"no review task with id {task_id}")
+    return task
+
+
+def load_for_update(task_id, if_match=None):
+    """The task (404 when unknown) after the If-Match check (412); call inside immediate()."""
+    task = get_task_row(task_id)
+    check_version(task, if_match)
+    return task
+
+
+def save_task(task):
+    """Write the task with version + 1 and a fresh updatedAt."""
+    task.version += 1
+    task.updated_at = now_iso()
+    task.save()
+    return task

@@ -1,0 +1,108 @@
+"""Task creation by the agent, with Idempotency-Key replay (CONTRACT §4 "Identity and shape").
+
+The payload arrives loaded by schemas.review.CreateTaskSchema (shape rules); this module adds the
+database rules (image-group assets exist) and writes task, first event and idempotency record in
+one IMMEDIATE transaction, so two requests with one key cannot both create a task.
+"""
+import hashlib
+import json
+from datetime import timedelta
+
+import peewee
+
+from models import immediate
+from models.review import IdempotencyKey, ReviewTask
+from services.asset_refs import resolve_many
+from services.errors import Conflict, ValidationFailed
+from services.ids import iso, new_id, now_iso, utcnow
+from services.review.serialize import task_to_dict
+from services.review.state_machine import find_rule
+from services.review.timeline import add_event
+from services.review.validation import Problems
+
+IDEMPOTENCY_TTL = timedelta(hours=24)
+MAX_KEY_LENGTH = 128
+
+
+def body_hash(payload):
+    """sha256 of the canonical JSON of the loaded payload (key order and spacing do not matter)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_key(key):
+    if key is not None and not 1 <= len(key) <= MAX_KEY_LENGTH:
+        raise ValidationFailed(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters",
+                               {"Idempotency-Key": [f"length {len(key)}"]})
+
+
+def _check_image_groups(candidates):
+    problems = Problems()
+    refs, paths = [], []
+    for g_index, group in enumerate(candidates.get("imageGroups") or []):
+        for i_index, image in enumerate(group["images"]):
+            refs.append(image)
+            paths.append(f"candidates.imageGroups.{g_index}.images.{i_index}.assetId")
+    for index, asset in resolve_many(refs).items():
+        if asset is None:
+            problems.add(paths[index], f"no asset with id {refs[index]['assetId']!r}; upload the image with "
+                                       "POST /api/assets/upload and use the assetId it returns")
+    problems.raise_if_any("image groups must name existing assets")
+
+
+def _replay(key, digest):
+    """(status, body) of an earlier creation with this key, None when there is none (or it expired)."""
+    record = IdempotencyKey.get_or_none(IdempotencyKey.key == key)
+    if record is None:
+        return None
+    if record.created_at < iso(utcnow() - IDEMPOTENCY_TTL):
+        record.delete_instance()
+        return None
+    if record.body_hash != digest:
+        raise Conflict("this Idempotency-Key was already used with a different body; use a new key",
+                       {"Idempotency-Key": ["used with a different body"]}, code="idempotency_conflict")
+    return record.status, record.response
+
+
+def _insert(payload):
+    now = now_iso()
+    rule = find_rule(None, "create")
+    task = ReviewTask.create(
+        task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
+        topic=payload["topic"], external_content_id=payload.get("externalContentId"), status=rule.next_state,
+        candidates=payload["candidates"], version=1, created_at=now, updated_at=now)
+    for event in rule.events:
+        add_event(task, event, "agent", None, {"contentType": task.content_type,
+                                               "publicAccount": task.public_account})
+    return task
+
+
+def create_task(payload, idempotency_key=None):
+    """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer."""
+    check_key(idempotency_key)
+    digest = body_hash(payload)
+    for _attempt in range(2):
+        try:
+            with immediate():
+                if idempotency_key is not None:
+                    purge_expired_keys()
+                    earlier = _replay(idempotency_key, digest)
+                    if earlier is not None:
+                        return earlier[0], earlier[1], True
+                _check_image_groups(payload["candidates"])
+                body = task_to_dict(_insert(payload))
+                if idempotency_key is not None:
+                    IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
+                                          created_at=body["createdAt"])
+                return 201, body, False
+        except peewee.IntegrityError:
+            # Another server process stored the key first (databases without IMMEDIATE): replay it.
+            if idempotency_key is None:
+                raise
+    raise Conflict("the Idempotency-Key is in use by a request still running; retry shortly",
+                   code="idempotency_conflict")
+
+
+def purge_expired_keys():
+    """Remove idempotency records older than 24 hours; returns how many."""
+    return IdempotencyKey.delete().where(IdempotencyKey.created_at < iso(utcnow() - IDEMPOTENCY_TTL)).execute()

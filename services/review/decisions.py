@@ -1,0 +1,142 @@
+"""Admin decisions on a pending_review task (spec: POST .../decision, rules 1-10; CONTRACT §4).
+
+Validation runs in the spec's order, one stage at a time: the action's need for selections and
+the complete selections object first, then the action-specific fields. Everything happens in
+one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either lands before
+(and this decision sees it) or after (and gets 409/412).
+"""
+from models import immediate
+from models.review import ELEMENT_KEYS, SELECTION_KEYS
+from services.review.concurrency import load_for_update, save_task
+from services.review.drafts import check_overrides, decision_body_draft
+from services.review.state_machine import fire, rule_for
+from services.review.validation import (
+    DEFAULT_COVER_RATIO,
+    Assets,
+    Problems,
+    check_complete,
+    check_foreign,
+    check_values,
+    join,
+    same_value,
+)
+
+APPROVE_ACTIONS = ("approve_and_publish", "approve_without_publish")
+REJECTION_ONLY = ("rejectedElements", "lockedSelections", "rejectionReason", "rejectionNote")
+
+
+def _rejected_elements(payload, content_type, problems):
+    rejected = []
+    for index, key in enumerate(payload.get("rejectedElements") or []):
+        if key not in ELEMENT_KEYS[content_type]:
+            problems.add(f"rejectedElements.{index}", f"not an element of {content_type} tasks; use one of: "
+                                                      f"{', '.join(ELEMENT_KEYS[content_type])}")
+        elif key not in rejected:
+            rejected.append(key)
+    if "images" in rejected and "coverCrop" not in rejected:
+        problems.add("rejectedElements", "rejecting images needs coverCrop rejected too: the crop belongs to the "
+                                         "first image, and a locked crop could never match new images")
+    return rejected
+
+
+def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
+    """Stage 1: the selections object (required and complete unless the whole task is rejected)."""
+    problems, selections, ctype = Problems(), payload.get("selections"), task.content_type
+    approve = payload["action"] in APPROVE_ACTIONS
+    if selections is None:
+        if not whole_task:
+            problems.add("selections", f"required for {payload['action']}"
+                                       + ("" if approve else " with a non-empty rejectedElements"))
+        return problems
+    check_foreign(selections, SELECTION_KEYS[ctype], ctype, "selections", problems)
+    if not whole_task:
+        check_complete(selections, ctype, "selections", problems, skip=rejected)
+    # Rejected keys may hold the faulty value the agent is asked to fix; the rest must be final.
+    keys = [k for k in selections if k not in rejected]
+    check_values(assets, selections, ctype, "selections", problems, keys=keys, approval=not whole_task,
+                 cover_ratio=cover_ratio)
+    return problems
+
+
+def _check_rejection(assets, task, payload, rejected, problems):
+    """Stage 2 of reject_rework: reason, lockedSelections (rules 4-5)."""
+    selections, locked = payload.get("selections") or {}, payload.get("lockedSelections")
+    if not payload.get("rejectionReason"):
+        problems.add("rejectionReason", "required for reject_rework")
+    if not rejected:
+        if locked:
+            problems.add("lockedSelections", "only with a non-empty rejectedElements (field-level rejection)")
+        return
+    if locked is None:
+        problems.add("lockedSelections", "required when rejectedElements is not empty")
+        return
+    check_foreign(locked, SELECTION_KEYS[task.content_type], task.content_type, "lockedSelections", problems)
+    for key in locked:
+        if key in rejected:
+            problems.add(join("lockedSelections", key), "is also in rejectedElements; a key is rejected or locked")
+        elif key in selections and not same_value(assets, key, locked[key], selections[key]):
+            problems.add(join("lockedSelections", key), f"must equal selections.{key}")
+        elif key not in selections:
+            problems.add(join("lockedSelections", key), f"selections.{key} is not selected")
+    for key in selections:
+        if key not in rejected and key not in locked:
+            problems.add(join("lockedSelections", key), "missing: lock every selected field that is not rejected")
+
+
+def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
+    """All decision rules; returns (selections, bodyDraft, rejected) to store, or raises 400."""
+    assets, action = Assets(), payload["action"]
+    stage0 = Problems()
+    rejected = _rejected_elements(payload, task.content_type, stage0) if action == "reject_rework" else []
+    whole_task = action == "reject_rework" and not payload.get("rejectedElements")
+    problems = _check_selections(assets, task, payload, rejected, whole_task, cover_ratio)
+    problems.raise_if_any("the selections are not complete or not valid")
+    problems = stage0
+    if action in APPROVE_ACTIONS:
+        for key in REJECTION_ONLY:
+            if payload.get(key):
+                problems.add(key, "only for reject_rework")
+    else:
+        _check_rejection(assets, task, payload, rejected, problems)
+    selections = payload.get("selections")
+    draft = decision_body_draft(assets, task, selections, payload.get("bodyDraft"), problems,
+                                required=action in APPROVE_ACTIONS)
+    check_overrides(assets, task, payload.get("manualOverrides"), selections, draft, problems)
+    problems.raise_if_any(f"the {action} decision is not valid")
+    return selections, draft, rejected
+
+
+def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+    """Apply an admin decision; returns the saved ReviewTask.
+
+    approve_and_publish approves exactly like approve_without_publish; the caller runs the publish
+    job after this transaction commits (never hold a transaction during a platform call).
+    """
+    action = payload["action"]
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        rule_for(task.status, action)  # 409 invalid_state before any payload rule
+        selections, draft, rejected = validate_decision(task, payload, cover_ratio)
+        if selections is not None:
+            task.selections = selections
+        if payload.get("manualOverrides") is not None or action in APPROVE_ACTIONS:
+            task.manual_overrides = payload.get("manualOverrides") or None
+        task.body_draft = draft
+        if action in APPROVE_ACTIONS:
+            task.rejected_elements = task.locked_selections = None
+            task.rejection_reason = task.rejection_note = None
+            data = {"approved": {"action": action}}
+        else:
+            task.rejected_elements = rejected
+            task.locked_selections = payload.get("lockedSelections") if rejected else None
+            task.rejection_reason = payload["rejectionReason"]
+            task.rejection_note = payload.get("rejectionNote") or None
+            data = {"rejected": {"rejectedElements": rejected, "rejectionReason": task.rejection_reason,
+                                 "rejectionNote": task.rejection_note}}
+        fire(task, action, "admin", actor_name, data)
+        save_task(task)
+        if action == "reject_rework":
+            from services.notifications import enqueue_rejection
+
+            enqueue_rejection(task)
+        return task

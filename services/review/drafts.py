@@ -1,0 +1,119 @@
+"""Body drafts and manual overrides (CONTRACT §4 "Selections, references, overrides")."""
+from models.review import OVERRIDE_KEYS
+from services.review.validation import REF_KEYS, REF_LIST_KEYS, check_markdown_links, check_ref, join, same_value
+
+
+def body_options(task):
+    return {option["id"]: option for option in (task.candidates or {}).get("bodyOptions") or []}
+
+
+def _theme_problems(draft, problems):
+    from services.rendering import THEMES, merged_variables
+
+    name = draft.get("themeTemplate")
+    if name is not None and name not in THEMES:
+        problems.add("bodyDraft.themeTemplate", f"unknown theme template; choose one of: {', '.join(THEMES)}")
+        return
+    if draft.get("themeConfig"):
+        try:
+            merged_variables(name or "default", draft["themeConfig"])
+        except ValueError as err:
+            problems.add("bodyDraft.themeConfig.cssVariables", str(err))
+
+
+def _draft(option, markdown, keep_from=None):
+    draft = {"markdown": markdown, "sourceBodyCandidateId": option["id"], "sourceBodyCandidate": option["content"],
+             "bodyEditedFromCandidate": markdown != option["content"]}
+    for key in ("themeTemplate", "themeConfig"):
+        if (keep_from or {}).get(key) is not None:
+            draft[key] = keep_from[key]
+    return draft
+
+
+def decision_body_draft(assets, task, selections, submitted, problems, *, required):
+    """The bodyDraft a decision saves: the submitted one (checked), the stored one when it still
+    matches selections.body, or one derived from the candidate whose content equals selections.body."""
+    if task.content_type != "article":
+        if submitted is not None:
+            problems.add("bodyDraft", "image_post tasks have no body draft")
+        return None
+    options, body, stored = body_options(task), (selections or {}).get("body"), task.body_draft
+    if submitted is not None:
+        option = options.get(submitted["sourceBodyCandidateId"])
+        if option is None:
+            problems.add("bodyDraft.sourceBodyCandidateId", "no body option of this task has this id")
+            return None
+        markdown = submitted["markdown"]
+        edited = markdown != option["content"]
+        if submitted.get("sourceBodyCandidate") not in (None, option["content"]):
+            problems.add("bodyDraft.sourceBodyCandidate", "must be the content of the source body option, unchanged")
+        if submitted.get("bodyEditedFromCandidate") not in (None, edited):
+            problems.add("bodyDraft.bodyEditedFromCandidate",
+                         f"must be {str(edited).lower()}: the markdown {'differs from' if edited else 'equals'} "
+                         "the source body option")
+        if body is not None and markdown != body:
+            problems.add("bodyDraft.markdown", "must equal selections.body")
+        check_markdown_links(assets, markdown, "bodyDraft.markdown", problems)
+        _theme_problems(submitted, problems)
+        return _draft(option, markdown, submitted)
+    if body is None:
+        return stored
+    if stored and stored.get("markdown") == body:
+        return stored
+    for option in options.values():
+        if option["content"] == body:
+            return _draft(option, body, stored)
+    if required:
+        problems.add("bodyDraft", "required: selections.body is not exactly the content of one body option, "
+                                  "so send a bodyDraft naming its sourceBodyCandidateId")
+    return stored
+
+
+def patch_body_draft(assets, task, body, source_id, problems):
+    """The bodyDraft after an agent PATCH of `body` (source: given id, saved draft, or the only option)."""
+    options, stored = body_options(task), task.body_draft
+    check_markdown_links(assets, body, "body", problems)
+    if source_id is None:
+        if stored and stored.get("sourceBodyCandidateId") in options:
+            source_id = stored["sourceBodyCandidateId"]
+        elif len(options) == 1:
+            source_id = next(iter(options))
+        else:
+            problems.add("sourceBodyCandidateId", "required: this task has several body options and no saved "
+                                                  "bodyDraft, so name the option the body was written from")
+            return None
+    option = options.get(source_id)
+    if option is None:
+        problems.add("sourceBodyCandidateId", "no body option of this task has this id")
+        return None
+    return _draft(option, body, stored)
+
+
+def check_overrides(assets, task, overrides, selections, draft, problems):
+    """Keys of the content type; each value equals the final selection (body: bodyDraft.markdown)."""
+    selections = selections or {}
+    for key, entry in (overrides or {}).items():
+        path = join("manualOverrides", key)
+        if key not in OVERRIDE_KEYS[task.content_type]:
+            problems.add(path, f"not an override key of {task.content_type} tasks")
+        elif key == "body":
+            if draft is None:
+                problems.add(path, "a body override needs a bodyDraft")
+                continue
+            if entry["value"] != draft["markdown"]:
+                problems.add(join(path, "value"), "must equal bodyDraft.markdown")
+            if entry["basedOnCandidateId"] != draft["sourceBodyCandidateId"]:
+                problems.add(join(path, "basedOnCandidateId"), "must equal bodyDraft.sourceBodyCandidateId")
+            if not draft["bodyEditedFromCandidate"]:
+                problems.add(path, "an overridden body needs bodyDraft.bodyEditedFromCandidate true "
+                                   "(the markdown must differ from the source body option)")
+        elif key not in selections:
+            problems.add(path, f"overrides selections.{key}, which is not selected")
+        elif key in REF_KEYS or key in REF_LIST_KEYS:
+            values = [entry["value"]] if key in REF_KEYS else entry["value"]
+            for index, ref in enumerate(values):
+                check_ref(assets, ref, join(path, "value" if key in REF_KEYS else f"value.{index}"), problems)
+            if not same_value(assets, key, entry["value"], selections[key]):
+                problems.add(join(path, "value"), f"must equal selections.{key}")
+        elif entry["value"] != selections[key]:
+            problems.add(join(path, "value"), f"must equal selections.{key}")

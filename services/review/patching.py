@@ -1,0 +1,80 @@
+"""Agent PATCH of elements (spec: PATCH .../elements; CONTRACT §4 "States the spec leaves open").
+
+pending_review: any field of the content type; values into selections, body into bodyDraft,
+manualOverrides of patched keys cleared. rejected_rework: only keys still in rejectedElements
+(409 field_locked otherwise); the last one runs the approval-level check and returns the task to
+pending_review. A whole-task rejection accepts any field and returns on the first valid PATCH.
+"""
+from models import immediate
+from models.review import SELECTION_KEYS
+from services.errors import Conflict
+from services.review.concurrency import load_for_update, save_task
+from services.review.drafts import patch_body_draft
+from services.review.state_machine import PATCH_TRIGGERS, fire, require_any
+from services.review.validation import (
+    DEFAULT_COVER_RATIO,
+    Assets,
+    Problems,
+    check_approval_ready,
+    check_foreign,
+    check_values,
+)
+
+
+def _locked_keys(task, keys):
+    if task.status != "rejected_rework" or not task.rejected_elements:
+        return
+    locked = [key for key in keys if key not in task.rejected_elements]
+    if locked:
+        open_keys = ", ".join(task.rejected_elements)
+        raise Conflict(f"only the rejected fields may change now ({open_keys}); {', '.join(locked)} "
+                       f"{'is' if len(locked) == 1 else 'are'} locked",
+                       {key: [f"locked: not in rejectedElements ({open_keys})"] for key in locked},
+                       code="field_locked")
+
+
+def _trigger(task, keys):
+    """Which row of the state table this PATCH takes, and the rejected keys that remain."""
+    if task.status == "pending_review":
+        return "agent_patch", None
+    if not task.rejected_elements:
+        return "rework_whole_task", []
+    remaining = [key for key in task.rejected_elements if key not in keys]
+    return ("rework_patch" if remaining else "rework_complete"), remaining
+
+
+def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+    """Apply an agent PATCH; returns the saved ReviewTask."""
+    keys = [key for key in patch if key != "sourceBodyCandidateId"]
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        require_any(task.status, PATCH_TRIGGERS, "changing elements")
+        problems, assets = Problems(), Assets()
+        check_foreign({k: None for k in keys}, SELECTION_KEYS[task.content_type], task.content_type, "", problems)
+        problems.raise_if_any("the patch names fields this task does not have")
+        _locked_keys(task, keys)
+        values = {key: patch[key] for key in keys}
+        merged = {**(task.selections or {}), **values}
+        check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
+        draft = task.body_draft
+        if "body" in values:
+            draft = patch_body_draft(assets, task, values["body"], patch.get("sourceBodyCandidateId"), problems)
+        problems.raise_if_any("the patch is not valid")
+        trigger, remaining = _trigger(task, keys)
+        if trigger == "rework_complete":
+            ready = check_approval_ready(assets, task, merged, draft, prefix="selections", cover_ratio=cover_ratio)
+            ready.raise_if_any("this fixes the last rejected field, but the task is not complete for approval")
+        task.selections = merged
+        task.body_draft = draft
+        overrides = {k: v for k, v in (task.manual_overrides or {}).items() if k not in keys}
+        task.manual_overrides = overrides or None
+        if trigger == "rework_patch":
+            task.rejected_elements = remaining
+        elif trigger in ("rework_complete", "rework_whole_task"):
+            task.rejected_elements = task.locked_selections = None
+        data = {"draft_saved": {"fields": keys},
+                "rework_submitted": {"fields": keys, "remainingElements": remaining or []},
+                "returned_to_review": {}}
+        fire(task, trigger, "agent", None, data)
+        save_task(task)
+        return task

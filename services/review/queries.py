@@ -1,0 +1,86 @@
+"""Reads: one task, and the filtered, keyset-paged lists of admins and the agent (CONTRACT §4 Listing)."""
+import base64
+import binascii
+import json
+from datetime import UTC, date, datetime, timedelta
+
+from models import db
+from models.review import ReviewTask
+from services.errors import ValidationFailed
+from services.ids import iso
+from services.review.concurrency import get_task_row
+from services.review.serialize import task_to_dict, tasks_to_dicts
+
+
+def get_task(task_id):
+    """The task as JSON (404 when unknown), read in one transaction so its parts agree."""
+    with db.atomic():
+        return task_to_dict(get_task_row(task_id))
+
+
+def parse_bound(value, name, *, upper):
+    """ISO date or datetime -> ISO ms Z bound; a date-only upper bound covers that whole day."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        if "T" not in text.upper() and " " not in text:
+            day = date.fromisoformat(text)
+            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            return iso(start + timedelta(days=1) - timedelta(milliseconds=1)) if upper else iso(start)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(f"{name} must be an ISO date (2026-11-21) or datetime (2026-11-21T13:34:00Z)",
+                               {name: ["not an ISO 8601 date or datetime"]}) from None
+    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+
+
+def encode_cursor(task):
+    raw = json.dumps([task.updated_at, task.id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor):
+    try:
+        updated_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(updated_at, str) or not isinstance(pk, int):
+            raise ValueError
+    except (ValueError, TypeError, binascii.Error):
+        raise ValidationFailed("cursor is not one this service gave out; start again without it",
+                               {"cursor": ["invalid cursor"]}) from None
+    return updated_at, pk
+
+
+def list_tasks(filters):
+    """(task dicts, total matches, next cursor or None), newest updatedAt first.
+
+    `filters`: status ("all" or a status), publicAccount, from_, to, limit, cursor, and for the
+    agent externalContentId; each None when not given.
+    """
+    low = parse_bound(filters.get("from_"), "from", upper=False)
+    high = parse_bound(filters.get("to"), "to", upper=True)
+    if low and high and low > high:
+        raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
+    status = filters.get("status") or "pending_review"
+    conditions = [ReviewTask.id > 0]
+    if status != "all":
+        conditions.append(ReviewTask.status == status)
+    if filters.get("publicAccount"):
+        conditions.append(ReviewTask.public_account == filters["publicAccount"])
+    if filters.get("externalContentId"):
+        conditions.append(ReviewTask.external_content_id == filters["externalContentId"])
+    if low:
+        conditions.append(ReviewTask.created_at >= low)
+    if high:
+        conditions.append(ReviewTask.created_at <= high)
+    limit = filters.get("limit") or 200
+    with db.atomic():
+        total = ReviewTask.select().where(*conditions).count()
+        if filters.get("cursor"):
+            updated_at, pk = decode_cursor(filters["cursor"])
+            conditions.append((ReviewTask.updated_at < updated_at) | (
+                (ReviewTask.updated_at == updated_at) & (ReviewTask.id < pk)))
+        rows = list(ReviewTask.select().where(*conditions)
+                    .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(limit + 1))
+        items = tasks_to_dicts(rows[:limit])
+    return items, total, (encode_cursor(rows[limit - 1]) if len(rows) > limit else None)

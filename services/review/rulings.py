@@ -1,0 +1,34 @@
+"""Decisions this code makes where the spec and CONTRACT leave room (listed in docs/review-states.md)."""
+
+RULINGS = (
+    "An article needs at least one `bodyOptions` entry at creation: every body draft names its source "
+    "option, so an article without one could never be approved.",
+    "Candidate string lists hold non-empty strings; `bodyOptions[].id`, `imageGroups[].id` and "
+    "`bodyImageCandidates[].placeholderId` are unique; `topic` is 1 to 500 characters.",
+    "Idempotency records are kept only for successful creations (201); a request that failed "
+    "validation can be retried with the same key.",
+    "Decision stages: (1) the selections object — required and complete unless the whole task is "
+    "rejected, fields of the other content type refused, values checked at approval level except for "
+    "keys being rejected; (2) the action-specific fields. Each stage answers with every problem it found.",
+    "Rejection fields (`rejectedElements`, `lockedSelections`, `rejectionReason`, `rejectionNote`) "
+    "are refused on approve actions; `lockedSelections` is refused on a whole-task rejection.",
+    "Rejecting `images` of an image post needs `coverCrop` rejected as well (a locked crop of the old "
+    "first image could never pass the final check).",
+    "A whole-task rejection may carry partial `selections`; they are checked (references, limits) and "
+    "saved. Without them the stored selections stay.",
+    "Without a submitted `bodyDraft`, approval keeps the stored draft when its markdown equals "
+    "`selections.body`, else derives one from the body option whose content equals it exactly, else 400.",
+    "A submitted `bodyDraft` may omit `sourceBodyCandidate` and `bodyEditedFromCandidate`; the server "
+    "fills them in. When given they must match the source option (content unchanged; edited = markdown "
+    "differs). `themeTemplate` must be a known theme; `themeConfig.cssVariables` is checked like the "
+    "renderer does.",
+    "`manualOverrides.body.basedOnCandidateId` must equal `bodyDraft.sourceBodyCandidateId`; "
+    "image override values are compared by the asset they resolve to (URL and `{assetId}` are equal).",
+    "Approval clears `rejectedElements`, `lockedSelections`, `rejectionReason` and `rejectionNote` "
+    "(the timeline keeps them); returning to review after rework keeps reason and note for the reviewer.",
+    "A PATCH on a task in `rejected_rework` touching a key outside `rejectedElements` is 409 "
+    "`field_locked` with every locked key in `details`; fields of the other content type are 400 first.",
+    "The If-Match check (412) comes before the state check (409), which comes before payload rules (400).",
+    "Lists default to `status=pending_review` for the agent too; the agent filters with "
+    "`status=rejected_rework` to find work.",
+)

@@ -1,0 +1,56 @@
+"""ReviewTask rows -> the camelCase JSON of the spec; optional parts are absent until they exist."""
+from models.review import PublishJob, TimelineEvent
+from services.review.timeline import event_to_dict
+
+
+def job_to_dict(job):
+    out = {"id": job.job_id, "taskId": job.task.task_id if job.task_id else None, "status": job.status,
+           "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count, "queuedAt": job.queued_at}
+    optional = {"draftMediaId": job.draft_media_id, "startedAt": job.started_at, "finishedAt": job.finished_at,
+                "lastError": job.last_error, "snapshot": job.snapshot, "retryOf": job.retry_of}
+    out.update({key: value for key, value in optional.items() if value is not None})
+    return out
+
+
+def _task_dict(task, events, jobs):
+    out = {
+        "id": task.task_id, "publicAccount": task.public_account, "topic": task.topic,
+        "contentType": task.content_type,
+    }
+    if task.external_content_id is not None:
+        out["externalContentId"] = task.external_content_id
+    out["candidates"] = task.candidates
+    out["status"] = task.status
+    for key, value in (("selections", task.selections), ("manualOverrides", task.manual_overrides),
+                       ("bodyDraft", task.body_draft), ("rejectedElements", task.rejected_elements),
+                       ("lockedSelections", task.locked_selections), ("rejectionReason", task.rejection_reason),
+                       ("rejectionNote", task.rejection_note)):
+        if value is not None:
+            out[key] = value
+    out["publishJobs"] = [job_to_dict(job) for job in jobs]
+    out["timeline"] = [event_to_dict(event) for event in events]
+    out["version"] = task.version
+    out["createdAt"] = task.created_at
+    out["updatedAt"] = task.updated_at
+    return out
+
+
+def tasks_to_dicts(tasks):
+    """Many tasks with their jobs and events in three queries (no per-task lookups)."""
+    tasks = list(tasks)
+    if not tasks:
+        return []
+    by_pk = {task.id: task for task in tasks}
+    events, jobs = {pk: [] for pk in by_pk}, {pk: [] for pk in by_pk}
+    for event in TimelineEvent.select().where(TimelineEvent.task.in_(list(by_pk))).order_by(TimelineEvent.id):
+        events[event.task_id].append(event)
+    query = PublishJob.select().where(PublishJob.task.in_(list(by_pk))).order_by(PublishJob.queued_at, PublishJob.id)
+    for job in query:
+        job.task = by_pk[job.task_id]  # no extra query for job.task.task_id
+        jobs[job.task_id].append(job)
+    return [_task_dict(task, events[task.id], jobs[task.id]) for task in tasks]
+
+
+def task_to_dict(task):
+    """One task with its publish jobs (by queuedAt) and timeline (in order of writing)."""
+    return tasks_to_dicts([task])[0]

@@ -1,0 +1,124 @@
+"""THE review state machine: one table of (state, trigger) -> next state that code and docs read.
+
+Code asks `rule_for(state, trigger)` (409 invalid_state when the table has no row) and applies the
+rule with `fire()`, which sets the status and writes the rule's timeline events. The conditions
+that choose between triggers (e.g. "last rejected field") are evaluated by the service that fires.
+docs/review-states.md is generated from this table: `python -m services.review.state_machine`.
+"""
+from dataclasses import dataclass
+
+from services.errors import Conflict
+from services.review.timeline import add_event
+
+ANY = "*"
+
+
+@dataclass(frozen=True)
+class Rule:
+    state: str | None  # None: the task does not exist yet; ANY: every state
+    trigger: str
+    condition: str
+    next_state: str | None  # None: the record is removed
+    events: tuple[str, ...]
+    effects: str
+
+
+TABLE = (
+    Rule(None, "create", "valid payload (POST /api/review/agent/tasks)", "pending_review", ("task_created",),
+         "candidates stored unchanged; publishJobs empty"),
+    Rule("pending_review", "agent_patch", "PATCH elements: any field of the content type", "pending_review",
+         ("draft_saved",), "values into selections, body into bodyDraft; manualOverrides of patched keys cleared"),
+    Rule("pending_review", "approve_and_publish", "complete, valid selections (decision rules 1-2, 6-9)",
+         "approved", ("approved",),
+         "selections, manualOverrides, bodyDraft saved; the publish job (auto_after_approval) runs after commit"),
+    Rule("pending_review", "approve_without_publish", "complete, valid selections (decision rules 1-2, 6-9)",
+         "approved", ("approved",), "selections, manualOverrides, bodyDraft saved; no publish job"),
+    Rule("pending_review", "reject_rework", "rejectionReason given; field-level: complete selections and "
+         "lockedSelections covering every non-rejected key", "rejected_rework", ("rejected",),
+         "rejectedElements, lockedSelections, reason and note saved; agent notified through the outbox"),
+    Rule("rejected_rework", "rework_patch", "PATCH only keys in rejectedElements; some remain", "rejected_rework",
+         ("rework_submitted",), "patched keys leave rejectedElements, values into selections"),
+    Rule("rejected_rework", "rework_complete", "PATCH fixes the last rejected key; merged selections pass "
+         "the approval checks", "pending_review", ("rework_submitted", "returned_to_review"),
+         "rejectedElements and lockedSelections removed"),
+    Rule("rejected_rework", "rework_whole_task", "whole-task rejection: first valid PATCH of any field",
+         "pending_review", ("rework_submitted", "returned_to_review"),
+         "values into selections; no completeness check; rejectedElements and lockedSelections removed"),
+    Rule("approved", "publish_succeeded", "publishable snapshot; the platform accepted the draft", "published",
+         ("publish_succeeded",), "a succeeded job record is added"),
+    Rule("approved", "publish_failed", "the publish attempt failed", "approved", ("publish_failed",),
+         "a failed job record is added; retry needs the task still approved"),
+    Rule(ANY, "delete", "admin session (DELETE /api/review/tasks/:taskId)", None, (),
+         "record, jobs, timeline and unsent notifications removed; local files cleaned best-effort"),
+)
+PATCH_TRIGGERS = ("agent_patch", "rework_patch", "rework_complete", "rework_whole_task")
+DECISION_TRIGGERS = ("approve_and_publish", "approve_without_publish", "reject_rework")
+_INDEX = {(rule.state, rule.trigger): rule for rule in TABLE}
+
+
+def find_rule(state, trigger):
+    """The rule for (state, trigger), or None."""
+    return _INDEX.get((state, trigger)) or _INDEX.get((ANY, trigger))
+
+
+def triggers_from(state):
+    return [rule.trigger for rule in TABLE if rule.state in (state, ANY)]
+
+
+def states_allowing(trigger):
+    return [rule.state for rule in TABLE if rule.trigger == trigger]
+
+
+def rule_for(state, trigger):
+    """The rule, or 409 invalid_state naming the states where `trigger` is allowed."""
+    rule = find_rule(state, trigger)
+    if rule is None:
+        allowed = ", ".join(s for s in states_allowing(trigger) if s)
+        raise Conflict(f"a task in {state} cannot take {trigger}; allowed from: {allowed}",
+                       {"status": [state], "allowedFrom": states_allowing(trigger)}, code="invalid_state")
+    return rule
+
+
+def require_any(state, triggers, what):
+    """409 unless one of `triggers` is allowed from `state` (e.g. any PATCH trigger)."""
+    if not any(find_rule(state, trigger) for trigger in triggers):
+        allowed = sorted({s for t in triggers for s in states_allowing(t) if s})
+        raise Conflict(f"{what} is not possible while the task is {state}; allowed in: {', '.join(allowed)}",
+                       {"status": [state], "allowedFrom": allowed}, code="invalid_state")
+
+
+def fire(task, trigger, actor, actor_name=None, data=None):
+    """Move `task` along the table and write the rule's events; `data` maps event type -> data."""
+    rule = rule_for(task.status, trigger)
+    task.status = rule.next_state
+    for event in rule.events:
+        add_event(task, event, actor, actor_name, (data or {}).get(event))
+    return rule
+
+
+def render_markdown():
+    """docs/review-states.md, written from TABLE."""
+    lines = [
+        "# Review task states",
+        "",
+        "Generated from `TABLE` in `services/review/state_machine.py` by",
+        "`python -m services.review.state_machine > docs/review-states.md`; a test fails when they differ.",
+        "The code runs from the same table: a (state, trigger) pair without a row is 409 `invalid_state`.",
+        "",
+        "| From | Trigger | Condition | To | Timeline events | Effects |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule in TABLE:
+        state = "(none)" if rule.state is None else ("any" if rule.state == ANY else f"`{rule.state}`")
+        target = "(record removed)" if rule.next_state is None else f"`{rule.next_state}`"
+        events = ", ".join(f"`{e}`" for e in rule.events) or "-"
+        lines.append(f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |")
+    from services.review.rulings import RULINGS
+
+    lines += ["", "## Rulings the code applies beyond the spec and CONTRACT", ""]
+    lines += [f"- {text}" for text in RULINGS]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_markdown(), end="")

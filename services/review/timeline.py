@@ -1,0 +1,24 @@
+"""Timeline events of a task (CONTRACT §4 Timeline): {"id","type","at","actor","actorName","data"}."""
+from models.review import TimelineEvent
+from services.ids import new_id, now_iso
+
+EVENT_TYPES = (
+    "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
+    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed",
+)
+ACTORS = ("agent", "admin", "system")
+
+
+def add_event(task, type, actor, actor_name=None, data=None):
+    """Append one event to `task` (a saved ReviewTask); call inside the write's transaction."""
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown timeline event type {type!r}")
+    if actor not in ACTORS:
+        raise ValueError(f"unknown actor {actor!r}")
+    return TimelineEvent.create(event_id=new_id(), task=task, type=type, at=now_iso(), actor=actor,
+                                actor_name=actor_name, data=data or {})
+
+
+def event_to_dict(event):
+    return {"id": event.event_id, "type": event.type, "at": event.at, "actor": event.actor,
+            "actorName": event.actor_name, "data": event.data or {}}
