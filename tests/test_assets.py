@@ -116,6 +116,10 @@ def test_size_limit(app, client, agent_headers):
     assert_error(upload(client, exact + b"\0", headers=agent_headers), 413, "payload_too_large")
     assert_error(upload(client, exact + b"\0" * limit, headers=agent_headers), 413, "payload_too_large")
     assert len(stored_files(app, "review")) == 1 and asset_count() == 1
+    # A declared length over the limit is refused before the body is read (only 7 bytes follow).
+    declared = {"input_stream": io.BytesIO(b"--x--\r\n"), "content_type": "multipart/form-data; boundary=x",
+                "environ_overrides": {"CONTENT_LENGTH": str(limit + 65 * 1024)}}
+    assert_error(client.post("/api/assets/upload", headers=agent_headers, **declared), 413, "payload_too_large")
 
 
 def test_missing_file_unknown_scope_and_unknown_field(client, agent_headers):
