@@ -1,0 +1,131 @@
+"""Start the benchmark server, drive load over keep-alive connections, summarise latencies."""
+import http.client
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """bench/server.py in its own process, so its memory and CPU are its own."""
+
+    def __init__(self, instance, uploads):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "server.py"), str(instance), str(uploads), str(self.port)],
+            cwd=ROOT,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("benchmark server did not start")
+
+    def rss_mb(self):
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def open_files(self):
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def drive(port, make_request, connections=8, duration=5.0, max_requests=None):
+    """Run make_request(n) -> (method, path, body, headers) on `connections` threads.
+
+    Returns {"count", "errors", "rps", "p50", "p95", "p99"} with latencies in milliseconds;
+    an error is a transport failure or any 5xx, or a status the scenario did not expect.
+    """
+    latencies, errors, statuses = [], [], {}
+    lock = threading.Lock()
+    counter = itertools.count()
+    stop_at = time.perf_counter() + duration
+
+    def worker():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        while time.perf_counter() < stop_at:
+            n = next(counter)
+            if max_requests is not None and n >= max_requests:
+                break
+            method, path, body, headers, expected = make_request(n)
+            started = time.perf_counter()
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                response = conn.getresponse()
+                response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                with lock:
+                    errors.append(type(exc).__name__)
+                continue
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock:
+                latencies.append(elapsed)
+                statuses[status] = statuses.get(status, 0) + 1
+                if status >= 500 or (expected and status not in expected):
+                    errors.append(status)
+        conn.close()
+
+    began = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    took = time.perf_counter() - began
+    return {
+        "count": len(latencies), "errors": len(errors), "errorSamples": errors[:5], "statuses": statuses,
+        "rps": len(latencies) / took if took else 0.0,
+        "p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "p99": percentile(latencies, 99),
+    }
+
+
+def json_request(method, path, payload=None, headers=None, expected=(200,)):
+    body = json.dumps(payload, ensure_ascii=False).encode() if payload is not None else None
+    all_headers = {"content-type": "application/json"} if body is not None else {}
+    all_headers.update(headers or {})
+    return method, path, body, all_headers, expected
+
+
+def login_cookie(port, username, password):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    body = json.dumps({"username": username, "password": password})
+    conn.request("POST", "/api/auth/login", body=body, headers={"content-type": "application/json"})
+    response = conn.getresponse()
+    response.read()
+    cookie = response.getheader("Set-Cookie", "")
+    if response.status != 303 or "review_admin_session=" not in cookie:
+        raise RuntimeError(f"benchmark login failed: {response.status} {response.getheader('Location')}")
+    return cookie.split(";", 1)[0]

@@ -1,0 +1,78 @@
+"""One command for the service benchmarks (issue 9): python bench/run.py [--rows 100000] [--seconds 5]
+
+Starts the service on a prepared database in its own process and measures, in the same run, a bare
+Flask endpoint on the same server as the baseline. Prints throughput ratios and latencies against
+the targets, and writes bench/results/latest.json.
+"""
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import scenarios  # noqa: E402
+from bench.common import Server, drive  # noqa: E402
+from bench.seed import seed  # noqa: E402
+
+TARGETS = [
+    # (label, measured key, kind, goal)
+    ("agent task creation throughput", "create_task", "ratio", 0.5),
+    ("task detail throughput", "task_detail", "ratio", 0.6),
+    ("feedback creation throughput", "create_feedback", "ratio", 0.5),
+    ("list 50 of N tasks p50 (ms)", "list_tasks", "p50", 40),
+    ("feedback keyword page p50 (ms)", "feedback_keyword", "p50", 50),
+]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000, help="tasks and feedback rows to prepare")
+    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput scenario")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--mixed-seconds", type=float, default=30.0,
+                        help="mixed load before reading the server's RSS (600 for the 10-minute figure)")
+    args = parser.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="review-bench-"))
+    started = time.perf_counter()
+    ids = seed(work / "instance", work / "uploads", args.rows)
+    print(f"prepared {args.rows:,} tasks and {args.rows:,} feedback rows in {time.perf_counter() - started:.1f} s")
+    server = Server(work / "instance", work / "uploads")
+    results = {}
+    try:
+        plan = scenarios.build(server.port, ids)
+        for name, (make_request, connections) in plan.items():
+            results[name] = drive(server.port, make_request, connections or args.connections, args.seconds)
+        results["mixed"] = drive(server.port, scenarios.mixed(plan), args.connections, args.mixed_seconds)
+        results["rss_mb"] = server.rss_mb()
+    finally:
+        server.stop()
+
+    base = results["bare"]["rps"]
+    print(f"\nbaseline bare endpoint: {base:,.0f} req/s, p50 {results['bare']['p50']:.2f} ms")
+    print(f"{'scenario':34} {'req/s':>9} {'ratio':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
+    for name, result in results.items():
+        if isinstance(result, dict):
+            print(f"{name:34} {result['rps']:9,.0f} {result['rps'] / base:6.2f} {result['p50']:8.2f} "
+                  f"{result['p99']:8.2f} {result['errors']:6d}")
+    print(f"\nserver RSS after {args.mixed_seconds:.0f} s of mixed load: {results['rss_mb']:.0f} MB (goal <= 150 MB)")
+    print("\ntargets:")
+    failed = 0
+    for label, key, kind, goal in TARGETS:
+        value = results[key]["rps"] / base if kind == "ratio" else results[key][kind]
+        ok = value >= goal if kind == "ratio" else value <= goal
+        failed += not ok
+        print(f"  {'ok  ' if ok else 'MISS'} {label}: {value:.2f} (goal {'>=' if kind == 'ratio' else '<='} {goal})")
+    errors = sum(r["errors"] for r in results.values() if isinstance(r, dict))
+    print(f"  {'ok  ' if errors == 0 else 'MISS'} errors across all scenarios: {errors}")
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps({"rows": args.rows, "results": results}, indent=2))
+    return 1 if failed or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
