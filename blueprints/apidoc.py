@@ -84,6 +84,11 @@ def api(*, body=None, query=None, form=None, responses=None, summary=None, tags=
     """
 
     def decorator(view):
+        guard = view.__dict__.get("_guard")
+        if guard is not None:
+            # Credentials are checked before input: re-apply the guard above the validation.
+            return guard(decorator(view.__wrapped__))
+
         @wraps(view)
         def wrapper(*args, **kwargs):
             if query is not None:

@@ -42,8 +42,10 @@ def agent_token_valid():
     return token_matches(request.headers.get("x-review-agent-token"), tokens)
 
 
-def _document(view, scheme):
-    view.__dict__.setdefault("_auth", []).append(scheme)
+def _document(view, scheme, guard):
+    """Record the security scheme for OpenAPI, and the guard so @api can stay beneath it."""
+    view._auth = [*view.__dict__.get("_auth", []), scheme]
+    view._guard = guard
 
 
 def admin_required(permission=None):
@@ -57,7 +59,7 @@ def admin_required(permission=None):
             g.actor = ("admin", current_admin(permission).username)
             return view(*args, **kwargs)
 
-        _document(wrapper, "adminSession")
+        _document(wrapper, "adminSession", decorator)
         return wrapper
 
     return decorator
@@ -73,7 +75,7 @@ def agent_required(view):
         g.actor = ("agent", None)
         return view(*args, **kwargs)
 
-    _document(wrapper, "agentToken")
+    _document(wrapper, "agentToken", agent_required)
     return wrapper
 
 
@@ -89,8 +91,8 @@ def agent_or_admin(permission="review"):
                 g.actor = ("admin", current_admin(permission).username)
             return view(*args, **kwargs)
 
-        _document(wrapper, "agentToken")
-        _document(wrapper, "adminSession")
+        _document(wrapper, "agentToken", decorator)
+        wrapper._auth.append("adminSession")
         return wrapper
 
     return decorator
@@ -108,5 +110,5 @@ def client_required(view):
         g.feedback_channel = channel
         return view(*args, **kwargs)
 
-    _document(wrapper, "clientToken")
+    _document(wrapper, "clientToken", client_required)
     return wrapper

@@ -4,12 +4,17 @@ from datetime import timedelta
 
 import pytest
 from flask import Blueprint
+from marshmallow import Schema, fields
 
 from blueprints.apidoc import api
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
 from models import AdminUser, LoginAttempt, db
 from services import auth
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
+
+
+class NameSchema(Schema):
+    name = fields.String(required=True)
 
 
 @pytest.fixture
@@ -39,6 +44,18 @@ def guarded(make_app):
         @agent_required
         def agent_probe():
             return {"ok": True}
+
+        @probe.post("/api/probe/agent-body")
+        @api(body=NameSchema)
+        @agent_required
+        def agent_body_probe(body):
+            return body
+
+        @probe.post("/api/probe/agent-body-guard-first")
+        @agent_required
+        @api(body=NameSchema)
+        def agent_body_guard_first(body):
+            return body
 
         @probe.get("/api/probe/either")
         @agent_or_admin("review")
@@ -290,3 +307,17 @@ def test_bootstrap_admin_from_settings(make_app):
     login(client, "boot", "bootstrap-password")
     with db.connection_context():
         assert AdminUser.get(AdminUser.username == "boot").permissions == "feedback,review"
+
+
+@pytest.mark.parametrize("path", ["/api/probe/agent-body", "/api/probe/agent-body-guard-first"])
+def test_credentials_are_checked_before_input(guarded, path):
+    app = guarded()
+    client = app.test_client()
+    assert_error(client.post(path, json={"wrong": 1}), 401, "unauthorized")
+    headers = {"x-review-agent-token": AGENT_TOKEN}
+    assert_error(client.post(path, json={"wrong": 1}, headers=headers), 400, "validation_error")
+    assert client.post(path, json={"name": "x"}, headers=headers).get_json() == {"name": "x"}
+    document = client.get("/api/openapi.json").get_json()
+    operation = document["paths"][path]["post"]
+    assert operation["security"] == [{"agentToken": []}]
+    assert "requestBody" in operation
