@@ -114,8 +114,9 @@ def full_crop(asset):
 
 
 def image_post_selections(images):
-    return {"title": "今天的晨练", "description": "早上六点的操场", "images": [{"assetId": a["assetId"]} for a in images],
-            "coverCrop": full_crop(images[0]), "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+    return {"title": "今天的晨练", "description": "早上六点的操场",
+            "images": [{"assetId": a["assetId"]} for a in images], "coverCrop": full_crop(images[0]),
+            "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
 
 
 def approve_image_post(images, action="approve_without_publish", **extra):

@@ -1,0 +1,328 @@
+"""Admin decisions: approval rules 1-2 and 6-9, rejection rules 3-5, states, If-Match, the outbox row."""
+import pytest
+
+from models import OutboxMessage, db
+from tests.conftest import assert_error
+from tests.review_helpers import (
+    approve_article,
+    approve_image_post,
+    article_payload,
+    article_selections,
+    create_task,
+    decision_url,
+    error_paths,
+    image_post_payload,
+    image_post_selections,
+    locked_except,
+    make_asset,
+)
+
+
+@pytest.fixture
+def article(app, client, agent_headers):
+    cover = make_asset(app, 900, 500)
+    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
+
+
+@pytest.fixture
+def post(app, client, agent_headers):
+    images = [make_asset(app, 600, 800) for _ in range(3)]
+    return create_task(client, agent_headers, image_post_payload(images)), images
+
+
+def outbox_count():
+    with db.connection_context():
+        return OutboxMessage.select().count()
+
+
+@pytest.mark.parametrize("action", ["approve_without_publish", "approve_and_publish"])
+def test_approval_saves_selections_and_derives_the_body_draft(admin_client, article, action):
+    task, cover = article
+    response = admin_client.post(decision_url(task), json=approve_article(task, cover, action))
+    assert response.status_code == 200, response.get_json()
+    done = response.get_json()
+    assert done["status"] == "approved" and done["version"] == 2 and response.headers["ETag"] == '"2"'
+    assert done["selections"] == article_selections(task, cover)
+    assert done["bodyDraft"] == {"markdown": task["candidates"]["bodyOptions"][0]["content"],
+                                 "sourceBodyCandidateId": "opt-a",
+                                 "sourceBodyCandidate": task["candidates"]["bodyOptions"][0]["content"],
+                                 "bodyEditedFromCandidate": False}
+    assert "manualOverrides" not in done and done["publishJobs"] == []
+    event = done["timeline"][-1]
+    assert (event["type"], event["actor"], event["actorName"], event["data"]) == (
+        "approved", "admin", "admin", {"action": action})
+    assert outbox_count() == 0
+
+
+def test_image_post_approval(admin_client, post):
+    task, images = post
+    response = admin_client.post(decision_url(task), json=approve_image_post(images))
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["selections"]["coverCrop"]["assetId"] == images[0]["assetId"]
+    assert "bodyDraft" not in response.get_json()
+
+
+def _article_case(change):
+    def build(task, cover):
+        body = approve_article(task, cover)
+        change(body, task, cover)
+        return body
+    return build
+
+
+ARTICLE_RULES = {
+    "no action": (lambda b, t, c: b.pop("action"), "action"),
+    "unknown action": (lambda b, t, c: b.update(action="publish_now"), "action"),
+    "no selections": (lambda b, t, c: b.pop("selections"), "selections"),
+    "no title": (lambda b, t, c: b["selections"].pop("title"), "selections.title"),
+    "blank body": (lambda b, t, c: b["selections"].update(body=" "), "selections.body"),
+    "no cover": (lambda b, t, c: b["selections"].pop("coverImage"), "selections.coverImage"),
+    "unknown cover": (lambda b, t, c: b["selections"].update(coverImage={"assetId": "nope"}), "selections.coverImage"),
+    "cover url not an asset": (lambda b, t, c: b["selections"].update(coverImage="https://example.com/x.png"),
+                               "selections.coverImage"),
+    "summary over 100": (lambda b, t, c: b["selections"].update(summary="字" * 101), "selections.summary"),
+    "title over 64": (lambda b, t, c: b["selections"].update(title="t" * 65), "selections.title"),
+    "image_post field": (lambda b, t, c: b["selections"].update(description="d"), "selections.description"),
+    "unknown field": (lambda b, t, c: b["selections"].update(theme="x"), "selections.theme"),
+    "body image not an asset": (lambda b, t, c: b["selections"].update(body="![x](https://example.com/a.png)"),
+                                "selections.body"),
+    "bodyImages unknown": (lambda b, t, c: b["selections"].update(bodyImages=["/uploads/review/none.png"]),
+                           "selections.bodyImages.0"),
+    "edited body without draft": (lambda b, t, c: b["selections"].update(body="自己写的正文"), "bodyDraft"),
+    "draft without source id": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"]}),
+                                "bodyDraft.sourceBodyCandidateId"),
+    "draft with unknown source": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"],
+                                                                      "sourceBodyCandidateId": "zzz"}),
+                                  "bodyDraft.sourceBodyCandidateId"),
+    "draft differs from body": (lambda b, t, c: b.update(bodyDraft={"markdown": "其他",
+                                                                    "sourceBodyCandidateId": "opt-a"}),
+                                "bodyDraft.markdown"),
+    "draft edited flag wrong": (lambda b, t, c: (b["selections"].update(body="改过"), b.update(bodyDraft={
+        "markdown": "改过", "sourceBodyCandidateId": "opt-a", "bodyEditedFromCandidate": False})),
+                                "bodyDraft.bodyEditedFromCandidate"),
+    "draft unknown theme": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"],
+                                                                "sourceBodyCandidateId": "opt-a",
+                                                                "themeTemplate": "neon"}),
+                            "bodyDraft.themeTemplate"),
+    "body override without edit": (lambda b, t, c: b.update(manualOverrides={"body": {
+        "basedOnCandidateId": "opt-a", "value": b["selections"]["body"]}}), "manualOverrides.body"),
+    "title override value differs": (lambda b, t, c: b.update(manualOverrides={"title": {
+        "basedOn": "芯片的未来在哪里", "value": "别的标题"}}), "manualOverrides.title.value"),
+    "override key of image_post": (lambda b, t, c: b.update(manualOverrides={"description": {
+        "basedOn": "a", "value": "a"}}), "manualOverrides.description"),
+    "rejection fields on approval": (lambda b, t, c: b.update(rejectionReason="other"), "rejectionReason"),
+}
+
+
+@pytest.mark.parametrize("name", list(ARTICLE_RULES))
+def test_each_article_decision_rule(admin_client, article, name):
+    task, cover = article
+    change, path = ARTICLE_RULES[name]
+    body = _article_case(change)(task, cover)
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert path in error["details"], error["details"]
+    after = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
+    assert after["status"] == "pending_review" and after["version"] == 1
+
+
+def test_cover_ratio_bounds_come_from_settings(make_app, agent_headers):
+    from tests.conftest import create_admin, login
+
+    app = make_app(REVIEW_COVER_RATIO_MIN=1.5, REVIEW_COVER_RATIO_MAX=2.0)
+    client = app.test_client()
+    create_admin()
+    login(client)
+    square, wide = make_asset(app, 600, 600), make_asset(app, 1000, 500)
+    task = create_task(client, agent_headers, article_payload())
+    error = assert_error(client.post(decision_url(task), json=approve_article(task, square)), 400, "validation_error")
+    assert "between 1.5 and 2.0" in error["details"]["selections.coverImage"][0]
+    assert client.post(decision_url(task), json=approve_article(task, wide)).status_code == 200
+
+
+def test_edits_are_recorded_in_overrides_and_urls_equal_asset_ids(app, admin_client, article):
+    task, cover = article
+    inline = make_asset(app, 300, 300)
+    body = approve_article(task, cover)
+    edited = task["candidates"]["bodyOptions"][1]["content"] + f"\n\n![图]({inline['url']})"
+    body["selections"].update(title="芯片的未来（修订）", body=edited, coverImage=cover["url"],
+                              bodyImages=[inline["url"]])
+    body["bodyDraft"] = {"markdown": edited, "sourceBodyCandidateId": "opt-b", "themeTemplate": "tech-blue"}
+    body["manualOverrides"] = {
+        "title": {"basedOn": "芯片的未来在哪里", "value": "芯片的未来（修订）"},
+        "body": {"basedOnCandidateId": "opt-b", "value": edited},
+        "coverImage": {"basedOn": None, "value": {"assetId": cover["assetId"]}},
+        "bodyImages": {"value": [{"assetId": inline["assetId"]}]},
+    }
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    done = response.get_json()
+    assert done["manualOverrides"]["title"] == {"basedOn": "芯片的未来在哪里", "value": "芯片的未来（修订）"}
+    assert done["selections"]["title"] == "芯片的未来（修订）"
+    assert done["bodyDraft"]["bodyEditedFromCandidate"] is True
+    assert done["bodyDraft"]["sourceBodyCandidate"] == task["candidates"]["bodyOptions"][1]["content"]
+    assert done["bodyDraft"]["themeTemplate"] == "tech-blue"
+
+
+def _post_case(change):
+    def build(images):
+        body = approve_image_post(images)
+        change(body, images)
+        return body
+    return build
+
+
+def _crop(**box):
+    return lambda b, i: b["selections"]["coverCrop"]["cropPercentList"][0].update(box)
+
+
+POST_RULES = {
+    "no commentSettings": (lambda b, i: b["selections"].pop("commentSettings"), "selections.commentSettings"),
+    "no coverCrop": (lambda b, i: b["selections"].pop("coverCrop"), "selections.coverCrop"),
+    "no description": (lambda b, i: b["selections"].pop("description"), "selections.description"),
+    "no images": (lambda b, i: b["selections"].update(images=[]), "selections.images"),
+    "21 images": (lambda b, i: b["selections"].update(images=[{"assetId": i[0]["assetId"]}] * 21), "selections.images"),
+    "image as url": (lambda b, i: b["selections"]["images"].__setitem__(0, i[0]["url"]), "selections.images.0"),
+    "unknown image": (lambda b, i: b["selections"]["images"].append({"assetId": "nope"}),
+                      "selections.images.3.assetId"),
+    "crop not first image": (lambda b, i: b["selections"]["coverCrop"].update(assetId=i[1]["assetId"]),
+                             "selections.coverCrop.assetId"),
+    "crop ratio literal": (_crop(ratio="16_9"), "selections.coverCrop.cropPercentList.0.ratio"),
+    "crop x1 after x2": (_crop(x1=0.8, x2=0.2), "selections.coverCrop.cropPercentList.0.x2"),
+    "crop outside image": (_crop(y2=1.2), "selections.coverCrop.cropPercentList.0.y2"),
+    "crop as string": (_crop(x1="0"), "selections.coverCrop.cropPercentList.0.x1"),
+    "crop box not 3:4": (_crop(y2=0.95), "selections.coverCrop.cropPercentList.0"),
+    "no crop boxes": (lambda b, i: b["selections"]["coverCrop"].update(cropPercentList=[]),
+                      "selections.coverCrop.cropPercentList"),
+    "article field": (lambda b, i: b["selections"].update(summary="s"), "selections.summary"),
+    "body draft": (lambda b, i: b.update(bodyDraft={"markdown": "x", "sourceBodyCandidateId": "a"}), "bodyDraft"),
+    "images override differs": (lambda b, i: b.update(manualOverrides={"images": {"value": [
+        {"assetId": i[0]["assetId"]}]}}), "manualOverrides.images.value"),
+}
+
+
+@pytest.mark.parametrize("name", list(POST_RULES))
+def test_each_image_post_decision_rule(admin_client, post, name):
+    task, images = post
+    change, path = POST_RULES[name]
+    error = assert_error(admin_client.post(decision_url(task), json=_post_case(change)(images)), 400,
+                         "validation_error")
+    assert path in error["details"], error["details"]
+
+
+def test_crop_box_within_two_percent_of_three_by_four_passes(admin_client, post):
+    task, images = post
+    body = approve_image_post(images)  # 600x800: x 0..1, y 0..0.99 is 600x792 px, 1.0 % off 3:4
+    body["selections"]["coverCrop"]["cropPercentList"] = [{"ratio": "3_4", "x1": 0, "y1": 0.01, "x2": 1, "y2": 1}]
+    assert admin_client.post(decision_url(task), json=body).status_code == 200
+
+
+def test_selections_are_checked_before_action_specific_fields(admin_client, article):
+    task, cover = article
+    body = {"action": "reject_rework", "rejectedElements": ["title"],
+            "selections": {"title": "t", "summary": "s", "body": "b"}}
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert "selections.coverImage" in error["details"]
+    assert "rejectionReason" not in error["details"] and "lockedSelections" not in error["details"]
+
+
+def _reject(task, cover, rejected, **extra):
+    selections = article_selections(task, cover)
+    return {"action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
+            "selections": selections, "lockedSelections": locked_except(selections, rejected), **extra}
+
+
+REJECTION_RULES = {
+    "no reason": (lambda b: b.pop("rejectionReason"), "rejectionReason"),
+    "unknown reason": (lambda b: b.update(rejectionReason="boring"), "rejectionReason"),
+    "no locked selections": (lambda b: b.pop("lockedSelections"), "lockedSelections"),
+    "locked overlaps rejected": (lambda b: b["lockedSelections"].update(title="x"), "lockedSelections.title"),
+    "locked misses a field": (lambda b: b["lockedSelections"].pop("summary"), "lockedSelections.summary"),
+    "locked value differs": (lambda b: b["lockedSelections"].update(summary="别的"), "lockedSelections.summary"),
+    "image_post element": (lambda b: b.update(rejectedElements=["description"]), "rejectedElements.0"),
+    "not an element": (lambda b: b.update(rejectedElements=["author"]), "rejectedElements.0"),
+    "incomplete selections": (lambda b: b["selections"].pop("coverImage"), "selections.coverImage"),
+}
+
+
+@pytest.mark.parametrize("name", list(REJECTION_RULES))
+def test_each_rejection_rule(admin_client, article, name):
+    task, cover = article
+    change, path = REJECTION_RULES[name]
+    body = _reject(task, cover, ["title"])
+    change(body)
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert path in error["details"], error["details"]
+    assert outbox_count() == 0
+
+
+def test_rejected_images_need_the_crop_rejected_too(admin_client, post):
+    task, images = post
+    selections = image_post_selections(images)
+    body = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": ["images"],
+            "selections": selections, "lockedSelections": locked_except(selections, ["images"])}
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert "rejectedElements" in error["details"]
+
+
+def test_field_level_rejection_keeps_the_faulty_value_and_notifies(admin_client, article):
+    task, cover = article
+    body = _reject(task, cover, ["summary"], rejectionNote="摘要太长")
+    body["selections"]["summary"] = "长" * 110  # over the approval limit: that is why it is rejected
+    body["lockedSelections"] = locked_except(body["selections"], ["summary"])
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    done = response.get_json()
+    assert done["status"] == "rejected_rework" and done["rejectedElements"] == ["summary"]
+    assert done["lockedSelections"] == locked_except(body["selections"], ["summary"])
+    assert (done["rejectionReason"], done["rejectionNote"]) == ("style_mismatch", "摘要太长")
+    assert done["timeline"][-1]["type"] == "rejected"
+    assert done["timeline"][-1]["data"]["rejectedElements"] == ["summary"]
+    with db.connection_context():
+        message = OutboxMessage.get()
+    assert message.payload["data"] == {
+        "taskId": task["id"], "publicAccount": "silicon-rise", "contentType": "article", "topic": task["topic"],
+        "rejectedElements": ["summary"], "rejectionReason": "style_mismatch", "rejectionNote": "摘要太长"}
+
+
+def test_whole_task_rejection_needs_no_selections(admin_client, article):
+    task, _cover = article
+    body = {"action": "reject_rework", "rejectionReason": "content_quality"}
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["rejectedElements"] == [] and "lockedSelections" not in response.get_json()
+    assert outbox_count() == 1
+
+
+def test_decisions_only_from_pending_review(admin_client, article):
+    task, cover = article
+    assert admin_client.post(decision_url(task), json=approve_article(task, cover)).status_code == 200
+    for body in (approve_article(task, cover), {"action": "reject_rework", "rejectionReason": "other"}):
+        assert_error(admin_client.post(decision_url(task), json=body), 409, "invalid_state")
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["version"] == 2
+    assert outbox_count() == 0
+
+
+def test_if_match_is_honoured(admin_client, article):
+    task, cover = article
+    stale = admin_client.post(decision_url(task), json=approve_article(task, cover), headers={"If-Match": '"7"'})
+    error = assert_error(stale, 412, "precondition_failed")
+    assert error["details"]["currentVersion"] == ["1"]
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["status"] == "pending_review"
+    bad = admin_client.post(decision_url(task), json=approve_article(task, cover), headers={"If-Match": "soon"})
+    assert_error(bad, 400, "validation_error")
+    good = admin_client.post(decision_url(task), json=approve_article(task, cover), headers={"If-Match": '"1"'})
+    assert good.status_code == 200 and good.headers["ETag"] == '"2"'
+
+
+def test_decision_auth_and_unknown_task(client, admin_client, agent_headers, article):
+    task, cover = article
+    assert_error(client.post(decision_url(task), json=approve_article(task, cover), headers=agent_headers),
+                 401, "unauthorized")
+    assert_error(client.post("/api/review/tasks/nope/decision", json={}), 401, "unauthorized")
+    assert_error(admin_client.post("/api/review/tasks/nope/decision", json=approve_article(task, cover)),
+                 404, "not_found")
+    cross = admin_client.post(decision_url(task), json=approve_article(task, cover),
+                              headers={"Origin": "https://evil.example"})
+    assert_error(cross, 403, "forbidden")
+    assert error_paths(admin_client.post(decision_url(task), json={"action": "approve_without_publish",
+                                                                   "extra": 1})) == {"extra"}
