@@ -3,6 +3,7 @@ from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
+from models.publishing import PublishLock  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
 from models.users import AdminUser, LoginAttempt  # noqa: F401
 
@@ -16,5 +17,6 @@ ALL_MODELS = [
     ReviewTask,
     TimelineEvent,
     PublishJob,
+    PublishLock,
     IdempotencyKey,
 ]

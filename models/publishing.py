@@ -1,0 +1,18 @@
+"""The per-task publish claim: at most one publish of a task runs at a time (CONTRACT §5).
+
+A row exists while a publish of the task is between its two transactions (the platform calls run
+with no transaction open). It is a row, not a thread lock, so it holds across threads and server
+processes; `heartbeat_at` is renewed before every platform call, and a row whose heartbeat is
+older than the stale limit (a crashed process) may be taken over.
+"""
+import peewee
+
+from models.base import BaseModel
+from models.review import ReviewTask
+
+
+class PublishLock(BaseModel):
+    task = peewee.ForeignKeyField(ReviewTask, unique=True, on_delete="CASCADE")
+    job_id = peewee.CharField(max_length=64)  # the job that holds the claim
+    created_at = peewee.CharField(max_length=32)
+    heartbeat_at = peewee.CharField(max_length=32)

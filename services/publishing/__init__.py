@@ -1,0 +1,9 @@
+"""Publishing approved tasks as drafts on the WeChat platform (spec: publish-jobs, retry; CONTRACT §5).
+
+    publish_task(task_id, trigger_mode, actor_name, config, if_match=None) -> ReviewTask row
+    retry_job(task_id, job_id, actor_name, config, if_match=None)         -> ReviewTask row
+
+`config` is a plain dict of settings (the Flask config). Modules: snapshot (frozen content),
+images (uploads, cached per asset and account), pipeline (the platform calls), jobs (lifecycle).
+"""
+from services.publishing.jobs import publish_task, retry_job  # noqa: F401

@@ -1,0 +1,201 @@
+"""Publish jobs: claim, call the platform with no transaction open, record the outcome.
+
+    1. One IMMEDIATE transaction: If-Match, preconditions (409 invalid_state), the task's publish
+       claim (409 publish_in_progress), the snapshot, the job row; commit.
+    2. The platform calls (services/publishing/pipeline.py), no transaction open.
+    3. One IMMEDIATE transaction: job succeeded/failed with finishedAt, task published or still
+       approved (version + 1), timeline publish_succeeded/publish_failed, claim released.
+
+There are no intermediate job states (spec). The row written in step 1 therefore already says
+`failed`, with a lastError explaining that the publish has not finished: if the process dies
+during step 2 that record stays true and can be retried once the claim goes stale.
+"""
+import logging
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+from models import immediate
+from models.publishing import PublishLock
+from models.review import PublishJob, ReviewTask
+from services.errors import Conflict, NotFound
+from services.ids import iso, new_id, now_iso, utcnow
+from services.platform_client import PlatformError, client_for
+from services.publishing.images import JobImages, PublishFailed
+from services.publishing.pipeline import publish_snapshot
+from services.publishing.snapshot import SnapshotError, build_snapshot
+from services.rendering import ContentTooLarge
+from services.review import add_event, fire, load_for_update, save_task
+from services.settings import split_list
+
+log = logging.getLogger(__name__)
+TRIGGER_MODES = ("manual", "auto_after_approval")
+MIN_STALE_AFTER = timedelta(minutes=5)
+MAX_ERROR_LENGTH = 500
+
+
+@dataclass
+class Claim:
+    task_pk: int
+    account: str
+    content_type: str
+    job_id: str
+    snapshot: dict | None
+    draft_media_id: str | None  # of the task's last succeeded job: that draft is updated
+    problem: str | None  # why the job fails before any platform call
+
+
+def publish_task(task_id, trigger_mode, actor_name, config, if_match=None):
+    """Publish the task's current selections as a new job; returns the updated ReviewTask row.
+
+    `trigger_mode` "manual" (POST .../publish-jobs) or "auto_after_approval" (after the
+    approve_and_publish decision has committed). `config` is a plain dict of settings.
+    """
+    if trigger_mode not in TRIGGER_MODES:
+        raise ValueError(f"trigger_mode must be one of {TRIGGER_MODES}")
+    return _execute(_claim(task_id, if_match, config, trigger_mode), actor_name, config)
+
+
+def retry_job(task_id, job_id, actor_name, config, if_match=None):
+    """Publish the snapshot of failed job `job_id` again as a new manual job (attemptCount + 1)."""
+    return _execute(_claim(task_id, if_match, config, "manual", source_job_id=job_id), actor_name, config)
+
+
+def timeout_of(config):
+    return float(config.get("WECHAT_TIMEOUT_SECONDS") or 20)
+
+
+def stale_after(config):
+    """A claim without a heartbeat for this long belongs to a process that died."""
+    return max(MIN_STALE_AFTER, timedelta(seconds=10 * timeout_of(config)))
+
+
+# ---- step 1 -----------------------------------------------------------------------------------
+def _claim(task_id, if_match, config, trigger_mode, source_job_id=None):
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        source = _source_job(task, source_job_id) if source_job_id else None
+        _check_state(task, source)
+        problem = None
+        if source is not None:
+            snapshot = source.snapshot
+        else:
+            overrides = (config.get("WECHAT_THEME_OVERRIDES") or {}).get(task.public_account)
+            try:
+                snapshot = build_snapshot(task, overrides)
+            except SnapshotError as exc:
+                if trigger_mode == "manual":
+                    raise Conflict(str(exc), {"status": [task.status]}, code="invalid_state") from None
+                # The approval has committed already: the job records why it could not run.
+                snapshot, problem = None, str(exc)
+        job_id, now = new_id(), now_iso()
+        _take_lock(task, job_id, now, stale_after(config))
+        PublishJob.create(
+            job_id=job_id, task=task, status="failed", trigger_mode=trigger_mode,
+            attempt_count=source.attempt_count + 1 if source else 1, retry_of=source.job_id if source else None,
+            queued_at=now, started_at=now, snapshot=snapshot,
+            last_error=f"publish started at {now} has not finished: still running, or the service stopped "
+                       "during it (retry it if this stays)")
+        save_task(task)
+        return Claim(task.id, task.public_account, task.content_type, job_id, snapshot, _last_draft(task), problem)
+
+
+def _source_job(task, job_id):
+    job = PublishJob.get_or_none((PublishJob.job_id == job_id) & (PublishJob.task == task))
+    if job is None:
+        raise NotFound(f"task {task.task_id} has no publish job {job_id}")
+    if job.status != "failed":
+        raise Conflict(f"only a failed job can be retried; job {job_id} {job.status}",
+                       {"jobStatus": [job.status]}, code="invalid_state")
+    if job.snapshot is None:
+        raise Conflict(f"job {job_id} failed before its snapshot was built; publish the task again instead",
+                       {"jobId": [job_id]}, code="invalid_state")
+    return job
+
+
+def _check_state(task, source):
+    if task.status == "approved":
+        return
+    what = "retried" if source else "published"
+    if task.status == "published":
+        message = f"the task is already published; it cannot be {what} again"
+    else:
+        message = f"only an approved task can be {what}; this task is {task.status}"
+    raise Conflict(message, {"status": [task.status]}, code="invalid_state")
+
+
+def _take_lock(task, job_id, now, stale_limit):
+    lock = PublishLock.get_or_none(PublishLock.task == task)
+    if lock is not None and lock.heartbeat_at > iso(utcnow() - stale_limit):
+        raise Conflict(f"a publish of this task is already running (job {lock.job_id}, started at "
+                       f"{lock.created_at}); wait for it to finish and read the task again",
+                       {"jobId": [lock.job_id]}, code="publish_in_progress")
+    if lock is not None:
+        log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
+                    task.task_id, lock.job_id, lock.heartbeat_at)
+        lock.delete_instance()
+    PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now)
+
+
+def _last_draft(task):
+    job = (PublishJob.select().where((PublishJob.task == task) & (PublishJob.status == "succeeded")
+                                     & PublishJob.draft_media_id.is_null(False))
+           .order_by(PublishJob.finished_at.desc(), PublishJob.id.desc()).first())
+    return job.draft_media_id if job else None
+
+
+# ---- step 2 -----------------------------------------------------------------------------------
+def _execute(claim, actor_name, config):
+    draft_media_id, error = None, claim.problem
+    if error is None:
+        try:
+            client = client_for(claim.account, config, timeout=timeout_of(config))
+            images = JobImages(client, uploads_root=config["REVIEW_UPLOADS_PATH"],
+                               remote_hosts=split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS")),
+                               timeout=timeout_of(config), touch=lambda: _heartbeat(claim))
+            draft_media_id = publish_snapshot(images, claim.content_type, claim.snapshot, claim.draft_media_id)
+        except (PlatformError, PublishFailed, ContentTooLarge) as exc:
+            error = str(exc)
+        except Exception as exc:  # a bug must not leave the task claimed: record it, log the trace
+            log.exception("publish job %s failed unexpectedly", claim.job_id)
+            error = f"unexpected {type(exc).__name__} while publishing; the service log has the details"
+    return _finish(claim, actor_name, draft_media_id, error)
+
+
+def _heartbeat(claim):
+    PublishLock.update(heartbeat_at=now_iso()).where(
+        (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
+
+
+def one_line(text):
+    text = re.sub(r"\s+", " ", str(text)).strip() or "publish failed without a message"
+    return text if len(text) <= MAX_ERROR_LENGTH else text[:MAX_ERROR_LENGTH - 1] + "…"
+
+
+# ---- step 3 -----------------------------------------------------------------------------------
+def _finish(claim, actor_name, draft_media_id, error):
+    with immediate():
+        task = ReviewTask.get_or_none(ReviewTask.id == claim.task_pk)
+        job = PublishJob.get_or_none(PublishJob.job_id == claim.job_id)
+        if task is None or job is None:
+            raise NotFound("the task was deleted while it was being published")
+        job.finished_at = now_iso()
+        data = {"jobId": job.job_id, "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count}
+        if job.retry_of:
+            data["retryOf"] = job.retry_of
+        if error is None:
+            job.status, job.draft_media_id, job.last_error = "succeeded", draft_media_id, None
+            trigger, data["draftMediaId"] = "publish_succeeded", draft_media_id
+        else:
+            job.status, job.last_error = "failed", one_line(error)
+            trigger, data["lastError"] = "publish_failed", job.last_error
+        job.save()
+        if task.status == "approved":
+            fire(task, trigger, "admin", actor_name, {trigger: data})
+        else:  # the claim was taken over meanwhile and the task moved on: only record what happened
+            add_event(task, trigger, "admin", actor_name, data)
+        save_task(task)
+        PublishLock.delete().where((PublishLock.task == task) & (PublishLock.job_id == job.job_id)).execute()
+    log.info("task %s: publish job %s %s%s", task.task_id, job.job_id, job.status,
+             f" ({job.last_error})" if job.last_error else "")
+    return task

@@ -1,0 +1,93 @@
+"""The platform calls of one publish: images, the draft body, then draft/add or draft/update.
+
+Runs with no database transaction open (only short cache writes between calls). Raises
+PlatformError, images.PublishFailed or ContentTooLarge, each one line for the job's lastError.
+
+Article draft (CONTRACT §5): title, author, digest, content, thumb_media_id; content is the
+snapshot's Markdown rendered again with the uploadimg URLs in place of the local ones.
+Image post: article_type newspic, title, content (the description as plain text),
+image_info.image_list, cover_info.crop_percent_list (coordinates as strings), comment flags 0/1.
+"""
+import logging
+
+from services.platform_client import PlatformError
+from services.publishing.images import JobImages
+from services.rendering import check_size, image_urls, render_article
+
+log = logging.getLogger(__name__)
+INVALID_MEDIA_ID = 40007
+
+
+def publish_snapshot(images: JobImages, content_type, snapshot, draft_media_id=None):
+    """Create (or update) the draft of `snapshot` on the platform; returns the draft's media_id.
+
+    `draft_media_id`: the draft of the task's last succeeded job, updated in place when given.
+    """
+    if content_type == "image_post":
+        article = image_post_article(images, snapshot)
+    else:
+        article = news_article(images, snapshot)
+    return save_draft(images, article, draft_media_id)
+
+
+def news_article(images, snapshot):
+    thumb_media_id = images.material_id(images.asset(snapshot["coverImage"], "cover image"))
+    image_map = {}
+    for src in image_urls(snapshot["bodyMarkdown"]):
+        image_map[src] = images.body_url(images.asset(src, "body image"))
+    html = render_article(snapshot["bodyMarkdown"], snapshot["themeTemplate"], snapshot["themeConfig"], image_map)
+    check_size(html)  # before the draft call: the platform would answer 45002 with less to go on
+    article = {"title": snapshot["title"]}
+    if snapshot.get("author"):
+        article["author"] = snapshot["author"]
+    article.update({"digest": snapshot.get("summary") or "", "content": html, "thumb_media_id": thumb_media_id})
+    return article
+
+
+def image_post_article(images, snapshot):
+    media_ids = []
+    for index, image in enumerate(snapshot["images"]):
+        asset = images.asset({"assetId": image["assetId"]}, f"image {index + 1}")
+        media_ids.append(images.material_id(asset))
+    settings = snapshot["commentSettings"]
+    return {
+        "article_type": "newspic",
+        "title": snapshot["title"],
+        "content": snapshot["description"],
+        "image_info": {"image_list": [{"image_media_id": media_id} for media_id in media_ids]},
+        "cover_info": {"crop_percent_list": [crop_box(box) for box in snapshot["coverCrop"]["cropPercentList"]]},
+        "need_open_comment": 1 if settings["needOpenComment"] else 0,
+        "only_fans_can_comment": 1 if settings["onlyFansCanComment"] else 0,
+    }
+
+
+def crop_box(box):
+    """{"ratio": "3_4", "x1": "0.1", ...}: the platform takes coordinates as strings."""
+    return {"ratio": box["ratio"], **{key: coordinate(box[key]) for key in ("x1", "y1", "x2", "y2")}}
+
+
+def coordinate(value):
+    """0.1 -> "0.1", 1 -> "1", 1/3 -> "0.333333" (at most 6 decimals, no trailing zeros)."""
+    text = f"{float(value):.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def save_draft(images, article, draft_media_id):
+    """draft/update of an existing draft (40007: it is gone, so draft/add), else draft/add."""
+    if draft_media_id:
+        images.touch()
+        try:
+            images.client.update_draft(draft_media_id, 0, article)
+            return draft_media_id
+        except PlatformError as exc:
+            if exc.errcode != INVALID_MEDIA_ID:
+                raise
+            log.info("platform %s: draft %s is gone (40007); adding a new one", images.account, draft_media_id)
+    images.touch()
+    try:
+        return images.client.add_draft([article])
+    except PlatformError as exc:
+        if exc.errcode == INVALID_MEDIA_ID:
+            # A cached material was deleted on the platform: the next attempt uploads it again.
+            images.forget_materials()
+        raise

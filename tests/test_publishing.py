@@ -1,0 +1,292 @@
+"""Publishing article drafts against the fake platform over real HTTP (spec: publish-jobs; CONTRACT §5).
+
+The other tests/test_publishing_*.py modules import the fixtures and builders defined here.
+"""
+import pytest
+
+from fakeplatform import FakePlatform
+from models import db
+from models.platform import PlatformUpload
+from services.rendering import render_article
+from tests.conftest import assert_error
+from tests.review_helpers import (
+    approve_article,
+    approve_image_post,
+    article_payload,
+    body_option,
+    create_task,
+    decision_url,
+    make_asset,
+)
+
+ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
+            "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
+ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
+SNAPSHOT_KEYS = {"title", "author", "summary", "themeTemplate", "themeConfig", "bodyMarkdown", "bodyHtml",
+                 "bodyImages", "coverImage", "sourceBodyCandidate", "bodyEditedFromCandidate"}
+
+
+@pytest.fixture
+def fake():
+    platform = FakePlatform(dict(ACCOUNTS.values()))
+    platform.start()
+    yield platform
+    platform.stop()
+
+
+def platform_settings(fake, accounts=tuple(ACCOUNTS), **extra):
+    settings = {"WECHAT_API_BASE": fake.base_url, "WECHAT_TIMEOUT_SECONDS": 5}
+    for account in accounts:
+        prefix = "WECHAT_" + account.upper().replace("-", "_")
+        settings[prefix + "_APPID"], settings[prefix + "_SECRET"] = ACCOUNTS[account]
+    settings.update(extra)
+    return settings
+
+
+@pytest.fixture
+def app(make_app, fake):
+    """The service pointed at the fake platform, with credentials of both accounts."""
+    application = make_app(**platform_settings(fake))
+    yield application
+    if not db.is_closed():
+        db.close()
+
+
+# ---- builders -----------------------------------------------------------------------------------
+def publish_url(task):
+    return f"/api/review/tasks/{task['id']}/publish-jobs"
+
+
+def retry_url(task, job):
+    return f"/api/review/tasks/{task['id']}/publish-jobs/{job['id']}/retry"
+
+
+def approved_article(app, admin_client, agent_headers, body=None, action="approve_without_publish",
+                     account="silicon-rise", cover=None, body_draft=None):
+    """An approved article task whose body is `body` (Markdown, may link assets); returns (task, cover)."""
+    cover = cover or make_asset(app, 900, 500)
+    payload = article_payload(publicAccount=account)
+    if body is not None:
+        payload["candidates"]["bodyOptions"] = [body_option("opt-a", body)]
+    task = create_task(admin_client, agent_headers, payload)
+    decision = approve_article(task, cover, action=action)
+    if body_draft is not None:
+        decision["bodyDraft"] = {"sourceBodyCandidateId": "opt-a", "markdown": decision["selections"]["body"],
+                                 **body_draft}
+    response = admin_client.post(decision_url(task), json=decision)
+    assert response.status_code == 200, response.get_data(as_text=True)[:800]
+    return response.get_json(), cover
+
+
+def approved_image_post(app, admin_client, agent_headers, images, action="approve_without_publish", **selections):
+    from tests.review_helpers import image_post_payload
+
+    task = create_task(admin_client, agent_headers, image_post_payload(images))
+    decision = approve_image_post(images, action=action)
+    decision["selections"].update(selections)
+    response = admin_client.post(decision_url(task), json=decision)
+    assert response.status_code == 200, response.get_data(as_text=True)[:800]
+    return response.get_json()
+
+
+def publish(admin_client, task, status=200, **kwargs):
+    response = admin_client.post(publish_url(task), **kwargs)
+    assert response.status_code == status, response.get_data(as_text=True)[:800]
+    return response
+
+
+def file_bytes(app, asset):
+    from pathlib import Path
+
+    return (Path(app.config["REVIEW_UPLOADS_PATH"]) / asset["url"].removeprefix("/uploads/")).read_bytes()
+
+
+def uploadimg_urls(account="silicon-rise"):
+    with db.connection_context():
+        return {row.asset_id: row.url for row in PlatformUpload.select().where(
+            (PlatformUpload.kind == "uploadimg") & (PlatformUpload.account == account))}
+
+
+def only_draft(fake, media_id):
+    assert list(fake.drafts) == [media_id]
+    return fake.drafts[media_id]["articles"]
+
+
+def events_of(task, type_):
+    return [event for event in task["timeline"] if event["type"] == type_]
+
+
+# ---- article drafts -----------------------------------------------------------------------------
+def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(app, admin_client, agent_headers,
+                                                                                fake):
+    first, second = make_asset(app, 300, 200), make_asset(app, 320, 240)
+    body = (f"# 芯片\n\n第一段，见[官网](https://example.com/chips)。\n\n![图一]({first['url']})\n\n"
+            f"中间的文字\n\n![图二]({second['url']})\n\n```python\nprint('hi')\n```\n")
+    task, cover = approved_article(app, admin_client, agent_headers, body=body)
+    version = task["version"]
+
+    response = publish(admin_client, task)
+    published = response.get_json()
+
+    assert published["status"] == "published"
+    assert response.headers["ETag"] == f'"{published["version"]}"'
+    assert published["version"] > version
+    [job] = published["publishJobs"]
+    assert (job["status"], job["triggerMode"], job["attemptCount"], job["taskId"]) == \
+        ("succeeded", "manual", 1, task["id"])
+    assert "lastError" not in job and "retryOf" not in job
+    assert job["queuedAt"] <= job["startedAt"] <= job["finishedAt"]
+    [article] = only_draft(fake, job["draftMediaId"])
+    assert set(article) == ARTICLE_KEYS
+    selections = published["selections"]
+    assert (article["title"], article["author"], article["digest"]) == \
+        (selections["title"], selections["author"], selections["summary"])
+    # the cover became a permanent material holding the cover's bytes
+    assert fake.materials[article["thumb_media_id"]]["data"] == file_bytes(app, cover)
+    # body images went through uploadimg; the content is the snapshot's Markdown rendered with those URLs
+    urls = uploadimg_urls()
+    assert set(urls) == {first["assetId"], second["assetId"]}
+    for asset in (first, second):
+        assert fake.body_images[urls[asset["assetId"]].rsplit("/", 1)[1]] == file_bytes(app, asset)
+    snapshot = job["snapshot"]
+    expected = render_article(body, "default", snapshot["themeConfig"],
+                              {first["url"]: urls[first["assetId"]], second["url"]: urls[second["assetId"]]})
+    assert article["content"] == expected
+    assert "/uploads/" not in article["content"] and "<style" not in article["content"]
+    assert "class=" not in article["content"]
+    # the snapshot keeps the preview render with the local URLs
+    assert set(snapshot) == SNAPSHOT_KEYS
+    assert first["url"] in snapshot["bodyHtml"] and urls[first["assetId"]] not in snapshot["bodyHtml"]
+    assert snapshot["bodyMarkdown"] == body and snapshot["coverImage"] == cover["url"]
+    assert (snapshot["sourceBodyCandidate"], snapshot["bodyEditedFromCandidate"]) == (body, False)
+    assert snapshot["themeTemplate"] == "default"
+    assert {"--primary-color", "--font-size", "--line-height", "--font-family"} <= set(
+        snapshot["themeConfig"]["cssVariables"])
+    [event] = events_of(published, "publish_succeeded")
+    assert event["actor"] == "admin" and event["actorName"] == "admin"
+    assert event["data"]["jobId"] == job["id"] and event["data"]["draftMediaId"] == job["draftMediaId"]
+    # the task as read afterwards says the same
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json() == published
+
+
+def test_theme_template_and_account_overrides_reach_snapshot_and_draft(make_app, fake, agent_headers):
+    from tests.conftest import create_admin, login
+
+    app = make_app(**platform_settings(fake, WECHAT_THEME_OVERRIDES={"silicon-rise": {"--primary-color": "#c0ffee"}}))
+    create_admin()
+    admin_client = app.test_client()
+    login(admin_client)
+    task, _cover = approved_article(app, admin_client, agent_headers, body="# 标题\n\n**重点**内容",
+                                    body_draft={"themeTemplate": "tech-blue",
+                                                "themeConfig": {"cssVariables": {"--font-size": "17px"}}})
+
+    job = publish(admin_client, task).get_json()["publishJobs"][0]
+
+    variables = job["snapshot"]["themeConfig"]["cssVariables"]
+    assert job["snapshot"]["themeTemplate"] == "tech-blue"
+    assert (variables["--primary-color"], variables["--font-size"]) == ("#c0ffee", "17px")
+    [article] = fake.drafts[job["draftMediaId"]]["articles"]
+    assert "#c0ffee" in article["content"] and "17px" in article["content"]
+
+
+def test_token_is_fetched_once_cached_and_refreshed_when_the_platform_rejects_it(app, admin_client, agent_headers,
+                                                                                  fake):
+    tasks = [approved_article(app, admin_client, agent_headers)[0] for _ in range(3)]
+
+    publish(admin_client, tasks[0])
+    publish(admin_client, tasks[1])
+    assert len(fake.requests_to("/stable_token")) == 1  # the second publish used the cached token
+
+    fake.expire_tokens()
+    published = publish(admin_client, tasks[2]).get_json()
+
+    assert published["status"] == "published"
+    calls = [r["json"] for r in fake.requests_to("/stable_token")]
+    assert [call["force_refresh"] for call in calls] == [False, True]
+    assert len(fake.drafts) == 3
+
+
+def test_uploads_are_reused_for_the_same_asset_on_the_same_account(app, admin_client, agent_headers, fake):
+    cover, inline = make_asset(app, 900, 500), make_asset(app, 200, 200)
+    body = f"正文\n\n![图]({inline['url']})"
+    first, _ = approved_article(app, admin_client, agent_headers, body=body, cover=cover)
+    second, _ = approved_article(app, admin_client, agent_headers, body=body, cover=cover)
+
+    one = publish(admin_client, first).get_json()["publishJobs"][0]
+    two = publish(admin_client, second).get_json()["publishJobs"][0]
+
+    assert len(fake.requests_to("/add_material")) == 1
+    assert len(fake.requests_to("/uploadimg")) == 1
+    drafts = [fake.drafts[job["draftMediaId"]]["articles"][0] for job in (one, two)]
+    assert drafts[0]["thumb_media_id"] == drafts[1]["thumb_media_id"]
+    assert drafts[0]["content"] == drafts[1]["content"]
+
+
+def test_a_synced_material_of_the_same_account_is_used_without_uploading(app, admin_client, agent_headers, fake):
+    from services.assets import sync_platform_images
+    from services.platform_client import client_for
+    from tests.review_helpers import png_bytes
+
+    fake.seed_image_material("cover.png", png_bytes(900, 500), appid=ACCOUNTS["silicon-rise"][0])
+    with db.connection_context():
+        sync_platform_images(client_for("silicon-rise", app.config), "silicon-rise")
+        from models import Asset
+
+        synced = Asset.get(Asset.platform_account == "silicon-rise")
+        synced.width, synced.height = 900, 500  # sync does not download; the cover check needs the size
+        synced.save()
+    task, _ = approved_article(app, admin_client, agent_headers, cover={"assetId": synced.asset_id})
+
+    job = publish(admin_client, task).get_json()["publishJobs"][0]
+
+    assert fake.requests_to("/add_material") == []
+    assert fake.drafts[job["draftMediaId"]]["articles"][0]["thumb_media_id"] == synced.platform_media_id
+
+
+# ---- preconditions ------------------------------------------------------------------------------
+def test_only_an_approved_unpublished_task_can_be_published(app, admin_client, agent_headers, fake):
+    cover = make_asset(app, 900, 500)
+    pending = create_task(admin_client, agent_headers, article_payload())
+    assert_error(admin_client.post(publish_url(pending)), 409, "invalid_state")
+
+    task, _ = approved_article(app, admin_client, agent_headers, cover=cover)
+    publish(admin_client, task)
+    error = assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
+    assert "already published" in error["message"]
+
+    assert_error(admin_client.post("/api/review/tasks/no-such-task/publish-jobs"), 404, "not_found")
+    assert len(fake.drafts) == 1
+    after = admin_client.get(f"/api/review/tasks/{pending['id']}").get_json()
+    assert after["publishJobs"] == [] and after["version"] == pending["version"]
+
+
+def test_publish_needs_the_review_permission(app, client, agent_headers, fake):
+    from tests.conftest import create_admin, login
+
+    assert_error(client.post("/api/review/tasks/x/publish-jobs"), 401, "unauthorized")
+    assert_error(client.post("/api/review/tasks/x/publish-jobs/y/retry"), 401, "unauthorized")
+    create_admin("helpdesk", permissions="feedback")
+    login(client, "helpdesk")
+    assert_error(client.post("/api/review/tasks/x/publish-jobs"), 403, "forbidden")
+    assert fake.requests == []
+
+
+def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+
+    assert_error(publish(admin_client, task, 412, headers={"If-Match": f'"{task["version"] - 1}"'}),
+                 412, "precondition_failed")
+    assert fake.requests == []
+    unchanged = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
+    assert unchanged["publishJobs"] == [] and unchanged["version"] == task["version"]
+
+    published = publish(admin_client, task, headers={"If-Match": f'"{task["version"]}"'}).get_json()
+    assert published["status"] == "published"
+
+
+def test_publish_routes_are_in_the_openapi_document(app, client):
+    paths = client.get("/api/openapi.json").get_json()["paths"]
+    for path in ("/api/review/tasks/{task_id}/publish-jobs", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"):
+        assert paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == \
+            {"$ref": "#/components/schemas/Task"}
+        assert paths[path]["post"]["security"] == [{"adminSession": []}]
