@@ -290,3 +290,43 @@ def test_publish_routes_are_in_the_openapi_document(app, client):
         assert paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == \
             {"$ref": "#/components/schemas/Task"}
         assert paths[path]["post"]["security"] == [{"adminSession": []}]
+
+
+# ---- updating an existing draft -----------------------------------------------------------------
+def _approve_again(task):
+    """A published task back in approved (no route does this today; the draft update path needs it)."""
+    from models.review import ReviewTask
+
+    with db.connection_context():
+        ReviewTask.update(status="approved").where(ReviewTask.task_id == task["id"]).execute()
+
+
+def test_a_task_holding_a_succeeded_draft_updates_that_draft(app, admin_client, agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    first = publish(admin_client, task).get_json()["publishJobs"][0]
+    _approve_again(task)
+
+    again = publish(admin_client, task).get_json()
+
+    second = again["publishJobs"][1]
+    assert (second["status"], second["draftMediaId"]) == ("succeeded", first["draftMediaId"])
+    [update] = fake.requests_to("/draft/update")
+    assert set(update["json"]) == {"media_id", "index", "articles"}
+    assert (update["json"]["media_id"], update["json"]["index"]) == (first["draftMediaId"], 0)
+    assert set(update["json"]["articles"]) == ARTICLE_KEYS
+    assert len(fake.requests_to("/draft/add")) == 1 and list(fake.drafts) == [first["draftMediaId"]]
+
+
+def test_an_update_answered_40007_falls_back_to_a_new_draft(app, admin_client, agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    first = publish(admin_client, task).get_json()["publishJobs"][0]
+    del fake.drafts[first["draftMediaId"]]  # deleted by someone in the platform's web console
+    _approve_again(task)
+
+    again = publish(admin_client, task).get_json()
+
+    second = again["publishJobs"][1]
+    assert second["status"] == "succeeded" and again["status"] == "published"
+    assert second["draftMediaId"] != first["draftMediaId"]
+    assert list(fake.drafts) == [second["draftMediaId"]]
+    assert len(fake.requests_to("/draft/update")) == 1 and len(fake.requests_to("/draft/add")) == 2

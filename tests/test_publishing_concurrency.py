@@ -1,0 +1,100 @@
+"""Two publishes of one task at once: one draft, one 409 publish_in_progress (real threaded server)."""
+import threading
+import time
+from datetime import timedelta
+
+import requests
+
+from models import db
+from models.publishing import PublishLock
+from models.review import ReviewTask
+from services.ids import iso, utcnow
+from tests import test_publishing as base
+from tests.conftest import ADMIN_PASSWORD, assert_error
+from tests.review_helpers import live_server
+from tests.test_publishing import approved_article, publish, publish_url
+
+app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+
+
+class Answer:
+    """requests' response in the shape assert_error reads."""
+
+    def __init__(self, response):
+        self.status_code, self._json = response.status_code, response.json()
+        self.text = response.text
+
+    def get_json(self):
+        return self._json
+
+    def get_data(self, as_text=False):
+        return self.text
+
+
+def wait_until(condition, seconds=10):
+    """Poll for a state the test needs (not a timing claim)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_made(app, admin_client,
+                                                                                    agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    other, _ = approved_article(app, admin_client, agent_headers)
+    fake.hang_next("/draft/add", 2)
+    with live_server(app) as base_url:
+        session = requests.Session()
+        login = session.post(f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
+                             allow_redirects=False)
+        assert login.status_code == 303 and "error=" not in login.headers["Location"]
+        answers = {}
+        first = threading.Thread(target=lambda: answers.update(first=session.post(base_url + publish_url(task))))
+        first.start()
+        wait_until(lambda: fake.requests_to("/draft/add"))  # the first publish is inside the platform call
+
+        second = Answer(session.post(base_url + publish_url(task)))
+        # no transaction is held during the platform call: other writes and reads go through meanwhile
+        in_flight = session.get(f"{base_url}/api/review/tasks/{task['id']}").json()
+        other_answer = session.post(base_url + f"/api/review/tasks/{other['id']}/publish-jobs")
+        first.join(timeout=20)
+
+    error = assert_error(second, 409, "publish_in_progress")
+    assert error["details"]["jobId"] == [in_flight["publishJobs"][0]["id"]]
+    assert in_flight["status"] == "approved"
+    assert other_answer.status_code == 200 and other_answer.json()["status"] == "published"
+    done = answers["first"].json()
+    assert answers["first"].status_code == 200 and done["status"] == "published"
+    [job] = done["publishJobs"]
+    assert job["status"] == "succeeded" and job["id"] == in_flight["publishJobs"][0]["id"]
+    # one draft for this task, one for the other task: the refused publish never reached the platform
+    assert len(fake.requests_to("/draft/add")) == 2
+    assert set(fake.drafts) == {job["draftMediaId"], other_answer.json()["publishJobs"][0]["draftMediaId"]}
+    with db.connection_context():
+        assert PublishLock.select().count() == 0  # both claims released
+
+
+def _claim(task, heartbeat_age):
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == task["id"])
+        moment = iso(utcnow() - heartbeat_age)
+        PublishLock.create(task=row, job_id="job-of-a-crashed-process", created_at=moment, heartbeat_at=moment)
+
+
+def test_a_live_claim_refuses_and_a_stale_one_is_taken_over(app, admin_client, agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    _claim(task, timedelta(seconds=30))
+
+    error = assert_error(admin_client.post(publish_url(task)), 409, "publish_in_progress")
+    assert error["details"] == {"jobId": ["job-of-a-crashed-process"]}
+    assert fake.requests == []
+
+    with db.connection_context():
+        PublishLock.delete().execute()
+    _claim(task, timedelta(minutes=6))  # no heartbeat for longer than the stale limit (5 min)
+    published = publish(admin_client, task).get_json()
+
+    assert published["status"] == "published"
+    with db.connection_context():
+        assert PublishLock.select().count() == 0
