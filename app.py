@@ -165,10 +165,22 @@ def create_app(config=None):
 
 
 def main(argv=None):
+    import argparse
+
     import waitress
 
+    parser = argparse.ArgumentParser(prog="python app.py", description="Serve the review service with waitress.")
+    parser.add_argument("--demo", action="store_true",
+                        help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    app = create_app()
+    if args.demo:
+        from cli.demo import build_demo_app
+
+        app, banner = build_demo_app(create_app)
+        print("\n".join(banner), flush=True)
+    else:
+        app = create_app()
     host, port, threads = app.config["HOST"], int(app.config["PORT"]), int(app.config["THREADS"])
     log.info("serving on http://%s:%s with %s threads", host, port, threads)
     waitress.serve(app, host=host, port=port, threads=threads, ident="review")

@@ -1,0 +1,88 @@
+"""`python app.py --demo`: the service with a fake WeChat platform beside it, a demo admin and
+sample data, in a temporary folder, so a newcomer can click through review, publish and triage
+offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
+import atexit
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from models import db
+
+ACCOUNTS = ("silicon-rise", "carbon-fitness")
+DEMO_ADMIN = "demo"
+
+
+def register(app):
+    @app.cli.command("seed-demo")
+    def seed_demo():
+        """Add the sample tasks, library images and feedback (skipped when tasks already exist)."""
+        from services.demo import seed
+
+        with db.connection_context():
+            created = seed(app.config["REVIEW_UPLOADS_PATH"])
+        if not created["tasks"]:
+            raise click.ClickException("this instance already holds review tasks; nothing was added")
+        click.echo(f"added {len(created['tasks'])} tasks, {len(created['feedback'])} feedback records, "
+                   f"{len(created['library'])} library images")
+
+
+def _prefix(account):
+    return "WECHAT_" + account.upper().replace("-", "_")
+
+
+def platform_settings(base_url):
+    """Settings that point both accounts at the fake platform."""
+    settings = {"WECHAT_API_BASE": base_url}
+    for account in ACCOUNTS:
+        settings[_prefix(account) + "_APPID"] = f"wx-demo-{account}"
+        settings[_prefix(account) + "_SECRET"] = f"demo-secret-{account}"
+    return settings
+
+
+def start_fake_platform():
+    """A fake WeChat platform knowing both demo accounts, serving in a thread; (fake, base URL)."""
+    from fakeplatform import FakePlatform
+
+    settings = platform_settings("")
+    fake = FakePlatform(accounts={settings[f"{prefix}_APPID"]: settings[f"{prefix}_SECRET"]
+                                  for prefix in (_prefix(account) for account in ACCOUNTS)})
+    return fake, fake.start()
+
+
+def build_demo_app(create_app):
+    """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit."""
+    fake, base_url = start_fake_platform()
+    folder = Path(tempfile.mkdtemp(prefix="review-demo-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    atexit.register(fake.stop)
+    # The demo never touches a configured instance: explicit paths win over the environment.
+    app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
+                      "DATABASE_URL": "", **platform_settings(base_url)})
+    if not app.config["REVIEW_AGENT_TOKEN"]:
+        app.config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
+    if not app.config["FEEDBACK_CLIENT_TOKENS"]:
+        app.config["FEEDBACK_CLIENT_TOKENS"] = "demo-app=demo-client-" + secrets.token_urlsafe(12)
+    password = secrets.token_urlsafe(12)
+    from services.auth import save_admin
+    from services.demo import seed
+
+    with db.connection_context():
+        save_admin(DEMO_ADMIN, password, "review,feedback")
+        created = seed(app.config["REVIEW_UPLOADS_PATH"], DEMO_ADMIN)
+    url = f"http://{app.config['HOST']}:{app.config['PORT']}"
+    banner = [
+        "",
+        "Demo mode: everything lives in a temporary folder and is removed when you stop the server.",
+        f"  Open        {url}/login",
+        f"  User name   {DEMO_ADMIN}",
+        f"  Password    {password}   (shown only now)",
+        f"  Sample data {len(created['tasks'])} review tasks, {len(created['feedback'])} feedback records, "
+        f"{len(created['library'])} library images",
+        f"  WeChat      fake platform at {base_url} (drafts are kept in memory)",
+        f"  Agent token {app.config['REVIEW_AGENT_TOKEN']}   (header x-review-agent-token)",
+        "",
+    ]
+    return app, banner

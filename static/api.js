@@ -1,0 +1,104 @@
+/* Calls to the JSON API with the admin session cookie, and the API's errors shown in words
+   next to the fields they concern (error.details keys are dotted paths, CONTRACT §2). */
+(function () {
+  "use strict";
+
+  const FLASH_KEY = "review-flash";
+
+  function sentence(text) {
+    const clean = String(text || "").trim();
+    if (!clean) return "";
+    const first = clean.charAt(0).toUpperCase() + clean.slice(1);
+    return /[.!?]$/.test(first) ? first : first + ".";
+  }
+
+  function networkError() {
+    return { code: "network", message: "the server could not be reached; check the connection and try again", details: {} };
+  }
+
+  function explain(status, error) {
+    if (status === 401) {
+      return { ...error, message: "your session has ended; sign in again (open /login in another tab, then retry)" };
+    }
+    if (status === 412) {
+      return { ...error, message: "this task was changed since the page was opened; reload the page to see the current version" };
+    }
+    return error;
+  }
+
+  /* fetch() with JSON in and out. Resolves to {ok, status, data, response} or {ok: false, status, error}. */
+  async function call(method, url, body, options = {}) {
+    const headers = { Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (options.ifMatch !== undefined && options.ifMatch !== null) headers["If-Match"] = `"${options.ifMatch}"`;
+    let response;
+    try {
+      response = await fetch(url, {
+        method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      return { ok: false, status: 0, error: networkError() };
+    }
+    if (options.raw && response.ok) return { ok: true, status: response.status, response };
+    const type = response.headers.get("Content-Type") || "";
+    const data = type.includes("json") ? await response.json().catch(() => null) : null;
+    if (response.ok) return { ok: true, status: response.status, data, response };
+    const error = (data && data.error) || { code: "http_" + response.status, message: `the server answered ${response.status}`, details: {} };
+    return { ok: false, status: response.status, error: explain(response.status, error) };
+  }
+
+  function clearErrors(root) {
+    root.querySelectorAll("[data-error-for]").forEach((slot) => { slot.hidden = true; slot.textContent = ""; });
+    root.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+  }
+
+  function placeError(root, key, messages) {
+    const slot = root.querySelector(`[data-error-for="${CSS.escape(key)}"]`);
+    if (!slot) return null;
+    const text = messages.map(sentence).join(" ");
+    slot.textContent = slot.textContent ? `${slot.textContent} ${text}` : text;
+    slot.hidden = false;
+    const field = slot.id && root.querySelector(`[aria-describedby~="${CSS.escape(slot.id)}"]`);
+    if (field) field.setAttribute("aria-invalid", "true");
+    return slot;
+  }
+
+  /* Each details path goes next to the field `fieldFor(path)` names; the rest goes into `summary`. */
+  function showErrors(root, error, fieldFor, summary) {
+    const unplaced = [];
+    let first = null;
+    Object.entries(error.details || {}).forEach(([path, messages]) => {
+      const list = (Array.isArray(messages) ? messages : [messages]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+      const key = fieldFor ? fieldFor(path) : path;
+      const slot = key ? placeError(root, key, list) : null;
+      if (slot) first = first || slot;
+      else unplaced.push(`${path}: ${list.join(" ")}`);
+    });
+    if (summary) {
+      summary.textContent = [sentence(error.message), ...unplaced.map(sentence)].join(" ");
+      summary.hidden = false;
+    }
+    const target = first ? first.closest("fieldset") || first : summary;
+    if (target) target.scrollIntoView({ block: "center" });
+  }
+
+  function showMessage(el, text) {
+    if (!el) return;
+    el.textContent = sentence(text);
+    el.hidden = false;
+  }
+
+  /* A message shown on the next page (after a reload or a redirect). */
+  function flash(text) {
+    try { sessionStorage.setItem(FLASH_KEY, text); } catch (err) { /* storage off: no message */ }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    let text = null;
+    try { text = sessionStorage.getItem(FLASH_KEY); sessionStorage.removeItem(FLASH_KEY); } catch (err) { text = null; }
+    if (text) showMessage(document.getElementById("page-message"), text);
+  });
+
+  window.Api = { call, clearErrors, showErrors, showMessage, sentence, flash };
+})();

@@ -1,0 +1,82 @@
+/* The material library picker: a <dialog> listing GET /api/assets?scope=library, with search and pages. */
+(function () {
+  "use strict";
+
+  const PAGE_SIZE = 12;
+  let dialog, list, errorBox, pageLabel, prev, next, query;
+  let page = 1, totalPages = 1, onPick = null;
+
+  function item(asset) {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "library-item";
+    const img = document.createElement("img");
+    img.src = asset.url;
+    img.alt = "";
+    img.loading = "lazy";
+    const caption = document.createElement("span");
+    caption.textContent = `${asset.fileName} · ${asset.width}×${asset.height}`;
+    button.append(img, caption);
+    button.setAttribute("aria-label", `Use ${asset.fileName} (${asset.width}×${asset.height})`);
+    button.addEventListener("click", () => {
+      const callback = onPick;
+      dialog.close();
+      if (callback) callback(asset);
+    });
+    li.append(button);
+    return li;
+  }
+
+  async function load() {
+    errorBox.hidden = true;
+    const params = new URLSearchParams({ scope: "library", page: String(page), pageSize: String(PAGE_SIZE) });
+    if (query.value.trim()) params.set("q", query.value.trim());
+    const result = await window.Api.call("GET", `/api/assets?${params}`);
+    list.replaceChildren();
+    if (!result.ok) {
+      window.Api.showMessage(errorBox, result.error.message);
+      return;
+    }
+    const { items, pagination } = result.data;
+    totalPages = Math.max(1, pagination.totalPages);
+    if (!items.length) {
+      const empty = document.createElement("li");
+      empty.className = "muted";
+      empty.textContent = "No images in the library match. Add some with: flask --app app assets import PATH";
+      list.append(empty);
+    }
+    items.forEach((asset) => list.append(item(asset)));
+    pageLabel.textContent = `Page ${pagination.page} of ${totalPages} (${pagination.total} images)`;
+    prev.disabled = page <= 1;
+    next.disabled = page >= totalPages;
+  }
+
+  function open(callback) {
+    onPick = callback;
+    page = 1;
+    dialog.showModal();
+    load();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    dialog = document.getElementById("library-dialog");
+    if (!dialog) return;
+    list = document.getElementById("library-items");
+    errorBox = document.getElementById("library-error");
+    pageLabel = document.getElementById("library-page");
+    prev = document.getElementById("library-prev");
+    next = document.getElementById("library-next");
+    query = document.getElementById("library-q");
+    document.getElementById("library-search").addEventListener("submit", (event) => {
+      event.preventDefault();
+      page = 1;
+      load();
+    });
+    prev.addEventListener("click", () => { page -= 1; load(); });
+    next.addEventListener("click", () => { page += 1; load(); });
+    dialog.addEventListener("close", () => { onPick = null; });
+  });
+
+  window.Library = { open };
+})();

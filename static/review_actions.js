@@ -1,0 +1,130 @@
+/* /review/<taskId>: the decision form, publish, retry, package download and delete, all through the
+   JSON API (If-Match carries the version the page shows, so a stale page never overwrites). */
+(function () {
+  "use strict";
+
+  const F = window.ReviewForm;
+  const { task } = F;
+  const base = `/api/review/tasks/${encodeURIComponent(task.id)}`;
+  const $ = (selector) => document.querySelector(selector);
+  const pageError = $("#page-error");
+  const WRAPPERS = ["selections", "lockedSelections", "manualOverrides"];
+
+  /* An error path of the decision API -> the data-error-for key of the field it concerns. */
+  function fieldFor(path) {
+    const parts = path.split(".");
+    if (WRAPPERS.includes(parts[0])) return parts[1] || null;
+    if (parts[0] === "bodyDraft") return "body";
+    return parts[0];
+  }
+
+  function busy(button, text) {
+    const before = button.textContent;
+    button.disabled = true;
+    button.textContent = text;
+    return () => { button.disabled = false; button.textContent = before; };
+  }
+
+  function jobOutcome(updated, before) {
+    const added = (updated.publishJobs || []).filter((job) => !before.some((old) => old.id === job.id));
+    const job = added[added.length - 1];
+    if (!job) return "";
+    return job.status === "succeeded"
+      ? ` Published as WeChat draft ${job.draftMediaId}.`
+      : ` Publishing failed: ${job.lastError || "no reason given"}. Fix the cause and retry the job.`;
+  }
+
+  /* ---- decision ---- */
+  const form = $("#decision-form");
+  if (form) {
+    const details = $("#reject-details");
+    const syncDetails = () => { details.disabled = form.elements.action.value !== "reject_rework"; };
+    form.querySelectorAll('input[name="action"]').forEach((radio) => radio.addEventListener("change", syncDetails));
+    syncDetails();
+    const imagesBox = form.querySelector('input[name="rejectedElements"][value="images"]');
+    const cropBox = form.querySelector('input[name="rejectedElements"][value="coverCrop"]');
+    if (imagesBox && cropBox) {
+      // The crop belongs to the first image: new images need a new crop.
+      imagesBox.addEventListener("change", () => { if (imagesBox.checked) cropBox.checked = true; });
+    }
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      window.Api.clearErrors(document);
+      $("#decision-error").hidden = true;
+      const action = form.elements.action.value;
+      if (!action) {
+        window.Api.showErrors(document, { message: "choose what should happen to this task", details: { action: ["choose one of the three decisions"] } }, null, $("#decision-error"));
+        form.querySelector('input[name="action"]').focus();
+        return;
+      }
+      const rejected = [...form.querySelectorAll('input[name="rejectedElements"]:checked')].map((box) => box.value);
+      const payload = F.decisionPayload(action, rejected, $("#rejection-reason").value, $("#rejection-note").value);
+      const done = busy($("#decision-submit"), "Submitting…");
+      const result = await window.Api.call("POST", `${base}/decision`, payload, { ifMatch: task.version });
+      if (result.ok) {
+        const words = { approve_and_publish: "Approved.", approve_without_publish: "Approved without publishing.", reject_rework: "Sent back to the agent for rework." };
+        window.Api.flash(words[action] + jobOutcome(result.data, task.publishJobs));
+        window.location.reload();
+        return;
+      }
+      done();
+      window.Api.showErrors(document, result.error, fieldFor, $("#decision-error"));
+    });
+  }
+
+  /* ---- publish and retry ---- */
+  async function publish(button, url, label) {
+    pageError.hidden = true;
+    const done = busy(button, label);
+    const result = await window.Api.call("POST", url, undefined, { ifMatch: task.version });
+    if (result.ok) {
+      window.Api.flash(("Publish attempt finished." + jobOutcome(result.data, task.publishJobs)).trim());
+      window.location.reload();
+      return;
+    }
+    done();
+    window.Api.showMessage(pageError, result.error.message);
+  }
+
+  const publishButton = $("#publish-btn");
+  if (publishButton) publishButton.addEventListener("click", () => publish(publishButton, `${base}/publish-jobs`, "Publishing…"));
+  document.querySelectorAll(".retry-btn").forEach((button) => {
+    const url = `${base}/publish-jobs/${encodeURIComponent(button.dataset.jobId)}/retry`;
+    button.addEventListener("click", () => publish(button, url, "Retrying…"));
+  });
+
+  /* ---- package download: errors (409 export_failed) are shown in words instead of a JSON page ---- */
+  $("#package-btn").addEventListener("click", async (event) => {
+    pageError.hidden = true;
+    const done = busy(event.currentTarget, "Preparing…");
+    const result = await window.Api.call("GET", `${base}/package`, undefined, { raw: true });
+    done();
+    if (!result.ok) {
+      const faulty = (result.error.details || {}).faultyImages;
+      window.Api.showMessage(pageError, result.error.message + (faulty ? ` (${[].concat(faulty).map((f) => (typeof f === "string" ? f : JSON.stringify(f))).join(", ")})` : ""));
+      return;
+    }
+    const url = URL.createObjectURL(await result.response.blob());
+    const link = Object.assign(document.createElement("a"), { href: url, download: `review-${task.id}.zip` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  });
+
+  /* ---- delete ---- */
+  $("#delete-btn").addEventListener("click", async (event) => {
+    if (!window.confirm(`Delete the task "${task.topic}"? Its uploaded review images are removed too. This cannot be undone.`)) return;
+    pageError.hidden = true;
+    const done = busy(event.currentTarget, "Deleting…");
+    const result = await window.Api.call("DELETE", base, undefined, { ifMatch: task.version });
+    if (result.ok) {
+      window.Api.flash(`Deleted the task "${task.topic}" (${result.data.deletedFileCount} files removed).`);
+      window.location.assign(result.data.redirectTo || "/review");
+      return;
+    }
+    done();
+    window.Api.showMessage(pageError, result.error.message);
+  });
+})();

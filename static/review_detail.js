@@ -1,0 +1,169 @@
+/* /review/<taskId>: candidate pickers, editors, images, crop and preview wiring; the decision form;
+   publish, retry, package download and delete. Every change goes through the JSON API. */
+(function () {
+  "use strict";
+
+  const F = window.ReviewForm;
+  const { task, assets, images } = F;
+  const $ = (selector) => document.querySelector(selector);
+  const base = `/api/review/tasks/${encodeURIComponent(task.id)}`;
+
+  /* ---- text fields: counters and the "edited by hand" flag ---- */
+  function refreshText(key) {
+    const input = $(`#final-${key}`);
+    const candidate = F.candidateText(key);
+    const edited = candidate != null ? input.value !== F.normalize(candidate) : input.value !== "";
+    $(`[data-count-for="${key}"]`).textContent = String(input.value.length);
+    $(`[data-edited-for="${key}"]`).hidden = !edited;
+  }
+
+  F.TEXT_KEYS.forEach((key) => {
+    document.querySelectorAll(`input[name="${key}-choice"]`).forEach((radio) => {
+      radio.addEventListener("change", () => {
+        $(`#final-${key}`).value = F.normalize(F.candidateText(key));
+        refreshText(key);
+      });
+    });
+    $(`#final-${key}`).addEventListener("input", () => refreshText(key));
+    refreshText(key);
+  });
+
+  /* ---- article body: option, editor, theme, preview ---- */
+  let previewTimer = null;
+
+  async function refreshPreview() {
+    const target = $("#preview");
+    const error = $("#preview-error");
+    const result = await window.Api.call("POST", "/api/review/preview", {
+      markdown: F.bodyMarkdown(), themeTemplate: $("#theme-template").value, publicAccount: task.publicAccount,
+    });
+    if (result.ok) {
+      target.innerHTML = result.data.html; // sanitized by the server (nh3), inline styles only
+      error.hidden = true;
+    } else {
+      window.Api.showMessage(error, result.error.message);
+    }
+  }
+
+  function bodyEdited(option) {
+    return option ? $("#final-body").value !== F.normalize(option.content) : false;
+  }
+
+  function refreshBodyFlag() {
+    $('[data-edited-for="body"]').hidden = !bodyEdited(F.bodyOption());
+  }
+
+  if (F.ARTICLE && $("#final-body")) {
+    let current = F.bodyOption();
+    document.querySelectorAll('input[name="body-choice"]').forEach((radio) => {
+      radio.addEventListener("change", () => {
+        const next = F.bodyOption();
+        if (bodyEdited(current) && !window.confirm("Replace your edited body with the text of the chosen option?")) {
+          document.querySelector(`input[name="body-choice"][value="${CSS.escape(current.id)}"]`).checked = true;
+          return;
+        }
+        current = next;
+        $("#final-body").value = F.normalize(next.content);
+        refreshBodyFlag();
+        refreshPreview();
+      });
+    });
+    $("#final-body").addEventListener("input", () => {
+      refreshBodyFlag();
+      clearTimeout(previewTimer);
+      previewTimer = setTimeout(refreshPreview, 700);
+    });
+    $("#body-reset").addEventListener("click", () => {
+      const option = F.bodyOption();
+      if (!option) return;
+      $("#final-body").value = F.normalize(option.content);
+      refreshBodyFlag();
+      refreshPreview();
+    });
+    $("#theme-template").addEventListener("change", refreshPreview);
+    $("#preview-refresh").addEventListener("click", refreshPreview);
+    refreshBodyFlag();
+  }
+
+  /* ---- image tiles filled from the material library ---- */
+  function addTile(name, asset) {
+    assets[asset.assetId] = asset;
+    assets[asset.url] = asset;
+    const container = document.getElementById(`${name}-tiles`);
+    const same = [...container.querySelectorAll("input")].find((input) => F.identity(JSON.parse(input.dataset.ref)) === asset.assetId);
+    if (same) {
+      same.checked = true;
+      return;
+    }
+    const label = document.createElement("label");
+    label.className = "tile";
+    const input = Object.assign(document.createElement("input"), { type: "radio", name, value: asset.assetId, checked: true });
+    input.dataset.ref = JSON.stringify({ assetId: asset.assetId });
+    input.dataset.candidate = "0";
+    const img = Object.assign(document.createElement("img"), { src: asset.url, alt: asset.fileName });
+    const caption = document.createElement("span");
+    caption.textContent = `From the library · ${asset.width}×${asset.height}`;
+    label.append(input, img, caption);
+    container.append(label);
+  }
+
+  /* ---- image post: group, ordered images, cover crop ---- */
+  function imageButton(text, label, handler, disabled) {
+    const button = Object.assign(document.createElement("button"), { type: "button", textContent: text, disabled });
+    button.setAttribute("aria-label", label);
+    button.addEventListener("click", handler);
+    return button;
+  }
+
+  function renderImages() {
+    const list = $("#image-list");
+    list.replaceChildren();
+    images.forEach((ref, index) => {
+      const asset = assets[ref.assetId];
+      const li = document.createElement("li");
+      const img = Object.assign(document.createElement("img"), { src: asset ? asset.url : "", alt: asset ? asset.fileName : ref.assetId });
+      const caption = document.createElement("span");
+      caption.textContent = `${index + 1}. ${asset ? `${asset.fileName} · ${asset.width}×${asset.height}` : ref.assetId}${index === 0 ? " (cover)" : ""}`;
+      const move = (to) => () => { images.splice(to, 0, images.splice(index, 1)[0]); renderImages(); };
+      li.append(img, caption,
+        imageButton("↑", `Move image ${index + 1} up`, move(index - 1), index === 0),
+        imageButton("↓", `Move image ${index + 1} down`, move(index + 1), index === images.length - 1),
+        imageButton("Remove", `Remove image ${index + 1}`, () => { images.splice(index, 1); renderImages(); }, false));
+      list.append(li);
+    });
+    window.Crop.setImage(images.length ? assets[images[0].assetId] : null, F.state.coverCrop);
+  }
+
+  if (!F.ARTICLE) {
+    window.Crop.init({
+      stage: $("#crop-stage"), image: $("#crop-image"), box: $("#crop-box"),
+      size: $("#crop-size"), x: $("#crop-x"), y: $("#crop-y"), readout: $("#crop-readout"),
+    });
+    document.querySelectorAll('input[name="group-choice"]').forEach((radio) => {
+      radio.addEventListener("change", () => {
+        const group = (task.candidates.imageGroups || []).find((g) => g.id === radio.value);
+        images.splice(0, images.length, ...group.images.map((ref) => ({ assetId: ref.assetId })));
+        renderImages();
+      });
+    });
+    renderImages();
+  }
+
+  document.querySelectorAll("[data-library-for]").forEach((button) => {
+    button.addEventListener("click", () => {
+      const target = button.dataset.libraryFor;
+      window.Library.open((asset) => {
+        if (target === "images") {
+          assets[asset.assetId] = asset;
+          images.push({ assetId: asset.assetId });
+          renderImages();
+        } else {
+          addTile(target, asset);
+        }
+        button.focus();
+      });
+    });
+  });
+
+  window.ReviewDetail = { base, refreshPreview };
+})();

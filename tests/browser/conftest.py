@@ -1,0 +1,141 @@
+"""Browser tests: the app served over real HTTP on 127.0.0.1 (werkzeug, threaded) next to a fake
+WeChat platform, driven by Playwright in Debian's Chromium (/usr/bin/chromium, from .ci/run).
+
+Without Chromium the tests are skipped with the reason, unless CI is set: then they fail.
+Screenshots go to tests/output/ (gitignored); every page's console errors are collected and a
+test fails on any it did not expect.
+"""
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+from cli.demo import DEMO_ADMIN, platform_settings, start_fake_platform
+from models import db
+from tests.conftest import ADMIN_PASSWORD
+
+CHROMIUM = Path("/usr/bin/chromium")
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, *args, **kwargs):
+        pass
+
+
+@dataclass
+class LiveServer:
+    url: str
+    app: object
+    platform: object
+    uploads: str
+
+
+@dataclass
+class ConsoleErrors:
+    """Console errors and uncaught exceptions of one page; expected ones are allowed by pattern."""
+
+    messages: list = field(default_factory=list)
+    allowed: list = field(default_factory=list)
+
+    def attach(self, page):
+        page.on("console", lambda message: message.type == "error" and self.messages.append(
+            f"{message.text} [{message.location.get('url', '')}]"))
+        page.on("pageerror", lambda error: self.messages.append(f"uncaught: {error}"))
+
+    def allow(self, pattern):
+        """An error the test provokes on purpose (the browser logs every 4xx answer to fetch)."""
+        self.allowed.append(re.compile(pattern))
+
+    def unexpected(self):
+        return [m for m in self.messages if not any(p.search(m) for p in self.allowed)]
+
+    def assert_clean(self):
+        assert self.unexpected() == [], self.unexpected()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        reason = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium; .ci/run does it)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def live_server(make_app):
+    """The app on a free port with both accounts pointed at a fresh fake platform."""
+    fake, base_url = start_fake_platform()
+    app = make_app(**platform_settings(base_url))
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield LiveServer(f"http://127.0.0.1:{server.server_port}", app, fake, app.config["REVIEW_UPLOADS_PATH"])
+    server.shutdown()
+    server.server_close()
+    fake.stop()
+
+
+@pytest.fixture
+def demo(live_server):
+    """The demo's sample data and admin `demo` (password ADMIN_PASSWORD); {"tasks", "feedback", "library"}."""
+    from services.auth import save_admin
+    from services.demo import seed
+
+    with db.connection_context():
+        save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
+        return seed(live_server.uploads, DEMO_ADMIN)
+
+
+@pytest.fixture
+def console():
+    return ConsoleErrors()
+
+
+@pytest.fixture
+def page(browser, live_server, console):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1360, "height": 900},
+                                  locale="en-US", accept_downloads=True)
+    context.set_default_timeout(10_000)
+    opened = context.new_page()
+    console.attach(opened)
+    yield opened
+    context.close()
+
+
+def sign_in(page, next_path="/review", username=DEMO_ADMIN, password=ADMIN_PASSWORD):
+    """Sign in through the login form the way a person does."""
+    page.goto(next_path)
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(re.escape(next_path.split("?")[0]) + r"(\?.*)?$"))
+
+
+def screenshot(page, name):
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUTPUT / f"{name}.png"), full_page=True)
+
+
+def task_by_topic(demo, topic):
+    return next(task for task in demo["tasks"] if task["topic"] == topic)
+
+
+def stored_task(task_id):
+    from services import review
+
+    with db.connection_context():
+        return review.get_task(task_id)

@@ -1,0 +1,67 @@
+"""Signing in and finding tasks on /review: status tabs with counts, account and date filters."""
+from tests.browser.conftest import screenshot, sign_in
+
+
+def rows(page):
+    return page.locator("table.list tbody tr")
+
+
+def test_sign_in_lands_on_the_page_asked_for_and_filters_the_list(page, demo, console):
+    page.goto("/review?status=all")
+    assert "/login?next=" in page.url  # signed out: the page sends people to the login form
+    page.get_by_label("User name").fill("demo")
+    page.get_by_label("Password").fill("wrong password")
+    page.get_by_role("button", name="Sign in").click()
+    assert page.get_by_role("alert").inner_text() == "Wrong user name or password."
+    sign_in(page, "/review?status=all")
+
+    assert page.get_by_role("heading", name="Review tasks").is_visible()
+    assert rows(page).count() == len(demo["tasks"]) == 5
+    assert page.locator('[data-status-count="all"]').inner_text() == "5"
+    assert page.locator('[data-status-count="pending_review"]').inner_text() == "5"
+    assert page.locator('[data-status-count="published"]').inner_text() == "0"
+    # Newest first: the last sample task created is the first row.
+    assert rows(page).first.get_attribute("data-task-id") == demo["tasks"][-1]["id"]
+    screenshot(page, "review-list")
+
+    page.get_by_label("Account").select_option("carbon-fitness")
+    page.get_by_role("button", name="Apply filters").click()
+    page.wait_for_url("**publicAccount=carbon-fitness**")
+    assert rows(page).count() == 2
+    assert set(rows(page).locator("td:nth-child(2)").all_inner_texts()) == {"carbon-fitness"}
+    assert page.locator('[data-status-count="all"]').inner_text() == "2"  # counts follow the filters
+
+    page.get_by_role("link", name="Published").click()
+    assert "No tasks match these filters." in page.locator("#result-summary").inner_text()
+    assert page.get_by_role("link", name="Published").get_attribute("aria-current") == "page"
+
+    page.goto("/review?status=all")
+    page.get_by_label("Created from").fill("2030-01-02")
+    page.get_by_label("Created to").fill("2030-01-01")
+    page.get_by_role("button", name="Apply filters").click()
+    assert "must be earlier than or equal to" in page.get_by_role("alert").inner_text()
+    assert page.locator("#err-from").is_visible()  # next to the field concerned
+    assert page.get_by_label("Created from").get_attribute("aria-describedby") == "err-from"
+    console.assert_clean()
+
+
+def test_paging_moves_forward_and_back(page, demo, console):
+    from models import db
+    from schemas.review import CreateTaskSchema
+    from services import review
+
+    sample = demo["tasks"][-1]
+    with db.connection_context():
+        for number in range(20):
+            review.create_task(CreateTaskSchema().load({"publicAccount": "silicon-rise", "topic": f"Extra task {number:02d}",
+                                                        "contentType": "article", "candidates": sample["candidates"]}))
+    sign_in(page, "/review?status=all")
+    assert rows(page).count() == 20
+    assert "Showing 1–20 of 25" in page.locator("#result-summary").inner_text()
+    page.get_by_role("link", name="Next page →").click()
+    assert rows(page).count() == 5
+    assert "Showing 21–25 of 25" in page.locator("#result-summary").inner_text()
+    page.get_by_role("link", name="← Previous page").click()
+    assert rows(page).count() == 20
+    assert rows(page).first.inner_text().startswith("Extra task 19")
+    console.assert_clean()
