@@ -1,6 +1,7 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
+from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
@@ -11,6 +12,9 @@ ALL_MODELS = [
     AdminUser,
     LoginAttempt,
     Asset,
+    Feedback,
+    FeedbackAttachment,
+    FeedbackDaySequence,
     OutboxMessage,
     PlatformToken,
     PlatformUpload,

@@ -1,0 +1,168 @@
+"""Feedback routes (spec: /api/feedbacks; CONTRACT §9): client intake and attachments with the
+client token, listing, detail, status, attachment download and CSV export for admins.
+
+Guards sit above @api so credentials are checked before any input is (401 before 400).
+"""
+from datetime import UTC, datetime
+
+from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
+
+from blueprints.apidoc import api, load
+from blueprints.guards import admin_required, client_required
+from schemas.feedback import (
+    FeedbackAttachmentFormSchema,
+    FeedbackAttachmentSchema,
+    FeedbackCreateSchema,
+    FeedbackDetailSchema,
+    FeedbackFilterSchema,
+    FeedbackListQuerySchema,
+    FeedbackPageSchema,
+    FeedbackStatusSchema,
+)
+from services.errors import PayloadTooLarge, ValidationFailed
+from services.feedback import attachments, csvexport, intake, queries, triage
+from services.feedback.checks import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
+from services.feedback.ratelimit import limiter_from_settings
+from services.settings import split_list
+
+bp = Blueprint("feedback", __name__)
+LIMITER = "feedback_limiter"
+MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the kind field
+READ_CHUNK = 64 * 1024
+TAGS = ["feedback"]
+
+
+def init_app(app):
+    """One rate limiter per app instance (tests build many apps; each starts with clean counters)."""
+    app.extensions[LIMITER] = limiter_from_settings(app.config)
+
+
+def _documents_body(schema):
+    """The creation route reads its body itself (size and rate limits come before validation), so
+    @api gets no `body=` to load; this puts the schema into the OpenAPI document all the same."""
+
+    def decorator(view):
+        view._openapi["body"] = schema
+        return view
+
+    return decorator
+
+
+def _read_body(limit):
+    """The raw body, refused with 413 beyond `limit` bytes: by Content-Length before reading, and by
+    counting while reading (a chunked body has no Content-Length)."""
+    too_large = PayloadTooLarge(f"the feedback body is larger than {limit} bytes; send long logs as an attachment",
+                                {"_body": [f"at most {limit} bytes"]})
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    chunks, total = [], 0
+    while True:
+        chunk = request.stream.read(min(READ_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise too_large
+
+
+def _anonymous(channel):
+    return channel in split_list(current_app.config["FEEDBACK_ANONYMOUS_CHANNELS"])
+
+
+@bp.post("/api/feedbacks")
+@client_required
+@_documents_body(FeedbackCreateSchema)
+@api(responses={201: FeedbackDetailSchema}, tags=TAGS)
+def create_feedback():
+    """Submit feedback (client token). Checks: 401, 413, 429, 400, 409, then 500 storage_unavailable."""
+    channel, client_ip = g.feedback_channel, request.remote_addr
+    limiter = current_app.extensions[LIMITER]
+    try:
+        raw = _read_body(int(current_app.config["FEEDBACK_MAX_BODY_BYTES"]))
+    except PayloadTooLarge:
+        limiter.hit(intake.limit_keys(channel, client_ip))  # counts too, but the answer stays 413
+        raise
+    payload = intake.parse_json(raw)
+    intake.admit(limiter, channel, client_ip, payload)
+    payload = intake.require_object(payload)
+    if _anonymous(channel):
+        intake.check_anonymous_fields(payload, channel)
+    data = load(FeedbackCreateSchema(types=split_list(current_app.config["FEEDBACK_TYPES"])), payload)
+    return intake.create_feedback(data, channel, client_ip), 201
+
+
+@bp.post("/api/feedbacks/<feedback_id>/attachments")
+@client_required
+@api(form={"file": "file", "kind": "string"}, responses={201: FeedbackAttachmentSchema}, tags=TAGS)
+def upload_attachment(feedback_id):
+    """Attach a screenshot (PNG/JPEG/WebP <= 10 MiB) or log file (.log/.txt/.zip/.gz <= 20 MiB); at most
+    10 per feedback, within 7 days (then 409 invalid_state), only by the creating channel."""
+    channel = g.feedback_channel
+    record = attachments.check_upload_allowed(feedback_id, channel, _anonymous(channel))
+    # Set before the multipart body is parsed: a larger request is refused (413) without being read.
+    request.max_content_length = LOG_MAX_BYTES + MULTIPART_OVERHEAD
+    form = load(FeedbackAttachmentFormSchema, request.form.to_dict(), where="form")
+    unexpected = [name for name in request.files if name != "file"]
+    if unexpected:
+        raise ValidationFailed(f"unknown file field {unexpected[0]!r}; send one file as 'file'",
+                               {name: ["unknown field"] for name in unexpected})
+    storage = request.files.get("file")
+    if storage is None:
+        raise ValidationFailed("send the file as the multipart field 'file'", {"file": ["missing"]})
+    limit = SCREENSHOT_MAX_BYTES if form["kind"] == "screenshot" else LOG_MAX_BYTES
+    data = storage.stream.read(limit + 1)
+    created = attachments.add_attachment(record, channel, form["kind"], storage.filename, data,
+                                         current_app.config["REVIEW_UPLOADS_PATH"])
+    return created, 201
+
+
+@bp.get("/api/feedbacks")
+@admin_required("feedback")
+@api(query=FeedbackListQuerySchema, responses={200: FeedbackPageSchema}, tags=TAGS)
+def list_feedbacks(query):
+    """Filtered page of feedback (newest first) with attachmentCount, pagination and whole-table counts."""
+    return queries.list_feedbacks(query)
+
+
+@bp.get("/api/feedbacks/export.csv")
+@admin_required("feedback")
+@api(query=FeedbackFilterSchema, responses={200: "text/csv"}, tags=TAGS)
+def export_csv(query):
+    """Every feedback matching the list filters as CSV (UTF-8 with BOM), streamed."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    chunks = csvexport.csv_chunks(queries.iter_feedbacks(query))
+    return Response(stream_with_context(chunks), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="feedback-{stamp}.csv"',
+                             "Cache-Control": "no-store"})
+
+
+@bp.get("/api/feedbacks/<feedback_id>")
+@admin_required("feedback")
+@api(responses={200: FeedbackDetailSchema}, tags=TAGS)
+def get_feedback(feedback_id):
+    """One feedback with its attachments in creation order."""
+    return queries.get_feedback(feedback_id)
+
+
+@bp.patch("/api/feedbacks/<feedback_id>/status")
+@admin_required("feedback")
+@api(body=FeedbackStatusSchema, responses={200: FeedbackDetailSchema}, tags=TAGS)
+def update_status(feedback_id, body):
+    """Set the status (processed records processedAt and processedBy); a given adminNote is stored."""
+    note = body["adminNote"] if "adminNote" in body else triage.UNSET
+    return triage.set_status(feedback_id, body["status"], g.actor[1], note)
+
+
+@bp.get("/api/feedbacks/<feedback_id>/attachments/<attachment_id>")
+@admin_required("feedback")
+@api(responses={200: "application/octet-stream"}, tags=TAGS)
+def download_attachment(feedback_id, attachment_id):
+    """Download one attachment file under the client's file name."""
+    attachment, path = attachments.attachment_file(feedback_id, attachment_id,
+                                                   current_app.config["REVIEW_UPLOADS_PATH"])
+    response = send_file(path, mimetype=attachment.content_type, as_attachment=True,
+                         download_name=attachment.file_name, max_age=0)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.cache_control.private = True
+    return response

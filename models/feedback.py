@@ -1,0 +1,183 @@
+"""Client feedback records, their attachments, the per-day number sequence and the keyword index.
+
+`Feedback.id` is an integer row id (the FTS index points at it); the public id is `feedback_id`.
+On SQLite, in the same transaction as the row itself:
+- `feedback_fts`: external-content FTS5 with the trigram tokenizer (substring matching,
+  case-insensitive, works for Chinese text without word breaks) for keywords of 3+ characters,
+  kept in sync by triggers;
+- `feedback_chars`: contentless FTS5 where every CJK character is a token, for the one- and
+  two-character Chinese keywords (闪退, 卡顿) trigrams cannot answer; filled by index_characters();
+- `feedback_status_count`: per-status row counts kept by triggers, for the list's whole-table counts.
+"""
+import re
+import sqlite3
+
+import peewee
+
+from models.base import BaseModel, JSONField, db
+
+FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
+ATTACHMENT_KINDS = ("screenshot", "log_file")
+SEARCH_TABLE = "feedback_fts"
+CHARS_TABLE = "feedback_chars"
+COUNTS_TABLE = "feedback_status_count"
+SEARCH_COLUMNS = ("title", "content", "feedback_no", "user_id", "contact_email", "contact_wechat")
+
+
+class Feedback(BaseModel):
+    id = peewee.AutoField()
+    feedback_id = peewee.CharField(max_length=64, unique=True)
+    feedback_no = peewee.CharField(max_length=32, unique=True)  # FB-YYYYMMDD-NNNN
+    channel = peewee.CharField(max_length=64)
+    type = peewee.CharField(max_length=32)
+    title = peewee.TextField()
+    content = peewee.TextField()
+    app_name = peewee.CharField(max_length=100)
+    app_version = peewee.CharField(max_length=64)
+    platform = peewee.CharField(max_length=64)
+    user_id = peewee.CharField(max_length=128, null=True)
+    contact_email = peewee.CharField(max_length=254, null=True)
+    contact_wechat = peewee.CharField(max_length=64, null=True)
+    build_number = peewee.CharField(max_length=64, null=True)
+    device_model = peewee.CharField(max_length=128, null=True)
+    os_version = peewee.CharField(max_length=64, null=True)
+    device_id = peewee.CharField(max_length=128, null=True)
+    page_path = peewee.CharField(max_length=1024, null=True)
+    occurred_at = peewee.CharField(max_length=32, null=True)
+    log_text = peewee.TextField(null=True)
+    extra = JSONField(null=True)
+    status = peewee.CharField(max_length=16, default="unprocessed")
+    admin_note = peewee.TextField(null=True)
+    processed_at = peewee.CharField(max_length=32, null=True)
+    processed_by = peewee.CharField(max_length=64, null=True)
+    fingerprint = peewee.CharField(max_length=64)  # sha256 hex, see services.feedback.intake
+    client_ip = peewee.CharField(max_length=64, null=True)
+    created_at = peewee.CharField(max_length=32, index=True)
+    updated_at = peewee.CharField(max_length=32)
+
+    class Meta:
+        # Each list filter with created_at, so a filtered page walks one index newest first and
+        # stops after pageSize rows, and a filtered count reads only index entries.
+        indexes = (
+            (("fingerprint", "created_at"), False),
+            (("status", "created_at"), False),
+            (("type", "created_at"), False),
+            (("platform", "created_at"), False),
+            (("app_name", "created_at"), False),
+            (("app_name", "app_version", "created_at"), False),
+        )
+
+    @classmethod
+    def create_table(cls, safe=True, **options):
+        super().create_table(safe=safe, **options)
+        if search_index_supported():
+            create_search_index()
+
+    def to_dict(self):
+        """FeedbackDetail without `attachments` (camelCase, as in the spec)."""
+        return {
+            "id": self.feedback_id, "feedbackNo": self.feedback_no, "type": self.type, "title": self.title,
+            "content": self.content, "appName": self.app_name, "appVersion": self.app_version,
+            "platform": self.platform, "userId": self.user_id, "contactEmail": self.contact_email,
+            "contactWechat": self.contact_wechat, "buildNumber": self.build_number,
+            "deviceModel": self.device_model, "osVersion": self.os_version, "deviceId": self.device_id,
+            "pagePath": self.page_path, "occurredAt": self.occurred_at, "logText": self.log_text,
+            "extra": self.extra, "status": self.status, "adminNote": self.admin_note,
+            "processedAt": self.processed_at, "processedBy": self.processed_by, "channel": self.channel,
+            "createdAt": self.created_at, "updatedAt": self.updated_at,
+        }
+
+
+class FeedbackAttachment(BaseModel):
+    attachment_id = peewee.CharField(max_length=64, unique=True)
+    feedback = peewee.ForeignKeyField(Feedback, column_name="feedback_row", on_delete="CASCADE", index=True)
+    kind = peewee.CharField(max_length=16)  # screenshot | log_file
+    file_name = peewee.CharField(max_length=255)  # the client's name, cleaned, display only
+    stored_name = peewee.CharField(max_length=128)  # generated, under uploads/feedback/<feedbackId>/
+    content_type = peewee.CharField(max_length=64)
+    size = peewee.IntegerField()
+    sha256 = peewee.CharField(max_length=64)
+    created_at = peewee.CharField(max_length=32, index=True)
+
+    def to_dict(self):
+        return {
+            "id": self.attachment_id, "kind": self.kind, "fileName": self.file_name,
+            "contentType": self.content_type, "size": self.size, "sha256": self.sha256,
+            "createdAt": self.created_at,
+        }
+
+
+class FeedbackDaySequence(BaseModel):
+    """Last number handed out per UTC day (FB-YYYYMMDD-NNNN); written in the feedback's transaction."""
+
+    day = peewee.CharField(max_length=8, primary_key=True)  # YYYYMMDD
+    last = peewee.IntegerField(default=0)
+
+
+def search_index_supported():
+    """FTS5 with the trigram tokenizer needs SQLite 3.34+; other databases fall back to LIKE."""
+    return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 34, 0)
+
+
+# Written out in full (no string building): the statements are the schema.
+_FTS_COLUMNS = "title, content, feedback_no, user_id, contact_email, contact_wechat"
+_DELETE_OLD = ("INSERT INTO feedback_fts(feedback_fts, rowid, title, content, feedback_no, user_id, contact_email, "
+               "contact_wechat) VALUES ('delete', old.id, old.title, old.content, old.feedback_no, old.user_id, "
+               "old.contact_email, old.contact_wechat);")
+_INSERT_NEW = ("INSERT INTO feedback_fts(rowid, title, content, feedback_no, user_id, contact_email, contact_wechat) "
+               "VALUES (new.id, new.title, new.content, new.feedback_no, new.user_id, new.contact_email, "
+               "new.contact_wechat);")
+_COUNT_NEW = ("INSERT INTO feedback_status_count(status, n) VALUES (new.status, 1) "
+              "ON CONFLICT(status) DO UPDATE SET n = n + 1;")
+_UNCOUNT_OLD = "UPDATE feedback_status_count SET n = n - 1 WHERE status = old.status;"
+SQLITE_EXTRAS = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS feedback_fts USING fts5(" + _FTS_COLUMNS + ", "
+    "content='feedback', content_rowid='id', tokenize='trigram')",
+    "CREATE TRIGGER IF NOT EXISTS feedback_fts_insert AFTER INSERT ON feedback BEGIN " + _INSERT_NEW + " END",
+    "CREATE TRIGGER IF NOT EXISTS feedback_fts_delete AFTER DELETE ON feedback BEGIN " + _DELETE_OLD + " END",
+    "CREATE TRIGGER IF NOT EXISTS feedback_fts_update AFTER UPDATE OF " + _FTS_COLUMNS + " ON feedback "
+    "BEGIN " + _DELETE_OLD + " " + _INSERT_NEW + " END",
+    # Contentless: it holds only the index. Rows are added by index_characters() in the feedback's
+    # own transaction (the spacing is done in Python, so no trigger can do it); feedback is never
+    # deleted or edited, and a deletion would pass the original values with the 'delete' command.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS feedback_chars USING fts5(" + _FTS_COLUMNS + ", content='', "
+    "tokenize='unicode61')",
+    "CREATE TABLE IF NOT EXISTS feedback_status_count (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "CREATE TRIGGER IF NOT EXISTS feedback_count_insert AFTER INSERT ON feedback BEGIN " + _COUNT_NEW + " END",
+    "CREATE TRIGGER IF NOT EXISTS feedback_count_update AFTER UPDATE OF status ON feedback "
+    "WHEN old.status IS NOT new.status BEGIN " + _UNCOUNT_OLD + " " + _COUNT_NEW + " END",
+    "CREATE TRIGGER IF NOT EXISTS feedback_count_delete AFTER DELETE ON feedback BEGIN " + _UNCOUNT_OLD + " END",
+)
+_INSERT_CHARS = ("INSERT INTO feedback_chars(rowid, title, content, feedback_no, user_id, contact_email, "
+                 "contact_wechat) VALUES (?, ?, ?, ?, ?, ?, ?)")
+
+
+def create_search_index():
+    """The trigram index, the CJK character index and the status counters (SQLite only)."""
+    for statement in SQLITE_EXTRAS:
+        db.execute_sql(statement)
+
+
+def search_index_ready():
+    return search_index_supported() and SEARCH_TABLE in db.get_tables()
+
+
+_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+                  "\U00020000-\U0002fa1f])")
+
+
+def is_cjk(text):
+    return bool(text) and _CJK.sub("", text) == ""
+
+
+def spaced_characters(text):
+    """'应用闪退 crash' -> ' 应  用  闪  退  crash': every CJK character becomes its own token."""
+    return _CJK.sub(r" \1 ", text or "")
+
+
+def index_characters(rows):
+    """Add [(row id, {column: text}), ...] to the CJK character index (call in the row's transaction)."""
+    if not rows or not search_index_ready():
+        return
+    db.cursor().executemany(_INSERT_CHARS, [
+        (row_id, *(spaced_characters(values.get(column)) for column in SEARCH_COLUMNS)) for row_id, values in rows])

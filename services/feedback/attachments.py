@@ -1,0 +1,150 @@
+"""Feedback attachments (CONTRACT §9): screenshots and log files uploaded after the record exists.
+
+Rules, checked in this order: anonymous channel 403; unknown feedback 404; another channel's
+feedback 403; more than 7 days after the feedback was created 409 `invalid_state` (the record is
+closed for uploads, not the caller's rights); an 11th attachment 409 `attachment_limit`; then the
+file itself (400 for a wrong kind or content, 413 over its size limit).
+
+Files: `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>`, never a client name. The bytes are
+written to a temporary file, fsynced and renamed before the row is inserted; when the insert (or
+the re-check of the limits inside its transaction) fails the file is removed again.
+"""
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import unicodedata
+from datetime import timedelta
+from pathlib import Path
+
+import peewee
+
+from models.base import immediate
+from models.feedback import Feedback, FeedbackAttachment
+from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
+from services.feedback.checks import check_log_file, check_screenshot
+from services.ids import iso, new_id, now_iso, utcnow
+
+log = logging.getLogger(__name__)
+
+MAX_ATTACHMENTS = 10
+UPLOAD_WINDOW = timedelta(days=7)
+FOLDER = "feedback"
+TEMP_PREFIX = ".upload-"
+
+
+def _count(record):
+    return FeedbackAttachment.select().where(FeedbackAttachment.feedback == record.id).count()
+
+
+def _check_rules(record, channel, now):
+    if record.channel != channel:
+        raise Forbidden("attachments can only be added by the client channel that created the feedback")
+    if record.created_at < iso(now - UPLOAD_WINDOW):
+        raise Conflict("attachments can only be added within 7 days of the feedback's creation",
+                       {"createdAt": record.created_at}, code="invalid_state")
+    if _count(record) >= MAX_ATTACHMENTS:
+        raise Conflict(f"this feedback already has {MAX_ATTACHMENTS} attachments, the most allowed",
+                       {"limit": MAX_ATTACHMENTS}, code="attachment_limit")
+
+
+def check_upload_allowed(feedback_id, channel, anonymous):
+    """Who and when, before any upload byte is read: the Feedback row, or 403/404/409."""
+    if anonymous:
+        raise Forbidden(f"the anonymous channel {channel!r} cannot upload attachments")
+    record = Feedback.get_or_none(Feedback.feedback_id == feedback_id)
+    if record is None:
+        raise NotFound(f"no feedback with id {feedback_id}")
+    _check_rules(record, channel, utcnow())
+    return record
+
+
+def clean_file_name(name, fallback):
+    """The client's file name for display: last path part, no control characters, <= 255 chars."""
+    name = unicodedata.normalize("NFC", str(name or ""))
+    name = re.split(r"[\\/]", name)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
+    return name[:255] or fallback
+
+
+def add_attachment(record, channel, kind, file_name, data, uploads_root):
+    """Check the file, store it and its row; the attachment metadata dict (201 body)."""
+    checked = check_screenshot(data) if kind == "screenshot" else check_log_file(file_name, data)
+    attachment_id = new_id()
+    stored_name = f"{attachment_id}.{checked.extension}"
+    folder = Path(uploads_root) / FOLDER / record.feedback_id
+    try:
+        path = _write_atomically(folder, stored_name, checked.data)
+    except OSError as exc:
+        log.error("attachment for feedback %s not written: %s", record.feedback_id, type(exc).__name__)
+        raise StorageUnavailable("the attachment could not be written to disk; try again later") from None
+    try:
+        with immediate():
+            fresh = Feedback.get_or_none(Feedback.id == record.id)
+            if fresh is None:
+                raise NotFound(f"no feedback with id {record.feedback_id}")
+            _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
+            attachment = FeedbackAttachment.create(
+                attachment_id=attachment_id, feedback=record.id, kind=kind,
+                file_name=clean_file_name(file_name, f"{kind}.{checked.extension}"), stored_name=stored_name,
+                content_type=checked.content_type, size=len(checked.data),
+                sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
+    except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+        _remove_quietly(path)
+        log.error("attachment row for feedback %s not stored: %s", record.feedback_id, type(exc).__name__)
+        raise StorageUnavailable("the attachment could not be stored because the database is unavailable; "
+                                 "nothing was saved, try again later") from None
+    except BaseException:
+        _remove_quietly(path)
+        raise
+    return attachment.to_dict()
+
+
+def attachment_file(feedback_id, attachment_id, uploads_root):
+    """(FeedbackAttachment, Path) of an existing attachment file, or NotFound."""
+    attachment = (FeedbackAttachment.select(FeedbackAttachment, Feedback)
+                  .join(Feedback)
+                  .where((FeedbackAttachment.attachment_id == attachment_id)
+                         & (Feedback.feedback_id == feedback_id)).first())
+    if attachment is None:
+        raise NotFound(f"no attachment {attachment_id} on feedback {feedback_id}")
+    path = Path(uploads_root) / FOLDER / attachment.feedback.feedback_id / attachment.stored_name
+    if not path.is_file():
+        log.error("attachment %s: file %s is missing", attachment_id, path)
+        raise NotFound(f"the file of attachment {attachment_id} is missing on the server")
+    return attachment, path
+
+
+def _write_atomically(folder, name, data):
+    """Temporary file in the same folder, fsync, rename into place, fsync the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, folder / name)
+    except BaseException:
+        _remove_quietly(Path(temp))
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass  # not every file system can sync a directory
+    return folder / name
+
+
+def _remove_quietly(path):
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s: %s", path, exc)

@@ -1,0 +1,121 @@
+"""What an attachment file must be (CONTRACT §9).
+
+- screenshot: PNG, JPEG or WebP, at most 10 MiB and 40 megapixels (read from the header before any
+  pixel is decoded, so a decompression bomb never reaches memory); decoded and encoded again in
+  the same format from the pixels alone, so EXIF (GPS, camera), text chunks and profiles are gone.
+  The EXIF orientation is applied first, so the picture still looks the way it was taken.
+- log_file: by extension and content: `.log`/`.txt` UTF-8 text without NUL bytes, `.zip` a real
+  ZIP archive, `.gz` gzip data; at most 20 MiB.
+"""
+import io
+import logging
+import zipfile
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from services.errors import PayloadTooLarge, ValidationFailed
+
+log = logging.getLogger(__name__)
+
+SCREENSHOT_MAX_BYTES = 10 * 1024 * 1024
+LOG_MAX_BYTES = 20 * 1024 * 1024
+MAX_PIXELS = 40_000_000
+SCREENSHOT_FORMATS = {"PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "WEBP": ("webp", "image/webp")}
+LOG_TYPES = {"log": "text/plain; charset=utf-8", "txt": "text/plain; charset=utf-8",
+             "zip": "application/zip", "gz": "application/gzip"}
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    data: bytes  # what is stored
+    extension: str
+    content_type: str
+
+
+def _refuse(message, reason):
+    raise ValidationFailed(message, {"file": [reason]})
+
+
+def _check_size(data, limit, what):
+    if len(data) > limit:
+        raise PayloadTooLarge(f"the {what} is larger than {limit // (1024 * 1024)} MiB",
+                              {"file": [f"at most {limit} bytes"]})
+    if not data:
+        _refuse("the file is empty", "empty file")
+
+
+def check_screenshot(data):
+    """PNG/JPEG/WebP bytes -> CheckedFile with the re-encoded image (no metadata)."""
+    _check_size(data, SCREENSHOT_MAX_BYTES, "screenshot")
+    try:
+        with Image.open(io.BytesIO(data), formats=tuple(SCREENSHOT_FORMATS)) as image:
+            width, height = image.size
+            if width < 1 or height < 1 or width * height > MAX_PIXELS:
+                _refuse(f"the screenshot has {width}x{height} pixels; at most {MAX_PIXELS} are accepted",
+                        f"at most {MAX_PIXELS} pixels")
+            image_format = image.format
+            image.load()
+            clean = _pixels_only(image, image_format)
+    except UnidentifiedImageError:
+        _refuse("a screenshot must be a PNG, JPEG or WebP image", "not a PNG, JPEG or WebP image")
+    except Image.DecompressionBombError:
+        _refuse(f"the screenshot has more than {MAX_PIXELS} pixels", f"at most {MAX_PIXELS} pixels")
+    except (OSError, SyntaxError, ValueError, EOFError, IndexError) as exc:
+        log.info("screenshot refused: %s: %s", type(exc).__name__, exc)
+        _refuse("the screenshot is truncated or damaged and cannot be decoded", "truncated or damaged image")
+    extension, content_type = SCREENSHOT_FORMATS[image_format]
+    return CheckedFile(clean, extension, content_type)
+
+
+def _pixels_only(image, image_format):
+    """Encode the decoded pixels into a fresh image: nothing of the original's metadata survives."""
+    image = ImageOps.exif_transpose(image)
+    has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info
+    if image.mode not in ("RGB", "RGBA", "L", "LA"):
+        image = image.convert("RGBA" if has_alpha else "RGB")
+    if image_format == "JPEG" and image.mode not in ("RGB", "L"):
+        image = image.convert("RGB")
+    fresh = Image.new(image.mode, image.size)
+    fresh.paste(image)
+    out = io.BytesIO()
+    if image_format == "JPEG":
+        fresh.save(out, "JPEG", quality=90, optimize=True)
+    elif image_format == "WEBP":
+        fresh.save(out, "WEBP", quality=90)
+    else:
+        fresh.save(out, "PNG", optimize=False)
+    return out.getvalue()
+
+
+def check_log_file(file_name, data):
+    """A log file, judged by its extension and its content -> CheckedFile (stored unchanged)."""
+    name = str(file_name or "").lower()
+    extension = name.rsplit(".", 1)[-1] if "." in name else ""
+    if extension not in LOG_TYPES:
+        _refuse("a log file must be named .log, .txt, .zip or .gz", "extension must be .log, .txt, .zip or .gz")
+    _check_size(data, LOG_MAX_BYTES, "log file")
+    if extension in ("log", "txt"):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            _refuse("a .log or .txt file must be UTF-8 text", "not UTF-8 text")
+        if "\x00" in text:
+            _refuse("a .log or .txt file must be text, but it contains NUL bytes", "contains NUL bytes")
+    elif extension == "zip":
+        _check_zip(data)
+    elif not data.startswith(GZIP_MAGIC):
+        _refuse("a .gz file must be gzip-compressed data", "not gzip data")
+    return CheckedFile(data, extension, LOG_TYPES[extension])
+
+
+def _check_zip(data):
+    buffer = io.BytesIO(data)
+    if not zipfile.is_zipfile(buffer):
+        _refuse("a .zip file must be a ZIP archive", "not a ZIP archive")
+    try:
+        with zipfile.ZipFile(buffer) as archive:
+            archive.infolist()  # the central directory parses
+    except (zipfile.BadZipFile, OSError, ValueError):
+        _refuse("the .zip archive is damaged", "damaged ZIP archive")

@@ -1,0 +1,50 @@
+"""CSV export of feedback list items (GET /api/feedbacks/export.csv).
+
+UTF-8 with a byte order mark so Excel shows Chinese text; one header row, then one row per item in
+list order. Cells a spreadsheet would run as a formula (starting with = + - @ or a tab/CR) get a
+leading apostrophe, so a submitted title such as `=HYPERLINK(...)` stays text (CSV injection).
+"""
+import csv
+import io
+import json
+
+BOM = "\ufeff"
+EXCEL_CELL_LIMIT = 32_000  # Excel refuses cells over 32,767 characters
+COLUMNS = (
+    "feedbackNo", "id", "createdAt", "status", "type", "channel", "title", "content", "appName",
+    "appVersion", "platform", "userId", "contactEmail", "contactWechat", "buildNumber", "deviceModel",
+    "osVersion", "deviceId", "pagePath", "occurredAt", "attachmentCount", "adminNote", "processedAt",
+    "processedBy", "updatedAt", "extra", "logText",
+)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = str(value)
+    if len(text) > EXCEL_CELL_LIMIT:
+        text = text[:EXCEL_CELL_LIMIT] + "…[truncated]"
+    if text.startswith(_FORMULA_START):
+        text = "'" + text
+    return text
+
+
+def csv_chunks(items, rows_per_chunk=200):
+    """Yield the CSV document as text chunks: BOM + header first, then rows."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    buffer.write(BOM)
+    writer.writerow(COLUMNS)
+    pending = 0
+    for item in items:
+        writer.writerow([cell(item.get(column)) for column in COLUMNS])
+        pending += 1
+        if pending >= rows_per_chunk:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+            pending = 0
+    yield buffer.getvalue()

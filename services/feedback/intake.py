@@ -1,0 +1,174 @@
+"""Feedback creation by client apps (CONTRACT §9): rate-limit keys, the anonymous-channel rule,
+the duplicate fingerprint, the per-day feedbackNo, and one atomic write.
+
+The route runs the checks in the contract's order: token 401 -> size 413 -> rate limits 429 ->
+validation 400 -> duplicate 409 -> write 500. The rate limits need deviceId, appName and appVersion
+before the body is validated, so `parse_json` reads the body leniently once and both steps use it.
+"""
+import hashlib
+import json
+import logging
+import unicodedata
+from datetime import timedelta
+
+import peewee
+
+from models.base import immediate
+from models.feedback import SEARCH_COLUMNS, Feedback, FeedbackDaySequence, index_characters
+from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
+from services.ids import iso, new_id, utcnow
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_WINDOW = timedelta(hours=24)
+ANONYMOUS_FIELDS = frozenset({
+    "type", "title", "content", "appName", "appVersion", "platform", "buildNumber", "deviceModel",
+    "osVersion", "pagePath", "occurredAt", "extra",
+})
+ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
+_KEY_MAX = 256  # longer values are not used as rate-limit keys (validation refuses them anyway)
+
+# payload key -> model field
+FIELD_MAP = {
+    "type": "type", "title": "title", "content": "content", "appName": "app_name",
+    "appVersion": "app_version", "platform": "platform", "userId": "user_id",
+    "contactEmail": "contact_email", "contactWechat": "contact_wechat", "buildNumber": "build_number",
+    "deviceModel": "device_model", "osVersion": "os_version", "deviceId": "device_id",
+    "pagePath": "page_path", "occurredAt": "occurred_at", "logText": "log_text", "extra": "extra",
+}
+
+
+class _Invalid:
+    """Marker for a body that is not JSON."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(raw):
+    """bytes -> the decoded JSON value, or an _Invalid marker (never raises)."""
+    try:
+        return json.loads(raw, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:
+        return _Invalid(str(exc).split(":")[0] or "not JSON")
+
+
+def _key(value):
+    if isinstance(value, str) and value.strip() and len(value) <= _KEY_MAX:
+        return value.strip()
+    return None
+
+
+def limit_keys(channel, client_ip, payload=None):
+    """The rate-limit keys of one request: client IP, deviceId, appName+appVersion, channel."""
+    body = payload if isinstance(payload, dict) else {}
+    app_name, app_version = _key(body.get("appName")), _key(body.get("appVersion"))
+    return {
+        "ip": client_ip or "-",
+        "device": _key(body.get("deviceId")),
+        "version": f"{app_name}\x1f{app_version}" if app_name and app_version else None,
+        "channel": channel,
+    }
+
+
+def admit(limiter, channel, client_ip, payload=None):
+    """Count this request; RateLimited with a whole-second Retry-After when a limit is reached."""
+    wait = limiter.hit(limit_keys(channel, client_ip, payload))
+    if wait is not None:
+        raise RateLimited(f"too many feedback submissions; wait {wait} seconds and try again",
+                          wait, {"retryAfter": wait})
+
+
+def require_object(payload):
+    if isinstance(payload, _Invalid):
+        raise ValidationFailed(f"the request body is not valid JSON ({payload.reason})", {"_body": ["invalid JSON"]})
+    if not isinstance(payload, dict):
+        raise ValidationFailed("the request body must be a JSON object", {"_body": ["not a JSON object"]})
+    return payload
+
+
+def check_anonymous_fields(payload, channel):
+    """Anonymous channels may send only the anonymous diagnostic fields; any other is named in a 400."""
+    details = {key: [f"not accepted from the anonymous channel {channel!r}"]
+               for key in payload if key not in ANONYMOUS_FIELDS}
+    extra = payload.get("extra")
+    if isinstance(extra, dict):
+        for key in extra:
+            if key not in ANONYMOUS_EXTRA_FIELDS:
+                details[f"extra.{key}"] = [f"not accepted from the anonymous channel {channel!r}; "
+                                           "extra may hold only envVersion and locale"]
+        for key in ANONYMOUS_EXTRA_FIELDS & set(extra):
+            if extra[key] is not None and not (isinstance(extra[key], str) and len(extra[key]) <= 64):
+                details[f"extra.{key}"] = ["must be a string of at most 64 characters"]
+    if details:
+        names = ", ".join(sorted(details))
+        raise ValidationFailed(f"the anonymous channel {channel!r} may not send: {names}", details)
+
+
+def normalize_text(value):
+    """Case, width and white space do not make feedback different."""
+    return " ".join(unicodedata.normalize("NFKC", value or "").casefold().split())
+
+
+def fingerprint(channel, data, client_ip):
+    """sha256 of channel, appName, platform, type, normalized title and content, and who sent it
+    (userId, else deviceId, else client IP)."""
+    if data.get("userId"):
+        who = ["user", data["userId"].strip()]
+    elif data.get("deviceId"):
+        who = ["device", data["deviceId"].strip()]
+    else:
+        who = ["ip", client_ip or "-"]
+    parts = [channel, normalize_text(data["appName"]), normalize_text(data["platform"]), data["type"],
+             normalize_text(data["title"]), normalize_text(data["content"]), *who]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+
+
+def _next_feedback_no(now):
+    """FB-YYYYMMDD-NNNN for the UTC day of `now`; call inside the write transaction."""
+    day = now.strftime("%Y%m%d")
+    updated = (FeedbackDaySequence.update(last=FeedbackDaySequence.last + 1)
+               .where(FeedbackDaySequence.day == day).execute())
+    if not updated:
+        FeedbackDaySequence.insert(day=day, last=1).execute()
+    number = FeedbackDaySequence.get_by_id(day).last
+    return f"FB-{day}-{number:04d}"
+
+
+def create_feedback(data, channel, client_ip):
+    """Store a validated payload; the FeedbackDetail dict (attachments []).
+
+    Conflict duplicate_feedback names the original when the same fingerprint arrived within 24 h.
+    The duplicate check, the number and the row (with its search index entry) share one IMMEDIATE
+    transaction, so concurrent identical requests create one record and a failure leaves nothing.
+    """
+    digest = fingerprint(channel, data, client_ip)
+    try:
+        with immediate():
+            # Taken under the write lock, so creation times follow row ids (the list's tie-break).
+            now = utcnow()
+            created = iso(now)
+            original = (Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
+                        .where((Feedback.fingerprint == digest)
+                               & (Feedback.created_at >= iso(now - DUPLICATE_WINDOW)))
+                        .order_by(Feedback.created_at.desc()).first())
+            if original is not None:
+                raise Conflict(f"the same feedback was already submitted as {original.feedback_no} "
+                               "within the last 24 hours", {"feedbackId": original.feedback_id,
+                                                             "feedbackNo": original.feedback_no},
+                               code="duplicate_feedback")
+            fields = {FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP}
+            record = Feedback.create(
+                feedback_id=new_id(), feedback_no=_next_feedback_no(now), channel=channel,
+                status="unprocessed", fingerprint=digest, client_ip=client_ip,
+                created_at=created, updated_at=created, **fields)
+            index_characters([(record.id, {column: getattr(record, column) for column in SEARCH_COLUMNS})])
+    except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+        log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
+        raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "
+                                 "nothing was saved, try again later") from None
+    return {**record.to_dict(), "attachments": []}

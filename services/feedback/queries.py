@@ -1,0 +1,183 @@
+"""Reading feedback for administrators: filtered pages, whole-table counts, detail, CSV batches.
+
+Keyword search (case-insensitive substring of title, content, feedbackNo, userId, contacts): on
+SQLite the FTS5 trigram index answers keywords of three or more characters and the CJK character
+index one or two Chinese/Japanese/Korean characters (闪退); other short keywords and other
+databases use LIKE over the six columns. bench/bench_feedback_search.py measures each path.
+"""
+import math
+
+from peewee import SQL, fn
+
+from models.base import db
+from models.feedback import (
+    CHARS_TABLE,
+    FEEDBACK_STATUSES,
+    SEARCH_COLUMNS,
+    SEARCH_TABLE,
+    Feedback,
+    FeedbackAttachment,
+    is_cjk,
+    search_index_ready,
+)
+from services.errors import NotFound
+from services.ids import iso
+
+TRIGRAM = 3
+EXPORT_BATCH = 500
+_EQUALS = (("type", Feedback.type), ("appName", Feedback.app_name), ("platform", Feedback.platform),
+           ("appVersion", Feedback.app_version))
+
+
+# index table -> its MATCH query (literal SQL; the keyword is always a parameter)
+_MATCHING_ROWIDS = {
+    SEARCH_TABLE: "SELECT rowid FROM feedback_fts WHERE feedback_fts MATCH ?",
+    CHARS_TABLE: "SELECT rowid FROM feedback_chars WHERE feedback_chars MATCH ?",
+}
+_MATCH_COUNT = {
+    SEARCH_TABLE: "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?",
+    CHARS_TABLE: "SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH ?",
+}
+
+
+def _phrase(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _index_for(keyword):
+    """(index table, MATCH phrase) that answers `keyword`, or (None, None) for the LIKE fallback."""
+    if not search_index_ready():
+        return None, None
+    if len(keyword) >= TRIGRAM:
+        return SEARCH_TABLE, _phrase(keyword)
+    if is_cjk(keyword):  # 闪退 -> the phrase "闪 退" of single-character tokens
+        return CHARS_TABLE, _phrase(" ".join(keyword))
+    return None, None
+
+
+def keyword_condition(keyword):
+    """A WHERE clause matching `keyword` anywhere in the searched columns."""
+    table, phrase = _index_for(keyword)
+    if table is not None:
+        # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
+        # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
+        return (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
+    clause = None
+    for column in SEARCH_COLUMNS:
+        part = getattr(Feedback, column).contains(keyword)  # escapes % and _
+        clause = part if clause is None else (clause | part)
+    return clause
+
+
+def _conditions(filters):
+    conditions = []
+    status = filters.get("status") or "all"
+    if status != "all":
+        conditions.append(Feedback.status == status)
+    for key, column in _EQUALS:
+        if filters.get(key):
+            conditions.append(column == filters[key])
+    if filters.get("created_from") is not None:
+        conditions.append(Feedback.created_at >= iso(filters["created_from"]))
+    if filters.get("created_before") is not None:
+        conditions.append(Feedback.created_at < iso(filters["created_before"]))
+    keyword = (filters.get("keyword") or "").strip()
+    if keyword:
+        conditions.append(keyword_condition(keyword))
+    return conditions
+
+
+def _with_attachment_count(query):
+    counted = (FeedbackAttachment.select(fn.COUNT(FeedbackAttachment.id))
+               .where(FeedbackAttachment.feedback == Feedback.id))
+    return query.select_extend(counted.alias("attachment_count"))
+
+
+def filtered(filters):
+    """Feedback rows matching the filters (no order, no paging)."""
+    query = Feedback.select()
+    for condition in _conditions(filters):
+        query = query.where(condition)
+    return query
+
+
+def _item(row):
+    return {**row.to_dict(), "attachmentCount": row.attachment_count}
+
+
+def status_counts():
+    """{all, unprocessed, processing, processed} over the whole table (the trigger-kept counters on
+    SQLite, else a GROUP BY)."""
+    counts = dict.fromkeys(FEEDBACK_STATUSES, 0)
+    if search_index_ready():
+        rows = db.execute_sql("SELECT status, n FROM feedback_status_count").fetchall()
+    else:
+        rows = Feedback.select(Feedback.status, fn.COUNT(Feedback.id)).group_by(Feedback.status).tuples()
+    for status, number in rows:
+        counts[status] = counts.get(status, 0) + number
+    return {"all": sum(counts.values()), **{s: counts[s] for s in FEEDBACK_STATUSES}}
+
+
+def _count(filters, query):
+    """Matches of the filters; a keyword alone is counted in the search index itself."""
+    keyword = (filters.get("keyword") or "").strip()
+    only_keyword = (filters.get("status") or "all") == "all" and not any(filters.get(key) is not None for key in (
+        "type", "appName", "platform", "appVersion", "created_from", "created_before"))
+    table, phrase = _index_for(keyword) if keyword and only_keyword else (None, None)
+    if table is not None:
+        return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0]
+    return query.count()
+
+
+def list_feedbacks(filters):
+    """{items, pagination, counts}: one page of matches, newest first; counts cover the whole table."""
+    page, page_size = filters.get("page", 1), filters.get("pageSize", 20)
+    query = filtered(filters)
+    total = _count(filters, query)
+    rows = (_with_attachment_count(query)
+            .order_by(Feedback.created_at.desc(), Feedback.id.desc())
+            .paginate(page, page_size))
+    return {
+        "items": [_item(row) for row in rows],
+        "pagination": {"page": page, "pageSize": page_size, "total": total,
+                       "totalPages": math.ceil(total / page_size)},
+        "counts": status_counts(),
+    }
+
+
+def iter_feedbacks(filters, batch=EXPORT_BATCH):
+    """Every match as a list item, newest first, read in short batches (keyset paging), so a slow
+    download never holds one long read transaction."""
+    last = None
+    while True:
+        query = _with_attachment_count(filtered(filters))
+        if last is not None:
+            created, row_id = last
+            query = query.where((Feedback.created_at < created)
+                                | ((Feedback.created_at == created) & (Feedback.id < row_id)))
+        rows = list(query.order_by(Feedback.created_at.desc(), Feedback.id.desc()).limit(batch))
+        yield from (_item(row) for row in rows)
+        if len(rows) < batch:
+            return
+        last = (rows[-1].created_at, rows[-1].id)
+
+
+def get_record(feedback_id):
+    record = Feedback.get_or_none(Feedback.feedback_id == feedback_id)
+    if record is None:
+        raise NotFound(f"no feedback with id {feedback_id}")
+    return record
+
+
+def attachments_of(record):
+    return list(FeedbackAttachment.select().where(FeedbackAttachment.feedback == record.id)
+                .order_by(FeedbackAttachment.created_at, FeedbackAttachment.id))
+
+
+def detail(record):
+    """FeedbackDetail: the record with its attachments in creation order."""
+    return {**record.to_dict(), "attachments": [a.to_dict() for a in attachments_of(record)]}
+
+
+def get_feedback(feedback_id):
+    return detail(get_record(feedback_id))

@@ -1,0 +1,104 @@
+"""Sliding-window rate limits for feedback intake (CONTRACT §9), one limiter per app instance.
+
+Each category (ip, device, version, channel) has limits such as `20/minute;200/day`. A request is
+checked against every key it carries and recorded against all of them only when none is over its
+limit, so a client that waits the announced Retry-After gets through. State is in memory: good for
+one process (waitress threads); several processes would each count on their own.
+"""
+import math
+import re
+import threading
+import time
+from bisect import bisect_right
+
+PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+SWEEP_EVERY = 1000  # hits between purges of idle keys
+
+
+def parse_limits(text):
+    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
+    limits = []
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        match = _LIMIT.match(part)
+        if not match or int(match.group(1)) < 1:
+            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
+                             "e.g. 20/minute;200/day")
+        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
+        limits.append((count, multiple * PERIOD_SECONDS[unit]))
+    return limits
+
+
+class SlidingWindowLimiter:
+    """`rules` maps a category to [(count, period_seconds), ...]; thread-safe."""
+
+    def __init__(self, rules, clock=time.monotonic):
+        self.rules = {category: list(limits) for category, limits in rules.items() if limits}
+        self.clock = clock
+        self._stamps = {}  # (category, key) -> ascending hit times within the longest period
+        self._lock = threading.Lock()
+        self._hits_since_sweep = 0
+
+    def hit(self, keys):
+        """Record one request against `keys` ({category: key or None}).
+
+        Returns None when allowed, else the whole seconds (>= 1) until every exceeded limit has room.
+        """
+        with self._lock:
+            now = self.clock()
+            wait = 0.0
+            checked = []
+            for category, key in keys.items():
+                limits = self.rules.get(category)
+                if key is None or not limits:
+                    continue
+                stamps = self._window(category, key, now)
+                for count, period in limits:
+                    inside = len(stamps) - bisect_right(stamps, now - period)
+                    if inside >= count:
+                        # The hit that has to leave the window before one more fits.
+                        wait = max(wait, stamps[len(stamps) - count] + period - now)
+                checked.append(stamps)
+            if wait > 0:
+                return max(1, math.ceil(wait))
+            for stamps in checked:
+                stamps.append(now)
+            self._sweep_now_and_then(now)
+            return None
+
+    def _window(self, category, key, now):
+        longest = max(period for _count, period in self.rules[category])
+        stamps = self._stamps.setdefault((category, key), [])
+        expired = bisect_right(stamps, now - longest)
+        if expired:
+            del stamps[:expired]
+        return stamps
+
+    def _sweep_now_and_then(self, now):
+        """Forget keys with no hit inside their longest period, so memory follows active clients."""
+        self._hits_since_sweep += 1
+        if self._hits_since_sweep < SWEEP_EVERY:
+            return
+        self._hits_since_sweep = 0
+        for (category, key), stamps in list(self._stamps.items()):
+            longest = max(period for _count, period in self.rules[category])
+            if not stamps or stamps[-1] <= now - longest:
+                del self._stamps[(category, key)]
+
+    def tracked_keys(self):
+        return len(self._stamps)
+
+
+def limiter_from_settings(config):
+    """The four FEEDBACK_RATE_LIMIT_* settings -> a limiter (ValueError names a bad setting)."""
+    rules = {}
+    for category, setting in (("ip", "FEEDBACK_RATE_LIMIT_PER_IP"), ("device", "FEEDBACK_RATE_LIMIT_PER_DEVICE"),
+                              ("version", "FEEDBACK_RATE_LIMIT_PER_VERSION"),
+                              ("channel", "FEEDBACK_RATE_LIMIT_PER_CHANNEL")):
+        try:
+            rules[category] = parse_limits(config.get(setting, ""))
+        except ValueError as exc:
+            raise ValueError(f"{setting}: {exc}") from None
+    return SlidingWindowLimiter(rules)

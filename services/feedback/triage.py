@@ -1,0 +1,45 @@
+"""Administrators set a feedback's processing status (spec: Feedback states; CONTRACT §9).
+
+- processing: keeps processedBy and adminNote, clears processedAt;
+- processed: sets processedAt (now) and processedBy (the admin);
+- unprocessed: clears processedAt;
+- a given adminNote (null clears it) is stored in every case.
+"""
+from models import AdminUser
+from models.base import immediate
+from models.feedback import FEEDBACK_STATUSES, Feedback
+from services.errors import Unauthorized, ValidationFailed
+from services.feedback.queries import detail, get_record
+from services.ids import now_iso
+
+UNSET = object()
+
+
+def _still_allowed(username):
+    """The session was checked by the guard; the account is read again in the write transaction so
+    an admin deactivated or stripped of the permission a moment ago cannot sign a change."""
+    user = AdminUser.get_or_none(AdminUser.username == username)
+    if user is None or not user.active or not user.has_permission("feedback"):
+        raise Unauthorized("your admin session is no longer valid; sign in again")
+    return user.username
+
+
+def set_status(feedback_id, status, username, admin_note=UNSET):
+    """Apply the status change as `username`; the updated FeedbackDetail."""
+    if status not in FEEDBACK_STATUSES:
+        raise ValidationFailed(f"status must be one of {', '.join(FEEDBACK_STATUSES)}",
+                               {"status": ["unknown status"]})
+    with immediate():
+        record = get_record(feedback_id)
+        admin = _still_allowed(username)
+        now = now_iso()
+        changes = {Feedback.status: status, Feedback.updated_at: now}
+        if status == "processed":
+            changes[Feedback.processed_at] = now
+            changes[Feedback.processed_by] = admin
+        else:
+            changes[Feedback.processed_at] = None
+        if admin_note is not UNSET:
+            changes[Feedback.admin_note] = admin_note
+        Feedback.update(changes).where(Feedback.id == record.id).execute()
+        return detail(Feedback.get_by_id(record.id))
