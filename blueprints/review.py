@@ -70,6 +70,10 @@ def decision(task_id, body):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
     task = review.decide(task_id, body, actor_name=g.actor[1], if_match=if_match_header(),
                          cover_ratio=cover_ratio())
-    # approve_and_publish: the publishing issue runs its auto_after_approval job here, after the
-    # decision has committed (no transaction is held during the platform call).
+    # approve_and_publish: the auto_after_approval job runs here, after the decision has committed
+    # (no transaction is held during the platform call).
+    if body["action"] == "approve_and_publish":
+        from services.publishing import publish_task
+
+        task = publish_task(task_id, "auto_after_approval", g.actor[1], dict(current_app.config))
     return task_response(task)

@@ -58,12 +58,14 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
         # no transaction is held during the platform call: other writes and reads go through meanwhile
         in_flight = session.get(f"{base_url}/api/review/tasks/{task['id']}").json()
         other_answer = session.post(base_url + f"/api/review/tasks/{other['id']}/publish-jobs")
+        other_done_first = first.is_alive()  # a held write transaction would have made it wait for the first
         first.join(timeout=20)
 
     error = assert_error(second, 409, "publish_in_progress")
     assert error["details"]["jobId"] == [in_flight["publishJobs"][0]["id"]]
     assert in_flight["status"] == "approved"
     assert other_answer.status_code == 200 and other_answer.json()["status"] == "published"
+    assert other_done_first
     done = answers["first"].json()
     assert answers["first"].status_code == 200 and done["status"] == "published"
     [job] = done["publishJobs"]

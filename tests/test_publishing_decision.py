@@ -1,0 +1,85 @@
+"""approve_and_publish: the decision commits, then its auto_after_approval job runs in the same request."""
+from tests import test_publishing as base
+from tests.conftest import assert_error, create_admin, login
+from tests.review_helpers import make_asset
+from tests.test_publishing import (
+    ARTICLE_KEYS,
+    approved_article,
+    approved_image_post,
+    events_of,
+    platform_settings,
+    publish_url,
+    retry_url,
+)
+
+app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+
+
+def test_approve_and_publish_creates_the_draft_and_publishes_the_task(app, admin_client, agent_headers, fake):
+    task, cover = approved_article(app, admin_client, agent_headers, action="approve_and_publish")
+
+    assert task["status"] == "published"
+    [job] = task["publishJobs"]
+    assert (job["status"], job["triggerMode"], job["attemptCount"]) == ("succeeded", "auto_after_approval", 1)
+    [article] = fake.drafts[job["draftMediaId"]]["articles"]
+    assert set(article) == ARTICLE_KEYS and article["title"] == task["selections"]["title"]
+    assert job["snapshot"]["coverImage"] == cover["url"]
+    types = [event["type"] for event in task["timeline"]]
+    assert types[-2:] == ["approved", "publish_succeeded"]
+    assert events_of(task, "publish_succeeded")[0]["data"]["triggerMode"] == "auto_after_approval"
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json() == task
+
+
+def test_approve_and_publish_of_an_image_post_creates_a_newspic_draft(app, admin_client, agent_headers, fake):
+    images = [make_asset(app, 300, 400), make_asset(app, 600, 800)]
+
+    task = approved_image_post(app, admin_client, agent_headers, images, action="approve_and_publish")
+
+    assert task["status"] == "published"
+    [job] = task["publishJobs"]
+    assert job["triggerMode"] == "auto_after_approval"
+    [article] = fake.drafts[job["draftMediaId"]]["articles"]
+    assert article["article_type"] == "newspic" and len(article["image_info"]["image_list"]) == 2
+
+
+def test_approve_without_publish_calls_no_platform(app, admin_client, agent_headers, fake):
+    task, _ = approved_article(app, admin_client, agent_headers)
+
+    assert task["status"] == "approved" and task["publishJobs"] == []
+    assert fake.requests == []
+
+
+def test_a_failed_auto_publish_keeps_the_approval_and_can_be_retried(app, admin_client, agent_headers, fake):
+    fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+
+    task, _ = approved_article(app, admin_client, agent_headers, action="approve_and_publish")
+
+    assert task["status"] == "approved"
+    [job] = task["publishJobs"]
+    assert (job["status"], job["triggerMode"], job["lastError"]) == \
+        ("failed", "auto_after_approval", "platform error 45003: title size out of limit")
+    retried = admin_client.post(retry_url(task, job)).get_json()
+    assert retried["status"] == "published"
+    assert (retried["publishJobs"][1]["triggerMode"], retried["publishJobs"][1]["attemptCount"]) == ("manual", 2)
+
+
+def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_approval(make_app, fake,
+                                                                                      agent_headers):
+    app = make_app(**platform_settings(fake, WECHAT_THEME_OVERRIDES={"silicon-rise": {"--no-such-thing": "1"}}))
+    create_admin()
+    admin_client = app.test_client()
+    login(admin_client)
+
+    task, _ = approved_article(app, admin_client, agent_headers, action="approve_and_publish")
+
+    assert task["status"] == "approved"
+    [job] = task["publishJobs"]
+    assert job["status"] == "failed" and "snapshot" not in job
+    assert job["lastError"].startswith("the theme cannot be applied: unknown CSS variable '--no-such-thing'")
+    assert fake.requests == []
+    # nothing to retry from; a manual publish says why while the setting is wrong
+    assert_error(admin_client.post(retry_url(task, job)), 409, "invalid_state")
+    error = assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
+    assert "--no-such-thing" in error["message"]
+    app.config["WECHAT_THEME_OVERRIDES"] = {}
+    assert admin_client.post(publish_url(task)).get_json()["status"] == "published"
