@@ -52,7 +52,7 @@ def start_fake_platform():
     return fake, fake.start()
 
 
-def build_demo_app(create_app):
+def build_demo_app(create_app, overrides=None):
     """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit."""
     fake, base_url = start_fake_platform()
     folder = Path(tempfile.mkdtemp(prefix="review-demo-"))
@@ -60,7 +60,7 @@ def build_demo_app(create_app):
     atexit.register(fake.stop)
     # The demo never touches a configured instance: explicit paths win over the environment.
     app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
-                      "DATABASE_URL": "", **platform_settings(base_url)})
+                      "DATABASE_URL": "", **platform_settings(base_url), **(overrides or {})})
     if not app.config["REVIEW_AGENT_TOKEN"]:
         app.config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
     if not app.config["FEEDBACK_CLIENT_TOKENS"]:

@@ -4,9 +4,10 @@ tasks for both accounts and both content types, and feedback with attachments.
 Everything goes through the same service functions (and schemas) as the API, so the samples obey
 every rule a real agent or client meets. Call inside `db.connection_context()`.
 """
+import functools
 import io
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from models.review import ReviewTask
 from schemas.feedback import FeedbackCreateSchema
@@ -19,24 +20,24 @@ PALETTE = {"silicon-rise": ((20, 60, 140), (90, 170, 255)), "carbon-fitness": ((
 DEMO_CHANNEL = "demo-app"
 
 
+@functools.lru_cache(maxsize=64)  # the tests seed many times in one process
 def make_png(width, height, label, colors=((40, 70, 140), (120, 190, 250))):
     """A gradient PNG with a label and a grid, so crops and ordering are visible."""
-    image = Image.new("RGB", (width, height))
+    mask = Image.linear_gradient("L").resize((width, height))
+    image = Image.composite(Image.new("RGB", (width, height), colors[1]), Image.new("RGB", (width, height), colors[0]),
+                            mask)
     draw = ImageDraw.Draw(image)
-    (r1, g1, b1), (r2, g2, b2) = colors
-    for y in range(height):
-        t = y / max(1, height - 1)
-        colour = (int(r1 + (r2 - r1) * t), int(g1 + (g2 - g1) * t), int(b1 + (b2 - b1) * t))
-        draw.line([(0, y), (width, y)], fill=colour)
     step = max(width, height) // 8
     for x in range(0, width, step):
         draw.line([(x, 0), (x, height)], fill=(255, 255, 255), width=1)
     for y in range(0, height, step):
         draw.line([(0, y), (width, y)], fill=(255, 255, 255), width=1)
-    draw.rectangle([(16, 16), (16 + 9 * len(label) + 20, 52)], fill=(255, 255, 255))
-    draw.text((26, 26), label, fill=(20, 20, 20))
+    font = ImageFont.load_default(size=max(18, min(width, height) // 20))
+    left, top, right, bottom = draw.textbbox((28, 28), label, font=font)
+    draw.rectangle([(16, 16), (right + 12, bottom + 12)], fill=(255, 255, 255))
+    draw.text((28, 28), label, fill=(20, 20, 20), font=font)
     buffer = io.BytesIO()
-    image.save(buffer, "PNG")
+    image.save(buffer, "PNG", compress_level=1)
     return buffer.getvalue()
 
 

@@ -6,7 +6,6 @@
   const F = window.ReviewForm;
   const { task, assets, images } = F;
   const $ = (selector) => document.querySelector(selector);
-  const base = `/api/review/tasks/${encodeURIComponent(task.id)}`;
 
   /* ---- text fields: counters and the "edited by hand" flag ---- */
   function refreshText(key) {
@@ -125,10 +124,13 @@
       const caption = document.createElement("span");
       caption.textContent = `${index + 1}. ${asset ? `${asset.fileName} · ${asset.width}×${asset.height}` : ref.assetId}${index === 0 ? " (cover)" : ""}`;
       const move = (to) => () => { images.splice(to, 0, images.splice(index, 1)[0]); renderImages(); };
-      li.append(img, caption,
+      const controls = document.createElement("div");
+      controls.className = "controls";
+      controls.append(
         imageButton("↑", `Move image ${index + 1} up`, move(index - 1), index === 0),
         imageButton("↓", `Move image ${index + 1} down`, move(index + 1), index === images.length - 1),
         imageButton("Remove", `Remove image ${index + 1}`, () => { images.splice(index, 1); renderImages(); }, false));
+      li.append(img, caption, controls);
       list.append(li);
     });
     window.Crop.setImage(images.length ? assets[images[0].assetId] : null, F.state.coverCrop);
@@ -165,5 +167,4 @@
     });
   });
 
-  window.ReviewDetail = { base, refreshPreview };
 })();

@@ -53,8 +53,9 @@ def test_paging_moves_forward_and_back(page, demo, console):
     sample = demo["tasks"][-1]
     with db.connection_context():
         for number in range(20):
-            review.create_task(CreateTaskSchema().load({"publicAccount": "silicon-rise", "topic": f"Extra task {number:02d}",
-                                                        "contentType": "article", "candidates": sample["candidates"]}))
+            payload = {"publicAccount": "silicon-rise", "topic": f"Extra task {number:02d}",
+                       "contentType": "article", "candidates": sample["candidates"]}
+            review.create_task(CreateTaskSchema().load(payload))
     sign_in(page, "/review?status=all")
     assert rows(page).count() == 20
     assert "Showing 1–20 of 25" in page.locator("#result-summary").inner_text()

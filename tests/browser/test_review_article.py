@@ -1,0 +1,109 @@
+"""An article task in the browser: pick and edit fields, preview, library cover, approve and publish
+against the fake platform; API errors appear next to the field they concern."""
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import screenshot, sign_in, stored_task, task_by_topic
+
+TOPIC = "芯片的下一个十年"
+
+
+def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, console):
+    task = task_by_topic(demo, TOPIC)
+    option_b = task["candidates"]["bodyOptions"][1]
+    library = {asset["fileName"]: asset for asset in demo["library"]}
+    sign_in(page, f"/review/{task['id']}")
+    screenshot(page, "review-article-detail")
+
+    # Candidates side by side: outlines split on "|", focuses listed, drafts rendered.
+    options = page.locator(".body-option")
+    assert options.count() == 2
+    assert options.nth(0).locator(".outline li").all_inner_texts() == ["背景", "现状", "展望"]
+    assert options.nth(1).locator(".tags li").all_inner_texts() == ["混合键合", "共封装光学"]
+    assert options.nth(0).locator(".rendered h2").first.inner_text() == "背景"
+
+    # Pick a title as it is, rewrite the summary by hand, pick an author.
+    page.get_by_label("摩尔定律之后：封装的黄金时代", exact=True).check()
+    expect(page.get_by_label("Final title")).to_have_value("摩尔定律之后：封装的黄金时代")
+    expect(page.locator('[data-edited-for="title"]')).to_be_hidden()
+    page.get_by_label("Final summary").fill("芯片行业的新方向：先进封装与芯粒。")
+    expect(page.locator('[data-edited-for="summary"]')).to_be_visible()
+    page.get_by_label("林一", exact=True).check()
+
+    # Body: start from option B, edit it, choose a theme; the preview follows.
+    page.get_by_label("Option 2 chip-b").check()
+    body = page.get_by_label("Final body (Markdown)")
+    expect(body).to_have_value(option_b["content"])
+    edited = option_b["content"] + "\n## 结语\n\n封装决定未来。\n"
+    body.fill(edited)
+    expect(page.locator('[data-edited-for="body"]')).to_be_visible()
+    page.get_by_label("Theme").select_option("tech-blue")
+    expect(page.locator("#preview h2").last).to_have_text("结语")
+
+    # Cover from the material library; the body image from the second candidate.
+    page.locator('[data-library-for="cover-choice"]').click()
+    expect(page.get_by_role("dialog")).to_be_visible()
+    page.get_by_role("button", name=re.compile(r"^Use library-landscape\.png")).click()
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    page.locator("#bodyimg-0-tiles label").nth(1).click()
+    screenshot(page, "review-article-edited")
+
+    page.get_by_label("Approve and publish").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#page-message")).to_contain_text("Published as WeChat draft")
+    expect(page.locator("#task-status")).to_have_text("Published")
+    job = page.locator("table.jobs tbody tr").first
+    expect(job).to_contain_text("succeeded")
+    expect(job).to_contain_text("after approval")
+    expect(page.locator(".timeline")).to_contain_text("publish succeeded")
+    screenshot(page, "review-article-published")
+
+    saved = stored_task(task["id"])
+    candidates = task["candidates"]
+    cover_ref = {"assetId": library["library-landscape.png"]["assetId"]}
+    assert saved["selections"] == {
+        "title": "摩尔定律之后：封装的黄金时代", "summary": "芯片行业的新方向：先进封装与芯粒。", "author": "林一",
+        "body": edited, "coverImage": cover_ref, "bodyImages": [candidates["bodyImageCandidates"][0]["options"][1]],
+    }
+    assert saved["manualOverrides"] == {
+        "summary": {"basedOn": candidates["summaries"][0], "value": "芯片行业的新方向：先进封装与芯粒。"},
+        "body": {"basedOnCandidateId": "chip-b", "value": edited},
+        "coverImage": {"basedOn": candidates["coverImages"][0], "value": cover_ref},
+    }
+    draft = saved["bodyDraft"]
+    assert (draft["markdown"], draft["sourceBodyCandidateId"], draft["bodyEditedFromCandidate"],
+            draft["themeTemplate"]) == (edited, "chip-b", True, "tech-blue")
+    assert draft["sourceBodyCandidate"] == option_b["content"]
+    [published] = saved["publishJobs"]
+    assert published["status"] == "succeeded"
+    platform_draft = live_server.platform.drafts[published["draftMediaId"]]
+    assert platform_draft["articles"][0]["title"] == "摩尔定律之后：封装的黄金时代"
+    assert "结语" in platform_draft["articles"][0]["content"]
+    console.assert_clean()
+
+
+def test_api_errors_are_shown_next_to_the_field(page, demo, console):
+    console.allow(r"status of 400")
+    task = task_by_topic(demo, "冬季跑步指南")
+    sign_in(page, f"/review/{task['id']}")
+    page.get_by_label("Final summary").fill("长" * 110)
+    expect(page.locator('[data-count-for="summary"]')).to_have_text("110")
+    page.get_by_label("Approve without publishing").check()
+    page.get_by_role("button", name="Submit decision").click()
+
+    error = page.locator("#err-summary")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("At most 100 characters at approval (now 110)")
+    expect(page.get_by_label("Final summary")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#decision-error")).to_contain_text("not complete or not valid")
+    screenshot(page, "review-article-error")
+    assert stored_task(task["id"])["status"] == "pending_review"
+
+    # Fixing the field clears the error on the next submit, which then succeeds.
+    page.get_by_label("Final summary").fill("低温跑步的热身、穿衣和配速。")
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Approved")
+    expect(page.locator("#page-message")).to_contain_text("Approved without publishing.")
+    expect(page.get_by_role("button", name="Publish to WeChat drafts")).to_be_visible()
+    console.assert_clean()

@@ -1,0 +1,138 @@
+"""Admin HTML pages without a browser: sign-in redirects, permissions, rendering, the preview
+route, and the demo mode's setup."""
+import re
+
+import pytest
+
+from models import db
+from tests.conftest import create_admin, login
+
+PAGES = ["/review", "/review?status=all", "/feedback"]
+
+
+@pytest.fixture
+def demo_data(app, admin_client):
+    from services.demo import seed
+
+    with db.connection_context():
+        return seed(app.config["REVIEW_UPLOADS_PATH"], "admin")
+
+
+@pytest.mark.parametrize("path", ["/review", "/review/some-task?tab=1", "/feedback", "/feedback/some-id"])
+def test_signed_out_pages_redirect_to_login_with_next(client, path):
+    response = client.get(path)
+    assert response.status_code == 303
+    assert response.headers["Location"].startswith("/login?next=" + path.split("?")[0])
+
+
+def test_the_start_page_is_the_review_list(client):
+    assert client.get("/").headers["Location"] == "/review"
+
+
+@pytest.mark.parametrize(("permissions", "allowed", "refused"), [
+    ("review", ["/review"], ["/feedback"]),
+    ("feedback", ["/feedback"], ["/review"]),
+])
+def test_pages_need_their_permission(app, permissions, allowed, refused):
+    create_admin("limited", permissions=permissions)
+    client = app.test_client()
+    login(client, "limited")
+    for path in allowed:
+        assert client.get(path).status_code == 200
+    for path in refused:
+        response = client.get(path)
+        assert response.status_code == 403
+        assert "text/html" in response.content_type and "permission" in response.get_data(as_text=True)
+    nav = client.get(allowed[0]).get_data(as_text=True)
+    assert ('href="/feedback"' in nav) == ("feedback" in permissions)
+
+
+def test_every_page_renders_with_logout_and_the_sample_data(admin_client, demo_data):
+    urls = PAGES + [f"/review/{t['id']}" for t in demo_data["tasks"]]
+    urls += [f"/feedback/{f['id']}" for f in demo_data["feedback"]]
+    for url in urls:
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        html = response.get_data(as_text=True)
+        assert 'action="/api/auth/logout"' in html and ">Log out</button>" in html, url
+        assert "pages.css" in html
+    listing = admin_client.get("/review?status=all").get_data(as_text=True)
+    assert all(task["topic"] in listing for task in demo_data["tasks"])
+
+
+def test_detail_shows_outline_segments_and_comment_defaults(admin_client, demo_data):
+    article = demo_data["tasks"][0]
+    html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
+    assert re.search(r'<ol class="outline"><li>背景</li><li>现状</li><li>展望</li></ol>', html)
+    image_post = next(t for t in demo_data["tasks"] if t["candidates"].get("commentSettings"))
+    html = admin_client.get(f"/review/{image_post['id']}").get_data(as_text=True)
+    assert re.search(r'id="need-open-comment" checked', html)
+    assert re.search(r'id="only-fans" >', html)
+
+
+def test_unknown_task_and_feedback_are_html_404_pages(admin_client):
+    for path in ("/review/no-such-task", "/feedback/no-such-feedback"):
+        response = admin_client.get(path)
+        assert response.status_code == 404 and "text/html" in response.content_type
+
+
+def test_bad_list_filters_are_explained_not_failed(admin_client, demo_data):
+    html = admin_client.get("/review?from=2026-02-02&to=2026-02-01").get_data(as_text=True)
+    assert 'id="err-from"' in html and "must be earlier than or equal to" in html
+    html = admin_client.get("/review?publicAccount=nobody").get_data(as_text=True)
+    assert re.search(r'id="err-publicAccount"[^>]*>\s*Must be one of', html)
+    html = admin_client.get("/feedback?pageSize=1&page=0").get_data(as_text=True)
+    assert re.search(r'id="err-page"[^>]*>\s*Must be greater than or equal to 1', html)
+
+
+def test_preview_renders_the_themed_article(admin_client):
+    response = admin_client.post("/api/review/preview", json={
+        "markdown": "## 标题\n\n正文 [链接](https://example.com)", "themeTemplate": "tech-blue",
+        "publicAccount": "silicon-rise"})
+    assert response.status_code == 200
+    html = response.get_json()["html"]
+    assert "<h2" in html and "style=" in html and "<style" not in html
+    response = admin_client.post("/api/review/preview", json={"markdown": "x", "themeTemplate": "neon"})
+    assert response.status_code == 400
+    assert "themeTemplate" in response.get_json()["error"]["details"]
+
+
+def test_preview_needs_the_review_permission(client, app):
+    assert client.post("/api/review/preview", json={"markdown": "x"}).status_code == 401
+    create_admin("fb", permissions="feedback")
+    login(client, "fb")
+    assert client.post("/api/review/preview", json={"markdown": "x"}).status_code == 403
+
+
+def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys):
+    from app import create_app
+    from cli.demo import build_demo_app
+
+    app, banner = build_demo_app(create_app, {"WEBHOOK_SENDER_ENABLED": False})
+    text = "\n".join(banner)
+    password = re.search(r"Password\s+(\S+)", text).group(1)
+    assert app.config["WECHAT_API_BASE"].startswith("http://127.0.0.1:")
+    assert app.config["WECHAT_SILICON_RISE_APPID"] and app.config["REVIEW_AGENT_TOKEN"]
+    client = app.test_client()
+    login(client, "demo", password)
+    tasks = client.get("/api/review/tasks?status=all").get_json()
+    assert {(t["publicAccount"], t["contentType"]) for t in tasks} == {
+        ("silicon-rise", "article"), ("silicon-rise", "image_post"),
+        ("carbon-fitness", "article"), ("carbon-fitness", "image_post")}
+    assert client.get("/api/feedbacks").get_json()["counts"]["all"] == 4
+    # The fake platform answers the demo credentials.
+    import requests
+
+    token = requests.post(app.config["WECHAT_API_BASE"] + "/cgi-bin/stable_token", json={
+        "grant_type": "client_credential", "appid": app.config["WECHAT_SILICON_RISE_APPID"],
+        "secret": app.config["WECHAT_SILICON_RISE_SECRET"]}, timeout=5).json()
+    assert "access_token" in token
+    db.close()
+
+
+def test_seed_demo_command_adds_sample_data_once(app):
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["seed-demo"])
+    assert result.exit_code == 0 and "added 5 tasks" in result.output
+    again = runner.invoke(args=["seed-demo"])
+    assert again.exit_code != 0 and "already holds review tasks" in again.output
