@@ -8,7 +8,6 @@ from fakeplatform import FakePlatform
 from models import db
 from models.platform import PlatformUpload
 from services.rendering import render_article
-from tests.conftest import assert_error
 from tests.review_helpers import (
     approve_article,
     approve_image_post,
@@ -241,55 +240,6 @@ def test_a_synced_material_of_the_same_account_is_used_without_uploading(app, ad
 
     assert fake.requests_to("/add_material") == []
     assert fake.drafts[job["draftMediaId"]]["articles"][0]["thumb_media_id"] == synced.platform_media_id
-
-
-# ---- preconditions ------------------------------------------------------------------------------
-def test_only_an_approved_unpublished_task_can_be_published(app, admin_client, agent_headers, fake):
-    cover = make_asset(app, 900, 500)
-    pending = create_task(admin_client, agent_headers, article_payload())
-    assert_error(admin_client.post(publish_url(pending)), 409, "invalid_state")
-
-    task, _ = approved_article(app, admin_client, agent_headers, cover=cover)
-    publish(admin_client, task)
-    error = assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
-    assert "already published" in error["message"]
-
-    assert_error(admin_client.post("/api/review/tasks/no-such-task/publish-jobs"), 404, "not_found")
-    assert len(fake.drafts) == 1
-    after = admin_client.get(f"/api/review/tasks/{pending['id']}").get_json()
-    assert after["publishJobs"] == [] and after["version"] == pending["version"]
-
-
-def test_publish_needs_the_review_permission(app, client, agent_headers, fake):
-    from tests.conftest import create_admin, login
-
-    assert_error(client.post("/api/review/tasks/x/publish-jobs"), 401, "unauthorized")
-    assert_error(client.post("/api/review/tasks/x/publish-jobs/y/retry"), 401, "unauthorized")
-    create_admin("helpdesk", permissions="feedback")
-    login(client, "helpdesk")
-    assert_error(client.post("/api/review/tasks/x/publish-jobs"), 403, "forbidden")
-    assert fake.requests == []
-
-
-def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
-    task, _ = approved_article(app, admin_client, agent_headers)
-
-    assert_error(publish(admin_client, task, 412, headers={"If-Match": f'"{task["version"] - 1}"'}),
-                 412, "precondition_failed")
-    assert fake.requests == []
-    unchanged = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
-    assert unchanged["publishJobs"] == [] and unchanged["version"] == task["version"]
-
-    published = publish(admin_client, task, headers={"If-Match": f'"{task["version"]}"'}).get_json()
-    assert published["status"] == "published"
-
-
-def test_publish_routes_are_in_the_openapi_document(app, client):
-    paths = client.get("/api/openapi.json").get_json()["paths"]
-    for path in ("/api/review/tasks/{task_id}/publish-jobs", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"):
-        assert paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == \
-            {"$ref": "#/components/schemas/Task"}
-        assert paths[path]["post"]["security"] == [{"adminSession": []}]
 
 
 # ---- updating an existing draft -----------------------------------------------------------------
