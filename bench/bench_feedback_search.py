@@ -108,6 +108,7 @@ def main(argv=None):
                 (f"keyword '{RARE[:5]}' (rare) + status (FTS)", {**page, "status": "unprocessed",
                                                                   "keyword": RARE[:5]}),
                 ("keyword 'crash' + appName (FTS)", {**page, "appName": "reader", "keyword": "crash"}),
+                ("keyword 'crash' alone, page 50 (FTS)", {**page, "page": 50, "keyword": "crash"}),
                 ("keyword '闪退' (2 chars, CJK index) + platform", {**page, "platform": "ios", "keyword": "闪退"}),
                 ("keyword 'ui' (2 Latin chars, LIKE) + platform", {**page, "platform": "ios", "keyword": "ui"}),
             ]

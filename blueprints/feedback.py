@@ -96,8 +96,12 @@ def create_feedback():
 @client_required
 @api(form={"file": "file", "kind": "string"}, responses={201: FeedbackAttachmentSchema}, tags=TAGS)
 def upload_attachment(feedback_id):
-    """Attach a screenshot (PNG/JPEG/WebP <= 10 MiB) or log file (.log/.txt/.zip/.gz <= 20 MiB); at most
-    10 per feedback, within 7 days (then 409 invalid_state), only by the creating channel."""
+    """Attach a screenshot or log file (client token of the channel that created the feedback).
+
+    screenshot: PNG/JPEG/WebP <= 10 MiB, stored re-encoded without metadata; log_file: .log/.txt (UTF-8
+    text), .zip, .gz <= 20 MiB. At most 10 per feedback (then 409 attachment_limit), within 7 days of
+    its creation (then 409 invalid_state); anonymous channels and other channels get 403.
+    """
     channel = g.feedback_channel
     record = attachments.check_upload_allowed(feedback_id, channel, _anonymous(channel))
     # Set before the multipart body is parsed: a larger request is refused (413) without being read.
