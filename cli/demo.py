@@ -2,8 +2,11 @@
 sample data, in a temporary folder, so a newcomer can click through review, publish and triage
 offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
 import atexit
+import os
 import secrets
 import shutil
+import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -52,19 +55,22 @@ def start_fake_platform():
     return fake, fake.start()
 
 
-def build_demo_app(create_app, overrides=None):
+def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
     """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit."""
     fake, base_url = start_fake_platform()
     folder = Path(tempfile.mkdtemp(prefix="review-demo-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     atexit.register(fake.stop)
+    if exit_on_sigterm:  # `kill` ends the demo like Ctrl+C does, so the folder is removed too
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # The demo never touches a configured instance: explicit paths win over the environment.
-    app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
-                      "DATABASE_URL": "", **platform_settings(base_url), **(overrides or {})})
-    if not app.config["REVIEW_AGENT_TOKEN"]:
-        app.config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
-    if not app.config["FEEDBACK_CLIENT_TOKENS"]:
-        app.config["FEEDBACK_CLIENT_TOKENS"] = "demo-app=demo-client-" + secrets.token_urlsafe(12)
+    config = {"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
+              "DATABASE_URL": "", **platform_settings(base_url)}
+    if not os.environ.get("REVIEW_AGENT_TOKEN"):
+        config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
+    if not os.environ.get("FEEDBACK_CLIENT_TOKENS"):
+        config["FEEDBACK_CLIENT_TOKENS"] = "demo-app=demo-client-" + secrets.token_urlsafe(12)
+    app = create_app({**config, **(overrides or {})})
     password = secrets.token_urlsafe(12)
     from services.auth import save_admin
     from services.demo import seed

@@ -108,7 +108,7 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys):
     from app import create_app
     from cli.demo import build_demo_app
 
-    app, banner = build_demo_app(create_app, {"WEBHOOK_SENDER_ENABLED": False})
+    app, banner = build_demo_app(create_app, {"WEBHOOK_SENDER_ENABLED": False}, exit_on_sigterm=False)
     text = "\n".join(banner)
     password = re.search(r"Password\s+(\S+)", text).group(1)
     assert app.config["WECHAT_API_BASE"].startswith("http://127.0.0.1:")
