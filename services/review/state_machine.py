@@ -3,7 +3,7 @@
 Code asks `rule_for(state, trigger)` (409 invalid_state when the table has no row) and applies the
 rule with `fire()`, which sets the status and writes the rule's timeline events. The conditions
 that choose between triggers (e.g. "last rejected field") are evaluated by the service that fires.
-docs/review-states.md is generated from this table: `python -m services.review.state_machine`.
+docs/review-states.md is generated from this table: `python -m services.review > docs/review-states.md`.
 """
 from dataclasses import dataclass
 
@@ -102,7 +102,7 @@ def render_markdown():
         "# Review task states",
         "",
         "Generated from `TABLE` in `services/review/state_machine.py` by",
-        "`python -m services.review.state_machine > docs/review-states.md`; a test fails when they differ.",
+        "`python -m services.review > docs/review-states.md`; a test fails when they differ.",
         "The code runs from the same table: a (state, trigger) pair without a row is 409 `invalid_state`.",
         "",
         "| From | Trigger | Condition | To | Timeline events | Effects |",
@@ -119,6 +119,3 @@ def render_markdown():
     lines += [f"- {text}" for text in RULINGS]
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    print(render_markdown(), end="")

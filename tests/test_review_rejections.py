@@ -1,0 +1,119 @@
+"""Rejections (rules 3-5, whole task, the outbox row), the decision stage order, and states."""
+import pytest
+
+from models import OutboxMessage, db
+from tests.conftest import assert_error
+from tests.review_helpers import (
+    approve_article,
+    article_payload,
+    article_selections,
+    create_task,
+    decision_url,
+    image_post_payload,
+    image_post_selections,
+    locked_except,
+    make_asset,
+)
+
+
+@pytest.fixture
+def article(app, client, agent_headers):
+    cover = make_asset(app, 900, 500)
+    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
+
+
+@pytest.fixture
+def post(app, client, agent_headers):
+    images = [make_asset(app, 600, 800) for _ in range(3)]
+    return create_task(client, agent_headers, image_post_payload(images)), images
+
+
+def outbox_count():
+    with db.connection_context():
+        return OutboxMessage.select().count()
+
+
+def test_selections_are_checked_before_action_specific_fields(admin_client, article):
+    task, cover = article
+    body = {"action": "reject_rework", "rejectedElements": ["title"],
+            "selections": {"title": "t", "summary": "s", "body": "b"}}
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert "selections.coverImage" in error["details"]
+    assert "rejectionReason" not in error["details"] and "lockedSelections" not in error["details"]
+
+
+def _reject(task, cover, rejected, **extra):
+    selections = article_selections(task, cover)
+    return {"action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
+            "selections": selections, "lockedSelections": locked_except(selections, rejected), **extra}
+
+
+REJECTION_RULES = {
+    "no reason": (lambda b: b.pop("rejectionReason"), "rejectionReason"),
+    "unknown reason": (lambda b: b.update(rejectionReason="boring"), "rejectionReason"),
+    "no locked selections": (lambda b: b.pop("lockedSelections"), "lockedSelections"),
+    "locked overlaps rejected": (lambda b: b["lockedSelections"].update(title="x"), "lockedSelections.title"),
+    "locked misses a field": (lambda b: b["lockedSelections"].pop("summary"), "lockedSelections.summary"),
+    "locked value differs": (lambda b: b["lockedSelections"].update(summary="别的"), "lockedSelections.summary"),
+    "image_post element": (lambda b: b.update(rejectedElements=["description"]), "rejectedElements.0"),
+    "not an element": (lambda b: b.update(rejectedElements=["author"]), "rejectedElements.0"),
+    "incomplete selections": (lambda b: b["selections"].pop("coverImage"), "selections.coverImage"),
+}
+
+
+@pytest.mark.parametrize("name", list(REJECTION_RULES))
+def test_each_rejection_rule(admin_client, article, name):
+    task, cover = article
+    change, path = REJECTION_RULES[name]
+    body = _reject(task, cover, ["title"])
+    change(body)
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert path in error["details"], error["details"]
+    assert outbox_count() == 0
+
+
+def test_rejected_images_need_the_crop_rejected_too(admin_client, post):
+    task, images = post
+    selections = image_post_selections(images)
+    body = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": ["images"],
+            "selections": selections, "lockedSelections": locked_except(selections, ["images"])}
+    error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
+    assert "rejectedElements" in error["details"]
+
+
+def test_field_level_rejection_keeps_the_faulty_value_and_notifies(admin_client, article):
+    task, cover = article
+    body = _reject(task, cover, ["summary"], rejectionNote="摘要太长")
+    body["selections"]["summary"] = "长" * 110  # over the approval limit: that is why it is rejected
+    body["lockedSelections"] = locked_except(body["selections"], ["summary"])
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    done = response.get_json()
+    assert done["status"] == "rejected_rework" and done["rejectedElements"] == ["summary"]
+    assert done["lockedSelections"] == locked_except(body["selections"], ["summary"])
+    assert (done["rejectionReason"], done["rejectionNote"]) == ("style_mismatch", "摘要太长")
+    assert done["timeline"][-1]["type"] == "rejected"
+    assert done["timeline"][-1]["data"]["rejectedElements"] == ["summary"]
+    with db.connection_context():
+        message = OutboxMessage.get()
+    assert message.payload["data"] == {
+        "taskId": task["id"], "publicAccount": "silicon-rise", "contentType": "article", "topic": task["topic"],
+        "rejectedElements": ["summary"], "rejectionReason": "style_mismatch", "rejectionNote": "摘要太长"}
+
+
+def test_whole_task_rejection_needs_no_selections(admin_client, article):
+    task, _cover = article
+    body = {"action": "reject_rework", "rejectionReason": "content_quality"}
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["rejectedElements"] == [] and "lockedSelections" not in response.get_json()
+    assert outbox_count() == 1
+
+
+def test_decisions_only_from_pending_review(admin_client, article):
+    task, cover = article
+    assert admin_client.post(decision_url(task), json=approve_article(task, cover)).status_code == 200
+    for body in (approve_article(task, cover), {"action": "reject_rework", "rejectionReason": "other"}):
+        assert_error(admin_client.post(decision_url(task), json=body), 409, "invalid_state")
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["version"] == 2
+    assert outbox_count() == 0
