@@ -3,6 +3,7 @@ import json
 
 import peewee
 from playhouse.db_url import connect
+from playhouse.pool import PooledSqliteDatabase
 
 # Bound in create_app (or by a CLI/bench script) through init_database().
 db = peewee.DatabaseProxy()
@@ -13,19 +14,27 @@ SQLITE_PRAGMAS = {
     "foreign_keys": 1,
     "busy_timeout": 10000,
     "cache_size": -16000,
+    "journal_size_limit": 64 * 1024 * 1024,  # the WAL file shrinks back after checkpoints
 }
 
 
 def init_database(database_url=None, sqlite_path=None):
-    """Open the configured database (SQLite file by default) and bind the proxy to it."""
+    """Open the configured database (SQLite file by default) and bind the proxy to it.
+
+    SQLite connections are pooled: closing the last connection to a WAL database checkpoints
+    and deletes the WAL, which cost ~10 ms on every request when each request had its own.
+    """
+    if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_all"):
+        db.obj.close_all()  # a re-initialised app (tests, CLI) does not keep the old pool's files open
     if database_url:
         database = connect(database_url)
         if isinstance(database, peewee.SqliteDatabase):
             database._pragmas = list(SQLITE_PRAGMAS.items())
             database._timeout = 10
     else:
-        database = peewee.SqliteDatabase(
-            sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False
+        database = PooledSqliteDatabase(
+            sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False,
+            max_connections=64, stale_timeout=600,
         )
     db.initialize(database)
     return database

@@ -33,6 +33,9 @@ def test_database_that_cannot_be_opened_is_500_storage_unavailable(make_app):
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     path.mkdir()  # a directory where the database file should be: SQLite cannot open it
+    from models import db
+
+    db.close_idle()  # as after a restart: no pooled connection still holds the removed file
     error = assert_error(submit(client), 500, "storage_unavailable")
     assert "database" in error["message"]
     assert "sqlite" not in str(error).lower() and "select" not in str(error).lower()
