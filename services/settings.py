@@ -29,6 +29,7 @@ DEFAULTS = {
     "REVIEW_COVER_RATIO_MIN": 1.0,
     "REVIEW_COVER_RATIO_MAX": 2.5,
     "REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn",
+    "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": False,  # allow listed hosts on private/loopback addresses
     "SESSION_COOKIE_SECURE": False,
     "PERMANENT_SESSION_LIFETIME": 12 * 3600,
     "LOGIN_MAX_FAILURES": 5,

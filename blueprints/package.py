@@ -1,0 +1,75 @@
+"""Task package download (CONTRACT §7) and task deletion (CONTRACT §8); admin session only."""
+import os
+
+from flask import Blueprint, Response, current_app, request
+from marshmallow import Schema, fields
+
+from blueprints.apidoc import api
+from blueprints.guards import admin_required
+from services.export import build_package
+from services.settings import split_list
+from services.task_delete import delete_task
+
+bp = Blueprint("package", __name__)
+CHUNK = 256 * 1024
+
+
+class _FileChunks:
+    """The archive in chunks; close() (called by Response.close) closes the file first."""
+
+    def __init__(self, path):
+        self._handle = open(path, "rb")  # closed in close()
+
+    def __iter__(self):
+        while chunk := self._handle.read(CHUNK):
+            yield chunk
+
+    def close(self):
+        self._handle.close()
+
+
+class DeleteResultSchema(Schema):
+    """Answer of DELETE /api/review/tasks/{taskId}."""
+
+    deletedTaskId = fields.String(required=True)
+    deletedFileCount = fields.Integer(required=True, metadata={"description": "local review files deleted"})
+    skippedAssetCount = fields.Integer(required=True, metadata={
+        "description": "library, remote and external images, files still used by another task, failed deletions"})
+    redirectTo = fields.String(required=True, metadata={"description": "always /review"})
+
+
+@bp.get("/api/review/tasks/<task_id>/package")
+@admin_required("review")
+@api(responses={200: "application/zip"}, tags=["review"])
+def download_package(task_id):
+    """Download the task's final content as review-{taskId}.zip (manuscript.md and images/)."""
+    config = current_app.config
+    package = build_package(
+        task_id, uploads_root=config["REVIEW_UPLOADS_PATH"],
+        temp_root=os.path.join(config["REVIEW_INSTANCE_PATH"], "tmp"),
+        remote_hosts=split_list(config["REVIEW_REMOTE_IMAGE_HOSTS"]),
+        allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")))
+    try:
+        response = Response(_FileChunks(package.path), mimetype="application/zip")
+        response.content_length = os.path.getsize(package.path)
+    except BaseException:
+        package.cleanup()
+        raise
+    # Response.close() runs when the server closes the response: after the last chunk, or when the
+    # client went away. (send_file is not used: its pass-through iterator skips these callbacks.)
+    response.call_on_close(package.cleanup)
+    # Generated ids only (URL-safe), so the quoted form needs no escaping.
+    response.headers["Content-Disposition"] = f'attachment; filename="{package.download_name}"'
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@bp.delete("/api/review/tasks/<task_id>")
+@admin_required("review")
+@api(responses={200: DeleteResultSchema}, tags=["review"])
+def delete(task_id):
+    """Delete the task with its jobs and timeline, then its unshared review files (best effort)."""
+    result = delete_task(task_id, uploads_root=current_app.config["REVIEW_UPLOADS_PATH"],
+                         if_match=request.headers.get("If-Match"))
+    return DeleteResultSchema().dump(result)

@@ -1,0 +1,64 @@
+"""Checking an image file before it goes into a package: inside its folder, small enough, decodable."""
+import os
+
+from PIL import Image, UnidentifiedImageError
+
+import services.assets  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
+from services.assets import MAX_PIXELS
+
+MAX_BYTES = 10 * 1024 * 1024
+FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "MPO": "jpg", "GIF": "gif", "WEBP": "webp"}
+
+
+class FaultyImage(Exception):
+    """str() says what is wrong with the image, for `details.faultyImages[].reason`."""
+
+
+def inside(path, root):
+    """True when `path`, with every symlink resolved, lies inside the directory `root`."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, base]) == base and real != base
+
+
+def check_local(path, root):
+    """The real path of a stored file after checking that it stays inside `root` and is a file."""
+    if not inside(path, root):
+        raise FaultyImage("the stored file lies outside the uploads folder")
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        raise FaultyImage("the stored file is missing")
+    return real
+
+
+def check_decodable(path):
+    """The file's extension (png/jpg/gif/webp) when it decodes; FaultyImage otherwise.
+
+    verify() reads the whole file and checks the structure (for PNG every chunk's CRC, so a cut or
+    damaged file fails). JPEG, GIF and WebP have no such check in Pillow, so their pixels are
+    decoded too: JPEG at 1/8 scale (draft mode still reads every entropy-coded byte), which keeps
+    memory small even for a 40-megapixel photo.
+    """
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            raise FaultyImage(f"the image is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        with Image.open(path, formats=FORMATS) as image:
+            width, height = image.size
+            if width * height > MAX_PIXELS:
+                raise FaultyImage(f"the image has more than {MAX_PIXELS} pixels")
+            image_format = image.format
+            image.verify()
+        if image_format != "PNG":
+            with Image.open(path, formats=FORMATS) as image:
+                if image_format in ("JPEG", "MPO"):
+                    image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
+                image.load()
+    except FaultyImage:
+        raise
+    except UnidentifiedImageError:
+        raise FaultyImage("the file is not a PNG, JPEG, GIF or WebP image") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise FaultyImage(f"the image has more than {MAX_PIXELS} pixels") from None
+    except (OSError, SyntaxError, ValueError, EOFError, IndexError, MemoryError):
+        raise FaultyImage("the image is truncated or damaged and cannot be decoded") from None
+    return EXTENSIONS[image_format]

@@ -1,0 +1,232 @@
+"""The ZIP package of a task (CONTRACT §7): every final image checked first, then one archive.
+
+    package = build_package(task_id, uploads_root=..., temp_root=..., remote_hosts=[...])
+    ... stream package.path ...
+    package.cleanup()
+
+Work happens in a fresh directory under `temp_root` (`package-*`): remote images are fetched
+there, checked, and the archive is written there. Nothing is written before every image has
+passed, and any failure removes the directory, so a refused export leaves no file behind.
+Images are copied into the archive in chunks (stored, not recompressed: they are compressed
+already), so memory stays flat however large the task is.
+"""
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.asset_refs import ref_key, resolve_many
+from services.errors import Conflict
+from services.export import manuscript
+from services.export.images import FaultyImage, check_decodable, check_local
+from services.export.remote import FetchRefused, fetch_to_file
+from services.rendering import image_urls
+from services.review.concurrency import get_task_row
+
+TEMP_PREFIX = "package-"
+STALE_SECONDS = 6 * 3600  # a directory older than this is left over from a crash: swept
+LOCAL_SCOPES = ("review", "library")
+SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass
+class PackageFile:
+    """A built archive in its own temporary directory; cleanup() removes both."""
+
+    path: str
+    directory: str
+    download_name: str
+
+    def cleanup(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@dataclass
+class _Source:
+    """One distinct image to check (an asset, or a remote URL that is no asset)."""
+
+    ref: object  # as written in the task, for the error details
+    where: str
+    scope: str | None = None  # review | library, for a stored file
+    local: str | None = None  # stored file
+    remote: str | None = None  # URL to fetch
+    problem: str | None = None  # known faulty before any check
+    file: str | None = None  # checked file to copy into the archive
+    ext: str | None = None
+
+
+@dataclass
+class _Plan:
+    sources: dict = field(default_factory=dict)  # key -> _Source
+    entries: list = field(default_factory=list)  # (stem, source key), archive order
+
+    def add(self, stem, key, source):
+        self.sources.setdefault(key, source)
+        if (stem, key) not in self.entries:
+            self.entries.append((stem, key))
+        return stem
+
+    def path(self, stem, key):
+        return f"images/{stem}.{self.sources[key].ext}"
+
+
+def _stem(asset_id):
+    """Archive names are built from generated asset ids; anything else is hashed, never copied."""
+    return asset_id if SAFE_ID.match(asset_id) else hashlib.sha256(asset_id.encode()).hexdigest()[:24]
+
+
+def _shown(ref):
+    key = ref_key(ref)
+    return key[1] if key else ref
+
+
+def _asset_source(asset, ref, where, uploads_root):
+    if asset is None:
+        return f"missing:{_shown(ref)}", _Source(_shown(ref), where, problem="the asset no longer exists")
+    source = _Source(_shown(ref), where)
+    if asset.is_local and asset.scope not in LOCAL_SCOPES:
+        source.problem = f"the asset has the unknown scope {asset.scope!r}"
+    elif asset.is_local:
+        source.scope, source.local = asset.scope, os.path.join(uploads_root, asset.scope, asset.stored_name)
+    else:
+        source.remote = asset.url
+    return f"asset:{asset.asset_id}", source
+
+
+def _plan_article(task, plan, uploads_root):
+    selections = task.selections or {}
+    body = (task.body_draft or {}).get("markdown") if task.body_draft else selections.get("body")
+    cover = selections.get("coverImage")
+    body_refs = list(selections.get("bodyImages") or [])
+    links = image_urls(body or "")
+    assets = resolve_many(([cover] if cover is not None else []) + body_refs + links)
+    offset = 1 if cover is not None else 0
+    cover_item = None
+    if cover is not None:
+        key, source = _asset_source(assets[0], cover, "selections.coverImage", uploads_root)
+        stem = "cover-" + _stem(key.split(":", 1)[1])
+        cover_item = (plan.add(stem, key, source), key)
+    body_items = []
+    for index, ref in enumerate(body_refs):
+        key, source = _asset_source(assets[offset + index], ref, f"selections.bodyImages.{index}", uploads_root)
+        body_items.append((plan.add(_stem(key.split(":", 1)[1]), key, source), key))
+    links_at = offset + len(body_refs)
+    link_items = {}
+    for index, src in enumerate(links):
+        asset = assets[links_at + index]
+        if asset is not None:
+            key, source = _asset_source(asset, src, "body", uploads_root)
+            stem = _stem(asset.asset_id)
+        else:
+            # An image link that is no asset (the review rules refuse them, but older or hand-edited
+            # data may hold one): the archive must stand on its own, so it is fetched like a remote
+            # library image when its host is allowed, and otherwise refuses the export.
+            key, stem = f"url:{src}", "external-" + hashlib.sha256(src.encode()).hexdigest()[:16]
+            source = _Source(src, "body", remote=src)
+        link_items[src] = (plan.add(stem, key, source), key)
+    return body, cover_item, body_items, link_items
+
+
+def _plan_image_post(task, plan, uploads_root):
+    refs = list((task.selections or {}).get("images") or [])
+    assets = resolve_many(refs)
+    items = []
+    for index, ref in enumerate(refs):
+        key, source = _asset_source(assets[index], ref, f"selections.images.{index}", uploads_root)
+        items.append((plan.add(f"{index + 1:02d}-{_stem(key.split(':', 1)[1])}", key, source), key))
+    return items
+
+
+def _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private):
+    faulty = []
+    for number, source in enumerate(plan.sources.values()):
+        try:
+            if source.problem:
+                raise FaultyImage(source.problem)
+            if source.local is not None:
+                source.file = check_local(source.local, os.path.join(uploads_root, source.scope))
+            else:
+                source.file = os.path.join(workdir, f"fetched-{number}")
+                try:
+                    fetch_to_file(source.remote, source.file, allowed_hosts=remote_hosts,
+                                  allow_private=allow_private)
+                except FetchRefused as exc:
+                    raise FaultyImage(str(exc)) from None
+            source.ext = check_decodable(source.file)
+        except FaultyImage as exc:
+            faulty.append({"ref": source.ref, "field": source.where, "reason": str(exc)})
+    if faulty:
+        raise Conflict(f"{len(faulty)} final image(s) of the task are missing or faulty; fix or replace them "
+                       "and download again", {"faultyImages": faulty}, code="export_failed")
+
+
+def _manuscript(task, plan, planned):
+    if not task.selections:
+        return manuscript.topic_only(task)
+    if task.content_type == "image_post":
+        return manuscript.image_post(task, task.selections, [plan.path(*item) for item in planned])
+    body, cover_item, body_items, link_items = planned
+    mapping = {src: plan.path(*item) for src, item in link_items.items()}
+    if body is not None:
+        body, left = manuscript.rewrite_images(body, mapping)
+        if left:
+            raise Conflict("an image link of the body could not be pointed into the archive",
+                           {"faultyImages": [{"ref": src, "field": "body", "reason": "unsupported image link syntax"}
+                                             for src in left]}, code="export_failed")
+    return manuscript.article(task, task.selections, body, plan.path(*cover_item) if cover_item else None,
+                              [plan.path(*item) for item in body_items],
+                              (task.body_draft or {}).get("themeTemplate"))
+
+
+def _write_zip(path, text, plan):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        stamp = time.gmtime()[:6]
+        info = zipfile.ZipInfo("manuscript.md", stamp)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, text.encode("utf-8"))
+        archive.writestr(zipfile.ZipInfo("images/", stamp), b"")
+        for stem, key in plan.entries:
+            archive.write(plan.sources[key].file, plan.path(stem, key), compress_type=zipfile.ZIP_STORED)
+
+
+def sweep_stale(temp_root, now=None):
+    """Remove package directories a crashed process left behind."""
+    now = time.time() if now is None else now
+    for entry in Path(temp_root).glob(TEMP_PREFIX + "*"):
+        try:
+            if now - entry.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_private=False):
+    """A PackageFile for the task (NotFound; Conflict export_failed listing every faulty image)."""
+    task = get_task_row(task_id)
+    plan = _Plan()
+    if not task.selections:
+        planned = None
+    elif task.content_type == "image_post":
+        planned = _plan_image_post(task, plan, uploads_root)
+    else:
+        planned = _plan_article(task, plan, uploads_root)
+    Path(temp_root).mkdir(parents=True, exist_ok=True)
+    sweep_stale(temp_root)
+    workdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=temp_root)
+    try:
+        _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
+        text = _manuscript(task, plan, planned)
+        path = os.path.join(workdir, "package.zip")
+        _write_zip(path, text, plan)
+        for source in plan.sources.values():
+            if source.remote is not None:
+                os.unlink(source.file)  # only the archive stays while it is streamed
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    return PackageFile(path, workdir, f"review-{task.task_id}.zip")

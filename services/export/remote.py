@@ -1,0 +1,157 @@
+"""Fetching a remote image for the package, guarded against SSRF (CONTRACT §7).
+
+    fetch_to_file(url, path, allowed_hosts=["mmbiz.qpic.cn"])   # raises FetchRefused
+
+Only http/https, a host exactly in the allow list, no credentials in the URL, every address the
+host resolves to public (no loopback, private, link-local, reserved, multicast), redirects
+followed by hand with the same checks on every hop, at most MAX_BYTES streamed to the file, and
+a connect, read and overall time limit. The address of the socket actually connected is checked
+again, so a DNS answer that changes between the check and the connection (rebinding) is refused
+too. Environment proxies and .netrc are ignored (`trust_env = False`).
+
+`allow_private=True` lifts the address rule only (the host must still be in the allow list):
+for an image host on the operator's own network, and for tests against a server on 127.0.0.1.
+"""
+import ipaddress
+import socket
+import time
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+MAX_BYTES = 10 * 1024 * 1024
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 10.0
+TOTAL_SECONDS = 30.0
+MAX_REDIRECTS = 3
+CHUNK = 64 * 1024
+
+
+class FetchRefused(Exception):
+    """The image could not or may not be fetched; str() is one line for a person."""
+
+
+def address_allowed(address, allow_private=False):
+    """A public unicast address (or any address when allow_private)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if allow_private:
+        return not ip.is_unspecified
+    return ip.is_global and not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved
+                                 or ip.is_multicast or ip.is_unspecified)
+
+
+def check_url(url, allowed_hosts, allow_private=False):
+    """Raise FetchRefused unless `url` may be fetched; returns (host, port)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise FetchRefused(f"not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise FetchRefused("only http and https image URLs can be fetched")
+    if parts.username is not None or parts.password is not None:
+        raise FetchRefused("image URLs with credentials are not fetched")
+    host = (parts.hostname or "").rstrip(".").lower()
+    allowed = {h.strip().rstrip(".").lower() for h in allowed_hosts if h.strip()}
+    if not host or host not in allowed:
+        raise FetchRefused(f"host {host or '(none)'} is not in REVIEW_REMOTE_IMAGE_HOSTS")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise FetchRefused(f"host {host} cannot be resolved ({exc})") from None
+    for info in infos:
+        if not address_allowed(info[4][0], allow_private):
+            raise FetchRefused(f"host {host} resolves to a non-public address ({info[4][0]})")
+    return host, port
+
+
+def _checked_connection(base, allow_private):
+    class Checked(base):
+        def _new_conn(self):
+            sock = super()._new_conn()
+            peer = sock.getpeername()[0]
+            if not address_allowed(peer, allow_private):
+                sock.close()
+                raise OSError(f"connected to a non-public address ({peer}); refused")
+            return sock
+
+    return Checked
+
+
+@lru_cache(maxsize=2)
+def _pool_classes(allow_private):
+    http_pool = type("CheckedHTTPPool", (HTTPConnectionPool,),
+                     {"ConnectionCls": _checked_connection(HTTPConnection, allow_private)})
+    https_pool = type("CheckedHTTPSPool", (HTTPSConnectionPool,),
+                      {"ConnectionCls": _checked_connection(HTTPSConnection, allow_private)})
+    return {"http": http_pool, "https": https_pool}
+
+
+class _CheckedAdapter(HTTPAdapter):
+    def __init__(self, allow_private):
+        self._allow_private = allow_private
+        super().__init__(max_retries=0)
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _pool_classes(self._allow_private)
+
+
+def _session(allow_private):
+    session = requests.Session()
+    session.trust_env = False  # no environment proxies, no .netrc credentials
+    adapter = _CheckedAdapter(allow_private)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def fetch_to_file(url, path, *, allowed_hosts, allow_private=False, max_bytes=MAX_BYTES,
+                  timeout=(CONNECT_TIMEOUT, READ_TIMEOUT), total_seconds=TOTAL_SECONDS):
+    """Stream the image at `url` into the file `path` (created or truncated); returns its size.
+
+    Raises FetchRefused for a refused URL, a redirect to a refused URL, more than MAX_REDIRECTS
+    hops, a status other than 200, more than `max_bytes`, a timeout or a connection error.
+    """
+    deadline = time.monotonic() + total_seconds
+    with _session(allow_private) as session:
+        for _hop in range(MAX_REDIRECTS + 1):
+            check_url(url, allowed_hosts, allow_private)
+            try:
+                response = session.get(url, stream=True, allow_redirects=False, timeout=timeout,
+                                       headers={"Accept": "image/*", "Accept-Encoding": "identity"})
+            except requests.RequestException as exc:
+                raise FetchRefused(f"the image could not be fetched ({type(exc).__name__})") from None
+            with response:
+                if response.is_redirect:
+                    url = urljoin(url, response.headers.get("Location", ""))
+                    continue
+                if response.status_code != 200:
+                    raise FetchRefused(f"the image host answered HTTP {response.status_code}")
+                return _stream(response, path, max_bytes, deadline)
+    raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _stream(response, path, max_bytes, deadline):
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
+    size = 0
+    try:
+        with open(path, "wb") as handle:
+            for chunk in response.iter_content(CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
+                if time.monotonic() > deadline:
+                    raise FetchRefused("the image took too long to download")
+                handle.write(chunk)
+    except requests.RequestException as exc:
+        raise FetchRefused(f"the image download broke off ({type(exc).__name__})") from None
+    return size

@@ -1,0 +1,168 @@
+"""Deleting a review task, then its files best-effort (CONTRACT §8).
+
+1. One IMMEDIATE transaction removes the task with its publish jobs, timeline, unsent agent
+   notifications and its idempotency record (a replayed creation then makes a new task instead of
+   answering with a task that no longer exists). After this commit the deletion stands, whatever
+   happens to the files.
+2. Each image the task referred to is counted once (an asset named by id and by URL is one):
+   a `review` file that no remaining task mentions is removed with its asset row
+   (`deletedFileCount`); a library or remote asset, an external URL, a file still used by another
+   task, an unknown asset, a path that would leave `uploads/review/` (symlink, `..`) and a failed
+   removal are counted in `skippedAssetCount`. A stored file already missing only loses its row
+   and counts as deleted: afterwards neither exists, as for a removed one.
+"""
+import logging
+import os
+
+from models import Asset, immediate
+from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent
+from services.asset_refs import markdown_image_refs, ref_key, resolve_many
+from services.assets import STORED_NAME
+from services.notifications import discard_for_task
+from services.review.concurrency import load_for_update
+
+log = logging.getLogger(__name__)
+
+REF_FIELDS = ("coverImage", "bodyImages", "images")
+JSON_COLUMNS = (ReviewTask.candidates, ReviewTask.selections, ReviewTask.manual_overrides,
+                ReviewTask.body_draft, ReviewTask.locked_selections)
+
+
+def _refs_of_selections(selections, out):
+    """Asset refs and Markdown image links in a selections-like object (selections, lockedSelections)."""
+    selections = selections or {}
+    for key in REF_FIELDS:
+        value = selections.get(key)
+        out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+    crop = selections.get("coverCrop")
+    if isinstance(crop, dict) and crop.get("assetId"):
+        out.append({"assetId": crop["assetId"]})
+    out.extend(markdown_image_refs(selections.get("body")))
+
+
+def task_references(task):
+    """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings.
+
+    Candidates, selections, locked selections, manual overrides and the body draft; Markdown image
+    links only (plain hyperlinks are not images), never publish snapshots.
+    """
+    refs = []
+    candidates = task.candidates or {}
+    refs.extend(candidates.get("coverImages") or [])
+    for placeholder in candidates.get("bodyImageCandidates") or []:
+        refs.extend(placeholder.get("options") or [])
+    for group in candidates.get("imageGroups") or []:
+        refs.extend(group.get("images") or [])
+    for option in candidates.get("bodyOptions") or []:
+        refs.extend(markdown_image_refs(option.get("content")))
+    _refs_of_selections(task.selections, refs)
+    _refs_of_selections(task.locked_selections, refs)
+    for key, entry in (task.manual_overrides or {}).items():
+        if not isinstance(entry, dict):
+            continue
+        if key == "body":
+            refs.extend(markdown_image_refs(entry.get("value")))
+        elif key in REF_FIELDS:
+            for part in (entry.get("value"), entry.get("basedOn")):
+                refs.extend(part if isinstance(part, list) else [part] if part is not None else [])
+    draft = task.body_draft or {}
+    refs.extend(markdown_image_refs(draft.get("markdown")))
+    refs.extend(markdown_image_refs(draft.get("sourceBodyCandidate")))
+    unique, seen = [], set()
+    for ref in refs:
+        key = ref_key(ref)
+        if key is not None and key not in seen:
+            seen.add(key)
+            unique.append(ref)
+    return unique
+
+
+def _distinct_assets(refs):
+    """(assets, unresolved count): each asset once however it was named; unknown refs counted once each."""
+    assets, unresolved = {}, 0
+    for asset in resolve_many(refs).values():
+        if asset is None:
+            unresolved += 1
+        else:
+            assets.setdefault(asset.asset_id, asset)
+    return list(assets.values()), unresolved
+
+
+def referenced_elsewhere(asset):
+    """Does any remaining task mention the asset's id or URL in its JSON columns?
+
+    A substring search (LIKE, wildcards escaped) over the JSON text: ids are random and URLs
+    contain them, so a hit is a real reference. LIKE's case folding can only add hits, which keeps
+    a file rather than deleting it: the safe direction. It scans the table once per asset; that
+    stays quick for the sizes a team produces, with no reference table to keep in step.
+    `coerce(False)`: without it peewee would JSON-encode the pattern through JSONField.db_value.
+    """
+    condition = None
+    for column in JSON_COLUMNS:
+        for needle in {asset.asset_id, asset.url}:
+            term = column.coerce(False).contains(needle)
+            condition = term if condition is None else condition | term
+    return ReviewTask.select(ReviewTask.id).where(condition).exists()
+
+
+def _delete_task_rows(task_id, if_match):
+    """Step 1: the task and what belongs to it, in one transaction. Returns its references."""
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        refs = task_references(task)
+        PublishJob.delete().where(PublishJob.task == task).execute()
+        TimelineEvent.delete().where(TimelineEvent.task == task).execute()
+        discard_for_task(task.task_id)
+        for record in IdempotencyKey.select().where(IdempotencyKey.response.coerce(False).contains(task.task_id)):
+            if isinstance(record.response, dict) and record.response.get("id") == task.task_id:
+                record.delete_instance()
+        task.delete_instance()
+    return refs
+
+
+def _review_file(asset, review_root):
+    """The stored file's path when it is a plain name inside uploads/review/, else None."""
+    name = asset.stored_name or ""
+    if not STORED_NAME.match(name):
+        return None
+    path = os.path.join(review_root, name)
+    if os.path.islink(path):
+        return None  # never follow a link, and leave the link itself for the operator who made it
+    real = os.path.realpath(path)
+    if os.path.dirname(real) != review_root:
+        return None
+    return real
+
+
+def _remove_asset(asset, review_root):
+    """True when the file and the asset row are gone; False when the asset is kept (skipped)."""
+    if asset.scope != "review" or not asset.is_local:
+        return False
+    path = _review_file(asset, review_root)
+    if path is None:
+        log.warning("asset %s: stored name %r does not lead to a plain file in %s; kept",
+                    asset.asset_id, asset.stored_name, review_root)
+        return False
+    try:
+        with immediate():  # no task can start using the asset between the check and the removal
+            if referenced_elsewhere(asset):
+                return False
+            Asset.delete().where(Asset.id == asset.id).execute()
+            try:
+                os.unlink(path)  # a directory in its place raises: the row deletion is rolled back
+            except FileNotFoundError:
+                log.warning("asset %s: file %s was already missing; row removed", asset.asset_id, path)
+    except OSError as exc:
+        log.warning("asset %s: could not remove %s (%s); kept", asset.asset_id, path, exc)
+        return False
+    return True
+
+
+def delete_task(task_id, *, uploads_root, if_match=None):
+    """Delete the task (404, 412) and then its unshared review files; the counts of CONTRACT §8."""
+    refs = _delete_task_rows(task_id, if_match)
+    assets, unresolved = _distinct_assets(refs)
+    review_root = os.path.realpath(os.path.join(uploads_root, "review"))
+    deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))
+    return {"deletedTaskId": task_id, "deletedFileCount": deleted,
+            "skippedAssetCount": len(assets) - deleted + unresolved, "redirectTo": "/review"}

@@ -1,0 +1,174 @@
+"""Task deletion (CONTRACT §8): record first, then best-effort cleanup of unshared review files."""
+import os
+from pathlib import Path
+
+import pytest
+
+from models import Asset, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
+from services.ids import new_id, now_iso
+from tests.conftest import assert_error, create_admin, login
+from tests.export_helpers import image_bytes, make_task, remote_asset, stored_path, upload
+
+
+def delete(client, task_id, **headers):
+    return client.delete(f"/api/review/tasks/{task_id}", headers=headers)
+
+
+def exists(task_id):
+    with db.connection_context():
+        return ReviewTask.select().where(ReviewTask.task_id == task_id).exists()
+
+
+def asset_exists(asset):
+    with db.connection_context():
+        return Asset.select().where(Asset.asset_id == asset["assetId"]).exists()
+
+
+def review_upload(admin, shade):
+    return upload(admin, image_bytes(size=(90, 50), color=(shade, 40, 40)))
+
+
+def add_belongings(task_id, snapshot=None):
+    """A publish job (with a snapshot), a pending and a sent notification, an idempotency record."""
+    with db.connection_context():
+        task = ReviewTask.get(ReviewTask.task_id == task_id)
+        PublishJob.create(job_id=new_id(), task=task, status="failed", trigger_mode="manual", queued_at=now_iso(),
+                          snapshot=snapshot or {})
+        for status in ("pending", "sent"):
+            OutboxMessage.create(message_id=new_id(), task_id=task_id, event_type="review_task.rejected",
+                                 payload={}, status=status, next_attempt_at=now_iso(), created_at=now_iso())
+        IdempotencyKey.create(key=f"key-{task_id}", body_hash="h", status=201, response={"id": task_id},
+                              created_at=now_iso())
+        IdempotencyKey.create(key=f"other-{task_id}", body_hash="h", status=201, response={"id": "x" + task_id},
+                              created_at=now_iso())
+
+
+def test_delete_counts_each_reference_once_and_keeps_what_others_use(app, admin_client):
+    cover, inline, candidate_only, shared, linked_only, snapshot_only = (
+        review_upload(admin_client, shade) for shade in (1, 2, 3, 4, 5, 6))
+    library = upload(admin_client, image_bytes(color=(9, 9, 9)), scope="library")
+    remote = remote_asset("https://mmbiz.qpic.cn/mmbiz_png/abc/0?wx_fmt=png")
+    external = "https://example.com/outside.png"
+    body = (f"![a]({inline['url']}) ![lib]({library['url']}) ![ext]({external}) ![again]({inline['url']})\n\n"
+            f"A plain [link]({linked_only['url']}) is not an image.\n")
+    task_id = make_task(
+        candidates={"coverImages": [cover["url"], candidate_only["url"], external],
+                    "bodyOptions": [{"id": "b1", "outline": "o", "focuses": [], "content": body}]},
+        selections={"title": "T", "body": body, "coverImage": {"assetId": cover["assetId"]},
+                    "bodyImages": [inline["url"], {"assetId": shared["assetId"]}, {"assetId": remote["assetId"]}]},
+        manual_overrides={"coverImage": {"basedOn": cover["url"], "value": {"assetId": cover["assetId"]}}},
+        body_draft={"markdown": body, "sourceBodyCandidateId": "b1", "sourceBodyCandidate": body,
+                    "bodyEditedFromCandidate": False})
+    add_belongings(task_id, snapshot={"coverImage": snapshot_only["url"]})
+    other_id = make_task(selections={"title": "Other", "bodyImages": [shared["url"]]})
+    files = {name: stored_path(app, asset) for name, asset in (
+        ("cover", cover), ("inline", inline), ("candidate_only", candidate_only), ("shared", shared),
+        ("linked_only", linked_only), ("snapshot_only", snapshot_only), ("library", library))}
+
+    response = delete(admin_client, task_id)
+    assert response.status_code == 200
+    # deleted: cover, inline, candidate_only; skipped: library, remote, external URL, shared.
+    assert response.get_json() == {"deletedTaskId": task_id, "deletedFileCount": 3, "skippedAssetCount": 4,
+                                   "redirectTo": "/review"}
+    for name in ("cover", "inline", "candidate_only"):
+        assert not files[name].exists(), name
+    for name in ("shared", "linked_only", "snapshot_only", "library"):
+        assert files[name].is_file(), name
+    assert [asset_exists(a) for a in (cover, inline, candidate_only)] == [False] * 3
+    assert [asset_exists(a) for a in (shared, library, remote, linked_only)] == [True] * 4
+
+    with db.connection_context():
+        assert not ReviewTask.select().where(ReviewTask.task_id == task_id).exists()
+        assert PublishJob.select().count() == 0 and TimelineEvent.select().count() == 1  # the other task's
+        assert [m.status for m in OutboxMessage.select()] == ["sent"]  # only unsent ones are discarded
+        assert [k.key for k in IdempotencyKey.select()] == [f"other-{task_id}"]
+    assert exists(other_id)
+
+    # The shared upload goes with the last task that used it.
+    assert delete(admin_client, other_id).get_json()["deletedFileCount"] == 1
+    assert not files["shared"].exists() and not asset_exists(shared)
+
+
+def test_a_failed_file_deletion_still_removes_the_record(app, admin_client):
+    asset = review_upload(admin_client, 10)
+    path = stored_path(app, asset)
+    path.unlink()
+    path.mkdir()  # a directory where the file was: unlink fails
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    body = delete(admin_client, task_id).get_json()
+    assert (body["deletedFileCount"], body["skippedAssetCount"]) == (0, 1)
+    assert not exists(task_id)
+    assert path.is_dir() and asset_exists(asset)  # the asset row stays while its path is occupied
+
+
+def test_an_already_missing_file_only_loses_its_row(app, admin_client):
+    asset = review_upload(admin_client, 11)
+    stored_path(app, asset).unlink()
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    body = delete(admin_client, task_id).get_json()
+    assert (body["deletedFileCount"], body["skippedAssetCount"]) == (1, 0)
+    assert not asset_exists(asset)
+
+
+def test_a_symlink_in_review_never_deletes_its_target(app, admin_client, tmp_path):
+    asset = review_upload(admin_client, 12)
+    path = stored_path(app, asset)
+    outside = tmp_path / "precious.png"
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(outside)
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    body = delete(admin_client, task_id).get_json()
+    assert (body["deletedFileCount"], body["skippedAssetCount"]) == (0, 1)
+    assert outside.read_bytes()[:4] == b"\x89PNG"
+    assert path.is_symlink() and asset_exists(asset)  # skipped: the link is left for whoever made it
+
+
+@pytest.mark.parametrize("stored_name", ["../library/{lib}", "{abs}", "sub/../../library/{lib}"])
+def test_a_path_trick_in_the_asset_record_never_leaves_uploads_review(app, admin_client, stored_name):
+    library = upload(admin_client, image_bytes(color=(8, 8, 8)), scope="library")
+    library_file = stored_path(app, library)
+    name = stored_name.format(lib=library_file.name, abs=str(library_file))
+    with db.connection_context():
+        crafted = Asset.create(asset_id=new_id(), scope="review", url=f"/uploads/review/{new_id()}.png",
+                               stored_name=name, created_at=now_iso())
+    task_id = make_task(selections={"coverImage": {"assetId": crafted.asset_id}})
+    body = delete(admin_client, task_id).get_json()
+    assert (body["deletedFileCount"], body["skippedAssetCount"]) == (0, 1)
+    assert library_file.is_file() and asset_exists(library)
+
+
+def test_a_symlinked_review_folder_entry_pointing_outside_is_not_followed(app, admin_client, tmp_path):
+    """Even a file whose real path is elsewhere through a link is skipped (realpath check)."""
+    asset = review_upload(admin_client, 13)
+    path = stored_path(app, asset)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.replace(path, elsewhere / path.name)
+    (Path(app.config["REVIEW_UPLOADS_PATH"]) / "review" / "sub").symlink_to(elsewhere)
+    with db.connection_context():
+        Asset.update(stored_name=f"sub/{path.name}").where(Asset.asset_id == asset["assetId"]).execute()
+    task_id = make_task(selections={"coverImage": {"assetId": asset["assetId"]}})
+    assert delete(admin_client, task_id).get_json()["skippedAssetCount"] == 1
+    assert (elsewhere / path.name).is_file()
+
+
+# ---- credentials and If-Match -----------------------------------------------------------------
+def test_delete_needs_the_review_permission_and_honours_if_match(app, client, agent_headers):
+    create_admin()
+    create_admin("fb", permissions="feedback")
+    task_id = make_task()
+    assert_error(delete(client, task_id, **agent_headers), 401, "unauthorized")
+    feedback_only = app.test_client()
+    login(feedback_only, "fb")
+    assert_error(delete(feedback_only, task_id), 403, "forbidden")
+    admin = app.test_client()
+    login(admin)
+    assert_error(delete(admin, task_id, Origin="https://elsewhere.example"), 403, "forbidden")
+    assert_error(delete(admin, "no-such-task"), 404, "not_found")
+    assert_error(delete(admin, task_id, **{"If-Match": '"7"'}), 412, "precondition_failed")
+    assert exists(task_id)
+    response = delete(admin, task_id, **{"If-Match": '"1"'})
+    assert response.status_code == 200 and response.get_json()["deletedTaskId"] == task_id
+    assert not exists(task_id)
+    assert_error(delete(admin, task_id), 404, "not_found")

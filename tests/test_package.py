@@ -1,0 +1,298 @@
+"""Task package (CONTRACT §7): archive contents, every state, faulty images, streaming and cleanup."""
+import pytest
+
+from models import Asset, db
+from models.review import STATUSES
+from services.rendering import image_urls
+from tests.conftest import assert_error, create_admin, login
+from tests.export_helpers import (
+    ImageServer,
+    download,
+    image_bytes,
+    make_task,
+    noise_png,
+    open_zip,
+    remote_asset,
+    stored_path,
+    temp_entries,
+    upload,
+)
+
+LOCAL_HOSTS = {"REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": True}
+
+
+@pytest.fixture
+def image_server():
+    server = ImageServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def local_app(make_app):
+    """An app allowed to fetch remote images from the test server on 127.0.0.1."""
+    application = make_app(**LOCAL_HOSTS)
+    yield application
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
+def admin(local_app):
+    create_admin()
+    client = local_app.test_client()
+    login(client)
+    return client
+
+
+# ---- archive contents -------------------------------------------------------------------------
+def test_article_package_holds_final_selections_with_images_rewritten(local_app, admin, image_server):
+    cover = upload(admin, image_bytes(size=(90, 50)))
+    inline = upload(admin, image_bytes("JPEG", color=(200, 10, 10)), name="inline.jpg")
+    library = upload(admin, image_bytes(color=(10, 200, 10)), scope="library")
+    listed_only = upload(admin, image_bytes(color=(10, 10, 200)))
+    unused = upload(admin, image_bytes(color=(250, 250, 0)))
+    remote_data = image_bytes(color=(1, 2, 3))
+    remote = remote_asset(image_server.add("m.png", remote_data))
+    body = (f"Intro ![inline](<{inline['url']}> \"Inline\") and ![lib]({library['url']}).\n\n"
+            f"![remote][r]\n\nSee [the site](https://example.com/page) and [the file]({inline['url']}).\n\n"
+            f"[r]: {remote['url']}\n")
+    summary = "Summary ![sneaky](http://elsewhere.example/x.png) *kept as text*"
+    selections = {"title": "The final title", "summary": summary, "author": "Ann", "body": body,
+                  "coverImage": cover["url"], "bodyImages": [{"assetId": listed_only["assetId"]}, inline["url"]]}
+    candidates = {"titles": ["Unused candidate title"], "coverImages": [unused["url"]],
+                  "bodyOptions": [{"id": "b1", "outline": "a|b", "focuses": [], "content": "Unused candidate body"}]}
+    draft = {"markdown": body, "sourceBodyCandidateId": "b1", "sourceBodyCandidate": "Unused candidate body",
+             "bodyEditedFromCandidate": True, "themeTemplate": "default"}
+    task_id = make_task(selections=selections, body_draft=draft, candidates=candidates, status="approved")
+
+    response = download(admin, task_id)
+    assert response.headers["Content-Type"] == "application/zip"
+    assert response.headers["Content-Disposition"] == f'attachment; filename="review-{task_id}.zip"'
+    archive = open_zip(response)
+    assert archive.testzip() is None
+    names = archive.namelist()
+    expected_images = [f"images/cover-{cover['assetId']}.png", f"images/{listed_only['assetId']}.png",
+                       f"images/{inline['assetId']}.jpg", f"images/{library['assetId']}.png",
+                       f"images/{remote['assetId']}.png"]
+    assert names == ["manuscript.md", "images/", *expected_images]
+    for name, source in zip(expected_images, (cover, listed_only, inline, library), strict=False):
+        assert archive.read(name) == stored_path(local_app, source).read_bytes()
+    assert archive.read(expected_images[-1]) == remote_data
+
+    text = archive.read("manuscript.md").decode("utf-8")
+    linked = image_urls(text)
+    assert linked and all(src in names and src.startswith("images/") for src in linked)
+    assert set(linked) == {expected_images[0], expected_images[2], expected_images[3], expected_images[4]}
+    assert "/uploads/" not in text and image_server.base not in text
+    assert "[the site](https://example.com/page)" in text  # plain hyperlinks are left alone
+    assert f"[the file](images/{inline['assetId']}.jpg)" in text  # a link to an exported image follows it
+    assert '"Inline"' in text  # the image title survives the rewrite
+    assert "# The final title" in text and "silicon-rise" in text and "Ann" in text
+    assert "\\!\\[sneaky\\](http://elsewhere.example/x.png)" in text  # escaped: shown as text, no image
+    assert f"[{expected_images[1]}]({expected_images[1]})" in text  # bodyImages listed
+    assert "Unused candidate" not in text and unused["assetId"] not in " ".join(names)
+    assert temp_entries(local_app) == []
+
+
+def test_image_post_package_keeps_the_selection_order(local_app, admin):
+    first, second, third = (upload(admin, image_bytes(size=(60, 80), color=(c, 0, 0))) for c in (10, 20, 30))
+    selections = {"title": "Three photos", "description": "Line one\n\n- not a list",
+                  "images": [{"assetId": third["assetId"]}, {"assetId": first["assetId"]},
+                             {"assetId": second["assetId"]}],
+                  "coverCrop": {"assetId": third["assetId"],
+                                "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}]},
+                  "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+    candidates = {"titles": ["Candidate title"], "descriptions": ["Candidate description"],
+                  "imageGroups": [{"id": "g", "images": [{"assetId": first["assetId"]}]}]}
+    task_id = make_task("image_post", selections=selections, candidates=candidates)
+
+    archive = open_zip(download(admin, task_id))
+    ordered = [f"images/01-{third['assetId']}.png", f"images/02-{first['assetId']}.png",
+               f"images/03-{second['assetId']}.png"]
+    assert archive.namelist() == ["manuscript.md", "images/", *ordered]
+    for name, source in zip(ordered, (third, first, second), strict=True):
+        assert archive.read(name) == stored_path(local_app, source).read_bytes()
+    text = archive.read("manuscript.md").decode()
+    assert image_urls(text) == ordered  # cover first (it is the first image), then each in order
+    assert "# Three photos" in text and "Line one" in text and "\\- not a list" in text
+    assert "Comments: open" in text and "Candidate" not in text
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_every_state_can_be_downloaded(local_app, admin, status):
+    cover = upload(admin, image_bytes(size=(90, 50)))
+    selections = {"title": f"In {status}", "coverImage": {"assetId": cover["assetId"]}}
+    task_id = make_task(status=status, selections=selections)
+    archive = open_zip(download(admin, task_id))
+    assert archive.namelist() == ["manuscript.md", "images/", f"images/cover-{cover['assetId']}.png"]
+    assert f"# In {status}" in archive.read("manuscript.md").decode()
+
+
+def test_task_without_selections_exports_its_topic_only(local_app, admin):
+    candidate = upload(admin, image_bytes())
+    task_id = make_task(topic="Only the topic", candidates={
+        "titles": ["Candidate title"], "coverImages": [candidate["url"]],
+        "bodyOptions": [{"id": "b1", "outline": "x", "focuses": [], "content": f"Body ![i]({candidate['url']})"}]})
+    archive = open_zip(download(admin, task_id))
+    assert archive.namelist() == ["manuscript.md", "images/"]
+    text = archive.read("manuscript.md").decode()
+    assert text.startswith("# Only the topic\n")
+    assert "Candidate" not in text and "Body" not in text and image_urls(text) == []
+
+
+# ---- faulty images: 409 and nothing left behind -----------------------------------------------
+def _break_asset_row(app, admin, server):
+    asset = upload(admin, image_bytes(size=(90, 50)))
+    with db.connection_context():
+        Asset.delete().where(Asset.asset_id == asset["assetId"]).execute()
+    return {"coverImage": {"assetId": asset["assetId"]}}, asset["assetId"]
+
+
+def _remove_file(app, admin, server):
+    asset = upload(admin, image_bytes(size=(90, 50)))
+    stored_path(app, asset).unlink()
+    return {"coverImage": asset["url"]}, asset["url"]
+
+
+def _damage(fmt, keep):
+    def build(app, admin, server):
+        asset = upload(admin, image_bytes(fmt, size=(300, 300)), name=f"x.{fmt.lower()}")
+        path = stored_path(app, asset)
+        path.write_bytes(keep(path.read_bytes()))
+        return {"bodyImages": [{"assetId": asset["assetId"]}]}, asset["assetId"]
+    return build
+
+
+def _remote(url_of):
+    def build(app, admin, server):
+        asset = remote_asset(url_of(server))
+        return {"body": f"![r]({asset['url']})"}, asset["url"]
+    return build
+
+
+def _external_link(app, admin, server):
+    url = "https://not-allowed.example/pic.png"
+    return {"body": f"Text ![ext]({url})"}, url
+
+
+def _redirect_elsewhere(server):
+    return f"{server.base}/redirect?to=http://localhost:{server.base.rsplit(':', 1)[1]}/img/a.png"
+
+
+DAMAGED = "truncated or damaged"
+NOT_LISTED = "not in REVIEW_REMOTE_IMAGE_HOSTS"
+FAULTS = {  # name: (build, app settings, expected reason)
+    "asset gone": (_break_asset_row, {}, "no longer exists"),
+    "file missing": (_remove_file, {}, "stored file is missing"),
+    "undecodable png": (_damage("PNG", lambda data: data[:-30]), {}, DAMAGED),  # cut before IEND: CRC walk
+    "undecodable jpeg": (_damage("JPEG", lambda data: data[:400]), {}, DAMAGED),
+    "remote error": (_remote(lambda s: f"{s.base}/status/500"), {}, "HTTP 500"),
+    "remote not an image": (_remote(lambda s: s.add("junk.png", b"<html>no</html>")), {}, "not a PNG, JPEG"),
+    "remote over 10 MiB": (_remote(lambda s: f"{s.base}/big"), {}, "larger than 10 MiB"),
+    "remote host not allowed": (_remote(lambda s: s.add("a.png", image_bytes())),
+                                {"REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn"}, NOT_LISTED),
+    "remote loopback refused": (_remote(lambda s: s.add("a.png", image_bytes())),
+                                {"REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": False}, "non-public address"),
+    "redirect elsewhere": (_remote(_redirect_elsewhere), {}, "host localhost is " + NOT_LISTED),
+    # An image link that is no asset is fetched only from an allowed host (the archive must be
+    # complete); anywhere else it refuses the export like any other faulty image.
+    "external link": (_external_link, {}, "host not-allowed.example is " + NOT_LISTED),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_faulty_final_image_refuses_the_export_and_leaves_no_file(make_app, image_server, fault):
+    build, settings, reason = FAULTS[fault]
+    app = make_app(**{**LOCAL_HOSTS, **settings})
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    good = upload(admin, image_bytes(size=(90, 50), color=(5, 5, 5)))
+    faulty_selection, ref = build(app, admin, image_server)
+    task_id = make_task(selections={"title": "T", "coverImage": good["url"], **faulty_selection})
+    error = assert_error(download(admin, task_id), 409, "export_failed")
+    listed = error["details"]["faultyImages"]
+    assert [item["ref"] for item in listed] == [ref]
+    assert reason in listed[0]["reason"]
+    assert temp_entries(app) == []
+
+
+def test_a_stored_file_linked_outside_the_uploads_folder_is_not_exported(local_app, admin, tmp_path):
+    asset = upload(admin, image_bytes(size=(90, 50)))
+    path = stored_path(local_app, asset)
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(secret)
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    error = assert_error(download(admin, task_id), 409, "export_failed")
+    assert "outside the uploads folder" in error["details"]["faultyImages"][0]["reason"]
+
+
+def test_an_allowed_external_image_link_is_fetched_into_the_archive(local_app, admin, image_server):
+    data = image_bytes(color=(3, 3, 3))
+    url = image_server.add("ext.png", data)
+    task_id = make_task(selections={"body": f"![outside]({url})"})
+    archive = open_zip(download(admin, task_id))
+    (name,) = [n for n in archive.namelist() if n.startswith("images/external-")]
+    assert archive.read(name) == data
+    assert image_urls(archive.read("manuscript.md").decode()) == [name]
+
+
+def test_every_faulty_image_is_listed_at_once(local_app, admin):
+    gone = upload(admin, image_bytes(size=(90, 50)))
+    missing = upload(admin, image_bytes(color=(9, 9, 9)))
+    stored_path(local_app, gone).unlink()
+    stored_path(local_app, missing).unlink()
+    task_id = make_task(selections={"coverImage": gone["url"], "bodyImages": [{"assetId": missing["assetId"]}]})
+    error = assert_error(download(admin, task_id), 409, "export_failed")
+    assert [(i["ref"], i["field"]) for i in error["details"]["faultyImages"]] == [
+        (gone["url"], "selections.coverImage"), (missing["assetId"], "selections.bodyImages.0")]
+
+
+def test_a_redirect_on_the_allowed_host_is_followed(local_app, admin, image_server):
+    data = image_bytes(color=(7, 7, 7))
+    target = image_server.add("moved.png", data)
+    asset = remote_asset(f"{image_server.base}/redirect?to={target}")
+    task_id = make_task("image_post", selections={"images": [{"assetId": asset["assetId"]}]})
+    archive = open_zip(download(admin, task_id))
+    assert archive.read(f"images/01-{asset['assetId']}.png") == data
+    assert image_server.hits[-1] == "/img/moved.png?"
+
+
+# ---- credentials, streaming and cleanup --------------------------------------------------------
+def test_package_needs_an_admin_session_with_review_permission(local_app, admin, agent_headers):
+    task_id = make_task()
+    assert_error(local_app.test_client().get(f"/api/review/tasks/{task_id}/package", headers=agent_headers),
+                 401, "unauthorized")
+    create_admin("fb", permissions="feedback")
+    feedback_only = local_app.test_client()
+    login(feedback_only, "fb")
+    assert_error(download(feedback_only, task_id), 403, "forbidden")
+    assert_error(download(admin, "no-such-task"), 404, "not_found")
+
+
+def test_the_temporary_archive_is_removed_after_download_and_after_a_disconnect(local_app, admin):
+    images = [upload(admin, noise_png()) for _ in range(5)]
+    task_id = make_task("image_post", selections={"images": [{"assetId": a["assetId"]} for a in images]})
+    full = download(admin, task_id)
+    assert len(open_zip(full).namelist()) == 7
+    assert temp_entries(local_app) == []
+
+    partial = admin.get(f"/api/review/tasks/{task_id}/package", buffered=False)
+    chunk = next(partial.response)
+    assert chunk.startswith(b"PK")
+    assert len(temp_entries(local_app)) == 1  # still there while it is being sent
+    assert int(partial.headers["Content-Length"]) > len(chunk)
+    partial.close()  # what the server does when the client goes away
+    assert temp_entries(local_app) == []
+
+
+def test_openapi_documents_the_package_and_delete_routes(local_app, admin):
+    spec = admin.get("/api/openapi.json").get_json()
+    package = spec["paths"]["/api/review/tasks/{task_id}/package"]["get"]
+    assert "application/zip" in package["responses"]["200"]["content"]
+    assert package["security"] == [{"adminSession": []}]
+    delete = spec["paths"]["/api/review/tasks/{task_id}"]["delete"]
+    assert delete["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/DeleteResult")
