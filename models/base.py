@@ -13,7 +13,7 @@ SQLITE_PRAGMAS = {
     "synchronous": "normal",
     "foreign_keys": 1,
     "busy_timeout": 10000,
-    "cache_size": -16000,
+    "cache_size": -4000,  # KiB per pooled connection; 8 threads stay well inside the memory budget
     "journal_size_limit": 64 * 1024 * 1024,  # the WAL file shrinks back after checkpoints
 }
 

@@ -62,7 +62,9 @@ def list_tasks(filters):
     if low and high and low > high:
         raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
     status = filters.get("status") or "pending_review"
-    conditions = [ReviewTask.id > 0]
+    # No placeholder condition: "id > 0" made SQLite count by walking the table (200 ms on 100k rows)
+    # instead of the smallest index.
+    conditions = []
     if status != "all":
         conditions.append(ReviewTask.status == status)
     if filters.get("publicAccount"):
@@ -75,12 +77,16 @@ def list_tasks(filters):
         conditions.append(ReviewTask.created_at <= high)
     limit = filters.get("limit") or 200
     with db.atomic():
-        total = ReviewTask.select().where(*conditions).count()
+        total = _where(ReviewTask.select(), conditions).count()
         if filters.get("cursor"):
             updated_at, pk = decode_cursor(filters["cursor"])
             conditions.append((ReviewTask.updated_at < updated_at) | (
                 (ReviewTask.updated_at == updated_at) & (ReviewTask.id < pk)))
-        rows = list(ReviewTask.select().where(*conditions)
+        rows = list(_where(ReviewTask.select(), conditions)
                     .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(limit + 1))
         items = tasks_to_dicts(rows[:limit])
     return items, total, (encode_cursor(rows[limit - 1]) if len(rows) > limit else None)
+
+
+def _where(query, conditions):
+    return query.where(*conditions) if conditions else query
