@@ -58,6 +58,10 @@ REJECTION_RULES = {
     "image_post element": (lambda b: b.update(rejectedElements=["description"]), "rejectedElements.0"),
     "not an element": (lambda b: b.update(rejectedElements=["author"]), "rejectedElements.0"),
     "incomplete selections": (lambda b: b["selections"].pop("coverImage"), "selections.coverImage"),
+    "locked edited body without draft": (lambda b: (b["selections"].update(body="改过的正文"),
+                                                    b["lockedSelections"].update(body="改过的正文")), "bodyDraft"),
+    "locked summary over 100": (lambda b: (b["selections"].update(summary="字" * 101),
+                                           b["lockedSelections"].update(summary="字" * 101)), "selections.summary"),
 }
 
 

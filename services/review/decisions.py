@@ -99,8 +99,10 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
     else:
         _check_rejection(assets, task, payload, rejected, problems)
     selections = payload.get("selections")
-    draft = decision_body_draft(assets, task, selections, payload.get("bodyDraft"), problems,
-                                required=action in APPROVE_ACTIONS)
+    # A body that stays (approval, or locked in a field-level rejection) needs its draft now:
+    # a locked body could never be given one later.
+    needs_draft = action in APPROVE_ACTIONS or (not whole_task and "body" not in rejected)
+    draft = decision_body_draft(assets, task, selections, payload.get("bodyDraft"), problems, required=needs_draft)
     check_overrides(assets, task, payload.get("manualOverrides"), selections, draft, problems)
     problems.raise_if_any(f"the {action} decision is not valid")
     return selections, draft, rejected

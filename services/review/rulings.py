@@ -14,6 +14,8 @@ RULINGS = (
     "are refused on approve actions; `lockedSelections` is refused on a whole-task rejection.",
     "Rejecting `images` of an image post needs `coverCrop` rejected as well (a locked crop of the old "
     "first image could never pass the final check).",
+    "Keys that stay locked in a field-level rejection are checked at approval level now (cover ratio, "
+    "summary ≤ 100, a derivable or submitted bodyDraft for a locked body): the agent could never fix them.",
     "A whole-task rejection may carry partial `selections`; they are checked (references, limits) and "
     "saved. Without them the stored selections stay.",
     "Without a submitted `bodyDraft`, approval keeps the stored draft when its markdown equals "
