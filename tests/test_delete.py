@@ -7,7 +7,8 @@ import pytest
 from models import Asset, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
 from services.ids import new_id, now_iso
 from tests.conftest import assert_error, create_admin, login
-from tests.export_helpers import image_bytes, make_task, remote_asset, stored_path, upload
+from tests.export_helpers import download, image_bytes, make_task, open_zip, remote_asset, stored_path, upload
+from tests.review_helpers import approve_article, article_payload, create_task, decision_url
 
 
 def delete(client, task_id, **headers):
@@ -172,3 +173,21 @@ def test_delete_needs_the_review_permission_and_honours_if_match(app, client, ag
     assert response.status_code == 200 and response.get_json()["deletedTaskId"] == task_id
     assert not exists(task_id)
     assert_error(delete(admin, task_id), 404, "not_found")
+
+
+def test_end_to_end_through_the_review_routes(app, admin_client, client, agent_headers):
+    """Created by the agent, approved, downloaded, then deleted with the ETag it was read with."""
+    cover = upload(admin_client, image_bytes(size=(90, 50), color=(77, 1, 1)))
+    task = create_task(client, agent_headers, article_payload([cover["url"]]))
+    approved = admin_client.post(decision_url(task), json=approve_article(task, cover))
+    assert approved.status_code == 200, approved.get_data(as_text=True)
+    archive = open_zip(download(admin_client, task["id"]))
+    assert archive.namelist() == ["manuscript.md", "images/", f"images/cover-{cover['assetId']}.png"]
+    assert "芯片的未来在哪里" in archive.read("manuscript.md").decode()
+
+    etag = admin_client.get(f"/api/review/tasks/{task['id']}").headers["ETag"]
+    response = delete(admin_client, task["id"], **{"If-Match": etag})
+    assert response.get_json() == {"deletedTaskId": task["id"], "deletedFileCount": 1, "skippedAssetCount": 0,
+                                   "redirectTo": "/review"}
+    assert_error(admin_client.get(f"/api/review/tasks/{task['id']}"), 404, "not_found")
+    assert not stored_path(app, cover).exists()
