@@ -1,6 +1,8 @@
 """The SSRF-guarded remote image fetcher of the package export (services/export/remote.py)."""
 import pytest
+import requests
 
+from services.export import remote
 from services.export.remote import FetchRefused, address_allowed, fetch_to_file
 from tests.export_helpers import ImageServer
 
@@ -48,3 +50,14 @@ def test_fetcher_stops_at_the_size_cap(tmp_path, image_server):
     url = image_server.add("six.png", b"x" * 6)
     with pytest.raises(FetchRefused, match="larger than"):
         fetch_to_file(url, tmp_path / "f", allowed_hosts=["127.0.0.1"], allow_private=True, max_bytes=5)
+
+
+def test_the_connected_address_is_checked_again(image_server):
+    """A name that resolved to a public address at the check but connects to loopback (DNS rebinding)."""
+    url = image_server.add("ok.png", b"12345")
+    with remote._session(allow_private=False) as session, pytest.raises(requests.ConnectionError,
+                                                                         match="non-public address"):
+        session.get(url, timeout=5)
+    assert image_server.hits == []
+    with remote._session(allow_private=True) as session:
+        assert session.get(url, timeout=5).content == b"12345"
