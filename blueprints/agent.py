@@ -24,7 +24,12 @@ def body_limit(limit):
             if request.content_length is not None and request.content_length > limit:
                 raise PayloadTooLarge(f"the body is {request.content_length} bytes; this route takes at most {limit}",
                                       {"_body": [f"larger than {limit} bytes"]})
-            request.max_content_length = limit  # also bounds bodies sent without Content-Length
+            # Without Content-Length (chunked), read one byte past the limit to tell "exactly the
+            # limit" from "more"; the body stays cached for the JSON parser.
+            request.max_content_length = limit + 1
+            if len(request.get_data(cache=True)) > limit:
+                raise PayloadTooLarge(f"the body is larger than {limit} bytes",
+                                      {"_body": [f"larger than {limit} bytes"]})
             return view(*args, **kwargs)
 
         return wrapper

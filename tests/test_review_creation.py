@@ -3,10 +3,18 @@ import copy
 import json
 
 import pytest
+import requests
 
 from models import IdempotencyKey, ReviewTask, db
 from tests.conftest import assert_error
-from tests.review_helpers import article_payload, body_option, create_task, image_post_payload, make_asset
+from tests.review_helpers import (
+    article_payload,
+    body_option,
+    create_task,
+    image_post_payload,
+    live_server,
+    make_asset,
+)
 
 URL = "/api/review/agent/tasks"
 
@@ -169,6 +177,23 @@ def test_body_over_two_mebibytes_is_413(client, agent_headers):
     assert_error(client.post(URL, data=data, headers={**agent_headers, "Content-Type": "application/json"}),
                  413, "payload_too_large")
     assert task_count() == 0
+
+
+def test_chunked_body_over_the_limit_is_413_and_under_it_is_read_whole(app, agent_headers):
+    big = article_payload()
+    big["candidates"]["bodyOptions"] = [body_option(f"o{i}", "x" * 190_000) for i in range(12)]
+
+    def chunks(payload):
+        data = json.dumps(payload).encode()
+        return (data[i:i + 65536] for i in range(0, len(data), 65536))
+
+    headers = {**agent_headers, "Content-Type": "application/json"}
+    with live_server(app) as base:
+        over = requests.post(f"{base}{URL}", data=chunks(big), headers=headers, timeout=30)
+        under = requests.post(f"{base}{URL}", data=chunks(article_payload()), headers=headers, timeout=30)
+    assert over.status_code == 413 and over.json()["error"]["code"] == "payload_too_large"
+    assert under.status_code == 201
+    assert task_count() == 1
 
 
 def test_credentials_come_before_validation_and_existence(client, admin_client, agent_headers):

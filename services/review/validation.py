@@ -72,7 +72,7 @@ def check_complete(selections, content_type, prefix, problems, skip=()):
         if key in skip:
             continue
         if value is None:
-            problems.add(join(prefix, key), f"required: {content_type} approval needs {key}")
+            problems.add(join(prefix, key), f"required: complete {content_type} selections include {key}")
         elif isinstance(value, str) and not value.strip():
             problems.add(join(prefix, key), "must not be empty")
 
