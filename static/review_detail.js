@@ -12,7 +12,9 @@
     const input = $(`#final-${key}`);
     const candidate = F.candidateText(key);
     const edited = candidate != null ? input.value !== F.normalize(candidate) : input.value !== "";
-    $(`[data-count-for="${key}"]`).textContent = String(input.value.length);
+    const counter = $(`[data-count-for="${key}"]`);
+    counter.textContent = String(input.value.length);
+    counter.classList.toggle("over", input.value.length > Number(counter.dataset.limit));
     $(`[data-edited-for="${key}"]`).hidden = !edited;
   }
 

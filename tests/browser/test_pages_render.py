@@ -1,0 +1,32 @@
+"""Every admin page renders in Chromium without console errors, with a logout button, and its
+screenshot is saved to tests/output/."""
+from playwright.sync_api import expect
+
+from tests.browser.conftest import screenshot, sign_in
+
+ALL_IMAGES_LOADED = """Promise.all([...document.images].map(
+    (i) => i.complete || new Promise((done) => { i.onload = done; i.onerror = done; })))"""
+
+
+def test_every_page_renders_without_console_errors(page, demo, console):
+    page.goto("/login")
+    screenshot(page, "login")
+    sign_in(page, "/review")
+    pages = [("review-pending", "/review"), ("feedback-all", "/feedback")]
+    pages += [(f"task-{n}-{t['contentType']}", f"/review/{t['id']}") for n, t in enumerate(demo["tasks"], 1)]
+    pages += [(f"feedback-{n}", f"/feedback/{f['id']}") for n, f in enumerate(demo["feedback"], 1)]
+    for name, path in pages:
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        page.evaluate(ALL_IMAGES_LOADED)
+        expect(page.get_by_role("button", name="Log out")).to_be_visible()
+        broken = page.evaluate("[...document.images].filter(i => i.complete && i.naturalWidth === 0).map(i => i.src)")
+        assert broken == [], (path, broken)
+        screenshot(page, f"page-{name}")
+        assert console.unexpected() == [], (path, console.unexpected())
+
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url("**/login")
+    page.goto("/review")
+    assert "/login?next=/review" in page.url
+    console.assert_clean()
