@@ -10,8 +10,7 @@
   /* ---- text fields: counters and the "edited by hand" flag ---- */
   function refreshText(key) {
     const input = $(`#final-${key}`);
-    const candidate = F.candidateText(key);
-    const edited = candidate != null ? input.value !== F.normalize(candidate) : input.value !== "";
+    const edited = F.textEdited(key);
     const counter = $(`[data-count-for="${key}"]`);
     counter.textContent = String(input.value.length);
     counter.classList.toggle("over", input.value.length > Number(counter.dataset.limit));
@@ -100,7 +99,7 @@
     label.className = "tile";
     const input = Object.assign(document.createElement("input"), { type: "radio", name, value: asset.assetId, checked: true });
     input.dataset.ref = JSON.stringify({ assetId: asset.assetId });
-    input.dataset.candidate = "0";
+    input.dataset.origin = "library";
     const img = Object.assign(document.createElement("img"), { src: asset.url, alt: asset.fileName });
     const caption = document.createElement("span");
     caption.textContent = `From the library · ${asset.width}×${asset.height}`;

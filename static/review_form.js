@@ -17,6 +17,8 @@
   const TEXT_KEYS = ARTICLE ? ["title", "summary", "author"] : ["title", "description"];
   const OVERRIDABLE = ARTICLE ? ["title", "summary"] : ["title", "description"];
   const images = (state.images || []).map((ref) => ({ assetId: ref.assetId }));
+  const stored = task.manualOverrides || {};
+  const initialText = Object.fromEntries((state.text || []).map((field) => [field.key, field.value]));
 
   const $ = (selector) => document.querySelector(selector);
   const checked = (name) => document.querySelector(`input[name="${CSS.escape(name)}"]:checked`);
@@ -56,7 +58,7 @@
 
   function chosenImage(name) {
     const radio = checked(name);
-    return radio ? { ref: JSON.parse(radio.dataset.ref), candidate: radio.dataset.candidate === "1" } : null;
+    return radio ? { ref: JSON.parse(radio.dataset.ref), origin: radio.dataset.origin } : null;
   }
 
   function chosenGroup() {
@@ -64,55 +66,84 @@
     return radio ? (task.candidates.imageGroups || []).find((group) => group.id === radio.value) || null : null;
   }
 
+  /* A value nobody changed on this page keeps the override saved with it (if any): a value the
+     agent patched in is not the reviewer's edit and gets none. */
+  function keepStored(overrides, key, same) {
+    const saved = stored[key];
+    if (saved && same(saved.value)) overrides[key] = saved;
+  }
+
+  function textEdited(key) {
+    const value = textValue(key);
+    const candidate = candidateText(key);
+    return candidate != null ? value !== candidate : normalize(value) !== normalize(initialText[key] || "");
+  }
+
   function collectText(selections, overrides) {
     TEXT_KEYS.forEach((key) => {
       const value = textValue(key);
       if (key === "author" && !value.trim()) return;
       selections[key] = value;
-      const candidate = candidateText(key);
       if (!OVERRIDABLE.includes(key)) return;
-      if (candidate != null ? value !== candidate : value !== "") {
-        overrides[key] = { basedOn: candidate != null ? candidate : "", value };
+      const candidate = candidateText(key);
+      if (!textEdited(key)) {
+        if (candidate == null) keepStored(overrides, key, (saved) => saved === value);
+        return;
       }
+      const basedOn = candidate != null ? candidate : (stored[key] || {}).basedOn;
+      overrides[key] = { basedOn: basedOn != null ? basedOn : initialText[key] || "", value };
     });
   }
 
-  function collectArticle(selections, overrides) {
+  function collectBody(selections, overrides) {
     const option = bodyOption();
     const markdown = bodyMarkdown();
     selections.body = markdown;
-    let bodyDraft = null;
-    if (option) {
-      const edited = markdown !== option.content;
-      bodyDraft = {
-        markdown, sourceBodyCandidateId: option.id, sourceBodyCandidate: option.content,
-        bodyEditedFromCandidate: edited, themeTemplate: $("#theme-template").value,
-      };
-      if (edited) overrides.body = { basedOnCandidateId: option.id, value: markdown };
+    if (!option) return null;
+    const edited = markdown !== option.content;
+    if (edited) {
+      const changedHere = option.id !== state.body.source || normalize(markdown) !== normalize(state.body.markdown);
+      if (changedHere) overrides.body = { basedOnCandidateId: option.id, value: markdown };
+      else keepStored(overrides, "body", (saved) => saved === markdown);
     }
+    return {
+      markdown, sourceBodyCandidateId: option.id, sourceBodyCandidate: option.content,
+      bodyEditedFromCandidate: edited, themeTemplate: $("#theme-template").value,
+    };
+  }
+
+  function collectArticleImages(selections, overrides) {
     const cover = chosenImage("cover-choice");
     if (cover) {
       selections.coverImage = cover.ref;
       const first = (task.candidates.coverImages || [])[0];
-      if (!cover.candidate) overrides.coverImage = { basedOn: first === undefined ? null : first, value: cover.ref };
+      if (cover.origin === "library") overrides.coverImage = { basedOn: first === undefined ? null : first, value: cover.ref };
+      if (cover.origin === "saved") keepStored(overrides, "coverImage", (saved) => identity(saved) === identity(cover.ref));
     }
     const placeholders = task.candidates.bodyImageCandidates || [];
     const chosen = placeholders.map((_, index) => chosenImage(`bodyimg-${index}`));
-    if (placeholders.length && chosen.every(Boolean)) {
-      selections.bodyImages = chosen.map((item) => item.ref);
-      if (chosen.some((item) => !item.candidate)) {
-        overrides.bodyImages = { basedOn: placeholders.map((p) => p.options[0]), value: selections.bodyImages };
-      }
+    if (!placeholders.length || !chosen.every(Boolean)) return;
+    const value = chosen.map((item) => item.ref);
+    selections.bodyImages = value;
+    if (chosen.some((item) => item.origin === "library")) {
+      overrides.bodyImages = { basedOn: placeholders.map((p) => p.options[0]), value };
+    } else if (chosen.some((item) => item.origin === "saved")) {
+      keepStored(overrides, "bodyImages", (saved) => sameRefs(saved, value));
     }
-    return bodyDraft;
   }
 
   function collectImagePost(selections, overrides) {
     if (images.length) {
-      selections.images = images.map((ref) => ({ assetId: ref.assetId }));
+      const value = images.map((ref) => ({ assetId: ref.assetId }));
+      selections.images = value;
       const group = chosenGroup();
-      if (!group || !sameRefs(group.images, selections.images)) {
-        overrides.images = { basedOn: group ? group.images : null, value: selections.images };
+      const initial = state.images || [];
+      if (group && sameRefs(group.images, value)) {
+        // picked as the agent proposed it
+      } else if (sameRefs(initial, value)) {
+        keepStored(overrides, "images", (saved) => sameRefs(saved, value));
+      } else {
+        overrides.images = { basedOn: group ? group.images : (initial.length ? initial : null), value };
       }
     }
     const crop = window.Crop.value();
@@ -127,8 +158,9 @@
     const selections = {};
     const overrides = {};
     collectText(selections, overrides);
-    const bodyDraft = ARTICLE ? collectArticle(selections, overrides) : null;
-    if (!ARTICLE) collectImagePost(selections, overrides);
+    const bodyDraft = ARTICLE ? collectBody(selections, overrides) : null;
+    if (ARTICLE) collectArticleImages(selections, overrides);
+    else collectImagePost(selections, overrides);
     return { selections, manualOverrides: overrides, bodyDraft };
   }
 
@@ -157,6 +189,6 @@
 
   window.ReviewForm = {
     task, assets, state, images, ARTICLE, TEXT_KEYS, candidateText, textValue, bodyOption, bodyMarkdown,
-    normalize, identity, decisionPayload, collect,
+    normalize, identity, decisionPayload, collect, textEdited,
   };
 })();

@@ -107,3 +107,42 @@ def test_api_errors_are_shown_next_to_the_field(page, demo, console):
     expect(page.locator("#page-message")).to_contain_text("Approved without publishing.")
     expect(page.get_by_role("button", name="Publish to WeChat drafts")).to_be_visible()
     console.assert_clean()
+
+
+def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page, demo, live_server, console):
+    import requests
+
+    from tests.conftest import AGENT_TOKEN
+
+    task = task_by_topic(demo, "AI 芯片散热的新办法")
+    sign_in(page, f"/review/{task['id']}")
+    page.get_by_label("Final summary").fill("液冷板、浸没式冷却与微流道，三种办法。")
+    page.get_by_label("Reject for rework").check()
+    page.get_by_label("Title", exact=True).check()
+    page.get_by_label("Reason").select_option("content_quality")
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Rejected for rework")
+    saved = stored_task(task["id"])
+    assert saved["lockedSelections"]["summary"] == "液冷板、浸没式冷却与微流道，三种办法。"
+    assert set(saved["manualOverrides"]) == {"summary"}
+
+    response = requests.patch(f"{live_server.url}/api/review/agent/tasks/{task['id']}/elements",
+                              json={"title": "液冷时代：AI 芯片怎样散热"},
+                              headers={"x-review-agent-token": AGENT_TOKEN}, timeout=10)
+    assert response.status_code == 200 and response.json()["status"] == "pending_review"
+
+    page.reload()
+    expect(page.locator("#task-status")).to_have_text("Pending review")
+    expect(page.get_by_label("Final title")).to_have_value("液冷时代：AI 芯片怎样散热")
+    expect(page.locator('input[name="title-choice"]:checked')).to_have_count(0)
+    expect(page.locator('[data-edited-for="title"]')).to_be_hidden()
+    page.get_by_label("Approve without publishing").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Approved")
+
+    saved = stored_task(task["id"])
+    assert saved["selections"]["title"] == "液冷时代：AI 芯片怎样散热"
+    # The agent's new title is not a reviewer override; the reviewer's summary edit still is.
+    assert saved["manualOverrides"] == {"summary": {"basedOn": "液冷、浸没式与微流道。",
+                                                    "value": "液冷板、浸没式冷却与微流道，三种办法。"}}
+    console.assert_clean()
