@@ -64,14 +64,23 @@ def review_list():
     except ValidationFailed as err:
         errors = {key.rstrip("_"): messages for key, messages in err.details.items()}
         message = err.message
-    page = len(trail) + (2 if args.get("cursor") else 1)
-    paging = {"page": page, "first": (page - 1) * PAGE_SIZE + 1, "last": (page - 1) * PAGE_SIZE + len(tasks),
-              "next": {"cursor": next_cursor, "trail": ",".join(trail + [args["cursor"]] if args.get("cursor")
-                                                                  else trail)} if next_cursor else None,
-              "previous": ({"cursor": trail[-1], "trail": ",".join(trail[:-1])} if trail else {})
-              if args.get("cursor") else None}
     return render_template("review_list.html", tasks=tasks, total=total, counts=counts, shown=shown,
-                           errors=errors, message=message, paging=paging, statuses=("all", *STATUSES))
+                           errors=errors, message=message, statuses=("all", *STATUSES),
+                           paging=_paging(trail, args.get("cursor"), next_cursor, len(tasks)))
+
+
+def _paging(trail, cursor, next_cursor, shown):
+    """Keyset pages only go forward, so links carry the cursors of the pages before (`trail`).
+
+    Page 1 has no cursor; page n has the cursor that led to it and `trail` = the cursors of pages 2..n-1.
+    """
+    page = len(trail) + 2 if cursor else 1
+    previous = None
+    if cursor:
+        previous = {"cursor": trail[-1], "trail": ",".join(trail[:-1])} if trail else {}
+    following = {"cursor": next_cursor, "trail": ",".join(trail + [cursor] if cursor else [])} if next_cursor else None
+    return {"page": page, "first": (page - 1) * PAGE_SIZE + 1, "last": (page - 1) * PAGE_SIZE + shown,
+            "next": following, "previous": previous}
 
 
 def _task_assets(task):

@@ -52,17 +52,23 @@ def test_paging_moves_forward_and_back(page, demo, console):
 
     sample = demo["tasks"][-1]
     with db.connection_context():
-        for number in range(20):
+        for number in range(40):
             payload = {"publicAccount": "silicon-rise", "topic": f"Extra task {number:02d}",
                        "contentType": "article", "candidates": sample["candidates"]}
             review.create_task(CreateTaskSchema().load(payload))
     sign_in(page, "/review?status=all")
-    assert rows(page).count() == 20
-    assert "Showing 1–20 of 25" in page.locator("#result-summary").inner_text()
+    summary = page.locator("#result-summary")
+    assert rows(page).count() == 20 and "Showing 1–20 of 45" in summary.inner_text()
     page.get_by_role("link", name="Next page →").click()
-    assert rows(page).count() == 5
-    assert "Showing 21–25 of 25" in page.locator("#result-summary").inner_text()
+    assert rows(page).count() == 20 and "Showing 21–40 of 45" in summary.inner_text()
+    page.get_by_role("link", name="Next page →").click()
+    assert rows(page).count() == 5 and "Showing 41–45 of 45" in summary.inner_text()
+    assert page.get_by_role("link", name="Next page →").count() == 0
     page.get_by_role("link", name="← Previous page").click()
-    assert rows(page).count() == 20
+    assert "Showing 21–40 of 45" in summary.inner_text()
     assert rows(page).first.inner_text().startswith("Extra task 19")
+    page.get_by_role("link", name="← Previous page").click()
+    assert "Showing 1–20 of 45" in summary.inner_text()
+    assert rows(page).first.inner_text().startswith("Extra task 39")
+    assert page.get_by_role("link", name="← Previous page").count() == 0
     console.assert_clean()
