@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from flask import Flask, g, request
+from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 
 from models import AdminUser, db, init_database
@@ -19,6 +20,16 @@ log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
 UPLOAD_SCOPES = ("review", "library", "feedback")
 ROOT = Path(__file__).resolve().parent
+
+
+class JSONProvider(DefaultJSONProvider):
+    """A body nested deeper than the interpreter's recursion limit is invalid JSON (400), not a 500."""
+
+    def loads(self, s, **kwargs):
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:
+            raise ValueError("the JSON document is nested too deeply") from None
 
 
 def _state_path(config, name, default):
@@ -144,6 +155,7 @@ def create_app(config=None):
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", ROOT / "instance")
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
+    app.json = JSONProvider(app)
     load_settings(app, config)
     app.config["REVIEW_INSTANCE_PATH"] = str(instance)
     app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", ROOT / "uploads"))

@@ -1,0 +1,268 @@
+"""Reliability battery, faults (issue 9, item 2).
+
+- A crash between the file write and the record write leaves neither an orphan file nor an orphan
+  record: the record write fails (a SQLite trigger aborts it), or the process dies right there
+  (the trigger calls a function that ends the process, in a child process); after a restart on the
+  same folders every stored file has its row, every row its file, and no temporary file is left.
+- Outbound timeouts: a platform that hangs, or trickles its answer a byte at a time, fails the
+  publish job within the configured timeout (WECHAT_TIMEOUT_SECONDS), and the task can be
+  published again afterwards.
+"""
+import io
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from app import create_app
+from fakeplatform import FakePlatform
+from models import Asset, db
+from models.feedback import FeedbackAttachment
+from tests.conftest import AGENT_TOKEN, create_admin, login
+from tests.review_helpers import approve_article, article_payload, create_task, decision_url, make_asset
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = {"x-feedback-client-token": "client-web-token"}
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+CRASHED = 137
+
+
+def _png(seed):
+    out = io.BytesIO()
+    Image.new("RGB", (12, 9), (seed % 256, 40, 90)).save(out, "PNG")
+    return out.getvalue()
+
+
+def _config(tmp_path):
+    return {"TESTING": True, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+            "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
+            "FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": ""}
+
+
+def _consistency(uploads):
+    """(files without a row, rows without a file, temporary files) under uploads/."""
+    uploads = Path(uploads)
+    with db.connection_context():
+        expected = {f"review/{a.stored_name}" for a in Asset.select() if a.stored_name and a.scope == "review"}
+        expected |= {f"feedback/{a.feedback.feedback_id}/{a.stored_name}" for a in FeedbackAttachment.select()}
+    present = {str(p.relative_to(uploads)) for p in uploads.rglob("*") if p.is_file()}
+    temporary = sorted(p for p in present if Path(p).name.startswith("."))
+    return sorted(present - expected - set(temporary)), sorted(expected - present), temporary
+
+
+UPLOADS = {
+    "asset": ("asset", "POST", "/api/assets/upload", AGENT, {"file": "image.png"}),
+    "attachment": ("feedback_attachment", "POST", "/api/feedbacks/{feedback_id}/attachments", CLIENT,
+                   {"kind": "screenshot", "file": "shot.png"}),
+}
+
+
+def _new_feedback(client):
+    response = client.post("/api/feedbacks", headers=CLIENT, json={
+        "type": "bug", "title": "闪退", "content": f"打开首页后闪退 {time.time_ns()}", "appName": "carbon-fitness",
+        "appVersion": "2.3.0", "platform": "ios"})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return response.get_json()["id"]
+
+
+def _form(fields, data):
+    return {k: (io.BytesIO(data), v) if k == "file" else v for k, v in fields.items()}
+
+
+# ---- the record write fails --------------------------------------------------------------------
+@pytest.mark.parametrize("kind", sorted(UPLOADS))
+def test_a_failed_record_write_leaves_no_file(make_app, kind):
+    table, method, path, headers, fields = UPLOADS[kind]
+    app = make_app(FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
+    client = app.test_client()
+    feedback_id = _new_feedback(client)
+    url = path.format(feedback_id=feedback_id)
+    ok = client.open(url, method=method, headers=headers, data=_form(fields, _png(1)))
+    assert ok.status_code == 201, ok.get_data(as_text=True)
+    with db.connection_context():
+        db.execute_sql(f"CREATE TRIGGER refuse_insert BEFORE INSERT ON {table} "
+                       "BEGIN SELECT RAISE(ABORT, 'injected record write failure'); END")
+    failed = client.open(url, method=method, headers=headers, data=_form(fields, _png(2)))
+    assert failed.status_code == 500, failed.get_data(as_text=True)
+    assert failed.get_json()["error"]["code"] in ("storage_unavailable", "internal_error")
+    assert _consistency(app.config["REVIEW_UPLOADS_PATH"]) == ([], [], [])
+    with db.connection_context():
+        assert db.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+
+
+# ---- the process dies between the two ----------------------------------------------------------
+CHILD = textwrap.dedent("""
+    import io, json, os, sys
+    sys.path.insert(0, {root!r})
+    from app import create_app
+    from models import db
+
+    config, table, method, url, headers, fields = json.loads(sys.argv[1])
+    app = create_app(config)
+    db.obj.register_function(lambda: os._exit({crashed}), "crash_now", 0)
+    db.obj.close_all()  # connections opened from now on know crash_now()
+    with db.connection_context():
+        db.execute_sql(f"CREATE TRIGGER crash_on_insert BEFORE INSERT ON {{table}} BEGIN SELECT crash_now(); END")
+    data = bytes.fromhex(fields.pop("_data"))
+    form = {{k: (io.BytesIO(data), v) if k == "file" else v for k, v in fields.items()}}
+    response = app.test_client().open(url, method=method, headers=headers, data=form)
+    print("the upload finished without crashing:", response.status_code, response.get_data(as_text=True))
+    sys.exit(3)
+""")
+
+
+def _crash_child(config, table, method, url, headers, fields, data):
+    argument = json.dumps([config, table, method, url, headers, {**fields, "_data": data.hex()}])
+    script = CHILD.format(root=str(ROOT), crashed=CRASHED)
+    return subprocess.run([sys.executable, "-c", script, argument], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+
+
+@pytest.mark.parametrize("kind", [
+    "asset",
+    pytest.param("attachment", marks=pytest.mark.xfail(strict=True, reason=(
+        "feedback attachments: the file is renamed into place before its row is inserted, and nothing "
+        "removes a file whose row never came (no sweep at start): a crash in between leaves an orphan file"))),
+])
+def test_a_crash_between_file_and_record_leaves_no_orphan_after_a_restart(tmp_path, kind):
+    table, method, path, headers, fields = UPLOADS[kind]
+    config = _config(tmp_path)
+    app = create_app(config)
+    feedback_id = _new_feedback(app.test_client())
+    if not db.is_closed():
+        db.close()
+    db.obj.close_all()
+
+    child = _crash_child(config, table, method, path.format(feedback_id=feedback_id), headers, fields, _png(3))
+    assert child.returncode == CRASHED, (child.returncode, child.stdout[-2000:], child.stderr[-2000:])
+
+    restarted = create_app(config)  # the service starts again on the same folders
+    with db.connection_context():
+        db.execute_sql("DROP TRIGGER crash_on_insert")
+        assert db.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+    assert _consistency(restarted.config["REVIEW_UPLOADS_PATH"]) == ([], [], [])
+
+
+# ---- outbound timeouts ---------------------------------------------------------------------------
+ACCOUNT = ("wx-silicon-rise", "secret-silicon-rise-123")
+
+
+@pytest.fixture
+def platform():
+    fake = FakePlatform(dict([ACCOUNT]))
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+def _platform_app(make_app, base_url):
+    app = make_app(WECHAT_API_BASE=base_url, WECHAT_SILICON_RISE_APPID=ACCOUNT[0],
+                   WECHAT_SILICON_RISE_SECRET=ACCOUNT[1], WECHAT_TIMEOUT_SECONDS=1)
+    create_admin()
+    client = app.test_client()
+    login(client)
+    return app, client
+
+
+def _approved(app, client):
+    cover = make_asset(app, 900, 500)
+    body = "# 芯片\n\n![图](" + make_asset(app, 300, 200)["url"] + ")\n\n正文"
+    payload = article_payload([cover["url"]])
+    payload["candidates"]["bodyOptions"][0]["content"] = body
+    task = create_task(client, AGENT, payload)
+    response = client.post(decision_url(task), json=approve_article(task, cover))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()
+
+
+def _publish(client, task):
+    started = time.perf_counter()
+    response = client.post(f"/api/review/tasks/{task['id']}/publish-jobs")
+    return response, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("call", ["/cgi-bin/stable_token", "/cgi-bin/material/add_material",
+                                  "/cgi-bin/media/uploadimg", "/cgi-bin/draft/add"])
+def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, platform, call):
+    app, client = _platform_app(make_app, platform.base_url)
+    task = _approved(app, client)
+    platform.hang_next(call, 8)
+
+    response, seconds = _publish(client, task)
+
+    assert response.status_code == 200, response.get_data(as_text=True)
+    failed = response.get_json()
+    assert failed["status"] == "approved"
+    assert failed["publishJobs"][-1]["status"] == "failed"
+    assert "timed out after 1 s" in failed["publishJobs"][-1]["lastError"]
+    assert seconds < 4, f"the publish took {seconds:.1f} s with a 1 s timeout"
+    again, _ = _publish(client, failed)  # the claim was released: publishing works once the platform answers
+    assert again.status_code == 200 and again.get_json()["status"] == "published", again.get_data(as_text=True)
+
+
+class TricklingPlatform:
+    """Answers its first request with a 200 whose JSON body arrives one byte every 0.15 s (about 6 s
+    in all), and closes every later connection at once."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stopping = threading.Event()
+        self.answered = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.answered += 1
+            if self.answered > 1:
+                conn.close()
+                continue
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn):
+        body = b'{"access_token":"T","expires_in":7200}'
+        try:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+            for byte in body:
+                if self.stopping.wait(0.15):
+                    break
+                conn.sendall(bytes([byte]))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.sock.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "publishing: the platform client's timeout=(5, WECHAT_TIMEOUT_SECONDS) is a per-read timeout in requests, "
+    "so a platform that sends one byte every 0.15 s keeps the publish request waiting ~6 s with a 1 s timeout"))
+def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
+    trickling = TricklingPlatform()
+    try:
+        app, client = _platform_app(make_app, trickling.base_url)
+        task = _approved(app, client)
+        response, seconds = _publish(client, task)
+    finally:
+        trickling.stop()
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["publishJobs"][-1]["status"] == "failed"
+    assert seconds < 4, f"the publish took {seconds:.1f} s with a 1 s timeout"
