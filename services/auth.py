@@ -64,17 +64,25 @@ def is_throttled(username, ip, max_failures, window_seconds):
 
 
 def authenticate(username, password, ip, max_failures=5, window_seconds=900):
-    """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts')."""
+    """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
+
+    Each attempt is recorded as a failure *before* the password is checked, in the same
+    transaction as the throttle check, so a burst of parallel guesses cannot all slip past
+    the limit; a successful check removes its record again.
+    """
     username = (username or "").strip()[:64]
-    if is_throttled(username, ip, max_failures, window_seconds):
-        return None, "too_many_attempts"
+    with immediate():
+        if is_throttled(username, ip, max_failures, window_seconds):
+            return None, "too_many_attempts"
+        attempt = LoginAttempt.create(username=username, ip=ip or "", at=now_iso())
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
     if not (ok and user and user.active):
-        LoginAttempt.create(username=username, ip=ip or "", at=now_iso())
         log.info("login failed for a user name from %s", ip)
         return None, "invalid_credentials"
-    AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
+    with immediate():
+        attempt.delete_instance()
+        AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
     return user, None
 
 
