@@ -136,3 +136,20 @@ def test_seed_demo_command_adds_sample_data_once(app):
     assert result.exit_code == 0 and "added 5 tasks" in result.output
     again = runner.invoke(args=["seed-demo"])
     assert again.exit_code != 0 and "already holds review tasks" in again.output
+
+
+def test_feedback_list_pages_through_the_matches(admin_client):
+    from schemas.feedback import FeedbackCreateSchema
+    from services.feedback import intake
+
+    with db.connection_context():
+        for number in range(25):
+            data = FeedbackCreateSchema().load({"type": "bug", "title": f"Report {number:02d}", "content": "text",
+                                                "appName": "reader", "appVersion": "1.0", "platform": "web"})
+            intake.create_feedback(data, "web", f"203.0.113.{number}")
+    first = admin_client.get("/feedback?type=bug").get_data(as_text=True)
+    assert "Showing 1–20 of 25" in first and "Page 1 of 2" in first
+    assert re.search(r'<a rel="next" href="/feedback\?page=2&amp;status=all&amp;type=bug">', first)
+    second = admin_client.get("/feedback?type=bug&page=2").get_data(as_text=True)
+    assert "Showing 21–25 of 25" in second and "Report 00" in second and "Report 24" not in second
+    assert 'rel="prev"' in second and 'rel="next"' not in second

@@ -60,7 +60,7 @@ class ConsoleErrors:
         assert self.unexpected() == [], self.unexpected()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # per module: nothing of Playwright outlives the browser tests
 def browser():
     if not CHROMIUM.exists():
         reason = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium; .ci/run does it)"
