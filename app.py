@@ -75,6 +75,10 @@ def _init_storage(app):
         (uploads / scope).mkdir(parents=True, exist_ok=True)
     init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
     upgrade()
+    from services.files import sweep_pending
+
+    with db.connection_context():
+        sweep_pending(uploads)
 
 
 def _bootstrap_admin(app):

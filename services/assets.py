@@ -1,17 +1,15 @@
 """Image assets: checking uploads by decoding them, storing files safely, listing, platform sync.
 
 Files live under `<uploads_root>/<scope>/<asset id>.<ext>`; the name never comes from the client.
-A file is written to a hidden temporary name, fsynced and renamed before its row is inserted, and
-removed again when the insert fails: a crash leaves neither a half file nor a row without a file.
+Files are placed through services.files: written atomically, removed again when the insert fails,
+and swept at the next start if the process died between the file and its row.
 """
 import hashlib
 import io
 import logging
 import math
 import mimetypes
-import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from PIL import Image, UnidentifiedImageError
 from models import Asset
 from models.base import immediate
 from services.errors import NotFound, PayloadTooLarge, ValidationFailed
+from services.files import placed_file, write_atomically
 from services.ids import new_id, now_iso
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,6 @@ STORED_AS = {
     "GIF": ("gif", "image/gif"), "WEBP": ("png", "image/png"),
 }
 STORED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\.(png|jpg|gif)$")
-TEMP_PREFIX = ".upload-"
 
 
 @dataclass(frozen=True)
@@ -138,25 +136,21 @@ def save_upload(data, *, scope, file_name, uploads_root):
         return existing, False
     asset_id = new_id()
     stored_name = f"{asset_id}.{checked.extension}"
-    folder = Path(uploads_root) / scope
-    path = _write_atomically(folder, stored_name, checked.data)
     try:
-        with immediate():
-            asset = Asset.create(
-                asset_id=asset_id, scope=scope, url=f"/uploads/{scope}/{stored_name}", stored_name=stored_name,
-                file_name=clean_file_name(file_name, f"image.{checked.extension}"),
-                content_type=checked.content_type, width=checked.width, height=checked.height,
-                size=len(checked.data), sha256=digest, created_at=now_iso())
+        with placed_file(uploads_root, Path(uploads_root) / scope, stored_name, checked.data) as placement:
+            with immediate():
+                asset = Asset.create(
+                    asset_id=asset_id, scope=scope, url=f"/uploads/{scope}/{stored_name}", stored_name=stored_name,
+                    file_name=clean_file_name(file_name, f"image.{checked.extension}"),
+                    content_type=checked.content_type, width=checked.width, height=checked.height,
+                    size=len(checked.data), sha256=digest, created_at=now_iso())
+                placement.settle()
     except peewee.IntegrityError:
-        _remove_quietly(path)
         # Another request stored the same bytes in the same scope a moment ago: that one wins.
         winner = Asset.get_or_none((Asset.scope == scope) & (Asset.sha256 == digest))
         if winner is None:
             raise
         return winner, False
-    except BaseException:
-        _remove_quietly(path)
-        raise
     return asset, True
 
 
@@ -164,47 +158,7 @@ def _restore_missing_file(asset, data, uploads_root):
     path = asset_path(asset, uploads_root)
     if path is not None and not path.exists():
         log.warning("asset %s: file %s was missing, written again from an identical upload", asset.asset_id, path)
-        _write_atomically(path.parent, path.name, data)
-
-
-def _write_atomically(folder, name, data):
-    """Write to a temporary file in the same folder, fsync, then rename into place."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, folder / name)
-    except BaseException:
-        _remove_quietly(Path(temp))
-        raise
-    _fsync_folder(folder)
-    return folder / name
-
-
-def _fsync_folder(folder):
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # not every platform or file system can sync a directory
-    finally:
-        os.close(fd)
-
-
-def _remove_quietly(path):
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        log.warning("could not remove %s: %s", path, exc)
+        write_atomically(path.parent, path.name, data)
 
 
 def list_assets(scope="library", q=None, page=1, page_size=20):

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from models import Asset, db
-from services import asset_refs, assets
+from services import asset_refs, assets, files
 from tests.conftest import assert_error, create_admin, login
 
 ID_NAME = re.compile(r"^[A-Za-z0-9_-]{16,64}\.(png|jpg|gif)$")
@@ -194,7 +194,7 @@ def test_a_failed_insert_removes_the_file(app, monkeypatch):
 def test_a_concurrent_identical_upload_wins_the_race(app, monkeypatch):
     """Another request inserts the same bytes between our dedup check and our insert."""
     root = app.config["REVIEW_UPLOADS_PATH"]
-    write = assets._write_atomically
+    write = files.write_atomically
 
     def write_then_lose_race(folder, name, data):
         path = write(folder, name, data)
@@ -202,7 +202,7 @@ def test_a_concurrent_identical_upload_wins_the_race(app, monkeypatch):
                      sha256=hashlib.sha256(data).hexdigest(), size=len(data), created_at="2026-01-01T00:00:00.000Z")
         return path
 
-    monkeypatch.setattr(assets, "_write_atomically", write_then_lose_race)
+    monkeypatch.setattr(files, "write_atomically", write_then_lose_race)
     with db.connection_context():
         asset, created = assets.save_upload(PNG, scope="review", file_name="x.png", uploads_root=root)
         assert (asset.asset_id, created, Asset.select().count()) == ("winner", False, 1)

@@ -126,12 +126,7 @@ def _crash_child(config, table, method, url, headers, fields, data):
                           cwd=ROOT)
 
 
-@pytest.mark.parametrize("kind", [
-    "asset",
-    pytest.param("attachment", marks=pytest.mark.xfail(strict=True, reason=(
-        "feedback attachments: the file is renamed into place before its row is inserted, and nothing "
-        "removes a file whose row never came (no sweep at start): a crash in between leaves an orphan file"))),
-])
+@pytest.mark.parametrize("kind", ["asset", "attachment"])
 def test_a_crash_between_file_and_record_leaves_no_orphan_after_a_restart(tmp_path, kind):
     table, method, path, headers, fields = UPLOADS[kind]
     config = _config(tmp_path)

@@ -11,9 +11,7 @@ the re-check of the limits inside its transaction) fails the file is removed aga
 """
 import hashlib
 import logging
-import os
 import re
-import tempfile
 import unicodedata
 from datetime import timedelta
 from pathlib import Path
@@ -24,6 +22,7 @@ from models.base import immediate
 from models.feedback import Feedback, FeedbackAttachment
 from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
 from services.feedback.checks import check_log_file, check_screenshot
+from services.files import placed_file
 from services.ids import iso, new_id, now_iso, utcnow
 
 log = logging.getLogger(__name__)
@@ -31,7 +30,6 @@ log = logging.getLogger(__name__)
 MAX_ATTACHMENTS = 10
 UPLOAD_WINDOW = timedelta(days=7)
 FOLDER = "feedback"
-TEMP_PREFIX = ".upload-"
 
 
 def _count(record):
@@ -75,29 +73,25 @@ def add_attachment(record, channel, kind, file_name, data, uploads_root):
     stored_name = f"{attachment_id}.{checked.extension}"
     folder = Path(uploads_root) / FOLDER / record.feedback_id
     try:
-        path = _write_atomically(folder, stored_name, checked.data)
+        with placed_file(uploads_root, folder, stored_name, checked.data) as placement:
+            with immediate():
+                fresh = Feedback.get_or_none(Feedback.id == record.id)
+                if fresh is None:
+                    raise NotFound(f"no feedback with id {record.feedback_id}")
+                _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
+                attachment = FeedbackAttachment.create(
+                    attachment_id=attachment_id, feedback=record.id, kind=kind,
+                    file_name=clean_file_name(file_name, f"{kind}.{checked.extension}"), stored_name=stored_name,
+                    content_type=checked.content_type, size=len(checked.data),
+                    sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
+                placement.settle()
     except OSError as exc:
         log.error("attachment for feedback %s not written: %s", record.feedback_id, type(exc).__name__)
         raise StorageUnavailable("the attachment could not be written to disk; try again later") from None
-    try:
-        with immediate():
-            fresh = Feedback.get_or_none(Feedback.id == record.id)
-            if fresh is None:
-                raise NotFound(f"no feedback with id {record.feedback_id}")
-            _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
-            attachment = FeedbackAttachment.create(
-                attachment_id=attachment_id, feedback=record.id, kind=kind,
-                file_name=clean_file_name(file_name, f"{kind}.{checked.extension}"), stored_name=stored_name,
-                content_type=checked.content_type, size=len(checked.data),
-                sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
-        _remove_quietly(path)
         log.error("attachment row for feedback %s not stored: %s", record.feedback_id, type(exc).__name__)
         raise StorageUnavailable("the attachment could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
-    except BaseException:
-        _remove_quietly(path)
-        raise
     return attachment.to_dict()
 
 
@@ -114,37 +108,3 @@ def attachment_file(feedback_id, attachment_id, uploads_root):
         log.error("attachment %s: file %s is missing", attachment_id, path)
         raise NotFound(f"the file of attachment {attachment_id} is missing on the server")
     return attachment, path
-
-
-def _write_atomically(folder, name, data):
-    """Temporary file in the same folder, fsync, rename into place, fsync the folder."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, folder / name)
-    except BaseException:
-        _remove_quietly(Path(temp))
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass  # not every file system can sync a directory
-    return folder / name
-
-
-def _remove_quietly(path):
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        log.warning("could not remove %s: %s", path, exc)

@@ -1,0 +1,116 @@
+"""Files that belong to database records: written atomically, and never left orphaned.
+
+A file is named in the PendingFile journal (committed) before it appears; the journal entry is
+removed in the same transaction that inserts the file's record. If the process dies in between,
+the entry survives, and the next start removes the file (and any temporary file) it names.
+"""
+import logging
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from models import db
+from models.files import PendingFile
+from services.ids import now_iso
+
+log = logging.getLogger(__name__)
+TEMP_PREFIX = ".upload-"
+
+
+def remove_quietly(path):
+    try:
+        Path(path).unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s: %s", path, type(exc).__name__)
+
+
+def _fsync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # not every file system can sync a directory
+    finally:
+        os.close(fd)
+
+
+def write_atomically(folder, name, data):
+    """Temporary file in the same folder, fsync, rename into place, fsync the folder."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, folder / name)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    _fsync_folder(folder)
+    return folder / name
+
+
+class Placement:
+    def __init__(self, path, entry_id):
+        self.path, self._entry_id = path, entry_id
+
+    def settle(self):
+        """Call inside the transaction that inserts the file's record."""
+        PendingFile.delete().where(PendingFile.id == self._entry_id).execute()
+
+
+@contextmanager
+def placed_file(uploads_root, folder, name, data):
+    """Write `data` to folder/name for a record inserted (with placement.settle()) in the block.
+
+    Any exception in the block removes the file and its journal entry again.
+    """
+    relative = str((Path(folder) / name).resolve().relative_to(Path(uploads_root).resolve()))
+    with db.atomic():
+        entry = PendingFile.create(path=relative, pid=os.getpid(), created_at=now_iso())
+    try:
+        yield Placement(write_atomically(folder, name, data), entry.id)
+    except BaseException:
+        remove_quietly(Path(folder) / name)
+        PendingFile.delete().where(PendingFile.id == entry.id).execute()
+        raise
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return False  # this process has only just started: nothing of it is in flight
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_pending(uploads_root):
+    """At start: remove the files that a dead process placed but never recorded. Returns the count."""
+    root = Path(uploads_root).resolve()
+    removed = 0
+    for entry in list(PendingFile.select()):
+        if _alive(entry.pid):
+            continue
+        path = (root / entry.path).resolve()
+        if path.is_relative_to(root) and path != root:
+            for temp in path.parent.glob(f"{TEMP_PREFIX}{path.name}.*"):
+                remove_quietly(temp)
+            if path.is_file():
+                remove_quietly(path)
+                removed += 1
+                log.warning("removed %s: its record was never written (the process stopped in between)", entry.path)
+        PendingFile.delete().where(PendingFile.id == entry.id).execute()
+    return removed

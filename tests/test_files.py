@@ -1,0 +1,49 @@
+"""The file journal: files placed for records that never came are swept at start, others are kept."""
+import subprocess
+import sys
+
+from models import db
+from models.files import PendingFile
+from services import files
+from services.ids import now_iso
+
+
+def _dead_pid():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_sweep_removes_files_of_dead_processes_only(app, tmp_path):
+    uploads = tmp_path / "uploads"
+    (uploads / "review" / "orphan.png").write_bytes(b"x")
+    (uploads / "review" / ".upload-orphan.png.abc123").write_bytes(b"half")
+    (uploads / "review" / "in-flight.png").write_bytes(b"y")
+    (uploads / "review" / "kept.png").write_bytes(b"z")
+    with db.connection_context():
+        PendingFile.create(path="review/orphan.png", pid=_dead_pid(), created_at=now_iso())
+        PendingFile.create(path="review/in-flight.png", pid=1, created_at=now_iso())  # pid 1 is alive
+        PendingFile.create(path="../outside.png", pid=_dead_pid(), created_at=now_iso())
+        (tmp_path / "outside.png").write_bytes(b"never touched")
+        assert files.sweep_pending(uploads) == 1
+        assert [p.path for p in PendingFile.select()] == ["review/in-flight.png"]
+    assert sorted(p.name for p in (uploads / "review").iterdir()) == ["in-flight.png", "kept.png"]
+    assert (tmp_path / "outside.png").exists()
+
+
+def test_placed_file_settles_with_its_record_or_is_removed(app, tmp_path):
+    uploads = tmp_path / "uploads"
+    with db.connection_context():
+        with files.placed_file(uploads, uploads / "review", "a.png", b"data") as placement:
+            assert PendingFile.select().count() == 1
+            with db.atomic():
+                placement.settle()
+        assert PendingFile.select().count() == 0
+        assert (uploads / "review" / "a.png").read_bytes() == b"data"
+        try:
+            with files.placed_file(uploads, uploads / "review", "b.png", b"data"):
+                raise RuntimeError("the record insert failed")
+        except RuntimeError:
+            pass
+        assert not (uploads / "review" / "b.png").exists()
+        assert PendingFile.select().count() == 0
