@@ -13,6 +13,7 @@ from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 
 from models import AdminUser, db, init_database
+from models.base import cached_select
 from models.schema import upgrade
 from services.settings import DEFAULTS, from_environment
 
@@ -97,7 +98,8 @@ def _init_login(app):
     @manager.user_loader
     def load_user(user_key):
         user_id, _, nonce = user_key.partition(":")
-        user = AdminUser.get_or_none(AdminUser.id == int(user_id)) if user_id.isdigit() else None
+        user = next(iter(cached_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(
+            AdminUser.id == 0).limit(1), int(user_id), 1)), None) if user_id.isdigit() else None
         # Deactivated, deleted, or password changed since sign-in: the session ends now.
         return user if user and user.active and user.session_nonce == nonce else None
 

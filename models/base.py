@@ -65,3 +65,20 @@ class BaseModel(peewee.Model):
     class Meta:
         database = db
         legacy_table_names = False
+
+
+_SQL_CACHE = {}
+
+
+def cached_select(model, key, build, *params):
+    """Run the query `build()` returns, reusing its SQL text on later calls with new `params`.
+
+    peewee spends ~0.2 ms turning a query into SQL; the hottest reads (session user, task detail)
+    pay that once per process instead of on every request. `build` must use placeholder values in
+    the same order as `params`; `key` must name everything that changes the SQL text.
+    """
+    cache_key = (type(db.obj).__name__, key)
+    sql = _SQL_CACHE.get(cache_key)
+    if sql is None:
+        sql = _SQL_CACHE[cache_key] = build().sql()[0]
+    return model.raw(sql, *params)

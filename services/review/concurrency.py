@@ -8,6 +8,7 @@ Writers use, inside one `immediate()` transaction:
 """
 import re
 
+from models.base import cached_select
 from models.review import ReviewTask
 from services.errors import NotFound, PreconditionFailed, ValidationFailed
 from services.ids import now_iso
@@ -39,7 +40,8 @@ def check_version(task, if_match):
 
 
 def get_task_row(task_id):
-    task = ReviewTask.get_or_none(ReviewTask.task_id == task_id)
+    task = next(iter(cached_select(ReviewTask, "task_by_id", lambda: ReviewTask.select().where(
+        ReviewTask.task_id == "").limit(1), task_id, 1)), None)
     if task is None:
         raise NotFound(f"no review task with id {task_id}")
     return task

@@ -1,4 +1,5 @@
 """ReviewTask rows -> the camelCase JSON of the spec; optional parts are absent until they exist."""
+from models.base import cached_select
 from models.review import PublishJob, TimelineEvent
 from services.review.timeline import event_to_dict
 
@@ -42,10 +43,12 @@ def tasks_to_dicts(tasks):
         return []
     by_pk = {task.id: task for task in tasks}
     events, jobs = {pk: [] for pk in by_pk}, {pk: [] for pk in by_pk}
-    for event in TimelineEvent.select().where(TimelineEvent.task.in_(list(by_pk))).order_by(TimelineEvent.id):
+    pks, size = list(by_pk), len(by_pk)
+    for event in cached_select(TimelineEvent, ("events_of", size), lambda: TimelineEvent.select().where(
+            TimelineEvent.task.in_([0] * size)).order_by(TimelineEvent.id), *pks):
         events[event.task_id].append(event)
-    query = PublishJob.select().where(PublishJob.task.in_(list(by_pk))).order_by(PublishJob.queued_at, PublishJob.id)
-    for job in query:
+    for job in cached_select(PublishJob, ("jobs_of", size), lambda: PublishJob.select().where(
+            PublishJob.task.in_([0] * size)).order_by(PublishJob.queued_at, PublishJob.id), *pks):
         job.task = by_pk[job.task_id]  # no extra query for job.task.task_id
         jobs[job.task_id].append(job)
     return [_task_dict(task, events[task.id], jobs[task.id]) for task in tasks]
