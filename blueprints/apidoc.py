@@ -54,8 +54,16 @@ def flatten_errors(messages, prefix=""):
     return flat
 
 
+_INSTANCES = {}
+
+
 def _instance(schema):
-    return schema() if isinstance(schema, type) else schema
+    """One instance per schema class: building a nested schema costs more than loading with it."""
+    if not isinstance(schema, type):
+        return schema
+    if schema not in _INSTANCES:
+        _INSTANCES[schema] = schema()
+    return _INSTANCES[schema]
 
 
 def load(schema, data, *, unknown=None, where="body"):
