@@ -113,10 +113,6 @@ def test_package_export_checks_every_redirect_hop(make_app, target, location):
         second.stop()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "publishing (services/publishing/images.py JobImages._fetch) checks only the host name against "
-    "REVIEW_REMOTE_IMAGE_HOSTS: it fetches loopback/private addresses the package export refuses, with "
-    "environment proxies and .netrc honoured (plain requests.get)"))
 def test_publishing_refuses_a_remote_image_on_a_loopback_address(make_app, target):
     platform = FakePlatform({"wx-carbon": "secret-carbon-123"})
     platform.start()

@@ -1,9 +1,9 @@
-"""The SSRF-guarded remote image fetcher of the package export (services/export/remote.py)."""
+"""The SSRF-guarded remote image fetcher of the package export (services/remote_images.py)."""
 import pytest
 import requests
 
-from services.export import remote
-from services.export.remote import FetchRefused, address_allowed, fetch_to_file
+from services import remote_images as remote
+from services.remote_images import FetchRefused, address_allowed, fetch_to_file
 from tests.export_helpers import ImageServer
 
 

@@ -24,7 +24,7 @@ from services.asset_refs import ref_key, resolve_many
 from services.errors import Conflict
 from services.export import manuscript
 from services.export.images import FaultyImage, check_decodable, check_local
-from services.export.remote import FetchRefused, fetch_to_file
+from services.remote_images import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
 

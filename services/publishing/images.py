@@ -7,14 +7,12 @@ the same account already is a material: its media_id and URL are used as they ar
 import logging
 from urllib.parse import urlsplit
 
-import requests
-
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
 from services.platform_client import cached_upload, forget_upload, remember_upload
+from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
-REMOTE_IMAGE_MAX = 10 * 1024 * 1024
 
 
 class PublishFailed(Exception):
@@ -27,11 +25,12 @@ class JobImages:
     `touch()` is called before every platform call (it renews the job's claim on the task).
     """
 
-    def __init__(self, client, *, uploads_root, remote_hosts=(), timeout=20, touch=None):
+    def __init__(self, client, *, uploads_root, remote_hosts=(), allow_private=False, timeout=20, touch=None):
         self.client = client
         self.account = client.account
         self.uploads_root = uploads_root
-        self.remote_hosts = {host.lower() for host in remote_hosts}
+        self.remote_hosts = [host.lower() for host in remote_hosts]
+        self.allow_private = allow_private
         self.timeout = timeout
         self.touch = touch or (lambda: None)
         self.materials_used = []  # asset ids whose cached material this job sent
@@ -94,22 +93,12 @@ class JobImages:
         return self._fetch(asset), asset.content_type or "application/octet-stream", name
 
     def _fetch(self, asset):
-        host = (urlsplit(asset.url).hostname or "").lower()
-        if host not in self.remote_hosts:
-            raise PublishFailed(f"image {asset.asset_id} is on {host or 'an unknown host'}, which is not in "
-                                "REVIEW_REMOTE_IMAGE_HOSTS; add the host or upload the image")
+        """A remote library image, through the same SSRF guard as the package export."""
+        host = urlsplit(asset.url).hostname or "an unknown host"
         self.touch()
         try:
-            with requests.get(asset.url, timeout=self.timeout, stream=True, allow_redirects=False) as resp:
-                if resp.status_code != 200:
-                    raise PublishFailed(f"image {asset.asset_id} could not be fetched from {host}: "
-                                        f"HTTP {resp.status_code}")
-                data = bytearray()
-                for chunk in resp.iter_content(64 * 1024):
-                    data.extend(chunk)
-                    if len(data) > REMOTE_IMAGE_MAX:
-                        raise PublishFailed(f"image {asset.asset_id} at {host} is over 10 MiB")
-                return bytes(data)
-        except requests.RequestException as exc:
-            raise PublishFailed(f"image {asset.asset_id} could not be fetched from {host}: "
-                                f"{type(exc).__name__}") from None
+            return fetch_bytes(asset.url, allowed_hosts=self.remote_hosts, allow_private=self.allow_private,
+                               timeout=(5, self.timeout))
+        except FetchRefused as exc:
+            raise PublishFailed(f"image {asset.asset_id} could not be fetched from {host}: {exc}; "
+                                "check REVIEW_REMOTE_IMAGE_HOSTS or upload the image") from None

@@ -152,6 +152,7 @@ def _execute(claim, actor_name, config):
             client = client_for(claim.account, config, timeout=timeout_of(config))
             images = JobImages(client, uploads_root=config["REVIEW_UPLOADS_PATH"],
                                remote_hosts=split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS")),
+                               allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
                                timeout=timeout_of(config), touch=lambda: _heartbeat(claim))
             draft_media_id = publish_snapshot(images, claim.content_type, claim.snapshot, claim.draft_media_id)
         except (PlatformError, PublishFailed, ContentTooLarge) as exc:

@@ -1,6 +1,7 @@
-"""Fetching a remote image for the package, guarded against SSRF (CONTRACT §7).
+"""Fetching a remote image (package export, publishing), guarded against SSRF (CONTRACT §7).
 
     fetch_to_file(url, path, allowed_hosts=["mmbiz.qpic.cn"])   # raises FetchRefused
+    fetch_bytes(url, allowed_hosts=["mmbiz.qpic.cn"])           # the same checks, into memory
 
 Only http/https, a host exactly in the allow list, no credentials in the URL, every address the
 host resolves to public (no loopback, private, link-local, reserved, multicast), redirects
@@ -12,6 +13,8 @@ too. Environment proxies and .netrc are ignored (`trust_env = False`).
 `allow_private=True` lifts the address rule only (the host must still be in the allow list):
 for an image host on the operator's own network, and for tests against a server on 127.0.0.1.
 """
+import contextlib
+import io
 import ipaddress
 import socket
 import time
@@ -112,9 +115,21 @@ def _session(allow_private):
     return session
 
 
-def fetch_to_file(url, path, *, allowed_hosts, allow_private=False, max_bytes=MAX_BYTES,
-                  timeout=(CONNECT_TIMEOUT, READ_TIMEOUT), total_seconds=TOTAL_SECONDS):
-    """Stream the image at `url` into the file `path` (created or truncated); returns its size.
+def fetch_to_file(url, path, **limits):
+    """Stream the image at `url` into the file `path` (created only once the host answers 200)."""
+    return _fetch(url, lambda: open(path, "wb"), **limits)
+
+
+def fetch_bytes(url, **limits):
+    """The image at `url` as bytes, with the same checks and limits as fetch_to_file."""
+    sink = io.BytesIO()
+    _fetch(url, lambda: contextlib.nullcontext(sink), **limits)
+    return sink.getvalue()
+
+
+def _fetch(url, open_sink, *, allowed_hosts, allow_private=False, max_bytes=MAX_BYTES,
+           timeout=(CONNECT_TIMEOUT, READ_TIMEOUT), total_seconds=TOTAL_SECONDS):
+    """Stream the image at `url` into the writable `open_sink()`; returns its size.
 
     Raises FetchRefused for a refused URL, a redirect to a refused URL, more than MAX_REDIRECTS
     hops, a status other than 200, more than `max_bytes`, a timeout or a connection error.
@@ -134,24 +149,24 @@ def fetch_to_file(url, path, *, allowed_hosts, allow_private=False, max_bytes=MA
                     continue
                 if response.status_code != 200:
                     raise FetchRefused(f"the image host answered HTTP {response.status_code}")
-                return _stream(response, path, max_bytes, deadline)
+                declared = response.headers.get("Content-Length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
+                with open_sink() as sink:
+                    return _stream(response, sink, max_bytes, deadline)
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
 
 
-def _stream(response, path, max_bytes, deadline):
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
+def _stream(response, sink, max_bytes, deadline):
     size = 0
     try:
-        with open(path, "wb") as handle:
-            for chunk in response.iter_content(CHUNK):
-                size += len(chunk)
-                if size > max_bytes:
-                    raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
-                if time.monotonic() > deadline:
-                    raise FetchRefused("the image took too long to download")
-                handle.write(chunk)
+        for chunk in response.iter_content(CHUNK):
+            size += len(chunk)
+            if size > max_bytes:
+                raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
+            if time.monotonic() > deadline:
+                raise FetchRefused("the image took too long to download")
+            sink.write(chunk)
     except requests.RequestException as exc:
         raise FetchRefused(f"the image download broke off ({type(exc).__name__})") from None
     return size
