@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections import defaultdict
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -147,7 +148,8 @@ class PlatformClient:
             headers["Content-Type"] = "application/json; charset=utf-8"
         try:
             resp = self._session.post(self.base_url + path, params=query, data=data, files=files,
-                                      headers=headers, timeout=self.timeout, allow_redirects=False)
+                                      headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
+            content = self._read_within_deadline(resp, name)
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
             raise PlatformError(None, f"platform unreachable: timed out after "
@@ -162,7 +164,7 @@ class PlatformClient:
         if resp.status_code != 200:
             raise PlatformError(None, f"platform error: HTTP {resp.status_code} from {name}")
         try:
-            payload = json.loads(resp.content.decode("utf-8"))
+            payload = json.loads(content.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             payload = None
         if not isinstance(payload, dict):
@@ -173,6 +175,20 @@ class PlatformClient:
         if errcode:
             raise self._error(errcode, payload.get("errmsg"))
         return payload
+
+    def _read_within_deadline(self, resp, name):
+        """The body, read within the read timeout in total: requests' timeout is per socket read,
+        so a platform trickling one byte at a time would otherwise hold the request for ever."""
+        budget = self.timeout[1] if isinstance(self.timeout, (tuple, list)) else self.timeout
+        deadline = time.monotonic() + budget
+        chunks = []
+        with resp:
+            # read1 returns what has arrived; iter_content would wait for a whole chunk.
+            while chunk := resp.raw.read1(64 * 1024, decode_content=True):
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise PlatformError(None, f"platform unreachable: timed out after {budget:g} s ({name})")
+        return b"".join(chunks)
 
     def _error(self, errcode, errmsg):
         try:

@@ -247,9 +247,6 @@ class TricklingPlatform:
         self.sock.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "publishing: the platform client's timeout=(5, WECHAT_TIMEOUT_SECONDS) is a per-read timeout in requests, "
-    "so a platform that sends one byte every 0.15 s keeps the publish request waiting ~6 s with a 1 s timeout"))
 def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
     trickling = TricklingPlatform()
     try:
