@@ -88,7 +88,7 @@ def api(*, body=None, query=None, form=None, responses=None, summary=None, tags=
     """Declare a JSON route: `body`/`query` schemas are loaded and passed as keyword arguments.
 
     `form` documents a multipart body ({"field": "file" | "string"}); `responses` maps status ->
-    schema, or a media type string such as "application/zip".
+    schema, a media type string such as "application/zip", or a tuple of media types.
     """
 
     def decorator(view):
@@ -117,9 +117,10 @@ def api(*, body=None, query=None, form=None, responses=None, summary=None, tags=
 def _media(target, spec):
     if target is None:
         return {"application/json": {"schema": {"type": "object"}}}
-    if isinstance(target, str):
-        schema = {"type": "string", "format": "binary"} if "json" not in target else {"type": "object"}
-        return {target: {"schema": schema}}
+    if isinstance(target, (str, tuple)):  # one media type, or several a file route may send
+        types = (target,) if isinstance(target, str) else target
+        return {t: {"schema": {"type": "object"} if "json" in t else {"type": "string", "format": "binary"}}
+                for t in types}
     if isinstance(target, list):  # [Schema] = bare JSON array
         return {"application/json": {"schema": {"type": "array", "items": _schema_ref(target[0], spec)}}}
     return {"application/json": {"schema": _schema_ref(target, spec)}}

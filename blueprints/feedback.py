@@ -21,7 +21,7 @@ from schemas.feedback import (
 )
 from services.errors import PayloadTooLarge, ValidationFailed
 from services.feedback import attachments, csvexport, intake, queries, triage
-from services.feedback.checks import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
+from services.feedback.checks import ATTACHMENT_MEDIA_TYPES, LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
 from services.feedback.ratelimit import limiter_from_settings
 from services.settings import split_list
 
@@ -160,7 +160,7 @@ def update_status(feedback_id, body):
 
 @bp.get("/api/feedbacks/<feedback_id>/attachments/<attachment_id>")
 @admin_required("feedback")
-@api(responses={200: "application/octet-stream"}, tags=TAGS)
+@api(responses={200: ATTACHMENT_MEDIA_TYPES}, tags=TAGS)
 def download_attachment(feedback_id, attachment_id):
     """Download one attachment file under the client's file name."""
     attachment, path = attachments.attachment_file(feedback_id, attachment_id,

@@ -365,8 +365,6 @@ def test_every_documented_pattern_is_an_ecma_regex():
     assert invalid == []
 
 
-@pytest.mark.xfail(strict=True, reason="GET /api/feedbacks/{id}/attachments/{id} sends image/png, text/plain, "
-                                       "... but documents only application/octet-stream")
 def test_attachment_download_documents_its_content_type(fuzz_app, fuzz_state):
     strict = schemathesis.openapi.from_dict(DOCUMENT)
     feedback_id, attachment_id = POOLS["feedback_attachment"][0]

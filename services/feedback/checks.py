@@ -24,6 +24,8 @@ MAX_PIXELS = 40_000_000
 SCREENSHOT_FORMATS = {"PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "WEBP": ("webp", "image/webp")}
 LOG_TYPES = {"log": "text/plain; charset=utf-8", "txt": "text/plain; charset=utf-8",
              "zip": "application/zip", "gz": "application/gzip"}
+# Every Content-Type an attachment download can carry (documented in the OpenAPI document).
+ATTACHMENT_MEDIA_TYPES = tuple(dict.fromkeys([t for _, t in SCREENSHOT_FORMATS.values()] + list(LOG_TYPES.values())))
 GZIP_MAGIC = b"\x1f\x8b"
 
 
