@@ -72,22 +72,25 @@ def check_screenshot(data):
 
 
 def _pixels_only(image, image_format):
-    """Encode the decoded pixels into a fresh image: nothing of the original's metadata survives."""
-    image = ImageOps.exif_transpose(image)
+    """Re-encode the decoded pixels with no metadata: EXIF, ICC profiles and text chunks are dropped.
+
+    Works in place where it can (orientation applied in place, `info` emptied) so a large
+    screenshot is held about once in memory, not three times.
+    """
+    ImageOps.exif_transpose(image, in_place=True)
     has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info
     if image.mode not in ("RGB", "RGBA", "L", "LA"):
         image = image.convert("RGBA" if has_alpha else "RGB")
     if image_format == "JPEG" and image.mode not in ("RGB", "L"):
         image = image.convert("RGB")
-    fresh = Image.new(image.mode, image.size)
-    fresh.paste(image)
+    image.info.clear()  # savers read ICC profiles, EXIF and text from here when not told otherwise
     out = io.BytesIO()
     if image_format == "JPEG":
-        fresh.save(out, "JPEG", quality=90, optimize=True)
+        image.save(out, "JPEG", quality=90, optimize=True, exif=b"")
     elif image_format == "WEBP":
-        fresh.save(out, "WEBP", quality=90)
+        image.save(out, "WEBP", quality=90, exif=b"")
     else:
-        fresh.save(out, "PNG", optimize=False)
+        image.save(out, "PNG", optimize=False)
     return out.getvalue()
 
 
