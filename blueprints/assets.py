@@ -6,6 +6,7 @@ from blueprints.guards import agent_or_admin
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
 from services.errors import Forbidden, NotFound, ValidationFailed
+from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
 # The guard sits above @api so credentials are checked before the query is validated (401 before 400).
@@ -51,7 +52,7 @@ def list_assets(query):
     """Browse the shared material library (scope library by default, review, or all), newest first."""
     items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
     return {"items": [_dump(a) for a in items],
-            "pagination": asset_service.pagination(query["page"], query["pageSize"], total)}
+            "pagination": pagination(query["page"], query["pageSize"], total)}
 
 
 @bp.get("/api/assets/<asset_id>")

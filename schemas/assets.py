@@ -1,9 +1,10 @@
 """Shapes of asset records, the upload form and the library listing (CONTRACT §6)."""
 from marshmallow import Schema, fields, validate
 
+from schemas.common import PageQuerySchema, PaginationSchema
+
 UPLOAD_SCOPES = ("review", "library")
 LIST_SCOPES = ("library", "review", "all")
-MAX_PAGE_SIZE = 100
 
 
 class AssetSchema(Schema):
@@ -28,19 +29,10 @@ class AssetUploadFormSchema(Schema):
     scope = fields.String(load_default="review", validate=validate.OneOf(UPLOAD_SCOPES))
 
 
-class AssetListQuerySchema(Schema):
+class AssetListQuerySchema(PageQuerySchema):
     scope = fields.String(load_default="library", validate=validate.OneOf(LIST_SCOPES))
     q = fields.String(load_default=None, validate=validate.Length(max=255),
                       metadata={"description": "part of the file name, case-insensitive"})
-    page = fields.Integer(load_default=1, strict=False, validate=validate.Range(min=1))
-    pageSize = fields.Integer(load_default=20, strict=False, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
-
-
-class PaginationSchema(Schema):
-    page = fields.Integer(required=True)
-    pageSize = fields.Integer(required=True)
-    total = fields.Integer(required=True)
-    totalPages = fields.Integer(required=True)
 
 
 class AssetPageSchema(Schema):

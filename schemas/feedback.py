@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
 from models.feedback import ATTACHMENT_KINDS, FEEDBACK_STATUSES
+from schemas.common import PageQuerySchema, PaginationSchema
 from services.ids import iso
 
 MAX_EXTRA_BYTES = 4096
-MAX_PAGE_SIZE = 100
 LIST_STATUSES = ("all", *FEEDBACK_STATUSES)
 
 
@@ -133,9 +133,8 @@ class FeedbackFilterSchema(Schema):
             raise ValidationError("must not be earlier than from", "to")
 
 
-class FeedbackListQuerySchema(FeedbackFilterSchema):
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=1_000_000))
-    pageSize = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+class FeedbackListQuerySchema(FeedbackFilterSchema, PageQuerySchema):
+    pass
 
 
 class FeedbackAttachmentSchema(Schema):
@@ -186,13 +185,6 @@ class FeedbackListItemSchema(_FeedbackFields):
     attachmentCount = fields.Integer(required=True)
 
 
-class FeedbackPaginationSchema(Schema):
-    page = fields.Integer(required=True)
-    pageSize = fields.Integer(required=True)
-    total = fields.Integer(required=True)
-    totalPages = fields.Integer(required=True)
-
-
 class FeedbackCountsSchema(Schema):
     all = fields.Integer(required=True)
     unprocessed = fields.Integer(required=True)
@@ -202,7 +194,7 @@ class FeedbackCountsSchema(Schema):
 
 class FeedbackPageSchema(Schema):
     items = fields.List(fields.Nested(FeedbackListItemSchema), required=True)
-    pagination = fields.Nested(FeedbackPaginationSchema, required=True)
+    pagination = fields.Nested(PaginationSchema, required=True)
     counts = fields.Nested(FeedbackCountsSchema, required=True,
                            metadata={"description": "over the whole table, not the filtered set"})
 

@@ -7,7 +7,6 @@ and swept at the next start if the process died between the file and its row.
 import hashlib
 import io
 import logging
-import math
 import mimetypes
 import re
 import unicodedata
@@ -173,8 +172,6 @@ def list_assets(scope="library", q=None, page=1, page_size=20):
     return items, total
 
 
-def pagination(page, page_size, total):
-    return {"page": page, "pageSize": page_size, "total": total, "totalPages": math.ceil(total / page_size)}
 
 
 @dataclass

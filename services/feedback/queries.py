@@ -5,7 +5,6 @@ SQLite the FTS5 trigram index answers keywords of three or more characters and t
 index one or two Chinese/Japanese/Korean characters (闪退); other short keywords and other
 databases use LIKE over the six columns. bench/bench_feedback_search.py measures each path.
 """
-import math
 
 from peewee import SQL, fn
 
@@ -22,6 +21,7 @@ from models.feedback import (
 )
 from services.errors import NotFound
 from services.ids import iso
+from services.paging import pagination
 
 TRIGRAM = 3
 EXPORT_BATCH = 500
@@ -139,8 +139,7 @@ def list_feedbacks(filters):
             .paginate(page, page_size))
     return {
         "items": [_item(row) for row in rows],
-        "pagination": {"page": page, "pageSize": page_size, "total": total,
-                       "totalPages": math.ceil(total / page_size)},
+        "pagination": pagination(page, page_size, total),
         "counts": status_counts(),
     }
 

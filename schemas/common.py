@@ -1,0 +1,18 @@
+"""Shapes shared by every paged list (assets, feedback)."""
+from marshmallow import Schema, fields, validate
+
+MAX_PAGE_SIZE = 100
+
+
+class PageQuerySchema(Schema):
+    """page and pageSize: positive integers; pageSize at most 100."""
+
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=1_000_000))
+    pageSize = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+
+
+class PaginationSchema(Schema):
+    page = fields.Integer(required=True)
+    pageSize = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+    totalPages = fields.Integer(required=True)
