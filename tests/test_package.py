@@ -176,6 +176,11 @@ def _external_link(app, admin, server):
     return {"body": f"Text ![ext]({url})"}, url
 
 
+def _file_link(app, admin, server):
+    url = "file:///etc/passwd"
+    return {"body": f"Text ![leak]({url})"}, url
+
+
 def _redirect_elsewhere(server):
     return f"{server.base}/redirect?to=http://localhost:{server.base.rsplit(':', 1)[1]}/img/a.png"
 
@@ -198,6 +203,7 @@ FAULTS = {  # name: (build, app settings, expected reason)
     # An image link that is no asset is fetched only from an allowed host (the archive must be
     # complete); anywhere else it refuses the export like any other faulty image.
     "external link": (_external_link, {}, "host not-allowed.example is " + NOT_LISTED),
+    "file: link": (_file_link, {}, "only http and https"),
 }
 
 

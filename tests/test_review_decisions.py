@@ -88,6 +88,8 @@ ARTICLE_RULES = {
     "unknown field": (lambda b, t, c: b["selections"].update(theme="x"), "selections.theme"),
     "body image not an asset": (lambda b, t, c: b["selections"].update(body="![x](https://example.com/a.png)"),
                                 "selections.body"),
+    "body image with a file: link": (lambda b, t, c: b["selections"].update(body="![x](file:///etc/passwd)"),
+                                     "selections.body"),
     "bodyImages unknown": (lambda b, t, c: b["selections"].update(bodyImages=["/uploads/review/none.png"]),
                            "selections.bodyImages.0"),
     "edited body without draft": (lambda b, t, c: b["selections"].update(body="自己写的正文"), "bodyDraft"),
