@@ -153,3 +153,16 @@ def test_feedback_list_pages_through_the_matches(admin_client):
     second = admin_client.get("/feedback?type=bug&page=2").get_data(as_text=True)
     assert "Showing 21–25 of 25" in second and "Report 00" in second and "Report 24" not in second
     assert 'rel="prev"' in second and 'rel="next"' not in second
+
+
+def test_error_page_links_to_a_section_the_admin_may_open(make_app):
+    from tests.conftest import create_admin, login
+
+    app = make_app()
+    create_admin("triage", permissions="feedback")
+    client = app.test_client()
+    login(client, "triage")
+    page = client.get("/review")
+    assert page.status_code == 403
+    assert 'href="/feedback"' in page.get_data(as_text=True).split("<main>", 1)[1]
+    assert 'href="/review">Back' not in page.get_data(as_text=True)
