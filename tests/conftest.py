@@ -3,6 +3,7 @@ import pytest
 
 from app import create_app
 from models import db
+from tests.review_helpers import article, post  # noqa: F401 (fixtures: a pending article and image post)
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
 ADMIN_PASSWORD = "correct horse battery"

@@ -1,7 +1,6 @@
 """Admin decisions: approval rules 1-2 and 6-9 for both content types, If-Match, credentials."""
 import pytest
 
-from models import OutboxMessage, db
 from tests.conftest import assert_error
 from tests.review_helpers import (
     approve_article,
@@ -11,26 +10,9 @@ from tests.review_helpers import (
     create_task,
     decision_url,
     error_paths,
-    image_post_payload,
     make_asset,
+    outbox_count,
 )
-
-
-@pytest.fixture
-def article(app, client, agent_headers):
-    cover = make_asset(app, 900, 500)
-    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
-
-
-@pytest.fixture
-def post(app, client, agent_headers):
-    images = [make_asset(app, 600, 800) for _ in range(3)]
-    return create_task(client, agent_headers, image_post_payload(images)), images
-
-
-def outbox_count():
-    with db.connection_context():
-        return OutboxMessage.select().count()
 
 
 @pytest.mark.parametrize("action", ["approve_without_publish", "approve_and_publish"])

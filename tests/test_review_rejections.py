@@ -5,32 +5,12 @@ from models import OutboxMessage, db
 from tests.conftest import assert_error
 from tests.review_helpers import (
     approve_article,
-    article_payload,
     article_selections,
-    create_task,
     decision_url,
-    image_post_payload,
     image_post_selections,
     locked_except,
-    make_asset,
+    outbox_count,
 )
-
-
-@pytest.fixture
-def article(app, client, agent_headers):
-    cover = make_asset(app, 900, 500)
-    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
-
-
-@pytest.fixture
-def post(app, client, agent_headers):
-    images = [make_asset(app, 600, 800) for _ in range(3)]
-    return create_task(client, agent_headers, image_post_payload(images)), images
-
-
-def outbox_count():
-    with db.connection_context():
-        return OutboxMessage.select().count()
 
 
 def test_selections_are_checked_before_action_specific_fields(admin_client, article):
