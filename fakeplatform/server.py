@@ -13,7 +13,8 @@ import time
 from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_article, image_kind
+from fakeplatform.drafts import DraftRoutes
+from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, image_kind
 
 TOKEN_TTL = 7200
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
@@ -26,7 +27,7 @@ class _QuietTokenHandler(WSGIRequestHandler):
         super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
 
 
-class FakePlatform:
+class FakePlatform(DraftRoutes):
     """The platform for a set of accounts (appid -> secret); state lives in memory."""
 
     def __init__(self, accounts=None):
@@ -277,42 +278,6 @@ class FakePlatform:
         name = f"{self._new_id('IMG_')}.{kind}"
         self.body_images[name] = data
         return {"url": f"{self.base_url}/mmbiz/{name}"}
-
-    def _draft_add(self, appid, body, _record=None):
-        articles = body.get("articles")
-        if not isinstance(articles, list) or not articles:
-            raise Fault(47003, "argument invalid! hint: articles")
-        for art in articles:
-            check_article(art, lambda m: self._media_ok(appid, m))
-        media_id = self._new_id("DRAFT_")
-        self.drafts[media_id] = {"appid": appid, "articles": json.loads(json.dumps(articles)),
-                                 "update_time": int(time.time())}
-        return {"media_id": media_id}
-
-    def _draft(self, appid, media_id):
-        draft = self.drafts.get(media_id) if isinstance(media_id, str) else None
-        if draft is None or draft["appid"] != appid:
-            raise Fault(40007, "invalid media_id")
-        return draft
-
-    def _draft_update(self, appid, body, _record=None):
-        draft = self._draft(appid, body.get("media_id"))
-        index, article = body.get("index"), body.get("articles")
-        if not isinstance(article, dict):
-            raise Fault(47001, "data format error")
-        if not isinstance(index, int) or not 0 <= index < len(draft["articles"]):
-            raise Fault(47003, "argument invalid! hint: index")
-        check_article(article, lambda m: self._media_ok(appid, m))
-        draft["articles"][index] = json.loads(json.dumps(article))
-        draft["update_time"] = int(time.time())
-        return {"errcode": 0, "errmsg": "ok"}
-
-    def _draft_get(self, appid, body, _record=None):
-        draft = self._draft(appid, body.get("media_id"))
-        items = [dict(a, url=f"{self.base_url}/s/{body['media_id']}/{i}")
-                 for i, a in enumerate(draft["articles"])]
-        return {"news_item": items, "create_time": draft["update_time"],
-                "update_time": draft["update_time"]}
 
     def _batchget(self, appid, body, _record=None):
         if body.get("type") != "image":
