@@ -21,13 +21,12 @@ from models.feedback import Feedback
 from models.review import ReviewTask, TimelineEvent
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.review_helpers import article_payload, create_task, live_server, png_bytes
+from tests.test_feedback_helpers import UNLIMITED
 
 THREADS = 8
 WRITES_PER_THREAD = 200
 CLIENT = {"x-feedback-client-token": "client-web-token"}
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
-UNLIMITED = {"FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
-             "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
 
 
 @pytest.fixture

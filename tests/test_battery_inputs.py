@@ -31,11 +31,10 @@ from tests.review_helpers import (
     live_server,
     make_asset,
 )
+from tests.test_feedback_helpers import UNLIMITED
 
 CLIENT = {"x-feedback-client-token": "client-web-token"}
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
-UNLIMITED = {"FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
-             "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
 MIB = 1024 * 1024
 BOMB_MEMORY_MIB = 48  # what a refused bomb may add to the process' peak memory
 

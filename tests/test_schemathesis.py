@@ -49,12 +49,11 @@ from tests.review_helpers import (
     image_post_payload,
     make_asset,
 )
+from tests.test_feedback_helpers import UNLIMITED
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 CLIENT_TOKEN = "client-web-token"
 SESSION_COOKIE = "review_admin_session"
-UNLIMITED = {"FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
-             "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
 FUZZ_SETTINGS = hypothesis.settings(
     max_examples=50, deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large,
