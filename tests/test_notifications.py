@@ -164,3 +164,49 @@ def test_discard_for_task_removes_only_pending(app):
         assert notifications.discard_for_task("task_a") == 1
         assert notifications.discard_for_task("task_b") == 0
         assert [m.task_id for m in OutboxMessage.select()] == ["task_b"]
+
+
+def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make_app, receiver):
+    """decision reject_rework -> outbox -> signed webhook -> agent_notified on the task's timeline."""
+    from tests.conftest import AGENT_TOKEN, create_admin, login
+    from tests.review_helpers import (
+        article_payload,
+        article_selections,
+        create_task,
+        decision_url,
+        locked_except,
+        make_asset,
+    )
+
+    app = make_app(WEBHOOK_SENDER_ENABLED=True, REVIEW_AGENT_WEBHOOK_URL=receiver.url,
+                   REVIEW_AGENT_WEBHOOK_SECRET=SECRET)
+    try:
+        agent = {"x-review-agent-token": AGENT_TOKEN}
+        client = app.test_client()
+        cover = make_asset(app, 900, 500)
+        task = create_task(client, agent, article_payload([cover["url"]]))
+        create_admin()
+        login(client)
+        selections = article_selections(task, cover)
+        response = client.post(decision_url(task), json={
+            "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectionNote": "标题再短一点",
+            "rejectedElements": ["title"], "selections": selections,
+            "lockedSelections": locked_except(selections, ["title"])})
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert receiver.wait_for(1, timeout=10), "the webhook should arrive within a few seconds"
+        headers, body = receiver.received[0]
+        assert verify(headers, body)
+        data = json.loads(body)["data"]
+        assert (data["taskId"], data["rejectedElements"], data["rejectionNote"]) == (
+            task["id"], ["title"], "标题再短一点")
+        for _ in range(100):  # the timeline entry is written right after the delivery succeeds
+            timeline = client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent).get_json()["timeline"]
+            if any(event["type"] == "agent_notified" for event in timeline):
+                break
+            receiver.wait_for(2, timeout=0.05)
+        types = [event["type"] for event in timeline]
+        assert "rejected" in types and "agent_notified" in types
+        notified = next(event for event in timeline if event["type"] == "agent_notified")
+        assert notified["actor"] == "system" and notified["data"]["messageId"] == headers["webhook-id"]
+    finally:
+        app.extensions["webhook_sender"].stop()
