@@ -93,6 +93,9 @@ def _bootstrap_admin(app):
 
 
 def _init_login(app):
+    from blueprints.sessions import SessionInterface
+
+    app.session_interface = SessionInterface()
     manager = LoginManager(app)
 
     @manager.user_loader

@@ -3,7 +3,8 @@ import time
 from datetime import timedelta
 
 import pytest
-from flask import Blueprint
+from flask import Blueprint, Flask
+from flask.sessions import SecureCookieSessionInterface
 from marshmallow import Schema, fields
 
 from blueprints.apidoc import api
@@ -212,6 +213,45 @@ def test_session_idle_lifetime(guarded):
     time.sleep(2.1)  # the signed cookie's own max age, not a timing claim
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
     assert app.permanent_session_lifetime == timedelta(seconds=1)
+
+
+def _session_cookie_set(response):
+    return any(h.startswith("review_admin_session=") for h in response.headers.getlist("Set-Cookie"))
+
+
+def test_session_lifetime_slides_with_use(guarded):
+    app = guarded(PERMANENT_SESSION_LIFETIME=2)  # re-signed once older than a quarter of it
+    create_admin()
+    client = app.test_client()
+    login(client)
+    first = client.get("/api/probe/review")
+    assert first.status_code == 200 and not _session_cookie_set(first)  # fresh cookie: not re-signed
+    time.sleep(1.2)
+    refreshed = client.get("/api/probe/review")
+    assert refreshed.status_code == 200 and _session_cookie_set(refreshed)
+    time.sleep(1.2)  # 2.4 s after sign-in, 1.2 s after the last use
+    assert client.get("/api/probe/review").status_code == 200
+    time.sleep(2.1)
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+
+
+def test_tampered_or_foreign_cookie_refused_after_the_real_one_was_seen(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    assert client.get("/api/probe/review").status_code == 200
+    value = client.get_cookie("review_admin_session").value
+    tampered = value[:-2] + ("AA" if not value.endswith("AA") else "BB")
+    data = SecureCookieSessionInterface().get_signing_serializer(app).loads(value)
+    other_app = Flask("other")
+    other_app.secret_key = "a different secret"
+    foreign = SecureCookieSessionInterface().get_signing_serializer(other_app).dumps(data)
+    for bad in (tampered, value + "x", foreign):
+        other = app.test_client()
+        other.set_cookie("review_admin_session", bad)
+        assert_error(other.get("/api/probe/review"), 401, "unauthorized")
+    assert client.get("/api/probe/review").status_code == 200
 
 
 def test_default_session_lifetime_is_twelve_hours(app):
