@@ -4,6 +4,7 @@ client token, listing, detail, status, attachment download and CSV export for ad
 Guards sit above @api so credentials are checked before any input is (401 before 400).
 """
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
 
@@ -66,6 +67,12 @@ def _read_body(limit):
             raise too_large
 
 
+@lru_cache(maxsize=8)
+def _create_schema(types):
+    """Built once per set of accepted types: a marshmallow schema costs ~0.3 ms to construct."""
+    return FeedbackCreateSchema(types=types)
+
+
 def _anonymous(channel):
     return channel in split_list(current_app.config["FEEDBACK_ANONYMOUS_CHANNELS"])
 
@@ -88,7 +95,7 @@ def create_feedback():
     payload = intake.require_object(payload)
     if _anonymous(channel):
         intake.check_anonymous_fields(payload, channel)
-    data = load(FeedbackCreateSchema(types=split_list(current_app.config["FEEDBACK_TYPES"])), payload)
+    data = load(_create_schema(tuple(split_list(current_app.config["FEEDBACK_TYPES"]))), payload)
     return intake.create_feedback(data, channel, client_ip), 201
 
 

@@ -142,6 +142,11 @@ class BaseModel(peewee.Model):
         return rows
 
 
+def execute_cached(key, build, *params):
+    """Run the query `build()` returns (any kind) with new `params`, building its SQL text once; the cursor."""
+    return db.execute_sql(_statement(("query", key), lambda: build().sql()[0]), params)
+
+
 def cached_select(model, key, build, *params):
     """Rows of `model` from the query `build()` returns, as a list, reusing its SQL text and column
     mapping on later calls with new `params`.

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import peewee
 
-from models.base import immediate
+from models.base import cached_select, execute_cached, immediate
 from models.feedback import SEARCH_COLUMNS, Feedback, FeedbackDaySequence, index_characters
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.ids import iso, new_id, utcnow
@@ -130,13 +130,19 @@ def fingerprint(channel, data, client_ip):
 
 def _next_feedback_no(now):
     """FB-YYYYMMDD-NNNN for the UTC day of `now`; call inside the write transaction."""
-    day = now.strftime("%Y%m%d")
-    updated = (FeedbackDaySequence.update(last=FeedbackDaySequence.last + 1)
-               .where(FeedbackDaySequence.day == day).execute())
-    if not updated:
-        FeedbackDaySequence.insert(day=day, last=1).execute()
-    number = FeedbackDaySequence.get_by_id(day).last
+    day, seq = now.strftime("%Y%m%d"), FeedbackDaySequence
+    updated = execute_cached("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""), 1, day)
+    if not updated.rowcount:
+        execute_cached("feedback_no_first", lambda: seq.insert(day="", last=1), day, 1)
+    number = execute_cached("feedback_no_last", lambda: seq.select(seq.last).where(seq.day == ""), day).fetchone()[0]
     return f"FB-{day}-{number:04d}"
+
+
+def _recent_duplicate(digest, since):
+    return next(iter(cached_select(Feedback, "feedback_duplicate", lambda: (
+        Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
+        .where((Feedback.fingerprint == "") & (Feedback.created_at >= ""))
+        .order_by(Feedback.created_at.desc()).limit(1)), digest, since, 1)), None)
 
 
 def create_feedback(data, channel, client_ip):
@@ -152,10 +158,7 @@ def create_feedback(data, channel, client_ip):
             # Taken under the write lock, so creation times follow row ids (the list's tie-break).
             now = utcnow()
             created = iso(now)
-            original = (Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
-                        .where((Feedback.fingerprint == digest)
-                               & (Feedback.created_at >= iso(now - DUPLICATE_WINDOW)))
-                        .order_by(Feedback.created_at.desc()).first())
+            original = _recent_duplicate(digest, iso(now - DUPLICATE_WINDOW))
             if original is not None:
                 raise Conflict(f"the same feedback was already submitted as {original.feedback_no} "
                                "within the last 24 hours", {"feedbackId": original.feedback_id,
