@@ -159,7 +159,11 @@ def create_search_index():
 
 
 def search_index_ready():
-    return search_index_supported() and SEARCH_TABLE in db.get_tables()
+    """Once created the index stays, so a database found ready is not asked again."""
+    database = db.obj
+    if not getattr(database, "search_index_ready", False):
+        database.search_index_ready = search_index_supported() and SEARCH_TABLE in db.get_tables()
+    return database.search_index_ready
 
 
 _CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"

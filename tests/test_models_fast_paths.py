@@ -72,3 +72,24 @@ def test_cached_select_matches_peewee_and_reuses_its_sql(notes):
     first[0].title = "changed"
     first[0].save()
     assert Note.get_by_id(first[0].id).title == "changed"
+
+
+def test_one_statement_task_detail_equals_the_general_serializer(app, client, agent_headers):
+    from models.review import PublishJob, ReviewTask
+    from services.review.concurrency import get_task_row
+    from services.review.serialize import task_detail, task_to_dict
+    from services.review.timeline import add_event
+    from tests.review_helpers import article_payload, create_task
+
+    task_id = create_task(client, agent_headers, article_payload())["id"]
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == task_id)
+        add_event(row, "draft_saved", "admin", "alice", {"fields": ["title"], "note": "二"})
+        for n, queued in enumerate(["2026-11-21T10:00:02.000Z", "2026-11-21T10:00:01.000Z"]):
+            PublishJob.create(job_id=f"job-{n}", task=row, status="failed", trigger_mode="manual",
+                              queued_at=queued, last_error="timeout", snapshot={"title": "t", "n": n})
+        expected = task_to_dict(get_task_row(task_id))
+        assert task_detail(task_id) == expected
+        assert [job["id"] for job in expected["publishJobs"]] == ["job-1", "job-0"]
+        assert [event["type"] for event in expected["timeline"]] == ["task_created", "draft_saved"]
+        assert task_detail("no-such-task") is None

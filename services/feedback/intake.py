@@ -131,10 +131,10 @@ def fingerprint(channel, data, client_ip):
 def _next_feedback_no(now):
     """FB-YYYYMMDD-NNNN for the UTC day of `now`; call inside the write transaction."""
     day, seq = now.strftime("%Y%m%d"), FeedbackDaySequence
-    updated = execute_cached("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""), 1, day)
-    if not updated.rowcount:
+    _, updated = execute_cached("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""), 1, day)
+    if not updated:
         execute_cached("feedback_no_first", lambda: seq.insert(day="", last=1), day, 1)
-    number = execute_cached("feedback_no_last", lambda: seq.select(seq.last).where(seq.day == ""), day).fetchone()[0]
+    number = execute_cached("feedback_no_last", lambda: seq.select(seq.last).where(seq.day == ""), day)[0][0][0]
     return f"FB-{day}-{number:04d}"
 
 

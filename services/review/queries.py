@@ -4,16 +4,23 @@ import binascii
 import json
 from datetime import UTC, date, datetime, timedelta
 
+import peewee
+
 from models import db
 from models.review import ReviewTask
-from services.errors import ValidationFailed
+from services.errors import NotFound, ValidationFailed
 from services.ids import iso
 from services.review.concurrency import get_task_row
-from services.review.serialize import task_to_dict, tasks_to_dicts
+from services.review.serialize import task_detail, task_to_dict, tasks_to_dicts
 
 
 def get_task(task_id):
-    """The task as JSON (404 when unknown), read in one transaction so its parts agree."""
+    """The task as JSON (404 when unknown), read so that its parts agree."""
+    if isinstance(db.obj, peewee.SqliteDatabase):
+        found = task_detail(task_id)
+        if found is None:
+            raise NotFound(f"no review task with id {task_id}")
+        return found
     with db.atomic():
         return task_to_dict(get_task_row(task_id))
 
