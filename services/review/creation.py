@@ -71,16 +71,16 @@ def _insert(payload):
         task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
         topic=payload["topic"], external_content_id=payload.get("externalContentId"), status=rule.next_state,
         candidates=payload["candidates"], version=1, created_at=now, updated_at=now)
-    for event in rule.events:
-        add_event(task, event, "agent", None, {"contentType": task.content_type,
-                                               "publicAccount": task.public_account})
-    return task
+    events = [add_event(task, event, "agent", None, {"contentType": task.content_type,
+                                                     "publicAccount": task.public_account})
+              for event in rule.events]
+    return task_to_dict(task, events=events, jobs=[])  # all of it is at hand: no reading back
 
 
 def create_task(payload, idempotency_key=None):
     """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer."""
     check_key(idempotency_key)
-    digest = body_hash(payload)
+    digest = body_hash(payload) if idempotency_key is not None else None
     for _attempt in range(2):
         try:
             with immediate():
@@ -90,7 +90,7 @@ def create_task(payload, idempotency_key=None):
                     if earlier is not None:
                         return earlier[0], earlier[1], True
                 _check_image_groups(payload["candidates"])
-                body = task_to_dict(_insert(payload))
+                body = _insert(payload)
                 if idempotency_key is not None:
                     IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
                                           created_at=body["createdAt"])

@@ -56,8 +56,11 @@ def tasks_to_dicts(tasks):
     return [_task_dict(task, events[task.id], jobs[task.id]) for task in tasks]
 
 
-def task_to_dict(task):
-    """One task with its publish jobs (by queuedAt) and timeline (in order of writing)."""
+def task_to_dict(task, events=None, jobs=None):
+    """One task with its publish jobs (by queuedAt) and timeline (in order of writing); both are
+    read from the database unless the caller, having just written them all, passes them."""
+    if events is not None and jobs is not None:
+        return _task_dict(task, events, jobs)
     return tasks_to_dicts([task])[0]
 
 
