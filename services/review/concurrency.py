@@ -43,8 +43,12 @@ def get_task_row(task_id):
     task = next(iter(cached_select(ReviewTask, "task_by_id", lambda: ReviewTask.select().where(
         ReviewTask.task_id == "").limit(1), task_id, 1)), None)
     if task is None:
-        raise NotFound(f"no review task with id {task_id}")
+        raise task_not_found(task_id)
     return task
+
+
+def task_not_found(task_id):
+    return NotFound(f"no review task with id {task_id}")
 
 
 def load_for_update(task_id, if_match=None):

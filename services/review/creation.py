@@ -65,6 +65,7 @@ def _replay(key, digest):
 
 
 def _insert(payload):
+    """The new task and its first events; returns the task's JSON."""
     now = now_iso()
     rule = find_rule(None, "create")
     task = ReviewTask.create(

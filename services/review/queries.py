@@ -8,9 +8,9 @@ import peewee
 
 from models import db
 from models.review import ReviewTask
-from services.errors import NotFound, ValidationFailed
+from services.errors import ValidationFailed
 from services.ids import iso
-from services.review.concurrency import get_task_row
+from services.review.concurrency import get_task_row, task_not_found
 from services.review.serialize import task_detail, task_to_dict, tasks_to_dicts
 
 
@@ -19,7 +19,7 @@ def get_task(task_id):
     if isinstance(db.obj, peewee.SqliteDatabase):
         found = task_detail(task_id)
         if found is None:
-            raise NotFound(f"no review task with id {task_id}")
+            raise task_not_found(task_id)
         return found
     with db.atomic():
         return task_to_dict(get_task_row(task_id))
