@@ -1,4 +1,6 @@
 """Fixtures: an app on a temporary database and uploads folder, clients, signed-in helpers."""
+from contextlib import contextmanager
+
 import pytest
 
 from app import create_app
@@ -28,12 +30,20 @@ def make_app(tmp_path):
     return factory
 
 
+@contextmanager
+def built_app(make_app, **overrides):
+    """make_app(**overrides), closing this thread's database connection afterwards."""
+    try:
+        yield make_app(**overrides)
+    finally:
+        if not db.is_closed():
+            db.close()
+
+
 @pytest.fixture
 def app(make_app):
-    application = make_app()
-    yield application
-    if not db.is_closed():
-        db.close()
+    with built_app(make_app) as application:
+        yield application
 
 
 @pytest.fixture

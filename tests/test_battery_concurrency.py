@@ -19,7 +19,7 @@ import requests
 from models import Asset, db
 from models.feedback import Feedback
 from models.review import ReviewTask, TimelineEvent
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin
 from tests.review_helpers import article_payload, create_task, live_server, png_bytes
 from tests.test_feedback_helpers import UNLIMITED
 
@@ -31,10 +31,8 @@ AGENT = {"x-review-agent-token": AGENT_TOKEN}
 
 @pytest.fixture
 def app(make_app):
-    application = make_app(**UNLIMITED)
-    yield application
-    if not db.is_closed():
-        db.close()
+    with built_app(make_app, **UNLIMITED) as application:
+        yield application
 
 
 def open_fds():

@@ -20,8 +20,7 @@ import pytest
 from PIL import Image
 
 from fakeplatform import FakePlatform
-from models import db
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin, login
 from tests.receivers import WebhookReceiver
 from tests.review_helpers import (
     approve_article,
@@ -41,10 +40,8 @@ BOMB_MEMORY_MIB = 48  # what a refused bomb may add to the process' peak memory
 
 @pytest.fixture
 def app(make_app):
-    application = make_app(**UNLIMITED)
-    yield application
-    if not db.is_closed():
-        db.close()
+    with built_app(make_app, **UNLIMITED) as application:
+        yield application
 
 
 # ---- measuring ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from werkzeug.serving import make_server
 
 from models import db
 from models.feedback import Feedback
-from tests.conftest import create_admin, login
+from tests.conftest import built_app, create_admin, login
 
 WEB = {"x-feedback-client-token": "client-web-token"}
 MINI = {"x-feedback-client-token": "client-mini-token"}
@@ -82,11 +82,9 @@ def zip_bytes():
 @pytest.fixture
 def feedback_app(make_app):
     """The app without rate limits (tests that create many records), admin 'admin' created."""
-    application = make_app(**UNLIMITED)
-    create_admin()
-    yield application
-    if not db.is_closed():
-        db.close()
+    with built_app(make_app, **UNLIMITED) as application:
+        create_admin()
+        yield application
 
 
 @pytest.fixture
