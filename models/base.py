@@ -73,7 +73,8 @@ class JSONField(peewee.TextField):
         return json.loads(value)
 
 
-def _quote(name):
+def quote_name(name):
+    """An SQL identifier, quoted."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -93,12 +94,12 @@ def _statement(key, build):
 # Identifiers come from the models' metadata; every value is a bound parameter.
 def _insert_sql(table, columns):
     if not columns:
-        return f"INSERT INTO {_quote(table)} DEFAULT VALUES"
-    return f"INSERT INTO {_quote(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608
+        return f"INSERT INTO {quote_name(table)} DEFAULT VALUES"
+    return f"INSERT INTO {quote_name(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608
 
 
 def _update_sql(table, columns, pk_column):
-    return f"UPDATE {_quote(table)} SET {', '.join(c + ' = ?' for c in columns)} WHERE {pk_column} = ?"  # noqa: S608
+    return f"UPDATE {quote_name(table)} SET {', '.join(c + ' = ?' for c in columns)} WHERE {pk_column} = ?"  # noqa: S608
 
 
 class BaseModel(peewee.Model):
@@ -121,10 +122,10 @@ class BaseModel(peewee.Model):
         names = tuple(name for name in meta.sorted_field_names if name in data)
         fields = [meta.fields[name] for name in names]
         params = [field.db_value(data[field.name]) for field in fields]
-        columns = [_quote(field.column_name) for field in fields]
+        columns = [quote_name(field.column_name) for field in fields]
         if pk_value is None or force_insert:
             if force_insert and pk_value is not None:
-                names, columns = (pk_name, *names), [_quote(meta.primary_key.column_name), *columns]
+                names, columns = (pk_name, *names), [quote_name(meta.primary_key.column_name), *columns]
                 params.insert(0, meta.primary_key.db_value(pk_value))
             sql = _statement(("insert", meta.table_name, names), lambda: _insert_sql(meta.table_name, columns))
             cursor = db.execute_sql(sql, params)
@@ -136,7 +137,7 @@ class BaseModel(peewee.Model):
             if not names:
                 raise ValueError("no data to save!")
             sql = _statement(("update", meta.table_name, names), lambda: _update_sql(
-                meta.table_name, columns, _quote(meta.primary_key.column_name)))
+                meta.table_name, columns, quote_name(meta.primary_key.column_name)))
             rows = db.execute_sql(sql, [*params, meta.primary_key.db_value(pk_value)]).rowcount
         self._dirty -= set(names)
         return rows

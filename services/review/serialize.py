@@ -1,7 +1,7 @@
 """ReviewTask rows -> the camelCase JSON of the spec; optional parts are absent until they exist."""
 import json
 
-from models.base import as_models, cached_select, run_statement
+from models.base import as_models, cached_select, quote_name, run_statement
 from models.review import PublishJob, ReviewTask, TimelineEvent
 from services.review.timeline import event_to_dict
 
@@ -67,14 +67,14 @@ def task_to_dict(task, events=None, jobs=None):
 def _children_json(model, order):
     """SQL: the rows of `model` belonging to task `t`, as one JSON array of arrays (SQLite json1)."""
     meta = model._meta
-    columns = ", ".join(f'"{field.column_name}"' for field in meta.sorted_fields)
-    return (f'(SELECT json_group_array(json_array({columns})) FROM (SELECT * FROM "{meta.table_name}" '  # noqa: S608
+    columns = ", ".join(quote_name(field.column_name) for field in meta.sorted_fields)
+    return (f"(SELECT json_group_array(json_array({columns})) FROM (SELECT * FROM {quote_name(meta.table_name)} "  # noqa: S608
             f"WHERE task_id = t.id ORDER BY {order}))")
 
 
 def _detail_sql():
     return (f'SELECT t.*, {_children_json(TimelineEvent, "id")}, {_children_json(PublishJob, "queued_at, id")} '  # noqa: S608
-            f'FROM "{ReviewTask._meta.table_name}" AS t WHERE t.task_id = ? LIMIT 1')
+            f"FROM {quote_name(ReviewTask._meta.table_name)} AS t WHERE t.task_id = ? LIMIT 1")
 
 
 def task_detail(task_id):
