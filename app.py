@@ -146,17 +146,23 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
-def _start_sender(app):
-    """Background delivery of agent notifications (outbox); one sender per app."""
-    if not app.config["WEBHOOK_SENDER_ENABLED"] or click.get_current_context(silent=True) is not None:
-        return  # disabled, or a one-off `flask --app app ...` command
-    from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
+def _start_workers(app):
+    """The outbox sender and the feedback search indexer; one each per app."""
+    if click.get_current_context(silent=True) is not None:
+        return  # a one-off `flask --app app ...` command
+    if app.config["WEBHOOK_SENDER_ENABLED"]:
+        from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
 
-    delays = parse_delays(app.config["REVIEW_WEBHOOK_RETRY_DELAYS"]) if app.config["REVIEW_WEBHOOK_RETRY_DELAYS"] \
-        else DEFAULT_RETRY_DELAYS
-    sender = Sender(app.config["REVIEW_AGENT_WEBHOOK_URL"], app.config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
-    sender.start()
-    app.extensions["webhook_sender"] = sender
+        delays = parse_delays(app.config["REVIEW_WEBHOOK_RETRY_DELAYS"]) \
+            if app.config["REVIEW_WEBHOOK_RETRY_DELAYS"] else DEFAULT_RETRY_DELAYS
+        sender = Sender(app.config["REVIEW_AGENT_WEBHOOK_URL"], app.config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
+        sender.start()
+        app.extensions["webhook_sender"] = sender
+    if app.config["FEEDBACK_INDEXER_ENABLED"]:
+        from services.feedback.indexing import indexer
+
+        app.extensions["feedback_indexer"] = worker = indexer()
+        worker.start()
 
 
 def create_app(config=None):
@@ -179,7 +185,7 @@ def create_app(config=None):
 
     register_commands(app)
     _bootstrap_admin(app)
-    _start_sender(app)
+    _start_workers(app)
     if not app.config["REVIEW_AGENT_TOKEN"]:
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app

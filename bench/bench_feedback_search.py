@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models import db  # noqa: E402
 from models.base import init_database  # noqa: E402
-from models.feedback import SEARCH_COLUMNS, Feedback, index_characters  # noqa: E402
+from models.feedback import Feedback  # noqa: E402
 from models.schema import upgrade  # noqa: E402
 from services.feedback import queries  # noqa: E402
+from services.feedback.indexing import drain  # noqa: E402
 from services.ids import iso, new_id  # noqa: E402
 
 PHRASES = [
@@ -73,9 +74,7 @@ def build(rows, seed=7):
                 batch = []
         if batch:
             Feedback.insert_many(batch).execute()
-        columns = [getattr(Feedback, name) for name in SEARCH_COLUMNS]
-        rows = Feedback.select(Feedback.id, *columns).tuples()
-        index_characters([(row[0], dict(zip(SEARCH_COLUMNS, row[1:], strict=True))) for row in rows])
+        drain()
     return time.perf_counter() - began
 
 

@@ -52,8 +52,10 @@ def seed(instance, uploads, rows):
     from models.feedback import Feedback
     from models.review import ReviewTask, TimelineEvent
     from services.auth import save_admin
+    from services.feedback.indexing import drain
 
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads)})
+    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
+                      "FEEDBACK_INDEXER_ENABLED": False})  # the server process indexes; seed drains itself
     client = app.test_client()
     agent, feedback_client = {"x-review-agent-token": AGENT_TOKEN}, {"x-feedback-client-token": CLIENT_TOKEN}
     created = client.post("/api/review/agent/tasks", json=task_payload(0), headers=agent)
@@ -79,6 +81,7 @@ def seed(instance, uploads, rows):
         _clone(Feedback, template, rows - 1, lambda n: {
             "feedback_id": f"fb{n:07d}", "feedback_no": f"FB-20260101-B{n:06d}", "fingerprint": new_id(),
             **_feedback_columns(feedback_payload(n + 1, rng)), "created_at": stamp(n), "updated_at": stamp(n)})
+        drain()  # both keyword indexes hold every row, as after the indexer caught up
         db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute_sql("ANALYZE")
     return {"task_ids": [f"bench{n:07d}" for n in range(0, rows - 1, max(1, rows // 1000))], "keyword": "闪退"}

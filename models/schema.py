@@ -9,6 +9,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
 from models.base import BaseModel, db
+from models.feedback import OLD_TRIGGERS, Feedback, create_search_index, search_index_supported
 from models.users import AdminUser
 
 
@@ -24,9 +25,20 @@ def _add_column_if_missing(model, field_name):
     migrate(SchemaMigrator.from_database(db.obj).add_column(table, field.column_name, field))
 
 
+def _queue_feedback_search():
+    """Search indexing leaves the insert: drop the per-row triggers, add the pending queue. Rows
+    already stored were indexed by the old triggers, so the queue starts empty."""
+    if not search_index_supported() or not Feedback.table_exists():
+        return
+    for name in OLD_TRIGGERS:
+        db.execute_sql(f"DROP TRIGGER IF EXISTS {name}")
+    create_search_index()
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda: None),
     (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
+    (3, "feedback search indexed after the request", _queue_feedback_search),
 ]
 LATEST = MIGRATIONS[-1][0]
 

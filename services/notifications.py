@@ -13,7 +13,8 @@ from datetime import timedelta
 
 import requests
 
-from models import OutboxMessage, db, immediate
+from models import OutboxMessage, immediate
+from services.background import Worker
 from services.ids import iso, new_id, now_iso, utcnow
 
 log = logging.getLogger(__name__)
@@ -141,28 +142,12 @@ def deliver_due(url, secret, retry_delays=DEFAULT_RETRY_DELAYS, now=None):
     return len(due)
 
 
-class Sender(threading.Thread):
+class Sender(Worker):
     """Polls the outbox about once a second, and at once when woken by a new message."""
 
     def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0):
-        super().__init__(name="webhook-sender", daemon=True)
-        self.url, self.secret, self.retry_delays, self.poll_seconds = url, secret, retry_delays, poll_seconds
-        self.stopping = threading.Event()
-
-    def run(self):
-        while not self.stopping.is_set():
-            try:
-                with db.connection_context():
-                    deliver_due(self.url, self.secret, self.retry_delays)
-            except Exception:  # noqa: BLE001 - the sender must survive anything and try again
-                log.exception("webhook sender pass failed")
-            _wake.wait(self.poll_seconds)
-            _wake.clear()
-
-    def stop(self):
-        self.stopping.set()
-        wake_sender()
-        self.join(timeout=5)
+        super().__init__("webhook-sender", lambda: deliver_due(url, secret, retry_delays), _wake, poll_seconds)
+        self.url, self.secret, self.retry_delays = url, secret, retry_delays
 
 
 _wake = threading.Event()

@@ -35,6 +35,7 @@ DEFAULTS = {
     "LOGIN_MAX_FAILURES": 5,
     "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
     "WEBHOOK_SENDER_ENABLED": True,
+    "FEEDBACK_INDEXER_ENABLED": True,  # keyword indexes filled after the request (models.feedback)
     "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
 }
 

@@ -23,6 +23,7 @@ def make_app(tmp_path):
             "FEEDBACK_CLIENT_TOKENS": "web=client-web-token,miniprogram=client-mini-token",
             "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
             "WEBHOOK_SENDER_ENABLED": False,
+            "FEEDBACK_INDEXER_ENABLED": False,  # tests index with indexing.drain() where it matters
         }
         config.update(overrides)
         return create_app(config)

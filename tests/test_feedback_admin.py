@@ -6,6 +6,7 @@ import io
 import pytest
 
 from models import AdminUser, db
+from models.feedback import index_pending
 from services.errors import Unauthorized
 from services.feedback import queries, triage
 from tests.conftest import assert_error, create_admin, login
@@ -32,9 +33,12 @@ def numbers(page):
     return [item["feedbackNo"] for item in page["items"]]
 
 
-@pytest.fixture
-def sample(fb_client):
-    """Five records with distinct filter values, oldest first, on known days; two attachments on #1."""
+@pytest.fixture(params=["queued", "partly indexed", "indexed"])
+def sample(request, fb_client):
+    """Five records with distinct filter values, oldest first, on known days; two attachments on #1.
+
+    Each test runs with the records still queued for the search indexes (matched with LIKE), with
+    some moved into the indexes, and with all of them indexed: the answers must not differ."""
     rows = [
         created(fb_client, type="bug", title="Crash on launch", content="闪退了，打开就退出", appName="reader",
                 appVersion="1.0.0", platform="ios", userId="alice-01", contactEmail="alice@example.com"),
@@ -54,6 +58,8 @@ def sample(fb_client):
     for row, day in zip(rows, days, strict=True):
         set_fields(row["id"], created_at=day)
         row["createdAt"] = day
+    with db.connection_context():
+        index_pending({"queued": 0, "partly indexed": 3, "indexed": len(rows)}[request.param])
     return rows
 
 
@@ -108,7 +114,9 @@ def test_list_shape_newest_first_with_attachment_counts(fb_admin, sample):
     ({"status": "all", "type": "", "keyword": " "}, [4, 3, 2, 1, 0]),  # empty parameters: no filter
 ])
 def test_list_filters(fb_admin, sample, params, expected):
-    assert numbers(listing(fb_admin, **params)) == [sample[i]["feedbackNo"] for i in expected]
+    page = listing(fb_admin, **params)
+    assert numbers(page) == [sample[i]["feedbackNo"] for i in expected]
+    assert page["pagination"]["total"] == len(expected)
 
 
 def test_keyword_finds_the_feedback_number(fb_admin, sample):

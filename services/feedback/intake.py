@@ -14,8 +14,9 @@ from datetime import timedelta
 import peewee
 
 from models.base import cached_select, execute_cached, immediate
-from models.feedback import SEARCH_COLUMNS, Feedback, FeedbackDaySequence, index_characters
+from models.feedback import Feedback, FeedbackDaySequence
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
+from services.feedback.indexing import wake_indexer
 from services.ids import iso, new_id, utcnow
 
 log = logging.getLogger(__name__)
@@ -149,8 +150,9 @@ def create_feedback(data, channel, client_ip):
     """Store a validated payload; the FeedbackDetail dict (attachments []).
 
     Conflict duplicate_feedback names the original when the same fingerprint arrived within 24 h.
-    The duplicate check, the number and the row (with its search index entry) share one IMMEDIATE
-    transaction, so concurrent identical requests create one record and a failure leaves nothing.
+    The duplicate check, the number and the row (queued for the search index by a trigger) share one
+    IMMEDIATE transaction, so concurrent identical requests create one record and a failure leaves
+    nothing. The indexer is woken after the commit.
     """
     digest = fingerprint(channel, data, client_ip)
     try:
@@ -169,9 +171,9 @@ def create_feedback(data, channel, client_ip):
                 feedback_id=new_id(), feedback_no=_next_feedback_no(now), channel=channel,
                 status="unprocessed", fingerprint=digest, client_ip=client_ip,
                 created_at=created, updated_at=created, **fields)
-            index_characters([(record.id, {column: getattr(record, column) for column in SEARCH_COLUMNS})])
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
         log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
         raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
+    wake_indexer()
     return {**record.to_dict(), "attachments": []}

@@ -3,7 +3,9 @@
 Keyword search (case-insensitive substring of title, content, feedbackNo, userId, contacts): on
 SQLite the FTS5 trigram index answers keywords of three or more characters and the CJK character
 index one or two Chinese/Japanese/Korean characters (闪退); other short keywords and other
-databases use LIKE over the six columns. bench/bench_feedback_search.py measures each path.
+databases use LIKE over the six columns. Rows still queued for the indexes (the last moments of
+submissions, see models.feedback) are matched with LIKE too. bench/bench_feedback_search.py
+measures each path.
 """
 
 from peewee import SQL, fn
@@ -34,6 +36,7 @@ _MATCHING_ROWIDS = {
     SEARCH_TABLE: "SELECT rowid FROM feedback_fts WHERE feedback_fts MATCH ?",
     CHARS_TABLE: "SELECT rowid FROM feedback_chars WHERE feedback_chars MATCH ?",
 }
+_PENDING_IDS = "SELECT id FROM feedback_search_pending"
 _MATCH_COUNT = {
     SEARCH_TABLE: "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?",
     CHARS_TABLE: "SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH ?",
@@ -55,18 +58,23 @@ def _index_for(keyword):
     return None, None
 
 
-def keyword_condition(keyword):
-    """A WHERE clause matching `keyword` anywhere in the searched columns."""
-    table, phrase = _index_for(keyword)
-    if table is not None:
-        # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
-        # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
-        return (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
+def _like(keyword):
     clause = None
     for column in SEARCH_COLUMNS:
         part = getattr(Feedback, column).contains(keyword)  # escapes % and _
         clause = part if clause is None else (clause | part)
     return clause
+
+
+def keyword_condition(keyword):
+    """A WHERE clause matching `keyword` anywhere in the searched columns."""
+    table, phrase = _index_for(keyword)
+    if table is None:
+        return _like(keyword)
+    # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
+    # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
+    indexed = (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
+    return indexed | ((Feedback.id + 0).in_(SQL(f"({_PENDING_IDS})")) & _like(keyword))
 
 
 def _conditions(filters):
@@ -124,9 +132,12 @@ def _count(filters, query):
     only_keyword = (filters.get("status") or "all") == "all" and not any(filters.get(key) is not None for key in (
         "type", "appName", "platform", "appVersion", "created_from", "created_before"))
     table, phrase = _index_for(keyword) if keyword and only_keyword else (None, None)
-    if table is not None:
-        return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0]
-    return query.count()
+    if table is None:
+        return query.count()
+    # The index and its pending queue read in one snapshot: a row moving between them counts once.
+    queued = Feedback.select().where(Feedback.id.in_(SQL(f"({_PENDING_IDS})")) & _like(keyword))
+    with db.atomic():
+        return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0] + queued.count()
 
 
 def list_feedbacks(filters):

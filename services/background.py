@@ -1,0 +1,37 @@
+"""Background workers of the one service process (webhook sender, search indexer)."""
+import logging
+import threading
+
+from models import db
+
+log = logging.getLogger(__name__)
+
+
+class Worker(threading.Thread):
+    """Runs `step()` on its own database connection: at once when `wakeup` is set, else every
+    `poll_seconds`. `settle_seconds` after a wake-up lets a batch gather before the next pass.
+    It ends when stopped or when the process binds `db` to another database."""
+
+    def __init__(self, name, step, wakeup, poll_seconds, settle_seconds=0.0):
+        super().__init__(name=name, daemon=True)
+        self.step, self.wakeup = step, wakeup
+        self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
+        self.stopping = threading.Event()
+
+    def run(self):
+        database = db.obj  # the worker belongs to the database it started on (tests re-bind `db`)
+        while not self.stopping.is_set() and db.obj is database:
+            try:
+                with db.connection_context():
+                    self.step()
+            except Exception:  # noqa: BLE001 - a worker must survive anything and try again
+                log.exception("%s pass failed", self.name)
+            woken = self.wakeup.wait(self.poll_seconds)
+            self.wakeup.clear()
+            if woken and self.settle_seconds:
+                self.stopping.wait(self.settle_seconds)
+
+    def stop(self):
+        self.stopping.set()
+        self.wakeup.set()
+        self.join(timeout=5)
