@@ -147,7 +147,7 @@ def _register_blueprints(app):
 
 
 def _start_workers(app):
-    """The outbox sender and the feedback search indexer; one each per app."""
+    """The outbox sender, the feedback search indexer and the WAL checkpointer; one each per app."""
     if click.get_current_context(silent=True) is not None:
         return  # a one-off `flask --app app ...` command
     if app.config["WEBHOOK_SENDER_ENABLED"]:
@@ -158,6 +158,11 @@ def _start_workers(app):
         sender = Sender(app.config["REVIEW_AGENT_WEBHOOK_URL"], app.config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
         sender.start()
         app.extensions["webhook_sender"] = sender
+    if app.config["WAL_CHECKPOINTER_ENABLED"]:
+        from services.background import checkpointer
+
+        app.extensions["wal_checkpointer"] = worker = checkpointer()
+        worker.start()
     if app.config["FEEDBACK_INDEXER_ENABLED"]:
         from services.feedback.indexing import indexer
 

@@ -1,8 +1,9 @@
-"""Background workers of the one service process (webhook sender, search indexer)."""
+"""Background workers of the one service process (webhook sender, search indexer, checkpointer)."""
 import logging
 import threading
 
 from models import db
+from models.base import checkpoint_wal
 
 log = logging.getLogger(__name__)
 
@@ -35,3 +36,11 @@ class Worker(threading.Thread):
         self.stopping.set()
         self.wakeup.set()
         self.join(timeout=5)
+
+
+CHECKPOINT_POLL_SECONDS = 0.5
+
+
+def checkpointer():
+    """Keeps the WAL short from outside the requests (models.base.checkpoint_wal)."""
+    return Worker("wal-checkpointer", checkpoint_wal, threading.Event(), CHECKPOINT_POLL_SECONDS)

@@ -36,6 +36,7 @@ DEFAULTS = {
     "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
     "WEBHOOK_SENDER_ENABLED": True,
     "FEEDBACK_INDEXER_ENABLED": True,  # keyword indexes filled after the request (models.feedback)
+    "WAL_CHECKPOINTER_ENABLED": True,  # SQLite WAL copied back by a background thread (models.base)
     "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
 }
 

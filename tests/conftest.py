@@ -24,6 +24,7 @@ def make_app(tmp_path):
             "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
             "WEBHOOK_SENDER_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False,  # tests index with indexing.drain() where it matters
+            "WAL_CHECKPOINTER_ENABLED": False,
         }
         config.update(overrides)
         return create_app(config)

@@ -8,6 +8,7 @@ import pytest
 
 from models import db
 from models.feedback import Feedback, FeedbackDaySequence
+from services.feedback import intake
 from services.ids import iso, utcnow
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
@@ -50,11 +51,14 @@ def test_created_record_is_unprocessed_with_number_and_no_attachments(fb_client)
     assert submit(fb_client).get_json()["feedbackNo"] == f"FB-{today}-0002"
 
 
-def test_feedback_numbers_restart_each_utc_day(fb_client):
+@pytest.mark.parametrize("one_statement", [True, False], ids=["returning", "three statements"])
+def test_feedback_numbers_restart_each_utc_day(fb_client, monkeypatch, one_statement):
+    monkeypatch.setattr(intake, "reserve_in_one_statement", lambda: one_statement)
     with db.connection_context():
         FeedbackDaySequence.create(day="20200101", last=41)
     first = submit(fb_client).get_json()
     assert first["feedbackNo"].endswith("-0001")
+    assert submit(fb_client).get_json()["feedbackNo"].endswith("-0002")
     with db.connection_context():
         assert FeedbackDaySequence.get_by_id("20200101").last == 41
 

@@ -233,3 +233,22 @@ def test_missing_agent_token_warns(make_app, caplog):
     with caplog.at_level(logging.WARNING):
         make_app(REVIEW_AGENT_TOKEN="")
     assert any("REVIEW_AGENT_TOKEN is not set" in r.getMessage() for r in caplog.records)
+
+
+def _indexes():
+    with db.connection_context():
+        return sorted(db.execute_sql("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"))
+
+
+def test_an_upgraded_database_has_the_same_indexes_as_a_new_one(make_app):
+    make_app()
+    fresh = _indexes()
+    with db.connection_context():  # as schema 3 left it: two review_task indexes no query uses
+        db.execute_sql('CREATE INDEX review_task_status ON review_task ("status")')
+        db.execute_sql('CREATE INDEX review_task_content_type ON review_task ("content_type")')
+        db.execute_sql("UPDATE schema_version SET version = 3")
+    assert len(_indexes()) == len(fresh) + 2
+    make_app()  # restart: the upgrade runs
+    assert _indexes() == fresh
+    with db.connection_context():
+        assert current_version() == LATEST

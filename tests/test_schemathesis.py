@@ -69,7 +69,7 @@ def _config(base, **extra):
         "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
         "FEEDBACK_CLIENT_TOKENS": f"web={CLIENT_TOKEN},miniprogram=client-mini-token",
         "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
-        "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
+        "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
         **extra,
     }
 

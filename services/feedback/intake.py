@@ -8,12 +8,13 @@ before the body is validated, so `parse_json` reads the body leniently once and 
 import hashlib
 import json
 import logging
+import sqlite3
 import unicodedata
 from datetime import timedelta
 
 import peewee
 
-from models.base import cached_select, execute_cached, immediate
+from models.base import cached_select, db, execute_cached, immediate, run_statement
 from models.feedback import Feedback, FeedbackDaySequence
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
@@ -129,9 +130,20 @@ def fingerprint(channel, data, client_ip):
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
 
+# Reserves and reads the day's next number in one statement (SQLite 3.35+ has RETURNING).
+_RESERVE = ("INSERT INTO feedback_day_sequence (day, last) VALUES (?, 1) "
+            "ON CONFLICT (day) DO UPDATE SET last = last + 1 RETURNING last")
+
+
+def reserve_in_one_statement():
+    return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 35, 0)
+
+
 def _next_feedback_no(now):
     """FB-YYYYMMDD-NNNN for the UTC day of `now`; call inside the write transaction."""
     day, seq = now.strftime("%Y%m%d"), FeedbackDaySequence
+    if reserve_in_one_statement():
+        return f"FB-{day}-{run_statement('feedback_no_reserve', lambda: _RESERVE, day)[0][0][0]:04d}"
     _, updated = execute_cached("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""), 1, day)
     if not updated:
         execute_cached("feedback_no_first", lambda: seq.insert(day="", last=1), day, 1)

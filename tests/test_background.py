@@ -1,0 +1,56 @@
+"""Background workers: the WAL checkpointer keeps the WAL short outside the requests."""
+import os
+import time
+
+from models import db
+from models.base import CHECKPOINT_AFTER_BYTES, checkpoint_wal
+from tests.conftest import built_app
+
+CHUNK = 1024 * 1024
+
+
+def _write(megabytes):
+    """Commit `megabytes` of new pages, one MiB per transaction."""
+    with db.connection_context():
+        db.execute_sql("CREATE TABLE IF NOT EXISTS scratch (id INTEGER PRIMARY KEY, blob BLOB)")
+        for _ in range(megabytes):
+            with db.atomic():
+                db.execute_sql("INSERT INTO scratch (blob) VALUES (randomblob(?))", (CHUNK,))
+
+
+def _wal_size(app):
+    return os.path.getsize(os.path.join(app.config["REVIEW_INSTANCE_PATH"], "review.db-wal"))
+
+
+def test_request_connections_leave_checkpoints_to_the_service(app):
+    with db.connection_context():
+        assert db.execute_sql("PRAGMA wal_autocheckpoint").fetchone()[0] == 10000  # the safety net only
+
+
+def test_checkpoint_runs_only_past_its_threshold(app):
+    _write(1)
+    with db.connection_context():
+        assert checkpoint_wal() is False  # 1 MiB: not yet
+        assert checkpoint_wal(min_bytes=CHUNK // 2) is True
+        # Everything was copied back: a second checkpoint finds no frame left to copy.
+        busy, frames, copied = db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert busy == 0 and frames == copied
+
+
+def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
+    with built_app(make_app) as app:  # no checkpointer: the WAL grows until the 40 MiB safety net
+        _write(12)
+        assert _wal_size(app) > 12 * CHUNK
+    with built_app(make_app, WAL_CHECKPOINTER_ENABLED=True) as app:
+        worker = app.extensions["wal_checkpointer"]
+        try:
+            with db.connection_context():
+                db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            for _ in range(6):  # 12 MiB again, with pauses for the worker's passes
+                _write(2)
+                time.sleep(0.8)
+            # Each pass copied the WAL back, so writers started it over instead of growing it.
+            assert _wal_size(app) <= CHECKPOINT_AFTER_BYTES + 3 * CHUNK
+        finally:
+            worker.stop()
+        assert not worker.is_alive()
