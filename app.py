@@ -146,28 +146,42 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
+def _webhook_sender(config):
+    from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
+
+    delays = parse_delays(config["REVIEW_WEBHOOK_RETRY_DELAYS"]) if config["REVIEW_WEBHOOK_RETRY_DELAYS"] \
+        else DEFAULT_RETRY_DELAYS
+    return Sender(config["REVIEW_AGENT_WEBHOOK_URL"], config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
+
+
+def _wal_checkpointer(_config):
+    from services.background import checkpointer
+
+    return checkpointer()
+
+
+def _feedback_indexer(_config):
+    from services.feedback.indexing import indexer
+
+    return indexer()
+
+
+# (setting that enables it, name in app.extensions, factory)
+WORKERS = (
+    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", _webhook_sender),
+    ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", _wal_checkpointer),
+    ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", _feedback_indexer),
+)
+
+
 def _start_workers(app):
-    """The outbox sender, the feedback search indexer and the WAL checkpointer; one each per app."""
+    """The outbox sender, the WAL checkpointer and the feedback search indexer; one each per app."""
     if click.get_current_context(silent=True) is not None:
         return  # a one-off `flask --app app ...` command
-    if app.config["WEBHOOK_SENDER_ENABLED"]:
-        from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
-
-        delays = parse_delays(app.config["REVIEW_WEBHOOK_RETRY_DELAYS"]) \
-            if app.config["REVIEW_WEBHOOK_RETRY_DELAYS"] else DEFAULT_RETRY_DELAYS
-        sender = Sender(app.config["REVIEW_AGENT_WEBHOOK_URL"], app.config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
-        sender.start()
-        app.extensions["webhook_sender"] = sender
-    if app.config["WAL_CHECKPOINTER_ENABLED"]:
-        from services.background import checkpointer
-
-        app.extensions["wal_checkpointer"] = worker = checkpointer()
-        worker.start()
-    if app.config["FEEDBACK_INDEXER_ENABLED"]:
-        from services.feedback.indexing import indexer
-
-        app.extensions["feedback_indexer"] = worker = indexer()
-        worker.start()
+    for setting, name, make in WORKERS:
+        if app.config[setting]:
+            app.extensions[name] = worker = make(app.config)
+            worker.start()
 
 
 def create_app(config=None):

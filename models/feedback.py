@@ -208,9 +208,3 @@ def index_pending(limit=INDEX_BATCH):
             cursor.executemany(_INSERT_CHARS, [(row[0], *map(spaced_characters, row[1:])) for row in rows])
             cursor.execute("DELETE FROM feedback_search_pending WHERE id <= ?", (rows[-1][0],))
     return len(rows)
-
-
-def pending_count():
-    if not search_index_ready():
-        return 0
-    return db.execute_sql("SELECT COUNT(*) FROM feedback_search_pending").fetchone()[0]

@@ -35,12 +35,16 @@ def _queue_feedback_search():
     create_search_index()
 
 
+def _drop_indexes(*names):
+    for name in names:
+        db.execute_sql(f"DROP INDEX IF EXISTS {name}")
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda: None),
     (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
     (3, "feedback search indexed after the request", _queue_feedback_search),
-    (4, "review_task indexes no query uses", lambda: [db.execute_sql(f"DROP INDEX IF EXISTS {name}") for name in (
-        "review_task_status", "review_task_content_type")]),
+    (4, "review_task indexes no query uses", lambda: _drop_indexes("review_task_status", "review_task_content_type")),
 ]
 LATEST = MIGRATIONS[-1][0]
 

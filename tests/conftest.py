@@ -72,13 +72,17 @@ def login(client, username="admin", password=ADMIN_PASSWORD):
     return response
 
 
-@pytest.fixture
-def admin_client(app):
-    """A test client signed in as an admin holding both permissions."""
+def signed_in_admin(app):
+    """A test client of `app` signed in as a new admin holding both permissions."""
     create_admin()
     test_client = app.test_client()
     login(test_client)
     return test_client
+
+
+@pytest.fixture
+def admin_client(app):
+    return signed_in_admin(app)
 
 
 @pytest.fixture

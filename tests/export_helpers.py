@@ -60,6 +60,15 @@ def stored_path(app, asset):
     return Path(app.config["REVIEW_UPLOADS_PATH"]) / asset["scope"] / asset["url"].rsplit("/", 1)[1]
 
 
+def link_outside(app, asset, target):
+    """Move the stored file of `asset` to `target` (outside the uploads) and leave a symlink in its place."""
+    path = stored_path(app, asset)
+    target.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(target)
+    return path
+
+
 def temp_entries(app):
     folder = Path(app.config["REVIEW_INSTANCE_PATH"]) / "tmp"
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []

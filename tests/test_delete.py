@@ -7,7 +7,16 @@ import pytest
 from models import Asset, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
 from services.ids import new_id, now_iso
 from tests.conftest import assert_error, create_admin, login
-from tests.export_helpers import download, image_bytes, make_task, open_zip, remote_asset, stored_path, upload
+from tests.export_helpers import (
+    download,
+    image_bytes,
+    link_outside,
+    make_task,
+    open_zip,
+    remote_asset,
+    stored_path,
+    upload,
+)
 from tests.review_helpers import approve_article, article_payload, create_task, decision_url
 
 
@@ -113,11 +122,8 @@ def test_an_already_missing_file_only_loses_its_row(app, admin_client):
 
 def test_a_symlink_in_review_never_deletes_its_target(app, admin_client, tmp_path):
     asset = review_upload(admin_client, 12)
-    path = stored_path(app, asset)
     outside = tmp_path / "precious.png"
-    outside.write_bytes(path.read_bytes())
-    path.unlink()
-    path.symlink_to(outside)
+    path = link_outside(app, asset, outside)
     task_id = make_task(selections={"coverImage": asset["url"]})
     body = delete(admin_client, task_id).get_json()
     assert (body["deletedFileCount"], body["skippedAssetCount"]) == (0, 1)

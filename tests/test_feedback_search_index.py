@@ -4,16 +4,23 @@ import sqlite3
 import time
 
 from models import db
-from models.feedback import INDEX_BATCH, index_pending, pending_count
+from models.feedback import INDEX_BATCH, index_pending
 from models.schema import LATEST, current_version
 from services.feedback import indexing
 from tests.conftest import built_app, create_admin, login
 from tests.test_feedback_helpers import UNLIMITED, created, fb_admin, fb_client, feedback_app  # noqa: F401
 
+QUEUED = "SELECT COUNT(*) FROM feedback_search_pending"
+
 
 def rows(statement, params=()):
     with db.connection_context():
         return db.execute_sql(statement, params).fetchall()
+
+
+def pending_count():
+    """Rows still queued for the indexes (call inside a connection)."""
+    return db.execute_sql(QUEUED).fetchone()[0]
 
 
 def integrity_ok():
@@ -77,7 +84,7 @@ def test_the_indexer_drains_the_queue_after_submissions(make_app):
             client = app.test_client()
             record = created(client, content="indexed by the worker")
             deadline = time.monotonic() + 10
-            while rows("SELECT COUNT(*) FROM feedback_search_pending") != [(0,)]:
+            while rows(QUEUED) != [(0,)]:
                 assert time.monotonic() < deadline, "the queue was not drained"
                 time.sleep(0.05)
             assert rows("SELECT rowid FROM feedback_fts WHERE feedback_fts MATCH '\"by the worker\"'") == rows(
@@ -90,12 +97,12 @@ def test_the_indexer_drains_the_queue_after_submissions(make_app):
 def test_rows_queued_before_a_restart_are_indexed_when_the_indexer_starts(make_app):
     with built_app(make_app, **UNLIMITED) as app:
         created(app.test_client(), content="left in the queue by a crash")
-        assert rows("SELECT COUNT(*) FROM feedback_search_pending") == [(1,)]
+        assert rows(QUEUED) == [(1,)]
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True, **UNLIMITED) as app:
         worker = app.extensions["feedback_indexer"]
         try:
             deadline = time.monotonic() + 10
-            while rows("SELECT COUNT(*) FROM feedback_search_pending") != [(0,)]:
+            while rows(QUEUED) != [(0,)]:
                 assert time.monotonic() < deadline, "the queue was not drained at start"
                 time.sleep(0.05)
         finally:

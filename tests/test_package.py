@@ -4,11 +4,12 @@ import pytest
 from models import Asset, db
 from models.review import STATUSES
 from services.rendering import image_urls
-from tests.conftest import assert_error, create_admin, login
+from tests.conftest import assert_error, create_admin, login, signed_in_admin
 from tests.export_helpers import (
     ImageServer,
     download,
     image_bytes,
+    link_outside,
     make_task,
     noise_png,
     open_zip,
@@ -39,10 +40,7 @@ def local_app(make_app):
 
 @pytest.fixture
 def admin(local_app):
-    create_admin()
-    client = local_app.test_client()
-    login(client)
-    return client
+    return signed_in_admin(local_app)
 
 
 # ---- archive contents -------------------------------------------------------------------------
@@ -211,9 +209,7 @@ FAULTS = {  # name: (build, app settings, expected reason)
 def test_a_faulty_final_image_refuses_the_export_and_leaves_no_file(make_app, image_server, fault):
     build, settings, reason = FAULTS[fault]
     app = make_app(**{**LOCAL_HOSTS, **settings})
-    create_admin()
-    admin = app.test_client()
-    login(admin)
+    admin = signed_in_admin(app)
     good = upload(admin, image_bytes(size=(90, 50), color=(5, 5, 5)))
     faulty_selection, ref = build(app, admin, image_server)
     task_id = make_task(selections={"title": "T", "coverImage": good["url"], **faulty_selection})
@@ -226,11 +222,7 @@ def test_a_faulty_final_image_refuses_the_export_and_leaves_no_file(make_app, im
 
 def test_a_stored_file_linked_outside_the_uploads_folder_is_not_exported(local_app, admin, tmp_path):
     asset = upload(admin, image_bytes(size=(90, 50)))
-    path = stored_path(local_app, asset)
-    secret = tmp_path / "secret.png"
-    secret.write_bytes(path.read_bytes())
-    path.unlink()
-    path.symlink_to(secret)
+    link_outside(local_app, asset, tmp_path / "secret.png")
     task_id = make_task(selections={"coverImage": asset["url"]})
     error = assert_error(download(admin, task_id), 409, "export_failed")
     assert "outside the uploads folder" in error["details"]["faultyImages"][0]["reason"]

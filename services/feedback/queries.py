@@ -74,7 +74,12 @@ def keyword_condition(keyword):
     # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
     # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
     indexed = (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
-    return indexed | ((Feedback.id + 0).in_(SQL(f"({_PENDING_IDS})")) & _like(keyword))
+    return indexed | _queued_match(keyword, Feedback.id + 0)
+
+
+def _queued_match(keyword, row_id=Feedback.id):
+    """Rows still queued for the indexes that contain `keyword` (LIKE)."""
+    return row_id.in_(SQL(f"({_PENDING_IDS})")) & _like(keyword)
 
 
 def _conditions(filters):
@@ -135,7 +140,7 @@ def _count(filters, query):
     if table is None:
         return query.count()
     # The index and its pending queue read in one snapshot: a row moving between them counts once.
-    queued = Feedback.select().where(Feedback.id.in_(SQL(f"({_PENDING_IDS})")) & _like(keyword))
+    queued = Feedback.select().where(_queued_match(keyword))
     with db.atomic():
         return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0] + queued.count()
 
