@@ -26,12 +26,28 @@ CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024
 RESTART_WAIT_MS = 50
 
 
+# Stop callbacks of the threads that use `db` in the background (services.background). They are
+# stopped before the database is bound again: closing a connection while another thread runs a
+# statement on it crashes the sqlite3 module (seen once in CI as a segmentation fault).
+_BACKGROUND = []
+
+
+def register_background(stop):
+    _BACKGROUND.append(stop)
+
+
+def _stop_background():
+    while _BACKGROUND:
+        _BACKGROUND.pop()()
+
+
 def init_database(database_url=None, sqlite_path=None):
     """Open the configured database (SQLite file by default) and bind the proxy to it.
 
     SQLite connections are pooled: closing the last connection to a WAL database checkpoints
     and deletes the WAL, which cost ~10 ms on every request when each request had its own.
     """
+    _stop_background()
     if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_all"):
         db.obj.close_all()  # a re-initialised app (tests, CLI) does not keep the old pool's files open
     if database_url:

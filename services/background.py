@@ -3,7 +3,7 @@ import logging
 import threading
 
 from models import db
-from models.base import checkpoint_wal
+from models.base import checkpoint_wal, register_background
 
 log = logging.getLogger(__name__)
 
@@ -11,7 +11,7 @@ log = logging.getLogger(__name__)
 class Worker(threading.Thread):
     """Runs `step()` on its own database connection: at once when `wakeup` is set, else every
     `poll_seconds`. `settle_seconds` after a wake-up lets a batch gather before the next pass.
-    It ends when stopped or when the process binds `db` to another database."""
+    It ends when stopped, which happens too before the process binds `db` to another database."""
 
     def __init__(self, name, step, wakeup, poll_seconds, settle_seconds=0.0):
         super().__init__(name=name, daemon=True)
@@ -19,9 +19,12 @@ class Worker(threading.Thread):
         self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
         self.stopping = threading.Event()
 
+    def start(self):
+        register_background(lambda: self.stop(timeout=60))  # steps are bounded by their own timeouts
+        super().start()
+
     def run(self):
-        database = db.obj  # the worker belongs to the database it started on (tests re-bind `db`)
-        while not self.stopping.is_set() and db.obj is database:
+        while not self.stopping.is_set():
             try:
                 with db.connection_context():
                     self.step()
@@ -32,10 +35,10 @@ class Worker(threading.Thread):
             if woken and self.settle_seconds:
                 self.stopping.wait(self.settle_seconds)
 
-    def stop(self):
+    def stop(self, timeout=5):
         self.stopping.set()
         self.wakeup.set()
-        self.join(timeout=5)
+        self.join(timeout=timeout)
 
 
 CHECKPOINT_POLL_SECONDS = 0.5
