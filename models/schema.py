@@ -8,7 +8,7 @@ import peewee
 from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
-from models.base import BaseModel, db
+from models.base import BaseModel, db, immediate
 from models.feedback import OLD_TRIGGERS, Feedback, create_search_index, search_index_supported
 from models.users import AdminUser
 
@@ -59,7 +59,9 @@ def current_version():
 def upgrade():
     """Bring the bound database to the latest schema; returns the versions applied."""
     with db.connection_context():
-        with db.atomic():
+        # The write lock up front: a second process starting at the same moment waits, then finds
+        # the new version (a deferred transaction would fail when its read turned into a write).
+        with immediate():
             found = current_version() or 0
             models = [SchemaVersion, *ALL_MODELS]
             # New tables are created whole; existing ones only gain what migrations add.

@@ -10,7 +10,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from models import db
+from models.base import immediate
 from models.files import PendingFile
 from services.ids import now_iso
 
@@ -75,13 +75,14 @@ def placed_file(uploads_root, folder, name, data):
     Any exception in the block removes the file and its journal entry again.
     """
     relative = str((Path(folder) / name).resolve().relative_to(Path(uploads_root).resolve()))
-    with db.atomic():
+    with immediate():  # queue behind this process's writers, not in SQLite's busy handler
         entry = PendingFile.create(path=relative, pid=os.getpid(), created_at=now_iso())
     try:
         yield Placement(write_atomically(folder, name, data), entry.id)
     except BaseException:
         remove_quietly(Path(folder) / name)
-        PendingFile.delete().where(PendingFile.id == entry.id).execute()
+        with immediate():
+            PendingFile.delete().where(PendingFile.id == entry.id).execute()
         raise
 
 

@@ -164,8 +164,9 @@ def _execute(claim, actor_name, config):
 
 
 def _heartbeat(claim):
-    PublishLock.update(heartbeat_at=now_iso()).where(
-        (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
+    with immediate():
+        PublishLock.update(heartbeat_at=now_iso()).where(
+            (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
 
 
 def one_line(text):

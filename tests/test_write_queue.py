@@ -1,0 +1,84 @@
+"""Every write of the service queues on the process's write lock (models.base.immediate).
+
+A write outside it takes SQLite's write lock on its own and, under load, waits in SQLite's busy
+handler, which sleeps in growing steps: the upload journal's deferred transaction did that and made
+image uploads the whole write p99 of the load test (p99 ~710 ms; ~170 ms once it queued here).
+This test watches each statement on the app's connections while a day's routes run once each.
+"""
+import io
+import re
+
+import peewee
+import pytest
+
+from models import base, db
+from services.feedback import indexing
+from tests.conftest import built_app, signed_in_admin
+from tests.review_helpers import (
+    approve_article,
+    article_payload,
+    article_selections,
+    create_task,
+    decision_url,
+    locked_except,
+    patch_url,
+    png_bytes,
+)
+from tests.test_feedback_helpers import UNLIMITED, WEB, created
+from tests.test_publishing import fake, platform_settings  # noqa: F401 - fixture
+
+WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+
+
+@pytest.fixture
+def unqueued_writes(monkeypatch):
+    """Statements that wrote without holding the write lock, recorded on every new connection."""
+    seen = []
+    hooks = peewee.SqliteDatabase._add_conn_hooks
+
+    def add_hooks(self, conn):
+        hooks(self, conn)
+        conn.set_trace_callback(
+            lambda sql: seen.append(sql[:80]) if WRITE.match(sql) and not base._WRITE_LOCK._is_owned() else None)
+
+    monkeypatch.setattr(peewee.SqliteDatabase, "_add_conn_hooks", add_hooks)
+    return seen
+
+
+def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqueued_writes):  # noqa: F811
+    with built_app(make_app, **platform_settings(fake), **UNLIMITED) as app:
+        admin, anonymous = signed_in_admin(app), app.test_client()
+        agent = {"x-review-agent-token": app.config["REVIEW_AGENT_TOKEN"]}
+        upload = anonymous.post("/api/assets/upload", headers=agent, content_type="multipart/form-data",
+                                data={"file": (io.BytesIO(png_bytes(900, 500)), "cover.png")})
+        assert upload.status_code == 201, upload.get_json()
+        cover = upload.get_json()
+
+        reworked = create_task(anonymous, agent, article_payload(publicAccount="silicon-rise"))
+        selections = article_selections(reworked, cover)
+        rejected = admin.post(decision_url(reworked), json={
+            "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": ["title"],
+            "selections": selections, "lockedSelections": locked_except(selections, ["title"])})
+        assert rejected.status_code == 200, rejected.get_json()
+        patched = anonymous.patch(patch_url(reworked), headers=agent, json={"title": "改过的标题"})
+        assert patched.status_code == 200, patched.get_json()
+
+        task = create_task(anonymous, agent, article_payload(publicAccount="silicon-rise"))
+        published = admin.post(decision_url(task), json=approve_article(task, cover, action="approve_and_publish"))
+        assert published.status_code == 200, published.get_json()
+        assert fake.drafts, "the publish reached the platform"
+        assert admin.get(f"/api/review/tasks/{task['id']}/package").status_code == 200
+        assert admin.delete(f"/api/review/tasks/{task['id']}").status_code == 200
+
+        record = created(anonymous)
+        attachment = anonymous.post(
+            f"/api/feedbacks/{record['id']}/attachments", headers=WEB, content_type="multipart/form-data",
+            data={"file": (io.BytesIO(png_bytes(40, 30)), "screen.png"), "kind": "screenshot"})
+        assert attachment.status_code == 201, attachment.get_json()
+        assert admin.patch(f"/api/feedbacks/{record['id']}/status", json={"status": "processing"}).status_code == 200
+        with db.connection_context():
+            assert indexing.drain() == 1
+        wrong = anonymous.post("/api/auth/login", json={"username": "admin", "password": "wrong-password"})
+        assert wrong.status_code in (303, 401)
+
+    assert unqueued_writes == []
