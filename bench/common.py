@@ -105,11 +105,32 @@ def drive(port, make_request, connections=8, duration=5.0, max_requests=None):
     for thread in threads:
         thread.join()
     took = time.perf_counter() - began
+    return summary(latencies, errors, statuses, took)
+
+
+def summary(latencies, errors, statuses, took):
+    """drive()'s result; `latencies` is kept (not written to the results file) so rounds can be merged."""
     return {
         "count": len(latencies), "errors": len(errors), "errorSamples": errors[:5], "statuses": statuses,
         "rps": len(latencies) / took if took else 0.0,
         "p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "p99": percentile(latencies, 99),
+        "seconds": took, "latencies": latencies, "errorList": errors,
     }
+
+
+def merged(results):
+    """One result from several drive() results (rounds of the same scenario)."""
+    statuses = {}
+    for result in results:
+        for status, count in result["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + count
+    return summary([ms for r in results for ms in r["latencies"]], [e for r in results for e in r["errorList"]],
+                   statuses, sum(r["seconds"] for r in results))
+
+
+def public(result):
+    """A result without its raw latency list, for printing and the results file."""
+    return {key: value for key, value in result.items() if key not in ("latencies", "errorList")}
 
 
 def json_request(method, path, payload=None, headers=None, expected=(200,)):
