@@ -30,6 +30,20 @@ TARGETS = [
     ("list 50 of N tasks p50 (ms)", "list_tasks", "p50", 40),
     ("feedback keyword page p50 (ms)", "feedback_keyword", "p50", 50),
 ]
+RATIO_KEYS = {key for _, key, kind, _ in TARGETS if kind == "ratio"}
+
+
+def in_rounds(port, bare_request, make_request, connections, seconds, rounds, bare_rounds):
+    """`rounds` alternations of bare endpoint and scenario; (merged result, ratio of each round).
+
+    The bare rounds are appended to `bare_rounds`."""
+    results, ratios, window = [], [], seconds / rounds
+    for number in range(rounds):
+        bare_rounds.append(drive(port, bare_request, connections, window))
+        # Each round numbers its requests afresh: offset them so no payload is sent twice.
+        results.append(drive(port, lambda n, skip=number * 10_000_000: make_request(n + skip), connections, window))
+        ratios.append(results[-1]["rps"] / bare_rounds[-1]["rps"])
+    return merged(results), ratios
 
 
 def main(argv=None):
@@ -52,20 +66,12 @@ def main(argv=None):
         plan = scenarios.build(server.port, ids)
         bare_rounds = []
         for name, (make_request, connections) in plan.items():
-            if name == "bare":
-                continue
             connections = connections or args.connections
-            if not any(key == name for _, key, kind, _ in TARGETS if kind == "ratio"):
+            if name in RATIO_KEYS:
+                results[name], ratios[name] = in_rounds(server.port, plan["bare"][0], make_request, connections,
+                                                        args.seconds, args.rounds, bare_rounds)
+            elif name != "bare":
                 results[name] = drive(server.port, make_request, connections, args.seconds)
-                continue
-            rounds, window = [], args.seconds / args.rounds
-            for number in range(args.rounds):
-                bare_rounds.append(drive(server.port, plan["bare"][0], connections, window))
-                # Each round numbers its requests afresh: offset them so no payload is sent twice.
-                rounds.append(drive(server.port, lambda n, skip=number * 10_000_000, make=make_request: make(n + skip),
-                                    connections, window))
-                ratios.setdefault(name, []).append(rounds[-1]["rps"] / bare_rounds[-1]["rps"])
-            results[name] = merged(rounds)
         results = {"bare": merged(bare_rounds), **results}
         results["mixed"] = drive(server.port, scenarios.mixed(plan), args.connections, args.mixed_seconds)
         results["rss_mb"] = server.rss_mb()
