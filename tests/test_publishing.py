@@ -153,9 +153,9 @@ def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(a
     assert article["content"] == expected
     assert "/uploads/" not in article["content"] and "<style" not in article["content"]
     assert "class=" not in article["content"]
-    # the snapshot keeps the preview render with the local URLs
+    # the snapshot's bodyHtml is what the platform was sent, with the platform's image URLs
     assert set(snapshot) == SNAPSHOT_KEYS
-    assert first["url"] in snapshot["bodyHtml"] and urls[first["assetId"]] not in snapshot["bodyHtml"]
+    assert snapshot["bodyHtml"] == article["content"]
     assert snapshot["bodyMarkdown"] == body and snapshot["coverImage"] == cover["url"]
     assert (snapshot["sourceBodyCandidate"], snapshot["bodyEditedFromCandidate"]) == (body, False)
     assert snapshot["themeTemplate"] == "default"

@@ -51,7 +51,8 @@ def signed_in(app):
 
 
 def test_platform_errcode_fails_the_job_and_the_retry_publishes(app, admin_client, agent_headers, fake):
-    task, _ = approved_article(app, admin_client, agent_headers)
+    image = make_asset(app, 300, 200)
+    task, _ = approved_article(app, admin_client, agent_headers, body=f"# 标题\n\n![图]({image['url']})\n")
     fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
 
     failed = publish(admin_client, task).get_json()
@@ -59,6 +60,10 @@ def test_platform_errcode_fails_the_job_and_the_retry_publishes(app, admin_clien
     job = assert_failed(failed, "platform error 45003: title size out of limit")
     assert failed["version"] > task["version"] and failed["updatedAt"] > task["updatedAt"]
     assert fake.drafts == {}
+    # the body was rendered for the platform before draft/add failed: the snapshot keeps what was sent
+    [sent] = fake.requests_to("/draft/add")
+    assert job["snapshot"]["bodyHtml"] == sent["json"]["articles"][0]["content"]
+    assert image["url"] not in job["snapshot"]["bodyHtml"]
     retried = retry(admin_client, failed, job)
     second = assert_retried(retried, job, fake)
     assert len(fake.requests_to("/add_material")) == 1  # the cover uploaded by the failed attempt is reused

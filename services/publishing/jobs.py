@@ -22,7 +22,7 @@ from services.errors import Conflict, NotFound
 from services.ids import iso, new_id, now_iso, utcnow
 from services.platform_client import PlatformError, client_for
 from services.publishing.images import JobImages, PublishFailed
-from services.publishing.pipeline import publish_snapshot
+from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, fire, load_for_update, save_task
@@ -146,7 +146,7 @@ def _last_draft(task):
 
 # ---- step 2 -----------------------------------------------------------------------------------
 def _execute(claim, actor_name, config):
-    draft_media_id, error = None, claim.problem
+    draft_media_id, error, sent_html = None, claim.problem, None
     if error is None:
         try:
             client = client_for(claim.account, config, timeout=timeout_of(config))
@@ -154,13 +154,16 @@ def _execute(claim, actor_name, config):
                                remote_hosts=split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS")),
                                allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
                                timeout=timeout_of(config), touch=lambda: _heartbeat(claim))
-            draft_media_id = publish_snapshot(images, claim.content_type, claim.snapshot, claim.draft_media_id)
+            article = build_article(images, claim.content_type, claim.snapshot)
+            if claim.content_type == "article":
+                sent_html = article["content"]  # the body with the platform's image URLs
+            draft_media_id = save_draft(images, article, claim.draft_media_id)
         except (PlatformError, PublishFailed, ContentTooLarge) as exc:
             error = str(exc)
         except Exception as exc:  # a bug must not leave the task claimed: record it, log the trace
             log.exception("publish job %s failed unexpectedly", claim.job_id)
             error = f"unexpected {type(exc).__name__} while publishing; the service log has the details"
-    return _finish(claim, actor_name, draft_media_id, error)
+    return _finish(claim, actor_name, draft_media_id, error, sent_html)
 
 
 def _heartbeat(claim):
@@ -175,13 +178,15 @@ def one_line(text):
 
 
 # ---- step 3 -----------------------------------------------------------------------------------
-def _finish(claim, actor_name, draft_media_id, error):
+def _finish(claim, actor_name, draft_media_id, error, sent_html=None):
     with immediate():
         task = ReviewTask.get_or_none(ReviewTask.id == claim.task_pk)
         job = PublishJob.get_or_none(PublishJob.job_id == claim.job_id)
         if task is None or job is None:
             raise NotFound("the task was deleted while it was being published")
         job.finished_at = now_iso()
+        if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (CONTRACT §5)
+            job.snapshot = {**job.snapshot, "bodyHtml": sent_html}
         data = {"jobId": job.job_id, "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count}
         if job.retry_of:
             data["retryOf"] = job.retry_of

@@ -18,16 +18,11 @@ log = logging.getLogger(__name__)
 INVALID_MEDIA_ID = 40007
 
 
-def publish_snapshot(images: JobImages, content_type, snapshot, draft_media_id=None):
-    """Create (or update) the draft of `snapshot` on the platform; returns the draft's media_id.
-
-    `draft_media_id`: the draft of the task's last succeeded job, updated in place when given.
-    """
+def build_article(images: JobImages, content_type, snapshot):
+    """The draft article of `snapshot`, its images uploaded first (every platform call but the draft's)."""
     if content_type == "image_post":
-        article = image_post_article(images, snapshot)
-    else:
-        article = news_article(images, snapshot)
-    return save_draft(images, article, draft_media_id)
+        return image_post_article(images, snapshot)
+    return news_article(images, snapshot)
 
 
 def news_article(images, snapshot):

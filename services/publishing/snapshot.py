@@ -5,7 +5,8 @@ snapshot holds everything the pipeline needs: asset URLs (resolved to assets aga
 time), the theme with its resolved CSS variables, and the Markdown.
 
 Article (spec: PublishJobRecord): title, author (when selected), summary, themeTemplate,
-themeConfig {cssVariables}, bodyMarkdown, bodyHtml (preview render with the local image URLs),
+themeConfig {cssVariables}, bodyMarkdown, bodyHtml (rendered with the local image URLs here; once
+the job has uploaded the body images, the HTML sent to the platform, with their URLs),
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
 Image post (CONTRACT §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
 """
