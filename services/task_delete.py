@@ -5,7 +5,7 @@
    answering with a task that no longer exists). After this commit the deletion stands, whatever
    happens to the files.
 2. Each image the task referred to is counted once (an asset named by id and by URL is one):
-   a `review` file that no remaining task mentions is removed with its asset row
+   a `review` file that no remaining task refers to is removed with its asset row
    (`deletedFileCount`); a library or remote asset, an external URL, a file still used by another
    task, an unknown asset, a path that would leave `uploads/review/` (symlink, `..`) and a failed
    removal are counted in `skippedAssetCount`. A stored file already missing only loses its row
@@ -89,12 +89,12 @@ def _distinct_assets(refs):
 
 
 def referenced_elsewhere(asset):
-    """Does any remaining task mention the asset's id or URL in its JSON columns?
+    """Does a remaining task refer to the asset the way task_references() counts references?
 
-    A substring search (LIKE, wildcards escaped) over the JSON text: ids are random and URLs
-    contain them, so a hit is a real reference. LIKE's case folding can only add hits, which keeps
-    a file rather than deleting it: the safe direction. It scans the table once per asset; that
-    stays quick for the sizes a team produces, with no reference table to keep in step.
+    A substring search (LIKE, wildcards escaped) over the JSON text finds the few tasks that mention
+    the asset's id or URL at all; each is then read for real references, so a plain hyperlink or a
+    topic quoting the URL does not keep the file (CONTRACT §8). It scans the table once per asset;
+    that stays quick for the sizes a team produces, with no reference table to keep in step.
     `coerce(False)`: without it peewee would JSON-encode the pattern through JSONField.db_value.
     """
     condition = None
@@ -102,7 +102,9 @@ def referenced_elsewhere(asset):
         for needle in {asset.asset_id, asset.url}:
             term = column.coerce(False).contains(needle)
             condition = term if condition is None else condition | term
-    return ReviewTask.select(ReviewTask.id).where(condition).exists()
+    names = {("id", asset.asset_id), ("url", asset.url)}
+    return any(ref_key(ref) in names for task in ReviewTask.select().where(condition)
+               for ref in task_references(task))
 
 
 def _delete_task_rows(task_id, if_match):

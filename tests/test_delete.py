@@ -99,6 +99,20 @@ def test_delete_counts_each_reference_once_and_keeps_what_others_use(app, admin_
     assert not files["shared"].exists() and not asset_exists(shared)
 
 
+def test_a_plain_link_in_another_task_does_not_keep_the_file(app, admin_client):
+    """Only image references count (CONTRACT §8): another task linking the file's URL as a plain
+    hyperlink, or naming it in its topic, does not keep it."""
+    asset = review_upload(admin_client, 11)
+    task_id = make_task(selections={"title": "T", "coverImage": {"assetId": asset["assetId"]}})
+    body = f"See [the original]({asset['url']}) and not ![an image](https://example.com/x.png)."
+    other_id = make_task(topic=f"about {asset['url']}", selections={"title": "Other", "body": body},
+                         candidates={"bodyOptions": [{"id": "b", "outline": "o", "focuses": [], "content": body}]})
+
+    assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
+    assert not stored_path(app, asset).exists() and not asset_exists(asset)
+    assert exists(other_id)
+
+
 def test_a_failed_file_deletion_still_removes_the_record(app, admin_client):
     asset = review_upload(admin_client, 10)
     path = stored_path(app, asset)
