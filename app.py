@@ -20,7 +20,6 @@ from services.settings import DEFAULTS, from_environment
 log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
 UPLOAD_SCOPES = ("review", "library", "feedback")
-ROOT = Path(__file__).resolve().parent
 
 
 class JSONProvider(DefaultJSONProvider):
@@ -34,6 +33,7 @@ class JSONProvider(DefaultJSONProvider):
 
 
 def _state_path(config, name, default):
+    """Absolute folder; relative values (and the defaults) are taken from the working directory."""
     value = (config or {}).get(name) or os.environ.get(name) or default
     return Path(value).resolve()
 
@@ -186,13 +186,13 @@ def _start_workers(app):
 
 def create_app(config=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
-    instance = _state_path(config, "REVIEW_INSTANCE_PATH", ROOT / "instance")
+    instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.json = JSONProvider(app)
     load_settings(app, config)
     app.config["REVIEW_INSTANCE_PATH"] = str(instance)
-    app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", ROOT / "uploads"))
+    app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", "uploads"))
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     app.json.ensure_ascii = False
     app.json.sort_keys = False

@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, current_app, redirect, render_template, request, session
 from flask_login import current_user, login_user, logout_user
 
+from blueprints.guards import check_same_origin
 from services.auth import authenticate
 
 bp = Blueprint("auth", __name__)
@@ -46,8 +47,9 @@ def login():
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])
 def logout():
-    """Clear the session cookie and go back to /login."""
+    """Clear the session cookie and go back to /login (a POST from another origin is refused)."""
     if current_user.is_authenticated:
+        check_same_origin()  # no-op for GET, which the spec allows from anywhere
         logout_user()
     session.clear()
     return redirect("/login", 303)

@@ -16,7 +16,7 @@ def is_api_request():
     return request.path.startswith("/api/") or request.path.startswith("/uploads/")
 
 
-def _check_same_origin():
+def check_same_origin():
     """Cookie-authenticated writes from another origin are refused (CSRF)."""
     origin = request.headers.get("Origin")
     if request.method in STATE_CHANGING and origin and origin != "null":
@@ -34,7 +34,7 @@ def current_admin(permission):
         raise Unauthorized("sign in as an administrator first (cookie review_admin_session)")
     if permission and not user.has_permission(permission):
         raise Forbidden(f"your account lacks the '{permission}' permission")
-    _check_same_origin()
+    check_same_origin()
     return user
 
 
@@ -56,7 +56,8 @@ def admin_required(permission=None):
         @wraps(view)
         def wrapper(*args, **kwargs):
             if not current_user.is_authenticated and not is_api_request():
-                return redirect("/login?next=" + quote(request.full_path.rstrip("?"), safe="/?=&"), 303)
+                # Only "/" stays literal: "&", "=", "+" or "%" left bare would end or alter `next`.
+                return redirect("/login?next=" + quote(request.full_path.rstrip("?"), safe="/"), 303)
             g.actor = ("admin", current_admin(permission).username)
             return view(*args, **kwargs)
 

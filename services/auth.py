@@ -66,23 +66,27 @@ def is_throttled(username, ip, max_failures, window_seconds):
 def authenticate(username, password, ip, max_failures=5, window_seconds=900):
     """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
 
-    Each attempt is recorded as a failure *before* the password is checked, in the same
-    transaction as the throttle check, so a burst of parallel guesses cannot all slip past
-    the limit; a successful check removes its record again.
+    Only failures are recorded, so parallel correct sign-ins never throttle each other. The
+    throttle is read before the slow password check (refuse at once) and again in the write
+    transaction that records the outcome, so of N parallel guesses at most `max_failures`
+    learn whether they were right.
     """
-    username = (username or "").strip()[:64]
+    username, ip = (username or "").strip()[:64], ip or ""
+    if is_throttled(username, ip, max_failures, window_seconds):
+        return None, "too_many_attempts"
+    user = AdminUser.get_or_none(AdminUser.username == username) if username else None
+    ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
+    ok = bool(ok and user and user.active)
     with immediate():
         if is_throttled(username, ip, max_failures, window_seconds):
             return None, "too_many_attempts"
-        attempt = LoginAttempt.create(username=username, ip=ip or "", at=now_iso())
-    user = AdminUser.get_or_none(AdminUser.username == username) if username else None
-    ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
-    if not (ok and user and user.active):
+        if ok:
+            AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
+        else:
+            LoginAttempt.create(username=username, ip=ip, at=now_iso())
+    if not ok:
         log.info("login failed for a user name from %s", ip)
         return None, "invalid_credentials"
-    with immediate():
-        attempt.delete_instance()
-        AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
     return user, None
 
 

@@ -1,5 +1,10 @@
 """Admin sign-in, sessions, guards and tokens (CONTRACT §3)."""
+import html
+import re
+import threading
 import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -157,6 +162,75 @@ def test_throttle_per_ip_across_usernames(guarded):
     assert other_ip.headers["Location"] == "/review"
 
 
+def _in_parallel(app, monkeypatch, passwords):
+    """Sign in as admin from one address in threads that all pass their password check before any
+    records its outcome: the interleaving of simultaneous requests. Returns the Locations."""
+    barrier = threading.Barrier(len(passwords))
+    real_check = auth.check_password_hash
+
+    def check_then_wait(password_hash, password):
+        result = real_check(password_hash, password)
+        try:
+            barrier.wait(timeout=5)
+        except threading.BrokenBarrierError:
+            pass  # some attempt was refused before its check (the fault these tests look for)
+        return result
+
+    monkeypatch.setattr(auth, "check_password_hash", check_then_wait)
+
+    def attempt(password):
+        response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": password})
+        return response.headers["Location"]
+
+    with ThreadPoolExecutor(len(passwords)) as pool:
+        return list(pool.map(attempt, passwords))
+
+
+def test_parallel_correct_logins_from_one_ip_are_all_accepted(guarded, monkeypatch):
+    app = guarded()
+    create_admin()
+    assert _in_parallel(app, monkeypatch, [ADMIN_PASSWORD] * 8) == ["/review"] * 8
+    with db.connection_context():
+        assert LoginAttempt.select().count() == 0
+
+
+def test_parallel_wrong_guesses_learn_at_most_five_answers(guarded, monkeypatch):
+    app = guarded()
+    create_admin()
+    outcomes = Counter(_in_parallel(app, monkeypatch, [f"guess-{n}" for n in range(8)]))
+    assert outcomes == {"/login?error=invalid_credentials": 5, "/login?error=too_many_attempts": 3}
+    monkeypatch.undo()
+    response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+    assert response.headers["Location"] == "/login?error=too_many_attempts"
+
+
+def test_cross_origin_logout_refused(guarded):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    assert_error(client.post("/api/auth/logout", headers={"Origin": "http://evil.com"}), 403, "forbidden")
+    assert client.get("/api/probe/review").status_code == 200  # still signed in
+    # GET logout is allowed from anywhere (the spec offers it as a plain link).
+    assert client.get("/api/auth/logout", headers={"Origin": "http://evil.com"}).status_code == 303
+    assert_error(client.get("/api/probe/review"), 401, "unauthorized")
+
+
+@pytest.mark.parametrize("path", ["/review?status=approved&publicAccount=silicon-rise",
+                                  "/probe/page?q=a%2Bb+c&tag=%26x&empty="])
+def test_next_survives_the_login_round_trip(guarded, path):
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    to_login = client.get(path).headers["Location"]
+    form = client.get(to_login).get_data(as_text=True)
+    next_value = html.unescape(re.search(r'name="next" value="([^"]*)"', form).group(1))
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
+                                                    "next": next_value})
+    assert response.headers["Location"] == path
+    assert client.get(path).status_code == 200
+
+
 def test_logout_get_and_post_clear_cookie(guarded):
     app = guarded()
     create_admin()
@@ -174,7 +248,7 @@ def test_401_403_and_redirect(guarded):
     client = app.test_client()
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
     page = client.get("/probe/page?x=1")
-    assert page.status_code == 303 and page.headers["Location"] == "/login?next=/probe/page?x=1"
+    assert page.status_code == 303 and page.headers["Location"] == "/login?next=/probe/page%3Fx%3D1"
     create_admin("reviewer", permissions="review")
     login(client, "reviewer")
     assert client.get("/api/probe/review").status_code == 200

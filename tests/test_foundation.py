@@ -52,6 +52,18 @@ def test_instance_path_from_environment(tmp_path, monkeypatch):
     assert (tmp_path / "env-uploads" / "library").is_dir()
 
 
+def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    app = create_app({"WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
+                      "WAL_CHECKPOINTER_ENABLED": False})
+    assert (tmp_path / "instance" / "review.db").exists()
+    assert (tmp_path / "uploads" / "review").is_dir()
+    assert app.config["REVIEW_INSTANCE_PATH"] == str(tmp_path.resolve() / "instance")
+    assert app.config["REVIEW_UPLOADS_PATH"] == str(tmp_path.resolve() / "uploads")
+
+
 def test_database_url_setting(tmp_path):
     target = tmp_path / "custom.db"
     create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u"),
