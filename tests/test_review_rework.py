@@ -192,6 +192,40 @@ def test_image_post_field_level_rework_loop(app, client, admin_client, agent_hea
     assert approved.status_code == 200, approved.get_json()
 
 
+def refs(images):
+    return [{"assetId": a["assetId"]} for a in images]
+
+
+def test_images_patch_must_keep_the_cropped_first_image(client, admin_client, agent_headers, post):
+    task, (a, b, c) = post
+    patch(client, agent_headers, task, {"images": refs([a, b, c]), "coverCrop": full_crop(a)})
+    before = read(admin_client, task)
+    error = assert_error(client.patch(patch_url(task), json={"images": refs([b, a])}, headers=agent_headers),
+                         400, "validation_error")
+    assert "keep it first or patch coverCrop" in error["details"]["images"][0]
+    assert read(admin_client, task) == before
+    assert patch(client, agent_headers, task, {"images": refs([a, c])})["selections"]["images"] == refs([a, c])
+    both = patch(client, agent_headers, task, {"images": refs([b, a]), "coverCrop": full_crop(b)})
+    assert both["selections"]["coverCrop"]["assetId"] == b["assetId"]
+
+
+def test_image_post_rework_of_images_alone_keeps_the_locked_crop(app, client, admin_client, agent_headers, post):
+    task, images = post
+    selections = image_post_selections(images)
+    decision = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": ["images"],
+                "selections": selections, "lockedSelections": locked_except(selections, ["images"])}
+    assert admin_client.post(decision_url(task), json=decision).status_code == 200
+    new = make_asset(app, 600, 800)
+    error = assert_error(client.patch(patch_url(task), json={"images": refs([new, images[0]])},
+                                      headers=agent_headers), 400, "validation_error")
+    assert "images" in error["details"]
+    done = patch(client, agent_headers, task, {"images": refs([images[0], new])})
+    assert done["status"] == "pending_review" and done["selections"]["coverCrop"] == selections["coverCrop"]
+    approved = admin_client.post(decision_url(task), json={"action": "approve_without_publish",
+                                                           "selections": done["selections"]})
+    assert approved.status_code == 200, approved.get_json()
+
+
 def test_article_whole_task_rework_accepts_any_field_and_returns_at_once(client, admin_client, agent_headers,
                                                                          article):
     task, _cover = article

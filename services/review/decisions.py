@@ -33,9 +33,6 @@ def _rejected_elements(payload, content_type, problems):
                                                       f"{', '.join(ELEMENT_KEYS[content_type])}")
         elif key not in rejected:
             rejected.append(key)
-    if "images" in rejected and "coverCrop" not in rejected:
-        problems.add("rejectedElements", "rejecting images needs coverCrop rejected too: the crop belongs to the "
-                                         "first image, and a locked crop could never match new images")
     return rejected
 
 
@@ -50,11 +47,13 @@ def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
         return problems
     check_foreign(selections, SELECTION_KEYS[ctype], ctype, "selections", problems)
     if not whole_task:
-        check_complete(selections, ctype, "selections", problems, skip=rejected)
-    # Rejected keys may hold the faulty value the agent is asked to fix; the rest must be final.
+        check_complete(selections, ctype, "selections", problems)
+    # Rejected keys may hold the faulty value the agent is asked to fix, but no dangling reference;
+    # the rest must be final.
     keys = [k for k in selections if k not in rejected]
     check_values(assets, selections, ctype, "selections", problems, keys=keys, approval=not whole_task,
                  cover_ratio=cover_ratio)
+    check_values(assets, selections, ctype, "selections", problems, keys=rejected, refs_only=True)
     return problems
 
 

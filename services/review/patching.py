@@ -18,6 +18,7 @@ from services.review.validation import (
     check_approval_ready,
     check_foreign,
     check_values,
+    crop_fits_images,
 )
 
 
@@ -43,6 +44,17 @@ def _trigger(task, keys):
     return ("rework_patch" if remaining else "rework_complete"), remaining
 
 
+def _check_kept_crop(values, merged, remaining, problems):
+    """New images must keep the first image a stored coverCrop names (a patched crop is checked with
+    its value; a crop still waiting for rework is checked when the rework completes)."""
+    crop = merged.get("coverCrop")
+    if "images" not in values or "coverCrop" in values or not crop or "coverCrop" in (remaining or ()):
+        return
+    if not crop_fits_images(crop, merged["images"]):
+        problems.add("images", f"coverCrop crops {crop['assetId']!r}, which must stay the first image; keep it "
+                               "first or patch coverCrop in the same request")
+
+
 def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
     """Apply an agent PATCH; returns the saved ReviewTask."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
@@ -56,11 +68,12 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
         values = {key: patch[key] for key in keys}
         merged = {**(task.selections or {}), **values}
         check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
+        trigger, remaining = _trigger(task, keys)
+        _check_kept_crop(values, merged, remaining, problems)
         draft = task.body_draft
         if "body" in values:
             draft = patch_body_draft(assets, task, values["body"], patch.get("sourceBodyCandidateId"), problems)
         problems.raise_if_any("the patch is not valid")
-        trigger, remaining = _trigger(task, keys)
         if trigger == "rework_complete":
             ready = check_approval_ready(assets, task, merged, draft, prefix="selections", cover_ratio=cover_ratio)
             ready.raise_if_any("this fixes the last rejected field, but the task is not complete for approval")

@@ -8,12 +8,13 @@ RULINGS = (
     "Idempotency records are kept only for successful creations (201); a request that failed "
     "validation can be retried with the same key.",
     "Decision stages: (1) the selections object — required and complete unless the whole task is "
-    "rejected, fields of the other content type refused, values checked at approval level except for "
-    "keys being rejected; (2) the action-specific fields. Each stage answers with every problem it found.",
+    "rejected, fields of the other content type refused, values checked at approval level except that "
+    "keys being rejected only need their asset references to resolve; (2) the action-specific fields. "
+    "Each stage answers with every problem it found.",
     "Rejection fields (`rejectedElements`, `lockedSelections`, `rejectionReason`, `rejectionNote`) "
     "are refused on approve actions; `lockedSelections` is refused on a whole-task rejection.",
-    "Rejecting `images` of an image post needs `coverCrop` rejected as well (a locked crop of the old "
-    "first image could never pass the final check).",
+    "A PATCH of `images` must keep the first image a stored `coverCrop` names (400 otherwise), unless "
+    "`coverCrop` is patched in the same request or still waits for rework.",
     "Keys that stay locked in a field-level rejection are checked at approval level now (cover ratio, "
     "summary ≤ 100, a derivable or submitted bodyDraft for a locked body): the agent could never fix them.",
     "A whole-task rejection may carry partial `selections`; they are checked (references, limits) and "
@@ -30,6 +31,9 @@ RULINGS = (
     "(the timeline keeps them); returning to review after rework keeps reason and note for the reviewer.",
     "A PATCH on a task in `rejected_rework` touching a key outside `rejectedElements` is 409 "
     "`field_locked` with every locked key in `details`; fields of the other content type are 400 first.",
+    "The background sender's `agent_notified` and `agent_notification_failed` timeline events record a "
+    "delivery, not a write of the task (CONTRACT: version +1 on every write), so `version`, ETag and "
+    "`updatedAt` stay and the agent's next If-Match still matches.",
     "The If-Match check (412) comes before the state check (409), which comes before payload rules (400).",
     "Lists default to `status=pending_review` for the agent too; the agent filters with "
     "`status=rejected_rework` to find work.",

@@ -66,11 +66,9 @@ def check_foreign(data, allowed, content_type, prefix, problems, what="selection
             problems.add(join(prefix, key), f"not a field of {content_type} {what}")
 
 
-def check_complete(selections, content_type, prefix, problems, skip=()):
+def check_complete(selections, content_type, prefix, problems):
     for key in REQUIRED_SELECTION_KEYS[content_type]:
         value = (selections or {}).get(key)
-        if key in skip:
-            continue
         if value is None:
             problems.add(join(prefix, key), f"required: complete {content_type} selections include {key}")
         elif isinstance(value, str) and not value.strip():
@@ -105,9 +103,13 @@ def check_cover(assets, ref, path, problems, cover_ratio):
                            f"a cover needs width/height between {low} and {high}")
 
 
+def crop_fits_images(crop, images):
+    """coverCrop.assetId must be the first selected image: the platform uses that image as the cover."""
+    return not images or crop["assetId"] == images[0].get("assetId")
+
+
 def check_cover_crop(assets, crop, images, path, problems):
-    first = (images or [None])[0]
-    if images and crop["assetId"] != first.get("assetId"):
+    if not crop_fits_images(crop, images):
         problems.add(join(path, "assetId"), "must be the first selected image (the platform uses it as the cover)")
     asset = check_ref(assets, {"assetId": crop["assetId"]}, join(path, "assetId"), problems)
     if asset is None or not asset.width or not asset.height:
@@ -123,25 +125,31 @@ def check_cover_crop(assets, crop, images, path, problems):
 
 
 def check_values(assets, selections, content_type, prefix, problems, *, keys=None, approval=False,
-                 cover_ratio=DEFAULT_COVER_RATIO, context=None):
+                 cover_ratio=DEFAULT_COVER_RATIO, context=None, refs_only=False):
     """Value rules of the selection keys in `keys` (default: every key given).
 
     `context` is the whole selections object the keys live in (for coverCrop vs images).
+    `refs_only`: only check that every asset reference resolves (for a rejected value, which may
+    fail the other rules: that can be why it is rejected).
     """
     context = context if context is not None else selections
     for key in keys if keys is not None else list(selections):
         if key not in selections:
             continue
         value, path = selections[key], join(prefix, key)
-        if key == "summary" and approval and len(value) > APPROVAL_SUMMARY_MAX:
+        if key == "summary" and approval and not refs_only and len(value) > APPROVAL_SUMMARY_MAX:
             problems.add(path, f"at most {APPROVAL_SUMMARY_MAX} characters at approval (now {len(value)})")
         elif key == "body":
             check_markdown_links(assets, value, path, problems)
         elif key == "bodyImages" or key == "images":
             for index, ref in enumerate(value):
                 check_ref(assets, ref, join(path, index if key == "bodyImages" else f"{index}.assetId"), problems)
+        elif key == "coverImage" and refs_only:
+            check_ref(assets, value, path, problems)
         elif key == "coverImage":
             check_cover(assets, value, path, problems, cover_ratio)
+        elif key == "coverCrop" and refs_only:
+            check_ref(assets, {"assetId": value["assetId"]}, join(path, "assetId"), problems)
         elif key == "coverCrop":
             check_cover_crop(assets, value, context.get("images"), path, problems)
 
