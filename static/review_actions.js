@@ -44,7 +44,7 @@
     const imagesBox = form.querySelector('input[name="rejectedElements"][value="images"]');
     const cropBox = form.querySelector('input[name="rejectedElements"][value="coverCrop"]');
     if (imagesBox && cropBox) {
-      // The crop belongs to the first image: new images need a new crop.
+      // The crop belongs to the first image, so new images usually need a new crop (the reviewer may untick it).
       imagesBox.addEventListener("change", () => { if (imagesBox.checked) cropBox.checked = true; });
     }
 
