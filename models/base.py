@@ -24,6 +24,9 @@ SQLITE_PRAGMAS = {
 }
 CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024
 RESTART_WAIT_MS = 50
+# One-argument deterministic SQL functions, {name: function}, added to every SQLite connection.
+# A models module adds its own at import; models/__init__ imports them all before init_database.
+SQLITE_FUNCTIONS = {}
 
 
 # Stop callbacks of the threads that use `db` in the background (services.background). They are
@@ -60,6 +63,9 @@ def init_database(database_url=None, sqlite_path=None):
             sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False,
             max_connections=64, stale_timeout=600,
         )
+    if isinstance(database, peewee.SqliteDatabase):
+        for name, function in SQLITE_FUNCTIONS.items():
+            database.register_function(function, name, 1, deterministic=True)
     db.initialize(database)
     return database
 

@@ -5,11 +5,14 @@ On SQLite:
 - `feedback_fts`: external-content FTS5 with the trigram tokenizer (substring matching,
   case-insensitive, works for Chinese text without word breaks) for keywords of 3+ characters;
 - `feedback_chars`: contentless FTS5 where every CJK character is a token, for the one- and
-  two-character Chinese keywords (闪退, 卡顿) trigrams cannot answer;
+  two-character Chinese keywords (闪退, 卡顿) trigrams cannot answer. Its tokenizer drops spaces
+  and punctuation, so "闪 退" and "闪，退" hold the same pair as "闪退": it only narrows the
+  candidates, a substring test decides;
 - `feedback_search_pending`: ids of rows not in those two indexes yet. A trigger queues each new
   row in its own transaction; index_pending() moves queued rows into both indexes in batches,
   after the request (per-row indexing in the request cost ~0.5 ms, in batches ~0.06 ms a row).
-  Searches match queued rows with LIKE, so a new row is found at once, indexed or not;
+  Searches test queued rows for the keyword directly, folding case as the trigram index does
+  (fold_case), so a new row is found at once, indexed or not;
 - `feedback_status_count`: per-status row counts kept by triggers, for the list's whole-table counts.
 """
 import re
@@ -17,7 +20,7 @@ import sqlite3
 
 import peewee
 
-from models.base import BaseModel, JSONField, db, immediate
+from models.base import SQLITE_FUNCTIONS, BaseModel, JSONField, db, immediate
 
 FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
 ATTACHMENT_KINDS = ("screenshot", "log_file")
@@ -194,6 +197,32 @@ def is_cjk(text):
 def spaced_characters(text):
     """'应用闪退 crash' -> ' 应  用  闪  退  crash': every CJK character becomes its own token."""
     return _CJK.sub(r" \1 ", text or "")
+
+
+class _CaseFolds(dict):
+    """str.translate table of fold_case, filled as characters are met."""
+
+    def __missing__(self, code):
+        char = chr(code)
+        folded = next((f for f in (char.casefold(), char.lower()) if len(f) == 1), char)
+        self[code] = folded
+        return folded
+
+
+_FOLDS = _CaseFolds()
+
+
+def fold_case(text):
+    """`text` with each character folded to one character, as FTS5's trigram tokenizer folds
+    (ΣΑΣ and σας -> σασ, É -> é; ß and İ stay: it never turns one character into two).
+
+    Python's Unicode tables are newer than SQLite's: letters added since (Cherokee small
+    letters, Georgian Mtavruli, Osage, Adlam...) fold here but not in the index.
+    """
+    return None if text is None else text.translate(_FOLDS)
+
+
+SQLITE_FUNCTIONS["fold_case"] = fold_case  # for the queued rows (services.feedback.queries)
 
 
 def index_pending(limit=INDEX_BATCH):

@@ -2,12 +2,15 @@
 from marshmallow import Schema, fields, validate
 
 MAX_PAGE_SIZE = 100
+# Only keeps the row offset, (page - 1) * pageSize, inside SQLite's 64-bit OFFSET: any page past
+# the last one is an empty page with the right totals.
+MAX_PAGE = (2**63 - 1) // MAX_PAGE_SIZE
 
 
 class PageQuerySchema(Schema):
     """page and pageSize: positive integers; pageSize at most 100."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=1_000_000))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     pageSize = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
 
 

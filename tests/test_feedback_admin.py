@@ -7,6 +7,7 @@ import pytest
 
 from models import AdminUser, db
 from models.feedback import index_pending
+from schemas.common import MAX_PAGE
 from services.errors import Unauthorized
 from services.feedback import queries, triage
 from tests.conftest import assert_error, create_admin, login
@@ -130,6 +131,35 @@ def test_short_latin_keywords_use_like(fb_admin, sample):
     assert numbers(listing(fb_admin, keyword="ty")) == [sample[2]["feedbackNo"]]
 
 
+@pytest.fixture(params=["queued", "partly indexed", "indexed"])
+def look_alikes(request, fb_client):
+    """Records a loose keyword match would also find, in the three indexing states of `sample`
+    (partly: the two oldest indexed)."""
+    rows = [created(fb_client, title=f"问题 {n}", content=content, platform=platform) for n, (content, platform) in
+            enumerate([("闪 退问题", "ios"), ("真的闪退", "ios"), ("Été chaud", "web"), ("闪，退", "ios"),
+                       ("Ab闪退x", "ios")])]
+    with db.connection_context():
+        index_pending({"queued": 0, "partly indexed": 2, "indexed": len(rows)}[request.param])
+    return rows
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    # The character index holds "闪 退" and "闪，退" as 闪退 (it drops spaces and punctuation).
+    ({"keyword": "闪退"}, [4, 1]),
+    ({"keyword": "闪退", "platform": "ios"}, [4, 1]),
+    ({"keyword": "退"}, [4, 3, 1, 0]),
+    ({"keyword": "été"}, [2]),  # case folded beyond ASCII, queued or indexed
+    ({"keyword": "ÉTÉ CHAUD"}, [2]),
+    ({"keyword": "Ét"}, [2]),  # 2 Latin characters: LIKE, which folds ASCII case only ('ét' misses)
+])
+def test_keyword_results_do_not_depend_on_indexing(fb_admin, look_alikes, params, expected):
+    page = listing(fb_admin, **params)
+    assert numbers(page) == [look_alikes[i]["feedbackNo"] for i in expected]
+    assert page["pagination"]["total"] == len(expected)
+    exported = read_csv(fb_admin.get("/api/feedbacks/export.csv", query_string=params))
+    assert [row["feedbackNo"] for row in exported] == numbers(page)
+
+
 @pytest.mark.parametrize(("params", "field"), [
     ({"status": "done"}, "status"), ({"page": "0"}, "page"), ({"page": "x"}, "page"),
     ({"pageSize": "0"}, "pageSize"), ({"pageSize": "101"}, "pageSize"), ({"from": "yesterday"}, "from"),
@@ -153,6 +183,11 @@ def test_paging_and_whole_table_counts(fb_client, fb_admin):
         seen += numbers(page)
     assert seen == [r["feedbackNo"] for r in reversed(records)]
     assert listing(fb_admin, page=4, pageSize=10)["items"] == []
+    # Pages are bounded only by SQLite's 64-bit OFFSET; any page past the end is empty with the totals.
+    for page_number in (1_000_001, MAX_PAGE):
+        far = listing(fb_admin, page=page_number, pageSize=100)
+        assert far["items"] == [] and far["pagination"]["total"] == 23
+    assert_error(fb_admin.get("/api/feedbacks", query_string={"page": MAX_PAGE + 1}), 400, "validation_error")
     filtered = listing(fb_admin, status="processed", pageSize=100)
     assert filtered["pagination"]["total"] == 4 and len(filtered["items"]) == 4
     # Counts describe the whole table whatever the filter.

@@ -4,7 +4,7 @@ import sqlite3
 import time
 
 from models import db
-from models.feedback import INDEX_BATCH, index_pending
+from models.feedback import INDEX_BATCH, fold_case, index_pending
 from models.schema import LATEST, current_version
 from services.feedback import indexing
 from tests.conftest import built_app, create_admin, login
@@ -57,6 +57,17 @@ def test_new_rows_wait_in_the_queue_and_move_to_the_indexes_in_batches(fb_client
     assert keyword_page(fb_admin, "queued-7.") == ([first[7]["feedbackNo"]], 1)
     assert keyword_page(fb_admin, "队列")[1] == len(first)
     assert keyword_page(fb_admin, "队")[1] == len(first)  # one CJK character: the character index
+
+
+def test_queued_rows_fold_case_as_the_trigram_index_does():
+    letters = set("AÀÉÎÕÜÇÆØÅ ΑΣσς µ ſ ϐ Ǆǅ АБВЁ ԱԲ ＡＢ ẞß İ Ω K Å")  # the last three: Ohm, Kelvin, Ångström signs
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+    con.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(t, 'instance')")
+    con.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(ord(c), c * 3) for c in letters])
+    # Each letter tripled is one trigram: the letter as the index folds it.
+    by_index = {chr(row): term[0] for term, row in con.execute("SELECT term, doc FROM terms")}
+    assert {c: fold_case(c) for c in letters} == by_index
 
 
 def test_deleting_and_editing_keep_the_index_exact(fb_client, fb_admin):

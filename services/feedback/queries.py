@@ -1,12 +1,17 @@
 """Reading feedback for administrators: filtered pages, whole-table counts, detail, CSV batches.
 
 Keyword search (case-insensitive substring of title, content, feedbackNo, userId, contacts): on
-SQLite the FTS5 trigram index answers keywords of three or more characters and the CJK character
-index one or two Chinese/Japanese/Korean characters (闪退); other short keywords and other
-databases use LIKE over the six columns. Rows still queued for the indexes (the last moments of
-submissions, see models.feedback) are matched with LIKE too. bench/bench_feedback_search.py
+SQLite the FTS5 trigram index answers keywords of three or more characters (case folded for every
+alphabet) and the CJK character index one or two Chinese/Japanese/Korean characters (闪退), whose
+candidates must also hold the keyword (LIKE; CJK has no case). Other short keywords and other
+databases use LIKE over the six columns, which folds ASCII case only ('ét' misses 'Été'), indexed
+or not. Rows still queued for the indexes (the last moments of submissions, see models.feedback)
+are tested with fold_case, so they match as they will once indexed. bench/bench_feedback_search.py
 measures each path.
 """
+
+import operator
+from functools import reduce
 
 from peewee import SQL, fn
 
@@ -18,6 +23,7 @@ from models.feedback import (
     SEARCH_TABLE,
     Feedback,
     FeedbackAttachment,
+    fold_case,
     is_cjk,
     search_index_ready,
 )
@@ -37,10 +43,7 @@ _MATCHING_ROWIDS = {
     CHARS_TABLE: "SELECT rowid FROM feedback_chars WHERE feedback_chars MATCH ?",
 }
 _PENDING_IDS = "SELECT id FROM feedback_search_pending"
-_MATCH_COUNT = {
-    SEARCH_TABLE: "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?",
-    CHARS_TABLE: "SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH ?",
-}
+_TRIGRAM_COUNT = "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?"
 
 
 def _phrase(text):
@@ -59,11 +62,8 @@ def _index_for(keyword):
 
 
 def _like(keyword):
-    clause = None
-    for column in SEARCH_COLUMNS:
-        part = getattr(Feedback, column).contains(keyword)  # escapes % and _
-        clause = part if clause is None else (clause | part)
-    return clause
+    # .contains escapes % and _
+    return reduce(operator.or_, [getattr(Feedback, column).contains(keyword) for column in SEARCH_COLUMNS])
 
 
 def keyword_condition(keyword):
@@ -73,13 +73,21 @@ def keyword_condition(keyword):
         return _like(keyword)
     # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
     # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
-    indexed = (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
-    return indexed | _queued_match(keyword, Feedback.id + 0)
+    return _indexed_match(table, phrase, keyword, Feedback.id + 0) | _queued_match(keyword, Feedback.id + 0)
+
+
+def _indexed_match(table, phrase, keyword, row_id=Feedback.id):
+    """Indexed rows that contain `keyword`."""
+    found = row_id.in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
+    # A character-index match may be "闪 退" or "闪，退" (models.feedback); trigram matches are exact.
+    return found & _like(keyword) if table == CHARS_TABLE else found
 
 
 def _queued_match(keyword, row_id=Feedback.id):
-    """Rows still queued for the indexes that contain `keyword` (LIKE)."""
-    return row_id.in_(SQL(f"({_PENDING_IDS})")) & _like(keyword)
+    """Rows still queued for the indexes that contain `keyword`, case folded as the trigram index folds."""
+    folded = fold_case(keyword)
+    contains = [fn.instr(fn.fold_case(getattr(Feedback, column)), folded) > 0 for column in SEARCH_COLUMNS]
+    return row_id.in_(SQL(f"({_PENDING_IDS})")) & reduce(operator.or_, contains)
 
 
 def _conditions(filters):
@@ -142,7 +150,11 @@ def _count(filters, query):
     # The index and its pending queue read in one snapshot: a row moving between them counts once.
     queued = Feedback.select().where(_queued_match(keyword))
     with db.atomic():
-        return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0] + queued.count()
+        if table == SEARCH_TABLE:  # exact: counted in the index alone
+            indexed = db.execute_sql(_TRIGRAM_COUNT, [phrase]).fetchone()[0]
+        else:
+            indexed = Feedback.select().where(_indexed_match(table, phrase, keyword)).count()
+        return indexed + queued.count()
 
 
 def list_feedbacks(filters):
