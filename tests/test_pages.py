@@ -153,6 +153,8 @@ def test_feedback_list_pages_through_the_matches(admin_client):
     second = admin_client.get("/feedback?type=bug&page=2").get_data(as_text=True)
     assert "Showing 21–25 of 25" in second and "Report 00" in second and "Report 24" not in second
     assert 'rel="prev"' in second and 'rel="next"' not in second
+    beyond = admin_client.get("/feedback?type=bug&page=9").get_data(as_text=True)
+    assert "Page 9 is past the last page: 25 feedback records match" in beyond and "Showing" not in beyond
 
 
 def test_error_page_links_to_a_section_the_admin_may_open(make_app):
