@@ -6,8 +6,8 @@ On SQLite:
   case-insensitive, works for Chinese text without word breaks) for keywords of 3+ characters;
 - `feedback_chars`: contentless FTS5 where every CJK character is a token, for the one- and
   two-character Chinese keywords (闪退, 卡顿) trigrams cannot answer. Its tokenizer drops spaces
-  and punctuation, so "闪 退" and "闪，退" hold the same pair as "闪退": it only narrows the
-  candidates, a substring test decides;
+  and punctuation, so each run of them is indexed as a marker token: "闪 退" and "闪，退" do not
+  hold the adjacent pair of "闪退", and a phrase match is a substring match;
 - `feedback_search_pending`: ids of rows not in those two indexes yet. A trigger queues each new
   row in its own transaction; index_pending() moves queued rows into both indexes in batches,
   after the request (per-row indexing in the request cost ~0.5 ms, in batches ~0.06 ms a row).
@@ -169,6 +169,8 @@ _INSERT_CHARS = ("INSERT INTO feedback_chars(rowid, title, content, feedback_no,
                  "contact_wechat) VALUES (?, ?, ?, ?, ?, ?, ?)")
 _PENDING_ROWS = ("SELECT f.id, f.title, f.content, f.feedback_no, f.user_id, f.contact_email, f.contact_wechat "
                  "FROM feedback_search_pending AS p JOIN feedback AS f ON f.id = p.id ORDER BY p.id LIMIT ?")
+_INDEXED_ROWS = ("SELECT id, title, content, feedback_no, user_id, contact_email, contact_wechat FROM feedback "
+                 "WHERE id > ? AND id NOT IN (SELECT id FROM feedback_search_pending) ORDER BY id LIMIT ?")
 INDEX_BATCH = 200
 
 
@@ -194,9 +196,25 @@ def is_cjk(text):
     return bool(text) and _CJK.sub("", text) == ""
 
 
+# What unicode61 drops (it keeps letters, numbers and private-use characters as tokens), and the
+# private-use character indexed in its place so that characters on either side are not adjacent.
+_SEPARATORS = re.compile(r"(?:[^\w\ue000-\uf8ff]|_)+")
+SEPARATOR_MARK = "\ue000"
+
+
 def spaced_characters(text):
-    """'应用闪退 crash' -> ' 应  用  闪  退  crash': every CJK character becomes its own token."""
-    return _CJK.sub(r" \1 ", text or "")
+    """'应用闪退, crash' -> ' 应  用  闪  退  \ue000 crash': every CJK character is its own token, and
+    each run of spaces or punctuation one marker token."""
+    return _CJK.sub(r" \1 ", _SEPARATORS.sub(f" {SEPARATOR_MARK} ", text or ""))
+
+
+def rebuild_character_index(batch=1000):
+    """Index every row that left the pending queue again in feedback_chars (after its spacing changed)."""
+    db.execute_sql("INSERT INTO feedback_chars(feedback_chars) VALUES ('delete-all')")
+    last = 0
+    while rows := db.execute_sql(_INDEXED_ROWS, (last, batch)).fetchall():
+        db.cursor().executemany(_INSERT_CHARS, [(row[0], *map(spaced_characters, row[1:])) for row in rows])
+        last = rows[-1][0]
 
 
 class _CaseFolds(dict):

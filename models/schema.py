@@ -9,7 +9,13 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
 from models.base import BaseModel, db, immediate
-from models.feedback import OLD_TRIGGERS, Feedback, create_search_index, search_index_supported
+from models.feedback import (
+    OLD_TRIGGERS,
+    Feedback,
+    create_search_index,
+    rebuild_character_index,
+    search_index_supported,
+)
 from models.users import AdminUser
 
 
@@ -35,6 +41,12 @@ def _queue_feedback_search():
     create_search_index()
 
 
+def _respace_character_index():
+    """Separators between characters are indexed as a marker token now: index the stored rows again."""
+    if search_index_supported() and Feedback.table_exists():
+        rebuild_character_index()
+
+
 def _drop_indexes(*names):
     for name in names:
         db.execute_sql(f"DROP INDEX IF EXISTS {name}")
@@ -45,6 +57,7 @@ MIGRATIONS = [
     (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
     (3, "feedback search indexed after the request", _queue_feedback_search),
     (4, "review_task indexes no query uses", lambda: _drop_indexes("review_task_status", "review_task_content_type")),
+    (5, "CJK character index: separators kept as a marker token", _respace_character_index),
 ]
 LATEST = MIGRATIONS[-1][0]
 

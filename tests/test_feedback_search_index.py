@@ -167,6 +167,31 @@ def test_a_schema_2_database_is_upgraded_with_its_rows_still_found(make_app, tmp
         assert integrity_ok()
 
 
+def test_a_schema_4_character_index_is_rebuilt_with_separators_kept(make_app):
+    """Schema 4 indexed "闪 退" as the adjacent pair of "闪退"; the upgrade indexes the stored rows again."""
+    with built_app(make_app, **UNLIMITED) as app:
+        client = app.test_client()
+        spaced = created(client, title="问题一", content="闪 退问题")
+        joined = created(client, title="问题二", content="真的闪退")
+        with db.connection_context():
+            assert indexing.drain() == 2
+            db.execute_sql("INSERT INTO feedback_chars(feedback_chars) VALUES ('delete-all')")
+            for row_id, content in db.execute_sql("SELECT id, content FROM feedback").fetchall():
+                old_spacing = "".join(f" {char} " for char in content)  # schema 4: separators dropped
+                db.execute_sql("INSERT INTO feedback_chars(rowid, content) VALUES (?, ?)", (row_id, old_spacing))
+            db.execute_sql("UPDATE schema_version SET version = 4")
+            assert db.execute_sql("SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH '\"闪 退\"'"
+                                  ).fetchone()[0] == 2
+    with built_app(make_app, **UNLIMITED) as app:
+        with db.connection_context():
+            assert current_version() == LATEST and pending_count() == 0
+        create_admin()
+        admin = app.test_client()
+        login(admin)
+        assert keyword_page(admin, "闪退") == ([joined["feedbackNo"]], 1)
+        assert keyword_page(admin, "退") == ([joined["feedbackNo"], spaced["feedbackNo"]], 2)
+
+
 def test_a_worker_is_stopped_before_its_database_is_replaced(make_app, tmp_path):
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True) as app:
         worker = app.extensions["feedback_indexer"]

@@ -2,8 +2,8 @@
 
 Keyword search (case-insensitive substring of title, content, feedbackNo, userId, contacts): on
 SQLite the FTS5 trigram index answers keywords of three or more characters (case folded for every
-alphabet) and the CJK character index one or two Chinese/Japanese/Korean characters (闪退), whose
-candidates must also hold the keyword (LIKE; CJK has no case). Other short keywords and other
+alphabet) and the CJK character index one or two Chinese/Japanese/Korean characters (闪退; both
+match substrings exactly, see models.feedback). Other short keywords and other
 databases use LIKE over the six columns, which folds ASCII case only ('ét' misses 'Été'), indexed
 or not. Rows still queued for the indexes (the last moments of submissions, see models.feedback)
 are tested with fold_case, so they match as they will once indexed. bench/bench_feedback_search.py
@@ -43,7 +43,10 @@ _MATCHING_ROWIDS = {
     CHARS_TABLE: "SELECT rowid FROM feedback_chars WHERE feedback_chars MATCH ?",
 }
 _PENDING_IDS = "SELECT id FROM feedback_search_pending"
-_TRIGRAM_COUNT = "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?"
+_MATCH_COUNT = {
+    SEARCH_TABLE: "SELECT COUNT(*) FROM feedback_fts WHERE feedback_fts MATCH ?",
+    CHARS_TABLE: "SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH ?",
+}
 
 
 def _phrase(text):
@@ -73,14 +76,8 @@ def keyword_condition(keyword):
         return _like(keyword)
     # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
     # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
-    return _indexed_match(table, phrase, keyword, Feedback.id + 0) | _queued_match(keyword, Feedback.id + 0)
-
-
-def _indexed_match(table, phrase, keyword, row_id=Feedback.id):
-    """Indexed rows that contain `keyword`."""
-    found = row_id.in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
-    # A character-index match may be "闪 退" or "闪，退" (models.feedback); trigram matches are exact.
-    return found & _like(keyword) if table == CHARS_TABLE else found
+    indexed = (Feedback.id + 0).in_(SQL(f"({_MATCHING_ROWIDS[table]})", [phrase]))
+    return indexed | _queued_match(keyword, Feedback.id + 0)
 
 
 def _queued_match(keyword, row_id=Feedback.id):
@@ -150,11 +147,7 @@ def _count(filters, query):
     # The index and its pending queue read in one snapshot: a row moving between them counts once.
     queued = Feedback.select().where(_queued_match(keyword))
     with db.atomic():
-        if table == SEARCH_TABLE:  # exact: counted in the index alone
-            indexed = db.execute_sql(_TRIGRAM_COUNT, [phrase]).fetchone()[0]
-        else:
-            indexed = Feedback.select().where(_indexed_match(table, phrase, keyword)).count()
-        return indexed + queued.count()
+        return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0] + queued.count()
 
 
 def list_feedbacks(filters):
