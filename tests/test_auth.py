@@ -81,6 +81,15 @@ def guarded(make_app):
     return factory
 
 
+def signed_in(guarded, **config):
+    """The guarded app (with `config`) and a client signed in as its admin."""
+    app = guarded(**config)
+    create_admin()
+    client = app.test_client()
+    login(client)
+    return app, client
+
+
 def test_login_by_form_sets_cookie_with_flags(guarded):
     app = guarded()
     create_admin()
@@ -205,10 +214,7 @@ def test_parallel_wrong_guesses_learn_at_most_five_answers(guarded, monkeypatch)
 
 
 def test_cross_origin_logout_refused(guarded):
-    app = guarded()
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded)
     assert_error(client.post("/api/auth/logout", headers={"Origin": "http://evil.com"}), 403, "forbidden")
     assert client.get("/api/probe/review").status_code == 200  # still signed in
     # GET logout is allowed from anywhere (the spec offers it as a plain link).
@@ -256,10 +262,7 @@ def test_401_403_and_redirect(guarded):
 
 
 def test_deactivated_user_loses_session_at_once(guarded, runner):
-    app = guarded()
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded)
     assert client.get("/api/probe/review").status_code == 200
     result = app.test_cli_runner().invoke(args=["deactivate-admin", "admin"])
     assert result.exit_code == 0, result.output
@@ -270,19 +273,13 @@ def test_deactivated_user_loses_session_at_once(guarded, runner):
 
 
 def test_password_change_ends_old_sessions(guarded):
-    app = guarded()
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded)
     create_admin(password="a whole new password")
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 
 
 def test_session_idle_lifetime(guarded):
-    app = guarded(PERMANENT_SESSION_LIFETIME=1)
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded, PERMANENT_SESSION_LIFETIME=1)
     assert client.get("/api/probe/review").status_code == 200
     time.sleep(2.1)  # the signed cookie's own max age, not a timing claim
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
@@ -309,10 +306,7 @@ def test_session_lifetime_slides_with_use(guarded):
 
 
 def test_tampered_or_foreign_cookie_refused_after_the_real_one_was_seen(guarded):
-    app = guarded()
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded)
     assert client.get("/api/probe/review").status_code == 200
     value = client.get_cookie("review_admin_session").value
     tampered = value[:-2] + ("AA" if not value.endswith("AA") else "BB")
@@ -332,10 +326,7 @@ def test_default_session_lifetime_is_twelve_hours(app):
 
 
 def test_cross_origin_write_refused(guarded):
-    app = guarded()
-    create_admin()
-    client = app.test_client()
-    login(client)
+    app, client = signed_in(guarded)
     assert_error(client.post("/api/probe/review", headers={"Origin": "https://evil.example"}), 403, "forbidden")
     assert_error(client.post("/api/probe/review", headers={"Origin": "null"}), 403, "forbidden")
     assert client.post("/api/probe/review", headers={"Origin": "http://localhost"}).status_code == 200
