@@ -1,5 +1,5 @@
 """Sign in and out with the admin session cookie (CONTRACT §3)."""
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from flask import Blueprint, current_app, redirect, render_template, request, session
 from flask_login import current_user, login_user, logout_user
@@ -20,10 +20,23 @@ def safe_next(target):
     return target
 
 
+def _next_of_referrer():
+    """`next` of the sign-in page a failed attempt was posted from (its redirect carries only the
+    error, CONTRACT §3), so the admin still lands where they were going."""
+    referrer = urlsplit(request.referrer or "")
+    if referrer.netloc != request.host or referrer.path != "/login":
+        return ""
+    return parse_qs(referrer.query).get("next", [""])[0]
+
+
 @bp.get("/login")
 def login_page():
     """The sign-in form."""
-    return render_template("login.html", error=request.args.get("error"), next=request.args.get("next", ""))
+    error, target = request.args.get("error"), request.args.get("next", "")
+    if error and not target and (target := _next_of_referrer()):
+        # Into this page's address, so that the referrer of a further failure has it too.
+        return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
+    return render_template("login.html", error=error, next=target)
 
 
 @bp.post("/api/auth/login")

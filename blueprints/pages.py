@@ -9,7 +9,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 
 from blueprints.apidoc import api, load
 from blueprints.guards import admin_required
-from models.review import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
+from models.review import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, REQUIRED_SELECTION_KEYS, STATUSES
 from schemas.review import TaskListQuerySchema
 from services import review
 from services.asset_refs import resolve_many
@@ -116,11 +116,14 @@ def _index_of(assets, ref, options):
     return next((i for i, option in enumerate(options) if _identity(assets, option) == wanted), None)
 
 
-def _text_field(key, options, selections, overrides):
-    """Initial state of a text field: the final value and which candidate it started from."""
-    value = selections.get(key, options[0] if options else "")
+def _text_field(key, options, selections, overrides, optional):
+    """Initial state of a text field: the final value and which candidate it started from.
+
+    An `optional` field (author) missing from saved selections was left empty on purpose."""
+    default = "" if optional and selections else (options[0] if options else "")
+    value = selections.get(key, default)
     based_on = (overrides.get(key) or {}).get("basedOn", value)
-    chosen = options.index(based_on) if based_on in options else (0 if options and key not in selections else None)
+    chosen = options.index(based_on) if based_on in options else None
     return {"key": key, "options": options, "value": value, "chosen": chosen}
 
 
@@ -130,7 +133,9 @@ def _form_state(task):
     overrides, state = task.get("manualOverrides") or {}, {}
     text_keys = (("title", "titles"), ("summary", "summaries"), ("author", "authors")) \
         if task["contentType"] == "article" else (("title", "titles"), ("description", "descriptions"))
-    state["text"] = [_text_field(key, candidates.get(name) or [], selections, overrides) for key, name in text_keys]
+    required = REQUIRED_SELECTION_KEYS[task["contentType"]]
+    state["text"] = [_text_field(key, candidates.get(name) or [], selections, overrides, key not in required)
+                     for key, name in text_keys]
     options = candidates.get("bodyOptions") or []
     draft = task.get("bodyDraft") or {}
     source = next((o for o in options if o["id"] == draft.get("sourceBodyCandidateId")),

@@ -237,6 +237,29 @@ def test_next_survives_the_login_round_trip(guarded, path):
     assert client.get(path).status_code == 200
 
 
+def test_next_survives_failed_sign_ins(guarded):
+    """The failure redirect is exactly /login?error=… (CONTRACT §3); the form page keeps `next`."""
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    page = "http://localhost/login?next=%2Freview%3Fstatus%3Dall"
+    for _attempt in range(2):
+        failed = client.post("/api/auth/login", data={"username": "admin", "password": "wrong",
+                                                      "next": "/review?status=all"}, headers={"Referer": page})
+        assert failed.headers["Location"] == "/login?error=invalid_credentials"
+        again = client.get(failed.headers["Location"], headers={"Referer": page})
+        assert again.status_code == 303
+        page = "http://localhost" + again.headers["Location"]
+        form = client.get(again.headers["Location"]).get_data(as_text=True)
+        assert 'name="next" value="/review?status=all"' in form and "Wrong user name or password" in form
+    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
+                                                    "next": "/review?status=all"})
+    assert response.headers["Location"] == "/review?status=all"
+    # Without a sign-in page as referrer there is nothing to keep.
+    assert client.get("/login?error=invalid_credentials", headers={"Referer": "http://evil.example/login?next=/x"}
+                      ).status_code == 200
+
+
 def test_logout_get_and_post_clear_cookie(guarded):
     app = guarded()
     create_admin()

@@ -70,6 +70,23 @@ def test_detail_shows_outline_segments_and_comment_defaults(admin_client, demo_d
     assert re.search(r'id="only-fans" >', html)
 
 
+def test_an_author_left_empty_stays_empty(admin_client, demo_data):
+    """Only a task without saved selections starts from the first author candidate."""
+    from models.review import ReviewTask
+
+    article = next(t for t in demo_data["tasks"] if t["candidates"].get("authors"))
+    html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
+    first = article["candidates"]["authors"][0]
+    assert re.search(r'id="final-author"[^>]*value="' + re.escape(first) + '"', html)
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == article["id"])
+        row.selections = {"title": "标题", "summary": "摘要"}  # saved without an author
+        row.save()
+    html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
+    assert re.search(r'id="final-author"[^>]*value=""', html)
+    assert not re.search(r'name="author-choice" value="\d+" checked', html)
+
+
 def test_unknown_task_and_feedback_are_html_404_pages(admin_client):
     for path in ("/review/no-such-task", "/feedback/no-such-feedback"):
         response = admin_client.get(path)
