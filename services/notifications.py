@@ -87,15 +87,18 @@ def _post(url, secret, message):
     """One delivery attempt; returns None on success or a one-line reason."""
     body = json.dumps(message.payload, ensure_ascii=False, separators=(",", ":")).encode()
     try:
-        response = requests.post(url, data=body, headers=_headers(message, body, secret),
-                                 timeout=TIMEOUT, allow_redirects=False)
+        # stream=True and the body left unread: only the status counts, so a receiver trickling its
+        # answer cannot hold the one sender thread.
+        with requests.post(url, data=body, headers=_headers(message, body, secret),
+                           timeout=TIMEOUT, allow_redirects=False, stream=True) as response:
+            status = response.status_code
     except requests.Timeout:
         return "receiver timed out"
     except requests.RequestException as exc:
         return f"receiver unreachable ({type(exc).__name__})"
-    if 200 <= response.status_code < 300:
+    if 200 <= status < 300:
         return None
-    return f"receiver answered HTTP {response.status_code}"
+    return f"receiver answered HTTP {status}"
 
 
 def _record_timeline(task_id, event_type, data):

@@ -19,6 +19,7 @@ import requests
 from models.base import immediate
 from models.platform import PlatformToken
 from services.ids import iso, now_iso, utcnow
+from services.outbound import body_chunks
 from services.platform.images import BODY_IMAGE_MAX, prepare_body_image  # noqa: F401 (re-export)
 from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
 
@@ -149,7 +150,7 @@ class PlatformClient:
         try:
             resp = self._session.post(self.base_url + path, params=query, data=data, files=files,
                                       headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
-            content = self._read_within_deadline(resp, name)
+            content = self._read_within_deadline(resp)
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
             raise PlatformError(None, f"platform unreachable: timed out after "
@@ -176,19 +177,11 @@ class PlatformClient:
             raise self._error(errcode, payload.get("errmsg"))
         return payload
 
-    def _read_within_deadline(self, resp, name):
-        """The body, read within the read timeout in total: requests' timeout is per socket read,
-        so a platform trickling one byte at a time would otherwise hold the request for ever."""
+    def _read_within_deadline(self, resp):
+        """The body, read within the read timeout in total (services.outbound)."""
         budget = self.timeout[1] if isinstance(self.timeout, (tuple, list)) else self.timeout
-        deadline = time.monotonic() + budget
-        chunks = []
         with resp:
-            # read1 returns what has arrived; iter_content would wait for a whole chunk.
-            while chunk := resp.raw.read1(64 * 1024, decode_content=True):
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise PlatformError(None, f"platform unreachable: timed out after {budget:g} s ({name})")
-        return b"".join(chunks)
+            return b"".join(body_chunks(resp, time.monotonic() + budget))
 
     def _error(self, errcode, errmsg):
         try:

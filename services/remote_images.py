@@ -26,12 +26,13 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from services.outbound import body_chunks
+
 MAX_BYTES = 10 * 1024 * 1024
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
 TOTAL_SECONDS = 30.0
 MAX_REDIRECTS = 3
-CHUNK = 64 * 1024
 
 
 class FetchRefused(Exception):
@@ -160,13 +161,13 @@ def _fetch(url, open_sink, *, allowed_hosts, allow_private=False, max_bytes=MAX_
 def _stream(response, sink, max_bytes, deadline):
     size = 0
     try:
-        for chunk in response.iter_content(CHUNK):
+        for chunk in body_chunks(response, deadline):
             size += len(chunk)
             if size > max_bytes:
                 raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
-            if time.monotonic() > deadline:
-                raise FetchRefused("the image took too long to download")
             sink.write(chunk)
+    except requests.Timeout:
+        raise FetchRefused("the image took too long to download") from None
     except requests.RequestException as exc:
         raise FetchRefused(f"the image download broke off ({type(exc).__name__})") from None
     return size

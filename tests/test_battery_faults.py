@@ -204,11 +204,12 @@ def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, plat
     assert again.status_code == 200 and again.get_json()["status"] == "published", again.get_data(as_text=True)
 
 
-class TricklingPlatform:
-    """Answers its first request with a 200 whose JSON body arrives one byte every 0.15 s (about 6 s
-    in all), and closes every later connection at once."""
+class TricklingServer:
+    """Answers its first request with a 200 whose body arrives one byte every 0.15 s (the token answer:
+    about 6 s in all), and closes every later connection at once."""
 
-    def __init__(self):
+    def __init__(self, body=b'{"access_token":"T","expires_in":7200}', content_type="application/json"):
+        self.body, self.content_type = body, content_type
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.stopping = threading.Event()
@@ -229,12 +230,11 @@ class TricklingPlatform:
             threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
 
     def _trickle(self, conn):
-        body = b'{"access_token":"T","expires_in":7200}'
         try:
             conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
-            for byte in body:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + self.content_type.encode() + b"\r\n"
+                         b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n")
+            for byte in self.body:
                 if self.stopping.wait(0.15):
                     break
                 conn.sendall(bytes([byte]))
@@ -249,7 +249,7 @@ class TricklingPlatform:
 
 
 def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
-    trickling = TricklingPlatform()
+    trickling = TricklingServer()
     try:
         app, client = _platform_app(make_app, trickling.base_url)
         task = _approved(app, client)
@@ -259,3 +259,32 @@ def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.get_json()["publishJobs"][-1]["status"] == "failed"
     assert seconds < 4, f"the publish took {seconds:.1f} s with a 1 s timeout"
+
+
+def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
+    from services.remote_images import FetchRefused, fetch_bytes
+
+    host = TricklingServer(body=b"\x89PNG" + bytes(200), content_type="image/png")  # ~30 s at its pace
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchRefused, match="took too long"):
+            fetch_bytes(host.base_url + "/a.png", allowed_hosts=["127.0.0.1"], allow_private=True,
+                        timeout=(1, 1), total_seconds=1)
+    finally:
+        host.stop()
+    assert time.monotonic() - started < 3
+
+
+def test_a_trickling_webhook_receiver_does_not_hold_the_sender():
+    from types import SimpleNamespace
+
+    from services.notifications import _post
+
+    receiver = TricklingServer(body=b'{"ok": true}' + b" " * 200)  # its body would take ~30 s
+    started = time.monotonic()
+    try:
+        outcome = _post(receiver.base_url + "/hook", "secret", SimpleNamespace(message_id="m-1", payload={"a": 1}))
+    finally:
+        receiver.stop()
+    assert outcome is None  # a 2xx status is the delivery; the body is not read
+    assert time.monotonic() - started < 3
