@@ -21,7 +21,8 @@
       return { ...error, message: "your session has ended; sign in again (open /login in another tab, then retry)" };
     }
     if (status === 412) {
-      return { ...error, message: "this task was changed since the page was opened; reload the page to see the current version" };
+      // The details only carry the new version number, which tells the reader nothing more.
+      return { ...error, message: "this task was changed since the page was opened; reload the page to see the current version", details: {} };
     }
     return error;
   }
@@ -89,15 +90,22 @@
     el.hidden = false;
   }
 
-  /* A message shown on the next page (after a reload or a redirect). */
-  function flash(text) {
-    try { sessionStorage.setItem(FLASH_KEY, text); } catch (err) { /* storage off: no message */ }
+  /* Messages shown on the next page (after a reload or a redirect): `text` as a notice, `failure`
+     (optional) in the page's error banner so it is styled and announced as an error. */
+  function flash(text, failure) {
+    try { sessionStorage.setItem(FLASH_KEY, JSON.stringify({ text, failure })); } catch (err) { /* storage off: no message */ }
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    let text = null;
-    try { text = sessionStorage.getItem(FLASH_KEY); sessionStorage.removeItem(FLASH_KEY); } catch (err) { text = null; }
-    if (text) showMessage(document.getElementById("page-message"), text);
+    let saved = null;
+    try {
+      const stored = sessionStorage.getItem(FLASH_KEY);
+      sessionStorage.removeItem(FLASH_KEY);
+      saved = JSON.parse(stored);
+    } catch (err) { saved = null; } // storage off, or a message stored in another shape: none shown
+    if (!saved) return;
+    if (saved.text) showMessage(document.getElementById("page-message"), saved.text);
+    if (saved.failure) showMessage(document.getElementById("page-error"), saved.failure);
   });
 
   window.Api = { call, clearErrors, showErrors, showMessage, sentence, flash };

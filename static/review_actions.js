@@ -9,6 +9,9 @@
   const $ = (selector) => document.querySelector(selector);
   const pageError = $("#page-error");
   const WRAPPERS = ["selections", "lockedSelections", "manualOverrides"];
+  const FIELD_WORDS = {
+    coverImage: "cover image", bodyImages: "body image", images: "image", coverCrop: "cover crop", body: "body",
+  };
 
   /* An error path of the decision API -> the data-error-for key of the field it concerns. */
   function fieldFor(path) {
@@ -25,13 +28,23 @@
     return () => { button.disabled = false; button.textContent = before; };
   }
 
+  /* The newest job the call added, in words: {ok} for the notice or {failure} for the error banner. */
   function jobOutcome(updated, before) {
     const added = (updated.publishJobs || []).filter((job) => !before.some((old) => old.id === job.id));
     const job = added[added.length - 1];
-    if (!job) return "";
+    if (!job) return {};
     return job.status === "succeeded"
-      ? ` Published as WeChat draft ${job.draftMediaId}.`
-      : ` Publishing failed: ${job.lastError || "no reason given"}. Fix the cause and retry the job.`;
+      ? { ok: `Published as WeChat draft ${job.draftMediaId}.` }
+      : { failure: `Publishing failed: ${job.lastError || "no reason given"}. Fix the cause and retry the job.` };
+  }
+
+  /* One entry of details.faultyImages in words: which field, which file, what is wrong. */
+  function faultyImage(item) {
+    if (typeof item !== "object" || item === null) return String(item);
+    const [, name, index] = String(item.field || "").match(/^(?:selections\.)?(\w+)(?:\.(\d+))?/) || [];
+    const field = (FIELD_WORDS[name] || name || "an image") + (index === undefined ? "" : ` ${Number(index) + 1}`);
+    const asset = F.assets[item.ref];
+    return `${field} (${asset ? asset.fileName : item.ref}): ${item.reason}`;
   }
 
   /* ---- decision ---- */
@@ -64,7 +77,8 @@
       const result = await window.Api.call("POST", `${base}/decision`, payload, { ifMatch: task.version });
       if (result.ok) {
         const words = { approve_and_publish: "Approved.", approve_without_publish: "Approved without publishing.", reject_rework: "Sent back to the agent for rework." };
-        window.Api.flash(words[action] + jobOutcome(result.data, task.publishJobs));
+        const outcome = jobOutcome(result.data, task.publishJobs);
+        window.Api.flash([words[action], outcome.ok].filter(Boolean).join(" "), outcome.failure);
         window.location.reload();
         return;
       }
@@ -79,7 +93,8 @@
     const done = busy(button, label);
     const result = await window.Api.call("POST", url, undefined, { ifMatch: task.version });
     if (result.ok) {
-      window.Api.flash(("Publish attempt finished." + jobOutcome(result.data, task.publishJobs)).trim());
+      const outcome = jobOutcome(result.data, task.publishJobs);
+      window.Api.flash(outcome.ok || (outcome.failure ? "" : "Publish attempt finished."), outcome.failure);
       window.location.reload();
       return;
     }
@@ -101,8 +116,8 @@
     const result = await window.Api.call("GET", `${base}/package`, undefined, { raw: true });
     done();
     if (!result.ok) {
-      const faulty = (result.error.details || {}).faultyImages;
-      window.Api.showMessage(pageError, result.error.message + (faulty ? ` (${[].concat(faulty).map((f) => (typeof f === "string" ? f : JSON.stringify(f))).join(", ")})` : ""));
+      const faulty = [].concat((result.error.details || {}).faultyImages || []);
+      window.Api.showMessage(pageError, [result.error.message, ...faulty.map(faultyImage)].map(window.Api.sentence).join(" "));
       return;
     }
     const url = URL.createObjectURL(await result.response.blob());

@@ -8,6 +8,10 @@
   const $ = (selector) => document.querySelector(selector);
 
   /* ---- text fields: counters and the "edited by hand" flag ---- */
+  // Per field, whether it was edited by hand: read when another candidate is chosen, by which
+  // time the checked radio (that textEdited compares against) has already changed.
+  const textWasEdited = {};
+
   function refreshText(key) {
     const input = $(`#final-${key}`);
     const edited = F.textEdited(key);
@@ -15,11 +19,18 @@
     counter.textContent = String(input.value.length);
     counter.classList.toggle("over", input.value.length > Number(counter.dataset.limit));
     $(`[data-edited-for="${key}"]`).hidden = !edited;
+    textWasEdited[key] = edited;
   }
 
   F.TEXT_KEYS.forEach((key) => {
+    let current = document.querySelector(`input[name="${key}-choice"]:checked`);
     document.querySelectorAll(`input[name="${key}-choice"]`).forEach((radio) => {
       radio.addEventListener("change", () => {
+        if (textWasEdited[key] && !window.confirm(`Replace your edited ${key} with the chosen candidate?`)) {
+          if (current) { current.checked = true; current.focus(); } else radio.checked = false;
+          return;
+        }
+        current = radio;
         $(`#final-${key}`).value = F.normalize(F.candidateText(key));
         refreshText(key);
       });
@@ -108,11 +119,22 @@
   }
 
   /* ---- image post: group, ordered images, cover crop ---- */
-  function imageButton(text, label, handler, disabled) {
+  function imageButton(text, label, action, handler, disabled) {
     const button = Object.assign(document.createElement("button"), { type: "button", textContent: text, disabled });
     button.setAttribute("aria-label", label);
+    button.dataset.action = action;
     button.addEventListener("click", handler);
     return button;
+  }
+
+  /* The list was rebuilt, so the pressed button is gone: focus the same control of the image now at
+     `index` (or its nearest enabled one, e.g. "down" once it is first), else "Add from the library…". */
+  function focusImageControl(index, action) {
+    const items = $("#image-list").children;
+    const item = items[Math.min(index, items.length - 1)];
+    const buttons = item ? [...item.querySelectorAll("button:enabled")] : [];
+    const target = buttons.find((button) => button.dataset.action === action) || buttons[0];
+    (target || $('[data-library-for="images"]')).focus();
   }
 
   function renderImages() {
@@ -124,13 +146,22 @@
       const img = Object.assign(document.createElement("img"), { src: asset ? asset.url : "", alt: asset ? asset.fileName : ref.assetId });
       const caption = document.createElement("span");
       caption.textContent = `${index + 1}. ${asset ? `${asset.fileName} · ${asset.width}×${asset.height}` : ref.assetId}${index === 0 ? " (cover)" : ""}`;
-      const move = (to) => () => { images.splice(to, 0, images.splice(index, 1)[0]); renderImages(); };
+      const move = (to, action) => () => {
+        images.splice(to, 0, images.splice(index, 1)[0]);
+        renderImages();
+        focusImageControl(to, action);
+      };
+      const remove = () => {
+        images.splice(index, 1);
+        renderImages();
+        focusImageControl(index, "remove");
+      };
       const controls = document.createElement("div");
       controls.className = "controls";
       controls.append(
-        imageButton("↑", `Move image ${index + 1} up`, move(index - 1), index === 0),
-        imageButton("↓", `Move image ${index + 1} down`, move(index + 1), index === images.length - 1),
-        imageButton("Remove", `Remove image ${index + 1}`, () => { images.splice(index, 1); renderImages(); }, false));
+        imageButton("↑", `Move image ${index + 1} up`, "up", move(index - 1, "up"), index === 0),
+        imageButton("↓", `Move image ${index + 1} down`, "down", move(index + 1, "down"), index === images.length - 1),
+        imageButton("Remove", `Remove image ${index + 1}`, "remove", remove, false));
       li.append(img, caption, controls);
       list.append(li);
     });
@@ -142,10 +173,19 @@
       stage: $("#crop-stage"), image: $("#crop-image"), box: $("#crop-box"),
       size: $("#crop-size"), x: $("#crop-x"), y: $("#crop-y"), readout: $("#crop-readout"),
     });
+    const groupOf = (radio) => (task.candidates.imageGroups || []).find((g) => g.id === radio.value);
+    let currentGroup = document.querySelector('input[name="group-choice"]:checked');
     document.querySelectorAll('input[name="group-choice"]').forEach((radio) => {
       radio.addEventListener("change", () => {
-        const group = (task.candidates.imageGroups || []).find((g) => g.id === radio.value);
-        images.splice(0, images.length, ...group.images.map((ref) => ({ assetId: ref.assetId })));
+        // Edited = not the list the previous choice gave (with no group chosen: the list the page opened with).
+        const before = currentGroup ? groupOf(currentGroup).images : F.state.images || [];
+        const question = "Replace your edited image list with the images of the chosen group?";
+        if (!F.sameRefs(before, images) && !window.confirm(question)) {
+          if (currentGroup) { currentGroup.checked = true; currentGroup.focus(); } else radio.checked = false;
+          return;
+        }
+        currentGroup = radio;
+        images.splice(0, images.length, ...groupOf(radio).images.map((ref) => ({ assetId: ref.assetId })));
         renderImages();
       });
     });

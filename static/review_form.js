@@ -189,6 +189,6 @@
 
   window.ReviewForm = {
     task, assets, state, images, ARTICLE, TEXT_KEYS, candidateText, textValue, bodyOption, bodyMarkdown,
-    normalize, identity, decisionPayload, collect, textEdited,
+    normalize, identity, sameRefs, decisionPayload, collect, textEdited,
   };
 })();

@@ -1,5 +1,6 @@
-"""Image posts in the browser: a field-level rejection made with the keyboard only, and publishing
-with a failed job and its retry against the fake platform."""
+"""Image posts in the browser: a field-level rejection made with the keyboard only, publishing
+with a failed job and its retry against the fake platform, the image list by keyboard, and edits
+that choosing another candidate would discard."""
 from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in, stored_task, task_by_topic
@@ -100,7 +101,10 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
 
     live_server.platform.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
     page.get_by_role("button", name="Publish to WeChat drafts").click()
-    expect(page.locator("#page-message")).to_contain_text("Publishing failed")
+    # A failed job is an error (announced as an alert), not a success notice.
+    expect(page.get_by_role("alert")).to_contain_text("Publishing failed: platform error 45003")
+    expect(page.locator("#page-error")).to_have_class("notice error")
+    expect(page.locator("#page-message")).to_be_hidden()
     failed = page.locator("table.jobs tbody tr").first
     expect(failed).to_contain_text("failed")
     expect(failed.locator(".job-error")).to_contain_text("45003")
@@ -122,4 +126,108 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     draft = live_server.platform.drafts[jobs[1]["draftMediaId"]]["articles"][0]
     assert draft["article_type"] == "newspic"
     assert draft["need_open_comment"] == 1 and draft["only_fans_can_comment"] == 0
+    console.assert_clean()
+
+
+def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_error(page, demo, live_server,
+                                                                                      console):
+    task = task_by_topic(demo, "一周力量训练打卡")
+    sign_in(page, f"/review/{task['id']}")
+    live_server.platform.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    page.get_by_label("Approve and publish").check()
+    page.get_by_role("button", name="Submit decision").click()
+
+    expect(page.locator("#task-status")).to_have_text("Approved")
+    expect(page.get_by_role("status")).to_have_text("Approved.")
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("Publishing failed: platform error 45003")
+    expect(alert).to_contain_text("Fix the cause and retry the job.")
+    expect(alert).to_have_class("notice error")
+    screenshot(page, "review-image-post-approved-publish-failed")
+    console.assert_clean()
+
+
+def test_moving_and_removing_images_keeps_the_keyboard_focus(page, demo, console):
+    task = task_by_topic(demo, "一周力量训练打卡")
+    sign_in(page, f"/review/{task['id']}")
+    items = page.locator("#image-list li")
+    button = lambda name: page.get_by_role("button", name=name, exact=True)  # noqa: E731
+
+    button("Move image 3 up").focus()
+    page.keyboard.press("Enter")
+    expect(items.nth(1)).to_contain_text("gym-3.png")
+    expect(button("Move image 2 up")).to_be_focused()
+    page.keyboard.press("Enter")  # now the cover: its "up" is disabled, so focus goes to its "down"
+    expect(items.first).to_contain_text("1. gym-3.png")
+    expect(button("Move image 1 down")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(items.nth(1)).to_contain_text("gym-3.png")
+    expect(button("Move image 2 down")).to_be_focused()
+
+    button("Remove image 2").focus()
+    page.keyboard.press("Enter")  # the next image takes its place and its Remove button the focus
+    expect(items).to_have_count(3)
+    expect(items.nth(1)).to_contain_text("gym-2.png")
+    expect(button("Remove image 2")).to_be_focused()
+    button("Remove image 3").focus()
+    page.keyboard.press("Enter")  # the last one: focus goes to the new last
+    expect(items).to_have_count(2)
+    expect(button("Remove image 2")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    expect(items).to_have_count(0)
+    expect(page.get_by_role("button", name="Add from the library…")).to_be_focused()
+    console.assert_clean()
+
+
+def test_choosing_another_candidate_asks_before_discarding_an_edit(page, demo, console):
+    task = task_by_topic(demo, "一周力量训练打卡")
+    sign_in(page, f"/review/{task['id']}")
+    questions, answers = [], []
+
+    def answer(dialog):
+        questions.append(dialog.message)
+        dialog.accept() if answers.pop(0) else dialog.dismiss()
+
+    page.on("dialog", answer)
+    title = page.get_by_label("Final title")
+    group_a = page.locator('input[name="group-choice"][value="week-a"]')
+    group_b = page.locator('input[name="group-choice"][value="week-b"]')
+    items = page.locator("#image-list li")
+
+    # Nothing edited: the other candidate replaces the value without a question.
+    page.get_by_label("7 天力量训练计划", exact=True).check()
+    expect(title).to_have_value("7 天力量训练计划")
+    group_b.check()
+    expect(items).to_have_count(2)
+    assert questions == []
+
+    # An edited title: declining keeps the edit and the radio that was chosen.
+    title.fill("我的一周训练")
+    answers.append(False)
+    page.get_by_label("一周力量训练打卡", exact=True).click()
+    expect(title).to_have_value("我的一周训练")
+    expect(page.get_by_label("7 天力量训练计划", exact=True)).to_be_checked()
+    expect(page.locator('[data-edited-for="title"]')).to_be_visible()
+    assert "Replace your edited title" in questions[-1]
+    answers.append(True)
+    page.get_by_label("一周力量训练打卡", exact=True).click()
+    expect(title).to_have_value("一周力量训练打卡")
+    expect(page.locator('[data-edited-for="title"]')).to_be_hidden()
+
+    # A reordered image list: the same for the image groups.
+    page.get_by_role("button", name="Move image 2 up").click()
+    expect(items.first).to_contain_text("gym-2.png")
+    answers.append(False)
+    group_a.click()
+    expect(group_b).to_be_checked()
+    expect(items).to_have_count(2)
+    expect(items.first).to_contain_text("gym-2.png")
+    assert "Replace your edited image list" in questions[-1]
+    answers.append(True)
+    group_a.click()
+    expect(group_a).to_be_checked()
+    expect(items).to_have_count(4)
+    expect(items.first).to_contain_text("gym-1.png")
+    assert len(questions) == 4 and answers == []
     console.assert_clean()

@@ -1,5 +1,6 @@
-"""Package download and delete from the task page."""
+"""Package download and delete from the task page, and what a failed download or a stale page says."""
 import zipfile
+from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -39,4 +40,38 @@ def test_delete_asks_first_then_goes_back_to_the_list(page, demo, console):
     assert "cannot be undone" in messages[0] and len(messages) == 2
     expect(page.locator("#page-message")).to_contain_text(f'Deleted the task "{task["topic"]}"')
     expect(page.locator(f'tr[data-task-id="{task["id"]}"]')).to_have_count(0)
+    console.assert_clean()
+
+
+def test_a_faulty_image_refuses_the_download_with_a_readable_list(page, demo, live_server, console):
+    console.allow(r"status of 409")
+    task = task_by_topic(demo, "冬季跑步指南")
+    sign_in(page, f"/review/{task['id']}")
+    page.get_by_label("Approve without publishing").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Approved")
+    cover_url = task["candidates"]["coverImages"][0]
+    (Path(live_server.uploads) / "review" / cover_url.rsplit("/", 1)[1]).unlink()
+
+    page.get_by_role("button", name="Download package (ZIP)").click()
+    error = page.get_by_role("alert")
+    expect(error).to_have_text("1 final image(s) of the task are missing or faulty; fix or replace them and "
+                               "download again. Cover image (run-cover.png): the stored file is missing.")
+    console.assert_clean()
+
+
+def test_a_stale_page_says_to_reload_without_internal_details(page, demo, console):
+    console.allow(r"status of 412")
+    task = task_by_topic(demo, "冬季跑步指南")
+    sign_in(page, f"/review/{task['id']}")
+    other = page.context.new_page()  # the same reviewer in a second tab changes the task first
+    other.goto(f"/review/{task['id']}")
+    other.get_by_label("Approve without publishing").check()
+    other.get_by_role("button", name="Submit decision").click()
+    expect(other.locator("#task-status")).to_have_text("Approved")
+
+    page.get_by_label("Approve without publishing").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#decision-error")).to_have_text(
+        "This task was changed since the page was opened; reload the page to see the current version.")
     console.assert_clean()
