@@ -184,3 +184,24 @@ def test_retry_preconditions(app, admin_client, agent_headers, fake, case):
 
     assert admin_client.get(f"/api/review/tasks/{target_task['id']}").get_json() == before
     assert len(fake.drafts) == drafts
+
+
+def test_an_outcome_that_cannot_be_stored_leaves_the_draft_id_in_the_log(app, admin_client, agent_headers, fake,
+                                                                       monkeypatch, caplog):
+    import peewee
+
+    from models.review import PublishJob
+
+    task, _ = approved_article(app, admin_client, agent_headers)
+    real_save = PublishJob.save
+
+    def disk_full(job, *args, **kwargs):
+        if job.finished_at:  # the outcome, not the claim
+            raise peewee.OperationalError("database or disk is full")
+        return real_save(job, *args, **kwargs)
+
+    monkeypatch.setattr(PublishJob, "save", disk_full)
+    response = admin_client.post(f"/api/review/tasks/{task['id']}/publish-jobs")
+    assert_error(response, 500, "storage_unavailable")
+    [draft_id] = list(fake.drafts)
+    assert any(draft_id in r.getMessage() and r.levelname == "ERROR" for r in caplog.records)

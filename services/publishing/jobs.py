@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
+import peewee
+
 from models import immediate
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask
@@ -163,7 +165,13 @@ def _execute(claim, actor_name, config):
         except Exception as exc:  # a bug must not leave the task claimed: record it, log the trace
             log.exception("publish job %s failed unexpectedly", claim.job_id)
             error = f"unexpected {type(exc).__name__} while publishing; the service log has the details"
-    return _finish(claim, actor_name, draft_media_id, error, sent_html)
+    try:
+        return _finish(claim, actor_name, draft_media_id, error, sent_html)
+    except peewee.DatabaseError:
+        # The platform has the draft but the job cannot say so: leave its id where an operator looks.
+        log.error("publish job %s of task %s: its outcome could not be stored (draft %s, error %s); the "
+                  "claim expires after %s", claim.job_id, claim.task_pk, draft_media_id, error, stale_after(config))
+        raise
 
 
 def _heartbeat(claim):
