@@ -18,7 +18,7 @@ from PIL import Image, UnidentifiedImageError
 
 from models import Asset
 from models.base import immediate
-from services.errors import NotFound, PayloadTooLarge, ValidationFailed
+from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import placed_file, write_atomically
 from services.ids import new_id, now_iso
 
@@ -150,6 +150,10 @@ def save_upload(data, *, scope, file_name, uploads_root):
         if winner is None:
             raise
         return winner, False
+    except OSError as exc:
+        log.error("image %s not written: %s", stored_name, type(exc).__name__)
+        raise StorageUnavailable("the image could not be written to disk; nothing was saved, try again later") \
+            from None
     return asset, True
 
 

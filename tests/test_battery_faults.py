@@ -10,6 +10,7 @@
 """
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -97,6 +98,30 @@ def test_a_failed_record_write_leaves_no_file(make_app, kind):
     assert _consistency(app.config["REVIEW_UPLOADS_PATH"]) == ([], [], [])
     with db.connection_context():
         assert db.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+
+
+# ---- the disk is full ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", sorted(UPLOADS))
+def test_a_full_disk_is_storage_unavailable_and_leaves_nothing(make_app, kind, monkeypatch):
+    import errno
+
+    table, method, path, headers, fields = UPLOADS[kind]
+    app = make_app(FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
+    client = app.test_client()
+    feedback_id = _new_feedback(client)  # no attachment yet: its folder does not exist
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    failed = client.open(path.format(feedback_id=feedback_id), method=method, headers=headers,
+                         data=_form(fields, _png(3)))
+    assert failed.status_code == 500 and failed.get_json()["error"]["code"] == "storage_unavailable"
+    uploads = Path(app.config["REVIEW_UPLOADS_PATH"])
+    assert _consistency(uploads) == ([], [], [])
+    assert not (uploads / "feedback" / feedback_id).exists()
+    with db.connection_context():
+        assert db.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
 
 
 # ---- the process dies between the two ----------------------------------------------------------

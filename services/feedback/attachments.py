@@ -9,6 +9,7 @@ Files: `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>`, never a client na
 written to a temporary file, fsynced and renamed before the row is inserted; when the insert (or
 the re-check of the limits inside its transaction) fails the file is removed again.
 """
+import contextlib
 import hashlib
 import logging
 import re
@@ -86,13 +87,21 @@ def add_attachment(record, channel, kind, file_name, data, uploads_root):
                     sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
                 placement.settle()
     except OSError as exc:
+        _remove_if_empty(folder)
         log.error("attachment for feedback %s not written: %s", record.feedback_id, type(exc).__name__)
         raise StorageUnavailable("the attachment could not be written to disk; try again later") from None
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+        _remove_if_empty(folder)
         log.error("attachment row for feedback %s not stored: %s", record.feedback_id, type(exc).__name__)
         raise StorageUnavailable("the attachment could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
     return attachment.to_dict()
+
+
+def _remove_if_empty(folder):
+    """A first attachment that failed leaves no empty folder behind."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def attachment_file(feedback_id, attachment_id, uploads_root):
