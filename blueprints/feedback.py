@@ -172,7 +172,8 @@ def download_attachment(feedback_id, attachment_id):
     """Download one attachment file under the client's file name."""
     attachment, path = attachments.attachment_file(feedback_id, attachment_id,
                                                    current_app.config["REVIEW_UPLOADS_PATH"])
-    response = send_file(path, mimetype=attachment.content_type, as_attachment=True,
+    # The media type alone: for text/* send_file adds the charset itself (else it would appear twice).
+    response = send_file(path, mimetype=attachment.content_type.split(";")[0], as_attachment=True,
                          download_name=attachment.file_name, max_age=0)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.cache_control.private = True

@@ -35,6 +35,13 @@ def labels():
             "REASON_LABELS": REASON_LABELS, "ELEMENT_LABELS": ELEMENT_LABELS}
 
 
+@bp.app_template_filter()
+def sentence(message):
+    """A service message as one sentence: capital first letter, one full stop."""
+    text = str(message or "").strip().rstrip(".")
+    return text[:1].upper() + text[1:] + "."
+
+
 @bp.get("/")
 def home():
     """The review list is the start page."""

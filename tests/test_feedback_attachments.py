@@ -136,6 +136,7 @@ def test_log_files_accepted_by_extension_and_content(feedback_app, fb_client, fb
     assert meta["contentType"] == content_type and meta["size"] == len(data) and meta["fileName"] == name
     download = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}")
     assert download.data == data  # logs are stored unchanged
+    assert download.headers["Content-Type"] == content_type
 
 
 @pytest.mark.parametrize(("data", "name", "reason"), [

@@ -88,14 +88,17 @@ def test_an_author_left_empty_stays_empty(admin_client, demo_data):
 
 
 def test_unknown_task_and_feedback_are_html_404_pages(admin_client):
-    for path in ("/review/no-such-task", "/feedback/no-such-feedback"):
+    for path, back in (("/review/no-such-task", "/review"), ("/feedback/no-such-feedback", "/feedback")):
         response = admin_client.get(path)
         assert response.status_code == 404 and "text/html" in response.content_type
+        assert f'<a href="{back}">Back to the' in response.get_data(as_text=True)
 
 
 def test_bad_list_filters_are_explained_not_failed(admin_client, demo_data):
     html = admin_client.get("/review?from=2026-02-02&to=2026-02-01").get_data(as_text=True)
     assert 'id="err-from"' in html and "must be earlier than or equal to" in html
+    html = admin_client.get("/review?status=nonsense").get_data(as_text=True)
+    assert re.search(r'id="filter-error">[^<]*[^.]\. Change the filters below', html)
     html = admin_client.get("/review?publicAccount=nobody").get_data(as_text=True)
     assert re.search(r'id="err-publicAccount"[^>]*>\s*Must be one of', html)
     html = admin_client.get("/feedback?pageSize=1&page=0").get_data(as_text=True)
