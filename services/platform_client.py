@@ -255,15 +255,19 @@ class PlatformClient:
                 return
 
 
-def client_for(account, config, timeout=None):
+def configured_timeout(config):
+    """WECHAT_TIMEOUT_SECONDS: the time limit of each platform call (and of each image it fetches)."""
+    return float(config.get("WECHAT_TIMEOUT_SECONDS") or 20)
+
+
+def client_for(account, config):
     """The client of `account` from settings (a plain dict, e.g. the Flask config)."""
     prefix = "WECHAT_" + account.upper().replace("-", "_")
     appid, secret = config.get(prefix + "_APPID"), config.get(prefix + "_SECRET")
     if not appid or not secret:
         raise PlatformError(None, f"account {account} has no platform credentials configured")
     base_url = config.get("WECHAT_API_BASE") or DEFAULT_API_BASE
-    kwargs = {"timeout": timeout} if timeout is not None else {}
-    return PlatformClient(account, appid, secret, base_url, **kwargs)
+    return PlatformClient(account, appid, secret, base_url, timeout=configured_timeout(config))
 
 
 def _name(path):

@@ -448,8 +448,10 @@ def test_missing_credentials_are_named():
 
     silicon = client_for("silicon-rise", config)
     assert (silicon.account, silicon.appid, silicon.base_url) == (ACCOUNT, APPID, "https://api.weixin.qq.com")
-    custom = client_for("silicon-rise", dict(config, WECHAT_API_BASE="http://127.0.0.1:9100/"), timeout=3)
-    assert (custom.base_url, custom.timeout) == ("http://127.0.0.1:9100", 3)
+    assert silicon.timeout == 20  # WECHAT_TIMEOUT_SECONDS' default
+    custom = client_for("silicon-rise", {**config, "WECHAT_API_BASE": "http://127.0.0.1:9100/",
+                                         "WECHAT_TIMEOUT_SECONDS": 3})
+    assert (custom.base_url, custom.timeout) == ("http://127.0.0.1:9100", 3)  # every caller, the CLI's sync too
 
 
 # ---- upload cache ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask
 from services.errors import Conflict, NotFound
 from services.ids import iso, new_id, now_iso, utcnow
-from services.platform_client import PlatformError, client_for
+from services.platform_client import PlatformError, client_for, configured_timeout
 from services.publishing.images import JobImages, PublishFailed
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
@@ -63,13 +63,11 @@ def retry_job(task_id, job_id, actor_name, config, if_match=None):
     return _execute(_claim(task_id, if_match, config, "manual", source_job_id=job_id), actor_name, config)
 
 
-def timeout_of(config):
-    return float(config.get("WECHAT_TIMEOUT_SECONDS") or 20)
 
 
 def stale_after(config):
     """A claim without a heartbeat for this long belongs to a process that died."""
-    return max(MIN_STALE_AFTER, timedelta(seconds=10 * timeout_of(config)))
+    return max(MIN_STALE_AFTER, timedelta(seconds=10 * configured_timeout(config)))
 
 
 # ---- step 1 -----------------------------------------------------------------------------------
@@ -151,11 +149,11 @@ def _execute(claim, actor_name, config):
     draft_media_id, error, sent_html = None, claim.problem, None
     if error is None:
         try:
-            client = client_for(claim.account, config, timeout=timeout_of(config))
+            client = client_for(claim.account, config)
             images = JobImages(client, uploads_root=config["REVIEW_UPLOADS_PATH"],
                                remote_hosts=split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS")),
                                allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
-                               timeout=timeout_of(config), touch=lambda: _heartbeat(claim))
+                               timeout=configured_timeout(config), touch=lambda: _heartbeat(claim))
             article = build_article(images, claim.content_type, claim.snapshot)
             if claim.content_type == "article":
                 sent_html = article["content"]  # the body with the platform's image URLs
