@@ -15,6 +15,7 @@ from flask_login import LoginManager
 from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
+from services.client_input import load_json
 from services.settings import DEFAULTS, from_environment
 
 log = logging.getLogger("review")
@@ -23,13 +24,10 @@ UPLOAD_SCOPES = ("review", "library", "feedback")
 
 
 class JSONProvider(DefaultJSONProvider):
-    """A body nested deeper than the interpreter's recursion limit is invalid JSON (400), not a 500."""
+    """Request bodies are read by the service's one strict JSON rule: what it refuses is a 400, not a 500."""
 
-    def loads(self, s, **kwargs):
-        try:
-            return super().loads(s, **kwargs)
-        except RecursionError:
-            raise ValueError("the JSON document is nested too deeply") from None
+    def loads(self, s):
+        return load_json(s)
 
 
 def _state_path(config, name, default):

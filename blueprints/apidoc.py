@@ -78,7 +78,10 @@ def load(schema, data, *, unknown=None, where="body"):
 
 
 def json_body():
-    data = request.get_json(force=True, silent=True)
+    try:  # app.json is the one strict JSON rule; its message says what is wrong
+        data = current_app.json.loads(request.get_data(cache=True))
+    except ValueError as exc:
+        raise ValidationFailed(f"the request body is not valid JSON: {exc}", {"_body": ["invalid JSON"]}) from None
     if not isinstance(data, dict):
         raise ValidationFailed("the request body must be a JSON object", {"_body": ["not a JSON object"]})
     return data

@@ -1,5 +1,6 @@
 """Database handle and base model shared by every table."""
 import json
+import logging
 import os
 import threading
 from contextlib import contextmanager
@@ -10,6 +11,9 @@ from playhouse.pool import PooledSqliteDatabase
 
 # Bound in create_app (or by a CLI/bench script) through init_database().
 db = peewee.DatabaseProxy()
+# peewee logs every statement with its parameters at DEBUG: access tokens, password hashes, a
+# password typed into the user name box. Its logger stays at INFO whatever the root level is.
+logging.getLogger("peewee").setLevel(logging.INFO)
 
 SQLITE_PRAGMAS = {
     "journal_mode": "wal",

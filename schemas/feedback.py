@@ -2,12 +2,12 @@
 (spec: Feedback record; CONTRACT §9). Types and limits only; the anonymous-channel rule and the
 duplicate check live in services.feedback.intake."""
 import json
-from datetime import UTC, date, datetime, time, timedelta
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
 from models.feedback import ATTACHMENT_KINDS, FEEDBACK_STATUSES
 from schemas.common import PageQuerySchema, PaginationSchema
+from services.client_input import bound, moment
 from services.ids import iso
 
 MAX_EXTRA_BYTES = 4096
@@ -29,10 +29,9 @@ class IsoMoment(fields.Field):
         if not isinstance(value, str) or len(value) > 40:
             raise ValidationError("must be an ISO 8601 date-time string")
         try:
-            moment = datetime.fromisoformat(value.replace("z", "Z"))
-        except ValueError:
-            raise ValidationError("must be an ISO 8601 date-time such as 2026-11-21T13:34:00Z") from None
-        return iso(moment)
+            return iso(moment(value))
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
 
 
 class FeedbackCreateSchema(Schema):
@@ -86,25 +85,17 @@ class FeedbackStatusSchema(Schema):
 
 
 class _Bound(fields.Field):
-    """ISO date or date-time; `end=True` turns a date into the start of the next day (exclusive)."""
+    """ISO date or date-time -> UTC datetime; `end=True`: the exclusive end (services.client_input.bound)."""
 
     def __init__(self, *, end=False, **kwargs):
         super().__init__(load_default=None, metadata={"type": "string", "format": "date or date-time"}, **kwargs)
         self.end = end
 
     def _deserialize(self, value, attr, data, **kwargs):
-        text = str(value).strip()
         try:
-            if len(text) == 10:
-                day = date.fromisoformat(text)
-                start = datetime.combine(day, time(), tzinfo=UTC)
-                return start + timedelta(days=1) if self.end else start
-            moment = datetime.fromisoformat(text.replace("z", "Z"))
-        except ValueError:
-            raise ValidationError("must be an ISO date (2026-11-21) or date-time (2026-11-21T13:34:00Z)") from None
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-        # Timestamps are stored with milliseconds: an inclusive date-time ends 1 ms later.
-        return moment + timedelta(milliseconds=1) if self.end else moment
+            return bound(str(value), end=self.end)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
 
 
 class FeedbackFilterSchema(Schema):
@@ -115,9 +106,13 @@ class FeedbackFilterSchema(Schema):
     appName = fields.String(load_default=None, validate=validate.Length(min=1, max=100))
     platform = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
     appVersion = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
-    keyword = fields.String(load_default=None, validate=validate.Length(max=200),
-                            metadata={"description": "part of title, content, feedbackNo, userId, contactEmail "
-                                                     "or contactWechat (case-insensitive)"})
+    # A NUL ends an FTS5 MATCH phrase early (a storage error); no control character belongs in a search.
+    # The pattern reads the same in Python and in the OpenAPI document (ECMA).
+    keyword = fields.String(load_default=None, validate=[
+        validate.Length(max=200),
+        validate.Regexp(r"^(?![\s\S]*[\x00-\x1f\x7f])", error="must not contain control characters"),
+    ], metadata={"description": "part of title, content, feedbackNo, userId, contactEmail or contactWechat "
+                                "(case-insensitive)"})
     created_from = _Bound(data_key="from")
     created_before = _Bound(data_key="to", end=True)
 

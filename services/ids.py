@@ -18,7 +18,9 @@ def iso(dt):
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    dt = dt.astimezone(UTC)
+    # The year by hand: strftime's %Y does not pad years before 1000 to four digits on glibc.
+    return f"{dt.year:04d}-{dt:%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
 
 
 def now_iso():

@@ -7,6 +7,7 @@ size (VmHWM, reset through /proc/self/clear_refs before each request) may grow o
 import calendar
 import http.client
 import io
+import json
 import logging
 import posixpath
 import struct
@@ -14,13 +15,14 @@ import time
 import zipfile
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
 from PIL import Image
 
 from fakeplatform import FakePlatform
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin, login
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login, signed_in_admin
 from tests.receivers import WebhookReceiver
 from tests.review_helpers import (
     approve_article,
@@ -359,9 +361,10 @@ SECRETS = {
 ADMIN_PASSWORD_SECRET = "Sekr3t admin password 93"
 
 
-def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog):
-    """Every credential in use, the right and wrong ways, at the production log level (INFO)."""
-    caplog.set_level(logging.INFO)
+@pytest.mark.parametrize("level", [logging.INFO, logging.DEBUG], ids=["production level", "debug level"])
+def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
+    """Every credential in use, the right and wrong ways, at the production log level and at DEBUG."""
+    caplog.set_level(level)
     platform = FakePlatform({"wx-silicon": SECRETS["WECHAT_SILICON_RISE_SECRET"],
                              "wx-carbon": SECRETS["WECHAT_CARBON_FITNESS_SECRET"]})
     platform.start()
@@ -381,6 +384,9 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog):
         assert client.post("/api/feedbacks", headers={"x-feedback-client-token": "client-Sekr3t-web-77ab"},
                            json={}).status_code == 401
         assert client.post("/api/auth/login", data={"username": "boss", "password": ADMIN_PASSWORD_SECRET + "x"}) \
+            .headers["Location"] == "/login?error=invalid_credentials"
+        # the password typed into the user name box
+        assert client.post("/api/auth/login", data={"username": ADMIN_PASSWORD_SECRET, "password": "x"}) \
             .headers["Location"] == "/login?error=invalid_credentials"
         # right credentials: login, a task, a publish with a token refresh and a platform error, a rejection
         login(client, "boss", ADMIN_PASSWORD_SECRET)
@@ -414,3 +420,170 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog):
     assert logged, "the flows above log something"
     leaked = [s for s in secrets if s and s in logged]
     assert leaked == []
+
+
+# ---- values JSON or storage cannot carry (audit 5) ----------------------------------------------------
+LONE = "\ud800"  # json.dumps writes it as the escape \ud800, which json.loads alone accepts
+
+
+def send_json(client, method, path, payload, headers=None):
+    """`payload` as JSON text exactly as json.dumps writes it (ASCII, escapes for the rest)."""
+    body = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
+    return client.open(path, method=method, data=body, headers={**(headers or {}), "content-type": "application/json"})
+
+
+@pytest.fixture
+def world(app, client):
+    """A signed-in admin, an article task and a feedback: the targets of every JSON write route."""
+    admin = signed_in_admin(app)
+    cover = make_asset(app, 900, 500)
+    task = create_task(client, AGENT, article_payload([cover["url"]]))
+    return SimpleNamespace(admin=admin, cover=cover, task=task, feedback=new_feedback(client))
+
+
+def stored(world):
+    """What a write could change, as an admin reads it."""
+    tasks = world.admin.get("/api/review/tasks?status=all").get_json()
+    feedbacks = world.admin.get("/api/feedbacks").get_json()
+    return tasks, feedbacks["items"], world.admin.get(f"/api/feedbacks/{world.feedback}").get_json()
+
+
+# label -> (sent by the admin?, method, path, payload) for a value put where a client may send text
+SURROGATE_ROUTES = {
+    "task topic": (False, "POST", "/api/review/agent/tasks", lambda w, v: article_payload([w.cover["url"]], topic=v)),
+    "task candidate": (False, "POST", "/api/review/agent/tasks", lambda w, v: article_payload(
+        [w.cover["url"]], candidates={**article_payload()["candidates"], "titles": [v]})),
+    "task externalContentId": (False, "POST", "/api/review/agent/tasks",
+                               lambda w, v: article_payload([w.cover["url"]], externalContentId=v)),
+    "PATCH elements": (False, "PATCH", lambda w: f"/api/review/agent/tasks/{w.task['id']}/elements",
+                       lambda w, v: {"title": v}),
+    "decision selection": (True, "POST", lambda w: decision_url(w.task), lambda w, v: {
+        **approve_article(w.task, w.cover), "selections": {**approve_article(w.task, w.cover)["selections"],
+                                                           "title": "x" + v}}),
+    "rejection note": (True, "POST", lambda w: decision_url(w.task),
+                       lambda w, v: {"action": "reject_rework", "rejectionReason": "other", "rejectionNote": v}),
+    "feedback field": (False, "POST", "/api/feedbacks", lambda w, v: {
+        "type": "bug", "title": v, "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"}),
+    "feedback extra key": (False, "POST", "/api/feedbacks", lambda w, v: {
+        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
+        "extra": {v: 1}}),
+    "feedback admin note": (True, "PATCH", lambda w: f"/api/feedbacks/{w.feedback}/status",
+                            lambda w, v: {"status": "processed", "adminNote": v}),
+    "preview": (True, "POST", "/api/review/preview", lambda w, v: {"markdown": v}),
+}
+
+
+def _route(world, client, label):
+    as_admin, method, path, payload = SURROGATE_ROUTES[label]
+    path = path(world) if callable(path) else path
+    sender, headers = (world.admin, {}) if as_admin else (client, CLIENT if "feedbacks" in path else AGENT)
+    return sender, method, path, headers, lambda value: payload(world, value)
+
+
+@pytest.mark.parametrize("label", SURROGATE_ROUTES)
+def test_an_unpaired_surrogate_is_invalid_json_and_changes_nothing(world, client, label):
+    """It was a 500 on every write route: SQLite only fails when it binds the value."""
+    sender, method, path, headers, payload = _route(world, client, label)
+    before = stored(world)
+    for body in (json.dumps(payload(LONE)),  # as the escape \ud800
+                 json.dumps(payload(LONE), ensure_ascii=False).encode("utf-8", "surrogatepass")):  # as raw bytes
+        response = send_json(sender, method, path, body, headers)
+        assert_error(response, 400, "validation_error")
+        message = response.get_json()["error"]["message"]
+        assert message.startswith("the request body is not valid JSON"), message
+        assert "surrogate" in message or "utf-8" in message, message
+    assert stored(world) == before
+
+
+def test_the_surrogate_message_names_the_field(client):
+    response = send_json(client, "POST", "/api/review/agent/tasks", article_payload(
+        candidates={**article_payload()["candidates"], "titles": ["ok", LONE]}), AGENT)
+    assert_error(response, 400, "validation_error")
+    assert "unpaired surrogate \\ud800 in candidates.titles.1" in response.get_json()["error"]["message"]
+
+
+def test_a_surrogate_pair_is_one_character_and_accepted(app, client):
+    """An emoji written as the escapes \\ud83d\\ude00 (json.dumps' default) is valid JSON."""
+    cover = make_asset(app, 900, 500)
+    assert "\\ud83d\\ude00" in json.dumps({"t": "😀"})
+    created = send_json(client, "POST", "/api/review/agent/tasks", article_payload([cover["url"]], topic="好 😀"),
+                        AGENT)
+    assert created.status_code == 201, created.get_data(as_text=True)
+    assert created.get_json()["topic"] == "好 😀"
+    feedback = send_json(client, "POST", "/api/feedbacks", {
+        "type": "bug", "title": "😀", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"}, CLIENT)
+    assert feedback.status_code == 201, feedback.get_data(as_text=True)
+    assert feedback.get_json()["title"] == "😀"
+
+
+@pytest.mark.parametrize("body", [{"username": LONE, "password": "x"}, {"username": "admin", "password": LONE}])
+def test_a_login_body_with_a_surrogate_is_a_failed_login(app, client, body):
+    create_admin()
+    response = send_json(client, "POST", "/api/auth/login", body)
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/login?error=invalid_credentials"
+    assert not response.headers.getlist("Set-Cookie")
+
+
+DATE_ROUTES = ["/api/review/tasks", "/api/review/agent/tasks", "/api/feedbacks", "/api/feedbacks/export.csv"]
+OUT_OF_RANGE = [
+    ("to=9999-12-31", "to"),  # a date-only `to` ends with the next day
+    ("to=9999-12-31T23:59:59.999999Z", "to"),  # an inclusive date-time `to` ends 1 ms later
+    ("from=0001-01-01T00:00:00%2B01:00", "from"),  # year 0 in UTC
+    ("from=9999-12-31T23:59:59-01:00", "from"),  # year 10000 in UTC
+]
+
+
+@pytest.mark.parametrize("path", DATE_ROUTES)
+def test_dates_past_the_calendar_are_400_naming_the_field(world, client, path):
+    sender, headers = (client, AGENT) if "agent" in path else (world.admin, {})
+    for query, field in OUT_OF_RANGE:
+        response = sender.get(f"{path}?{query}", headers=headers)
+        assert_error(response, 400, "validation_error")
+        assert field in response.get_json()["error"]["details"], (query, response.get_json())
+    for query in ("to=9999-12-30", "from=0001-01-02", "from=2026-01-01T00:00:00%2B08:00&to=2026-01-01"):
+        assert sender.get(f"{path}?{query}", headers=headers).status_code == 200, query
+
+
+@pytest.mark.parametrize("moment", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_an_occurred_at_past_the_calendar_is_400(world, client, moment):
+    before = stored(world)
+    response = client.post("/api/feedbacks", headers=CLIENT, json={
+        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
+        "occurredAt": moment})
+    assert_error(response, 400, "validation_error")
+    assert "occurredAt" in response.get_json()["error"]["details"]
+    assert stored(world) == before
+
+
+def test_an_early_year_is_stored_with_four_digits(client):
+    response = client.post("/api/feedbacks", headers=CLIENT, json={
+        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
+        "occurredAt": "0999-06-01T08:00:00+08:00"})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["occurredAt"] == "0999-06-01T00:00:00.000Z"
+
+
+@pytest.mark.parametrize("keyword", ["a\x00b", "abc\x00", "a\x1fb"])
+@pytest.mark.parametrize("path", ["/api/feedbacks", "/api/feedbacks/export.csv"])
+def test_a_control_character_in_the_keyword_is_400(world, path, keyword):
+    """A NUL broke the FTS5 MATCH: a 500 on the list, a CSV cut off after its header on the export."""
+    response = world.admin.get(path, query_string={"keyword": keyword})
+    assert_error(response, 400, "validation_error")
+    assert set(response.get_json()["error"]["details"]) == {"keyword"}
+
+
+@pytest.mark.parametrize("number, says", [("1e999", "1e999 is too large"), ("-1e999", "-1e999 is too large"),
+                                          ("NaN", "NaN is not JSON"), ("-Infinity", "-Infinity is not JSON")])
+def test_numbers_json_cannot_carry_are_invalid_json_everywhere(world, client, number, says):
+    """1e999 overflowed to Infinity: stored (201) and later served as the non-JSON token `Infinity`."""
+    before = stored(world)
+    feedback = send_json(client, "POST", "/api/feedbacks", '{"type":"bug","title":"t","content":"c","appName":"a",'
+                         f'"appVersion":"1","platform":"ios","extra":{{"n":{number}}}}}', CLIENT)
+    task = send_json(client, "POST", "/api/review/agent/tasks",
+                     json.dumps(article_payload([world.cover["url"]]))[:-1] + f', "topic": {number}}}', AGENT)
+    for response in (feedback, task):
+        assert_error(response, 400, "validation_error")
+        message = response.get_json()["error"]["message"]
+        assert message.startswith("the request body is not valid JSON") and says in message, message
+    assert stored(world) == before

@@ -16,6 +16,7 @@ import peewee
 
 from models.base import cached_select, db, execute_cached, immediate, run_statement
 from models.feedback import Feedback, FeedbackDaySequence
+from services.client_input import load_json
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
 from services.ids import iso, new_id, utcnow
@@ -47,15 +48,11 @@ class _Invalid:
         self.reason = reason
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json(raw):
-    """bytes -> the decoded JSON value, or an _Invalid marker (never raises)."""
+    """bytes -> the decoded JSON value (by the service's one strict rule), or an _Invalid marker."""
     try:
-        return json.loads(raw, parse_constant=_no_constants)
-    except (ValueError, RecursionError) as exc:
+        return load_json(raw)
+    except ValueError as exc:
         return _Invalid(str(exc).split(":")[0] or "not JSON")
 
 

@@ -2,12 +2,12 @@
 import base64
 import binascii
 import json
-from datetime import UTC, date, datetime, timedelta
 
 import peewee
 
 from models import db
 from models.review import ReviewTask
+from services.client_input import bound
 from services.errors import ValidationFailed
 from services.ids import iso
 from services.review.concurrency import get_task_row, task_not_found
@@ -25,21 +25,14 @@ def get_task(task_id):
         return task_to_dict(get_task_row(task_id))
 
 
-def parse_bound(value, name, *, upper):
-    """ISO date or datetime -> ISO ms Z bound; a date-only upper bound covers that whole day."""
+def parse_bound(value, name, *, end):
+    """`from` (inclusive) or `to` (end=True: exclusive) -> ISO ms Z bound; a date-only `to` covers that whole day."""
     if value is None:
         return None
-    text = value.strip()
     try:
-        if "T" not in text.upper() and " " not in text:
-            day = date.fromisoformat(text)
-            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-            return iso(start + timedelta(days=1) - timedelta(milliseconds=1)) if upper else iso(start)
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValidationFailed(f"{name} must be an ISO date (2026-11-21) or datetime (2026-11-21T13:34:00Z)",
-                               {name: ["not an ISO 8601 date or datetime"]}) from None
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+        return iso(bound(value, end=end))
+    except ValueError as exc:
+        raise ValidationFailed(f"{name} {exc}", {name: [str(exc)]}) from None
 
 
 def encode_cursor(task):
@@ -64,9 +57,9 @@ def list_tasks(filters):
     `filters`: status ("all" or a status), publicAccount, from_, to, limit, cursor, and for the
     agent externalContentId; each None when not given.
     """
-    low = parse_bound(filters.get("from_"), "from", upper=False)
-    high = parse_bound(filters.get("to"), "to", upper=True)
-    if low and high and low > high:
+    low = parse_bound(filters.get("from_"), "from", end=False)
+    high = parse_bound(filters.get("to"), "to", end=True)
+    if low and high and low >= high:
         raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
     status = filters.get("status") or "pending_review"
     # No placeholder condition: "id > 0" made SQLite count by walking the table (200 ms on 100k rows)
@@ -81,7 +74,7 @@ def list_tasks(filters):
     if low:
         conditions.append(ReviewTask.created_at >= low)
     if high:
-        conditions.append(ReviewTask.created_at <= high)
+        conditions.append(ReviewTask.created_at < high)
     limit = filters.get("limit") or 200
     with db.atomic():
         total = _where(ReviewTask.select(), conditions).count()

@@ -1,0 +1,114 @@
+"""Rules for raw client input that several parsers share (CONTRACT §2): JSON bodies, ISO dates.
+
+Every failure is a ValueError whose text is fit for a person; callers turn it into their 400.
+"""
+import json
+import math
+import re
+from datetime import UTC, date, datetime, time, timedelta
+
+# ---- JSON bodies ---------------------------------------------------------------------------------
+# \ud800-\udfff written as an escape. A false hit (an escaped backslash before "ud8…") only costs the walk.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text):
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"the number {text[:24]} is too large")
+    return number
+
+
+# Built once: json.loads with any option builds a new decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
+def load_json(raw):
+    """Bytes or text of a JSON document -> its value.
+
+    Stricter than json.loads wherever it would let through what JSON cannot carry or storage cannot
+    bind: NaN and Infinity, numbers overflowing to infinity, unpaired UTF-16 surrogates.
+    """
+    if isinstance(raw, (bytes, bytearray)):
+        # Strict, unlike json.loads (surrogatepass): a surrogate encoded in the bytes fails here.
+        encoding = json.detect_encoding(raw)
+        try:
+            raw = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"invalid {encoding} text at byte {exc.start} ({exc.reason})") from None
+    try:
+        value = _DECODER.decode(raw)
+    except RecursionError:
+        raise ValueError("the JSON document is nested too deeply") from None
+    # Decoding kept pairs together, so a surrogate left in a string came from an unpaired escape.
+    # Bodies without such an escape (nearly all) skip the walk.
+    if _SURROGATE_ESCAPE.search(raw):
+        _refuse_unpaired_surrogates(value)
+    return value
+
+
+def _refuse_unpaired_surrogates(value):
+    """ValueError naming (dotted path) the first string or key holding a lone surrogate."""
+    pending = [("", value)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, str):
+            _refuse_surrogate(item, path or "the body")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                _refuse_surrogate(key, f"a key of {path or 'the body'}")
+                pending.append((f"{path}.{key}" if path else key, child))
+        elif isinstance(item, list):
+            pending.extend((f"{path}.{index}" if path else str(index), child) for index, child in enumerate(item))
+
+
+def _refuse_surrogate(text, where):
+    found = _SURROGATE.search(text)
+    if found:
+        raise ValueError(f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "
+                         "a \\ud800-\\udfff escape must be half of a pair")
+
+
+# ---- dates ---------------------------------------------------------------------------------------
+# A day's margin at both ends: no offset (< 24 h) and no end-of-day step leaves datetime's calendar.
+FIRST_DAY, LAST_DAY = date(1, 1, 2), date(9999, 12, 30)
+MOMENT_HINT = "must be an ISO 8601 date-time such as 2026-11-21T13:34:00Z"
+BOUND_HINT = "must be an ISO date (2026-11-21) or date-time (2026-11-21T13:34:00Z)"
+
+
+def _in_range(day):
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(f"must be between {FIRST_DAY} and {LAST_DAY}")
+
+
+def moment(text, hint=MOMENT_HINT):
+    """ISO 8601 date-time -> aware UTC datetime; a missing offset means UTC."""
+    try:
+        value = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise ValueError(hint) from None
+    _in_range(value.date())
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def bound(text, *, end=False):
+    """A list filter's `from`, or with end=True its `to` as an exclusive UTC datetime.
+
+    A date-only `to` covers its whole day; a date-time `to` its millisecond (timestamps are stored in ms).
+    """
+    text = text.strip()
+    if "T" in text.upper() or " " in text:
+        start, step = moment(text, BOUND_HINT), timedelta(milliseconds=1)
+    else:
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(BOUND_HINT) from None
+        _in_range(day)
+        start, step = datetime.combine(day, time(), UTC), timedelta(days=1)
+    return start + step if end else start
