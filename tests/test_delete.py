@@ -1,5 +1,6 @@
 """Task deletion (CONTRACT §8): record first, then best-effort cleanup of unshared review files."""
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,55 @@ def test_an_already_missing_file_only_loses_its_row(app, admin_client):
     body = delete(admin_client, task_id).get_json()
     assert (body["deletedFileCount"], body["skippedAssetCount"]) == (1, 0)
     assert not asset_exists(asset)
+
+
+def test_a_failed_commit_puts_the_file_back_with_its_row(app, admin_client, monkeypatch):
+    """The disk fills up as the asset's deletion commits: the task is gone, the asset stays whole."""
+    import peewee
+
+    from services import task_delete
+
+    asset = review_upload(admin_client, 12)
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    real, calls = task_delete.immediate, []
+
+    @contextmanager
+    def commit_fails_for_the_asset():
+        calls.append(1)
+        with real():
+            yield
+            if len(calls) == 2:  # the first transaction deletes the task, the second the asset
+                raise peewee.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(task_delete, "immediate", commit_fails_for_the_asset)
+    response = delete(admin_client, task_id)
+    assert response.status_code == 200
+    assert (response.get_json()["deletedFileCount"], response.get_json()["skippedAssetCount"]) == (0, 1)
+    assert not exists(task_id) and asset_exists(asset)
+    served = admin_client.get(asset["url"])
+    assert served.status_code == 200 and served.data == stored_path(app, asset).read_bytes()
+    assert [p.name for p in stored_path(app, asset).parent.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_deletion_cut_short_is_settled_at_the_next_start(make_app, tmp_path):
+    """A stop between setting a file aside and the commit (row still there) restores it; a stop after the
+    commit (row gone) removes it."""
+    from services.task_delete import TOMBSTONE
+
+    app = make_app()
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    kept, gone = review_upload(admin, 13), review_upload(admin, 14)
+    for asset in (kept, gone):
+        path = stored_path(app, asset)
+        path.rename(path.with_name(TOMBSTONE + path.name))
+    with db.connection_context():
+        Asset.delete().where(Asset.asset_id == gone["assetId"]).execute()
+    app = make_app()  # the next start
+    assert stored_path(app, kept).is_file() and asset_exists(kept)
+    assert not stored_path(app, gone).exists()
+    assert [p.name for p in stored_path(app, kept).parent.iterdir() if p.name.startswith(".")] == []
 
 
 def test_a_symlink_in_review_never_deletes_its_target(app, admin_client, tmp_path):
