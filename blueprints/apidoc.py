@@ -1,13 +1,16 @@
 """Route declarations that validate input and feed the OpenAPI document from the same schemas."""
 import re
 from functools import wraps
+from http import HTTPStatus
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, render_template, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
+from schemas.review import TaskSchema
 from services.errors import ValidationFailed
+from services.review.creation import MAX_KEY_LENGTH
 
 bp = Blueprint("apidoc", __name__)
 
@@ -23,6 +26,32 @@ ERROR_STATUSES = {
     429: "Rate limited; see Retry-After (rate_limited)",
     500: "Storage or internal failure",
 }
+
+# Headers, each declared once; _request_headers and _response_headers say which operations have them.
+REQUEST_HEADERS = {
+    "If-Match": {"description": 'The task\'s ETag ("3", or several comma-separated, or *) the change is based '
+                                "on; when the task has moved on, nothing changes and the answer is 412",
+                 "schema": {"type": "string"}},
+    "Idempotency-Key": {"description": "Kept 24 hours: a repeat with the same body gets the stored answer "
+                                       "(Idempotent-Replayed: true), a different body 409 idempotency_conflict",
+                        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH}},
+}
+RESPONSE_HEADERS = {
+    "ETag": {"description": 'The task\'s version in quotes ("3"); send it back as If-Match',
+             "required": True, "schema": {"type": "string"}},
+    "Location": {"description": "The created task's address (201), or where to go next (303)",
+                 "required": True, "schema": {"type": "string"}},
+    "Idempotent-Replayed": {"description": "Sent on the stored answer to a repeated Idempotency-Key",
+                            "schema": {"type": "string", "enum": ["true"]}},
+    "X-Total-Count": {"description": "Tasks matching the filters, over all pages",
+                      "required": True, "schema": {"type": "integer", "minimum": 0}},
+    "Link": {"description": '<address of the next page>; rel="next", only when more tasks match',
+             "schema": {"type": "string"}},
+    "Retry-After": {"description": "Whole seconds to wait before trying again",
+                    "required": True, "schema": {"type": "integer", "minimum": 0}},
+}
+ERROR_HEADERS = {429: ("Retry-After",)}
+PATH_ARGUMENT = re.compile(r"<(?:[^:>]+:)?([^>]+)>")  # <name> or <converter:name>
 
 
 class ErrorBodySchema(Schema):
@@ -87,11 +116,21 @@ def json_body():
     return data
 
 
-def api(*, body=None, query=None, form=None, responses=None, summary=None, tags=None):
+class NoBody:
+    """A documented answer without a body (a redirect, 304), with the RESPONSE_HEADERS it carries."""
+
+    def __init__(self, description, headers=()):
+        self.description, self.headers = description, tuple(headers)
+
+
+def api(*, body=None, query=None, form=None, files=(), responses=None, errors=None, summary=None, tags=None):
     """Declare a JSON route: `body`/`query` schemas are loaded and passed as keyword arguments.
 
-    `form` documents a multipart body ({"field": "file" | "string"}); `responses` maps status ->
-    schema, a media type string such as "application/zip", or a tuple of media types.
+    `form` documents a form body with the schema the route validates it with (the route reads it
+    itself, after its size limit); `files` names its file parts, which make it multipart.
+    `responses` maps status -> schema, [schema] (a bare array), a media type string such as
+    "application/zip", a tuple of media types, or NoBody. `errors` narrows the ERROR_STATUSES
+    documented (default: all of them).
     """
 
     def decorator(view):
@@ -109,10 +148,23 @@ def api(*, body=None, query=None, form=None, responses=None, summary=None, tags=
             return view(*args, **kwargs)
 
         wrapper._openapi = {
-            "body": body, "query": query, "form": form, "responses": responses or {200: None},
+            "body": body, "query": query, "form": form, "files": tuple(files), "responses": responses or {200: None},
+            "errors": ERROR_STATUSES if errors is None else errors,
             "summary": summary or (view.__doc__ or "").strip().split("\n")[0], "tags": tags,
         }
         return wrapper
+
+    return decorator
+
+
+def documents_body(schema):
+    """For a route that reads its JSON body itself (limits come before validation, or a failure is
+    not a 400): @api gets no `body=` to load, and this puts the schema into the document all the same.
+    Goes above @api."""
+
+    def decorator(view):
+        view._openapi["body"] = schema
+        return view
 
     return decorator
 
@@ -129,6 +181,15 @@ def _media(target, spec):
     return {"application/json": {"schema": _schema_ref(target, spec)}}
 
 
+def _form(schema, files, converter):
+    """The form fields with the rules of the schema that validates them, plus the file parts."""
+    document = converter.schema2jsonschema(_instance(schema))
+    document["properties"] = {**document["properties"], **{name: {"type": "string", "format": "binary"}
+                                                           for name in files}}
+    document["required"] = [*document.get("required", ()), *files]
+    return {("multipart/form-data" if files else "application/x-www-form-urlencoded"): {"schema": document}}
+
+
 def _schema_ref(schema, spec):
     name = (schema if isinstance(schema, type) else type(schema)).__name__.removesuffix("Schema")
     if name not in spec.components.schemas:
@@ -136,42 +197,80 @@ def _schema_ref(schema, spec):
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+def _request_headers(method, rule, meta):
+    names = []
+    if method != "GET" and "task_id" in rule.arguments:
+        names.append("If-Match")  # every write to one task (CONTRACT §4)
+    if method == "POST" and meta["responses"].get(201) is TaskSchema:
+        names.append("Idempotency-Key")  # task creation
+    return names  # apispec turns a component's name into its $ref
+
+
+def _response_headers(method, status, target):
+    """What blueprints/review.py's task_response and list_response send, and the creation route adds."""
+    names = list(target.headers) if isinstance(target, NoBody) else []
+    if target is TaskSchema:
+        names.append("ETag")
+        if method == "POST" and status == 201:
+            names += ["Location", "Idempotent-Replayed"]
+    if target == [TaskSchema]:
+        names += ["X-Total-Count", "Link"]
+    return {name: name for name in names}  # apispec turns a component's name into its $ref
+
+
+def _response(method, status, target, spec):
+    answer = {"description": target.description if isinstance(target, NoBody) else HTTPStatus(status).phrase}
+    if not isinstance(target, NoBody):
+        answer["content"] = _media(target, spec)
+    if headers := _response_headers(method, status, target):
+        answer["headers"] = headers
+    return answer
+
+
 def build_spec(app):
+    plugin = MarshmallowPlugin()
     spec = APISpec(
-        title="Content review and publishing service", version="1.0.0", openapi_version="3.0.3",
-        plugins=[MarshmallowPlugin()],
+        title="Content review and publishing service", version="1.0.0", openapi_version="3.0.3", plugins=[plugin],
     )
     for name, where, key in (("adminSession", "cookie", "review_admin_session"),
                              ("agentToken", "header", "x-review-agent-token"),
                              ("clientToken", "header", "x-feedback-client-token")):
         spec.components.security_scheme(name, {"type": "apiKey", "in": where, "name": key})
+    for name, header in REQUEST_HEADERS.items():
+        spec.components.parameter(name, "header", {"name": name, "required": False, **header})
+    for name, header in RESPONSE_HEADERS.items():
+        spec.components.header(name, header)
     error_ref = _schema_ref(ErrorSchema, spec)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         view = app.view_functions[rule.endpoint]
         meta = getattr(view, "_openapi", None)
         if meta is None:
             continue
-        path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", rule.rule)
-        params = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in rule.arguments]
+        path = PATH_ARGUMENT.sub(r"{\1}", rule.rule)
+        # In the order of the path (rule.arguments is a set, whose order changes from run to run).
+        params = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                  for n in PATH_ARGUMENT.findall(rule.rule)]
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
-            op = {"summary": meta["summary"], "parameters": list(params), "responses": {}}
+            op = {"summary": meta["summary"], "parameters": [*params, *_request_headers(method, rule, meta)],
+                  "responses": {}}
             if meta["tags"]:
                 op["tags"] = meta["tags"]
             if meta["query"] is not None:
                 op["parameters"].append({"in": "query", "schema": _instance(meta["query"])})
+            content = {}
             if meta["body"] is not None:
-                op["requestBody"] = {"required": True, "content": _media(meta["body"], spec)}
-            if meta["form"]:
-                props = {k: ({"type": "string", "format": "binary"} if v == "file" else {"type": "string"})
-                         for k, v in meta["form"].items()}
-                op["requestBody"] = {"required": True, "content": {"multipart/form-data": {
-                    "schema": {"type": "object", "properties": props,
-                               "required": [k for k, v in meta["form"].items() if v == "file"]}}}}
+                content.update(_media(meta["body"], spec))
+            if meta["form"] is not None:
+                content.update(_form(meta["form"], meta["files"], plugin.converter))
+            if content:
+                op["requestBody"] = {"required": True, "content": content}
             for status, target in meta["responses"].items():
-                op["responses"][str(status)] = {"description": "Success", "content": _media(target, spec)}
-            for status, text in ERROR_STATUSES.items():
-                op["responses"].setdefault(str(status), {
-                    "description": text, "content": {"application/json": {"schema": error_ref}}})
+                op["responses"][str(status)] = _response(method, status, target, spec)
+            for status in meta["errors"]:
+                error = {"description": ERROR_STATUSES[status], "content": {"application/json": {"schema": error_ref}}}
+                if status in ERROR_HEADERS:
+                    error["headers"] = {name: name for name in ERROR_HEADERS[status]}
+                op["responses"].setdefault(str(status), error)
             auth = getattr(view, "_auth", [])
             op["security"] = [{scheme: []} for scheme in auth]
             spec.path(path=path, operations={method.lower(): op})

@@ -1,7 +1,7 @@
 """Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
 from flask import Blueprint, current_app, g, request, send_from_directory
 
-from blueprints.apidoc import api, load
+from blueprints.apidoc import NoBody, api, load
 from blueprints.guards import agent_or_admin
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
@@ -17,6 +17,7 @@ MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the scope field
 # because they are only served with credentials.
 FILE_CACHE_SECONDS = 365 * 24 * 3600
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"}
+NOT_MODIFIED = NoBody("The client's copy is current (If-None-Match or If-Modified-Since)")
 
 
 def _dump(asset):
@@ -25,7 +26,7 @@ def _dump(asset):
 
 @bp.post("/api/assets/upload")
 @agent_or_admin("review")
-@api(form={"file": "file", "scope": "string"}, responses={201: AssetSchema, 200: AssetSchema}, tags=["assets"])
+@api(form=AssetUploadFormSchema, files=("file",), responses={201: AssetSchema, 200: AssetSchema}, tags=["assets"])
 def upload():
     """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
     # Set before the body is parsed: a larger request is refused as 413 without being read.
@@ -65,8 +66,9 @@ def get_asset(asset_id):
 
 @bp.get("/uploads/<scope>/<path:name>")
 @agent_or_admin("review")
+@api(responses={200: tuple(CONTENT_TYPES.values()), 304: NOT_MODIFIED}, errors=(401, 403, 404, 500), tags=["assets"])
 def serve_file(scope, name):
-    """A stored review or library image, to an admin session or the agent token."""
+    """A stored review or library image (scope review or library; else 404), to an admin session or the agent token."""
     if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):
         raise NotFound("no such file")
     folder = f"{current_app.config['REVIEW_UPLOADS_PATH']}/{scope}"

@@ -4,10 +4,18 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from flask import Blueprint, current_app, redirect, render_template, request, session
 from flask_login import current_user, login_user, logout_user
 
+from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.guards import check_same_origin
+from schemas.auth import LoginSchema
 from services.auth import authenticate
 
 bp = Blueprint("auth", __name__)
+TAGS = ["auth"]
+SIGNED_IN = NoBody("To `next` (a local path) or /review with the session cookie; on a failure to "
+                   "/login?error=invalid_credentials, or /login?error=too_many_attempts while sign-ins from that "
+                   "user name or address are throttled (LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS)",
+                   headers=("Location",))
+SIGNED_OUT = NoBody("To /login, with the session cookie cleared", headers=("Location",))
 
 
 def safe_next(target):
@@ -40,6 +48,8 @@ def login_page():
 
 
 @bp.post("/api/auth/login")
+@documents_body(LoginSchema)  # any failure is a redirect, so the route reads the fields itself
+@api(form=LoginSchema, responses={303: SIGNED_IN}, errors=(413, 500), tags=TAGS)
 def login():
     """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login."""
     data = request.get_json(silent=True) if request.is_json else request.form
@@ -59,6 +69,7 @@ def login():
 
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])
+@api(responses={303: SIGNED_OUT}, errors=(403, 500), tags=TAGS)
 def logout():
     """Clear the session cookie and go back to /login (a POST from another origin is refused)."""
     if current_user.is_authenticated:

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
 
-from blueprints.apidoc import api, load
+from blueprints.apidoc import api, documents_body, load
 from blueprints.guards import admin_required, client_required
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
@@ -36,17 +36,6 @@ TAGS = ["feedback"]
 def init_app(app):
     """One rate limiter per app instance (tests build many apps; each starts with clean counters)."""
     app.extensions[LIMITER] = limiter_from_settings(app.config)
-
-
-def _documents_body(schema):
-    """The creation route reads its body itself (size and rate limits come before validation), so
-    @api gets no `body=` to load; this puts the schema into the OpenAPI document all the same."""
-
-    def decorator(view):
-        view._openapi["body"] = schema
-        return view
-
-    return decorator
 
 
 def _read_body(limit):
@@ -79,7 +68,7 @@ def _anonymous(channel):
 
 @bp.post("/api/feedbacks")
 @client_required
-@_documents_body(FeedbackCreateSchema)
+@documents_body(FeedbackCreateSchema)  # size and rate limits come before validation
 @api(responses={201: FeedbackDetailSchema}, tags=TAGS)
 def create_feedback():
     """Submit feedback (client token). Checks: 401, 413, 429, 400, 409, then 500 storage_unavailable."""
@@ -101,7 +90,7 @@ def create_feedback():
 
 @bp.post("/api/feedbacks/<feedback_id>/attachments")
 @client_required
-@api(form={"file": "file", "kind": "string"}, responses={201: FeedbackAttachmentSchema}, tags=TAGS)
+@api(form=FeedbackAttachmentFormSchema, files=("file",), responses={201: FeedbackAttachmentSchema}, tags=TAGS)
 def upload_attachment(feedback_id):
     """Attach a screenshot or log file (client token of the channel that created the feedback).
 

@@ -1,7 +1,7 @@
 """Shapes of asset records, the upload form and the library listing (CONTRACT §6)."""
 from marshmallow import Schema, fields, validate
 
-from schemas.common import PageQuerySchema, PaginationSchema
+from schemas.common import PageQuerySchema, PaginationSchema, timestamp
 
 UPLOAD_SCOPES = ("review", "library")
 LIST_SCOPES = ("library", "review", "all")
@@ -19,7 +19,7 @@ class AssetSchema(Schema):
     height = fields.Integer(allow_none=True)
     size = fields.Integer(allow_none=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(allow_none=True, metadata={"description": "hex digest of the stored file"})
-    createdAt = fields.String(required=True)
+    createdAt = timestamp(required=True)
     platformMediaId = fields.String(metadata={"description": "media_id of a synced platform material"})
 
 

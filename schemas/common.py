@@ -19,3 +19,10 @@ class PaginationSchema(Schema):
     pageSize = fields.Integer(required=True)
     total = fields.Integer(required=True)
     totalPages = fields.Integer(required=True)
+
+
+def timestamp(description=None, **kwargs):
+    """A moment the service wrote: ISO 8601 UTC with milliseconds and Z (CONTRACT §4), `date-time` in
+    the OpenAPI document."""
+    metadata = {"format": "date-time", **({"description": description} if description else {})}
+    return fields.String(metadata=metadata, **kwargs)

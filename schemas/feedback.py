@@ -6,7 +6,7 @@ import json
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
 from models.feedback import ATTACHMENT_KINDS, FEEDBACK_STATUSES
-from schemas.common import PageQuerySchema, PaginationSchema
+from schemas.common import PageQuerySchema, PaginationSchema, timestamp
 from services.client_input import bound, moment
 from services.ids import iso
 
@@ -139,7 +139,7 @@ class FeedbackAttachmentSchema(Schema):
     contentType = fields.String(required=True)
     size = fields.Integer(required=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(required=True)
-    createdAt = fields.String(required=True)
+    createdAt = timestamp(required=True)
 
 
 class _FeedbackFields(Schema):
@@ -159,16 +159,16 @@ class _FeedbackFields(Schema):
     osVersion = fields.String(allow_none=True)
     deviceId = fields.String(allow_none=True)
     pagePath = fields.String(allow_none=True)
-    occurredAt = fields.String(allow_none=True)
+    occurredAt = timestamp(allow_none=True)
     logText = fields.String(allow_none=True)
     extra = fields.Dict(allow_none=True)
     status = fields.String(required=True, validate=validate.OneOf(FEEDBACK_STATUSES))
     adminNote = fields.String(allow_none=True)
-    processedAt = fields.String(allow_none=True, metadata={"description": "set only while status is processed"})
+    processedAt = timestamp("set only while status is processed", allow_none=True)
     processedBy = fields.String(allow_none=True, metadata={"description": "admin user name"})
     channel = fields.String(required=True, metadata={"description": "client channel that submitted it"})
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
+    createdAt = timestamp(required=True)
+    updatedAt = timestamp(required=True)
 
 
 class FeedbackDetailSchema(_FeedbackFields):

@@ -2,6 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from models.review import ACCOUNTS, CONTENT_TYPES, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
+from schemas.common import timestamp
 from schemas.review.candidates import CandidatesSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
 
@@ -12,7 +13,7 @@ class TimelineEventSchema(Schema):
     id = fields.String(required=True)
     type = fields.String(required=True, metadata={"description": "task_created, draft_saved, rework_submitted, "
                                                                  "returned_to_review, approved, rejected, ..."})
-    at = fields.String(required=True)
+    at = timestamp(required=True)
     actor = fields.String(required=True, validate=validate.OneOf(["agent", "admin", "system"]))
     actorName = fields.String(allow_none=True, required=True)
     data = fields.Dict(required=True)
@@ -25,9 +26,9 @@ class PublishJobSchema(Schema):
     triggerMode = fields.String(required=True, validate=validate.OneOf(["manual", "auto_after_approval"]))
     attemptCount = fields.Integer(required=True)
     draftMediaId = fields.String()
-    queuedAt = fields.String(required=True)
-    startedAt = fields.String()
-    finishedAt = fields.String()
+    queuedAt = timestamp(required=True)
+    startedAt = timestamp()
+    finishedAt = timestamp()
     lastError = fields.String()
     snapshot = fields.Dict()
     retryOf = fields.String()
@@ -53,8 +54,8 @@ class TaskSchema(Schema):
     publishJobs = fields.List(fields.Nested(PublishJobSchema), required=True)
     timeline = fields.List(fields.Nested(TimelineEventSchema), required=True)
     version = fields.Integer(required=True, metadata={"description": "also sent as the ETag"})
-    createdAt = fields.String(required=True)
-    updatedAt = fields.String(required=True)
+    createdAt = timestamp(required=True)
+    updatedAt = timestamp(required=True)
 
 
 class TaskListQuerySchema(Schema):

@@ -84,7 +84,7 @@ def admit(limiter, channel, client_ip, payload=None):
 
 def require_object(payload):
     if isinstance(payload, _Invalid):
-        raise ValidationFailed(f"the request body is not valid JSON ({payload.reason})", {"_body": ["invalid JSON"]})
+        raise ValidationFailed(f"the request body is not valid JSON: {payload.reason}", {"_body": ["invalid JSON"]})
     if not isinstance(payload, dict):
         raise ValidationFailed("the request body must be a JSON object", {"_body": ["not a JSON object"]})
     return payload

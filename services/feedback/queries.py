@@ -4,9 +4,9 @@ Keyword search (case-insensitive substring of title, content, feedbackNo, userId
 SQLite the FTS5 trigram index answers keywords of three or more characters (case folded for every
 alphabet) and the CJK character index one or two Chinese/Japanese/Korean characters (闪退; both
 match substrings exactly, see models.feedback). Other short keywords and other databases use LIKE
-over the six columns, which folds ASCII case only ('ét' misses 'Été'), indexed or not. Rows still queued for the indexes (the last moments of submissions, see models.feedback)
-are tested with fold_case, so they match as they will once indexed. bench/bench_feedback_search.py
-measures each path.
+over the six columns, which folds ASCII case only ('ét' misses 'Été'), indexed or not. Rows still
+queued for the indexes (the last moments of submissions, see models.feedback) are tested with
+fold_case, so they match as they will once indexed. bench/bench_feedback_search.py measures each path.
 """
 
 import operator

@@ -1,0 +1,150 @@
+"""The OpenAPI document keeps what the auditor found missing: the sign-in/out, health and file
+routes, form fields with the rules that validate them, request and response headers, date-time
+formats (tests/test_schemathesis.py checks that the answers match it)."""
+from pathlib import Path
+
+import pytest
+from openapi_spec_validator import validate as validate_spec
+
+from models.feedback import ATTACHMENT_KINDS
+from schemas.assets import UPLOAD_SCOPES
+from services.review.creation import MAX_KEY_LENGTH
+from tests.conftest import AGENT_TOKEN
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = "#/components/schemas/Task"
+TASK_WRITES = {("patch", "/api/review/agent/tasks/{task_id}/elements"),
+               ("post", "/api/review/tasks/{task_id}/decision"), ("post", "/api/review/tasks/{task_id}/publish-jobs"),
+               ("post", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
+               ("delete", "/api/review/tasks/{task_id}")}
+
+
+@pytest.fixture
+def document(client):
+    document = client.get("/api/openapi.json").get_json()
+    validate_spec(document)
+    return document
+
+
+def operations(document):
+    return [(method, path, op) for path, ops in document["paths"].items() for method, op in ops.items()]
+
+
+def header_parameters(op):
+    return {p["$ref"].rsplit("/", 1)[1] for p in op["parameters"] if "$ref" in p}
+
+
+def response_headers(op, status):
+    return set(op["responses"][status].get("headers", {}))
+
+
+def form_schema(document, path, media="multipart/form-data"):
+    return document["paths"][path]["post"]["requestBody"]["content"][media]["schema"]
+
+
+def test_sign_in_is_documented_as_form_fields_or_json_answered_with_303(document):
+    login = document["paths"]["/api/auth/login"]["post"]
+    content = login["requestBody"]["content"]
+    assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Login"}
+    for body in (document["components"]["schemas"]["Login"], content["application/x-www-form-urlencoded"]["schema"]):
+        assert set(body["properties"]) == {"username", "password", "next"}
+        assert set(body["required"]) == {"username", "password"}
+    answer = login["responses"]["303"]
+    assert "content" not in answer and set(answer["headers"]) == {"Location"}
+    for where in ("/review", "`next`", "invalid_credentials", "too_many_attempts"):
+        assert where in answer["description"], where
+    assert "200" not in login["responses"] and login["security"] == []
+
+
+def test_sign_out_is_documented_for_get_and_post(document):
+    logout = document["paths"]["/api/auth/logout"]
+    assert set(logout) == {"get", "post"}
+    for op in logout.values():
+        assert "/login" in op["responses"]["303"]["description"] and response_headers(op, "303") == {"Location"}
+    assert "403" in logout["post"]["responses"]  # a cross-origin POST with a session
+
+
+def test_health_and_file_routes_are_documented(document):
+    health = document["paths"]["/healthz"]["get"]
+    for status in ("200", "503"):
+        assert health["responses"][status]["content"]["application/json"]["schema"] == \
+            {"$ref": "#/components/schemas/Health"}
+    assert document["components"]["schemas"]["Health"]["properties"]["status"]["enum"] == ["ok", "unavailable"]
+    assert health["security"] == []
+
+    served = document["paths"]["/uploads/{scope}/{name}"]["get"]
+    assert [p["name"] for p in served["parameters"] if p["in"] == "path"] == ["scope", "name"]
+    assert {"image/png", "image/jpeg", "image/gif"} <= set(served["responses"]["200"]["content"])
+    assert {"304", "401", "404"} <= set(served["responses"])
+    assert served["security"] == [{"agentToken": []}, {"adminSession": []}]
+
+
+def test_form_fields_carry_the_rules_of_the_schemas_that_validate_them(document):
+    attachment = form_schema(document, "/api/feedbacks/{feedback_id}/attachments")
+    assert attachment["properties"]["kind"]["enum"] == list(ATTACHMENT_KINDS) == ["screenshot", "log_file"]
+    assert attachment["properties"]["file"] == {"type": "string", "format": "binary"}
+    assert set(attachment["required"]) == {"kind", "file"}
+
+    upload = form_schema(document, "/api/assets/upload")
+    assert upload["properties"]["scope"]["enum"] == list(UPLOAD_SCOPES) == ["review", "library"]
+    assert upload["properties"]["scope"]["default"] == "review"
+    assert upload["properties"]["file"] == {"type": "string", "format": "binary"}
+    assert upload["required"] == ["file"]
+
+
+def test_request_headers_are_declared_where_they_apply(document):
+    parameters = document["components"]["parameters"]
+    assert parameters["If-Match"]["in"] == parameters["Idempotency-Key"]["in"] == "header"
+    assert parameters["Idempotency-Key"]["schema"]["maxLength"] == MAX_KEY_LENGTH
+    def having(name):
+        return {(method, path) for method, path, op in operations(document) if name in header_parameters(op)}
+
+    assert having("If-Match") == TASK_WRITES
+    assert having("Idempotency-Key") == {("post", "/api/review/agent/tasks")}
+
+
+def test_response_headers_are_declared_where_they_apply(document):
+    assert {"ETag", "Link", "X-Total-Count", "Retry-After", "Idempotent-Replayed", "Location"} <= \
+        set(document["components"]["headers"])
+    paths = document["paths"]
+    create = paths["/api/review/agent/tasks"]["post"]
+    assert response_headers(create, "201") == {"ETag", "Location", "Idempotent-Replayed"}
+    for method, path in [*TASK_WRITES - {("delete", "/api/review/tasks/{task_id}")},
+                         ("get", "/api/review/tasks/{task_id}"), ("get", "/api/review/agent/tasks/{task_id}")]:
+        assert paths[path][method]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": TASK}
+        assert "ETag" in response_headers(paths[path][method], "200"), (method, path)
+    for path in ("/api/review/tasks", "/api/review/agent/tasks"):
+        assert response_headers(paths[path]["get"], "200") == {"X-Total-Count", "Link"}
+    for method, path, op in operations(document):
+        if "429" in op["responses"]:
+            assert response_headers(op, "429") == {"Retry-After"}, (method, path)
+    assert "429" in paths["/api/feedbacks"]["post"]["responses"]
+
+
+def test_every_timestamp_is_a_date_time(document):
+    schemas = document["components"]["schemas"]
+    expected = {("Task", "createdAt"), ("Task", "updatedAt"), ("TimelineEvent", "at"), ("PublishJob", "queuedAt"),
+                ("PublishJob", "startedAt"), ("PublishJob", "finishedAt"), ("Asset", "createdAt"),
+                ("FeedbackAttachment", "createdAt"), ("FeedbackDetail", "processedAt"),
+                ("FeedbackDetail", "occurredAt"), ("FeedbackListItem", "updatedAt")}
+    stamps = {(name, prop) for name, shape in schemas.items() for prop in shape.get("properties", {})
+              if prop == "at" or prop.endswith("At")}
+    assert expected <= stamps
+    for name, prop in stamps:
+        assert schemas[name]["properties"][prop].get("format") == "date-time", (name, prop)
+
+
+def test_invalid_json_is_worded_alike_on_every_route(client):
+    sent = {"/api/feedbacks": {"x-feedback-client-token": "client-web-token"},
+            "/api/review/agent/tasks": {"x-review-agent-token": AGENT_TOKEN}}
+    for path, headers in sent.items():
+        response = client.post(path, data="{", headers={**headers, "Content-Type": "application/json"})
+        assert response.status_code == 400
+        assert response.get_json()["error"]["message"].startswith("the request body is not valid JSON: "), path
+
+
+def test_readme_names_the_admin_commands_and_the_sign_in_settings():
+    readme = (ROOT / "README.md").read_text()
+    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:create_app", "`WECHAT_THEME_OVERRIDES`",
+                 "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`", "`LOGIN_FAILURE_WINDOW_SECONDS`"):
+        assert text in readme, text
