@@ -64,7 +64,7 @@ def test_failed_attachment_insert_removes_the_file(make_app):
     error = assert_error(upload(client, record["id"], b"log line", "a.log", "log_file"), 500, "storage_unavailable")
     assert "nothing was saved" in error["message"]
     folder = Path(app.config["REVIEW_UPLOADS_PATH"]) / "feedback" / record["id"]
-    assert os.listdir(folder) == []  # neither the file nor a temporary file is left
+    assert not folder.exists()  # neither the file, a temporary file nor the first attachment's folder is left
     assert sql(app, "SELECT COUNT(*) FROM feedback_attachment") == [(0,)]
     sql(app, "DROP TRIGGER refuse")
     assert upload(client, record["id"], b"log line", "a.log", "log_file").status_code == 201
