@@ -2,7 +2,9 @@
 import json
 import logging
 import os
+import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 
 import peewee
@@ -70,8 +72,30 @@ def init_database(database_url=None, sqlite_path=None):
     if isinstance(database, peewee.SqliteDatabase):
         for name, function in SQLITE_FUNCTIONS.items():
             database.register_function(function, name, 1, deterministic=True)
+        if database.database != ":memory:":
+            _switch_to_wal(database.database)
     db.initialize(database)
     return database
+
+
+def _switch_to_wal(path, timeout=10.0):
+    """Put the file in WAL mode once, before any pooled connection opens.
+
+    The switch needs the file to itself and SQLite does not wait for that in its busy handler: two
+    processes creating the same new file at once made one fail at connect ("database is locked").
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        connection = sqlite3.connect(path, timeout=timeout)
+        try:
+            connection.execute("PRAGMA journal_mode = wal")  # a file system without WAL keeps its mode
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        finally:
+            connection.close()
+        time.sleep(0.05)
 
 
 # Writers of this process queue here first: a thread waiting in SQLite's busy handler sleeps in
