@@ -4,8 +4,14 @@ from datetime import UTC, datetime
 
 
 def new_id(prefix=""):
-    """128 random bits, URL-safe; an optional short prefix helps a person read logs."""
-    return prefix + secrets.token_urlsafe(16)
+    """128 random bits, URL-safe; an optional short prefix helps a person read logs.
+
+    Never starting with "-" or "_": a leading "-" reads as an option on a command line and as a
+    formula in a spreadsheet (the CSV export would quote it with an apostrophe).
+    """
+    while not (value := secrets.token_urlsafe(16))[0].isalnum():
+        pass  # 2 in 64 draws: redrawn, so the rest stays uniformly random
+    return prefix + value
 
 
 def utcnow():

@@ -1,6 +1,7 @@
 """App factory, settings, state folders, schema upgrade, error model, OpenAPI, health, logs."""
 import logging
 import os
+import re
 import sqlite3
 import stat
 
@@ -264,3 +265,17 @@ def test_an_upgraded_database_has_the_same_indexes_as_a_new_one(make_app):
     assert _indexes() == fresh
     with db.connection_context():
         assert current_version() == LATEST
+
+
+def test_ids_are_url_safe_and_start_with_a_letter_or_digit(monkeypatch):
+    """A leading "-" would read as an option on a command line and as a formula in the CSV export."""
+    import secrets
+
+    from services.ids import new_id
+
+    draws = iter(["-leading-dash-000000000", "_leading_underscore_000", "Abc-def_ghi-jkl_mno-pqr"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(draws))
+    assert new_id() == "Abc-def_ghi-jkl_mno-pqr"  # the first two draws were redrawn
+    monkeypatch.undo()
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000 and all(i[0].isalnum() and re.fullmatch(r"[A-Za-z0-9_-]{22}", i) for i in ids)
