@@ -7,6 +7,14 @@
   const { task, assets, images } = F;
   const $ = (selector) => document.querySelector(selector);
 
+  /* Choosing another candidate replaces an edit only once the reviewer agrees; when declined, the
+     previous choice (`current`, or none) stays checked. True to go on replacing. */
+  function replaceConfirmed(edited, question, current, radio) {
+    if (!edited || window.confirm(question)) return true;
+    if (current) { current.checked = true; current.focus(); } else radio.checked = false;
+    return false;
+  }
+
   /* ---- text fields: counters and the "edited by hand" flag ---- */
   // Per field, whether it was edited by hand: read when another candidate is chosen, by which
   // time the checked radio (that textEdited compares against) has already changed.
@@ -26,10 +34,8 @@
     let current = document.querySelector(`input[name="${key}-choice"]:checked`);
     document.querySelectorAll(`input[name="${key}-choice"]`).forEach((radio) => {
       radio.addEventListener("change", () => {
-        if (textWasEdited[key] && !window.confirm(`Replace your edited ${key} with the chosen candidate?`)) {
-          if (current) { current.checked = true; current.focus(); } else radio.checked = false;
-          return;
-        }
+        if (!replaceConfirmed(textWasEdited[key], `Replace your edited ${key} with the chosen candidate?`,
+                              current, radio)) return;
         current = radio;
         $(`#final-${key}`).value = F.normalize(F.candidateText(key));
         refreshText(key);
@@ -179,11 +185,9 @@
       radio.addEventListener("change", () => {
         // Edited = not the list the previous choice gave (with no group chosen: the list the page opened with).
         const before = currentGroup ? groupOf(currentGroup).images : F.state.images || [];
-        const question = "Replace your edited image list with the images of the chosen group?";
-        if (!F.sameRefs(before, images) && !window.confirm(question)) {
-          if (currentGroup) { currentGroup.checked = true; currentGroup.focus(); } else radio.checked = false;
-          return;
-        }
+        if (!replaceConfirmed(!F.sameRefs(before, images),
+                              "Replace your edited image list with the images of the chosen group?",
+                              currentGroup, radio)) return;
         currentGroup = radio;
         images.splice(0, images.length, ...groupOf(radio).images.map((ref) => ({ assetId: ref.assetId })));
         renderImages();
