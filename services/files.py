@@ -3,6 +3,9 @@
 A file is named in the PendingFile journal (committed) before it appears; the journal entry is
 removed in the same transaction that inserts the file's record. If the process dies in between,
 the entry survives, and the next start removes the file (and any temporary file) it names.
+
+Removal mirrors it: the file is set aside under a tombstone name in the transaction that deletes
+its record and removed after the commit; a stop in between is settled at the next start.
 """
 import logging
 import os
@@ -16,6 +19,7 @@ from services.ids import now_iso
 
 log = logging.getLogger(__name__)
 TEMP_PREFIX = ".upload-"
+TOMBSTONE = ".deleting-"  # stored names never start with a dot, so none collides with one
 
 
 def remove_quietly(path):
@@ -115,3 +119,42 @@ def sweep_pending(uploads_root):
                 log.warning("removed %s: its record was never written (the process stopped in between)", entry.path)
         PendingFile.delete().where(PendingFile.id == entry.id).execute()
     return removed
+
+
+@contextmanager
+def removed_file(path):
+    """For a record deleted in the block's transaction: the yielded set_aside(), called inside that
+    transaction, moves the file at `path` aside (False when it is already missing). Once the block
+    has committed the file is removed; if the block fails it is put back."""
+    path = Path(path)
+    tombstone, moved = path.with_name(TOMBSTONE + path.name), []
+
+    def set_aside():
+        if os.path.lexists(path):
+            os.rename(path, tombstone)
+            moved.append(tombstone)
+        return bool(moved)
+
+    try:
+        yield set_aside
+    except BaseException:
+        if moved:
+            os.rename(tombstone, path)
+        raise
+    if moved:
+        remove_quietly(tombstone)
+
+
+def settle_removals(folder, recorded):
+    """At start: each file set aside in `folder` goes back when `recorded(name)` (its record's deletion
+    never committed), else it is removed. Returns how many were settled."""
+    settled = 0
+    for tombstone in Path(folder).glob(TOMBSTONE + "*"):
+        name = tombstone.name[len(TOMBSTONE):]
+        if recorded(name):
+            os.replace(tombstone, tombstone.with_name(name))
+            log.warning("restored %s: its deletion never committed", name)
+        else:
+            remove_quietly(tombstone)
+        settled += 1
+    return settled

@@ -21,14 +21,13 @@ from models import Asset, immediate
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent
 from services.asset_refs import markdown_image_refs, ref_key, resolve_many
 from services.assets import STORED_NAME
-from services.files import remove_quietly
+from services.files import removed_file, settle_removals
 from services.notifications import discard_for_task
 from services.review.concurrency import load_for_update
 
 log = logging.getLogger(__name__)
 
 REF_FIELDS = ("coverImage", "bodyImages", "images")
-TOMBSTONE = ".deleting-"  # never a stored name (STORED_NAME), so no upload can collide with one
 JSON_COLUMNS = (ReviewTask.candidates, ReviewTask.selections, ReviewTask.manual_overrides,
                 ReviewTask.body_draft, ReviewTask.locked_selections)
 
@@ -144,9 +143,8 @@ def _review_file(asset, review_root):
 def _remove_asset(asset, review_root):
     """True when the file and the asset row are gone; False when the asset is kept (skipped).
 
-    The file is set aside under a tombstone name inside the transaction that deletes the row, and
-    removed once that has committed: a failed commit puts it back, and a process that stops in
-    between leaves a tombstone that recover_deletions() settles at the next start.
+    The file goes with the row's transaction (services.files.removed_file): a failed commit keeps
+    both, and a stop in between is settled by recover_deletions() at the next start.
     """
     if asset.scope != "review" or not asset.is_local:
         return False
@@ -155,40 +153,23 @@ def _remove_asset(asset, review_root):
         log.warning("asset %s: stored name %r does not lead to a plain file in %s; kept",
                     asset.asset_id, asset.stored_name, review_root)
         return False
-    tombstone, set_aside = os.path.join(review_root, TOMBSTONE + asset.stored_name), False
     try:
-        with immediate():  # no task can start using the asset between the check and the removal
+        with removed_file(path) as set_aside, immediate():  # no task can start using it meanwhile
             if referenced_elsewhere(asset):
                 return False
             Asset.delete().where(Asset.id == asset.id).execute()
-            if os.path.lexists(path):
-                os.rename(path, tombstone)
-                set_aside = True
-            else:
+            if not set_aside():
                 log.warning("asset %s: file %s was already missing; row removed", asset.asset_id, path)
     except (OSError, peewee.DatabaseError) as exc:
-        if set_aside:  # the row deletion was rolled back: so is the file's
-            os.rename(tombstone, path)
         log.warning("asset %s: could not remove %s (%s); kept", asset.asset_id, path, type(exc).__name__)
         return False
-    if set_aside:
-        remove_quietly(tombstone)
     return True
 
 
 def recover_deletions(uploads_root):
-    """At start: a review file set aside for deletion goes back when its asset row is still there
-    (the process stopped before the commit), else it is removed. Returns how many were settled."""
-    settled = 0
-    for tombstone in Path(uploads_root, "review").glob(TOMBSTONE + "*"):
-        name = tombstone.name[len(TOMBSTONE):]
-        if Asset.select().where((Asset.scope == "review") & (Asset.stored_name == name)).exists():
-            os.replace(tombstone, tombstone.with_name(name))
-            log.warning("restored %s: its deletion never committed", name)
-        else:
-            remove_quietly(tombstone)
-        settled += 1
-    return settled
+    """At start: review files whose deletion a stopped process left unfinished (services.files)."""
+    return settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
+        (Asset.scope == "review") & (Asset.stored_name == name)).exists())
 
 
 def delete_task(task_id, *, uploads_root, if_match=None):

@@ -166,7 +166,7 @@ def test_a_failed_commit_puts_the_file_back_with_its_row(app, admin_client, monk
 def test_a_deletion_cut_short_is_settled_at_the_next_start(make_app, tmp_path):
     """A stop between setting a file aside and the commit (row still there) restores it; a stop after the
     commit (row gone) removes it."""
-    from services.task_delete import TOMBSTONE
+    from services.files import TOMBSTONE
 
     app = make_app()
     create_admin()
