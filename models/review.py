@@ -23,6 +23,10 @@ SELECTION_KEYS = {
     "article": ("author", "title", "summary", "body", "bodyImages", "coverImage"),
     "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
 }
+# Limits checked at approval: the spec's summary limit, and the platform's author limit (errcode
+# 45110), because an approved task can no longer be edited and its failed publish only retries.
+APPROVAL_SUMMARY_MAX = 100
+APPROVAL_AUTHOR_MAX = 16
 REQUIRED_SELECTION_KEYS = {
     "article": ("title", "summary", "body", "coverImage"),
     "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),

@@ -66,6 +66,8 @@ ARTICLE_RULES = {
                                "selections.coverImage"),
     "summary over 100": (lambda b, t, c: b["selections"].update(summary="字" * 101), "selections.summary"),
     "title over 64": (lambda b, t, c: b["selections"].update(title="t" * 65), "selections.title"),
+    "author over the platform's 16": (lambda b, t, c: b["selections"].update(author="作" * 17),
+                                      "selections.author"),
     "image_post field": (lambda b, t, c: b["selections"].update(description="d"), "selections.description"),
     "unknown field": (lambda b, t, c: b["selections"].update(theme="x"), "selections.theme"),
     "body image not an asset": (lambda b, t, c: b["selections"].update(body="![x](https://example.com/a.png)"),

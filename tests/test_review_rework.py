@@ -163,6 +163,42 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     assert "rejectionReason" not in approved.get_json()
 
 
+
+def test_a_rework_patch_cannot_give_up_a_rejected_field_it_cannot_fix_later(client, admin_client, agent_headers,
+                                                                            article):
+    """A fixed key leaves rejectedElements (and becomes locked), so it must be approval-ready then."""
+    task, cover = article
+    selections = article_selections(task, cover)
+    rejected = ["title", "summary"]
+    decision = {"action": "reject_rework", "rejectionReason": "content_quality", "rejectedElements": rejected,
+                "selections": selections, "lockedSelections": locked_except(selections, rejected)}
+    assert admin_client.post(decision_url(task), json=decision).status_code == 200
+    before = read(admin_client, task)
+    error = assert_error(client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers),
+                         400, "validation_error")
+    assert list(error["details"]) == ["selections.summary"]
+    for blank in ({"title": ""}, {"title": "  "}, {"title": "好标题", "summary": ""}):
+        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400,
+                             "validation_error")
+        assert error["details"] == {key: ["must not be empty"] for key, value in blank.items() if not value.strip()}
+    assert read(admin_client, task) == before
+    assert patch(client, agent_headers, task, {"summary": "字" * 100})["rejectedElements"] == ["title"]
+    assert patch(client, agent_headers, task, {"title": "好标题"})["status"] == "pending_review"
+
+
+def test_required_texts_are_never_patched_blank(app, client, agent_headers, article):
+    task, _cover = article
+    for blank in ({"title": " "}, {"summary": ""}):
+        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400,
+                             "validation_error")
+        assert error["details"] == {next(iter(blank)): ["must not be empty"]}
+    assert patch(client, agent_headers, task, {"author": ""})["selections"] == {"author": ""}
+    images = [make_asset(app, 600, 800)]
+    post = create_task(client, agent_headers, image_post_payload(images))
+    error = assert_error(client.patch(patch_url(post), json={"description": "\n"}, headers=agent_headers), 400,
+                         "validation_error")
+    assert error["details"] == {"description": ["must not be empty"]}
+
 def test_image_post_field_level_rework_loop(app, client, admin_client, agent_headers):
     images = [make_asset(app, 600, 800) for _ in range(3)]
     task = create_task(client, agent_headers, image_post_payload(images))

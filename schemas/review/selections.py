@@ -1,7 +1,7 @@
 """Reviewer and agent input: selections per content type, overrides, body draft, decision, element PATCH."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from models.review import ACTIONS, ELEMENT_KEYS, REJECTION_REASONS
+from models.review import ACTIONS, APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, ELEMENT_KEYS, REJECTION_REASONS
 from schemas.review.candidates import MAX_CONTENT, MAX_TEXT
 from schemas.review.refs import (
     MAX_ID,
@@ -14,7 +14,6 @@ from schemas.review.refs import (
 
 TITLE_MAX = 64
 PATCH_SUMMARY_MAX = 120
-APPROVAL_SUMMARY_MAX = 100
 MAX_IMAGES = 20
 ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys})
 
@@ -22,7 +21,8 @@ ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys
 class ArticleSelectionsSchema(Schema):
     """Article selections; bodyImages and coverImage take {"assetId"} or an asset URL."""
 
-    author = fields.String(validate=validate.Length(max=TITLE_MAX))
+    author = fields.String(validate=validate.Length(max=TITLE_MAX),
+                           metadata={"description": f"at most {APPROVAL_AUTHOR_MAX} characters at approval"})
     title = fields.String(validate=validate.Length(max=TITLE_MAX))
     summary = fields.String(validate=validate.Length(max=PATCH_SUMMARY_MAX),
                             metadata={"description": f"at most {APPROVAL_SUMMARY_MAX} characters at approval"})

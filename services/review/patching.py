@@ -3,10 +3,12 @@
 pending_review: any field of the content type; values into selections, body into bodyDraft,
 manualOverrides of patched keys cleared. rejected_rework: only keys still in rejectedElements
 (409 field_locked otherwise); the last one runs the approval-level check and returns the task to
-pending_review. A whole-task rejection accepts any field and returns on the first valid PATCH.
+pending_review. Each rejected key a PATCH fixes must already pass the approval-level checks, so a
+rework can never end stuck on a key it has already given up. A whole-task rejection accepts any
+field and returns on the first valid PATCH. Required texts are never blank, as at creation.
 """
 from models import immediate
-from models.review import SELECTION_KEYS
+from models.review import REQUIRED_SELECTION_KEYS, SELECTION_KEYS
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
@@ -55,6 +57,21 @@ def _check_kept_crop(values, merged, remaining, problems):
                                "first or patch coverCrop in the same request")
 
 
+def _check_not_blank(values, content_type, problems):
+    for key in REQUIRED_SELECTION_KEYS[content_type]:
+        if isinstance(values.get(key), str) and not values[key].strip():
+            problems.add(key, "must not be empty")
+
+
+def _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio):
+    """Approval-level problems a rework PATCH must not leave: all of them when it fixes the last
+    rejected key, else those of the keys it fixes (a fixed key leaves rejectedElements for good)."""
+    ready = check_approval_ready(assets, task, merged, draft, prefix="selections", cover_ratio=cover_ratio)
+    if trigger == "rework_complete":
+        return ready
+    return Problems({path: messages for path, messages in ready.items() if path.split(".")[1] in keys})
+
+
 def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
     """Apply an agent PATCH; returns the saved ReviewTask."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
@@ -68,6 +85,7 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
         values = {key: patch[key] for key in keys}
         merged = {**(task.selections or {}), **values}
         check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
+        _check_not_blank(values, task.content_type, problems)
         trigger, remaining = _trigger(task, keys)
         _check_kept_crop(values, merged, remaining, problems)
         draft = task.body_draft
@@ -75,8 +93,11 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
             draft = patch_body_draft(assets, task, values["body"], patch.get("sourceBodyCandidateId"), problems)
         problems.raise_if_any("the patch is not valid")
         if trigger == "rework_complete":
-            ready = check_approval_ready(assets, task, merged, draft, prefix="selections", cover_ratio=cover_ratio)
-            ready.raise_if_any("this fixes the last rejected field, but the task is not complete for approval")
+            _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
+                "this fixes the last rejected field, but the task is not complete for approval")
+        elif trigger == "rework_patch":
+            _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
+                "a rejected field must be ready for approval when it is patched")
         task.selections = merged
         task.body_draft = draft
         overrides = {k: v for k, v in (task.manual_overrides or {}).items() if k not in keys}

@@ -17,6 +17,9 @@ RULINGS = (
     "`coverCrop` is patched in the same request or still waits for rework.",
     "Keys that stay locked in a field-level rejection are checked at approval level now (cover ratio, "
     "summary ≤ 100, a derivable or submitted bodyDraft for a locked body): the agent could never fix them.",
+    "Approval also holds `author` to 16 characters, the platform's limit (45110): an approved task "
+    "cannot be edited any more, so a value the platform refuses would leave it failing for good. "
+    "`bodyImages` may be left out (an article's body images are its Markdown image links).",
     "A whole-task rejection may carry partial `selections`; they are checked (references, limits) and "
     "saved. Without them the stored selections stay.",
     "Without a submitted `bodyDraft`, approval keeps the stored draft when its markdown equals "
@@ -31,10 +34,15 @@ RULINGS = (
     "(the timeline keeps them); returning to review after rework keeps reason and note for the reviewer.",
     "A PATCH on a task in `rejected_rework` touching a key outside `rejectedElements` is 409 "
     "`field_locked` with every locked key in `details`; fields of the other content type are 400 first.",
+    "Each rejected key a rework PATCH fixes leaves `rejectedElements` and is locked from then on, so it "
+    "must pass the approval-level checks when it is patched (400 otherwise): the task can never be left "
+    "with a fixed key that fails approval. A PATCH never blanks `title`, `summary` or `description`.",
     "The background sender's `agent_notified` and `agent_notification_failed` timeline events record a "
     "delivery, not a write of the task (CONTRACT: version +1 on every write), so `version`, ETag and "
     "`updatedAt` stay and the agent's next If-Match still matches.",
-    "The If-Match check (412) comes before the state check (409), which comes before payload rules (400).",
+    "A body that fails its schema (shape, types, limits, unknown fields) is 400 before the task is read; "
+    "then the If-Match check (412) comes before the state check (409), which comes before the rules "
+    "that need the stored task (400).",
     "Lists default to `status=pending_review` for the agent too; the agent filters with "
     "`status=rejected_rework` to find work.",
 )

@@ -3,11 +3,10 @@
 Every check adds messages to a `Problems` map of dotted path -> messages; the caller raises once per
 stage so one answer lists everything wrong at that stage (CONTRACT §2 `details`).
 """
-from models.review import REQUIRED_SELECTION_KEYS, SELECTION_KEYS
+from models.review import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, REQUIRED_SELECTION_KEYS, SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, ref_key, resolve_ref
 from services.errors import ValidationFailed
 
-APPROVAL_SUMMARY_MAX = 100
 CROP_RATIO = 3 / 4
 CROP_TOLERANCE = 0.02
 DEFAULT_COVER_RATIO = (1.0, 2.5)
@@ -139,6 +138,9 @@ def check_values(assets, selections, content_type, prefix, problems, *, keys=Non
         value, path = selections[key], join(prefix, key)
         if key == "summary" and approval and not refs_only and len(value) > APPROVAL_SUMMARY_MAX:
             problems.add(path, f"at most {APPROVAL_SUMMARY_MAX} characters at approval (now {len(value)})")
+        elif key == "author" and approval and not refs_only and len(value) > APPROVAL_AUTHOR_MAX:
+            problems.add(path, f"at most {APPROVAL_AUTHOR_MAX} characters at approval, the platform's limit "
+                               f"(now {len(value)})")
         elif key == "body":
             check_markdown_links(assets, value, path, problems)
         elif key == "bodyImages" or key == "images":
