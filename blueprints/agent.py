@@ -1,6 +1,4 @@
 """Agent API: create tasks, read and list them, patch elements (x-review-agent-token)."""
-from functools import wraps
-
 from flask import Blueprint, request
 
 from blueprints.apidoc import api
@@ -8,39 +6,14 @@ from blueprints.guards import agent_required
 from blueprints.review import cover_ratio, if_match_header, list_response, task_response
 from schemas.review import AgentTaskListQuerySchema, CreateTaskSchema, PatchElementsSchema, TaskSchema
 from services import review
-from services.errors import PayloadTooLarge
 
 bp = Blueprint("agent", __name__)
-# Guards sit above the body limit and @api: 401 before 413 before 400.
-CREATE_MAX_BYTES = 2 * 1024 * 1024
-
-
-def body_limit(limit):
-    """Refuse bodies over `limit` bytes with 413 before they are read."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapper(*args, **kwargs):
-            if request.content_length is not None and request.content_length > limit:
-                raise PayloadTooLarge(f"the body is {request.content_length} bytes; this route takes at most {limit}",
-                                      {"_body": [f"larger than {limit} bytes"]})
-            # Without Content-Length (chunked), read one byte past the limit to tell "exactly the
-            # limit" from "more"; the body stays cached for the JSON parser.
-            request.max_content_length = limit + 1
-            if len(request.get_data(cache=True)) > limit:
-                raise PayloadTooLarge(f"the body is larger than {limit} bytes",
-                                      {"_body": [f"larger than {limit} bytes"]})
-            return view(*args, **kwargs)
-
-        return wrapper
-
-    return decorator
+CREATE_MAX_BYTES = 2 * 1024 * 1024  # CONTRACT §4: a creation body is at most 2 MiB
 
 
 @bp.post("/api/review/agent/tasks")
 @agent_required
-@body_limit(CREATE_MAX_BYTES)
-@api(body=CreateTaskSchema, responses={201: TaskSchema}, tags=["agent"])
+@api(body=CreateTaskSchema, responses={201: TaskSchema}, tags=["agent"], max_bytes=CREATE_MAX_BYTES)
 def create_task(body):
     """Create a review task (pending_review); honours Idempotency-Key for 24 hours."""
     status, task, replayed = review.create_task(body, request.headers.get("Idempotency-Key"))

@@ -9,7 +9,7 @@ from flask import Blueprint, current_app, render_template, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
 from schemas.review import TaskSchema
-from services.errors import ValidationFailed
+from services.errors import PayloadTooLarge, ValidationFailed
 from services.review.creation import MAX_KEY_LENGTH
 
 bp = Blueprint("apidoc", __name__)
@@ -106,9 +106,29 @@ def load(schema, data, *, unknown=None, where="body"):
         raise ValidationFailed(f"invalid {where}: {label}: {first[1][0]}", details) from None
 
 
-def json_body():
+# A JSON body's limit unless its route names one: a decision may carry a 200,000-character body four
+# times over (selections, bodyDraft, its source, the override). Uploads and feedback have their own.
+JSON_MAX_BYTES = 8 * 1024 * 1024
+
+
+def limited_body(limit, advice=""):
+    """The raw body, cached for the JSON parser; 413 beyond `limit` bytes, by Content-Length before
+    reading. Without one (chunked), one byte past the limit is read to tell "exactly" from "more"."""
+    details = {"_body": [f"larger than {limit} bytes"]}
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"the body is {request.content_length} bytes; this route takes at most {limit}{advice}",
+                              details)
+    request.max_content_length = limit + 1
+    data = request.get_data(cache=True)
+    if len(data) > limit:
+        raise PayloadTooLarge(f"the body is larger than {limit} bytes{advice}", details)
+    return data
+
+
+def json_body(limit=JSON_MAX_BYTES):
+    raw = limited_body(limit)
     try:  # app.json is the one strict JSON rule; its message says what is wrong
-        data = current_app.json.loads(request.get_data(cache=True))
+        data = current_app.json.loads(raw)
     except ValueError as exc:
         raise ValidationFailed(f"the request body is not valid JSON: {exc}", {"_body": ["invalid JSON"]}) from None
     if not isinstance(data, dict):
@@ -123,14 +143,15 @@ class NoBody:
         self.description, self.headers = description, tuple(headers)
 
 
-def api(*, body=None, query=None, form=None, files=(), responses=None, errors=None, summary=None, tags=None):
+def api(*, body=None, query=None, form=None, files=(), responses=None, errors=None, summary=None, tags=None,
+        max_bytes=JSON_MAX_BYTES):
     """Declare a JSON route: `body`/`query` schemas are loaded and passed as keyword arguments.
 
     `form` documents a form body with the schema the route validates it with (the route reads it
     itself, after its size limit); `files` names its file parts, which make it multipart.
     `responses` maps status -> schema, [schema] (a bare array), a media type string such as
     "application/zip", a tuple of media types, or NoBody. `errors` narrows the ERROR_STATUSES
-    documented (default: all of them).
+    documented (default: all of them). A `body` over `max_bytes` is 413 before it is parsed.
     """
 
     def decorator(view):
@@ -144,7 +165,7 @@ def api(*, body=None, query=None, form=None, files=(), responses=None, errors=No
             if query is not None:
                 kwargs["query"] = load(query, request.args.to_dict(), unknown=EXCLUDE, where="query")
             if body is not None:
-                kwargs["body"] = load(body, json_body())
+                kwargs["body"] = load(body, json_body(max_bytes))
             return view(*args, **kwargs)
 
         wrapper._openapi = {

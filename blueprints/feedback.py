@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
 
-from blueprints.apidoc import api, documents_body, load
+from blueprints.apidoc import api, documents_body, limited_body, load
 from blueprints.guards import admin_required, client_required
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
@@ -29,31 +29,12 @@ from services.settings import split_list
 bp = Blueprint("feedback", __name__)
 LIMITER = "feedback_limiter"
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the kind field
-READ_CHUNK = 64 * 1024
 TAGS = ["feedback"]
 
 
 def init_app(app):
     """One rate limiter per app instance (tests build many apps; each starts with clean counters)."""
     app.extensions[LIMITER] = limiter_from_settings(app.config)
-
-
-def _read_body(limit):
-    """The raw body, refused with 413 beyond `limit` bytes: by Content-Length before reading, and by
-    counting while reading (a chunked body has no Content-Length)."""
-    too_large = PayloadTooLarge(f"the feedback body is larger than {limit} bytes; send long logs as an attachment",
-                                {"_body": [f"at most {limit} bytes"]})
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large
-    chunks, total = [], 0
-    while True:
-        chunk = request.stream.read(min(READ_CHUNK, limit + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > limit:
-            raise too_large
 
 
 @lru_cache(maxsize=8)
@@ -75,7 +56,7 @@ def create_feedback():
     channel, client_ip = g.feedback_channel, request.remote_addr
     limiter = current_app.extensions[LIMITER]
     try:
-        raw = _read_body(int(current_app.config["FEEDBACK_MAX_BODY_BYTES"]))
+        raw = limited_body(int(current_app.config["FEEDBACK_MAX_BODY_BYTES"]), "; send long logs as an attachment")
     except PayloadTooLarge:
         limiter.hit(intake.limit_keys(channel, client_ip))  # counts too, but the answer stays 413
         raise

@@ -1,4 +1,6 @@
 """Admin decisions: approval rules 1-2 and 6-9 for both content types, If-Match, credentials."""
+import json
+
 import pytest
 
 from tests.conftest import assert_error
@@ -228,3 +230,19 @@ def test_decision_auth_and_unknown_task(client, admin_client, agent_headers, art
     assert_error(cross, 403, "forbidden")
     assert error_paths(admin_client.post(decision_url(task), json={"action": "approve_without_publish",
                                                                    "extra": 1})) == {"extra"}
+
+
+def test_a_decision_body_over_the_json_limit_is_413_before_it_is_parsed(admin_client, article):
+    from blueprints.apidoc import JSON_MAX_BYTES
+
+    task, cover = article
+    body = approve_article(task, cover)
+    body["selections"]["title"] = ""
+    # One byte over, and invalid too (title too long): the size answers first.
+    body["selections"]["title"] = "t" * (JSON_MAX_BYTES - len(json.dumps(body)) + 1)
+    data = json.dumps(body)
+    assert len(data) == JSON_MAX_BYTES + 1
+    error = assert_error(admin_client.post(decision_url(task), data=data, content_type="application/json"), 413,
+                         "payload_too_large")
+    assert error["details"] == {"_body": [f"larger than {JSON_MAX_BYTES} bytes"]}
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["status"] == "pending_review"
