@@ -136,6 +136,21 @@ def json_body(limit=JSON_MAX_BYTES):
     return data
 
 
+def refuse_body():
+    """For routes the spec gives no request body: nothing, or an empty JSON object, else 400."""
+    raw = limited_body(JSON_MAX_BYTES)
+    if not raw.strip():
+        return
+    try:
+        data = current_app.json.loads(raw)
+    except ValueError:
+        data = None
+    if data == {}:
+        return
+    details = {key: ["Unknown field."] for key in data} if isinstance(data, dict) else {"_body": ["not empty"]}
+    raise ValidationFailed("this route takes no request body; send none (or {})", details)
+
+
 class NoBody:
     """A documented answer without a body (a redirect, 304), with the RESPONSE_HEADERS it carries."""
 
@@ -144,14 +159,15 @@ class NoBody:
 
 
 def api(*, body=None, query=None, form=None, files=(), responses=None, errors=None, summary=None, tags=None,
-        max_bytes=JSON_MAX_BYTES):
+        max_bytes=JSON_MAX_BYTES, no_body=False):
     """Declare a JSON route: `body`/`query` schemas are loaded and passed as keyword arguments.
 
     `form` documents a form body with the schema the route validates it with (the route reads it
     itself, after its size limit); `files` names its file parts, which make it multipart.
     `responses` maps status -> schema, [schema] (a bare array), a media type string such as
     "application/zip", a tuple of media types, or NoBody. `errors` narrows the ERROR_STATUSES
-    documented (default: all of them). A `body` over `max_bytes` is 413 before it is parsed.
+    documented (default: all of them). A `body` over `max_bytes` is 413 before it is parsed;
+    `no_body` routes refuse any body but an empty one (400).
     """
 
     def decorator(view):
@@ -166,6 +182,8 @@ def api(*, body=None, query=None, form=None, files=(), responses=None, errors=No
                 kwargs["query"] = load(query, request.args.to_dict(), unknown=EXCLUDE, where="query")
             if body is not None:
                 kwargs["body"] = load(body, json_body(max_bytes))
+            elif no_body:
+                refuse_body()
             return view(*args, **kwargs)
 
         wrapper._openapi = {

@@ -67,7 +67,7 @@ def download_package(task_id):
 
 @bp.delete("/api/review/tasks/<task_id>")
 @admin_required("review")
-@api(responses={200: DeleteResultSchema}, tags=["review"])
+@api(responses={200: DeleteResultSchema}, tags=["review"], no_body=True)
 def delete(task_id):
     """Delete the task with its jobs and timeline, then its unshared review files (best effort)."""
     result = delete_task(task_id, uploads_root=current_app.config["REVIEW_UPLOADS_PATH"],

@@ -12,7 +12,7 @@ bp = Blueprint("publishing", __name__)
 
 @bp.post("/api/review/tasks/<task_id>/publish-jobs")
 @admin_required("review")
-@api(responses={200: TaskSchema}, tags=["review"])
+@api(responses={200: TaskSchema}, tags=["review"], no_body=True)
 def create_publish_job(task_id):
     """Publish the approved task as a platform draft within the request; the task gains one job."""
     task = publish_task(task_id, "manual", g.actor[1], dict(current_app.config), if_match=if_match_header())
@@ -21,7 +21,7 @@ def create_publish_job(task_id):
 
 @bp.post("/api/review/tasks/<task_id>/publish-jobs/<job_id>/retry")
 @admin_required("review")
-@api(responses={200: TaskSchema}, tags=["review"])
+@api(responses={200: TaskSchema}, tags=["review"], no_body=True)
 def retry_publish_job(task_id, job_id):
     """Publish a failed job's snapshot again as a new job (attemptCount + 1, retryOf)."""
     task = retry_job(task_id, job_id, g.actor[1], dict(current_app.config), if_match=if_match_header())

@@ -1,4 +1,6 @@
 """Publish preconditions: state, permission, If-Match; the routes in the OpenAPI document."""
+import json
+
 from tests import test_publishing as base
 from tests.conftest import assert_error
 from tests.review_helpers import article_payload, create_task, make_asset
@@ -47,6 +49,25 @@ def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
     published = publish(admin_client, task, headers={"If-Match": f'"{task["version"]}"'}).get_json()
     assert published["status"] == "published"
 
+
+
+def test_the_bodiless_routes_refuse_a_body(app, admin_client, agent_headers, fake):
+    """Spec: publish-jobs and retry take no request body; nor does DELETE. {} and nothing pass."""
+    task, _ = approved_article(app, admin_client, agent_headers)
+    for body, details in (({"x": 1}, {"x": ["Unknown field."]}), ([1], {"_body": ["not empty"]}),
+                          ("not json", {"_body": ["not empty"]})):
+        data = body if isinstance(body, str) else json.dumps(body)
+        error = assert_error(publish(admin_client, task, 400, data=data, content_type="application/json"), 400,
+                             "validation_error")
+        assert error["details"] == details
+        error = assert_error(admin_client.delete(f"/api/review/tasks/{task['id']}", data=data,
+                                                 content_type="application/json"), 400, "validation_error")
+        assert error["details"] == details
+    assert fake.requests == []
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["publishJobs"] == []
+    assert publish(admin_client, task, data="{}", content_type="application/json").get_json()["status"] == \
+        "published"
+    assert admin_client.delete(f"/api/review/tasks/{task['id']}").status_code == 200
 
 def test_publish_routes_are_in_the_openapi_document(app, client):
     paths = client.get("/api/openapi.json").get_json()["paths"]
