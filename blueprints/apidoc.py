@@ -136,6 +136,21 @@ def json_body(limit=JSON_MAX_BYTES):
     return data
 
 
+def single_file(name="file"):
+    """The one file part `name` of a multipart upload; none, a second one or other file parts are 400."""
+    unexpected = sorted(key for key in request.files if key != name)
+    if unexpected:
+        raise ValidationFailed(f"unknown file field {unexpected[0]!r}; send one file as {name!r}",
+                               {key: ["unknown field"] for key in unexpected})
+    parts = request.files.getlist(name)
+    if len(parts) > 1:
+        raise ValidationFailed(f"send one file per request as {name!r}; this request has {len(parts)}",
+                               {name: ["more than one file"]})
+    if not parts:
+        raise ValidationFailed(f"send the file as the multipart file field {name!r}", {name: ["missing"]})
+    return parts[0]
+
+
 def refuse_body():
     """For routes the spec gives no request body: nothing, or an empty JSON object, else 400."""
     raw = limited_body(JSON_MAX_BYTES)

@@ -1,11 +1,11 @@
 """Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
 from flask import Blueprint, current_app, g, request, send_from_directory
 
-from blueprints.apidoc import NoBody, api, load
+from blueprints.apidoc import NoBody, api, load, single_file
 from blueprints.guards import agent_or_admin
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
-from services.errors import Forbidden, NotFound, ValidationFailed
+from services.errors import Forbidden, NotFound
 from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
@@ -36,9 +36,7 @@ def upload():
     form = load(AssetUploadFormSchema, fields, where="form")
     if form["scope"] == "library" and g.actor[0] != "admin":
         raise Forbidden("only an administrator may add images to the shared library (scope=library)")
-    storage = request.files.get("file")
-    if storage is None:
-        raise ValidationFailed("send the image as the multipart file field 'file'", {"file": ["missing"]})
+    storage = single_file()
     data = storage.stream.read(asset_service.MAX_UPLOAD_BYTES + 1)
     asset, created = asset_service.save_upload(
         data, scope=form["scope"], file_name=storage.filename,

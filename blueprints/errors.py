@@ -44,7 +44,11 @@ def handle_http_error(err):
         headers["Allow"] = ", ".join(err.valid_methods)
     if err.code == 429 and err.get_headers():
         headers.update({k: v for k, v in err.get_headers() if k.lower() == "retry-after"})
-    return error_response(err.code, code, message, headers=headers)
+    details = None
+    if err.code == 413 and request.max_content_length:  # the limit this route set before reading
+        message = f"{message} (at most {request.max_content_length} bytes)"
+        details = {"_body": [f"larger than {request.max_content_length} bytes"]}
+    return error_response(err.code, code, message, details, headers=headers)
 
 
 def _where(exc):

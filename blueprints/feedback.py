@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
 
-from blueprints.apidoc import api, documents_body, limited_body, load
+from blueprints.apidoc import api, documents_body, limited_body, load, single_file
 from blueprints.guards import admin_required, client_required
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
@@ -20,7 +20,7 @@ from schemas.feedback import (
     FeedbackPageSchema,
     FeedbackStatusSchema,
 )
-from services.errors import PayloadTooLarge, ValidationFailed
+from services.errors import PayloadTooLarge
 from services.feedback import attachments, csvexport, intake, queries, triage
 from services.feedback.checks import ATTACHMENT_MEDIA_TYPES, LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
 from services.feedback.ratelimit import limiter_from_settings
@@ -84,13 +84,7 @@ def upload_attachment(feedback_id):
     # Set before the multipart body is parsed: a larger request is refused (413) without being read.
     request.max_content_length = LOG_MAX_BYTES + MULTIPART_OVERHEAD
     form = load(FeedbackAttachmentFormSchema, request.form.to_dict(), where="form")
-    unexpected = [name for name in request.files if name != "file"]
-    if unexpected:
-        raise ValidationFailed(f"unknown file field {unexpected[0]!r}; send one file as 'file'",
-                               {name: ["unknown field"] for name in unexpected})
-    storage = request.files.get("file")
-    if storage is None:
-        raise ValidationFailed("send the file as the multipart field 'file'", {"file": ["missing"]})
+    storage = single_file()
     limit = SCREENSHOT_MAX_BYTES if form["kind"] == "screenshot" else LOG_MAX_BYTES
     data = storage.stream.read(limit + 1)
     created = attachments.add_attachment(record, channel, form["kind"], storage.filename, data,

@@ -130,6 +130,9 @@ def test_missing_file_unknown_scope_and_unknown_field(client, agent_headers):
                                    "validation_error")["details"]
     assert "title" in assert_error(upload(client, PNG, headers=agent_headers, title="x"), 400,
                                    "validation_error")["details"]
+    two = {"scope": "review", "file": [(io.BytesIO(PNG), "a.png"), (io.BytesIO(image_bytes(color=(9, 9, 9))), "b.png")]}
+    error = assert_error(client.post("/api/assets/upload", data=two, headers=agent_headers), 400, "validation_error")
+    assert error["details"] == {"file": ["more than one file"]} and asset_count() == 0
 
 
 # ---- scope rules, credentials and dedup ---------------------------------------------------------

@@ -120,7 +120,8 @@ def test_size_limits_are_413(fb_client):
     too_big_log = b"a" * (20 * 1024 * 1024 + 1)
     assert_error(upload(fb_client, record["id"], too_big_log, "big.log", "log_file"), 413, "payload_too_large")
     huge = b"a" * (21 * 1024 * 1024)  # over the request cap: refused before the body is parsed
-    assert_error(upload(fb_client, record["id"], huge, "huge.log", "log_file"), 413, "payload_too_large")
+    error = assert_error(upload(fb_client, record["id"], huge, "huge.log", "log_file"), 413, "payload_too_large")
+    assert f"at most {20 * 1024 * 1024 + 64 * 1024} bytes" in error["message"]
     assert upload(fb_client, record["id"], b"a" * (20 * 1024 * 1024), "max.log", "log_file").status_code == 201
 
 
@@ -163,6 +164,23 @@ def test_form_is_checked(fb_client):
     error = assert_error(upload(fb_client, record["id"], b"x", "a.log", "log_file", note="hi"), 400,
                          "validation_error")
     assert "note" in error["details"]
+    two = {"kind": "log_file", "file": [(io.BytesIO(b"a"), "a.log"), (io.BytesIO(b"b"), "b.log")]}
+    error = assert_error(fb_client.post(url, data=two, headers=WEB), 400, "validation_error")
+    assert error["details"] == {"file": ["more than one file"]}
+    other = {"kind": "log_file", "file": (io.BytesIO(b"a"), "a.log"), "extra": (io.BytesIO(b"b"), "b.log")}
+    error = assert_error(fb_client.post(url, data=other, headers=WEB), 400, "validation_error")
+    assert error["details"] == {"extra": ["unknown field"]}
+    assert FeedbackAttachment.select().count() == 0
+
+
+@pytest.mark.parametrize(("name", "shown"), [("a.exe", "a.png"), ("shot.PNG", "shot.PNG"), ("noext", "noext.png"),
+                                             ("C:\\tmp\\x.jpg", "x.png")])
+def test_a_screenshot_is_named_for_the_format_it_is_stored_in(fb_client, fb_admin, name, shown):
+    record = created(fb_client)
+    meta = upload(fb_client, record["id"], image_bytes("PNG"), name, "screenshot").get_json()
+    assert meta["fileName"] == shown and meta["contentType"] == "image/png"
+    download = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}")
+    assert f'filename={shown}' in download.headers["Content-Disposition"]
 
 
 def test_who_may_upload(fb_client):

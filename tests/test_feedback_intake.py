@@ -135,6 +135,11 @@ def test_anonymous_channel_accepts_only_the_diagnostic_fields(fb_client):
     assert set(error["details"]) == {"extra.openid"}
     error = assert_error(submit(fb_client, payload(logText="stack"), headers=MINI), 400, "validation_error")
     assert "logText" in error["details"] and "anonymous" in error["message"]
+    # An allowed field of the wrong type is a type error, not a field the channel may not send.
+    error = assert_error(submit(fb_client, payload(extra={"envVersion": {"a": 1}}), headers=MINI), 400,
+                         "validation_error")
+    assert error["details"] == {"extra.envVersion": ["must be a string of at most 64 characters"]}
+    assert error["message"] == "invalid body: extra.envVersion: must be a string of at most 64 characters"
     # The same fields are fine from a normal channel.
     assert submit(fb_client, payload(userId="u-1", extra={"openid": "o-1"})).status_code == 201
 

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 MAX_ATTACHMENTS = 10
 UPLOAD_WINDOW = timedelta(days=7)
+SCREENSHOT_SUFFIXES = {"jpg": ("jpg", "jpeg")}  # other formats: their stored extension
 FOLDER = "feedback"
 
 
@@ -67,6 +68,16 @@ def clean_file_name(name, fallback):
     return name[:255] or fallback
 
 
+def display_name(file_name, kind, extension):
+    """The client's name, with the stored format's extension when a screenshot's name says another
+    (a re-encoded PNG named `a.exe` is downloaded as `a.png`)."""
+    name = clean_file_name(file_name, f"{kind}.{extension}")
+    stem, dot, suffix = name.rpartition(".")
+    if kind == "screenshot" and suffix.lower() not in SCREENSHOT_SUFFIXES.get(extension, (extension,)):
+        name = f"{stem if dot and stem else name}.{extension}"
+    return name
+
+
 def add_attachment(record, channel, kind, file_name, data, uploads_root):
     """Check the file, store it and its row; the attachment metadata dict (201 body)."""
     checked = check_screenshot(data) if kind == "screenshot" else check_log_file(file_name, data)
@@ -82,7 +93,7 @@ def add_attachment(record, channel, kind, file_name, data, uploads_root):
                 _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
                 attachment = FeedbackAttachment.create(
                     attachment_id=attachment_id, feedback=record.id, kind=kind,
-                    file_name=clean_file_name(file_name, f"{kind}.{checked.extension}"), stored_name=stored_name,
+                    file_name=display_name(file_name, kind, checked.extension), stored_name=stored_name,
                     content_type=checked.content_type, size=len(checked.data),
                     sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
                 placement.settle()

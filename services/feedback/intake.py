@@ -100,12 +100,15 @@ def check_anonymous_fields(payload, channel):
             if key not in ANONYMOUS_EXTRA_FIELDS:
                 details[f"extra.{key}"] = [f"not accepted from the anonymous channel {channel!r}; "
                                            "extra may hold only envVersion and locale"]
-        for key in ANONYMOUS_EXTRA_FIELDS & set(extra):
-            if extra[key] is not None and not (isinstance(extra[key], str) and len(extra[key]) <= 64):
-                details[f"extra.{key}"] = ["must be a string of at most 64 characters"]
     if details:
         names = ", ".join(sorted(details))
         raise ValidationFailed(f"the anonymous channel {channel!r} may not send: {names}", details)
+    for key in sorted(ANONYMOUS_EXTRA_FIELDS & set(extra if isinstance(extra, dict) else ())):
+        if extra[key] is not None and not (isinstance(extra[key], str) and len(extra[key]) <= 64):
+            details[f"extra.{key}"] = ["must be a string of at most 64 characters"]
+    if details:
+        path, messages = next(iter(details.items()))
+        raise ValidationFailed(f"invalid body: {path}: {messages[0]}", details)
 
 
 def normalize_text(value):
