@@ -102,6 +102,34 @@
     refreshBodyFlag();
   }
 
+  /* ---- body image placeholders: the image picked for one replaces the one the body shows ---- */
+  function tileUrl(input) {
+    const ref = JSON.parse(input.dataset.ref);
+    const asset = assets[typeof ref === "string" ? ref : ref.assetId];
+    return asset ? asset.url : typeof ref === "string" ? ref : null;
+  }
+
+  function swapBodyImage(from, to) {
+    const body = $("#final-body");
+    if (!body || !from || !to || from === to) return;
+    const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const next = body.value.replace(new RegExp(`(!\\[[^\\]]*\\]\\(\\s*<?)${escaped}(?=>?[\\s)])`, "g"), `$1${to}`);
+    if (next === body.value) return;
+    body.value = next;
+    refreshBodyFlag();
+    refreshPreview();
+  }
+
+  document.querySelectorAll('.tiles[id^="bodyimg-"]').forEach((container) => {
+    const picked = () => container.querySelector("input:checked");
+    let shown = picked() ? tileUrl(picked()) : null;
+    container.addEventListener("change", () => {
+      const url = picked() ? tileUrl(picked()) : null;
+      swapBodyImage(shown, url);
+      shown = url || shown;
+    });
+  });
+
   /* ---- image tiles filled from the material library ---- */
   function addTile(name, asset) {
     assets[asset.assetId] = asset;
@@ -110,6 +138,7 @@
     const same = [...container.querySelectorAll("input")].find((input) => F.identity(JSON.parse(input.dataset.ref)) === asset.assetId);
     if (same) {
       same.checked = true;
+      same.dispatchEvent(new Event("change", { bubbles: true }));
       return;
     }
     const label = document.createElement("label");
@@ -122,6 +151,7 @@
     caption.textContent = `From the library · ${asset.width}×${asset.height}`;
     label.append(input, img, caption);
     container.append(label);
+    input.dispatchEvent(new Event("change", { bubbles: true }));
   }
 
   /* ---- image post: group, ordered images, cover crop ---- */

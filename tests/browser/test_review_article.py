@@ -146,3 +146,30 @@ def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page,
     assert saved["manualOverrides"] == {"summary": {"basedOn": "液冷、浸没式与微流道。",
                                                     "value": "液冷板、浸没式冷却与微流道，三种办法。"}}
     console.assert_clean()
+
+
+def test_a_picked_body_image_replaces_the_one_the_body_shows(page, demo, live_server, console):
+    task = task_by_topic(demo, TOPIC)
+    first, second = task["candidates"]["bodyImageCandidates"][0]["options"]
+    sign_in(page, f"/review/{task['id']}")
+    page.get_by_label("Option 1 chip-a").check()
+    body = page.get_by_label("Final body (Markdown)")
+    original = body.input_value()
+    assert f"]({first})" in original
+    page.locator("#bodyimg-0-tiles label").nth(1).click()
+    expect(body).to_have_value(original.replace(f"]({first})", f"]({second})"))
+    expect(page.locator('[data-edited-for="body"]')).to_be_visible()
+    expect(page.locator(f'#preview img[src="{second}"]')).to_have_count(1)
+    page.locator("#bodyimg-0-tiles label").nth(0).click()
+    expect(body).to_have_value(original)
+    expect(page.locator('[data-edited-for="body"]')).to_be_hidden()
+    page.locator("#bodyimg-0-tiles label").nth(1).click()
+
+    page.get_by_label("Approve and publish").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Published")
+    saved = stored_task(task["id"])
+    [job] = saved["publishJobs"]
+    assert saved["selections"]["bodyImages"] == [second]
+    assert f"]({second})" in job["snapshot"]["bodyMarkdown"] and first not in job["snapshot"]["bodyMarkdown"]
+    console.assert_clean()
