@@ -44,7 +44,9 @@ def login_page():
     if error and not target and (target := _next_of_referrer()):
         # Into this page's address, so that the referrer of a further failure has it too.
         return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
-    return render_template("login.html", error=error, next=target)
+    window = int(current_app.config["LOGIN_FAILURE_WINDOW_SECONDS"])
+    wait = f"{window // 60} minutes" if window >= 120 else f"{window} seconds"
+    return render_template("login.html", error=error, next=target, wait=wait)
 
 
 @bp.post("/api/auth/login")

@@ -58,3 +58,19 @@ def test_bad_filters_are_explained_next_to_the_field(page, demo, console):
     expect(page.get_by_role("alert")).to_contain_text("Change the filters below")
     expect(page.locator("#err-to")).to_contain_text("Must not be earlier than from")
     console.assert_clean()
+
+
+def test_one_long_unbroken_word_does_not_widen_the_pages(page, demo, live_server, console):
+    import requests
+
+    word = "x" * 400
+    created = requests.post(f"{live_server.url}/api/feedbacks", timeout=10, headers={
+        "x-feedback-client-token": "client-web-token"}, json={
+        "appName": "reader", "appVersion": "1.0", "platform": "web", "type": "bug", "title": word[:200],
+        "content": word}).json()
+    sign_in(page, "/feedback")
+    for path in ("/feedback", f"/feedback/{created['id']}"):
+        page.goto(path)
+        expect(page.get_by_text(word[:200]).first).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1360, path
+    console.assert_clean()
