@@ -242,7 +242,8 @@ def run_statement(key, build_sql, *params):
     sql = _statement(("query", key), build_sql)
     with _STATEMENT_LOCK:
         cursor = db.execute_sql(sql, params)
-        return cursor.fetchall(), cursor.description, cursor.rowcount
+        rows = cursor.fetchall() if cursor.description is not None else []  # psycopg2 refuses fetchall after UPDATE
+        return rows, cursor.description, cursor.rowcount
 
 
 def execute_cached(key, build, *params):
