@@ -16,7 +16,7 @@ from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
 from services.client_input import load_json
-from services.settings import DEFAULTS, from_environment
+from services.settings import DEFAULTS, SettingsError, check_settings, from_environment
 
 log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
@@ -53,6 +53,7 @@ def load_settings(app, config):
     app.config.from_pyfile("config.py", silent=True)
     app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
     app.config.update(config or {})
+    check_settings(app.config)
     app.config.update(
         SESSION_COOKIE_NAME="review_admin_session",
         SESSION_COOKIE_HTTPONLY=True,
@@ -220,13 +221,16 @@ def main(argv=None):
                         help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    if args.demo:
-        from cli.demo import build_demo_app
+    try:
+        if args.demo:
+            from cli.demo import build_demo_app
 
-        app, banner = build_demo_app(create_app)
-        print("\n".join(banner), flush=True)
-    else:
-        app = create_app()
+            app, banner = build_demo_app(create_app)
+            print("\n".join(banner), flush=True)
+        else:
+            app = create_app()
+    except SettingsError as exc:
+        raise SystemExit(f"error: {exc}") from None
     host, port, threads = app.config["HOST"], int(app.config["PORT"]), int(app.config["THREADS"])
     log.info("serving on http://%s:%s with %s threads", host, port, threads)
     waitress.serve(app, host=host, port=port, threads=threads, ident="review")

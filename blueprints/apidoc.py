@@ -113,7 +113,9 @@ JSON_MAX_BYTES = 8 * 1024 * 1024
 
 def limited_body(limit, advice=""):
     """The raw body, cached for the JSON parser; 413 beyond `limit` bytes, by Content-Length before
-    reading. Without one (chunked), one byte past the limit is read to tell "exactly" from "more"."""
+    reading. Without one (chunked), one byte past the limit is read to tell "exactly" from "more".
+    The app-wide MAX_CONTENT_LENGTH still applies when it is lower."""
+    limit = min(limit, current_app.config.get("MAX_CONTENT_LENGTH") or limit)
     details = {"_body": [f"larger than {limit} bytes"]}
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"the body is {request.content_length} bytes; this route takes at most {limit}{advice}",

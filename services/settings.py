@@ -48,14 +48,27 @@ SECRET_SETTINGS = {
 }
 
 
-def _coerce(raw, default):
+class SettingsError(ValueError):
+    """A setting the service cannot run with; the message names it (start-up stops)."""
+
+
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+# Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
+_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS")
+
+
+def _coerce(name, raw, default):
     """Environment values are strings; give them the type of the default."""
-    if isinstance(default, bool):
-        return raw.strip().lower() in ("1", "true", "yes", "on")
-    if isinstance(default, int):
-        return int(raw)
-    if isinstance(default, float):
-        return float(raw)
+    try:
+        if isinstance(default, bool):
+            return _BOOLEANS[raw.strip().lower()]
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except (KeyError, ValueError):
+        kind = "true or false" if isinstance(default, bool) else f"a number like {default!r}"
+        raise SettingsError(f"{name} must be {kind}, not {raw!r}") from None
     return raw
 
 
@@ -65,8 +78,32 @@ def from_environment(environ=None, known=None):
     out = {}
     for name, default in (known or DEFAULTS).items():
         if name in environ and not isinstance(default, dict):
-            out[name] = _coerce(environ[name], default)
+            out[name] = _coerce(name, environ[name], default)
     return out
+
+
+def check_settings(config):
+    """Refuse values that would only fail later (a port out of range, no threads, no sign-in)."""
+    for name in ("PORT", *_AT_LEAST_ONE):
+        value = config.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (name == "PORT" and value > 65535):
+            limit = "1 to 65535" if name == "PORT" else "a whole number of at least 1"
+            raise SettingsError(f"{name} must be {limit}, not {value!r}")
+    timeout = config.get("WECHAT_TIMEOUT_SECONDS")
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0, not {timeout!r}")
+    low, high = config.get("REVIEW_COVER_RATIO_MIN"), config.get("REVIEW_COVER_RATIO_MAX")
+    if not 0 < low <= high:
+        raise SettingsError(f"REVIEW_COVER_RATIO_MIN ({low}) must be above 0 and at most "
+                            f"REVIEW_COVER_RATIO_MAX ({high})")
+    tokens = config.get("FEEDBACK_CLIENT_TOKENS")
+    if isinstance(tokens, str):
+        items = split_list(tokens)
+        for number, item in enumerate(items, 1):
+            name, sep, token = item.partition("=")
+            if not (sep and name.strip() and token.strip()):  # the value is a secret: never quoted
+                raise SettingsError(f"FEEDBACK_CLIENT_TOKENS must be channel=token pairs separated by commas; "
+                                    f"item {number} of {len(items)} is not one")
 
 
 def split_list(value):

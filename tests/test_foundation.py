@@ -45,6 +45,28 @@ def test_settings_layering(tmp_path, monkeypatch):
     assert (tmp_path / "elsewhere" / "review").is_dir()
 
 
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("PORT", "99999", "PORT must be 1 to 65535, not 99999"),
+    ("PORT", "abc", "PORT must be a number like 8000, not 'abc'"),
+    ("THREADS", "0", "THREADS must be a whole number of at least 1, not 0"),
+    ("LOGIN_MAX_FAILURES", "0", "LOGIN_MAX_FAILURES must be a whole number of at least 1"),
+    ("WECHAT_TIMEOUT_SECONDS", "0", "WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0"),
+    ("SESSION_COOKIE_SECURE", "ture", "SESSION_COOKIE_SECURE must be true or false, not 'ture'"),
+    ("REVIEW_COVER_RATIO_MIN", "3", "REVIEW_COVER_RATIO_MIN (3.0) must be above 0 and at most"),
+    ("FEEDBACK_CLIENT_TOKENS", "web=ok,web:secret-token", "item 2 of 2 is not one"),
+])
+def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):
+    from services.settings import SettingsError
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as raised:
+        create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    assert message in str(raised.value) and "secret-token" not in str(raised.value)
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "off")
+    monkeypatch.delenv(name)
+    assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+
 def test_instance_path_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("REVIEW_INSTANCE_PATH", str(tmp_path / "env-instance"))
     monkeypatch.setenv("REVIEW_UPLOADS_PATH", str(tmp_path / "env-uploads"))
