@@ -2,7 +2,6 @@
 sample data, in a temporary folder, so a newcomer can click through review, publish and triage
 offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
 import atexit
-import os
 import secrets
 import shutil
 import signal
@@ -66,10 +65,10 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
     # The demo never touches a configured instance: explicit paths win over the environment.
     config = {"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
               "DATABASE_URL": "", **platform_settings(base_url)}
-    if not os.environ.get("REVIEW_AGENT_TOKEN"):
-        config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
-    if not os.environ.get("FEEDBACK_CLIENT_TOKENS"):
-        config["FEEDBACK_CLIENT_TOKENS"] = "demo-app=demo-client-" + secrets.token_urlsafe(12)
+    # Its own tokens too: the banner prints them, and a real token from the environment must not be.
+    client_token = "demo-client-" + secrets.token_urlsafe(12)
+    config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
+    config["FEEDBACK_CLIENT_TOKENS"] = f"demo-app={client_token}"
     app = create_app({**config, **(overrides or {})})
     password = secrets.token_urlsafe(12)
     from services.auth import save_admin
@@ -89,6 +88,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
         f"{len(created['library'])} library images",
         f"  WeChat      fake platform at {base_url} (drafts are kept in memory)",
         f"  Agent token {app.config['REVIEW_AGENT_TOKEN']}   (header x-review-agent-token)",
+        f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         "",
     ]
     return app, banner

@@ -124,12 +124,15 @@ def test_preview_needs_the_review_permission(client, app):
     assert client.post("/api/review/preview", json={"markdown": "x"}).status_code == 403
 
 
-def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys):
+def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monkeypatch):
     from app import create_app
     from cli.demo import build_demo_app
 
+    monkeypatch.setenv("REVIEW_AGENT_TOKEN", "a-real-production-token")  # never used nor printed by the demo
     app, banner = build_demo_app(create_app, {"WEBHOOK_SENDER_ENABLED": False}, exit_on_sigterm=False)
     text = "\n".join(banner)
+    assert "a-real-production-token" not in text and app.config["REVIEW_AGENT_TOKEN"] in text
+    client_token = re.search(r"Client token\s+(\S+)", text).group(1)
     password = re.search(r"Password\s+(\S+)", text).group(1)
     assert app.config["WECHAT_API_BASE"].startswith("http://127.0.0.1:")
     assert app.config["WECHAT_SILICON_RISE_APPID"] and app.config["REVIEW_AGENT_TOKEN"]
@@ -140,6 +143,9 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys):
         ("silicon-rise", "article"), ("silicon-rise", "image_post"),
         ("carbon-fitness", "article"), ("carbon-fitness", "image_post")}
     assert client.get("/api/feedbacks").get_json()["counts"]["all"] == 4
+    sent = app.test_client().post("/api/feedbacks", headers={"x-feedback-client-token": client_token}, json={
+        "appName": "demo", "appVersion": "1", "platform": "web", "type": "bug", "title": "t", "content": "c"})
+    assert sent.status_code == 201, sent.get_json()
     # The fake platform answers the demo credentials.
     import requests
 
