@@ -1,7 +1,8 @@
 """Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
 from flask import Blueprint, current_app, g, request, send_from_directory
 
-from blueprints.apidoc import NoBody, api, load, single_file
+from blueprints.apidoc import NoBody, api, load
+from blueprints.bodies import single_file
 from blueprints.guards import agent_or_admin
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service

@@ -8,7 +8,8 @@ from functools import lru_cache
 
 from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
 
-from blueprints.apidoc import api, documents_body, limited_body, load, single_file
+from blueprints.apidoc import api, documents_body, load
+from blueprints.bodies import limited_body, single_file
 from blueprints.guards import admin_required, client_required
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,

@@ -233,7 +233,7 @@ def test_decision_auth_and_unknown_task(client, admin_client, agent_headers, art
 
 
 def test_a_decision_body_over_the_json_limit_is_413_before_it_is_parsed(admin_client, article):
-    from blueprints.apidoc import JSON_MAX_BYTES
+    from blueprints.bodies import JSON_MAX_BYTES
 
     task, cover = article
     body = approve_article(task, cover)
