@@ -8,7 +8,7 @@ rework can never end stuck on a key it has already given up. A whole-task reject
 field and returns on the first valid PATCH. Required texts are never blank, as at creation.
 """
 from models import immediate
-from models.review import REQUIRED_SELECTION_KEYS, SELECTION_KEYS
+from models.review import SELECTION_KEYS
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
@@ -19,6 +19,7 @@ from services.review.validation import (
     Problems,
     check_approval_ready,
     check_foreign,
+    check_not_blank,
     check_values,
     crop_fits_images,
 )
@@ -57,15 +58,16 @@ def _check_kept_crop(values, merged, remaining, problems):
                                "first or patch coverCrop in the same request")
 
 
-def _check_not_blank(values, content_type, problems):
-    for key in REQUIRED_SELECTION_KEYS[content_type]:
-        if isinstance(values.get(key), str) and not values[key].strip():
-            problems.add(key, "must not be empty")
+# Summaries of the approval-level problems a rework PATCH must not leave.
+_REWORK_SUMMARY = {
+    "rework_complete": "this fixes the last rejected field, but the task is not complete for approval",
+    "rework_patch": "a rejected field must be ready for approval when it is patched",
+}
 
 
 def _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio):
-    """Approval-level problems a rework PATCH must not leave: all of them when it fixes the last
-    rejected key, else those of the keys it fixes (a fixed key leaves rejectedElements for good)."""
+    """All of them when the PATCH fixes the last rejected key, else those of the keys it fixes (a
+    fixed key leaves rejectedElements for good)."""
     ready = check_approval_ready(assets, task, merged, draft, prefix="selections", cover_ratio=cover_ratio)
     if trigger == "rework_complete":
         return ready
@@ -85,19 +87,16 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
         values = {key: patch[key] for key in keys}
         merged = {**(task.selections or {}), **values}
         check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
-        _check_not_blank(values, task.content_type, problems)
+        check_not_blank(values, task.content_type, "", problems)
         trigger, remaining = _trigger(task, keys)
         _check_kept_crop(values, merged, remaining, problems)
         draft = task.body_draft
         if "body" in values:
             draft = patch_body_draft(assets, task, values["body"], patch.get("sourceBodyCandidateId"), problems)
         problems.raise_if_any("the patch is not valid")
-        if trigger == "rework_complete":
+        if trigger in _REWORK_SUMMARY:
             _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
-                "this fixes the last rejected field, but the task is not complete for approval")
-        elif trigger == "rework_patch":
-            _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
-                "a rejected field must be ready for approval when it is patched")
+                _REWORK_SUMMARY[trigger])
         task.selections = merged
         task.body_draft = draft
         overrides = {k: v for k, v in (task.manual_overrides or {}).items() if k not in keys}

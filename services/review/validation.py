@@ -70,7 +70,14 @@ def check_complete(selections, content_type, prefix, problems):
         value = (selections or {}).get(key)
         if value is None:
             problems.add(join(prefix, key), f"required: complete {content_type} selections include {key}")
-        elif isinstance(value, str) and not value.strip():
+    check_not_blank(selections or {}, content_type, prefix, problems)
+
+
+def check_not_blank(selections, content_type, prefix, problems):
+    """A required text that is given has content (a partial selections object, e.g. a PATCH)."""
+    for key in REQUIRED_SELECTION_KEYS[content_type]:
+        value = selections.get(key)
+        if isinstance(value, str) and not value.strip():
             problems.add(join(prefix, key), "must not be empty")
 
 
