@@ -206,7 +206,8 @@ def create_app(config=None):
     register_commands(app)
     _bootstrap_admin(app)
     _start_workers(app)
-    if not app.config["REVIEW_AGENT_TOKEN"]:
+    if not app.config["REVIEW_AGENT_TOKEN"] and click.get_current_context(silent=True) is None:
+        # Only where the app serves: `flask --app app …` commands make no agent calls.
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app
 

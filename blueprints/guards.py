@@ -10,6 +10,8 @@ from services.errors import Forbidden, Unauthorized
 from services.settings import split_list, split_pairs
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
+EITHER_CREDENTIAL = ("send a valid x-review-agent-token header, or sign in as an administrator "
+                     "(cookie review_admin_session)")
 
 
 def is_api_request():
@@ -27,11 +29,11 @@ def check_same_origin():
         raise Forbidden("cross-origin requests may not change state with the admin session")
 
 
-def current_admin(permission):
-    """The signed-in admin holding `permission`, or raise 401/403. Also refuses cross-origin writes."""
+def current_admin(permission, missing="sign in as an administrator first (cookie review_admin_session)"):
+    """The signed-in admin holding `permission`, or raise 401 (`missing`)/403. Also refuses cross-origin writes."""
     user = current_user._get_current_object()  # one lookup instead of one per attribute
     if not user.is_authenticated:
-        raise Unauthorized("sign in as an administrator first (cookie review_admin_session)")
+        raise Unauthorized(missing)
     if permission and not user.has_permission(permission):
         raise Forbidden(f"your account lacks the '{permission}' permission")
     check_same_origin()
@@ -90,7 +92,7 @@ def agent_or_admin(permission="review"):
             if agent_token_valid():
                 g.actor = ("agent", None)
             else:
-                g.actor = ("admin", current_admin(permission).username)
+                g.actor = ("admin", current_admin(permission, EITHER_CREDENTIAL).username)
             return view(*args, **kwargs)
 
         _document(wrapper, "agentToken", decorator)

@@ -137,7 +137,9 @@ def test_missing_file_unknown_scope_and_unknown_field(client, agent_headers):
 
 # ---- scope rules, credentials and dedup ---------------------------------------------------------
 def test_scope_rules(app, client, admin_client, agent_headers):
-    assert_error(upload(client, PNG), 401, "unauthorized")
+    for headers in ({}, {"x-review-agent-token": "wrong"}):
+        error = assert_error(upload(client, PNG, headers=headers), 401, "unauthorized")
+        assert "x-review-agent-token" in error["message"] and "review_admin_session" in error["message"]
     assert_error(upload(client, PNG, headers=agent_headers, scope="library"), 403, "forbidden")
     assert stored_files(app, "library") == [] and asset_count() == 0
     resp = upload(admin_client, PNG, scope="library")

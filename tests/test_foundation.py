@@ -4,6 +4,9 @@ import os
 import re
 import sqlite3
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from flask import Blueprint
@@ -268,6 +271,16 @@ def test_missing_agent_token_warns(make_app, caplog):
     with caplog.at_level(logging.WARNING):
         make_app(REVIEW_AGENT_TOKEN="")
     assert any("REVIEW_AGENT_TOKEN is not set" in r.getMessage() for r in caplog.records)
+
+
+def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
+    env = {**os.environ, "REVIEW_AGENT_TOKEN": "", "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert "nobody" in done.stdout + done.stderr  # the command ran against the new instance
+    assert "REVIEW_AGENT_TOKEN" not in done.stdout + done.stderr
 
 
 def _indexes():

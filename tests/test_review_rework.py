@@ -91,7 +91,7 @@ def test_a_single_body_option_is_the_source(client, agent_headers):
     ({"bodyImages": ["/uploads/review/none.png"]}, "bodyImages.0"),
     ({"headline": "x"}, "headline"),
     ({}, "_body"),
-    ({"sourceBodyCandidateId": "opt-a"}, "_body"),
+    ({"sourceBodyCandidateId": "opt-a"}, "sourceBodyCandidateId"),
 ])
 def test_pending_patch_refusals(client, agent_headers, article, body, path):
     task, _cover = article

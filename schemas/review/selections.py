@@ -127,7 +127,7 @@ class PatchElementsSchema(ArticleSelectionsSchema, ImagePostSelectionsSchema):
 
     @validates_schema
     def not_empty(self, data, **kwargs):
-        if not set(data) - {"sourceBodyCandidateId"}:
-            raise ValidationError("send at least one field to change")
         if "sourceBodyCandidateId" in data and "body" not in data:
             raise ValidationError({"sourceBodyCandidateId": ["only allowed together with body"]})
+        if not data:
+            raise ValidationError("send at least one field to change")
