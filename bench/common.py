@@ -22,10 +22,10 @@ def free_port():
 class Server:
     """bench/server.py in its own process, so its memory and CPU are its own."""
 
-    def __init__(self, instance, uploads):
+    def __init__(self, instance, uploads, *mode):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "server.py"), str(instance), str(uploads), str(self.port)],
+            [sys.executable, str(ROOT / "bench" / "server.py"), str(instance), str(uploads), str(self.port), *mode],
             cwd=ROOT,
         )
         deadline = time.time() + 30

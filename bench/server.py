@@ -1,6 +1,9 @@
 """The service under benchmark, plus a bare Flask endpoint on the same server as the baseline.
 
-Run by bench/common.py as a subprocess: python bench/server.py INSTANCE UPLOADS PORT
+Run by bench/common.py as a subprocess: python bench/server.py INSTANCE UPLOADS PORT [unstored]
+
+`unstored` (bench/ceiling.py only) swaps the two creation services for copies that build the same
+reply without the database, to show what the routes would cost if storage were free.
 """
 import logging
 import sys
@@ -14,8 +17,42 @@ from app import create_app  # noqa: E402
 from bench.settings import BENCH_CONFIG  # noqa: E402
 
 
+def _unstored_task(payload, idempotency_key=None):
+    from models.review import ReviewTask, TimelineEvent
+    from services.ids import new_id, now_iso
+    from services.review.serialize import task_to_dict
+
+    now = now_iso()
+    task = ReviewTask(task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
+                      topic=payload["topic"], external_content_id=payload.get("externalContentId"),
+                      status="pending_review", candidates=payload["candidates"], version=1, created_at=now,
+                      updated_at=now)
+    event = TimelineEvent(event_id=new_id(), task=task, type="task_created", at=now, actor="agent",
+                          data={"contentType": task.content_type, "publicAccount": task.public_account})
+    return 201, task_to_dict(task, events=[event], jobs=[]), False
+
+
+def _unstored_feedback(data, channel, client_ip):
+    from models.feedback import Feedback
+    from services.feedback.intake import FIELD_MAP, fingerprint
+    from services.ids import iso, new_id, utcnow
+
+    now = utcnow()
+    record = Feedback(feedback_id=new_id(), feedback_no=f"FB-{now:%Y%m%d}-0001", channel=channel,
+                      status="unprocessed", fingerprint=fingerprint(channel, data, client_ip), client_ip=client_ip,
+                      created_at=iso(now), updated_at=iso(now),
+                      **{FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP})
+    return {**record.to_dict(), "attachments": []}
+
+
 def main():
     instance, uploads, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if sys.argv[4:] == ["unstored"]:
+        import services.feedback.intake
+        import services.review
+
+        services.review.create_task = _unstored_task
+        services.feedback.intake.create_feedback = _unstored_feedback
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": instance, "REVIEW_UPLOADS_PATH": uploads})
 
     @app.get("/__bench/bare")
