@@ -12,6 +12,7 @@ from tests.review_helpers import (
     create_task,
     decision_url,
     error_paths,
+    locked_except,
     make_asset,
     outbox_count,
 )
@@ -151,6 +152,66 @@ def test_edits_are_recorded_in_overrides_and_urls_equal_asset_ids(app, admin_cli
     assert done["bodyDraft"]["bodyEditedFromCandidate"] is True
     assert done["bodyDraft"]["sourceBodyCandidate"] == task["candidates"]["bodyOptions"][1]["content"]
     assert done["bodyDraft"]["themeTemplate"] == "tech-blue"
+
+
+def test_edits_the_client_did_not_record_are_recorded_by_the_server(app, admin_client, article):
+    """Spec decision rule 8: a hand-written value gets its override even when the client sends none."""
+    task, cover = article
+    library = make_asset(app, 900, 500, scope="library")
+    body = approve_article(task, cover)
+    edited = task["candidates"]["bodyOptions"][1]["content"] + "\n\n补充一段"
+    body["selections"].update(title="三分钟看懂芯片！", body=edited, coverImage={"assetId": library["assetId"]})
+    body["bodyDraft"] = {"markdown": edited, "sourceBodyCandidateId": "opt-b"}
+    body["manualOverrides"] = {"summary": {"basedOn": "x", "value": "一篇关于芯片的短文"}}  # sent: kept as sent
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["manualOverrides"] == {
+        "summary": {"basedOn": "x", "value": "一篇关于芯片的短文"},
+        "title": {"basedOn": "三分钟看懂芯片", "value": "三分钟看懂芯片！"},  # the closest candidate
+        "body": {"basedOnCandidateId": "opt-b", "value": edited},
+        "coverImage": {"basedOn": cover["url"], "value": {"assetId": library["assetId"]}},
+    }
+
+
+def test_image_post_images_outside_the_groups_are_recorded(app, admin_client, post):
+    task, images = post
+    extra = make_asset(app, 600, 800, scope="library")
+    body = approve_image_post([*images, extra])
+    body["selections"]["description"] = task["candidates"]["descriptions"][0]
+    response = admin_client.post(decision_url(task), json=body)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["manualOverrides"] == {
+        "images": {"basedOn": None, "value": [{"assetId": a["assetId"]} for a in [*images, extra]]}}
+
+
+def test_values_the_agent_patched_in_are_not_recorded_as_reviewer_edits(client, admin_client, agent_headers, article):
+    task, cover = article
+    patched = client.patch(f"/api/review/agent/tasks/{task['id']}/elements", json={"title": "代理改过的标题"},
+                           headers=agent_headers)
+    assert patched.status_code == 200, patched.get_json()
+    body = approve_article(task, cover)
+    body["selections"]["title"] = "代理改过的标题"
+    response = admin_client.post(decision_url(task), json=body, headers={"If-Match": patched.headers["ETag"]})
+    assert response.status_code == 200, response.get_json()
+    assert "manualOverrides" not in response.get_json()
+
+
+def test_a_locked_edit_keeps_its_override_through_rework_and_approval(client, admin_client, agent_headers, article):
+    task, cover = article
+    selections = {**article_selections(task, cover), "title": "审稿人写的标题"}
+    rejected = admin_client.post(decision_url(task), json={
+        "action": "reject_rework", "selections": selections, "rejectedElements": ["summary"],
+        "lockedSelections": locked_except(selections, ["summary"]), "rejectionReason": "content_quality"})
+    assert rejected.status_code == 200, rejected.get_json()
+    recorded = {"basedOn": "芯片的未来在哪里", "value": "审稿人写的标题"}
+    assert rejected.get_json()["manualOverrides"] == {"title": recorded}
+    patched = client.patch(f"/api/review/agent/tasks/{task['id']}/elements", json={"summary": "代理重写的摘要"},
+                           headers=agent_headers)
+    assert patched.status_code == 200 and patched.get_json()["status"] == "pending_review", patched.get_json()
+    approval = {"action": "approve_without_publish", "selections": {**selections, "summary": "代理重写的摘要"}}
+    done = admin_client.post(decision_url(task), json=approval)
+    assert done.status_code == 200, done.get_json()
+    assert done.get_json()["manualOverrides"] == {"title": recorded}
 
 
 def _post_case(change):

@@ -8,7 +8,7 @@ one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either 
 from models import immediate
 from models.review import ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
-from services.review.drafts import check_overrides, decision_body_draft
+from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
 from services.review.state_machine import fire, rule_for
 from services.review.validation import (
     DEFAULT_COVER_RATIO,
@@ -83,7 +83,7 @@ def _check_rejection(assets, task, payload, rejected, problems):
 
 
 def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
-    """All decision rules; returns (selections, bodyDraft, rejected) to store, or raises 400."""
+    """All decision rules; returns (selections, bodyDraft, rejected, manualOverrides) to store, or raises 400."""
     assets, action = Assets(), payload["action"]
     stage0 = Problems()
     rejected = _rejected_elements(payload, task.content_type, stage0) if action == "reject_rework" else []
@@ -104,7 +104,10 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
     draft = decision_body_draft(assets, task, selections, payload.get("bodyDraft"), problems, required=needs_draft)
     check_overrides(assets, task, payload.get("manualOverrides"), selections, draft, problems)
     problems.raise_if_any(f"the {action} decision is not valid")
-    return selections, draft, rejected
+    overrides = payload.get("manualOverrides")
+    if not whole_task:
+        overrides = complete_overrides(assets, task, selections, draft, overrides, skip=rejected)
+    return selections, draft, rejected, overrides
 
 
 def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
@@ -117,11 +120,11 @@ def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_C
     with immediate():
         task = load_for_update(task_id, if_match)
         rule_for(task.status, action)  # 409 invalid_state before any payload rule
-        selections, draft, rejected = validate_decision(task, payload, cover_ratio)
+        selections, draft, rejected, overrides = validate_decision(task, payload, cover_ratio)
         if selections is not None:
             task.selections = selections
-        if payload.get("manualOverrides") is not None or action in APPROVE_ACTIONS:
-            task.manual_overrides = payload.get("manualOverrides") or None
+        if overrides is not None or action in APPROVE_ACTIONS or rejected:
+            task.manual_overrides = overrides or None
         task.body_draft = draft
         if action in APPROVE_ACTIONS:
             task.rejected_elements = task.locked_selections = None

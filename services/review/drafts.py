@@ -1,4 +1,6 @@
 """Body drafts and manual overrides (CONTRACT §4 "Selections, references, overrides")."""
+from difflib import SequenceMatcher
+
 from models.review import OVERRIDE_KEYS
 from services.review.validation import REF_KEYS, REF_LIST_KEYS, check_markdown_links, check_ref, join, same_value
 
@@ -117,3 +119,61 @@ def check_overrides(assets, task, overrides, selections, draft, problems):
                 problems.add(join(path, "value"), f"must equal selections.{key}")
         elif entry["value"] != selections[key]:
             problems.add(join(path, "value"), f"must equal selections.{key}")
+
+
+TEXT_CANDIDATES = {"title": "titles", "summary": "summaries", "description": "descriptions"}
+
+
+def _closest(options, value):
+    return max(options, key=lambda option: SequenceMatcher(None, option, value).ratio()) if options else ""
+
+
+def _edit_of(assets, task, key, value, draft):
+    """The override recording `value` as a reviewer's edit of the candidates, or None when it is a candidate."""
+    candidates = task.candidates or {}
+    if key in TEXT_CANDIDATES:
+        options = candidates.get(TEXT_CANDIDATES[key]) or []
+        return None if value in options else {"basedOn": _closest(options, value), "value": value}
+    if key == "body":
+        edited = draft["bodyEditedFromCandidate"]
+        return {"basedOnCandidateId": draft["sourceBodyCandidateId"], "value": value} if edited else None
+    if key == "coverImage":
+        options = candidates.get("coverImages") or []
+        if any(same_value(assets, key, option, value) for option in options):
+            return None
+        return {"basedOn": options[0] if options else None, "value": value}
+    if key == "bodyImages":
+        placeholders = candidates.get("bodyImageCandidates") or []
+        if len(value) == len(placeholders) and all(
+                any(same_value(assets, "coverImage", option, ref) for option in placeholder["options"])
+                for ref, placeholder in zip(value, placeholders, strict=True)):
+            return None
+        return {"basedOn": [p["options"][0] for p in placeholders] or None, "value": value}
+    groups = candidates.get("imageGroups") or []  # images
+    if any(same_value(assets, key, group["images"], value) for group in groups):
+        return None
+    return {"basedOn": None, "value": value}
+
+
+def complete_overrides(assets, task, selections, draft, given, skip=()):
+    """`given` plus an override for every reviewer edit it leaves out (spec decision rule 8).
+
+    An edit is a final value that is none of the candidates and not the value already stored (the
+    agent's PATCH puts values there that are not the reviewer's). A stored override whose value is
+    still the selection is kept. Keys in `skip` (being rejected) get none.
+    """
+    overrides = dict(given or {})
+    stored = {**(task.selections or {}), "body": (task.body_draft or {}).get("markdown")}
+    for key in OVERRIDE_KEYS[task.content_type]:
+        value = (draft or {}).get("markdown") if key == "body" else (selections or {}).get(key)
+        if key in overrides or key in skip or value is None:
+            continue
+        if same_value(assets, key, value, stored.get(key)):
+            saved = (task.manual_overrides or {}).get(key)
+            if saved is not None and same_value(assets, key, saved["value"], value):
+                overrides[key] = saved
+            continue
+        edit = _edit_of(assets, task, key, value, draft)
+        if edit is not None:
+            overrides[key] = edit
+    return overrides or None

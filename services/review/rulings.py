@@ -28,6 +28,12 @@ RULINGS = (
     "fills them in. When given they must match the source option (content unchanged; edited = markdown "
     "differs). `themeTemplate` must be a known theme; `themeConfig.cssVariables` is checked like the "
     "renderer does.",
+    "Decision rule 8 is kept by the server too: on approval and field-level rejection, every final value "
+    "that is none of its candidates and not the value already stored (which an agent PATCH may have put "
+    "there) gets an override when the request sends none for it: text `basedOn` the closest candidate, "
+    "body `basedOnCandidateId` the draft's source, a cover `basedOn` the first candidate cover, image "
+    "lists `basedOn` the placeholders' first options (image posts: null). A stored override whose value "
+    "is still the selection is kept; submitted overrides are stored as sent.",
     "`manualOverrides.body.basedOnCandidateId` must equal `bodyDraft.sourceBodyCandidateId`; "
     "image override values are compared by the asset they resolve to (URL and `{assetId}` are equal).",
     "Approval clears `rejectedElements`, `lockedSelections`, `rejectionReason` and `rejectionNote` "
