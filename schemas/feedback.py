@@ -53,7 +53,9 @@ class FeedbackCreateSchema(Schema):
     osVersion = _text(64)
     deviceId = _text(128)
     pagePath = _text(1024)
-    occurredAt = IsoMoment(load_default=None, allow_none=True, metadata={"type": "string", "format": "date-time"})
+    occurredAt = IsoMoment(load_default=None, allow_none=True, metadata={
+        "type": "string", "format": "date-time",
+        "description": "ISO 8601; no offset means UTC, a date alone its midnight UTC; stored as ...T..:..:..mmmZ"})
     logText = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=65_536))
     extra = fields.Dict(keys=fields.String(), load_default=None, allow_none=True,
                         metadata={"description": "JSON object of at most 4 KiB; envVersion and locale are named"})
