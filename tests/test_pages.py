@@ -58,6 +58,8 @@ def test_every_page_renders_with_logout_and_the_sample_data(admin_client, demo_d
         assert "pages.css" in html
     listing = admin_client.get("/review?status=all").get_data(as_text=True)
     assert all(task["topic"] in listing for task in demo_data["tasks"])
+    created = demo_data["tasks"][0]["createdAt"]  # times are shown with their zone
+    assert f'<time datetime="{created}">{created[:10]} {created[11:16]} UTC</time>' in listing
 
 
 def test_detail_shows_outline_segments_and_comment_defaults(admin_client, demo_data):
