@@ -124,8 +124,15 @@ def check_overrides(assets, task, overrides, selections, draft, problems):
 TEXT_CANDIDATES = {"title": "titles", "summary": "summaries", "description": "descriptions"}
 
 
+# Compared on their openings: the cost grows with the product of the lengths, and this runs inside
+# the decision's write transaction (50 descriptions of 2,000 characters took 0.5 s whole, ~5 ms so).
+SIMILARITY_PREFIX = 200
+
+
 def _closest(options, value):
-    return max(options, key=lambda option: SequenceMatcher(None, option, value).ratio()) if options else ""
+    head = value[:SIMILARITY_PREFIX]
+    return max(options, key=lambda option: SequenceMatcher(None, option[:SIMILARITY_PREFIX], head).ratio()) \
+        if options else ""
 
 
 def _edit_of(assets, task, key, value, draft):
