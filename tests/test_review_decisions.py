@@ -173,6 +173,21 @@ def test_edits_the_client_did_not_record_are_recorded_by_the_server(app, admin_c
     }
 
 
+def test_body_images_from_outside_the_placeholder_options_are_recorded(app, client, agent_headers, admin_client):
+    cover, option, library = make_asset(app), make_asset(app, 300, 300), make_asset(app, 300, 300, scope="library")
+    payload = article_payload([cover["url"]])
+    payload["candidates"]["bodyImageCandidates"] = [{"placeholderId": "p1", "options": [option["url"]]}]
+    results = []
+    for picked in (option, library):
+        task = create_task(client, agent_headers, payload)
+        body = approve_article(task, cover)
+        body["selections"]["bodyImages"] = [{"assetId": picked["assetId"]}]
+        response = admin_client.post(decision_url(task), json=body)
+        assert response.status_code == 200, response.get_json()
+        results.append(response.get_json().get("manualOverrides"))
+    assert results == [None, {"bodyImages": {"basedOn": [option["url"]], "value": [{"assetId": library["assetId"]}]}}]
+
+
 def test_image_post_images_outside_the_groups_are_recorded(app, admin_client, post):
     task, images = post
     extra = make_asset(app, 600, 800, scope="library")

@@ -152,7 +152,7 @@ def _edit_of(assets, task, key, value, draft):
     if key == "bodyImages":
         placeholders = candidates.get("bodyImageCandidates") or []
         if len(value) == len(placeholders) and all(
-                any(same_value(assets, "coverImage", option, ref) for option in placeholder["options"])
+                assets.identity(ref) in {assets.identity(option) for option in placeholder["options"]}
                 for ref, placeholder in zip(value, placeholders, strict=True)):
             return None
         return {"basedOn": [p["options"][0] for p in placeholders] or None, "value": value}
