@@ -12,7 +12,6 @@ import argparse
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scenarios  # noqa: E402
-from bench.common import Server  # noqa: E402
+from bench.common import Server, work_folder  # noqa: E402
 from bench.run import in_rounds  # noqa: E402
 from bench.seed import seed  # noqa: E402
 from models.base import SQLITE_PRAGMAS  # noqa: E402
@@ -95,7 +94,7 @@ def main(argv=None):
     parser.add_argument("--transactions", type=int, default=3000, help="raw transactions timed for the floor")
     args = parser.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="review-ceiling-"))
+    work = work_folder("review-ceiling-")
     ids = seed(work / "instance", work / "uploads", args.rows)
     served = ratios(work, ids, (), args)
     unstored = ratios(work, ids, ("unstored",), args)

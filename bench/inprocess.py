@@ -10,7 +10,6 @@ import argparse
 import io
 import json
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app import create_app  # noqa: E402
+from bench.common import work_folder  # noqa: E402
 from bench.seed import feedback_payload, seed, task_payload  # noqa: E402
 from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG, CLIENT_TOKEN  # noqa: E402
 
@@ -30,7 +30,7 @@ def main(argv=None):
     parser.add_argument("--requests", type=int, default=3000, help="requests per scenario (warm-up included)")
     args = parser.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="review-inprocess-"))
+    work = work_folder("review-inprocess-")
     ids = seed(work / "instance", work / "uploads", args.rows)
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(work / "instance"),
                       "REVIEW_UPLOADS_PATH": str(work / "uploads")})

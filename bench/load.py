@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Server, login_cookie, percentile  # noqa: E402
+from bench.common import Server, login_cookie, percentile, work_folder  # noqa: E402
 from bench.settings import ADMIN, AGENT_TOKEN, CLIENT_TOKEN  # noqa: E402
 
 WRITE_P99_GOAL_MS = 200
@@ -297,7 +297,7 @@ def system_temp_entries():
 def prepare(rows):
     from bench.seed import seed
 
-    work = Path(tempfile.mkdtemp(prefix="review-load-"))
+    work = work_folder("review-load-")
     started = time.perf_counter()
     ids = seed(work / "instance", work / "uploads", rows)
     print(f"prepared {rows:,} tasks and {rows:,} feedback rows in {time.perf_counter() - started:.1f} s ({work})")

@@ -12,14 +12,13 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scenarios  # noqa: E402
-from bench.common import Server, drive, merged, public  # noqa: E402
+from bench.common import Server, drive, merged, public, work_folder  # noqa: E402
 from bench.seed import seed  # noqa: E402
 
 TARGETS = [
@@ -56,7 +55,7 @@ def main(argv=None):
                         help="mixed load before reading the server's RSS (600 for the 10-minute figure)")
     args = parser.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="review-bench-"))
+    work = work_folder("review-bench-")
     started = time.perf_counter()
     ids = seed(work / "instance", work / "uploads", args.rows)
     print(f"prepared {args.rows:,} tasks and {args.rows:,} feedback rows in {time.perf_counter() - started:.1f} s")

@@ -21,15 +21,17 @@ def _unstored_task(payload, idempotency_key=None):
     from models.review import ReviewTask, TimelineEvent
     from services.ids import new_id, now_iso
     from services.review.serialize import task_to_dict
+    from services.review.state_machine import find_rule
 
-    now = now_iso()
+    now, rule = now_iso(), find_rule(None, "create")  # the state and events the real creation uses
     task = ReviewTask(task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
                       topic=payload["topic"], external_content_id=payload.get("externalContentId"),
-                      status="pending_review", candidates=payload["candidates"], version=1, created_at=now,
+                      status=rule.next_state, candidates=payload["candidates"], version=1, created_at=now,
                       updated_at=now)
-    event = TimelineEvent(event_id=new_id(), task=task, type="task_created", at=now, actor="agent",
-                          data={"contentType": task.content_type, "publicAccount": task.public_account})
-    return 201, task_to_dict(task, events=[event], jobs=[]), False
+    events = [TimelineEvent(event_id=new_id(), task=task, type=event, at=now, actor="agent",
+                            data={"contentType": task.content_type, "publicAccount": task.public_account})
+              for event in rule.events]
+    return 201, task_to_dict(task, events=events, jobs=[]), False
 
 
 def _unstored_feedback(data, channel, client_ip):
