@@ -20,6 +20,7 @@ from services.settings import DEFAULTS, SettingsError, check_settings, from_envi
 
 log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 UPLOAD_SCOPES = ("review", "library", "feedback")
 
 
@@ -185,8 +186,18 @@ def _start_workers(app):
             worker.start()
 
 
+def _ensure_logging():
+    """Where nothing configured logging (`waitress-serve --call app:create_app`), log as `python app.py` does.
+
+    Without it the access log and start-up notes went nowhere: only warnings reached stderr.
+    """
+    if not logging.getLogger().handlers and click.get_current_context(silent=True) is None:
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+
+
 def create_app(config=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
+    _ensure_logging()
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
@@ -221,7 +232,7 @@ def main(argv=None):
     parser.add_argument("--demo", action="store_true",
                         help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     try:
         if args.demo:
             from cli.demo import build_demo_app

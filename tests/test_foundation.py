@@ -283,6 +283,36 @@ def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
     assert "REVIEW_AGENT_TOKEN" not in done.stdout + done.stderr
 
 
+
+def test_waitress_serve_writes_the_access_log(tmp_path):
+    """`waitress-serve --call app:create_app` configures no logging itself: the app does."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "REVIEW_AGENT_TOKEN": "t"}
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen([sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}", "--call",
+                               "app:create_app"], cwd=root, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+                    assert answer.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+    assert re.search(r"INFO review\.access GET /healthz 200 [0-9.]+ms request_id=[0-9a-f]{16}", stderr), stderr
+
 def _indexes():
     with db.connection_context():
         return sorted(db.execute_sql("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"))
