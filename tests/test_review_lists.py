@@ -1,4 +1,6 @@
 """Task lists on a few hundred tasks: filters, date bounds, ordering, keyset paging; state doc; OpenAPI."""
+import base64
+import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -115,6 +117,10 @@ def test_paging_is_stable_when_updates_tie(admin_client, many):
     assert sorted(seen) == sorted(r["id"] for r in many) and len(set(seen)) == 300
 
 
+def _cursor(value):
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
 @pytest.mark.parametrize("query, path", [
     ("?status=done", "status"),
     ("?publicAccount=moon", "publicAccount"),
@@ -126,6 +132,10 @@ def test_paging_is_stable_when_updates_tie(admin_client, many):
     ("?limit=1001", "limit"),
     ("?limit=ten", "limit"),
     ("?cursor=not-a-cursor", "cursor"),
+    # Well-formed but out of SQLite's 64-bit range (was a 500 from an OverflowError), or not an id.
+    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", 10 ** 30]), "cursor"),
+    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", -(10 ** 30)]), "cursor"),
+    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", True]), "cursor"),
 ])
 def test_bad_queries_are_400(admin_client, query, path):
     error = assert_error(admin_client.get("/api/review/tasks" + query), 400, "validation_error")

@@ -43,7 +43,8 @@ def encode_cursor(task):
 def decode_cursor(cursor):
     try:
         updated_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(updated_at, str) or not isinstance(pk, int):
+        # SQLite integers are 64-bit: a larger id would overflow when bound to the query.
+        if not isinstance(updated_at, str) or type(pk) is not int or not 0 <= pk < 2 ** 63:
             raise ValueError
     except (ValueError, TypeError, binascii.Error):
         raise ValidationFailed("cursor is not one this service gave out; start again without it",
