@@ -87,11 +87,12 @@ def _init_storage(app):
 def _bootstrap_admin(app):
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
     if username and password:
-        from services.auth import save_admin
+        from services.auth import ensure_admin
 
         with db.connection_context():
-            save_admin(username, password, "review,feedback")
-        log.info("admin account %s created or updated from settings", username)
+            _, changed = ensure_admin(username, password, "review,feedback")
+        if changed:
+            log.info("admin account %s created or updated from settings", username)
 
 
 def _init_login(app):

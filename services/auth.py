@@ -51,6 +51,18 @@ def save_admin(username, password, permissions="review,feedback", active=True):
         return AdminUser.get_by_id(user.id)
 
 
+def ensure_admin(username, password, permissions="review,feedback"):
+    """save_admin for settings read at every start: an account that already matches is left as it is.
+
+    Rewriting it would change its session nonce and sign that admin out at every restart.
+    """
+    user = AdminUser.get_or_none(AdminUser.username == username)
+    if user is not None and user.active and user.permissions == parse_permissions(permissions) \
+            and check_password_hash(user.password_hash, password):
+        return user, False
+    return save_admin(username, password, permissions), True
+
+
 def set_active(username, active):
     return AdminUser.update(active=active).where(AdminUser.username == username).execute() == 1
 

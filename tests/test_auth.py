@@ -436,6 +436,24 @@ def test_bootstrap_admin_from_settings(make_app):
         assert AdminUser.get(AdminUser.username == "boot").permissions == "feedback,review"
 
 
+
+def test_bootstrap_admin_keeps_its_sessions_across_restarts(make_app):
+    """The settings are read at every start; only a change of them signs the admin out."""
+    settings = {"REVIEW_ADMIN_USERNAME": "boot", "REVIEW_ADMIN_PASSWORD": "bootstrap-password"}
+    client = make_app(**settings).test_client()
+    login(client, "boot", "bootstrap-password")
+    cookie = client.get_cookie("review_admin_session").value
+
+    def listing_after_restart(**changed):
+        restarted = make_app(**{**settings, **changed}).test_client()
+        restarted.set_cookie("review_admin_session", cookie, domain="localhost")
+        return restarted.get("/api/review/tasks")
+
+    assert listing_after_restart().status_code == 200
+    assert listing_after_restart().status_code == 200
+    assert_error(listing_after_restart(REVIEW_ADMIN_PASSWORD="a-new-password"), 401, "unauthorized")
+    login(make_app(**{**settings, "REVIEW_ADMIN_PASSWORD": "a-new-password"}).test_client(), "boot", "a-new-password")
+
 @pytest.mark.parametrize("path", ["/api/probe/agent-body", "/api/probe/agent-body-guard-first"])
 def test_credentials_are_checked_before_input(guarded, path):
     app = guarded()
