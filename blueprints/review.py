@@ -68,12 +68,12 @@ def get_task(task_id):
 @api(body=DecisionSchema, responses={200: TaskSchema}, tags=["review"])
 def decision(task_id, body):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
-    task = review.decide(task_id, body, actor_name=g.actor[1], if_match=if_match_header(),
-                         cover_ratio=cover_ratio())
-    # approve_and_publish: the auto_after_approval job runs here, after the decision has committed
-    # (no transaction is held during the platform call).
-    if body["action"] == "approve_and_publish":
-        from services.publishing import publish_task
+    if body["action"] == "approve_and_publish":  # its auto_after_approval job runs in this request
+        from services.publishing import approve_and_publish
 
-        task = publish_task(task_id, "auto_after_approval", g.actor[1], dict(current_app.config))
+        task = approve_and_publish(task_id, body, g.actor[1], dict(current_app.config),
+                                   if_match=if_match_header(), cover_ratio=cover_ratio())
+    else:
+        task = review.decide(task_id, body, actor_name=g.actor[1], if_match=if_match_header(),
+                             cover_ratio=cover_ratio())
     return task_response(task)

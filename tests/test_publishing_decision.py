@@ -1,4 +1,7 @@
-"""approve_and_publish: the decision commits, then its auto_after_approval job runs in the same request."""
+"""approve_and_publish: the decision commits with its job's claim, then the job runs in the same request."""
+import threading
+
+from services.publishing import jobs
 from tests import test_publishing as base
 from tests.conftest import assert_error, create_admin, login
 from tests.review_helpers import make_asset
@@ -40,6 +43,45 @@ def test_approve_and_publish_of_an_image_post_creates_a_newspic_draft(app, admin
     assert job["triggerMode"] == "auto_after_approval"
     [article] = fake.drafts[job["draftMediaId"]]["articles"]
     assert article["article_type"] == "newspic" and len(article["image_info"]["image_list"]) == 2
+
+
+def test_no_manual_publish_comes_between_the_approval_and_its_auto_job(app, admin_client, agent_headers, fake,
+                                                                       monkeypatch):
+    """A manual publish sent while approve_and_publish runs waits for it (was: it took the claim
+    after the approval committed, and the decision answered 409 although it had taken effect)."""
+    from tests.review_helpers import approve_article, article_payload, create_task, decision_url
+
+    task = create_task(admin_client, agent_headers, article_payload())
+    decision = approve_article(task, make_asset(app, 900, 500), action="approve_and_publish")
+    other = app.test_client()
+    login(other)
+    manual = {}
+
+    def publish_manually():
+        manual["response"] = other.post(publish_url(task))
+
+    claim = jobs._claim
+
+    def claim_after_a_manual_publish(task_id, if_match, config, trigger_mode, source_job_id=None):
+        if trigger_mode == "auto_after_approval":  # the manual publish goes as far as it can first
+            racer = threading.Thread(target=publish_manually)
+            racer.start()
+            racer.join(timeout=1)
+            manual["thread"] = racer
+        return claim(task_id, if_match, config, trigger_mode, source_job_id)
+
+    monkeypatch.setattr(jobs, "_claim", claim_after_a_manual_publish)
+    response = admin_client.post(decision_url(task), json=decision)
+    manual["thread"].join(timeout=30)
+
+    assert response.status_code == 200, response.get_data(as_text=True)[:800]
+    published = response.get_json()
+    assert published["status"] == "published"
+    assert [job["triggerMode"] for job in published["publishJobs"]] == ["auto_after_approval"]
+    # It found the auto job running, or the task published already.
+    assert manual["response"].status_code == 409
+    assert manual["response"].get_json()["error"]["code"] in ("publish_in_progress", "invalid_state")
+    assert len(fake.drafts) == 1
 
 
 def test_approve_without_publish_calls_no_platform(app, admin_client, agent_headers, fake):

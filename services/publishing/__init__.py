@@ -2,8 +2,9 @@
 
     publish_task(task_id, trigger_mode, actor_name, config, if_match=None) -> ReviewTask row
     retry_job(task_id, job_id, actor_name, config, if_match=None)         -> ReviewTask row
+    approve_and_publish(task_id, decision, actor_name, config, if_match=None, cover_ratio=…) -> ReviewTask row
 
 `config` is a plain dict of settings (the Flask config). Modules: snapshot (frozen content),
 images (uploads, cached per asset and account), pipeline (the platform calls), jobs (lifecycle).
 """
-from services.publishing.jobs import publish_task, retry_job  # noqa: F401
+from services.publishing.jobs import approve_and_publish, publish_task, retry_job  # noqa: F401

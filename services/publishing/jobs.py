@@ -27,7 +27,7 @@ from services.publishing.images import JobImages, PublishFailed
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
-from services.review import add_event, fire, load_for_update, save_task
+from services.review import add_event, decide, fire, load_for_update, save_task
 from services.settings import split_list
 
 log = logging.getLogger(__name__)
@@ -50,12 +50,21 @@ class Claim:
 def publish_task(task_id, trigger_mode, actor_name, config, if_match=None):
     """Publish the task's current selections as a new job; returns the updated ReviewTask row.
 
-    `trigger_mode` "manual" (POST .../publish-jobs) or "auto_after_approval" (after the
-    approve_and_publish decision has committed). `config` is a plain dict of settings.
+    `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
+    "auto_after_approval" one. `config` is a plain dict of settings.
     """
     if trigger_mode not in TRIGGER_MODES:
         raise ValueError(f"trigger_mode must be one of {TRIGGER_MODES}")
     return _execute(_claim(task_id, if_match, config, trigger_mode), actor_name, config)
+
+
+def approve_and_publish(task_id, payload, actor_name, config, if_match=None, **decide_options):
+    """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
+    together, so no other publish can come between them; the platform calls follow as usual."""
+    with immediate():
+        decide(task_id, payload, actor_name=actor_name, if_match=if_match, **decide_options)
+        claim = _claim(task_id, None, config, "auto_after_approval")
+    return _execute(claim, actor_name, config)
 
 
 def retry_job(task_id, job_id, actor_name, config, if_match=None):

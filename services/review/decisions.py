@@ -113,8 +113,8 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
 def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
     """Apply an admin decision; returns the saved ReviewTask.
 
-    approve_and_publish approves exactly like approve_without_publish; the caller runs the publish
-    job after this transaction commits (never hold a transaction during a platform call).
+    approve_and_publish approves exactly like approve_without_publish; services.publishing's
+    approve_and_publish claims its job in the same transaction and runs it after the commit.
     """
     action = payload["action"]
     with immediate():

@@ -30,7 +30,8 @@ TABLE = (
          ("draft_saved",), "values into selections, body into bodyDraft; manualOverrides of patched keys cleared"),
     Rule("pending_review", "approve_and_publish", "complete, valid selections (decision rules 1-2, 6-9)",
          "approved", ("approved",),
-         "selections, manualOverrides, bodyDraft saved; the publish job (auto_after_approval) runs after commit"),
+         "selections, manualOverrides, bodyDraft saved with the claim of the publish job "
+         "(auto_after_approval), which runs after commit"),
     Rule("pending_review", "approve_without_publish", "complete, valid selections (decision rules 1-2, 6-9)",
          "approved", ("approved",), "selections, manualOverrides, bodyDraft saved; no publish job"),
     Rule("pending_review", "reject_rework", "rejectionReason given; field-level: complete selections and "
