@@ -86,13 +86,16 @@ def _init_storage(app):
 
 def _bootstrap_admin(app):
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
-    if username and password:
+    if username and password and click.get_current_context(silent=True) is None:  # at start, not in CLI commands
         from services.auth import ensure_admin
 
         with db.connection_context():
-            _, changed = ensure_admin(username, password, "review,feedback")
+            user, changed = ensure_admin(username, password, "review,feedback")
         if changed:
             log.info("admin account %s created or updated from settings", username)
+        elif not user.active:
+            log.warning("admin account %s from settings is deactivated and stays so; change its password in "
+                        "the settings or run create-admin to turn it on again", username)
 
 
 def _init_login(app):

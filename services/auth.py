@@ -52,12 +52,13 @@ def save_admin(username, password, permissions="review,feedback", active=True):
 
 
 def ensure_admin(username, password, permissions="review,feedback"):
-    """save_admin for settings read at every start: an account that already matches is left as it is.
+    """save_admin for settings read at every start; (user, changed).
 
-    Rewriting it would change its session nonce and sign that admin out at every restart.
+    An account that already matches is left as it is: rewriting it would change its session nonce
+    (signing that admin out at every restart) and undo a deactivation. Changed settings are applied.
     """
     user = AdminUser.get_or_none(AdminUser.username == username)
-    if user is not None and user.active and user.permissions == parse_permissions(permissions) \
+    if user is not None and user.permissions == parse_permissions(permissions) \
             and check_password_hash(user.password_hash, password):
         return user, False
     return save_admin(username, password, permissions), True

@@ -1,11 +1,16 @@
 """Admin sign-in, sessions, guards and tokens (CONTRACT §3)."""
 import html
+import logging
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from flask import Blueprint, Flask
@@ -17,6 +22,8 @@ from blueprints.guards import admin_required, agent_or_admin, agent_required, cl
 from models import AdminUser, LoginAttempt, db
 from services import auth
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class NameSchema(Schema):
@@ -453,6 +460,29 @@ def test_bootstrap_admin_keeps_its_sessions_across_restarts(make_app):
     assert listing_after_restart().status_code == 200
     assert_error(listing_after_restart(REVIEW_ADMIN_PASSWORD="a-new-password"), 401, "unauthorized")
     login(make_app(**{**settings, "REVIEW_ADMIN_PASSWORD": "a-new-password"}).test_client(), "boot", "a-new-password")
+
+
+def test_a_deactivated_bootstrap_admin_stays_deactivated(make_app, tmp_path, caplog):
+    settings = {"REVIEW_ADMIN_USERNAME": "boot", "REVIEW_ADMIN_PASSWORD": "bootstrap-password"}
+    make_app(**settings)
+    with db.connection_context():
+        assert auth.set_active("boot", False)
+        nonce = AdminUser.get(AdminUser.username == "boot").session_nonce
+    # A restart, and a CLI command (it used to save the admin from the settings as well).
+    with caplog.at_level(logging.WARNING):
+        make_app(**settings)
+    assert any("boot from settings is deactivated" in r.getMessage() for r in caplog.records)
+    env = {**os.environ, **settings, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "routes"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with db.connection_context():
+        user = AdminUser.get(AdminUser.username == "boot")
+        assert (user.active, user.session_nonce) == (False, nonce)
+    refused = make_app(**settings).test_client().post(
+        "/api/auth/login", data={"username": "boot", "password": "bootstrap-password"})
+    assert refused.headers["Location"] == "/login?error=invalid_credentials"
 
 @pytest.mark.parametrize("path", ["/api/probe/agent-body", "/api/probe/agent-body-guard-first"])
 def test_credentials_are_checked_before_input(guarded, path):
