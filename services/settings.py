@@ -1,5 +1,8 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
 import os
+from urllib.parse import urlsplit
+
+from playhouse import db_url
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -104,6 +107,28 @@ def check_settings(config):
             if not (sep and name.strip() and token.strip()):  # the value is a secret: never quoted
                 raise SettingsError(f"FEEDBACK_CLIENT_TOKENS must be channel=token pairs separated by commas; "
                                     f"item {number} of {len(items)} is not one")
+    if not split_list(config.get("FEEDBACK_TYPES")):
+        raise SettingsError("FEEDBACK_TYPES must name at least one feedback type")
+    for name in ("WECHAT_API_BASE", "REVIEW_AGENT_WEBHOOK_URL"):
+        value = str(config.get(name) or "")
+        parts = urlsplit(value)
+        if value and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise SettingsError(f"{name} must be an http:// or https:// address, not {value!r}")
+    url = config.get("DATABASE_URL")
+    if url and urlsplit(url).scheme not in db_url.schemes:
+        raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
+    from services.feedback.ratelimit import limiter_from_settings
+    from services.notifications import parse_delays
+
+    try:
+        parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or "")
+    except ValueError:
+        raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
+            from None
+    try:
+        limiter_from_settings(config)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def split_list(value):

@@ -58,6 +58,13 @@ def test_settings_layering(tmp_path, monkeypatch):
     ("SESSION_COOKIE_SECURE", "ture", "SESSION_COOKIE_SECURE must be true or false, not 'ture'"),
     ("REVIEW_COVER_RATIO_MIN", "3", "REVIEW_COVER_RATIO_MIN (3.0) must be above 0 and at most"),
     ("FEEDBACK_CLIENT_TOKENS", "web=ok,web:secret-token", "item 2 of 2 is not one"),
+    # These used to stop the start with a traceback, or let it start and fail later.
+    ("FEEDBACK_RATE_LIMIT_PER_IP", "abc", "FEEDBACK_RATE_LIMIT_PER_IP: rate limit 'abc' is not of the form"),
+    ("REVIEW_WEBHOOK_RETRY_DELAYS", "10,soon", "REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas"),
+    ("DATABASE_URL", "foo://bar", "DATABASE_URL must start with one of"),
+    ("WECHAT_API_BASE", "api.weixin.qq.com", "WECHAT_API_BASE must be an http:// or https:// address"),
+    ("REVIEW_AGENT_WEBHOOK_URL", "ftp://agent.example/hook", "REVIEW_AGENT_WEBHOOK_URL must be an http://"),
+    ("FEEDBACK_TYPES", " , ", "FEEDBACK_TYPES must name at least one feedback type"),
 ])
 def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):
     from services.settings import SettingsError
