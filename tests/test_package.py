@@ -1,5 +1,8 @@
 """Task package (CONTRACT §7): archive contents, every state, faulty images, streaming and cleanup."""
+import re
+
 import pytest
+from markdown_it import MarkdownIt
 
 from models import Asset, db
 from models.review import STATUSES
@@ -41,6 +44,18 @@ def local_app(make_app):
 @pytest.fixture
 def admin(local_app):
     return signed_in_admin(local_app)
+
+
+def viewer_images(text):
+    """Image sources a Markdown viewer (raw HTML on) would load from `text`."""
+    found = []
+    for token in MarkdownIt("commonmark").parse(text):
+        for part in [token, *(token.children or [])]:
+            if part.type == "image":
+                found.append(part.attrGet("src"))
+            elif part.type in ("html_block", "html_inline"):
+                found += re.findall(r"<img\b[^>]*?src=[\"']?([^\"'\s>]+)", part.content, re.I)
+    return found
 
 
 # ---- archive contents -------------------------------------------------------------------------
@@ -218,6 +233,28 @@ def test_a_faulty_final_image_refuses_the_export_and_leaves_no_file(make_app, im
     assert [item["ref"] for item in listed] == [ref]
     assert reason in listed[0]["reason"]
     assert temp_entries(app) == []
+
+
+def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(local_app, admin, image_server):
+    """A hyperlink to the cover or a listed body image (no image link of its own) follows its file;
+    raw HTML image tags, which the service renders as text, become text a viewer cannot load."""
+    cover = upload(admin, image_bytes(size=(90, 50)))
+    listed = upload(admin, image_bytes("JPEG", color=(200, 10, 10)), name="listed.jpg")
+    outside = image_server.add("pixel.png", image_bytes(color=(5, 5, 5)))
+    body = (f"See [the listed image]({listed['url']}) and [the cover]({cover['url']}).\n\n"
+            f'<img src="{outside}">\n\n<p>Inline <IMG src="{listed["url"]}"/> in a block</p>\n\n'
+            f"Text with <img src={outside}> inline and `<img src=code>` in code.\n\n"
+            "```\n<img src=fenced>\n```\n")
+    task_id = make_task(selections={"title": "T", "body": body, "coverImage": cover["url"],
+                                    "bodyImages": [{"assetId": listed["assetId"]}]})
+
+    archive = open_zip(download(admin, task_id))
+    text = archive.read("manuscript.md").decode("utf-8")
+    assert f"[the listed image](images/{listed['assetId']}.jpg)" in text
+    assert f"[the cover](images/cover-{cover['assetId']}.png)" in text
+    assert viewer_images(text) == [f"images/cover-{cover['assetId']}.png"]  # only the Cover section's
+    assert image_server.hits == []  # an image no one chose is not fetched either
+    assert "`<img src=code>`" in text and "```\n<img src=fenced>\n```" in text  # code is left as written
 
 
 def test_a_stored_file_linked_outside_the_uploads_folder_is_not_exported(local_app, admin, tmp_path):

@@ -3,10 +3,13 @@
 Text from the task (title, summary, description) is escaped, so a title such as
 `![x](http://elsewhere/a.png)` stays text and never becomes an image reference to a file outside
 the archive. The body Markdown keeps its formatting; only its image (and link) destinations that
-name an exported image are replaced by the relative path of that image.
+name an exported image are replaced by the relative path of that image, and raw HTML image tags
+are escaped: the service renders raw HTML as text, but a Markdown viewer opening manuscript.md
+would load them from wherever they point.
 """
 import re
 
+from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
 from services.rendering import image_urls
@@ -19,6 +22,10 @@ _DEFINITION = re.compile(r"^( {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*\n?[ \t]*)(<[^<>
 # Markdown syntax characters; `_` inside a word (snake_case) cannot open emphasis and stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
+# How a Markdown viewer reads the file: raw HTML on (the service's own parser has it off).
+_VIEWER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_HTML_IMAGE = re.compile(r"(?<!\\)<(?=img[\s/>])", re.I)
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 
 
 def escape_text(text):
@@ -43,6 +50,40 @@ def _code_lines(markdown):
     return lines
 
 
+def _html_images(markdown):
+    """(first lines of HTML blocks holding an image tag, whether any inline HTML is one) as a viewer sees them."""
+    blocks, inline = set(), False
+    for token in _VIEWER.parse(markdown):
+        if token.type == "html_block" and _HTML_IMAGE.search(token.content):
+            blocks.add(token.map[0])
+        inline = inline or any(child.type == "html_inline" and _HTML_IMAGE.search(child.content)
+                               for child in token.children or ())
+    return blocks, inline
+
+
+def _escape_outside_code_spans(line):
+    spans = [match.span() for match in _CODE_SPAN.finditer(line)]
+    return _HTML_IMAGE.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans) else "\\<", line)
+
+
+def _escape_html_images(markdown):
+    """Raw HTML image tags as text (`\\<img`); an HTML block holding one loses its opening `<` too,
+    so it becomes a paragraph in which they are text. Returns (markdown, tags still left)."""
+    blocks, inline = _html_images(markdown)
+    if not blocks and not inline:
+        return markdown, []
+    code, lines = _code_lines(markdown), markdown.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if number in code:
+            continue
+        if number in blocks:
+            line = re.sub(r"^( {0,3})<", r"\1\\<", line)
+        lines[number] = _escape_outside_code_spans(line)
+    escaped = "".join(lines)
+    blocks, inline = _html_images(escaped)
+    return escaped, ["raw HTML <img> tag"] if blocks or inline else []
+
+
 def _replace_destinations(segment, mapping):
     def swap(match):
         raw = match.group(2)
@@ -57,6 +98,7 @@ def rewrite_images(markdown, mapping):
 
     Returns (markdown, left) where `left` lists the image sources still not pointing into the
     archive (syntax this rewriter does not understand); the caller refuses the export for them.
+    Raw HTML image tags are escaped (_escape_html_images).
     """
     code = _code_lines(markdown)
     out, segment = [], []
@@ -68,9 +110,9 @@ def rewrite_images(markdown, mapping):
         else:
             segment.append(line)
     out.append(_replace_destinations("".join(segment), mapping))
-    rewritten = "".join(out)
+    rewritten, html_left = _escape_html_images("".join(out))
     targets = set(mapping.values())
-    return rewritten, [src for src in image_urls(rewritten) if src not in targets]
+    return rewritten, [src for src in image_urls(rewritten) if src not in targets] + html_left
 
 
 def _header(title, fields):

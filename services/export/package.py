@@ -129,6 +129,13 @@ def _plan_article(task, plan, uploads_root):
             key, stem = f"url:{src}", "external-" + hashlib.sha256(src.encode()).hexdigest()[:16]
             source = _Source(src, "body", remote=src)
         link_items[src] = (plan.add(stem, key, source), key)
+    # A plain hyperlink to the cover or a selected body image opens its file in the archive too.
+    chosen = ([(cover, assets[0], cover_item)] if cover_item else []) + [
+        (ref, assets[offset + index], body_items[index]) for index, ref in enumerate(body_refs)]
+    for ref, asset, item in chosen:
+        for name in (ref if isinstance(ref, str) else None, asset.url if asset else None):
+            if name:
+                link_items.setdefault(name, item)
     return body, cover_item, body_items, link_items
 
 
