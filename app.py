@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import click
-from flask import Flask, g, request
+from flask import Flask, g, request, session
 from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 
@@ -100,12 +100,17 @@ def _bootstrap_admin(app):
 
 def _init_login(app):
     from blueprints.sessions import SessionInterface
+    from services.auth import ended_sessions
 
     app.session_interface = SessionInterface()
     manager = LoginManager(app)
+    with db.connection_context():
+        app.extensions["ended_sessions"] = ended = ended_sessions()
 
     @manager.user_loader
     def load_user(user_key):
+        if session.get("sid") in ended:  # signed out, though a copy of its cookie may still be sent
+            return None
         user_id, _, nonce = user_key.partition(":")
         user = next(iter(cached_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(
             AdminUser.id == 0).limit(1), int(user_id), 1)), None) if user_id.isdigit() else None

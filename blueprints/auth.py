@@ -7,7 +7,7 @@ from flask_login import current_user, login_user, logout_user
 from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.guards import check_same_origin
 from schemas.auth import LoginSchema
-from services.auth import authenticate
+from services.auth import authenticate, end_session, new_session_id
 
 bp = Blueprint("auth", __name__)
 TAGS = ["auth"]
@@ -67,15 +67,20 @@ def login():
     session.clear()
     session.permanent = True
     login_user(user)
+    session["sid"] = new_session_id()  # what logout ends on the server
     return redirect(target, 303)
 
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])
 @api(responses={303: SIGNED_OUT}, errors=(403, 500), tags=TAGS)
 def logout():
-    """Clear the session cookie and go back to /login (a POST from another origin is refused)."""
+    """End the session (a copy of its cookie stops working too), clear the cookie and go back to /login
+    (a POST from another origin is refused)."""
     if current_user.is_authenticated:
         check_same_origin()  # no-op for GET, which the spec allows from anywhere
+        if session.get("sid"):
+            end_session(session["sid"], current_app.permanent_session_lifetime.total_seconds(),
+                        current_app.extensions["ended_sessions"])
         logout_user()
     session.clear()
     return redirect("/login", 303)

@@ -7,10 +7,11 @@ from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
-from models.users import AdminUser, LoginAttempt  # noqa: F401
+from models.users import AdminUser, EndedSession, LoginAttempt  # noqa: F401
 
 ALL_MODELS = [
     AdminUser,
+    EndedSession,
     LoginAttempt,
     Asset,
     Feedback,

@@ -35,3 +35,10 @@ class LoginAttempt(BaseModel):
     username = peewee.CharField(max_length=64, index=True)
     ip = peewee.CharField(max_length=64, index=True)
     at = peewee.CharField(max_length=32, index=True)
+
+
+class EndedSession(BaseModel):
+    """A session signed out before its cookie expired: refused until `expires_at`, then swept."""
+
+    sid = peewee.CharField(max_length=64, primary_key=True)
+    expires_at = peewee.CharField(max_length=32, index=True)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from models import AdminUser, LoginAttempt, immediate
+from models import AdminUser, EndedSession, LoginAttempt, immediate
 from services.errors import ValidationFailed
 from services.ids import iso, now_iso, utcnow
 
@@ -62,6 +62,26 @@ def ensure_admin(username, password, permissions="review,feedback"):
             and check_password_hash(user.password_hash, password):
         return user, False
     return save_admin(username, password, permissions), True
+
+
+def new_session_id():
+    return secrets.token_urlsafe(16)
+
+
+def end_session(sid, lifetime_seconds, ended):
+    """Sign one session out for good (its cookie may have been copied): recorded until the cookie
+    would have expired anyway, and added to `ended`, the process's set that requests check."""
+    expires_at = iso(utcnow() + timedelta(seconds=lifetime_seconds))
+    with immediate():
+        EndedSession.insert(sid=sid, expires_at=expires_at).on_conflict_ignore().execute()
+    ended.add(sid)
+
+
+def ended_sessions():
+    """Ids of the sessions signed out whose cookies have not expired yet (older records are swept)."""
+    with immediate():
+        EndedSession.delete().where(EndedSession.expires_at < now_iso()).execute()
+    return {row.sid for row in EndedSession.select(EndedSession.sid)}
 
 
 def set_active(username, active):

@@ -19,7 +19,7 @@ from marshmallow import Schema, fields
 
 from blueprints.apidoc import api
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
-from models import AdminUser, LoginAttempt, db
+from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
 
@@ -278,6 +278,32 @@ def test_logout_get_and_post_clear_cookie(guarded):
         assert "review_admin_session=;" in response.headers["Set-Cookie"]
         assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 
+
+
+def test_logout_ends_the_session_on_the_server_too(guarded):
+    """A copy of the cookie (another browser, a leaked header) stops working at logout, also after a
+    restart; the admin's other sessions go on."""
+    app = guarded()
+    create_admin()
+    client, other = app.test_client(), app.test_client()
+    login(client)
+    login(other)
+    copy = app.test_client()
+    copy.set_cookie("review_admin_session", client.get_cookie("review_admin_session").value, domain="localhost")
+    assert copy.get("/api/probe/review").status_code == 200
+
+    assert client.post("/api/auth/logout", headers={"Origin": "http://localhost"}).status_code == 303
+    assert_error(copy.get("/api/probe/review"), 401, "unauthorized")
+    assert other.get("/api/probe/review").status_code == 200
+    with db.connection_context():
+        EndedSession.create(sid="long-expired", expires_at="2020-01-01T00:00:00.000Z")
+    restarted = guarded().test_client()
+    restarted.set_cookie("review_admin_session", copy.get_cookie("review_admin_session").value, domain="localhost")
+    assert_error(restarted.get("/api/probe/review"), 401, "unauthorized")
+    login(restarted)  # signing in again starts a new session
+    assert restarted.get("/api/probe/review").status_code == 200
+    with db.connection_context():  # records are kept only as long as their cookies could live
+        assert [row.sid for row in EndedSession.select()] == list(app.extensions["ended_sessions"])
 
 def test_401_403_and_redirect(guarded):
     app = guarded()
