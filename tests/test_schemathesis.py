@@ -86,6 +86,11 @@ def _config(base, **extra):
 def _session_cookie(app):
     """Sign in through the real route and return the session cookie's value."""
     create_admin()
+    return _signed_in(app)
+
+
+def _signed_in(app):
+    """A new session of the admin; its cookie's value."""
     client = app.test_client()
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert response.status_code == 303 and "error=" not in response.headers["Location"]
@@ -274,11 +279,17 @@ def credentials(fuzz_state):
 @FUZZ_SETTINGS
 def test_operation_conforms_to_the_document(case, fuzz_app, fuzz_state):
     headers, cookies = credentials(fuzz_state)
+    if case.operation.path == "/api/auth/logout":  # it ends the session it is sent with: not the shared one
+        cookies = {SESSION_COOKIE: _signed_in(fuzz_app)}
     case.call_and_validate(app=fuzz_app, headers=headers, cookies=cookies, checks=CHECKS)
 
 
-def test_every_operation_is_fuzzed(fuzz_app):
-    """The fuzzing above reaches every JSON route of the API (none silently missing from the document)."""
+def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
+    """The fuzzing above reaches every JSON route of the API (none silently missing from the document),
+    and its admin session lasted to the end (a fuzzed sign-out used a session of its own)."""
+    signed_in = fuzz_app.test_client()
+    signed_in.set_cookie(SESSION_COOKIE, fuzz_state[2], domain="localhost")
+    assert signed_in.get("/api/review/tasks").status_code == 200
     document = fuzz_app.test_client().get("/api/openapi.json").get_json()
     operations = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
     expected = {
