@@ -4,13 +4,26 @@ Pages read through the same service functions as the JSON routes. Every change (
 publish, retry, delete, feedback status) is made by the page's JavaScript through the JSON API,
 so the rules live in one place and the pages show the API's own error messages.
 """
+import json
+
 from flask import Blueprint, current_app, redirect, render_template, request
+from flask_login import current_user
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from blueprints.apidoc import api, load
 from blueprints.guards import admin_required
-from models.review import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, REQUIRED_SELECTION_KEYS, STATUSES
+from models.review import (
+    ACCOUNTS,
+    APPROVAL_AUTHOR_MAX,
+    APPROVAL_SUMMARY_MAX,
+    ELEMENT_KEYS,
+    REJECTION_REASONS,
+    REQUIRED_SELECTION_KEYS,
+    STATUSES,
+)
 from schemas.review import TaskListQuerySchema
+from schemas.review.candidates import MAX_TEXT
+from schemas.review.selections import TITLE_MAX
 from services import review
 from services.asset_refs import resolve_many
 from services.errors import ValidationFailed
@@ -29,10 +42,15 @@ ELEMENT_LABELS = {"title": "Title", "summary": "Summary", "body": "Body", "bodyI
                   "coverCrop": "Cover crop", "commentSettings": "Comment settings"}
 
 
+# The counters under the text fields show the limits a decision is checked against.
+FIELD_LIMITS = {"title": TITLE_MAX, "summary": APPROVAL_SUMMARY_MAX, "author": APPROVAL_AUTHOR_MAX,
+                "description": MAX_TEXT}
+
+
 @bp.app_context_processor
 def labels():
     return {"STATUS_LABELS": STATUS_LABELS, "FEEDBACK_LABELS": FEEDBACK_LABELS, "ACCOUNTS": ACCOUNTS,
-            "REASON_LABELS": REASON_LABELS, "ELEMENT_LABELS": ELEMENT_LABELS}
+            "REASON_LABELS": REASON_LABELS, "ELEMENT_LABELS": ELEMENT_LABELS, "FIELD_LIMITS": FIELD_LIMITS}
 
 
 @bp.app_template_filter()
@@ -42,9 +60,34 @@ def sentence(message):
     return text[:1].upper() + text[1:] + "."
 
 
+@bp.app_template_filter()
+def filesize(size):
+    """Bytes for people: 32 bytes, 4.2 KiB, 1.5 MiB."""
+    if size < 1024:
+        return f"{size} byte{'' if size == 1 else 's'}"
+    return f"{size / 1024:.1f} KiB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MiB"
+
+
+@bp.app_template_filter()
+def readable_json(value):
+    """JSON as a person reads it (Jinja escapes it as text; tojson's \\u003c escapes are for scripts)."""
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+@bp.after_request
+def fresh_pages(response):
+    """Back and forward load a page again: a cached list still showed a task as pending after its approval."""
+    if response.mimetype == "text/html":
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
 @bp.get("/")
 def home():
-    """The review list is the start page."""
+    """The review list is the start page (the feedback list for an admin who may only triage feedback)."""
+    if current_user.is_authenticated and not current_user.has_permission("review") \
+            and current_user.has_permission("feedback"):
+        return redirect("/feedback", 302)
     return redirect("/review", 302)
 
 

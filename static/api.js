@@ -27,16 +27,18 @@
     return error;
   }
 
-  /* fetch() with JSON in and out. Resolves to {ok, status, data, response} or {ok: false, status, error}. */
+  /* fetch() with JSON in and out (a FormData body goes as multipart). Resolves to
+     {ok, status, data, response} or {ok: false, status, error}. */
   async function call(method, url, body, options = {}) {
     const headers = { Accept: "application/json" };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const multipart = body instanceof FormData;
+    if (body !== undefined && !multipart) headers["Content-Type"] = "application/json";
     if (options.ifMatch !== undefined && options.ifMatch !== null) headers["If-Match"] = `"${options.ifMatch}"`;
     let response;
     try {
       response = await fetch(url, {
         method, headers, credentials: "same-origin",
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined || multipart ? body : JSON.stringify(body),
       });
     } catch (err) {
       return { ok: false, status: 0, error: networkError() };

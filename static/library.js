@@ -1,9 +1,10 @@
-/* The material library picker: a <dialog> listing GET /api/assets?scope=library, with search and pages. */
+/* The material library picker: a <dialog> listing GET /api/assets?scope=library, with search and pages,
+   and an upload of the admin's own image (POST /api/assets/upload: task-local, or into the library). */
 (function () {
   "use strict";
 
   const PAGE_SIZE = 12;
-  let dialog, list, errorBox, pageLabel, prev, next, query;
+  let dialog, list, errorBox, pageLabel, prev, next, query, fileInput, keep;
   let page = 1, totalPages = 1, onPick = null;
 
   function item(asset) {
@@ -19,11 +20,7 @@
     caption.textContent = `${asset.fileName} · ${asset.width}×${asset.height}`;
     button.append(img, caption);
     button.setAttribute("aria-label", `Use ${asset.fileName} (${asset.width}×${asset.height})`);
-    button.addEventListener("click", () => {
-      const callback = onPick;
-      dialog.close();
-      if (callback) callback(asset);
-    });
+    button.addEventListener("click", () => pick(asset));
     li.append(button);
     return li;
   }
@@ -36,6 +33,8 @@
     list.replaceChildren();
     if (!result.ok) {
       window.Api.showMessage(errorBox, result.error.message);
+      pageLabel.textContent = "";
+      prev.disabled = next.disabled = true;
       return;
     }
     const { items, pagination } = result.data;
@@ -50,6 +49,27 @@
     pageLabel.textContent = `Page ${pagination.page} of ${totalPages} (${pagination.total} images)`;
     prev.disabled = page <= 1;
     next.disabled = page >= totalPages;
+  }
+
+  function pick(asset) {
+    const callback = onPick;
+    dialog.close();
+    if (callback) callback(asset);
+  }
+
+  async function upload(event) {
+    event.preventDefault();
+    errorBox.hidden = true;
+    const form = new FormData();
+    form.append("file", fileInput.files[0]);
+    form.append("scope", keep.checked ? "library" : "review");
+    const result = await window.Api.call("POST", "/api/assets/upload", form);
+    if (!result.ok) {
+      window.Api.showMessage(errorBox, result.error.message);
+      return;
+    }
+    fileInput.value = "";
+    pick(result.data);
   }
 
   function open(callback) {
@@ -68,6 +88,9 @@
     prev = document.getElementById("library-prev");
     next = document.getElementById("library-next");
     query = document.getElementById("library-q");
+    fileInput = document.getElementById("library-file");
+    keep = document.getElementById("library-keep");
+    document.getElementById("library-upload").addEventListener("submit", upload);
     document.getElementById("library-search").addEventListener("submit", (event) => {
       event.preventDefault();
       page = 1;

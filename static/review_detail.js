@@ -145,10 +145,10 @@
     label.className = "tile";
     const input = Object.assign(document.createElement("input"), { type: "radio", name, value: asset.assetId, checked: true });
     input.dataset.ref = JSON.stringify({ assetId: asset.assetId });
-    input.dataset.origin = "library";
+    input.dataset.origin = "library"; // the reviewer's own pick (library or upload), not a candidate
     const img = Object.assign(document.createElement("img"), { src: asset.url, alt: asset.fileName });
     const caption = document.createElement("span");
-    caption.textContent = `From the library · ${asset.width}×${asset.height}`;
+    caption.textContent = `${asset.scope === "library" ? "From the library" : "Uploaded"} · ${asset.width}×${asset.height}`;
     label.append(input, img, caption);
     container.append(label);
     input.dispatchEvent(new Event("change", { bubbles: true }));
@@ -164,7 +164,7 @@
   }
 
   /* The list was rebuilt, so the pressed button is gone: focus the same control of the image now at
-     `index` (or its nearest enabled one, e.g. "down" once it is first), else "Add from the library…". */
+     `index` (or its nearest enabled one, e.g. "down" once it is first), else the button that adds one. */
   function focusImageControl(index, action) {
     const items = $("#image-list").children;
     const item = items[Math.min(index, items.length - 1)];
@@ -232,6 +232,13 @@
       window.Library.open((asset) => {
         if (target === "images") {
           assets[asset.assetId] = asset;
+          const at = images.findIndex((ref) => ref.assetId === asset.assetId);
+          if (at >= 0) { // the same picture twice would be published twice
+            window.Api.showMessage($('[data-error-for="images"]'), `${asset.fileName} is image ${at + 1} of the list already`);
+            button.focus();
+            return;
+          }
+          $('[data-error-for="images"]').hidden = true;
           images.push({ assetId: asset.assetId });
           renderImages();
         } else {

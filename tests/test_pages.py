@@ -29,6 +29,27 @@ def test_the_start_page_is_the_review_list(client):
     assert client.get("/").headers["Location"] == "/review"
 
 
+def test_a_feedback_only_admin_starts_at_the_feedback_list(app):
+    create_admin("triage", permissions="feedback")
+    client = app.test_client()
+    login(client, "triage")
+    assert client.get("/").headers["Location"] == "/feedback"
+    assert '<a class="brand" href="/feedback">' in client.get("/feedback").get_data(as_text=True)
+
+
+def test_pages_are_not_kept_in_the_browser_cache(admin_client, demo_data):
+    """Back to a list after a decision loads it again (a cached page showed the task as still pending)."""
+    for url in ("/review", f"/review/{demo_data['tasks'][0]['id']}", "/feedback"):
+        assert admin_client.get(url).headers["Cache-Control"] == "no-store", url
+
+
+def test_the_text_counters_show_the_limits_a_decision_is_checked_against(admin_client, demo_data):
+    article = next(t for t in demo_data["tasks"] if t["contentType"] == "article")
+    html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
+    limits = dict(re.findall(r'data-count-for="(\w+)" data-limit="(\d+)"', html))
+    assert limits == {"title": "64", "summary": "100", "author": "16"}
+
+
 @pytest.mark.parametrize(("permissions", "allowed", "refused"), [
     ("review", ["/review"], ["/feedback"]),
     ("feedback", ["/feedback"], ["/review"]),
@@ -196,3 +217,24 @@ def test_error_page_links_to_a_section_the_admin_may_open(make_app):
     assert page.status_code == 403
     assert 'href="/feedback"' in page.get_data(as_text=True).split("<main>", 1)[1]
     assert 'href="/review">Back' not in page.get_data(as_text=True)
+
+
+def test_feedback_detail_shows_extra_as_readable_json_and_small_files_in_bytes(app, admin_client):
+    import html as html_module
+    import io
+    import json
+
+    client = app.test_client()
+    headers = {"x-feedback-client-token": "client-web-token"}
+    created = client.post("/api/feedbacks", headers=headers, json={
+        "type": "bug", "title": "Extra", "content": "With extra data", "appName": "reader", "appVersion": "1.0",
+        "platform": "web", "extra": {"screen": "<b>首页</b>", "retries": 2}}).get_json()
+    log = client.post(f"/api/feedbacks/{created['id']}/attachments", headers=headers,
+                      content_type="multipart/form-data",
+                      data={"kind": "log_file", "file": (io.BytesIO(b"x" * 32), "app.log")})
+    assert log.status_code == 201, log.get_data(as_text=True)
+    html = admin_client.get(f"/feedback/{created['id']}").get_data(as_text=True)
+    shown = html_module.unescape(re.search(r'<pre class="extra">(.*?)</pre>', html, re.S).group(1))
+    assert json.loads(shown) == {"screen": "<b>首页</b>", "retries": 2}  # escaped once, as text (no \\u003c)
+    assert "<b>首页" not in html
+    assert "log file · 32 bytes ·" in html

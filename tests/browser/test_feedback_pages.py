@@ -67,10 +67,17 @@ def test_one_long_unbroken_word_does_not_widen_the_pages(page, demo, live_server
     created = requests.post(f"{live_server.url}/api/feedbacks", timeout=10, headers={
         "x-feedback-client-token": "client-web-token"}, json={
         "appName": "reader", "appVersion": "1.0", "platform": "web", "type": "bug", "title": word[:200],
-        "content": word}).json()
+        "content": word, "logText": "y" * 3000}).json()
     sign_in(page, "/feedback")
-    for path in ("/feedback", f"/feedback/{created['id']}"):
-        page.goto(path)
-        expect(page.get_by_text(word[:200]).first).to_be_visible()
-        assert page.evaluate("document.documentElement.scrollWidth") <= 1360, path
+    for width in (1360, 800):  # at 900px and less the columns stack: a log line widened them to 24,000px
+        page.set_viewport_size({"width": width, "height": 900})
+        for path in ("/feedback", f"/feedback/{created['id']}"):
+            page.goto(path)
+            expect(page.get_by_text(word[:200]).first).to_be_visible()
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (path, width)
+    article = next(task for task in demo["tasks"] if task["contentType"] == "article")
+    page.goto(f"/review/{article['id']}")
+    page.get_by_label("Final body (Markdown)").fill("```\n" + "z" * 3000 + "\n```\n")
+    expect(page.locator("#preview pre")).to_contain_text("z" * 100)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
     console.assert_clean()

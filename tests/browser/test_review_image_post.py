@@ -85,7 +85,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     # Reorder, drop one and add one from the library; the crop follows the new first image.
     page.get_by_role("button", name="Move image 2 up").click()
     page.get_by_role("button", name="Remove image 3").click()
-    page.get_by_role("button", name="Add from the library…").click()
+    page.get_by_role("button", name="Add from the library or upload…").click()
     page.get_by_role("button", name="Use library-portrait.png (900×1200)").click()
     expect(page.locator("#image-list li")).to_have_count(3)
     expect(page.locator("#image-list li").first).to_contain_text("expo-2.png")
@@ -176,7 +176,7 @@ def test_moving_and_removing_images_keeps_the_keyboard_focus(page, demo, console
     page.keyboard.press("Enter")
     page.keyboard.press("Enter")
     expect(items).to_have_count(0)
-    expect(page.get_by_role("button", name="Add from the library…")).to_be_focused()
+    expect(page.get_by_role("button", name="Add from the library or upload…")).to_be_focused()
     console.assert_clean()
 
 
