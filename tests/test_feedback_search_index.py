@@ -200,3 +200,18 @@ def test_a_worker_is_stopped_before_its_database_is_replaced(make_app, tmp_path)
     # connection being closed (that crashed the process once) or on the other app's database.
     with built_app(make_app, REVIEW_INSTANCE_PATH=str(tmp_path / "other")):
         assert not worker.is_alive()
+
+
+def test_short_keywords_with_other_letters_ignore_case_too(fb_client, fb_admin):
+    """One or two letters outside ASCII and CJK have no index: LIKE alone missed 'üm' in 'Ümlaut'."""
+    umlaut = created(fb_client, content="Ümlaut Straße")["feedbackNo"]
+    greek = created(fb_client, content="ΣΑΣ γράφω")["feedbackNo"]
+    created(fb_client, content="Umlaut without the dots")
+    for indexed in (False, True):  # queued rows, then the same rows from the indexes
+        assert keyword_page(fb_admin, "üm") == ([umlaut], 1)
+        assert keyword_page(fb_admin, "ÜM") == ([umlaut], 1)
+        assert keyword_page(fb_admin, "σα") == ([greek], 1)
+        assert keyword_page(fb_admin, "um")[1] == 1  # ASCII: LIKE; Ü is another letter
+        if not indexed:
+            with db.connection_context():
+                indexing.drain()

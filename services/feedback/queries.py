@@ -4,7 +4,7 @@ Keyword search (case-insensitive substring of title, content, feedbackNo, userId
 SQLite the FTS5 trigram index answers keywords of three or more characters (case folded for every
 alphabet) and the CJK character index one or two Chinese/Japanese/Korean characters (闪退; both
 match substrings exactly, see models.feedback). Other short keywords and other databases use LIKE
-over the six columns, which folds ASCII case only ('ét' misses 'Été'), indexed or not. Rows still
+over the six columns (a keyword with non-ASCII letters compared case folded on SQLite). Rows still
 queued for the indexes (the last moments of submissions, see models.feedback) are tested with
 fold_case, so they match as they will once indexed. bench/bench_feedback_search.py measures each path.
 """
@@ -12,7 +12,7 @@ fold_case, so they match as they will once indexed. bench/bench_feedback_search.
 import operator
 from functools import reduce
 
-from peewee import SQL, fn
+from peewee import SQL, SqliteDatabase, fn
 
 from models.base import db
 from models.feedback import (
@@ -64,8 +64,14 @@ def _index_for(keyword):
 
 
 def _like(keyword):
-    # .contains escapes % and _
-    return reduce(operator.or_, [getattr(Feedback, column).contains(keyword) for column in SEARCH_COLUMNS])
+    """Keywords no index answers. LIKE folds ASCII case only: on SQLite a keyword with other letters
+    is compared case folded on both sides, as the trigram index compares (a scan, for rare keywords)."""
+    if keyword.isascii() or not isinstance(db.obj, SqliteDatabase):
+        # .contains escapes % and _
+        return reduce(operator.or_, [getattr(Feedback, column).contains(keyword) for column in SEARCH_COLUMNS])
+    folded = fold_case(keyword)
+    return reduce(operator.or_, [fn.instr(fn.fold_case(getattr(Feedback, column)), folded) > 0
+                                 for column in SEARCH_COLUMNS])
 
 
 def keyword_condition(keyword):
