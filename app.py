@@ -77,11 +77,13 @@ def _init_storage(app):
     init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
     upgrade()
     from services.files import sweep_pending
+    from services.publishing.jobs import release_orphaned_claims
     from services.task_delete import recover_deletions
 
     with db.connection_context():
         sweep_pending(uploads)
         recover_deletions(uploads)
+        release_orphaned_claims()
 
 
 def _bootstrap_admin(app):

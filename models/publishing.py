@@ -3,7 +3,8 @@
 A row exists while a publish of the task is between its two transactions (the platform calls run
 with no transaction open). It is a row, not a thread lock, so it holds across threads and server
 processes; `heartbeat_at` is renewed before every platform call, and a row whose heartbeat is
-older than the stale limit (a crashed process) may be taken over.
+older than the stale limit (a crashed process) may be taken over. `owner` names the process
+(host:pid), so that a restarted service ends its predecessor's claims at once instead.
 """
 import peewee
 
@@ -16,3 +17,4 @@ class PublishLock(BaseModel):
     job_id = peewee.CharField(max_length=64)  # the job that holds the claim
     created_at = peewee.CharField(max_length=32)
     heartbeat_at = peewee.CharField(max_length=32)
+    owner = peewee.CharField(max_length=300, null=True)  # host:pid; added by schema version 6

@@ -16,6 +16,7 @@ from models.feedback import (
     rebuild_character_index,
     search_index_supported,
 )
+from models.publishing import PublishLock
 from models.users import AdminUser
 
 
@@ -58,6 +59,7 @@ MIGRATIONS = [
     (3, "feedback search indexed after the request", _queue_feedback_search),
     (4, "review_task indexes no query uses", lambda: _drop_indexes("review_task_status", "review_task_content_type")),
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
+    (6, "publish_lock.owner", lambda: _add_column_if_missing(PublishLock, "owner")),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -1,4 +1,5 @@
 """Two publishes of one task at once: one draft, one 409 publish_in_progress (real threaded server)."""
+import os
 import threading
 import time
 from datetime import timedelta
@@ -12,7 +13,7 @@ from services.ids import iso, utcnow
 from tests import test_publishing as base
 from tests.conftest import ADMIN_PASSWORD, assert_error
 from tests.review_helpers import live_server
-from tests.test_publishing import approved_article, publish, publish_url
+from tests.test_publishing import approved_article, platform_settings, publish, publish_url
 
 app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
 
@@ -100,3 +101,48 @@ def test_a_live_claim_refuses_and_a_stale_one_is_taken_over(app, admin_client, a
     assert published["status"] == "published"
     with db.connection_context():
         assert PublishLock.select().count() == 0
+
+
+def _interrupted_publish(app, task, owner):
+    """A publish claimed as `owner` (host:pid) that never finished: its job row and its claim."""
+    from services.publishing import jobs
+
+    with db.connection_context():
+        claim = jobs._claim(task["id"], None, dict(app.config), "manual")
+        PublishLock.update(owner=owner).execute()
+    return claim.job_id
+
+
+def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, fake, app, admin_client,
+                                                                       agent_headers):
+    """Before: the task answered 409 publish_in_progress until the claim went stale (5 minutes)."""
+    import socket
+    import subprocess
+    import sys
+
+    from services.publishing.jobs import INTERRUPTED
+
+    stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                             text=True, check=True)  # a process that has ended: its pid runs nothing now
+    task, _ = approved_article(app, admin_client, agent_headers)
+    running, _ = approved_article(app, admin_client, agent_headers)
+    job_id = _interrupted_publish(app, task, f"{socket.gethostname()}:{stopped.stdout.strip()}")
+    assert_error(admin_client.post(publish_url(task)), 409, "publish_in_progress")
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == running["id"])
+        moment = iso(utcnow())  # the parent of this test process runs: its claim stays
+        PublishLock.create(task=row, job_id="job-of-a-live-process", created_at=moment, heartbeat_at=moment,
+                           owner=f"{socket.gethostname()}:{os.getppid()}")
+
+    restarted = make_app(**platform_settings(fake))
+    client = restarted.test_client()
+    client.set_cookie("review_admin_session", admin_client.get_cookie("review_admin_session").value,
+                      domain="localhost")
+    after = client.get(f"/api/review/tasks/{task['id']}").get_json()
+    [job] = after["publishJobs"]
+    assert (job["id"], job["status"], job["lastError"]) == (job_id, "failed", INTERRUPTED)
+    assert job["finishedAt"] and after["status"] == "approved"
+    assert (after["timeline"][-1]["type"], after["timeline"][-1]["actor"]) == ("publish_failed", "system")
+    published = publish(client, after).get_json()  # at once, not after the stale limit
+    assert published["status"] == "published" and published["publishJobs"][-1]["status"] == "succeeded"
+    assert_error(client.post(publish_url(running)), 409, "publish_in_progress")

@@ -11,7 +11,9 @@ There are no intermediate job states (spec). The row written in step 1 therefore
 during step 2 that record stays true and can be retried once the claim goes stale.
 """
 import logging
+import os
 import re
+import socket
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 TRIGGER_MODES = ("manual", "auto_after_approval")
 MIN_STALE_AFTER = timedelta(minutes=5)
 MAX_ERROR_LENGTH = 500
+INTERRUPTED = ("the service stopped during this publish, so whether the draft reached the platform is not "
+               "known; retry it (a draft that did arrive is then created again)")
 
 
 @dataclass
@@ -143,7 +147,47 @@ def _take_lock(task, job_id, now, stale_limit):
         log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
                     task.task_id, lock.job_id, lock.heartbeat_at)
         lock.delete_instance()
-    PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now)
+    PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=_this_process())
+
+
+def _this_process():
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _gone(owner):
+    """Whether the process that took a claim no longer runs (only known for this host's processes).
+
+    Called at start, before this process publishes: a claim in its own pid is a predecessor's (a
+    restarted container often gets the same pid)."""
+    host, _, pid = (owner or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # it runs, as another user
+    return False
+
+
+def release_orphaned_claims():
+    """At start: the claims of a service process that stopped during a publish end now, their jobs
+    recorded as failed, so the task can be published again at once (not after the stale limit)."""
+    released = 0
+    for lock in list(PublishLock.select()):
+        if not _gone(lock.owner):
+            continue
+        log.warning("job %s: the service stopped during this publish; its claim is released", lock.job_id)
+        claim = Claim(lock.task_id, None, None, lock.job_id, None, None, None)
+        try:
+            _finish(claim, None, None, INTERRUPTED, actor="system")
+        except NotFound:
+            PublishLock.delete().where(PublishLock.id == lock.id).execute()
+        released += 1
+    return released
 
 
 def _last_draft(task):
@@ -193,7 +237,7 @@ def one_line(text):
 
 
 # ---- step 3 -----------------------------------------------------------------------------------
-def _finish(claim, actor_name, draft_media_id, error, sent_html=None):
+def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="admin"):
     with immediate():
         task = ReviewTask.get_or_none(ReviewTask.id == claim.task_pk)
         job = PublishJob.get_or_none(PublishJob.job_id == claim.job_id)
@@ -213,9 +257,9 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None):
             trigger, data["lastError"] = "publish_failed", job.last_error
         job.save()
         if task.status == "approved":
-            fire(task, trigger, "admin", actor_name, {trigger: data})
+            fire(task, trigger, actor, actor_name, {trigger: data})
         else:  # the claim was taken over meanwhile and the task moved on: only record what happened
-            add_event(task, trigger, "admin", actor_name, data)
+            add_event(task, trigger, actor, actor_name, data)
         save_task(task)
         PublishLock.delete().where((PublishLock.task == task) & (PublishLock.job_id == job.job_id)).execute()
     log.info("task %s: publish job %s %s%s", task.task_id, job.job_id, job.status,
