@@ -57,7 +57,7 @@ def test_body_patch_updates_the_draft_and_needs_a_source_with_several_options(ap
     error = assert_error(client.patch(patch_url(task), json={"body": "x", "sourceBodyCandidateId": "nope"},
                                       headers=agent_headers), 400, "validation_error")
     assert "sourceBodyCandidateId" in error["details"]
-    inline = make_asset(app, 400, 300)
+    inline = make_asset(app, 400, 300, scope="library")
     text = f"新正文\n\n![图]({inline['url']})"
     done = patch(client, agent_headers, task, {"body": text, "sourceBodyCandidateId": "opt-b"})
     assert done["bodyDraft"] == {"markdown": text, "sourceBodyCandidateId": "opt-b",
@@ -99,9 +99,28 @@ def test_pending_patch_refusals(client, agent_headers, article, body, path):
     assert path in error["details"], error["details"]
 
 
+def test_images_a_patch_brings_in_come_from_the_material_library(app, client, agent_headers, article):
+    """Spec PATCH table: "material-library asset ids", "checked for material-library origin"; body rule 3.
+    A task-local upload new to the task is refused; the task's own candidate images may stay."""
+    task, cover = article
+    upload = make_asset(app, 900, 500)  # scope review: an agent's own upload
+    library = make_asset(app, 900, 500, scope="library")
+    for values, path in (({"coverImage": upload["url"]}, "coverImage"),
+                         ({"bodyImages": [library["url"], {"assetId": upload["assetId"]}]}, "bodyImages.1"),
+                         ({"body": f"正文\n\n![新图]({upload['url']})", "sourceBodyCandidateId": "opt-a"}, "body")):
+        error = assert_error(client.patch(patch_url(task), json=values, headers=agent_headers), 400,
+                             "validation_error")
+        assert "material library" in " ".join(error["details"][path]), error["details"]
+    unchanged = client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent_headers).get_json()
+    assert unchanged["version"] == task["version"]  # nothing changed
+    kept = {"coverImage": cover["url"], "bodyImages": [library["url"]], "sourceBodyCandidateId": "opt-a",
+            "body": f"正文\n\n![封面]({cover['url']})"}  # the task's own candidate cover, and a library image
+    done = patch(client, agent_headers, task, kept)
+    assert done["selections"]["coverImage"] == cover["url"] and done["selections"]["bodyImages"] == [library["url"]]
+
 def test_patch_cover_is_checked_for_ratio(app, client, agent_headers, article):
     task, _cover = article
-    tall = make_asset(app, 500, 900)
+    tall = make_asset(app, 500, 900, scope="library")
     error = assert_error(client.patch(patch_url(task), json={"coverImage": tall["url"]}, headers=agent_headers),
                          400, "validation_error")
     assert "coverImage" in error["details"]
@@ -209,7 +228,7 @@ def test_image_post_field_level_rework_loop(app, client, admin_client, agent_hea
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
     assert_error(client.patch(patch_url(task), json={"title": "新"}, headers=agent_headers), 409, "field_locked")
 
-    new_images = [make_asset(app, 900, 1200), images[1]]
+    new_images = [make_asset(app, 900, 1200, scope="library"), images[1]]
     first = patch(client, agent_headers, task, {"images": [{"assetId": a["assetId"]} for a in new_images]})
     assert first["status"] == "rejected_rework" and first["rejectedElements"] == ["coverCrop"]
     error = assert_error(client.patch(patch_url(task), json={"coverCrop": full_crop(images[0])},
@@ -251,7 +270,7 @@ def test_image_post_rework_of_images_alone_keeps_the_locked_crop(app, client, ad
     decision = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": ["images"],
                 "selections": selections, "lockedSelections": locked_except(selections, ["images"])}
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
-    new = make_asset(app, 600, 800)
+    new = make_asset(app, 600, 800, scope="library")
     error = assert_error(client.patch(patch_url(task), json={"images": refs([new, images[0]])},
                                       headers=agent_headers), 400, "validation_error")
     assert "images" in error["details"]

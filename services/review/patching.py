@@ -6,9 +6,12 @@ manualOverrides of patched keys cleared. rejected_rework: only keys still in rej
 pending_review. Each rejected key a PATCH fixes must already pass the approval-level checks, so a
 rework can never end stuck on a key it has already given up. A whole-task rejection accepts any
 field and returns on the first valid PATCH. Required texts are never blank, as at creation.
+Images a PATCH brings in come from the material library (spec: "material-library asset ids");
+those the task holds already (its candidates, its selections) may stay.
 """
 from models import immediate
 from models.review import SELECTION_KEYS
+from services.asset_refs import markdown_image_refs, resolve_many
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
@@ -74,6 +77,33 @@ def _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio):
     return Problems({path: messages for path, messages in ready.items() if path.split(".")[1] in keys})
 
 
+def _patched_images(values):
+    """(error path, reference) of every image the patched values name."""
+    for key, value in values.items():
+        if key == "coverImage":
+            yield key, value
+        elif key in ("bodyImages", "images"):
+            yield from ((f"{key}.{index}" + (".assetId" if key == "images" else ""), ref)
+                        for index, ref in enumerate(value))
+        elif key == "body":
+            yield from ((key, url) for url in markdown_image_refs(value))
+
+
+def _check_library_origin(assets, task, values, problems):
+    from services.task_delete import task_references  # (imports services.review)
+
+    held = None
+    for path, ref in _patched_images(values):
+        asset = assets.get(ref)
+        if asset is None or asset.scope == "library":
+            continue
+        if held is None:
+            held = {a.asset_id for a in resolve_many(task_references(task)).values() if a is not None}
+        if asset.asset_id not in held:
+            problems.add(path, f"{asset.asset_id!r} is a task-local upload; images a PATCH brings in come from "
+                               "the material library (GET /api/assets?scope=library)")
+
+
 def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
     """Apply an agent PATCH; returns the saved ReviewTask."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
@@ -88,6 +118,7 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
         merged = {**(task.selections or {}), **values}
         check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
         check_not_blank(values, task.content_type, "", problems)
+        _check_library_origin(assets, task, values, problems)
         trigger, remaining = _trigger(task, keys)
         _check_kept_crop(values, merged, remaining, problems)
         draft = task.body_draft
