@@ -119,7 +119,11 @@ class DecisionSchema(Schema):
 
 
 class PatchElementsSchema(ArticleSelectionsSchema, ImagePostSelectionsSchema):
-    """PATCH /api/review/agent/tasks/{taskId}/elements: a partial selections object."""
+    """PATCH /api/review/agent/tasks/{taskId}/elements: a partial selections object.
+
+    Images it brings in (coverImage, bodyImages, images, image links in body) are material-library
+    assets (GET /api/assets?scope=library); images the task already holds may stay.
+    """
 
     sourceBodyCandidateId = fields.String(
         validate=validate.Length(min=1, max=MAX_ID),
