@@ -1,4 +1,5 @@
 """Prepare a benchmark database: N review tasks and N feedback rows, cloned in bulk from real ones."""
+import logging
 import random
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ def seed(instance, uploads, rows):
     from services.auth import save_admin
     from services.feedback.indexing import drain
 
+    logging.basicConfig(level=logging.WARNING)  # no access log line per seeding request
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
                       "FEEDBACK_INDEXER_ENABLED": False})  # the server process indexes; seed drains itself
     client = app.test_client()

@@ -48,6 +48,9 @@ def _unstored_feedback(data, channel, client_ip):
 
 
 def main():
+    # Access logs off: measure the app, not the terminal. Before create_app, which otherwise sets up
+    # INFO logging itself (as for waitress-serve).
+    logging.basicConfig(level=logging.ERROR)
     instance, uploads, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if sys.argv[4:] == ["unstored"]:
         import services.feedback.intake
@@ -61,7 +64,6 @@ def main():
     def bare():
         return {"ok": True}
 
-    logging.basicConfig(level=logging.ERROR)  # access logs off: measure the app, not the terminal
     waitress.serve(app, host="127.0.0.1", port=port, threads=8, ident="bench", _quiet=True)
 
 
