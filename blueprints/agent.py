@@ -43,6 +43,15 @@ def get_task(task_id):
 @agent_required
 @api(body=PatchElementsSchema, responses={200: TaskSchema}, tags=["agent"])
 def patch_elements(task_id, body):
-    """Change selections: any field while pending_review, only rejected fields during rework."""
+    """Change selections: any field while pending_review, only rejected fields during rework.
+
+    A task rejected as a whole (`rejectedElements` empty) takes any field, and its first valid PATCH
+    returns it to review. In a field-level rework, each rejected field a PATCH fixes must be ready for
+    approval (the approval limits, such as summary at most 100 characters, apply), and the PATCH
+    that fixes the last one runs the whole approval check; errors then name `selections.<field>`.
+    Images a PATCH brings in (coverImage, bodyImages, images, image links in body) are material-library
+    assets (GET /api/assets?scope=library); images the task already holds may stay. Send the ETag
+    you read as If-Match.
+    """
     task = review.patch_elements(task_id, body, if_match=if_match_header(), cover_ratio=cover_ratio())
     return task_response(task)

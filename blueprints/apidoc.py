@@ -1,4 +1,5 @@
 """Route declarations that validate input and feed the OpenAPI document from the same schemas."""
+import inspect
 import re
 from functools import wraps
 from http import HTTPStatus
@@ -6,11 +7,13 @@ from http import HTTPStatus
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, render_template, request
-from marshmallow import EXCLUDE, Schema, ValidationError, fields
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from schemas.review import TaskSchema
-from services.errors import ValidationFailed
+from schemas.review.task import RejectionWebhookSchema
+from services.errors import ERROR_CODES, ValidationFailed
+from services.notifications import DEFAULT_RETRY_DELAYS
 from services.review.creation import MAX_KEY_LENGTH
 
 bp = Blueprint("apidoc", __name__)
@@ -52,13 +55,44 @@ RESPONSE_HEADERS = {
                     "required": True, "schema": {"type": "integer", "minimum": 0}},
 }
 ERROR_HEADERS = {429: ("Retry-After",)}
+OVERVIEW = """\
+Credentials: the agent sends `x-review-agent-token`; client apps send `x-feedback-client-token`
+(it names their channel); administrators sign in with `POST /api/auth/login` (form or JSON
+`{username, password, next?}`), which answers 303 with the `review_admin_session` cookie.
+
+Errors are JSON `{"error": {"code", "message", "details"}}` (see ErrorBody). A task carries
+`version`, sent as `ETag`; send it back as `If-Match` on a write and a 412 tells you the task moved
+on (read it again). Every answer carries `X-Request-Id`, also written to the service log.
+
+An agent learns about rejections from the `review_task.rejected` webhook (`x-webhooks` below), or
+by listing `GET /api/review/agent/tasks?status=rejected_rework`.
+"""
+WEBHOOK_DESCRIPTION = """\
+Standard Webhooks: the signature is `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+with REVIEW_AGENT_WEBHOOK_SECRET as the key (`whsec_` + base64: the decoded bytes; any other string:
+its UTF-8 bytes). Delivery is at least once: a failure is retried after {delays}, after a restart
+too, with the same `webhook-id`, so de-duplicate on it.
+`rejectedElements` empty means the whole task was rejected: then any field may be patched, and the
+first valid PATCH returns the task to review. Each delivery is recorded in the task's timeline
+(`agent_notified`, `agent_notification_failed`) without changing its version.
+"""
+WEBHOOK_HEADERS = {
+    "webhook-id": "the message id, the same on every retry",
+    "webhook-timestamp": "Unix seconds of this attempt",
+    "webhook-signature": "v1,<base64 HMAC-SHA256>; only when a secret is set",
+}
 PATH_ARGUMENT = re.compile(r"<(?:[^:>]+:)?([^>]+)>")  # <name> or <converter:name>
 
 
 class ErrorBodySchema(Schema):
-    code = fields.String(required=True)
-    message = fields.String(required=True)
-    details = fields.Dict(required=True)
+    code = fields.String(required=True, validate=validate.OneOf(ERROR_CODES))
+    message = fields.String(required=True, metadata={"description": "one sentence for people"})
+    details = fields.Dict(required=True, keys=fields.String(), values=fields.Raw(), metadata={"description": (
+        "validation_error: the dotted path of each refused field (selections.title, candidates.bodyOptions.0."
+        "outline) -> a list of messages. Other codes name what they concern the same way: precondition_failed "
+        "{currentVersion}, invalid_state {status, allowedFrom}, field_locked {field: allowed keys}, "
+        "publish_in_progress {jobId}, duplicate_feedback {feedbackId, feedbackNo}, export_failed "
+        "{faultyImages}, internal_error {requestId}")})
 
 
 class ErrorSchema(Schema):
@@ -146,6 +180,8 @@ def api(*, body=None, query=None, form=None, files=(), responses=None, errors=No
             "body": body, "query": query, "form": form, "files": tuple(files), "responses": responses or {200: None},
             "errors": ERROR_STATUSES if errors is None else errors,
             "summary": summary or (view.__doc__ or "").strip().split("\n")[0], "tags": tags,
+            # The docstring's further paragraphs, when it has any, describe the operation.
+            "description": inspect.cleandoc(view.__doc__ or "").partition("\n\n")[2] or None,
         }
         return wrapper
 
@@ -226,6 +262,7 @@ def build_spec(app):
     plugin = MarshmallowPlugin()
     spec = APISpec(
         title="Content review and publishing service", version="1.0.0", openapi_version="3.0.3", plugins=[plugin],
+        info={"description": OVERVIEW},
     )
     for name, where, key in (("adminSession", "cookie", "review_admin_session"),
                              ("agentToken", "header", "x-review-agent-token"),
@@ -250,6 +287,8 @@ def build_spec(app):
                   "responses": {}}
             if meta["tags"]:
                 op["tags"] = meta["tags"]
+            if meta["description"]:
+                op["description"] = meta["description"]
             if meta["query"] is not None:
                 op["parameters"].append({"in": "query", "schema": _instance(meta["query"])})
             content = {}
@@ -269,7 +308,45 @@ def build_spec(app):
             auth = getattr(view, "_auth", [])
             op["security"] = [{scheme: []} for scheme in auth]
             spec.path(path=path, operations={method.lower(): op})
-    return spec.to_dict()
+    webhook = _rejection_webhook(spec)  # registers its schema: before to_dict
+    document = spec.to_dict()
+    document["x-webhooks"] = {"review_task.rejected": {"post": webhook}}
+    return _strict_nullable_refs(document)
+
+
+def _strict_nullable_refs(node):
+    """apispec writes a nullable nested schema as anyOf [{type: object, nullable}, {$ref}] for OpenAPI 3.0,
+    whose first branch admits any object; allOf [{$ref}] + nullable keeps the nested schema's rules."""
+    if isinstance(node, dict):
+        choices = node.get("anyOf")
+        if isinstance(choices, list) and len(choices) == 2 and {"type": "object", "nullable": True} in choices:
+            [ref] = [choice for choice in choices if choice != {"type": "object", "nullable": True}]
+            if set(ref) == {"$ref"}:
+                node = {**{k: v for k, v in node.items() if k != "anyOf"}, "allOf": [ref], "nullable": True}
+        return {key: _strict_nullable_refs(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_strict_nullable_refs(value) for value in node]
+    return node
+
+
+def _duration(seconds):
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def _rejection_webhook(spec):
+    delays = ", ".join(_duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
+    return {
+        "summary": "Sent to REVIEW_AGENT_WEBHOOK_URL when a task is rejected for rework",
+        "description": WEBHOOK_DESCRIPTION.replace("{delays}", delays),
+        "parameters": [{"name": name, "in": "header", "required": True, "schema": {"type": "string"},
+                        "description": text} for name, text in WEBHOOK_HEADERS.items()],
+        "requestBody": {"required": True, "content": {"application/json": {
+            "schema": _schema_ref(RejectionWebhookSchema, spec)}}},
+        "responses": {"2XX": {"description": "Delivered; any other answer, or none within 10 s, is retried"}},
+    }
 
 
 @bp.get("/api/openapi.json")

@@ -55,3 +55,12 @@ class RateLimited(ServiceError):
 
 class StorageUnavailable(ServiceError):
     status, code = 500, "storage_unavailable"
+
+
+# Every `error.code` an answer can carry (the OpenAPI enum; tests/test_openapi.py checks the code uses no other).
+ERROR_CODES = (
+    "validation_error", "unauthorized", "forbidden", "not_found", "method_not_allowed", "invalid_state",
+    "field_locked", "publish_in_progress", "idempotency_conflict", "export_failed", "duplicate_feedback",
+    "attachment_limit", "precondition_failed", "payload_too_large", "rate_limited", "storage_unavailable",
+    "internal_error", "http_error",
+)

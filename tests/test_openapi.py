@@ -1,11 +1,13 @@
 """The OpenAPI document keeps what the auditor found missing: the sign-in/out, health and file
 routes, form fields with the rules that validate them, request and response headers, date-time
 formats (tests/test_schemathesis.py checks that the answers match it)."""
+import json
 from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate as validate_spec
 
+from models import db
 from models.feedback import ATTACHMENT_KINDS
 from schemas.assets import UPLOAD_SCOPES
 from services.review.creation import MAX_KEY_LENGTH
@@ -148,3 +150,88 @@ def test_readme_names_the_admin_commands_and_the_sign_in_settings():
     for text in ("flask --app app deactivate-admin", "waitress-serve --call app:create_app", "`WECHAT_THEME_OVERRIDES`",
                  "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`", "`LOGIN_FAILURE_WINDOW_SECONDS`"):
         assert text in readme, text
+
+
+def _resolved(document, node):
+    """`node` with every $ref replaced by its component (the document has no cycles)."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _resolved(document, document["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]])
+        return {key: _resolved(document, value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_resolved(document, value) for value in node]
+    return node
+
+
+def _as_json_schema(node):
+    """OpenAPI 3.0 `nullable` as JSON Schema: null admitted besides the schema."""
+    if isinstance(node, dict):
+        node = {key: _as_json_schema(value) for key, value in node.items()}
+        if node.pop("nullable", False):
+            return {"anyOf": [node, {"type": "null"}]}
+        return node
+    if isinstance(node, list):
+        return [_as_json_schema(value) for value in node]
+    return node
+
+
+def _validator(document, ref):
+    import jsonschema
+
+    schema = _as_json_schema(_resolved(document, {"$ref": ref}))
+    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def test_the_rejection_webhook_is_documented_as_it_is_sent(document, app, client, agent_headers):
+    """An integrator reading only the document finds the webhook: its body, headers and retry rule."""
+    from models.outbox import OutboxMessage
+    from models.review import ReviewTask
+    from services.notifications import DEFAULT_RETRY_DELAYS, enqueue_rejection
+    from tests.review_helpers import article_payload, create_task
+
+    webhook = document["x-webhooks"]["review_task.rejected"]["post"]
+    assert {p["name"] for p in webhook["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+    assert "10 s, 30 s, 2 min" in webhook["description"] and len(DEFAULT_RETRY_DELAYS) == 8
+    task = create_task(client, agent_headers, article_payload())
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == task["id"])
+        row.rejected_elements, row.rejection_reason, row.rejection_note = [], "other", None
+        enqueue_rejection(row)
+        sent = OutboxMessage.select().order_by(OutboxMessage.id.desc()).first().payload
+    schema = webhook["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert list(_validator(document, schema).iter_errors(sent)) == []
+    sent["data"]["rejectionReason"] = "bored"
+    assert list(_validator(document, schema).iter_errors(sent))  # the check can fail
+    assert "POST /api/auth/login" in document["info"]["description"]
+
+
+def test_nested_request_objects_keep_their_rules(document):
+    """A nullable nested object was `anyOf [any object, the schema]`: a client validating a decision
+    against the document accepted unknown fields the server refuses."""
+    decision = _validator(document, "#/components/schemas/Decision")
+    assert list(decision.iter_errors({"action": "approve_without_publish", "selections": {"titel": "x"}}))
+    assert list(decision.iter_errors({"action": "approve_without_publish", "bodyDraft": {"foo": 1}}))
+    assert not list(decision.iter_errors({"action": "reject_rework", "selections": None, "rejectionReason": "other"}))
+    assert '"type": "object", "nullable": true}' not in json.dumps(document)
+
+
+def test_error_codes_are_an_enum_that_names_every_code_the_service_gives():
+    import re
+
+    from blueprints.errors import HTTP_CODES
+    from services import errors
+
+    used = {code for code, _ in HTTP_CODES.values()} | {
+        cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.ServiceError)}
+    for path in [*ROOT.glob("services/**/*.py"), *ROOT.glob("blueprints/*.py")]:
+        used |= set(re.findall(r'code="([a-z_]+)"', path.read_text()))
+        used |= set(re.findall(r'error_response\(\d+, "([a-z_]+)"', path.read_text()))
+    assert used <= set(errors.ERROR_CODES), used - set(errors.ERROR_CODES)
+    assert {"internal_error", "idempotency_conflict", "publish_in_progress"} <= used
+
+
+def test_operations_with_more_to_say_describe_it(document):
+    patch = document["paths"]["/api/review/agent/tasks/{task_id}/elements"]["patch"]
+    assert "material-library" in patch["description"] and "rejectedElements` empty" in patch["description"]
+    error_body = document["components"]["schemas"]["ErrorBody"]["properties"]
+    assert "field_locked" in error_body["code"]["enum"] and "dotted path" in error_body["details"]["description"]

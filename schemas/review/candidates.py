@@ -14,6 +14,11 @@ def _texts(description):
                        validate=validate.Length(max=MAX_LIST), metadata={"description": description})
 
 
+# Candidate images are stored as sent; only asset urls can be chosen at approval (CONTRACT §4).
+APPROVABLE = ("the `url` of an asset (POST /api/assets/upload, or GET /api/assets?scope=library) to be "
+              "approvable: other addresses are stored but refused when a reviewer selects them")
+
+
 def _urls(description, required=False):
     return fields.List(fields.String(validate=[validate.Length(max=MAX_URL), not_blank]), required=required,
                        validate=validate.Length(max=MAX_LIST), metadata={"description": description})
@@ -34,12 +39,12 @@ class BodyOptionSchema(Schema):
     focuses = fields.List(fields.String(validate=validate.Length(max=MAX_TEXT)), required=True,
                           validate=validate.Length(max=MAX_LIST))
     content = fields.String(required=True, validate=[validate.Length(max=MAX_CONTENT), not_blank],
-                            metadata={"description": "Markdown draft"})
+                            metadata={"description": f"Markdown draft; its image links: {APPROVABLE}"})
 
 
 class BodyImageCandidateSchema(Schema):
     placeholderId = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank])
-    options = _urls("image URLs to choose from for this placeholder", required=True)
+    options = _urls(f"image URLs to choose from for this placeholder; {APPROVABLE}", required=True)
 
 
 class ImageGroupSchema(Schema):
@@ -59,7 +64,7 @@ class ArticleCandidatesSchema(Schema):
     summaries = _texts("article")
     bodyOptions = fields.List(fields.Nested(BodyOptionSchema), validate=validate.Length(max=MAX_LIST),
                               metadata={"description": "article; at least one; ids unique"})
-    coverImages = _urls("article; cover image URLs")
+    coverImages = _urls(f"article; cover image URLs; {APPROVABLE}")
     bodyImageCandidates = fields.List(fields.Nested(BodyImageCandidateSchema), validate=validate.Length(max=MAX_LIST),
                                       metadata={"description": "article"})
 

@@ -11,6 +11,7 @@ from schemas.review.refs import (
     CoverCropSchema,
     StrictBoolean,
 )
+from services.rendering import THEMES
 
 TITLE_MAX = 64
 PATCH_SUMMARY_MAX = 120
@@ -99,7 +100,8 @@ class BodyDraftSchema(Schema):
     sourceBodyCandidate = fields.String(validate=validate.Length(max=MAX_CONTENT),
                                         metadata={"description": "filled in by the server when absent"})
     bodyEditedFromCandidate = StrictBoolean(metadata={"description": "computed by the server when absent"})
-    themeTemplate = fields.String(allow_none=True, validate=validate.Length(max=64))
+    themeTemplate = fields.String(allow_none=True, validate=validate.Length(max=64),
+                                  metadata={"description": "one of " + ", ".join(THEMES) + "; null: default"})
     themeConfig = fields.Nested(ThemeConfigSchema, allow_none=True)
 
 

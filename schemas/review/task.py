@@ -5,16 +5,16 @@ from models.review import ACCOUNTS, CONTENT_TYPES, ELEMENT_KEYS, REJECTION_REASO
 from schemas.common import timestamp
 from schemas.review.candidates import CandidatesSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
+from services.review.timeline import ACTORS, EVENT_TYPES
 
 ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys})
 
 
 class TimelineEventSchema(Schema):
     id = fields.String(required=True)
-    type = fields.String(required=True, metadata={"description": "task_created, draft_saved, rework_submitted, "
-                                                                 "returned_to_review, approved, rejected, ..."})
+    type = fields.String(required=True, validate=validate.OneOf(EVENT_TYPES))
     at = timestamp(required=True)
-    actor = fields.String(required=True, validate=validate.OneOf(["agent", "admin", "system"]))
+    actor = fields.String(required=True, validate=validate.OneOf(ACTORS))
     actorName = fields.String(allow_none=True, required=True)
     data = fields.Dict(required=True)
 
@@ -73,3 +73,22 @@ class TaskListQuerySchema(Schema):
 
 class AgentTaskListQuerySchema(TaskListQuerySchema):
     externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
+
+
+class RejectionDataSchema(Schema):
+    taskId = fields.String(required=True)
+    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
+    contentType = fields.String(required=True, validate=validate.OneOf(CONTENT_TYPES))
+    topic = fields.String(required=True)
+    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)), required=True,
+                                   metadata={"description": "empty: the whole task"})
+    rejectionReason = fields.String(required=True, validate=validate.OneOf(REJECTION_REASONS))
+    rejectionNote = fields.String(required=True, allow_none=True)
+
+
+class RejectionWebhookSchema(Schema):
+    """The body of the review_task.rejected webhook (services/notifications.py writes it)."""
+
+    type = fields.String(required=True, validate=validate.OneOf(["review_task.rejected"]))
+    timestamp = timestamp(required=True)
+    data = fields.Nested(RejectionDataSchema, required=True)

@@ -41,4 +41,12 @@ def test_api_docs_lists_every_operation_with_its_parameters_resolved(page, demo,
     decision.locator("summary").click()
     text = decision.locator("pre").inner_text()
     assert '"name": "If-Match"' in text and "$ref" not in text.split('"requestBody"')[0]
+    # The overview, an operation's longer description and the rejection webhook are shown too.
+    expect(page.locator("#overview")).to_contain_text("POST /api/auth/login")
+    patch = page.locator("#operations details", has_text="PATCH /api/review/agent/tasks/{task_id}/elements")
+    patch.locator("summary").click()
+    expect(patch.locator("p")).to_contain_text("material-library")
+    webhook = page.locator("#webhooks details", has_text="POST review_task.rejected")
+    webhook.locator("summary").click()
+    expect(webhook).to_contain_text("webhook-signature")
     console.assert_clean()
