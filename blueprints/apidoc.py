@@ -41,7 +41,7 @@ REQUEST_HEADERS = {
                         "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH}},
 }
 RESPONSE_HEADERS = {
-    "ETag": {"description": 'The task\'s version in quotes ("3"); send it back as If-Match',
+    "ETag": {"description": 'The task\'s (current) version in quotes ("3"); send it back as If-Match',
              "required": True, "schema": {"type": "string"}},
     "Location": {"description": "The created task's address (201), or where to go next (303)",
                  "required": True, "schema": {"type": "string"}},
@@ -54,7 +54,7 @@ RESPONSE_HEADERS = {
     "Retry-After": {"description": "Whole seconds to wait before trying again",
                     "required": True, "schema": {"type": "integer", "minimum": 0}},
 }
-ERROR_HEADERS = {429: ("Retry-After",)}
+ERROR_HEADERS = {412: ("ETag",), 429: ("Retry-After",)}
 OVERVIEW = """\
 Credentials: the agent sends `x-review-agent-token`; client apps send `x-feedback-client-token`
 (it names their channel); administrators sign in with `POST /api/auth/login` (form or JSON

@@ -286,7 +286,7 @@ def test_if_match_is_honoured(admin_client, article):
     task, cover = article
     stale = admin_client.post(decision_url(task), json=approve_article(task, cover), headers={"If-Match": '"7"'})
     error = assert_error(stale, 412, "precondition_failed")
-    assert error["details"]["currentVersion"] == ["1"]
+    assert error["details"]["currentVersion"] == ["1"] and stale.headers["ETag"] == '"1"'  # what to send next
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["status"] == "pending_review"
     bad = admin_client.post(decision_url(task), json=approve_article(task, cover), headers={"If-Match": "soon"})
     assert_error(bad, 400, "validation_error")

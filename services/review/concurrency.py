@@ -36,7 +36,7 @@ def check_version(task, if_match):
     if versions is not None and task.version not in versions:
         raise PreconditionFailed(
             f'the task changed since you read it (now version {task.version}); read it again and retry',
-            {"currentVersion": [str(task.version)]})
+            {"currentVersion": [str(task.version)]}, headers={"ETag": f'"{task.version}"'})
 
 
 def get_task_row(task_id):
