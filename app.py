@@ -11,6 +11,7 @@ import click
 from flask import Flask, g, request, session
 from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from models import AdminUser, db, init_database
 from models.base import cached_select
@@ -219,6 +220,9 @@ def create_app(config=None):
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     app.json.ensure_ascii = False
     app.json.sort_keys = False
+    if app.config["TRUSTED_PROXIES"]:  # the client's address and scheme as the proxies saw them
+        n = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
     _init_storage(app)
     _init_login(app)
     _init_request_hooks(app)

@@ -34,6 +34,9 @@ DEFAULTS = {
     "REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn",
     "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": False,  # allow listed hosts on private/loopback addresses
     "SESSION_COOKIE_SECURE": False,
+    # Reverse proxies in front of the service whose X-Forwarded-For/-Proto/-Host are believed (0: none,
+    # the headers are ignored, so a client cannot choose the address its rate limits count against).
+    "TRUSTED_PROXIES": 0,
     "PERMANENT_SESSION_LIFETIME": 12 * 3600,
     "LOGIN_MAX_FAILURES": 5,
     "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
@@ -92,6 +95,9 @@ def check_settings(config):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (name == "PORT" and value > 65535):
             limit = "1 to 65535" if name == "PORT" else "a whole number of at least 1"
             raise SettingsError(f"{name} must be {limit}, not {value!r}")
+    proxies = config.get("TRUSTED_PROXIES")
+    if isinstance(proxies, bool) or not isinstance(proxies, int) or proxies < 0:
+        raise SettingsError(f"TRUSTED_PROXIES must be a whole number of at least 0, not {proxies!r}")
     timeout = config.get("WECHAT_TIMEOUT_SECONDS")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0, not {timeout!r}")

@@ -65,6 +65,7 @@ def test_settings_layering(tmp_path, monkeypatch):
     ("WECHAT_API_BASE", "api.weixin.qq.com", "WECHAT_API_BASE must be an http:// or https:// address"),
     ("REVIEW_AGENT_WEBHOOK_URL", "ftp://agent.example/hook", "REVIEW_AGENT_WEBHOOK_URL must be an http://"),
     ("FEEDBACK_TYPES", " , ", "FEEDBACK_TYPES must name at least one feedback type"),
+    ("TRUSTED_PROXIES", "-1", "TRUSTED_PROXIES must be a whole number of at least 0, not -1"),
 ])
 def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):
     from services.settings import SettingsError
