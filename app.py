@@ -17,7 +17,7 @@ from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
 from services.client_input import load_json
-from services.settings import DEFAULTS, SettingsError, check_settings, from_environment
+from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, typed
 
 log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
@@ -55,6 +55,7 @@ def load_settings(app, config):
     app.config.from_pyfile("config.py", silent=True)
     app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
     app.config.update(config or {})
+    typed(app.config)
     check_settings(app.config)
     app.config.update(
         SESSION_COOKIE_NAME="review_admin_session",

@@ -88,6 +88,15 @@ def from_environment(environ=None, known=None):
     return out
 
 
+def typed(config, known=None):
+    """Text values of known typed settings (config.py's SESSION_COOKIE_SECURE = "false") read as the
+    environment's are: "false" was a true value there."""
+    for name, default in (known or DEFAULTS).items():
+        value = config.get(name)
+        if isinstance(value, str) and isinstance(default, (bool, int, float)):
+            config[name] = _coerce(name, value, default)
+
+
 def check_settings(config):
     """Refuse values that would only fail later (a port out of range, no threads, no sign-in)."""
     for name in ("PORT", *_AT_LEAST_ONE):

@@ -48,6 +48,23 @@ def test_settings_layering(tmp_path, monkeypatch):
     assert (tmp_path / "elsewhere" / "review").is_dir()
 
 
+def test_config_py_text_values_are_read_like_the_environments(tmp_path):
+    """SESSION_COOKIE_SECURE = "false" in config.py was a true value (a non-empty string)."""
+    instance = tmp_path / "inst"
+    instance.mkdir()
+    (instance / "config.py").write_text('SESSION_COOKIE_SECURE = "false"\nWAL_CHECKPOINTER_ENABLED = "off"\n'
+                                        'PORT = "8123"\nWECHAT_TIMEOUT_SECONDS = "7.5"\n')
+    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    assert app.config["SESSION_COOKIE_SECURE"] is False and app.config["WAL_CHECKPOINTER_ENABLED"] is False
+    assert (app.config["PORT"], app.config["WECHAT_TIMEOUT_SECONDS"]) == (8123, 7.5)
+    assert "wal_checkpointer" not in app.extensions
+    (instance / "config.py").write_text('SESSION_COOKIE_SECURE = "ja"\n')
+    from services.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="SESSION_COOKIE_SECURE must be true or false, not 'ja'"):
+        create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+
+
 
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("PORT", "99999", "PORT must be 1 to 65535, not 99999"),
