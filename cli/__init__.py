@@ -1,18 +1,28 @@
 """`flask --app app ...` commands."""
 import sys
+from pathlib import Path
 
 import click
 
 from models import db
 
 
+def _where(app):
+    """The database a command wrote to: run from another folder, it is another instance."""
+    if app.config["DATABASE_URL"]:
+        return "the DATABASE_URL database"
+    return str(Path(app.instance_path) / "review.db")
+
+
 def register_commands(app):
     @app.cli.command("create-admin")
     @click.argument("username")
-    @click.option("--permissions", default="review,feedback", show_default=True)
+    @click.option("--permissions", help="review, feedback or both (review,feedback): the default for a new "
+                                        "account; an existing account keeps its own unless this is given")
     @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
     def create_admin(username, permissions, password_stdin):
-        """Create an admin account, or update its password and permissions."""
+        """Create an admin account, or set its password (and permissions); turns a deactivated one on again."""
+        from models import AdminUser
         from services.auth import save_admin
         from services.errors import ServiceError
 
@@ -22,10 +32,13 @@ def register_commands(app):
             password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
         try:
             with db.connection_context():
+                if permissions is None:
+                    existing = AdminUser.get_or_none(AdminUser.username == username)
+                    permissions = existing.permissions if existing else "review,feedback"
                 user = save_admin(username, password, permissions)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
-        click.echo(f"admin {user.username} saved with permissions {user.permissions}")
+        click.echo(f"admin {user.username} saved with permissions {user.permissions} in {_where(app)}")
 
     @app.cli.command("deactivate-admin")
     @click.argument("username")
@@ -36,7 +49,7 @@ def register_commands(app):
         with db.connection_context():
             if not set_active(username, False):
                 raise click.ClickException(f"no admin named {username}")
-        click.echo(f"admin {username} deactivated")
+        click.echo(f"admin {username} deactivated in {_where(app)}")
 
     # Each area may add a module here with register(app), e.g. cli/assets.py.
     for module_name in ("cli.assets", "cli.demo"):
