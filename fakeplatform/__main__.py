@@ -25,7 +25,9 @@ def main(argv=None):
     base = f"http://{args.host}:{args.port}"
     print(f"Fake WeChat platform on {base} (Ctrl+C stops it; everything is kept in memory).")
     print("Point the review service at it with:")
-    for line in [f"WECHAT_API_BASE={base}", *settings]:
+    # Synced library images live on this host: the package download may fetch them from it.
+    remote = [f"REVIEW_REMOTE_IMAGE_HOSTS={args.host}", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE=true"]
+    for line in [f"WECHAT_API_BASE={base}", *settings, *remote]:
         print(f"  export {line}", flush=True)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:

@@ -1,4 +1,5 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
+import importlib.util
 import os
 from urllib.parse import urlsplit
 
@@ -132,6 +133,9 @@ def check_settings(config):
     url = config.get("DATABASE_URL")
     if url and urlsplit(url).scheme not in db_url.schemes:
         raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
+    if url and urlsplit(url).scheme.startswith("postgres") and importlib.util.find_spec("psycopg2") is None:
+        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
+                            "pip install -e '.[postgres]'")
     from services.feedback.ratelimit import limiter_from_settings
     from services.notifications import parse_delays
 

@@ -1,4 +1,5 @@
 """App factory, settings, state folders, schema upgrade, error model, OpenAPI, health, logs."""
+import importlib.util
 import logging
 import os
 import re
@@ -79,6 +80,9 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("FEEDBACK_RATE_LIMIT_PER_IP", "abc", "FEEDBACK_RATE_LIMIT_PER_IP: rate limit 'abc' is not of the form"),
     ("REVIEW_WEBHOOK_RETRY_DELAYS", "10,soon", "REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas"),
     ("DATABASE_URL", "foo://bar", "DATABASE_URL must start with one of"),
+    pytest.param("DATABASE_URL", "postgresql://review@127.0.0.1/review", "whose driver is not installed",
+                 marks=pytest.mark.skipif(importlib.util.find_spec("psycopg2") is not None,
+                                          reason="the postgres extra is installed")),
     ("WECHAT_API_BASE", "api.weixin.qq.com", "WECHAT_API_BASE must be an http:// or https:// address"),
     ("REVIEW_AGENT_WEBHOOK_URL", "ftp://agent.example/hook", "REVIEW_AGENT_WEBHOOK_URL must be an http://"),
     ("FEEDBACK_TYPES", " , ", "FEEDBACK_TYPES must name at least one feedback type"),

@@ -487,7 +487,7 @@ def test_fake_runs_standalone_and_prints_its_settings():
                             cwd=Path(__file__).resolve().parent.parent, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        lines = [proc.stdout.readline() for _ in range(7)]
+        lines = [proc.stdout.readline() for _ in range(9)]
         exports = dict(line.strip().removeprefix("export ").split("=", 1) for line in lines if "export" in line)
         assert exports == {
             "WECHAT_API_BASE": f"http://127.0.0.1:{port}",
@@ -495,6 +495,8 @@ def test_fake_runs_standalone_and_prints_its_settings():
             "WECHAT_SILICON_RISE_SECRET": "secret-silicon-rise",
             "WECHAT_CARBON_FITNESS_APPID": "wx-carbon-fitness",
             "WECHAT_CARBON_FITNESS_SECRET": "from-env",
+            # synced library images live on the fake: the package download may fetch them there
+            "REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": "true",
         }
         answer = None
         for _ in range(50):
