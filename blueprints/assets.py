@@ -6,7 +6,7 @@ from blueprints.bodies import single_file
 from blueprints.guards import agent_or_admin
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
-from services.errors import Forbidden, NotFound
+from services.errors import Forbidden, NotFound, ValidationFailed
 from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
@@ -32,6 +32,9 @@ def upload():
     """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
     # Set before the body is parsed: a larger request is refused as 413 without being read.
     request.max_content_length = asset_service.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD
+    if "scope" in request.args:  # was ignored: an image meant for the library landed in review
+        raise ValidationFailed("scope is a form field of the upload, not a query parameter",
+                               {"scope": ["send it as a form field next to file"]})
     fields = request.form.to_dict()
     fields.pop("file", None)  # sent as text rather than as a file part: reported as missing below
     form = load(AssetUploadFormSchema, fields, where="form")

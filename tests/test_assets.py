@@ -146,6 +146,11 @@ def test_scope_rules(app, client, admin_client, agent_headers):
     assert resp.status_code == 201 and resp.get_json()["scope"] == "library"
     assert upload(admin_client, image_bytes(color=(1, 2, 3))).get_json()["scope"] == "review"
     assert stored_files(app, "library") == [resp.get_json()["url"].rsplit("/", 1)[1]]
+    # scope in the query string was ignored, and a library image landed in review
+    stray = admin_client.post("/api/assets/upload?scope=library", content_type="multipart/form-data",
+                              data={"file": (io.BytesIO(image_bytes(color=(4, 5, 6))), "x.png")})
+    assert "form field" in assert_error(stray, 400, "validation_error")["details"]["scope"][0]
+    assert asset_count() == 2
 
 
 def test_admin_needs_review_permission_and_same_origin(app, admin_client):
