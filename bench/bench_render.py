@@ -115,7 +115,7 @@ def css_inline_pass(article, runs, baseline):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--css-inline", action="store_true")
     args = parser.parse_args()

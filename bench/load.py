@@ -349,7 +349,8 @@ def flat_files(samples):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="\n\n".join(__doc__.split("\n\n")[:2]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--soak", action="store_true", help="soak test at half capacity instead of the load test")
     parser.add_argument("--seconds", type=float, help="duration (load: 60, soak: 600)")
     parser.add_argument("--connections", type=int, default=16)
