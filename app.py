@@ -104,16 +104,18 @@ def _bootstrap_admin(app):
 
 def _init_login(app):
     from blueprints.sessions import SessionInterface
-    from services.auth import ended_sessions
+    from services.auth import EndedSessions
 
     app.session_interface = SessionInterface()
     manager = LoginManager(app)
+    app.extensions["ended_sessions"] = ended = EndedSessions()
     with db.connection_context():
-        app.extensions["ended_sessions"] = ended = ended_sessions()
+        ended.sweep()
 
     @manager.user_loader
     def load_user(user_key):
         if session.get("sid") in ended:  # signed out, though a copy of its cookie may still be sent
+            session.clear()  # so this answer deletes the copy instead of signing it anew
             return None
         user_id, _, nonce = user_key.partition(":")
         user = next(iter(cached_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(

@@ -7,7 +7,7 @@ from flask_login import current_user, login_user, logout_user
 from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.guards import check_same_origin
 from schemas.auth import LoginSchema
-from services.auth import authenticate, end_session, new_session_id
+from services.auth import authenticate, new_session_id
 
 bp = Blueprint("auth", __name__)
 TAGS = ["auth"]
@@ -79,8 +79,8 @@ def logout():
     if current_user.is_authenticated:
         check_same_origin()  # no-op for GET, which the spec allows from anywhere
         if session.get("sid"):
-            end_session(session["sid"], current_app.permanent_session_lifetime.total_seconds(),
-                        current_app.extensions["ended_sessions"])
+            current_app.extensions["ended_sessions"].end(
+                session["sid"], current_app.permanent_session_lifetime.total_seconds())
         logout_user()
     session.clear()
     return redirect("/login", 303)

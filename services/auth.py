@@ -3,6 +3,7 @@ import hmac
 import logging
 import re
 import secrets
+import time
 from datetime import timedelta
 
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -68,20 +69,41 @@ def new_session_id():
     return secrets.token_urlsafe(16)
 
 
-def end_session(sid, lifetime_seconds, ended):
-    """Sign one session out for good (its cookie may have been copied): recorded until the cookie
-    would have expired anyway, and added to `ended`, the process's set that requests check."""
-    expires_at = iso(utcnow() + timedelta(seconds=lifetime_seconds))
-    with immediate():
-        EndedSession.insert(sid=sid, expires_at=expires_at).on_conflict_ignore().execute()
-    ended.add(sid)
+class EndedSessions:
+    """Ids of sessions signed out before their cookies expire (a copy of a cookie may outlive the
+    browser that signed out). Kept in memory for the per-request check and re-read from the
+    database every REFRESH_SECONDS, so every process on the database learns of a logout."""
 
+    REFRESH_SECONDS = 5.0
+    MARGIN = timedelta(minutes=5)  # a request racing the logout may still re-sign the cookie
 
-def ended_sessions():
-    """Ids of the sessions signed out whose cookies have not expired yet (older records are swept)."""
-    with immediate():
-        EndedSession.delete().where(EndedSession.expires_at < now_iso()).execute()
-    return {row.sid for row in EndedSession.select(EndedSession.sid)}
+    def __init__(self):
+        self._ids, self._read_at = set(), float("-inf")
+
+    def __contains__(self, sid):
+        if sid is None:
+            return False
+        if time.monotonic() - self._read_at > self.REFRESH_SECONDS:
+            self.reload()
+        return sid in self._ids
+
+    def reload(self):
+        self._read_at = time.monotonic()  # first: threads arriving meanwhile use the current set
+        rows = EndedSession.select(EndedSession.sid).where(EndedSession.expires_at >= now_iso())
+        self._ids = {row.sid for row in rows}
+
+    def end(self, sid, lifetime_seconds):
+        """Sign one session out for good: recorded until its cookie would have expired anyway."""
+        expires_at = iso(utcnow() + timedelta(seconds=lifetime_seconds) + self.MARGIN)
+        with immediate():
+            EndedSession.insert(sid=sid, expires_at=expires_at).on_conflict_ignore().execute()
+        self._ids.add(sid)
+
+    def sweep(self):
+        """Forget the records whose cookies have expired (at start)."""
+        with immediate():
+            EndedSession.delete().where(EndedSession.expires_at < now_iso()).execute()
+        self.reload()
 
 
 def set_active(username, active):

@@ -280,30 +280,47 @@ def test_logout_get_and_post_clear_cookie(guarded):
 
 
 
-def test_logout_ends_the_session_on_the_server_too(guarded):
-    """A copy of the cookie (another browser, a leaked header) stops working at logout, also after a
-    restart; the admin's other sessions go on."""
+def test_logout_ends_the_session_on_the_server_too(guarded, monkeypatch):
+    """A copy of the cookie (another browser, a leaked header) stops working at logout, in every
+    process on the database and after a restart; the admin's other sessions go on."""
+    from services.auth import EndedSessions
+
     app = guarded()
     create_admin()
     client, other = app.test_client(), app.test_client()
     login(client)
     login(other)
-    copy = app.test_client()
-    copy.set_cookie("review_admin_session", client.get_cookie("review_admin_session").value, domain="localhost")
-    assert copy.get("/api/probe/review").status_code == 200
+    stolen = client.get_cookie("review_admin_session").value
+
+    def copy_of_cookie(application):
+        copy = application.test_client()
+        copy.set_cookie("review_admin_session", stolen, domain="localhost")
+        return copy
+
+    second = guarded()  # another process on the same database, which read the records before the logout
+    assert copy_of_cookie(app).get("/api/probe/review").status_code == 200
+    assert copy_of_cookie(second).get("/api/probe/review").status_code == 200
 
     assert client.post("/api/auth/logout", headers={"Origin": "http://localhost"}).status_code == 303
-    assert_error(copy.get("/api/probe/review"), 401, "unauthorized")
+    copy = copy_of_cookie(app)
+    refused = copy.get("/api/probe/review")
+    assert_error(refused, 401, "unauthorized")
+    assert copy.get_cookie("review_admin_session") is None  # deleted, not signed anew to live on
     assert other.get("/api/probe/review").status_code == 200
+    monkeypatch.setattr(EndedSessions, "REFRESH_SECONDS", 0)  # the other process re-reads the records
+    assert_error(copy_of_cookie(second).get("/api/probe/review"), 401, "unauthorized")
+
     with db.connection_context():
         EndedSession.create(sid="long-expired", expires_at="2020-01-01T00:00:00.000Z")
-    restarted = guarded().test_client()
-    restarted.set_cookie("review_admin_session", copy.get_cookie("review_admin_session").value, domain="localhost")
-    assert_error(restarted.get("/api/probe/review"), 401, "unauthorized")
-    login(restarted)  # signing in again starts a new session
-    assert restarted.get("/api/probe/review").status_code == 200
+    restarted = guarded()
+    assert_error(copy_of_cookie(restarted).get("/api/probe/review"), 401, "unauthorized")
+    again = restarted.test_client()
+    login(again)  # signing in again starts a new session
+    assert again.get("/api/probe/review").status_code == 200
     with db.connection_context():  # records are kept only as long as their cookies could live
-        assert [row.sid for row in EndedSession.select()] == list(app.extensions["ended_sessions"])
+        assert EndedSession.select().count() == 1
+        assert EndedSession.get_or_none(EndedSession.sid == "long-expired") is None
+
 
 def test_401_403_and_redirect(guarded):
     app = guarded()
