@@ -118,6 +118,17 @@ def test_images_a_patch_brings_in_come_from_the_material_library(app, client, ag
     done = patch(client, agent_headers, task, kept)
     assert done["selections"]["coverImage"] == cover["url"] and done["selections"]["bodyImages"] == [library["url"]]
 
+def test_an_image_post_patch_cannot_bring_an_upload_in_through_the_crop(app, client, agent_headers):
+    images = [make_asset(app, 600, 800) for _ in range(2)]
+    task = create_task(client, agent_headers, image_post_payload(images))
+    upload = make_asset(app, 600, 800)  # the agent's own, new to the task
+    error = assert_error(client.patch(patch_url(task), json={"coverCrop": full_crop(upload)},
+                                      headers=agent_headers), 400, "validation_error")
+    assert "material library" in error["details"]["coverCrop.assetId"][0]
+    done = patch(client, agent_headers, task, {"images": [{"assetId": images[1]["assetId"]}],
+                                               "coverCrop": full_crop(images[1])})  # the task's own: fine
+    assert done["selections"]["coverCrop"]["assetId"] == images[1]["assetId"]
+
 def test_patch_cover_is_checked_for_ratio(app, client, agent_headers, article):
     task, _cover = article
     tall = make_asset(app, 500, 900, scope="library")

@@ -82,6 +82,8 @@ def _patched_images(values):
     for key, value in values.items():
         if key == "coverImage":
             yield key, value
+        elif key == "coverCrop":  # else a crop could bring an upload in, and images follow it as "held"
+            yield "coverCrop.assetId", {"assetId": value["assetId"]}
         elif key in ("bodyImages", "images"):
             yield from ((f"{key}.{index}" + (".assetId" if key == "images" else ""), ref)
                         for index, ref in enumerate(value))
