@@ -32,6 +32,12 @@ class JSONProvider(DefaultJSONProvider):
         return load_json(s)
 
 
+def _serving():
+    """Whether this app will serve: not a one-off `flask --app app …` command (`flask run` serves)."""
+    context = click.get_current_context(silent=True)
+    return context is None or context.info_name == "run"
+
+
 def _state_path(config, name, default):
     """Absolute folder; relative values (and the defaults) are taken from the working directory."""
     value = (config or {}).get(name) or os.environ.get(name) or default
@@ -85,12 +91,13 @@ def _init_storage(app):
     with db.connection_context():
         sweep_pending(uploads)
         recover_deletions(uploads)
-        release_orphaned_claims()
+        if _serving():  # a command run beside the service must not end the service's running publishes
+            release_orphaned_claims()
 
 
 def _bootstrap_admin(app):
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
-    if username and password and click.get_current_context(silent=True) is None:  # at start, not in CLI commands
+    if username and password and _serving():  # at start, not in one-off CLI commands
         from services.auth import ensure_admin
 
         with db.connection_context():
@@ -193,8 +200,8 @@ WORKERS = (
 
 def _start_workers(app):
     """The outbox sender, the WAL checkpointer and the feedback search indexer; one each per app."""
-    if click.get_current_context(silent=True) is not None:
-        return  # a one-off `flask --app app ...` command
+    if not _serving():
+        return
     for setting, name, make in WORKERS:
         if app.config[setting]:
             app.extensions[name] = worker = make(app.config)
@@ -206,7 +213,7 @@ def _ensure_logging():
 
     Without it the access log and start-up notes went nowhere: only warnings reached stderr.
     """
-    if not logging.getLogger().handlers and click.get_current_context(silent=True) is None:
+    if not logging.getLogger().handlers and _serving():
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
 
 
@@ -235,7 +242,7 @@ def create_app(config=None):
     register_commands(app)
     _bootstrap_admin(app)
     _start_workers(app)
-    if not app.config["REVIEW_AGENT_TOKEN"] and click.get_current_context(silent=True) is None:
+    if not app.config["REVIEW_AGENT_TOKEN"] and _serving():
         # Only where the app serves: `flask --app app …` commands make no agent calls.
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app

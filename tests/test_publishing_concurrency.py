@@ -3,6 +3,7 @@ import os
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import requests
 
@@ -103,20 +104,22 @@ def test_a_live_claim_refuses_and_a_stale_one_is_taken_over(app, admin_client, a
         assert PublishLock.select().count() == 0
 
 
-def _interrupted_publish(app, task, owner):
-    """A publish claimed as `owner` (host:pid) that never finished: its job row and its claim."""
+def _interrupted_publish(app, task, **owner):
+    """A publish claimed by a process like this one but for `owner`'s fields, that never finished."""
+    import json
+
     from services.publishing import jobs
 
     with db.connection_context():
         claim = jobs._claim(task["id"], None, dict(app.config), "manual")
-        PublishLock.update(owner=owner).execute()
+        PublishLock.update(owner=json.dumps({**json.loads(jobs._this_process()), **owner})).where(
+            PublishLock.job_id == claim.job_id).execute()
     return claim.job_id
 
 
 def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, fake, app, admin_client,
                                                                        agent_headers):
     """Before: the task answered 409 publish_in_progress until the claim went stale (5 minutes)."""
-    import socket
     import subprocess
     import sys
 
@@ -125,14 +128,15 @@ def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, f
     stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                              text=True, check=True)  # a process that has ended: its pid runs nothing now
     task, _ = approved_article(app, admin_client, agent_headers)
-    running, _ = approved_article(app, admin_client, agent_headers)
-    job_id = _interrupted_publish(app, task, f"{socket.gethostname()}:{stopped.stdout.strip()}")
+    job_id = _interrupted_publish(app, task, pid=int(stopped.stdout))
+    # Claims this start cannot judge stay: a live process (this test's parent), another container's
+    # pid (its own pid namespace), and this very process (a second app built while it publishes).
+    kept = {}
+    for name, owner in (("live", {"pid": os.getppid()}), ("container", {"pidns": "pid:[1]", "pid": 999_999}),
+                        ("same process", {})):
+        other, _ = approved_article(app, admin_client, agent_headers)
+        kept[name] = (other, _interrupted_publish(app, other, **owner))
     assert_error(admin_client.post(publish_url(task)), 409, "publish_in_progress")
-    with db.connection_context():
-        row = ReviewTask.get(ReviewTask.task_id == running["id"])
-        moment = iso(utcnow())  # the parent of this test process runs: its claim stays
-        PublishLock.create(task=row, job_id="job-of-a-live-process", created_at=moment, heartbeat_at=moment,
-                           owner=f"{socket.gethostname()}:{os.getppid()}")
 
     restarted = make_app(**platform_settings(fake))
     client = restarted.test_client()
@@ -145,4 +149,25 @@ def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, f
     assert (after["timeline"][-1]["type"], after["timeline"][-1]["actor"]) == ("publish_failed", "system")
     published = publish(client, after).get_json()  # at once, not after the stale limit
     assert published["status"] == "published" and published["publishJobs"][-1]["status"] == "succeeded"
-    assert_error(client.post(publish_url(running)), 409, "publish_in_progress")
+    for name, (other, claimed) in kept.items():
+        error = assert_error(client.post(publish_url(other)), 409, "publish_in_progress")
+        assert error["details"]["jobId"] == [claimed], name
+
+
+def test_a_command_beside_the_service_leaves_its_claims_alone(app, admin_client, agent_headers, tmp_path):
+    """`flask --app app …` builds the app too; a claim whose process it cannot see is not its to end."""
+    import subprocess
+    import sys
+
+    stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                             text=True, check=True)
+    task, _ = approved_article(app, admin_client, agent_headers)
+    _interrupted_publish(app, task, pid=int(stopped.stdout))
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": app.config["REVIEW_INSTANCE_PATH"],
+           "REVIEW_UPLOADS_PATH": app.config["REVIEW_UPLOADS_PATH"]}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert "nobody" in done.stdout + done.stderr
+    with db.connection_context():
+        assert PublishLock.select().count() == 1

@@ -10,6 +10,7 @@ There are no intermediate job states (spec). The row written in step 1 therefore
 `failed`, with a lastError explaining that the publish has not finished: if the process dies
 during step 2 that record stays true and can be retried once the claim goes stale.
 """
+import json
 import logging
 import os
 import re
@@ -150,22 +151,42 @@ def _take_lock(task, job_id, now, stale_limit):
     PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=_this_process())
 
 
-def _this_process():
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _gone(owner):
-    """Whether the process that took a claim no longer runs (only known for this host's processes).
-
-    Called at start, before this process publishes: a claim in its own pid is a predecessor's (a
-    restarted container often gets the same pid)."""
-    host, _, pid = (owner or "").rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    if int(pid) == os.getpid():
-        return True
+def _read(path):
     try:
-        os.kill(int(pid), 0)
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+# Who takes a claim: host, boot, pid namespace, pid, and when this process began. A pid names a
+# process only on one boot of one host inside one pid namespace (a container has its own).
+_PROCESS = {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"),
+            "pidns": os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else "",
+            "pid": os.getpid(), "since": now_iso()}
+
+
+def _this_process():
+    return json.dumps({key: _PROCESS[key] for key in ("host", "boot", "pidns", "pid")})
+
+
+def _gone(owner, claimed_at):
+    """Whether the process that took a claim no longer runs; False when that cannot be known here."""
+    try:
+        who = json.loads(owner or "")
+        host, boot, pidns, pid = who["host"], who["boot"], who["pidns"], int(who["pid"])
+    except (ValueError, TypeError, KeyError):
+        return False  # no owner recorded (older claims): the stale limit decides
+    if host != _PROCESS["host"]:
+        return False
+    if boot and _PROCESS["boot"] and boot != _PROCESS["boot"]:
+        return True  # the host restarted since
+    if pidns != _PROCESS["pidns"]:
+        return False  # another container: its pids are not ours to look up
+    if pid == _PROCESS["pid"]:
+        return claimed_at < _PROCESS["since"]  # a predecessor with the same pid (a restarted container)
+    try:
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:
@@ -178,7 +199,7 @@ def release_orphaned_claims():
     recorded as failed, so the task can be published again at once (not after the stale limit)."""
     released = 0
     for lock in list(PublishLock.select()):
-        if not _gone(lock.owner):
+        if not _gone(lock.owner, lock.created_at):
             continue
         log.warning("job %s: the service stopped during this publish; its claim is released", lock.job_id)
         claim = Claim(lock.task_id, None, None, lock.job_id, None, None, None)
