@@ -230,9 +230,11 @@ def create_app(config=None):
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     app.json.ensure_ascii = False
     app.json.sort_keys = False
-    if app.config["TRUSTED_PROXIES"]:  # the client's address and scheme as the proxies saw them
-        n = app.config["TRUSTED_PROXIES"]
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
+    if app.config["TRUSTED_PROXIES"]:
+        # The client's address as the outermost proxy saw it, and the scheme the edge proxy set (one
+        # value: inner proxies pass it on). The Host header stays the proxy's to set (nginx: $host);
+        # X-Forwarded-Host is not believed, as a proxy that leaves it alone passes the client's own.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)
     _init_storage(app)
     _init_login(app)
     _init_request_hooks(app)

@@ -7,8 +7,8 @@ from tests.test_feedback_helpers import UNLIMITED, WEB, submit
 PROXY = "10.9.9.9"  # the proxy's own address, the same for every request it passes on
 
 
-def forwarded(client_ip, proto="http", host="review.example"):
-    return {**WEB, "X-Forwarded-For": client_ip, "X-Forwarded-Proto": proto, "X-Forwarded-Host": host}
+def forwarded(client_ip, proto="http"):
+    return {**WEB, "X-Forwarded-For": client_ip, "X-Forwarded-Proto": proto}
 
 
 def test_feedback_limits_count_the_forwarded_address_only_behind_trusted_proxies(make_app):
@@ -47,7 +47,7 @@ def test_an_https_page_behind_the_proxy_may_change_state(make_app):
     def delete_from_https_page(app):
         client = app.test_client()
         create_admin()
-        headers = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "review.example"}
+        headers = {"X-Forwarded-Proto": "https", "Host": "review.example"}  # nginx: Host $host
         signed_in = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
                                 headers=headers)
         assert "error=" not in signed_in.headers["Location"]
@@ -56,3 +56,19 @@ def test_an_https_page_behind_the_proxy_may_change_state(make_app):
 
     assert_error(delete_from_https_page(make_app(TRUSTED_PROXIES=1)), 404, "not_found")  # past the origin check
     assert_error(delete_from_https_page(make_app()), 403, "forbidden")
+
+
+def test_two_proxies_count_the_outermost_address_and_no_forwarded_host_is_believed(make_app):
+    """With TRUSTED_PROXIES=2 the edge proxy alone sets X-Forwarded-Proto; X-Forwarded-Host, which a
+    proxy may pass through from the client, never decides the origin a write is checked against."""
+    app = make_app(TRUSTED_PROXIES=2)
+    create_admin()
+    client = app.test_client()
+    edge = {"X-Forwarded-Proto": "https", "Host": "review.example"}
+    client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD}, headers=edge)
+    write = client.delete("/api/review/tasks/unknown-task", headers={**edge, "Origin": "https://review.example",
+                                                                     "X-Forwarded-For": "203.0.113.9, 10.0.0.2"})
+    assert_error(write, 404, "not_found")
+    spoofed = client.delete("/api/review/tasks/unknown-task", headers={
+        **edge, "X-Forwarded-Host": "evil.example", "Origin": "https://evil.example"})
+    assert_error(spoofed, 403, "forbidden")
