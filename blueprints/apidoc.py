@@ -314,15 +314,19 @@ def build_spec(app):
     return _strict_nullable_refs(document)
 
 
+NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0 has no type null
+
+
 def _strict_nullable_refs(node):
     """apispec writes a nullable nested schema as anyOf [{type: object, nullable}, {$ref}] for OpenAPI 3.0,
-    whose first branch admits any object; allOf [{$ref}] + nullable keeps the nested schema's rules."""
+    whose first branch admits any object; anyOf [{$ref}, null only] keeps the nested schema's rules."""
     if isinstance(node, dict):
         choices = node.get("anyOf")
-        if isinstance(choices, list) and len(choices) == 2 and {"type": "object", "nullable": True} in choices:
-            [ref] = [choice for choice in choices if choice != {"type": "object", "nullable": True}]
+        loose = {"type": "object", "nullable": True}
+        if isinstance(choices, list) and len(choices) == 2 and loose in choices:
+            [ref] = [choice for choice in choices if choice != loose]
             if set(ref) == {"$ref"}:
-                node = {**{k: v for k, v in node.items() if k != "anyOf"}, "allOf": [ref], "nullable": True}
+                node = {**node, "anyOf": [ref, NULL_ONLY]}
         return {key: _strict_nullable_refs(value) for key, value in node.items()}
     if isinstance(node, list):
         return [_strict_nullable_refs(value) for value in node]

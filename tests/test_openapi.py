@@ -213,6 +213,13 @@ def test_nested_request_objects_keep_their_rules(document):
     assert list(decision.iter_errors({"action": "approve_without_publish", "bodyDraft": {"foo": 1}}))
     assert not list(decision.iter_errors({"action": "reject_rework", "selections": None, "rejectionReason": "other"}))
     assert '"type": "object", "nullable": true}' not in json.dumps(document)
+    # An OpenAPI 3.0 validator reads `nullable` only beside a type: null must still pass there.
+    from openapi_schema_validator import OAS30Validator
+
+    body_draft = _resolved(document, {"$ref": "#/components/schemas/BodyDraft"})
+    oas30 = OAS30Validator(body_draft)
+    assert not list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": None}))
+    assert list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": {"b": 1}}))
 
 
 def test_error_codes_are_an_enum_that_names_every_code_the_service_gives():
