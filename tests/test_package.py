@@ -47,14 +47,15 @@ def admin(local_app):
 
 
 def viewer_images(text):
-    """Image sources a Markdown viewer (raw HTML on) would load from `text`."""
+    """Image sources a Markdown viewer (raw HTML on) would load from `text`: image syntax, and any
+    src, href or poster address in raw HTML."""
     found = []
     for token in MarkdownIt("commonmark").parse(text):
         for part in [token, *(token.children or [])]:
             if part.type == "image":
                 found.append(part.attrGet("src"))
             elif part.type in ("html_block", "html_inline"):
-                found += re.findall(r"<img\b[^>]*?src=[\"']?([^\"'\s>]+)", part.content, re.I)
+                found += re.findall(r"\b(?:src|href|poster)=[\"']?([^\"'\s>]+)", part.content, re.I)
     return found
 
 
@@ -244,6 +245,10 @@ def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(loca
     body = (f"See [the listed image]({listed['url']}) and [the cover]({cover['url']}).\n\n"
             f'<img src="{outside}">\n\n<p>Inline <IMG src="{listed["url"]}"/> in a block</p>\n\n'
             f"Text with <img src={outside}> inline and `<img src=code>` in code.\n\n"
+            # Found by review: nested HTML blocks, other tags that load images, a code span over two lines.
+            f'> <div>\n> \\<img src="{outside}">\n> </div>\n\n- <div>\n  <image src="{outside}">\n  </div>\n\n'
+            f'<video poster="{outside}"></video> and <svg><image href="{outside}"/></svg>\n\n'
+            "A span `over\n<img src=two-lines>` of code, <https://example.com/page> stays a link.\n\n"
             "```\n<img src=fenced>\n```\n")
     task_id = make_task(selections={"title": "T", "body": body, "coverImage": cover["url"],
                                     "bodyImages": [{"assetId": listed["assetId"]}]})
@@ -255,6 +260,10 @@ def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(loca
     assert viewer_images(text) == [f"images/cover-{cover['assetId']}.png"]  # only the Cover section's
     assert image_server.hits == []  # an image no one chose is not fetched either
     assert "`<img src=code>`" in text and "```\n<img src=fenced>\n```" in text  # code is left as written
+    assert "`over\n<img src=two-lines>`" in text and "<https://example.com/page>" in text
+    viewer = MarkdownIt("commonmark").parse(text)
+    assert not [t for t in viewer if t.type == "html_block"]
+    assert not [c for t in viewer for c in t.children or () if c.type == "html_inline"]
 
 
 def test_a_stored_file_linked_outside_the_uploads_folder_is_not_exported(local_app, admin, tmp_path):

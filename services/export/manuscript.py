@@ -3,9 +3,9 @@
 Text from the task (title, summary, description) is escaped, so a title such as
 `![x](http://elsewhere/a.png)` stays text and never becomes an image reference to a file outside
 the archive. The body Markdown keeps its formatting; only its image (and link) destinations that
-name an exported image are replaced by the relative path of that image, and raw HTML image tags
-are escaped: the service renders raw HTML as text, but a Markdown viewer opening manuscript.md
-would load them from wherever they point.
+name an exported image are replaced by the relative path of that image, and raw HTML is escaped
+to text: the service renders raw HTML as text, but a Markdown viewer opening manuscript.md would
+load `<img>` and the like from wherever they point.
 """
 import re
 
@@ -24,8 +24,12 @@ _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
 # How a Markdown viewer reads the file: raw HTML on (the service's own parser has it off).
 _VIEWER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-_HTML_IMAGE = re.compile(r"(?<!\\)<(?=img[\s/>])", re.I)
-_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+# An inline code span (it may run over lines; an escaped backtick opens none).
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
+# A `<` that could open raw HTML (a tag, comment, declaration or processing instruction), or an
+# autolink (<https://…>, <name@example.com>), which stays a link.
+_ANGLE = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9.-]+)>"
+                    r"|<(?=[A-Za-z/!?])")
 
 
 def escape_text(text):
@@ -50,47 +54,52 @@ def _code_lines(markdown):
     return lines
 
 
-def _html_images(markdown):
-    """(first lines of HTML blocks holding an image tag, whether any inline HTML is one) as a viewer sees them."""
-    blocks, inline = set(), False
-    for token in _VIEWER.parse(markdown):
-        if token.type == "html_block" and _HTML_IMAGE.search(token.content):
-            blocks.add(token.map[0])
-        inline = inline or any(child.type == "html_inline" and _HTML_IMAGE.search(child.content)
-                               for child in token.children or ())
-    return blocks, inline
+def _escaped(segment, position):
+    """Whether the character at `position` follows an odd run of backslashes."""
+    start = position
+    while start > 0 and segment[start - 1] == "\\":
+        start -= 1
+    return (position - start) % 2 == 1
 
 
-def _escape_outside_code_spans(line):
-    spans = [match.span() for match in _CODE_SPAN.finditer(line)]
-    return _HTML_IMAGE.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans) else "\\<", line)
+def _rewrite_segment(segment, mapping):
+    """Destinations in `mapping` replaced, and every `<` that would open raw HTML escaped, outside code
+    spans and link destinations: the service renders raw HTML as text, and a viewer opening
+    manuscript.md would otherwise load `<img>`, `<image>`, `<video poster>`… from wherever they point."""
+    spans = [match.span() for match in _CODE_SPAN.finditer(segment)]
 
+    def in_code(position):
+        return any(start <= position < end for start, end in spans)
 
-def _escape_html_images(markdown):
-    """Raw HTML image tags as text (`\\<img`); an HTML block holding one loses its opening `<` too,
-    so it becomes a paragraph in which they are text. Returns (markdown, tags still left)."""
-    blocks, inline = _html_images(markdown)
-    if not blocks and not inline:
-        return markdown, []
-    code, lines = _code_lines(markdown), markdown.splitlines(keepends=True)
-    for number, line in enumerate(lines):
-        if number in code:
-            continue
-        if number in blocks:
-            line = re.sub(r"^( {0,3})<", r"\1\\<", line)
-        lines[number] = _escape_outside_code_spans(line)
-    escaped = "".join(lines)
-    blocks, inline = _html_images(escaped)
-    return escaped, ["raw HTML <img> tag"] if blocks or inline else []
-
-
-def _replace_destinations(segment, mapping):
     def swap(match):
         raw = match.group(2)
         target = unescapeAll(raw[1:-1] if raw.startswith("<") else raw)
-        return match.group(1) + mapping[target] if target in mapping else match.group(0)
+        if target not in mapping or in_code(match.start()):
+            return match.group(0)
+        return match.group(1) + mapping[target]
 
-    return _DEFINITION.sub(swap, _INLINE.sub(swap, segment))
+    segment = _DEFINITION.sub(swap, _INLINE.sub(swap, segment))
+    spans = [match.span() for match in _CODE_SPAN.finditer(segment)]
+    destinations = [match.span(2) for pattern in (_INLINE, _DEFINITION) for match in pattern.finditer(segment)]
+
+    def escape(match):
+        at = match.start()
+        if len(match.group(0)) > 1 or _escaped(segment, at) or in_code(at) \
+                or any(start <= at < end for start, end in destinations):
+            return match.group(0)
+        return "\\<"
+
+    return _ANGLE.sub(escape, segment)
+
+
+def _raw_html_left(markdown):
+    """Raw HTML a viewer would still see outside code (the export is refused rather than leak it)."""
+    left = []
+    for token in _VIEWER.parse(markdown):
+        if token.type == "html_block":
+            left.append(token.content.strip()[:80])
+        left += [child.content[:80] for child in token.children or () if child.type == "html_inline"]
+    return left
 
 
 def rewrite_images(markdown, mapping):
@@ -98,21 +107,21 @@ def rewrite_images(markdown, mapping):
 
     Returns (markdown, left) where `left` lists the image sources still not pointing into the
     archive (syntax this rewriter does not understand); the caller refuses the export for them.
-    Raw HTML image tags are escaped (_escape_html_images).
+    Raw HTML is escaped to text (_rewrite_segment).
     """
     code = _code_lines(markdown)
     out, segment = [], []
     for number, line in enumerate(markdown.splitlines(keepends=True)):
         if number in code:
-            out.append(_replace_destinations("".join(segment), mapping))
+            out.append(_rewrite_segment("".join(segment), mapping))
             out.append(line)
             segment = []
         else:
             segment.append(line)
-    out.append(_replace_destinations("".join(segment), mapping))
-    rewritten, html_left = _escape_html_images("".join(out))
+    out.append(_rewrite_segment("".join(segment), mapping))
+    rewritten = "".join(out)
     targets = set(mapping.values())
-    return rewritten, [src for src in image_urls(rewritten) if src not in targets] + html_left
+    return rewritten, [src for src in image_urls(rewritten) if src not in targets] + _raw_html_left(rewritten)
 
 
 def _header(title, fields):
