@@ -65,7 +65,8 @@ def filesize(size):
     """Bytes for people: 32 bytes, 4.2 KiB, 1.5 MiB."""
     if size < 1024:
         return f"{size} byte{'' if size == 1 else 's'}"
-    return f"{size / 1024:.1f} KiB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MiB"
+    kib = size / 1024
+    return f"{kib:.1f} KiB" if round(kib, 1) < 1024 else f"{kib / 1024:.1f} MiB"
 
 
 @bp.app_template_filter()

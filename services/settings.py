@@ -133,7 +133,8 @@ def check_settings(config):
     url = config.get("DATABASE_URL")
     if url and urlsplit(url).scheme not in db_url.schemes:
         raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
-    if url and urlsplit(url).scheme.startswith("postgres") and importlib.util.find_spec("psycopg2") is None:
+    if url and urlsplit(url).scheme.startswith("postgres") \
+            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
         raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
                             "pip install -e '.[postgres]'")
     from services.feedback.ratelimit import limiter_from_settings

@@ -81,7 +81,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("REVIEW_WEBHOOK_RETRY_DELAYS", "10,soon", "REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas"),
     ("DATABASE_URL", "foo://bar", "DATABASE_URL must start with one of"),
     pytest.param("DATABASE_URL", "postgresql://review@127.0.0.1/review", "whose driver is not installed",
-                 marks=pytest.mark.skipif(importlib.util.find_spec("psycopg2") is not None,
+                 marks=pytest.mark.skipif(any(importlib.util.find_spec(d) for d in ("psycopg2", "psycopg")),
                                           reason="the postgres extra is installed")),
     ("WECHAT_API_BASE", "api.weixin.qq.com", "WECHAT_API_BASE must be an http:// or https:// address"),
     ("REVIEW_AGENT_WEBHOOK_URL", "ftp://agent.example/hook", "REVIEW_AGENT_WEBHOOK_URL must be an http://"),

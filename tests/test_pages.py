@@ -238,3 +238,6 @@ def test_feedback_detail_shows_extra_as_readable_json_and_small_files_in_bytes(a
     assert json.loads(shown) == {"screen": "<b>首页</b>", "retries": 2}  # escaped once, as text (no \\u003c)
     assert "<b>首页" not in html
     assert "log file · 32 bytes ·" in html
+    from blueprints.pages import filesize
+
+    assert [filesize(n) for n in (1, 1024, 1048575, 3 * 1048576)] == ["1 byte", "1.0 KiB", "1.0 MiB", "3.0 MiB"]
