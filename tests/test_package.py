@@ -266,6 +266,41 @@ def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(loca
     assert not [c for t in viewer for c in t.children or () if c.type == "html_inline"]
 
 
+@pytest.mark.parametrize("trick", [
+    "| a |\n| - |\n    <img src={url}>\n",  # code to a reader with tables, a paragraph to one without
+    "| ](<img src=\"{url}\" alt=\"|\"> | c |\n| - | - |\n",  # a tag hidden by a table split
+    "[a]: javascript:void(0)\n    ![x]({url})\n",  # a definition some readers refuse
+])
+def test_no_markdown_reader_loads_an_image_from_outside_the_archive(local_app, admin, image_server, trick):
+    """Readers differ (tables or not, link schemes): what any of them would load from elsewhere
+    is escaped, or else the export is refused; it never leaves in the archive."""
+    from services.export.manuscript import _VIEWERS
+
+    outside = image_server.add("pixel.png", image_bytes(color=(5, 5, 5)))
+    cover = upload(admin, image_bytes(size=(90, 50)))
+    task_id = make_task(selections={"title": "T", "body": "Text.\n\n" + trick.format(url=outside),
+                                    "coverImage": cover["url"]})
+    response = download(admin, task_id)
+    if response.status_code == 409:
+        assert assert_error(response, 409, "export_failed")["details"]["faultyImages"]
+        return
+    text = open_zip(response).read("manuscript.md").decode("utf-8")
+    for parser in _VIEWERS:
+        tokens = parser.parse(text)
+        assert not [t for t in tokens if t.type == "html_block"]
+        inline = [c for t in tokens for c in t.children or ()]
+        assert not [c for c in inline if c.type == "html_inline"]
+        assert all(c.attrGet("src").startswith("images/") for c in inline if c.type == "image")
+
+
+def test_a_body_at_the_size_limit_is_escaped_span_by_span():
+    """200,000 characters of code spans and tags (bench-style timing lives in the closing note, not here)."""
+    from services.export.manuscript import rewrite_images
+
+    out, left = rewrite_images("`a` <b " * 28000, {})
+    assert out.count("\\<b") == 28000 and out.count("`a`") == 28000 and left == []
+
+
 def test_a_stored_file_linked_outside_the_uploads_folder_is_not_exported(local_app, admin, tmp_path):
     asset = upload(admin, image_bytes(size=(90, 50)))
     link_outside(local_app, asset, tmp_path / "secret.png")

@@ -8,6 +8,7 @@ to text: the service renders raw HTML as text, but a Markdown viewer opening man
 load `<img>` and the like from wherever they point.
 """
 import re
+from bisect import bisect_right
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
@@ -22,10 +23,22 @@ _DEFINITION = re.compile(r"^( {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*\n?[ \t]*)(<[^<>
 # Markdown syntax characters; `_` inside a word (snake_case) cannot open emphasis and stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
-# How a Markdown viewer reads the file: raw HTML on (the service's own parser has it off).
-_VIEWER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-# An inline code span (it may run over lines; an escaped backtick opens none).
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
+
+
+def _viewer(tables, any_scheme):
+    parser = MarkdownIt("commonmark")  # raw HTML on, as Markdown viewers have it
+    if tables:
+        parser.enable(["table", "strikethrough"])
+    if any_scheme:
+        parser.validateLink = lambda url: True
+    return parser
+
+
+# Markdown viewers differ (tables or not, which link schemes they accept), and a body may be read
+# differently by each: the service's own parser (html off) and these four must all agree.
+_VIEWERS = [_viewer(tables, any_scheme) for tables in (False, True) for any_scheme in (False, True)]
+# An inline code span (it may run over lines but not over a blank one; an escaped backtick opens none).
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
 # A `<` that could open raw HTML (a tag, comment, declaration or processing instruction), or an
 # autolink (<https://…>, <name@example.com>), which stays a link.
 _ANGLE = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9.-]+)>"
@@ -46,12 +59,32 @@ def _escape_marker(match):
 
 
 def _code_lines(markdown):
-    """Line numbers inside fenced or indented code blocks (left untouched)."""
-    lines = set()
-    for token in PARSER.parse(markdown):
-        if token.type in ("fence", "code_block") and token.map:
-            lines.update(range(*token.map))
-    return lines
+    """Line numbers inside fenced or indented code blocks for every reader (left untouched)."""
+    common = None
+    for parser in (PARSER, *_VIEWERS):
+        lines = set()
+        for token in parser.parse(markdown):
+            if token.type in ("fence", "code_block") and token.map:
+                lines.update(range(*token.map))
+        common = lines if common is None else common & lines
+    return common
+
+
+class _Ranges:
+    """Sorted, merged [start, end) ranges; `holds(position)` by bisection (bodies reach 200,000 characters)."""
+
+    def __init__(self, spans):
+        merged = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self.starts, self.ends = [start for start, _ in merged], [end for _, end in merged]
+
+    def holds(self, position):
+        index = bisect_right(self.starts, position) - 1
+        return index >= 0 and position < self.ends[index]
 
 
 def _escaped(segment, position):
@@ -66,40 +99,42 @@ def _rewrite_segment(segment, mapping):
     """Destinations in `mapping` replaced, and every `<` that would open raw HTML escaped, outside code
     spans and link destinations: the service renders raw HTML as text, and a viewer opening
     manuscript.md would otherwise load `<img>`, `<image>`, `<video poster>`… from wherever they point."""
-    spans = [match.span() for match in _CODE_SPAN.finditer(segment)]
-
-    def in_code(position):
-        return any(start <= position < end for start, end in spans)
+    code = _Ranges(match.span() for match in _CODE_SPAN.finditer(segment))
 
     def swap(match):
         raw = match.group(2)
         target = unescapeAll(raw[1:-1] if raw.startswith("<") else raw)
-        if target not in mapping or in_code(match.start()):
+        if target not in mapping or code.holds(match.start()):
             return match.group(0)
         return match.group(1) + mapping[target]
 
     segment = _DEFINITION.sub(swap, _INLINE.sub(swap, segment))
-    spans = [match.span() for match in _CODE_SPAN.finditer(segment)]
-    destinations = [match.span(2) for pattern in (_INLINE, _DEFINITION) for match in pattern.finditer(segment)]
+    code = _Ranges(match.span() for match in _CODE_SPAN.finditer(segment))
+    destinations = _Ranges(match.span(2) for pattern in (_INLINE, _DEFINITION) for match in pattern.finditer(segment))
 
     def escape(match):
         at = match.start()
-        if len(match.group(0)) > 1 or _escaped(segment, at) or in_code(at) \
-                or any(start <= at < end for start, end in destinations):
+        if len(match.group(0)) > 1 or _escaped(segment, at) or code.holds(at) or destinations.holds(at):
             return match.group(0)
         return "\\<"
 
     return _ANGLE.sub(escape, segment)
 
 
-def _raw_html_left(markdown):
-    """Raw HTML a viewer would still see outside code (the export is refused rather than leak it)."""
-    left = []
-    for token in _VIEWER.parse(markdown):
-        if token.type == "html_block":
-            left.append(token.content.strip()[:80])
-        left += [child.content[:80] for child in token.children or () if child.type == "html_inline"]
-    return left
+def _left_for_viewers(markdown, targets):
+    """What some reader would still load from outside the archive, or see as raw HTML: the export is
+    refused rather than let it through."""
+    left = [src for src in image_urls(markdown) if src not in targets]
+    for parser in _VIEWERS:
+        for token in parser.parse(markdown):
+            if token.type == "html_block":
+                left.append(token.content.strip()[:80])
+            for child in token.children or ():
+                if child.type == "html_inline":
+                    left.append(child.content[:80])
+                elif child.type == "image" and child.attrGet("src") not in targets:
+                    left.append(child.attrGet("src"))
+    return list(dict.fromkeys(left))
 
 
 def rewrite_images(markdown, mapping):
@@ -120,8 +155,7 @@ def rewrite_images(markdown, mapping):
             segment.append(line)
     out.append(_rewrite_segment("".join(segment), mapping))
     rewritten = "".join(out)
-    targets = set(mapping.values())
-    return rewritten, [src for src in image_urls(rewritten) if src not in targets] + _raw_html_left(rewritten)
+    return rewritten, _left_for_viewers(rewritten, set(mapping.values()))
 
 
 def _header(title, fields):

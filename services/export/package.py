@@ -182,9 +182,11 @@ def _manuscript(task, plan, planned):
     if body is not None:
         body, left = manuscript.rewrite_images(body, mapping)
         if left:
-            raise Conflict("an image link of the body could not be pointed into the archive",
-                           {"faultyImages": [{"ref": src, "field": "body", "reason": "unsupported image link syntax"}
-                                             for src in left]}, code="export_failed")
+            reason = ("some Markdown reader would load this from outside the archive (image or raw HTML "
+                      "syntax the rewriter cannot point into images/); simplify it in the body")
+            raise Conflict("an image of the body could not be pointed into the archive",
+                           {"faultyImages": [{"ref": src, "field": "body", "reason": reason} for src in left]},
+                           code="export_failed")
     return manuscript.article(task, task.selections, body, plan.path(*cover_item) if cover_item else None,
                               [plan.path(*item) for item in body_items],
                               (task.body_draft or {}).get("themeTemplate"))
