@@ -3,6 +3,7 @@ import hmac
 import logging
 import re
 import secrets
+import threading
 import time
 from datetime import timedelta
 
@@ -79,6 +80,7 @@ class EndedSessions:
 
     def __init__(self):
         self._ids, self._read_at = set(), float("-inf")
+        self._lock = threading.Lock()  # a reload must not drop an id ended while it read
 
     def __contains__(self, sid):
         if sid is None:
@@ -89,15 +91,17 @@ class EndedSessions:
 
     def reload(self):
         self._read_at = time.monotonic()  # first: threads arriving meanwhile use the current set
-        rows = EndedSession.select(EndedSession.sid).where(EndedSession.expires_at >= now_iso())
-        self._ids = {row.sid for row in rows}
+        with self._lock:
+            rows = EndedSession.select(EndedSession.sid).where(EndedSession.expires_at >= now_iso())
+            self._ids = {row.sid for row in rows}
 
     def end(self, sid, lifetime_seconds):
         """Sign one session out for good: recorded until its cookie would have expired anyway."""
         expires_at = iso(utcnow() + timedelta(seconds=lifetime_seconds) + self.MARGIN)
         with immediate():
             EndedSession.insert(sid=sid, expires_at=expires_at).on_conflict_ignore().execute()
-        self._ids.add(sid)
+        with self._lock:
+            self._ids.add(sid)
 
     def sweep(self):
         """Forget the records whose cookies have expired (at start)."""

@@ -564,3 +564,42 @@ def test_the_lockout_message_names_the_configured_window(make_app):
         app = make_app(**({"LOGIN_FAILURE_WINDOW_SECONDS": window} if window else {}))
         page = app.test_client().get("/login?error=too_many_attempts").get_data(as_text=True)
         assert f"Too many failed attempts. {wait} and try again." in page
+
+
+def test_a_logout_during_a_reread_of_the_records_is_not_lost(guarded, monkeypatch):
+    """The periodic re-read assigned what it had read before the logout: the copy worked for 5 s more."""
+    import services.auth as auth_module
+
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    login(client)
+    stolen = client.get_cookie("review_admin_session").value
+    ended, select = app.extensions["ended_sessions"], auth_module.EndedSession.select
+    reading = threading.Event()
+
+    class SlowQuery:
+        def __init__(self, query):
+            self.query = query
+
+        def where(self, *conditions):
+            rows = list(self.query.where(*conditions))  # read before the logout commits ...
+            reading.set()
+            time.sleep(0.3)  # ... and assigned after it
+            return rows
+
+    monkeypatch.setattr(auth_module.EndedSession, "select", lambda *a: SlowQuery(select(*a)))
+
+    def reread():
+        with db.connection_context():
+            ended.reload()
+
+    thread = threading.Thread(target=reread)
+    thread.start()
+    assert reading.wait(5)
+    monkeypatch.setattr(auth_module.EndedSession, "select", select)
+    assert client.post("/api/auth/logout", headers={"Origin": "http://localhost"}).status_code == 303
+    thread.join(10)
+    copy = app.test_client()
+    copy.set_cookie("review_admin_session", stolen, domain="localhost")
+    assert_error(copy.get("/api/probe/review"), 401, "unauthorized")
