@@ -151,40 +151,32 @@ def _take_lock(task, job_id, now, stale_limit):
     PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=_this_process())
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
+# A pid names a process only on one host inside one pid namespace (a container has its own);
+# claims older than this process's start cannot be its own.
+_STARTED = now_iso()
 
 
-# Who takes a claim: host, boot, pid namespace, pid, and when this process began. A pid names a
-# process only on one boot of one host inside one pid namespace (a container has its own).
-_PROCESS = {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"),
-            "pidns": os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else "",
-            "pid": os.getpid(), "since": now_iso()}
+def _pid_namespace():
+    return os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else ""
 
 
 def _this_process():
-    return json.dumps({key: _PROCESS[key] for key in ("host", "boot", "pidns", "pid")})
+    """Who takes a claim (read when it is taken: workers forked from one parent have their own pids)."""
+    return json.dumps({"host": socket.gethostname(), "pidns": _pid_namespace(), "pid": os.getpid()})
 
 
 def _gone(owner, claimed_at):
-    """Whether the process that took a claim no longer runs; False when that cannot be known here."""
+    """Whether the process that took a claim no longer runs; False when that cannot be known here
+    (another host or container, or a host of the same name: those claims wait for the stale limit)."""
     try:
         who = json.loads(owner or "")
-        host, boot, pidns, pid = who["host"], who["boot"], who["pidns"], int(who["pid"])
+        host, pidns, pid = who["host"], who["pidns"], int(who["pid"])
     except (ValueError, TypeError, KeyError):
         return False  # no owner recorded (older claims): the stale limit decides
-    if host != _PROCESS["host"]:
+    if host != socket.gethostname() or pidns != _pid_namespace():
         return False
-    if boot and _PROCESS["boot"] and boot != _PROCESS["boot"]:
-        return True  # the host restarted since
-    if pidns != _PROCESS["pidns"]:
-        return False  # another container: its pids are not ours to look up
-    if pid == _PROCESS["pid"]:
-        return claimed_at < _PROCESS["since"]  # a predecessor with the same pid (a restarted container)
+    if pid == os.getpid():
+        return claimed_at < _STARTED  # a predecessor with the same pid (a restarted container)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
