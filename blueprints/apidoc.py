@@ -319,7 +319,8 @@ NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0 
 
 def _strict_nullable_refs(node):
     """apispec writes a nullable nested schema as anyOf [{type: object, nullable}, {$ref}] for OpenAPI 3.0,
-    whose first branch admits any object; anyOf [{$ref}, null only] keeps the nested schema's rules."""
+    whose first branch admits any object; anyOf [{$ref}, null only] keeps the nested schema's rules.
+    A nullable oneOf/anyOf without a type gets the null-only branch too."""
     if isinstance(node, dict):
         choices = node.get("anyOf")
         loose = {"type": "object", "nullable": True}
@@ -327,6 +328,9 @@ def _strict_nullable_refs(node):
             [ref] = [choice for choice in choices if choice != loose]
             if set(ref) == {"$ref"}:
                 node = {**node, "anyOf": [ref, NULL_ONLY]}
+        for key in ("oneOf", "anyOf"):  # `nullable` without a `type` beside it means nothing in 3.0
+            if node.get("nullable") and "type" not in node and NULL_ONLY not in node.get(key, [NULL_ONLY]):
+                node = {**{k: v for k, v in node.items() if k != "nullable"}, key: [*node[key], NULL_ONLY]}
         return {key: _strict_nullable_refs(value) for key, value in node.items()}
     if isinstance(node, list):
         return [_strict_nullable_refs(value) for value in node]

@@ -220,6 +220,9 @@ def test_nested_request_objects_keep_their_rules(document):
     oas30 = OAS30Validator(body_draft)
     assert not list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": None}))
     assert list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": {"b": 1}}))
+    based_on = OAS30Validator(_resolved(document, {"$ref": "#/components/schemas/CoverImageOverride"}))
+    assert not list(based_on.iter_errors({"basedOn": None, "value": {"assetId": "a"}}))  # the server sends null
+    assert list(based_on.iter_errors({"basedOn": 3, "value": {"assetId": "a"}}))
 
 
 def test_error_codes_are_an_enum_that_names_every_code_the_service_gives():
