@@ -9,11 +9,11 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, render_template, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
+from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, rejection_webhook, strict_nullable
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from schemas.review import TaskSchema
 from schemas.review.task import RejectionWebhookSchema
 from services.errors import ERROR_CODES, ValidationFailed
-from services.notifications import DEFAULT_RETRY_DELAYS
 from services.review.creation import MAX_KEY_LENGTH
 
 bp = Blueprint("apidoc", __name__)
@@ -31,7 +31,8 @@ ERROR_STATUSES = {
     500: "Storage or internal failure",
 }
 
-# Headers, each declared once; _request_headers and _response_headers say which operations have them.
+# Request headers, each declared once (response headers: apidoc_document.RESPONSE_HEADERS);
+# _request_headers and _response_headers say which operations have them.
 REQUEST_HEADERS = {
     "If-Match": {"description": 'The task\'s ETag ("3", or several comma-separated, or *) the change is based '
                                 "on; when the task has moved on, nothing changes and the answer is 412",
@@ -40,47 +41,7 @@ REQUEST_HEADERS = {
                                        "(Idempotent-Replayed: true), a different body 409 idempotency_conflict",
                         "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH}},
 }
-RESPONSE_HEADERS = {
-    "ETag": {"description": 'The task\'s (current) version in quotes ("3"); send it back as If-Match',
-             "required": True, "schema": {"type": "string"}},
-    "Location": {"description": "The created task's address (201), or where to go next (303)",
-                 "required": True, "schema": {"type": "string"}},
-    "Idempotent-Replayed": {"description": "Sent on the stored answer to a repeated Idempotency-Key",
-                            "schema": {"type": "string", "enum": ["true"]}},
-    "X-Total-Count": {"description": "Tasks matching the filters, over all pages",
-                      "required": True, "schema": {"type": "integer", "minimum": 0}},
-    "Link": {"description": '<address of the next page>; rel="next", only when more tasks match',
-             "schema": {"type": "string"}},
-    "Retry-After": {"description": "Whole seconds to wait before trying again",
-                    "required": True, "schema": {"type": "integer", "minimum": 0}},
-}
 ERROR_HEADERS = {412: ("ETag",), 429: ("Retry-After",)}
-OVERVIEW = """\
-Credentials: the agent sends `x-review-agent-token`; client apps send `x-feedback-client-token`
-(it names their channel); administrators sign in with `POST /api/auth/login` (form or JSON
-`{username, password, next?}`), which answers 303 with the `review_admin_session` cookie.
-
-Errors are JSON `{"error": {"code", "message", "details"}}` (see ErrorBody). A task carries
-`version`, sent as `ETag`; send it back as `If-Match` on a write and a 412 tells you the task moved
-on (read it again). Every answer carries `X-Request-Id`, also written to the service log.
-
-An agent learns about rejections from the `review_task.rejected` webhook (`x-webhooks` below), or
-by listing `GET /api/review/agent/tasks?status=rejected_rework`.
-"""
-WEBHOOK_DESCRIPTION = """\
-Standard Webhooks: the signature is `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
-with REVIEW_AGENT_WEBHOOK_SECRET as the key (`whsec_` + base64: the decoded bytes; any other string:
-its UTF-8 bytes). Delivery is at least once: a failure is retried after {delays}, after a restart
-too, with the same `webhook-id`, so de-duplicate on it.
-`rejectedElements` empty means the whole task was rejected: then any field may be patched, and the
-first valid PATCH returns the task to review. Each delivery is recorded in the task's timeline
-(`agent_notified`, `agent_notification_failed`) without changing its version.
-"""
-WEBHOOK_HEADERS = {
-    "webhook-id": "the message id, the same on every retry",
-    "webhook-timestamp": "Unix seconds of this attempt",
-    "webhook-signature": "v1,<base64 HMAC-SHA256>; only when a secret is set",
-}
 PATH_ARGUMENT = re.compile(r"<(?:[^:>]+:)?([^>]+)>")  # <name> or <converter:name>
 
 
@@ -308,53 +269,10 @@ def build_spec(app):
             auth = getattr(view, "_auth", [])
             op["security"] = [{scheme: []} for scheme in auth]
             spec.path(path=path, operations={method.lower(): op})
-    webhook = _rejection_webhook(spec)  # registers its schema: before to_dict
+    webhook = rejection_webhook(_schema_ref(RejectionWebhookSchema, spec))  # registers it: before to_dict
     document = spec.to_dict()
     document["x-webhooks"] = {"review_task.rejected": {"post": webhook}}
-    return _strict_nullable_refs(document)
-
-
-NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0 has no type null
-
-
-def _strict_nullable_refs(node):
-    """apispec writes a nullable nested schema as anyOf [{type: object, nullable}, {$ref}] for OpenAPI 3.0,
-    whose first branch admits any object; anyOf [{$ref}, null only] keeps the nested schema's rules.
-    A nullable oneOf/anyOf without a type gets the null-only branch too."""
-    if isinstance(node, dict):
-        choices = node.get("anyOf")
-        loose = {"type": "object", "nullable": True}
-        if isinstance(choices, list) and len(choices) == 2 and loose in choices:
-            [ref] = [choice for choice in choices if choice != loose]
-            if set(ref) == {"$ref"}:
-                node = {**node, "anyOf": [ref, NULL_ONLY]}
-        for key in ("oneOf", "anyOf"):  # `nullable` without a `type` beside it means nothing in 3.0
-            if node.get("nullable") and "type" not in node and NULL_ONLY not in node.get(key, [NULL_ONLY]):
-                node = {**{k: v for k, v in node.items() if k != "nullable"}, key: [*node[key], NULL_ONLY]}
-        return {key: _strict_nullable_refs(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_strict_nullable_refs(value) for value in node]
-    return node
-
-
-def _duration(seconds):
-    for unit, size in (("h", 3600), ("min", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
-
-
-def _rejection_webhook(spec):
-    delays = ", ".join(_duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
-    return {
-        "summary": "Sent to REVIEW_AGENT_WEBHOOK_URL when a task is rejected for rework",
-        "description": WEBHOOK_DESCRIPTION.replace("{delays}", delays),
-        "parameters": [{"name": name, "in": "header", "required": True, "schema": {"type": "string"},
-                        "description": text} for name, text in WEBHOOK_HEADERS.items()],
-        "requestBody": {"required": True, "content": {"application/json": {
-            "schema": _schema_ref(RejectionWebhookSchema, spec)}}},
-        "responses": {"2XX": {"description": "Delivered; any other answer, or none within 10 s, is retried"}},
-    }
+    return strict_nullable(document)
 
 
 @bp.get("/api/openapi.json")
