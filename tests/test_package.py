@@ -375,3 +375,16 @@ def test_openapi_documents_the_package_and_delete_routes(local_app, admin):
     assert package["security"] == [{"adminSession": []}]
     delete = spec["paths"]["/api/review/tasks/{task_id}"]["delete"]
     assert delete["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/DeleteResult")
+
+
+@pytest.mark.parametrize("body, rewritten", [
+    ("> ![x][r]\n>\n> [r]: /u/a.png\n", "> [r]: images/a.png"),  # in a quote (was refused: left unrewritten)
+    ("> > [r]:\n> > /u/a.png\n\n![x][r]\n", "> > images/a.png"),  # the destination on the next line
+    ("- [r]: /u/a.png\n\n![x][r]\n", "- [r]: images/a.png"),  # in a list item
+    ("> [doc]: <https://example.com/my doc.pdf>\n\n[x][doc]\n", "<https://example.com/my doc.pdf>"),  # kept a link
+])
+def test_link_definitions_inside_quotes_and_lists_are_read_as_definitions(body, rewritten):
+    from services.export.manuscript import rewrite_images
+
+    out, left = rewrite_images(body, {"/u/a.png": "images/a.png"})
+    assert rewritten in out and left == []

@@ -19,7 +19,8 @@ from services.rendering.renderer import PARSER
 # An inline destination after `](`: <...>, or a run without spaces (one level of parentheses).
 _INLINE = re.compile(r"(\]\(\s*)(<[^<>\n]*>|(?:[^\s()\\]|\\.|\([^\s()\\]*\))+)")
 # A link reference definition `[label]: destination` (the destination may start on the next line).
-_DEFINITION = re.compile(r"^( {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*\n?[ \t]*)(<[^<>\n]*>|\S+)", re.M)
+_DEFINITION = re.compile(r"^((?:[ \t]{0,3}>[ \t]?)*[ \t]{0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?"  # in quotes, lists
+                         r"\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:\n(?:[ \t]{0,3}>[ \t]?)*)?[ \t]*)(<[^<>\n]*>|\S+)", re.M)
 # Markdown syntax characters; `_` inside a word (snake_case) cannot open emphasis and stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
