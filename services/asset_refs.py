@@ -1,5 +1,7 @@
-"""Resolve asset references ({"assetId"} or an asset URL) and find them in Markdown."""
+"""Resolve asset references ({"assetId"} or an asset URL) and find them in Markdown and in tasks."""
 from models import Asset
+
+REF_FIELDS = ("coverImage", "bodyImages", "images")
 
 
 def ref_key(ref):
@@ -42,3 +44,52 @@ def markdown_image_refs(markdown):
     from services.rendering import image_urls
 
     return image_urls(markdown or "")
+
+
+def _refs_of_selections(selections, out):
+    """Asset refs and Markdown image links in a selections-like object (selections, lockedSelections)."""
+    selections = selections or {}
+    for key in REF_FIELDS:
+        value = selections.get(key)
+        out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+    crop = selections.get("coverCrop")
+    if isinstance(crop, dict) and crop.get("assetId"):
+        out.append({"assetId": crop["assetId"]})
+    out.extend(markdown_image_refs(selections.get("body")))
+
+
+def task_references(task):
+    """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings.
+
+    Candidates, selections, locked selections, manual overrides and the body draft; Markdown image
+    links only (plain hyperlinks are not images), never publish snapshots.
+    """
+    refs = []
+    candidates = task.candidates or {}
+    refs.extend(candidates.get("coverImages") or [])
+    for placeholder in candidates.get("bodyImageCandidates") or []:
+        refs.extend(placeholder.get("options") or [])
+    for group in candidates.get("imageGroups") or []:
+        refs.extend(group.get("images") or [])
+    for option in candidates.get("bodyOptions") or []:
+        refs.extend(markdown_image_refs(option.get("content")))
+    _refs_of_selections(task.selections, refs)
+    _refs_of_selections(task.locked_selections, refs)
+    for key, entry in (task.manual_overrides or {}).items():
+        if not isinstance(entry, dict):
+            continue
+        if key == "body":
+            refs.extend(markdown_image_refs(entry.get("value")))
+        elif key in REF_FIELDS:
+            for part in (entry.get("value"), entry.get("basedOn")):
+                refs.extend(part if isinstance(part, list) else [part] if part is not None else [])
+    draft = task.body_draft or {}
+    refs.extend(markdown_image_refs(draft.get("markdown")))
+    refs.extend(markdown_image_refs(draft.get("sourceBodyCandidate")))
+    unique, seen = [], set()
+    for ref in refs:
+        key = ref_key(ref)
+        if key is not None and key not in seen:
+            seen.add(key)
+            unique.append(ref)
+    return unique

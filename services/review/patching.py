@@ -11,7 +11,7 @@ those the task holds already (its candidates, its selections) may stay.
 """
 from models import immediate
 from models.review import SELECTION_KEYS
-from services.asset_refs import markdown_image_refs, resolve_many
+from services.asset_refs import markdown_image_refs, resolve_many, task_references
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
@@ -92,8 +92,6 @@ def _patched_images(values):
 
 
 def _check_library_origin(assets, task, values, problems):
-    from services.task_delete import task_references  # (imports services.review)
-
     held = None
     for path, ref in _patched_images(values):
         asset = assets.get(ref)
