@@ -189,7 +189,6 @@ def _gone(owner, claimed_at):
 def release_orphaned_claims():
     """At start: the claims of a service process that stopped during a publish end now, their jobs
     recorded as failed, so the task can be published again at once (not after the stale limit)."""
-    released = 0
     for lock in list(PublishLock.select()):
         if not _gone(lock.owner, lock.created_at):
             continue
@@ -199,8 +198,6 @@ def release_orphaned_claims():
             _finish(claim, None, None, INTERRUPTED, actor="system")
         except NotFound:
             PublishLock.delete().where(PublishLock.id == lock.id).execute()
-        released += 1
-    return released
 
 
 def _last_draft(task):
