@@ -9,9 +9,11 @@ from pathlib import Path
 
 import click
 from flask import Flask, g, request, session
+from flask.helpers import get_debug_flag
 from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.serving import is_running_from_reloader
 
 from models import AdminUser, db, init_database
 from models.base import cached_select
@@ -33,9 +35,19 @@ class JSONProvider(DefaultJSONProvider):
 
 
 def _serving():
-    """Whether this app will serve: not a one-off `flask --app app …` command (`flask run` serves)."""
+    """Whether this app will serve: not a one-off `flask --app app …` command (`flask run` serves).
+
+    Under `flask run`'s reloader the watching parent loads the app too but never serves it.
+    """
     context = click.get_current_context(silent=True)
-    return context is None or context.info_name == "run"
+    if context is None:
+        return True
+    if context.info_name != "run":
+        return False
+    reload = context.params.get("reload")
+    if reload is None:
+        reload = get_debug_flag()
+    return not reload or is_running_from_reloader()
 
 
 def _state_path(config, name, default):

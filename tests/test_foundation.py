@@ -313,6 +313,40 @@ def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
 
 
 
+def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
+    """`flask run --debug` loads the app in the reloader's watching parent too: only the child serves."""
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"), "REVIEW_AGENT_TOKEN": "",
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    env.pop("WERKZEUG_RUN_MAIN", None)
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen([sys.executable, "-m", "flask", "--app", "app", "run", "--debug", "--port", str(port)],
+                              cwd=root, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+                    assert answer.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        _, stderr = server.communicate(timeout=30)
+    # The start-up warning comes from the serving start only: once, from the child.
+    assert stderr.count("REVIEW_AGENT_TOKEN is not set") == 1, stderr
+
+
+
 def test_waitress_serve_writes_the_access_log(tmp_path):
     """`waitress-serve --call app:create_app` configures no logging itself: the app does."""
     import socket
