@@ -6,6 +6,9 @@ CROP_RATIOS = {"1_1", "16_9", "2.35_1", "3_4"}
 _MAGIC = [(b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"),
           (b"GIF89a", "gif"), (b"BM", "bmp")]
 CONTENT_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
+# The upload's file name must end in one of these, whatever its bytes are (else 40113).
+MATERIAL_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp")
+BODY_IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
 
 
 class Fault(Exception):
@@ -14,6 +17,11 @@ class Fault(Exception):
     def __init__(self, errcode, errmsg):
         super().__init__(errmsg)
         self.errcode, self.errmsg = errcode, errmsg
+
+
+def check_upload_name(name, extensions):
+    if not name.lower().endswith(extensions):
+        raise Fault(40113, "unsupported file type")
 
 
 def image_kind(data):

@@ -14,7 +14,16 @@ from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from fakeplatform.drafts import DraftRoutes
-from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, image_kind
+from fakeplatform.rules import (
+    BODY_IMAGE_EXTENSIONS,
+    BODY_IMAGE_MAX,
+    CONTENT_TYPES,
+    MATERIAL_EXTENSIONS,
+    MATERIAL_IMAGE_MAX,
+    Fault,
+    check_upload_name,
+    image_kind,
+)
 
 TOKEN_TTL = 7200
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
@@ -260,6 +269,7 @@ class FakePlatform(DraftRoutes):
         if request.args.get("type") != "image":
             raise Fault(40004, "invalid media type")
         name, data = self._upload(record)
+        check_upload_name(name, MATERIAL_EXTENSIONS)
         kind = image_kind(data)
         if kind is None:
             raise Fault(40005, "invalid file type")
@@ -269,7 +279,8 @@ class FakePlatform(DraftRoutes):
         return {"media_id": record["media_id"], "url": record["url"], "item": []}
 
     def _uploadimg(self, _appid, _body, record):
-        _name, data = self._upload(record)
+        name, data = self._upload(record)
+        check_upload_name(name, BODY_IMAGE_EXTENSIONS)
         kind = image_kind(data)
         if kind not in ("jpg", "png"):
             raise Fault(40005, "invalid file type")

@@ -224,6 +224,35 @@ def test_add_material_uploads_a_multipart_media_file(client, fake_platform):
     assert requests.get(result["url"], timeout=5).content == data
 
 
+
+@pytest.mark.parametrize("name, sent_name", [
+    ("封面.png", "image.png"),  # CJK letters only: the extension must survive the cleaning
+    ("MEDIA_3fA9", "MEDIA_3fA9.png"),  # a synced material named by its media_id has none
+    ("photo.JPG", "photo.png"),  # the bytes decide, not the stored name
+    (None, "image.png"),
+])
+def test_material_upload_name_ends_in_the_images_own_extension(client, fake_platform, name, sent_name):
+    result = client.add_material_image(name, png_bytes(), "application/octet-stream")
+
+    sent = fake_platform.requests_to("material/add_material")[-1]["files"]["media"]
+    assert (sent["filename"], sent["content_type"]) == (sent_name, "image/png")
+    assert fake_platform.materials[result["media_id"]]["name"] == sent_name
+
+
+def test_body_image_upload_name_keeps_its_extension(client, fake_platform):
+    client.upload_body_image("插图", png_bytes())
+    assert fake_platform.requests_to("media/uploadimg")[-1]["files"]["media"]["filename"] == "image.png"
+
+
+@pytest.mark.parametrize("path, name", [("material/add_material", "png"), ("material/add_material", "cover.webp"),
+                                        ("media/uploadimg", "a.gif")])
+def test_fake_refuses_an_upload_named_without_an_image_extension(client, fake_platform, path, name):
+    answer = requests.post(f"{fake_platform.base_url}/cgi-bin/{path}",
+                           params={"type": "image", "access_token": client.access_token()},
+                           files={"media": (name, png_bytes(), "image/png")}, timeout=5).json()
+    assert answer["errcode"] == 40113
+
+
 def test_uploadimg_gets_a_too_big_jpeg_down_to_one_megabyte(client, fake_platform):
     big = encoded(noise_image((1600, 1200)), "JPEG", quality=95)
     assert len(big) > MB
@@ -241,8 +270,8 @@ def test_uploadimg_converts_a_gif(client, fake_platform):
     gif = encoded(Image.new("RGB", (50, 40), (0, 128, 255)).convert("P"), "GIF")
     raw = requests.post(f"{fake_platform.base_url}/cgi-bin/media/uploadimg",
                         params={"access_token": client.access_token()},
-                        files={"media": ("a.gif", gif, "image/gif")}, timeout=5).json()
-    assert raw["errcode"] == 40005  # the platform itself refuses a GIF
+                        files={"media": ("a.png", gif, "image/png")}, timeout=5).json()
+    assert raw["errcode"] == 40005  # the platform itself refuses a GIF, whatever its name
 
     url = client.upload_body_image("anim.gif", gif, "image/gif")
 
