@@ -388,3 +388,33 @@ def test_link_definitions_inside_quotes_and_lists_are_read_as_definitions(body, 
 
     out, left = rewrite_images(body, {"/u/a.png": "images/a.png"})
     assert rewritten in out and left == []
+
+
+@pytest.mark.parametrize("text, spans", [
+    ("a `b` c", [(2, 5)]),
+    ("``a`b``", [(0, 7)]),  # a run closes only at a run of its own length
+    ("\\`a` `b`", [(3, 6)]),  # an escaped backtick opens none; the next run opens instead
+    ("`a\nb`", [(0, 5)]),  # over a line break
+    ("`a\n \nb`", []),  # never over a blank line
+    ("``` ` ``` `", [(0, 9)]),
+])
+def test_code_spans_follow_backtick_runs(text, spans):
+    from services.export.manuscript import _code_spans
+
+    assert _code_spans(text) == spans
+
+
+def test_a_deep_quote_that_is_no_definition_does_not_make_the_rewrite_backtrack():
+    """Every split of the spaces between 40 `>` was tried (2^40 steps) while the package download
+    held the GIL, freezing the whole service. A subprocess, so a regression fails instead of hanging."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    body = "# t\n\n" + "> " * 40 + "x\n"
+    script = ("import sys; from services.export.manuscript import rewrite_images; "
+              "print(rewrite_images(sys.stdin.read(), {}))")
+    done = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr((body, []))

@@ -8,7 +8,7 @@ to text: the service renders raw HTML as text, but a Markdown viewer opening man
 load `<img>` and the like from wherever they point.
 """
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
@@ -19,8 +19,10 @@ from services.rendering.renderer import PARSER
 # An inline destination after `](`: <...>, or a run without spaces (one level of parentheses).
 _INLINE = re.compile(r"(\]\(\s*)(<[^<>\n]*>|(?:[^\s()\\]|\\.|\([^\s()\\]*\))+)")
 # A link reference definition `[label]: destination` (the destination may start on the next line).
-_DEFINITION = re.compile(r"^((?:[ \t]{0,3}>[ \t]?)*[ \t]{0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?"  # in quotes, lists
-                         r"\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:\n(?:[ \t]{0,3}>[ \t]?)*)?[ \t]*)(<[^<>\n]*>|\S+)", re.M)
+# The quote prefixes are possessive (*+): a space between two `>` fits either repetition, and a
+# line of many `> ` that is no definition would otherwise be retried every way (2^n steps).
+_DEFINITION = re.compile(r"^((?:[ \t]{0,3}>[ \t]?)*+[ \t]{0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?"  # in quotes, lists
+                         r"\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:\n(?:[ \t]{0,3}>[ \t]?)*+)?[ \t]*)(<[^<>\n]*>|\S+)", re.M)
 # Markdown syntax characters; `_` inside a word (snake_case) cannot open emphasis and stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
@@ -38,8 +40,8 @@ def _viewer(tables, any_scheme):
 # Markdown viewers differ (tables or not, which link schemes they accept), and a body may be read
 # differently by each: the service's own parser (html off) and these four must all agree.
 _VIEWERS = [_viewer(tables, any_scheme) for tables in (False, True) for any_scheme in (False, True)]
-# An inline code span (it may run over lines but not over a blank one; an escaped backtick opens none).
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
+_TICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n(?=[ \t]*\n)")
 # A `<` that could open raw HTML (a tag, comment, declaration or processing instruction), or an
 # autolink (<https://…>, <name@example.com>), which stays a link.
 _ANGLE = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9.-]+)>"
@@ -88,6 +90,34 @@ class _Ranges:
         return index >= 0 and position < self.ends[index]
 
 
+def _code_spans(text):
+    """(start, end) of each inline code span: a run of backticks (not after a backslash) up to the
+    next run of the same length, before a blank line. One pass over the runs (a regex scanning
+    ahead from every unclosed run took quadratic time on bodies of many runs)."""
+    runs = [match.span() for match in _TICKS.finditer(text)]
+    by_length = {}
+    for index, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(index)
+    blanks = [match.start() for match in _BLANK_LINE.finditer(text)]
+    spans, index = [], 0
+    while index < len(runs):
+        start, end = runs[index]
+        if start and text[start - 1] == "\\":
+            index += 1
+            continue
+        same = by_length[end - start]
+        position = bisect_right(same, index)
+        after = bisect_left(blanks, end)
+        limit = blanks[after] if after < len(blanks) else len(text)
+        if position < len(same) and runs[same[position]][0] <= limit:
+            closer = same[position]
+            spans.append((start, runs[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+    return spans
+
+
 def _escaped(segment, position):
     """Whether the character at `position` follows an odd run of backslashes."""
     start = position
@@ -100,7 +130,7 @@ def _rewrite_segment(segment, mapping):
     """Destinations in `mapping` replaced, and every `<` that would open raw HTML escaped, outside code
     spans and link destinations: the service renders raw HTML as text, and a viewer opening
     manuscript.md would otherwise load `<img>`, `<image>`, `<video poster>`… from wherever they point."""
-    code = _Ranges(match.span() for match in _CODE_SPAN.finditer(segment))
+    code = _Ranges(_code_spans(segment))
 
     def swap(match):
         raw = match.group(2)
@@ -110,7 +140,7 @@ def _rewrite_segment(segment, mapping):
         return match.group(1) + mapping[target]
 
     segment = _DEFINITION.sub(swap, _INLINE.sub(swap, segment))
-    code = _Ranges(match.span() for match in _CODE_SPAN.finditer(segment))
+    code = _Ranges(_code_spans(segment))
     destinations = _Ranges(match.span(2) for pattern in (_INLINE, _DEFINITION) for match in pattern.finditer(segment))
 
     def escape(match):
