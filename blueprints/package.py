@@ -7,6 +7,7 @@ from marshmallow import Schema, fields
 from blueprints.apidoc import api
 from blueprints.guards import admin_required
 from services.export import build_package
+from services.publishing.jobs import stale_after
 from services.settings import split_list
 from services.task_delete import delete_task
 
@@ -71,5 +72,5 @@ def download_package(task_id):
 def delete(task_id):
     """Delete the task with its jobs and timeline, then its unshared review files (best effort)."""
     result = delete_task(task_id, uploads_root=current_app.config["REVIEW_UPLOADS_PATH"],
-                         if_match=request.headers.get("If-Match"))
+                         stale_limit=stale_after(current_app.config), if_match=request.headers.get("If-Match"))
     return DeleteResultSchema().dump(result)

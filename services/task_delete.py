@@ -23,6 +23,7 @@ from services.asset_refs import ref_key, resolve_many, task_references
 from services.assets import STORED_NAME
 from services.files import removed_file, settle_removals
 from services.notifications import discard_for_task
+from services.publishing.jobs import refuse_while_publishing
 from services.review.concurrency import load_for_update
 
 log = logging.getLogger(__name__)
@@ -61,10 +62,14 @@ def referenced_elsewhere(asset):
                for ref in task_references(task))
 
 
-def _delete_task_rows(task_id, if_match):
-    """Step 1: the task and what belongs to it, in one transaction. Returns its references."""
+def _delete_task_rows(task_id, if_match, stale_limit):
+    """Step 1: the task and what belongs to it, in one transaction. Returns its references.
+
+    Not while a publish runs: its draft would land on the platform with no job left to record it.
+    """
     with immediate():
         task = load_for_update(task_id, if_match)
+        refuse_while_publishing(task, stale_limit, "the task is being published and cannot be deleted now")
         refs = task_references(task)
         PublishJob.delete().where(PublishJob.task == task).execute()
         TimelineEvent.delete().where(TimelineEvent.task == task).execute()
@@ -122,9 +127,10 @@ def recover_deletions(uploads_root):
         (Asset.scope == "review") & (Asset.stored_name == name)).exists())
 
 
-def delete_task(task_id, *, uploads_root, if_match=None):
-    """Delete the task (404, 412) and then its unshared review files; the counts of CONTRACT §8."""
-    refs = _delete_task_rows(task_id, if_match)
+def delete_task(task_id, *, uploads_root, stale_limit, if_match=None):
+    """Delete the task (404, 412, 409 while it is being published) and then its unshared review
+    files; the counts of CONTRACT §8. `stale_limit`: publishing.stale_after(config)."""
+    refs = _delete_task_rows(task_id, if_match, stale_limit)
     assets, unresolved = _distinct_assets(refs)
     review_root = os.path.realpath(os.path.join(uploads_root, "review"))
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))

@@ -79,6 +79,30 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
         assert PublishLock.select().count() == 0  # both claims released
 
 
+def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent_headers, fake):
+    """Its draft would reach the platform with no job left to record it (and the publish answer 404)."""
+    task, _ = approved_article(app, admin_client, agent_headers)
+    fake.hang_next("/draft/add", 2)
+    with live_server(app) as base_url:
+        session = requests.Session()
+        session.post(f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
+                     allow_redirects=False)
+        answers = {}
+        first = threading.Thread(target=lambda: answers.update(publish=session.post(base_url + publish_url(task))))
+        first.start()
+        wait_until(lambda: fake.requests_to("/draft/add"))  # the publish is inside the platform call
+        refused = Answer(session.delete(f"{base_url}/api/review/tasks/{task['id']}"))
+        first.join(timeout=20)
+        deleted = session.delete(f"{base_url}/api/review/tasks/{task['id']}")
+
+    error = assert_error(refused, 409, "publish_in_progress")
+    published = answers["publish"].json()
+    assert answers["publish"].status_code == 200 and published["status"] == "published"
+    assert error["details"] == {"jobId": [published["publishJobs"][0]["id"]]}
+    assert set(fake.drafts) == {published["publishJobs"][0]["draftMediaId"]}  # the draft was recorded
+    assert deleted.status_code == 200 and deleted.json()["deletedTaskId"] == task["id"]
+
+
 def _claim(task, heartbeat_age):
     with db.connection_context():
         row = ReviewTask.get(ReviewTask.task_id == task["id"])

@@ -138,12 +138,18 @@ def _check_state(task, source):
     raise Conflict(message, {"status": [task.status]}, code="invalid_state")
 
 
-def _take_lock(task, job_id, now, stale_limit):
+def refuse_while_publishing(task, stale_limit, what="a publish of this task is already running"):
+    """409 publish_in_progress while a live claim (heartbeat within `stale_limit`) holds the task.
+    Returns the stale claim or None."""
     lock = PublishLock.get_or_none(PublishLock.task == task)
     if lock is not None and lock.heartbeat_at > iso(utcnow() - stale_limit):
-        raise Conflict(f"a publish of this task is already running (job {lock.job_id}, started at "
-                       f"{lock.created_at}); wait for it to finish and read the task again",
-                       {"jobId": [lock.job_id]}, code="publish_in_progress")
+        raise Conflict(f"{what} (job {lock.job_id}, started at {lock.created_at}); wait for it to finish "
+                       "and read the task again", {"jobId": [lock.job_id]}, code="publish_in_progress")
+    return lock
+
+
+def _take_lock(task, job_id, now, stale_limit):
+    lock = refuse_while_publishing(task, stale_limit)
     if lock is not None:
         log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
                     task.task_id, lock.job_id, lock.heartbeat_at)
