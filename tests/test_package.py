@@ -1,5 +1,6 @@
 """Task package (CONTRACT §7): archive contents, every state, faulty images, streaming and cleanup."""
 import re
+from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
@@ -418,3 +419,53 @@ def test_a_deep_quote_that_is_no_definition_does_not_make_the_rewrite_backtrack(
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == repr((body, []))
+
+
+def _delete_now(app, task_id):
+    from services.publishing.jobs import stale_after
+    from services.task_delete import delete_task
+
+    result = delete_task(task_id, uploads_root=app.config["REVIEW_UPLOADS_PATH"], stale_limit=stale_after(app.config))
+    assert result["deletedFileCount"] == 2
+
+
+def _photo_task(admin):
+    photos = [upload(admin, image_bytes(size=(60, 80), color=(c, 0, 0))) for c in (10, 20)]
+    selections = {"title": "Two photos", "images": [{"assetId": p["assetId"]} for p in photos],
+                  "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+    return photos, make_task("image_post", selections=selections)
+
+
+def test_a_package_built_while_its_task_is_deleted_is_whole(local_app, admin, monkeypatch):
+    """The delete lands after the images were checked: the archive is still written from them."""
+    from services.export import package
+
+    photos, task_id = _photo_task(admin)
+    contents = [stored_path(local_app, p).read_bytes() for p in photos]
+    manuscript_of = package._manuscript
+
+    def delete_first(*args):
+        _delete_now(local_app, task_id)
+        return manuscript_of(*args)
+
+    monkeypatch.setattr(package, "_manuscript", delete_first)
+    archive = open_zip(download(admin, task_id))
+
+    assert [archive.read(name) for name in archive.namelist() if name.endswith(".png")] == contents
+    assert not any(stored_path(local_app, p).exists() for p in photos)  # the delete went through
+
+
+def test_a_package_whose_task_is_deleted_before_its_images_are_read_is_404(local_app, admin, monkeypatch):
+    """Not 409 export_failed ("missing or faulty images") for a task that no longer exists."""
+    from services.export import package
+
+    _, task_id = _photo_task(admin)
+    check = package._check_sources
+
+    def delete_first(*args):
+        _delete_now(local_app, task_id)
+        return check(*args)
+
+    monkeypatch.setattr(package, "_check_sources", delete_first)
+    assert_error(download(admin, task_id), 404, "not_found")
+    assert not list((Path(local_app.config["REVIEW_INSTANCE_PATH"]) / "tmp").glob("*"))

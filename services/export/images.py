@@ -21,18 +21,24 @@ def inside(path, root):
     return os.path.commonpath([real, base]) == base and real != base
 
 
-def check_local(path, root):
-    """The real path of a stored file after checking that it stays inside `root` and is a file."""
+def open_local(path, root):
+    """The stored file, opened for reading, after checking that it stays inside `root` and is a file.
+
+    The open file stays readable if a task deletion removes the file meanwhile.
+    """
     if not inside(path, root):
         raise FaultyImage("the stored file lies outside the uploads folder")
     real = os.path.realpath(path)
     if not os.path.isfile(real):
         raise FaultyImage("the stored file is missing")
-    return real
+    try:
+        return open(real, "rb")  # noqa: SIM115 (the package closes it after writing the archive)
+    except FileNotFoundError:
+        raise FaultyImage("the stored file is missing") from None
 
 
-def check_decodable(path):
-    """The file's extension (png/jpg/gif/webp) when it decodes; FaultyImage otherwise.
+def check_decodable(file):
+    """The extension (png/jpg/gif/webp) of the open image `file` when it decodes; FaultyImage otherwise.
 
     verify() reads the whole file and checks the structure (for PNG every chunk's CRC, so a cut or
     damaged file fails). JPEG, GIF and WebP have no such check in Pillow, so their pixels are
@@ -40,16 +46,18 @@ def check_decodable(path):
     memory small even for a 40-megapixel photo.
     """
     try:
-        if os.path.getsize(path) > MAX_BYTES:
+        if os.fstat(file.fileno()).st_size > MAX_BYTES:
             raise FaultyImage(f"the image is larger than {MAX_BYTES // (1024 * 1024)} MiB")
-        with Image.open(path, formats=FORMATS) as image:
+        file.seek(0)
+        with Image.open(file, formats=FORMATS) as image:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise FaultyImage(f"the image has more than {MAX_PIXELS} pixels")
             image_format = image.format
             image.verify()
         if image_format != "PNG":
-            with Image.open(path, formats=FORMATS) as image:
+            file.seek(0)
+            with Image.open(file, formats=FORMATS) as image:
                 if image_format in ("JPEG", "MPO"):
                     image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
                 image.load()

@@ -23,7 +23,7 @@ from pathlib import Path
 from services.asset_refs import ref_key, resolve_many
 from services.errors import Conflict
 from services.export import manuscript
-from services.export.images import FaultyImage, check_decodable, check_local
+from services.export.images import FaultyImage, check_decodable, open_local
 from services.remote_images import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
@@ -56,7 +56,7 @@ class _Source:
     local: str | None = None  # stored file
     remote: str | None = None  # URL to fetch
     problem: str | None = None  # known faulty before any check
-    file: str | None = None  # checked file to copy into the archive
+    file: object = None  # the checked image, open, to copy into the archive
     ext: str | None = None
 
 
@@ -156,14 +156,15 @@ def _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private):
             if source.problem:
                 raise FaultyImage(source.problem)
             if source.local is not None:
-                source.file = check_local(source.local, os.path.join(uploads_root, source.scope))
+                source.file = open_local(source.local, os.path.join(uploads_root, source.scope))
             else:
-                source.file = os.path.join(workdir, f"fetched-{number}")
+                fetched = os.path.join(workdir, f"fetched-{number}")
                 try:
-                    fetch_to_file(source.remote, source.file, allowed_hosts=remote_hosts,
-                                  allow_private=allow_private)
+                    fetch_to_file(source.remote, fetched, allowed_hosts=remote_hosts, allow_private=allow_private)
                 except FetchRefused as exc:
                     raise FaultyImage(str(exc)) from None
+                source.file = open(fetched, "rb")  # noqa: SIM115 (closed with the others in build_package)
+                os.unlink(fetched)  # only the archive stays while it is streamed
             source.ext = check_decodable(source.file)
         except FaultyImage as exc:
             faulty.append({"ref": source.ref, "field": source.where, "reason": str(exc)})
@@ -200,7 +201,13 @@ def _write_zip(path, text, plan):
         archive.writestr(info, text.encode("utf-8"))
         archive.writestr(zipfile.ZipInfo("images/", stamp), b"")
         for stem, key in plan.entries:
-            archive.write(plan.sources[key].file, plan.path(stem, key), compress_type=zipfile.ZIP_STORED)
+            source = plan.sources[key].file
+            source.seek(0)
+            entry = zipfile.ZipInfo(plan.path(stem, key), stamp)
+            entry.file_size = os.fstat(source.fileno()).st_size
+            entry.external_attr = 0o644 << 16  # rw-r--r-- when unpacked, as archive.write gave a stored file
+            with archive.open(entry, "w") as target:
+                shutil.copyfileobj(source, target)
 
 
 def sweep_stale(temp_root, now=None):
@@ -228,14 +235,19 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
     sweep_stale(temp_root)
     workdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=temp_root)
     try:
-        _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
+        try:
+            _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
+        except Conflict:
+            get_task_row(task_id)  # deleted meanwhile, its files with it: 404, not faulty images
+            raise
         text = _manuscript(task, plan, planned)
         path = os.path.join(workdir, "package.zip")
         _write_zip(path, text, plan)
-        for source in plan.sources.values():
-            if source.remote is not None:
-                os.unlink(source.file)  # only the archive stays while it is streamed
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    finally:
+        for source in plan.sources.values():
+            if source.file is not None:
+                source.file.close()
     return PackageFile(path, workdir, f"review-{task.task_id}.zip")
