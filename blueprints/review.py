@@ -5,7 +5,6 @@ from flask import Blueprint, current_app, g, jsonify, request
 
 from blueprints.apidoc import api
 from blueprints.guards import admin_required
-from models import db
 from schemas.review import DecisionSchema, TaskListQuerySchema, TaskSchema
 from services import review
 
@@ -24,10 +23,7 @@ def cover_ratio():
 
 
 def task_response(task, status=200, headers=None):
-    """A task (row or JSON) with `ETag: "<version>"`."""
-    if not isinstance(task, dict):
-        with db.atomic():
-            task = review.task_to_dict(task)
+    """A task (JSON, as the services return it) with `ETag: "<version>"`."""
     response = jsonify(task)
     response.status_code = status
     response.headers["ETag"] = f'"{task["version"]}"'

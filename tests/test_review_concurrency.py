@@ -111,3 +111,39 @@ def test_same_idempotency_key_at_once_creates_one_task(server):
     assert sorted(r.headers.get("Idempotent-Replayed", "no") for r in responses) == ["no"] + ["true"] * 4
     with db.connection_context():
         assert ReviewTask.select().count() == 1
+
+
+@pytest.mark.parametrize("route", ["decision", "patch"])
+def test_a_write_answers_with_its_own_version_not_a_later_requests_events(app, client, admin_client, agent_headers,
+                                                                          monkeypatch, route):
+    """Another request's write landing right after this one's commit is not in this one's answer: the
+    body is the task at the version its ETag names (a reply once ended its timeline with a later rejection)."""
+    from blueprints import agent, review
+    from services.review.timeline import add_event
+
+    cover = make_asset(app, 900, 500)
+    task = client.post("/api/review/agent/tasks", json=article_payload([cover["url"]]), headers=agent_headers)
+    task = task.get_json()
+    module, name = (review.review, "decide") if route == "decision" else (agent.review, "patch_elements")
+    write = getattr(module, name)
+
+    def then_another_write(*args, **kwargs):
+        answer = write(*args, **kwargs)
+        with db.connection_context(), db.atomic():  # what another request commits right after
+            row = ReviewTask.get(ReviewTask.task_id == task["id"])
+            add_event(row, "draft_saved", "agent", None, {"fields": ["title"]})
+            row.version += 1
+            row.save()
+        return answer
+
+    monkeypatch.setattr(module, name, then_another_write)
+    if route == "decision":
+        response = admin_client.post(decision_url(task), json=approve_article(task, cover))
+    else:
+        response = client.patch(patch_url(task), json={"title": "A new title"}, headers=agent_headers)
+
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.get_json()
+    assert response.headers["ETag"] == '"2"' and body["version"] == 2
+    assert [event["type"] for event in body["timeline"]][-1] == ("approved" if route == "decision" else "draft_saved")
+    assert len(body["timeline"]) == 2

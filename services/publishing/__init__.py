@@ -1,8 +1,8 @@
 """Publishing approved tasks as drafts on the WeChat platform (spec: publish-jobs, retry; CONTRACT §5).
 
-    publish_task(task_id, trigger_mode, actor_name, config, if_match=None) -> ReviewTask row
-    retry_job(task_id, job_id, actor_name, config, if_match=None)         -> ReviewTask row
-    approve_and_publish(task_id, decision, actor_name, config, if_match=None, cover_ratio=…) -> ReviewTask row
+    publish_task(task_id, trigger_mode, actor_name, config, if_match=None) -> task JSON
+    retry_job(task_id, job_id, actor_name, config, if_match=None)         -> task JSON
+    approve_and_publish(task_id, decision, actor_name, config, if_match=None, cover_ratio=…) -> task JSON
 
 `config` is a plain dict of settings (the Flask config). Modules: snapshot (frozen content),
 images (uploads, cached per asset and account), pipeline (the platform calls), jobs (lifecycle).

@@ -30,7 +30,7 @@ from services.publishing.images import JobImages, PublishFailed
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
-from services.review import add_event, decide, fire, load_for_update, save_task
+from services.review import add_event, decide, fire, load_for_update, save_task, task_to_dict
 from services.settings import split_list
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Claim:
 
 
 def publish_task(task_id, trigger_mode, actor_name, config, if_match=None):
-    """Publish the task's current selections as a new job; returns the updated ReviewTask row.
+    """Publish the task's current selections as a new job; returns the updated task as JSON.
 
     `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
     "auto_after_approval" one. `config` is a plain dict of settings.
@@ -278,6 +278,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
             add_event(task, trigger, actor, actor_name, data)
         save_task(task)
         PublishLock.delete().where((PublishLock.task == task) & (PublishLock.job_id == job.job_id)).execute()
+        view = task_to_dict(task)  # inside the write: no later request's events in this answer
     log.info("task %s: publish job %s %s%s", task.task_id, job.job_id, job.status,
              f" ({job.last_error})" if job.last_error else "")
-    return task
+    return view

@@ -3,8 +3,8 @@
     create_task(payload, idempotency_key)       -> (status, task JSON, replayed)
     get_task(task_id)                           -> task JSON (404 NotFound)
     list_tasks(filters)                         -> (task JSONs, total, next cursor)
-    patch_elements(task_id, patch, if_match=, cover_ratio=)    -> ReviewTask row
-    decide(task_id, payload, actor_name=, if_match=, cover_ratio=) -> ReviewTask row
+    patch_elements(task_id, patch, if_match=, cover_ratio=)    -> task JSON (read inside the write)
+    decide(task_id, payload, actor_name=, if_match=, cover_ratio=) -> task JSON (read inside the write)
     task_to_dict(row)                           -> task JSON
 
 Writers in other areas (publishing, delete) use, inside `models.immediate()`:

@@ -9,6 +9,7 @@ from models import immediate
 from models.review import ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
+from services.review.serialize import task_to_dict
 from services.review.state_machine import fire, rule_for
 from services.review.validation import (
     DEFAULT_COVER_RATIO,
@@ -111,7 +112,8 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
 
 
 def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
-    """Apply an admin decision; returns the saved ReviewTask.
+    """Apply an admin decision; returns the task as JSON, read inside the write (its timeline holds no
+    later request's events).
 
     approve_and_publish approves exactly like approve_without_publish; services.publishing's
     approve_and_publish claims its job in the same transaction and runs it after the commit.
@@ -143,4 +145,4 @@ def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_C
             from services.notifications import enqueue_rejection
 
             enqueue_rejection(task)
-        return task
+        return task_to_dict(task)

@@ -15,6 +15,7 @@ from services.asset_refs import markdown_image_refs, resolve_many, task_referenc
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
+from services.review.serialize import task_to_dict
 from services.review.state_machine import PATCH_TRIGGERS, fire, require_any
 from services.review.validation import (
     DEFAULT_COVER_RATIO,
@@ -105,7 +106,7 @@ def _check_library_origin(assets, task, values, problems):
 
 
 def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
-    """Apply an agent PATCH; returns the saved ReviewTask."""
+    """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide)."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
     with immediate():
         task = load_for_update(task_id, if_match)
@@ -141,4 +142,4 @@ def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_R
                 "returned_to_review": {}}
         fire(task, trigger, "agent", None, data)
         save_task(task)
-        return task
+        return task_to_dict(task)
