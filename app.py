@@ -3,6 +3,7 @@ import logging
 import os
 import secrets
 import sys
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -57,13 +58,31 @@ def _state_path(config, name, default):
 
 
 def _secret_key(instance):
-    """Generated once into the instance folder (0600) and reused after restarts."""
+    """Generated once into the instance folder (0600) and reused after restarts.
+
+    Written whole or not at all (a full disk or a crash left an empty file, and every sign-in then
+    failed); the first of two processes starting at once wins and both use its key.
+    """
     path = instance / "secret_key"
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    key = path.read_text().strip() if path.exists() else ""
+    if key:
+        os.chmod(path, 0o600)
+        return key
+    fd, temp = tempfile.mkstemp(prefix=".secret_key.", dir=instance)  # created 0600
+    try:
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(32))
-    os.chmod(path, 0o600)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():  # empty: from a start that failed before this fix
+            os.replace(temp, path)
+        else:
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                pass  # another process wrote it first
+    finally:
+        Path(temp).unlink(missing_ok=True)
     return path.read_text().strip()
 
 

@@ -33,6 +33,29 @@ def test_state_folders_and_secret_key_reused(make_app, tmp_path):
     assert len(first.config["SECRET_KEY"]) >= 32
 
 
+
+def test_a_start_that_cannot_write_the_secret_key_leaves_none(make_app, tmp_path, monkeypatch):
+    """A full disk at the first start left an empty secret_key, and every later sign-in failed."""
+    import errno
+
+    import app as app_module
+
+    def disk_full(_fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(app_module.os, "fsync", disk_full)
+    with pytest.raises(OSError):
+        make_app()
+    instance = tmp_path / "instance"
+    assert not (instance / "secret_key").exists() and not list(instance.glob(".secret_key.*"))
+    monkeypatch.undo()
+
+    (instance / "secret_key").write_text("")  # as that older start left it
+    application = make_app()
+    assert len(application.config["SECRET_KEY"]) >= 32
+    assert (instance / "secret_key").read_text().strip() == application.config["SECRET_KEY"]
+
+
 def test_settings_layering(tmp_path, monkeypatch):
     instance = tmp_path / "inst"
     instance.mkdir()
