@@ -141,6 +141,25 @@ def _interrupted_publish(app, task, **owner):
     return claim.job_id
 
 
+
+def test_a_claim_taken_over_records_its_job_as_failed(app, admin_client, agent_headers, fake):
+    """A restarted container cannot end its predecessor's claim: the next publish takes it over after
+    the stale limit. The abandoned job used to read "has not finished" forever."""
+    task, _ = approved_article(app, admin_client, agent_headers)
+    job_id = _interrupted_publish(app, task, pidns="pid:[1]", pid=999_999)
+    with db.connection_context():
+        PublishLock.update(heartbeat_at=iso(utcnow() - timedelta(minutes=6))).execute()
+
+    published = publish(admin_client, task).get_json()
+
+    abandoned, new = published["publishJobs"]
+    assert abandoned["id"] == job_id and abandoned["status"] == "failed" and abandoned["finishedAt"]
+    assert "stopped giving signs of life" in abandoned["lastError"]
+    assert new["status"] == "succeeded" and published["status"] == "published"
+    failed = [e for e in published["timeline"] if e["type"] == "publish_failed"]
+    assert [(e["actor"], e["data"]["jobId"]) for e in failed] == [("system", job_id)]
+
+
 def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, fake, app, admin_client,
                                                                        agent_headers):
     """Before: the task answered 409 publish_in_progress until the claim went stale (5 minutes)."""

@@ -39,6 +39,9 @@ MIN_STALE_AFTER = timedelta(minutes=5)
 MAX_ERROR_LENGTH = 500
 INTERRUPTED = ("the service stopped during this publish, so whether the draft reached the platform is not "
                "known; retry it (a draft that did arrive is then created again)")
+ABANDONED = ("this publish stopped giving signs of life (last at {heartbeat}; its process or container was "
+             "probably stopped) and a new publish took the task over; whether its draft reached the platform "
+             "is not known")
 
 
 @dataclass
@@ -153,8 +156,28 @@ def _take_lock(task, job_id, now, stale_limit):
     if lock is not None:
         log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
                     task.task_id, lock.job_id, lock.heartbeat_at)
+        _end_abandoned(task, lock)
         lock.delete_instance()
     PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=_this_process())
+
+
+def _end_abandoned(task, lock):
+    """The job of a claim taken over is recorded as failed (it would read "still running" forever)."""
+    job = PublishJob.get_or_none(PublishJob.job_id == lock.job_id)
+    if job is None or job.finished_at:
+        return
+    job.status, job.finished_at = "failed", now_iso()
+    job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
+    job.save()
+    add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
+
+
+def _job_data(job):
+    """What a job's publish_succeeded / publish_failed event names."""
+    data = {"jobId": job.job_id, "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count}
+    if job.retry_of:
+        data["retryOf"] = job.retry_of
+    return data
 
 
 # A pid names a process only on one host inside one pid namespace (a container has its own);
@@ -262,9 +285,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
         job.finished_at = now_iso()
         if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (CONTRACT §5)
             job.snapshot = {**job.snapshot, "bodyHtml": sent_html}
-        data = {"jobId": job.job_id, "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count}
-        if job.retry_of:
-            data["retryOf"] = job.retry_of
+        data = _job_data(job)
         if error is None:
             job.status, job.draft_media_id, job.last_error = "succeeded", draft_media_id, None
             trigger, data["draftMediaId"] = "publish_succeeded", draft_media_id
