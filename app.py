@@ -115,6 +115,7 @@ def _init_storage(app):
         (uploads / scope).mkdir(parents=True, exist_ok=True)
     init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
     upgrade()
+    from services.export.package import sweep_stale
     from services.files import sweep_pending
     from services.publishing.jobs import release_orphaned_claims
     from services.task_delete import recover_deletions
@@ -122,6 +123,7 @@ def _init_storage(app):
     with db.connection_context():
         sweep_pending(uploads)
         recover_deletions(uploads)
+        sweep_stale(Path(app.config["REVIEW_INSTANCE_PATH"]) / "tmp", at_start=True)  # ZIPs a crash left
         if _serving():  # a command run beside the service must not end the service's running publishes
             release_orphaned_claims()
 

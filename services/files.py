@@ -90,7 +90,8 @@ def placed_file(uploads_root, folder, name, data):
         raise
 
 
-def _alive(pid):
+def alive_at_start(pid):
+    """Whether a process that left something behind still runs, asked when this process starts."""
     if pid == os.getpid():
         return False  # this process has only just started: nothing of it is in flight
     try:
@@ -107,7 +108,7 @@ def sweep_pending(uploads_root):
     root = Path(uploads_root).resolve()
     removed = 0
     for entry in list(PendingFile.select()):
-        if _alive(entry.pid):
+        if alive_at_start(entry.pid):
             continue
         path = (root / entry.path).resolve()
         if path.is_relative_to(root) and path != root:

@@ -469,3 +469,25 @@ def test_a_package_whose_task_is_deleted_before_its_images_are_read_is_404(local
     monkeypatch.setattr(package, "_check_sources", delete_first)
     assert_error(download(admin, task_id), 404, "not_found")
     assert not list((Path(local_app.config["REVIEW_INSTANCE_PATH"]) / "tmp").glob("*"))
+
+
+def test_package_folders_of_a_stopped_process_are_swept_at_start(make_app, tmp_path):
+    """A crash while a ZIP was built or streamed left its folder for 6 hours (kill -9 during downloads)."""
+    import os
+    import subprocess
+    import sys
+
+    ended = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                               text=True, check=True).stdout)
+    temp = tmp_path / "instance" / "tmp"
+    for pid in (ended, os.getppid()):
+        (temp / f"package-{pid}-x").mkdir(parents=True)
+        (temp / f"package-{pid}-x" / "package.zip").write_bytes(b"partial")
+
+    application = make_app(**LOCAL_HOSTS)
+    assert sorted(p.name for p in temp.iterdir()) == [f"package-{os.getppid()}-x"]  # a live process keeps its own
+
+    (temp / f"package-{os.getpid()}-y").mkdir()  # this process's own, in use while it serves
+    admin = signed_in_admin(application)
+    open_zip(download(admin, make_task(selections={"title": "T"})))
+    assert sorted(p.name for p in temp.iterdir()) == sorted([f"package-{os.getppid()}-x", f"package-{os.getpid()}-y"])

@@ -24,6 +24,7 @@ from services.asset_refs import ref_key, resolve_many
 from services.errors import Conflict
 from services.export import manuscript
 from services.export.images import FaultyImage, check_decodable, open_local
+from services.files import alive_at_start
 from services.remote_images import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
@@ -210,12 +211,15 @@ def _write_zip(path, text, plan):
                 shutil.copyfileobj(source, target)
 
 
-def sweep_stale(temp_root, now=None):
-    """Remove package directories a crashed process left behind."""
+def sweep_stale(temp_root, now=None, at_start=False):
+    """Remove package directories a crashed process left behind: those of a process that no longer
+    runs (named by its pid), and any older than STALE_SECONDS."""
     now = time.time() if now is None else now
     for entry in Path(temp_root).glob(TEMP_PREFIX + "*"):
+        pid = entry.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        orphaned = pid.isdigit() and (at_start or int(pid) != os.getpid()) and not alive_at_start(int(pid))
         try:
-            if now - entry.stat().st_mtime > STALE_SECONDS:
+            if orphaned or now - entry.stat().st_mtime > STALE_SECONDS:
                 shutil.rmtree(entry, ignore_errors=True)
         except OSError:
             continue
@@ -233,7 +237,7 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
         planned = _plan_article(task, plan, uploads_root)
     Path(temp_root).mkdir(parents=True, exist_ok=True)
     sweep_stale(temp_root)
-    workdir = tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=temp_root)
+    workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
     try:
         try:
             _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
