@@ -1,4 +1,5 @@
 """`flask --app app assets import PATH…` and `flask --app app assets sync ACCOUNT` (CONTRACT §6)."""
+import functools
 import os
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import click
 from models import db
 from services import assets as asset_service
 from services.errors import ServiceError
+from services.settings import split_list
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 
@@ -83,8 +85,11 @@ def register(app):
         report = asset_service.SyncReport()
         try:
             client = client_for(account, app.config)
+            hosts = split_list(app.config["REVIEW_REMOTE_IMAGE_HOSTS"])
+            measure = functools.partial(asset_service.remote_size, allowed_hosts=hosts,
+                                        allow_private=bool(app.config["REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE"]))
             with db.connection_context():
-                asset_service.sync_platform_images(client, account, report)
+                asset_service.sync_platform_images(client, account, report, measure)
         except PlatformError as err:
             raise click.ClickException(f"sync of {account} stopped: {err} ({_summary(report)} before that)") from None
         click.echo(f"{account}: {_summary(report)}")
@@ -92,4 +97,8 @@ def register(app):
 
 def _summary(report):
     text = f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged"
-    return text + (f", {report.skipped} skipped" if report.skipped else "")
+    text += f", {report.skipped} skipped" if report.skipped else ""
+    if report.unmeasured:  # such an image cannot be an article cover (its ratio is checked)
+        text += (f", {report.unmeasured} whose size could not be read (check REVIEW_REMOTE_IMAGE_HOSTS; "
+                 "they cannot be covers until a later sync reads it)")
+    return text

@@ -184,16 +184,19 @@ class SyncReport:
     updated: int = 0
     unchanged: int = 0
     skipped: int = 0
+    unmeasured: int = 0  # images whose size could not be read (such an image cannot be a cover)
 
 
-def sync_platform_images(client, account, report=None):
+def sync_platform_images(client, account, report=None, measure=None):
     """Keep every image material of `account` as a remote library asset with its media_id.
 
     `client` is a PlatformClient of that account (its `iter_image_materials()` reads
     material/batchget_material page by page). A repeated sync updates the rows it made before.
     Each material is also recorded as the account's uploaded "material" of that asset, so
     publishing it to the same account uses the media_id instead of uploading the image again.
-    Pass a SyncReport to keep the counts when the platform fails half way.
+    Pass a SyncReport to keep the counts when the platform fails half way. `measure(url)` gives
+    (width, height) of an image, or None: a cover must have a known size, so each new or changed
+    material is measured once.
     """
     from services.platform.uploads import remember_upload
 
@@ -205,16 +208,23 @@ def sync_platform_images(client, account, report=None):
             report.skipped += 1
             continue
         name = clean_file_name(item.get("name"), media_id)
+        mine = (Asset.platform_account == account) & (Asset.platform_media_id == media_id)
+        known = Asset.get_or_none(mine)
+        size = (known.width, known.height) if known is not None and known.url == url and known.width else None
+        if size is None and measure is not None:  # fetched outside the transaction
+            size = measure(url)
+            report.unmeasured += size is None
+        width, height = size or (None, None)
         with immediate():
-            asset = Asset.get_or_none((Asset.platform_account == account) & (Asset.platform_media_id == media_id))
+            asset = Asset.get_or_none(mine)
             if asset is None:
                 asset = Asset.create(
                     asset_id=new_id(), scope="library", url=url, stored_name=None, file_name=name,
                     content_type=_remote_content_type(name, url), platform_account=account,
-                    platform_media_id=media_id, created_at=now_iso())
+                    platform_media_id=media_id, width=width, height=height, created_at=now_iso())
                 report.added += 1
-            elif (asset.url, asset.file_name) != (url, name):
-                asset.url, asset.file_name = url, name
+            elif (asset.url, asset.file_name, asset.width, asset.height) != (url, name, width, height):
+                asset.url, asset.file_name, asset.width, asset.height = url, name, width, height
                 asset.content_type = _remote_content_type(name, url) or asset.content_type
                 asset.save()
                 report.updated += 1
@@ -222,6 +232,18 @@ def sync_platform_images(client, account, report=None):
                 report.unchanged += 1
             remember_upload(asset.asset_id, account, "material", media_id=media_id, url=url)
     return report
+
+
+def remote_size(url, *, allowed_hosts, allow_private=False):
+    """(width, height) of the image at `url` (fetched with the remote-image guard), or None."""
+    from services.remote_images import FetchRefused, fetch_bytes
+
+    try:
+        image = check_image(fetch_bytes(url, allowed_hosts=allowed_hosts, allow_private=allow_private))
+    except (FetchRefused, ValidationFailed, PayloadTooLarge) as exc:
+        log.warning("size of %s not read: %s", url, exc)
+        return None
+    return image.width, image.height
 
 
 def _remote_content_type(name, url):

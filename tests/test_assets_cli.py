@@ -105,7 +105,8 @@ def platform():
 @pytest.fixture
 def sync_runner(make_app, platform):
     app = make_app(WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID,
-                   WECHAT_SILICON_RISE_SECRET=SECRET)
+                   WECHAT_SILICON_RISE_SECRET=SECRET, REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1",
+                   REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE=True)  # the images live on the fake, as the fake prints
     return app.test_cli_runner()
 
 
@@ -179,3 +180,30 @@ def test_sync_without_credentials_or_with_an_unknown_account(runner):
     assert result.exit_code == 1 and "carbon-fitness has no platform credentials configured" in result.output
     unknown = runner.invoke(args=["assets", "sync", "moon-base"])
     assert unknown.exit_code == 2 and "moon-base" in unknown.output
+
+
+def test_synced_images_are_measured_so_they_can_be_article_covers(sync_runner, platform, admin_client, agent_headers):
+    """A synced image had no size, so an approval refused it as a cover ("not a decodable image")."""
+    from tests.review_helpers import approve_article, article_payload, create_task, decision_url
+
+    material = platform.seed_image_material("wide.png", image_bytes(size=(900, 500)))
+    assert sync_runner.invoke(args=["assets", "sync", "silicon-rise"]).exit_code == 0
+    row = remote_rows()[material["media_id"]]
+    assert (row.width, row.height) == (900, 500)
+
+    task = create_task(admin_client, agent_headers, article_payload([row.url]))
+    approved = admin_client.post(decision_url(task), json=approve_article(task, row.to_dict()))
+    assert approved.status_code == 200, approved.get_data(as_text=True)
+    assert approved.get_json()["selections"]["coverImage"] == {"assetId": row.asset_id}
+
+
+def test_a_sync_that_cannot_read_image_sizes_says_so(make_app, platform):
+    app = make_app(WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID,
+                   WECHAT_SILICON_RISE_SECRET=SECRET)  # the fake's host is not an allowed image host
+    platform.seed_image_material("wide.png", image_bytes(size=(900, 500)))
+
+    result = app.test_cli_runner().invoke(args=["assets", "sync", "silicon-rise"])
+
+    assert result.exit_code == 0
+    assert "1 added, 0 updated, 0 unchanged, 1 whose size could not be read" in result.output
+    assert [(r.width, r.height) for r in remote_rows().values()] == [(None, None)]
