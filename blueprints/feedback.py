@@ -81,6 +81,9 @@ def upload_attachment(feedback_id):
     its creation (then 409 invalid_state); anonymous channels and other channels get 403.
     """
     channel = g.feedback_channel
+    # Counted like submissions, by client IP and channel (a feedback's 10 attachments stay within a
+    # device's limit); before the body is read: uploads are the costly requests.
+    intake.admit(current_app.extensions[LIMITER], channel, request.remote_addr)
     record = attachments.check_upload_allowed(feedback_id, channel, _anonymous(channel))
     # Set before the multipart body is parsed: a larger request is refused (413) without being read.
     request.max_content_length = LOG_MAX_BYTES + MULTIPART_OVERHEAD

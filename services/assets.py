@@ -9,7 +9,9 @@ import io
 import logging
 import mimetypes
 import re
+import threading
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,22 @@ class CheckedImage:
     height: int
 
 
+# Large images are decoded one at a time (smaller ones freely): eight uploads of 40-megapixel images
+# decoded at once took the process to 1.3 GB.
+LARGE_PIXELS = 4_000_000
+_LARGE_DECODE = threading.Lock()
+
+
+@contextmanager
+def decoding(width, height):
+    """Hold this around decoding an image of width x height pixels."""
+    if width * height <= LARGE_PIXELS:
+        yield
+        return
+    with _LARGE_DECODE:
+        yield
+
+
 def _refuse(message, reason):
     raise ValidationFailed(message, {"file": [reason]})
 
@@ -70,7 +88,7 @@ def check_image(data):
             _check_pixels(width, height)
             image_format = image.format
             image.verify()  # structure and checksums (a PNG cut before IEND fails here)
-        with Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
+        with decoding(width, height), Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
             image.load()  # every pixel of the first frame decodes
             stored = _convert_webp(image) if image_format == "WEBP" else data
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):

@@ -4,6 +4,8 @@ Time is the limiter's clock, set by the test (no sleeping).
 """
 import pytest
 
+from models import db
+from models.feedback import Feedback, FeedbackAttachment
 from services.feedback.ratelimit import SlidingWindowLimiter, limiter_from_settings, parse_limits
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import UNLIMITED, WEB, payload, submit
@@ -182,3 +184,52 @@ def test_limiter_from_settings_skips_empty_categories():
     limiter = limiter_from_settings({"FEEDBACK_RATE_LIMIT_PER_IP": "1/minute"})
     assert limiter.rules == {"ip": [(1, 60)]}
     assert limiter.hit({"ip": "a", "device": "d"}) is None
+
+
+def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
+    """Uploads are the costly requests: they used to be unlimited (CONTRACT §9: every authenticated
+    request counts). A feedback's attachments do not use up its device's submissions."""
+    import io
+
+    from tests.test_feedback_helpers import image_bytes
+
+    client, _clock = limited(FEEDBACK_RATE_LIMIT_PER_IP="3/minute", FEEDBACK_RATE_LIMIT_PER_DEVICE="1/minute")
+    record = submit(client, payload(deviceId="dev-1"), ip="10.0.2.1").get_json()
+
+    def attach(ip):
+        return client.post(f"/api/feedbacks/{record['id']}/attachments", headers=WEB,
+                           data={"file": (io.BytesIO(image_bytes()), "s.png"), "kind": "screenshot"},
+                           content_type="multipart/form-data", environ_base={"REMOTE_ADDR": ip})
+
+    assert [attach("10.0.2.1").status_code for _ in range(2)] == [201, 201]
+    response = attach("10.0.2.1")
+    assert_error(response, 429, "rate_limited")
+    assert response.headers["Retry-After"]
+    assert attach("10.0.2.2").status_code == 201  # another address
+    with db.connection_context():  # the refused upload stored nothing
+        assert FeedbackAttachment.select().join(Feedback).where(Feedback.feedback_id == record["id"]).count() == 3
+
+
+def test_large_images_are_decoded_one_at_a_time(monkeypatch):
+    """Eight 40-megapixel screenshots decoded at once took the process to 1.3 GB."""
+    import services.assets
+    from services.assets import check_image
+    from services.feedback.checks import check_screenshot
+    from tests.test_feedback_helpers import image_bytes
+
+    taken = []
+
+    class Recording:
+        def __enter__(self):
+            taken.append(True)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(services.assets, "_LARGE_DECODE", Recording())
+    check_screenshot(image_bytes(size=(40, 30)))
+    check_image(image_bytes(size=(40, 30)))
+    assert taken == []
+    check_screenshot(image_bytes(size=(2100, 2000)))
+    check_image(image_bytes(size=(2100, 2000)))
+    assert taken == [True, True]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from services.assets import decoding
 from services.errors import PayloadTooLarge, ValidationFailed
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,9 @@ def check_screenshot(data):
                 _refuse(f"the screenshot has {width}x{height} pixels; at most {MAX_PIXELS} are accepted",
                         f"at most {MAX_PIXELS} pixels")
             image_format = image.format
-            image.load()
-            clean = _pixels_only(image, image_format)
+            with decoding(width, height):
+                image.load()
+                clean = _pixels_only(image, image_format)
     except UnidentifiedImageError:
         _refuse("a screenshot must be a PNG, JPEG or WebP image", "not a PNG, JPEG or WebP image")
     except Image.DecompressionBombError:
