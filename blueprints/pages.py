@@ -27,7 +27,7 @@ from schemas.review.selections import TITLE_MAX
 from services import review
 from services.asset_refs import resolve_many
 from services.errors import ValidationFailed
-from services.rendering import THEMES, render_article, theme_config
+from services.rendering import THEMES, image_urls, render_article, theme_config
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
@@ -210,10 +210,19 @@ def _form_state(task):
     return state
 
 
+# What a previewed body shows instead of an image that is no asset. The page must not load it: a body
+# from the agent could point at /api/auth/logout (signing the reviewer out) or at an outside tracker,
+# and such an image cannot be published anyway (approval takes asset URLs only).
+NOT_AN_ASSET = "/static/not-an-asset.svg"
+
+
 def _render_preview(markdown, theme, account):
     overrides = (current_app.config.get("WECHAT_THEME_OVERRIDES") or {}).get(account)
     try:
-        return render_article(markdown or "", theme, theme_config(theme, overrides)), None
+        urls = image_urls(markdown or "")
+        found = resolve_many(urls)
+        unknown = {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}
+        return render_article(markdown or "", theme, theme_config(theme, overrides), unknown), None
     except ValueError as err:
         return "", str(err)
 

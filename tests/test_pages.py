@@ -140,6 +140,29 @@ def test_preview_renders_the_themed_article(admin_client):
     assert "themeTemplate" in response.get_json()["error"]["details"]
 
 
+
+def test_a_body_image_that_is_no_asset_is_not_loaded_by_the_page(app, client, admin_client, agent_headers):
+    """An agent's body could sign every reviewer who opens the task out (<img src="/api/auth/logout">) or
+    tell an outside host who reads it; the page shows a placeholder for any image that is no asset."""
+    from tests.review_helpers import article_payload, body_option, create_task, make_asset
+
+    picture = make_asset(app, 900, 500)
+    body = f"![out](/api/auth/logout)\n\n![tracker](https://tracker.example/p.png)\n\n![ok]({picture['url']})"
+    payload = article_payload([picture["url"]])
+    payload["candidates"]["bodyOptions"] = [body_option("b1", body)]
+    task = create_task(client, agent_headers, payload)
+
+    html = admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
+    sources = re.findall(r'<img[^>]* src="([^"]*)"', html)
+    assert "/api/auth/logout" not in sources and not any("tracker.example" in src for src in sources)
+    assert "/static/not-an-asset.svg" in sources and picture["url"] in sources
+    preview = admin_client.post("/api/review/preview", json={"markdown": body, "publicAccount": "silicon-rise"})
+    assert re.findall(r'src="([^"]*)"', preview.get_json()["html"]) == ["/static/not-an-asset.svg"] * 2 + [
+        picture["url"]]
+    assert admin_client.get("/static/not-an-asset.svg").status_code == 200
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").status_code == 200  # still signed in
+
+
 def test_preview_needs_the_review_permission(client, app):
     assert client.post("/api/review/preview", json={"markdown": "x"}).status_code == 401
     create_admin("fb", permissions="feedback")
