@@ -1,6 +1,7 @@
 """Application factory; `python app.py` serves with waitress (CONTRACT §1)."""
 import logging
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
 from services.client_input import load_json
-from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, typed
+from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, split_list, typed
 
 log = logging.getLogger("review")
 access_log = logging.getLogger("review.access")
@@ -164,7 +165,30 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
+def _content_security_policy(config):
+    """Pages run only their own scripts and load images only from here and the allowed image hosts."""
+    hosts = " ".join(f"{host}:*" for host in split_list(config["REVIEW_REMOTE_IMAGE_HOSTS"])
+                     if re.fullmatch(r"[A-Za-z0-9*.-]+", host))
+    return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "  # article styles are inline
+            f"img-src 'self' {hosts}".rstrip() + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
+            "frame-ancestors 'none'")
+
+
 def _init_request_hooks(app):
+    policy = _content_security_policy(app.config)
+
+    @app.after_request
+    def protective_headers(response):
+        """One place for what every answer carries: no sniffing, pages in no frame, nothing personal
+        kept in a cache (Back shows the list as it is now; a task or a feedback's contacts stay off disk)."""
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        if response.mimetype == "text/html":
+            response.headers.setdefault("Content-Security-Policy", policy)
+            response.headers.setdefault("X-Frame-Options", "DENY")
+        if response.mimetype in ("text/html", "application/json", "text/csv"):
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
     @app.before_request
     def open_connection():
         g.request_id = secrets.token_hex(8)

@@ -51,9 +51,14 @@ def login_page():
 
 @bp.post("/api/auth/login")
 @documents_body(LoginSchema)  # any failure is a redirect, so the route reads the fields itself
-@api(form=LoginSchema, responses={303: SIGNED_IN}, errors=(413, 500), tags=TAGS)
+@api(form=LoginSchema, responses={303: SIGNED_IN}, errors=(403, 413, 500), tags=TAGS)
 def login():
-    """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login."""
+    """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login.
+
+    A sign-in from another origin is 403: a foreign page could otherwise sign a browser into an account
+    of its choosing (login CSRF).
+    """
+    check_same_origin()
     data = request.get_json(silent=True) if request.is_json else request.form
     data = data if isinstance(data, dict) or hasattr(data, "get") else {}
     username, password = str(data.get("username") or ""), str(data.get("password") or "")

@@ -75,14 +75,6 @@ def readable_json(value):
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
 
 
-@bp.after_request
-def fresh_pages(response):
-    """Back and forward load a page again: a cached list still showed a task as pending after its approval."""
-    if response.mimetype == "text/html":
-        response.headers.setdefault("Cache-Control", "no-store")
-    return response
-
-
 @bp.get("/")
 def home():
     """The review list is the start page (the feedback list for an admin who may only triage feedback)."""

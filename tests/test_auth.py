@@ -229,6 +229,21 @@ def test_cross_origin_logout_refused(guarded):
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 
 
+
+def test_a_sign_in_from_another_origin_is_refused(guarded):
+    """Login CSRF: a foreign page must not sign a browser into an account of its choosing."""
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    form = {"username": "admin", "password": ADMIN_PASSWORD}
+    for origin in ("http://evil.com", "null"):
+        response = client.post("/api/auth/login", data=form, headers={"Origin": origin})
+        assert_error(response, 403, "forbidden")
+        assert "Set-Cookie" not in response.headers
+    response = client.post("/api/auth/login", data=form, headers={"Origin": "http://localhost"})
+    assert response.status_code == 303 and response.headers["Set-Cookie"].startswith("review_admin_session=")
+
+
 @pytest.mark.parametrize("path", ["/review?status=approved&publicAccount=silicon-rise",
                                   "/probe/page?q=a%2Bb+c&tag=%26x&empty="])
 def test_next_survives_the_login_round_trip(guarded, path):

@@ -43,6 +43,20 @@ def test_pages_are_not_kept_in_the_browser_cache(admin_client, demo_data):
         assert admin_client.get(url).headers["Cache-Control"] == "no-store", url
 
 
+
+def test_pages_run_only_their_own_scripts_in_no_frame_and_answers_are_not_cached(admin_client, demo_data):
+    task = demo_data["tasks"][0]
+    for url in ("/review", f"/review/{task['id']}", "/feedback", "/api/docs", "/login"):
+        headers = admin_client.get(url).headers
+        policy = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
+        assert policy["script-src"] == "'self'" and policy["frame-ancestors"] == "'none'", url
+        assert policy["img-src"] == "'self' mmbiz.qpic.cn:*", url  # REVIEW_REMOTE_IMAGE_HOSTS
+        assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff", url
+    for url in (f"/api/review/tasks/{task['id']}", "/api/feedbacks", "/api/feedbacks/export.csv"):
+        headers = admin_client.get(url).headers
+        assert headers["Cache-Control"] == "no-store" and headers["X-Content-Type-Options"] == "nosniff", url
+
+
 def test_the_text_counters_show_the_limits_a_decision_is_checked_against(admin_client, demo_data):
     article = next(t for t in demo_data["tasks"] if t["contentType"] == "article")
     html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
