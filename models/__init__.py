@@ -2,7 +2,7 @@
 from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
-from models.files import PendingFile  # noqa: F401
+from models.files import AssetCleanup, PendingFile  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
@@ -19,6 +19,7 @@ ALL_MODELS = [
     FeedbackDaySequence,
     OutboxMessage,
     PendingFile,
+    AssetCleanup,
     PlatformToken,
     PlatformUpload,
     ReviewTask,

@@ -1,4 +1,4 @@
-"""The journal of files being placed next to a record that is not yet committed."""
+"""Journals of files whose record is not settled yet: files being placed, review files of deleted tasks."""
 import peewee
 
 from models.base import BaseModel
@@ -7,4 +7,14 @@ from models.base import BaseModel
 class PendingFile(BaseModel):
     path = peewee.CharField(max_length=512, unique=True)  # relative to the uploads folder
     pid = peewee.IntegerField()  # the process placing it; a dead process's entries are swept
+    created_at = peewee.CharField(max_length=32)
+
+
+class AssetCleanup(BaseModel):
+    """A review asset of a deleted task, still to be removed (or kept when another task uses it).
+
+    Written in the transaction that deletes the task, so a stop before its file is gone is finished
+    at the next start instead of leaving the file and its row for good.
+    """
+    asset_id = peewee.CharField(max_length=64, unique=True)
     created_at = peewee.CharField(max_length=32)

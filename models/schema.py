@@ -60,6 +60,7 @@ MIGRATIONS = [
     (4, "review_task indexes no query uses", lambda: _drop_indexes("review_task_status", "review_task_content_type")),
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
     (6, "publish_lock.owner", lambda: _add_column_if_missing(PublishLock, "owner")),
+    (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda: None),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -18,10 +18,12 @@ from pathlib import Path
 import peewee
 
 from models import Asset, immediate
+from models.files import AssetCleanup
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent
 from services.asset_refs import ref_key, resolve_many, task_references
 from services.assets import STORED_NAME
 from services.files import removed_file, settle_removals
+from services.ids import now_iso
 from services.notifications import discard_for_task
 from services.publishing.jobs import refuse_while_publishing
 from services.review.concurrency import load_for_update
@@ -63,14 +65,19 @@ def referenced_elsewhere(asset):
 
 
 def _delete_task_rows(task_id, if_match, stale_limit):
-    """Step 1: the task and what belongs to it, in one transaction. Returns its references.
+    """Step 1: the task and what belongs to it, in one transaction. Returns (its assets, unresolved count).
 
     Not while a publish runs: its draft would land on the platform with no job left to record it.
+    Its review assets are journaled (AssetCleanup) in the same transaction for step 2.
     """
     with immediate():
         task = load_for_update(task_id, if_match)
         refuse_while_publishing(task, stale_limit, "the task is being published and cannot be deleted now")
-        refs = task_references(task)
+        assets, unresolved = _distinct_assets(task_references(task))
+        now = now_iso()
+        rows = [{"asset_id": a.asset_id, "created_at": now} for a in assets if a.scope == "review" and a.is_local]
+        if rows:
+            AssetCleanup.insert_many(rows).on_conflict_ignore().execute()
         PublishJob.delete().where(PublishJob.task == task).execute()
         TimelineEvent.delete().where(TimelineEvent.task == task).execute()
         discard_for_task(task.task_id)
@@ -78,7 +85,7 @@ def _delete_task_rows(task_id, if_match, stale_limit):
             if isinstance(record.response, dict) and record.response.get("id") == task.task_id:
                 record.delete_instance()
         task.delete_instance()
-    return refs
+    return assets, unresolved
 
 
 def _review_file(asset, review_root):
@@ -107,9 +114,12 @@ def _remove_asset(asset, review_root):
     if path is None or (os.path.lexists(path) and not os.path.isfile(path)):
         log.warning("asset %s: stored name %r does not lead to a plain file in %s; kept",
                     asset.asset_id, asset.stored_name, review_root)
+        with immediate():
+            _forget_cleanup(asset.asset_id)
         return False
     try:
         with removed_file(path) as set_aside, immediate():  # no task can start using it meanwhile
+            _forget_cleanup(asset.asset_id)
             if referenced_elsewhere(asset):
                 return False
             Asset.delete().where(Asset.id == asset.id).execute()
@@ -121,17 +131,32 @@ def _remove_asset(asset, review_root):
     return True
 
 
+def _forget_cleanup(asset_id):
+    """Inside the transaction that settles the asset: no longer journaled for removal."""
+    AssetCleanup.delete().where(AssetCleanup.asset_id == asset_id).execute()
+
+
 def recover_deletions(uploads_root):
-    """At start: review files whose deletion a stopped process left unfinished (services.files)."""
-    return settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
+    """At start: review files whose deletion a stopped process left unfinished (services.files),
+    then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
+    settled = settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
         (Asset.scope == "review") & (Asset.stored_name == name)).exists())
+    review_root = os.path.realpath(os.path.join(uploads_root, "review"))
+    for entry in list(AssetCleanup.select()):
+        asset = Asset.get_or_none(Asset.asset_id == entry.asset_id)
+        if asset is None:
+            with immediate():
+                _forget_cleanup(entry.asset_id)
+        elif _remove_asset(asset, review_root):
+            settled += 1
+            log.warning("asset %s of a deleted task removed: the deletion had stopped before its file", asset.asset_id)
+    return settled
 
 
 def delete_task(task_id, *, uploads_root, stale_limit, if_match=None):
     """Delete the task (404, 412, 409 while it is being published) and then its unshared review
     files; the counts of CONTRACT §8. `stale_limit`: publishing.stale_after(config)."""
-    refs = _delete_task_rows(task_id, if_match, stale_limit)
-    assets, unresolved = _distinct_assets(refs)
+    assets, unresolved = _delete_task_rows(task_id, if_match, stale_limit)
     review_root = os.path.realpath(os.path.join(uploads_root, "review"))
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))
     return {"deletedTaskId": task_id, "deletedFileCount": deleted,

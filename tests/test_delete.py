@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from models import Asset, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
+from models import Asset, AssetCleanup, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
 from services.ids import new_id, now_iso
 from tests.conftest import assert_error, create_admin, login
 from tests.export_helpers import (
@@ -182,6 +182,41 @@ def test_a_deletion_cut_short_is_settled_at_the_next_start(make_app, tmp_path):
     assert stored_path(app, kept).is_file() and asset_exists(kept)
     assert not stored_path(app, gone).exists()
     assert [p.name for p in stored_path(app, kept).parent.iterdir() if p.name.startswith(".")] == []
+
+
+
+def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_app, monkeypatch):
+    """The task's row was gone but a stop (kill -9) came before its files: they stayed for good, and
+    nothing could remove them any more. A file another task uses still stays."""
+    from services import task_delete
+    from services.publishing.jobs import stale_after
+
+    app = make_app()
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    own, shared = review_upload(admin, 15), review_upload(admin, 16)
+    task_id = make_task(selections={"coverImage": own["url"], "bodyImages": [shared["url"]]})
+    make_task(selections={"coverImage": shared["url"]})
+
+    class Stopped(BaseException):
+        pass
+
+    def stop(*_args):
+        raise Stopped
+
+    monkeypatch.setattr(task_delete, "_remove_asset", stop)  # the process ends right after step 1
+    with pytest.raises(Stopped), db.connection_context():
+        task_delete.delete_task(task_id, uploads_root=app.config["REVIEW_UPLOADS_PATH"],
+                                stale_limit=stale_after(app.config))
+    monkeypatch.undo()
+    assert not exists(task_id) and asset_exists(own) and stored_path(app, own).is_file()
+
+    app = make_app()  # the next start
+    assert not asset_exists(own) and not stored_path(app, own).exists()
+    assert asset_exists(shared) and stored_path(app, shared).is_file()
+    with db.connection_context():
+        assert AssetCleanup.select().count() == 0
 
 
 def test_a_symlink_in_review_never_deletes_its_target(app, admin_client, tmp_path):
