@@ -163,6 +163,27 @@ def test_unknown_image_group_asset_is_named_among_valid_ones(app, client, agent_
     assert set(error["details"]) == {"candidates.imageGroups.0.images.1.assetId"}
 
 
+
+def test_candidate_images_are_uploaded_assets_or_web_addresses(app, client, agent_headers):
+    """Spec rule 4: local images are uploaded first. A local path that is no asset was stored and only
+    showed the reviewer a broken image; a web address is still taken (and refused if selected)."""
+    uploaded = make_asset(app, 900, 500)
+    payload = article_payload([uploaded["url"], "./cover.png", "file:///home/agent/cover.png",
+                               "https://cdn.example.com/c.png", "/uploads/review/nope.png"])
+    payload["candidates"]["bodyImageCandidates"] = [
+        {"placeholderId": "p1", "options": ["/uploads/library/nope.png", uploaded["url"]]}]
+    before = task_count()
+    error = assert_error(client.post(URL, json=payload, headers=agent_headers), 400, "validation_error")
+    assert set(error["details"]) == {"candidates.coverImages.1", "candidates.coverImages.2",
+                                     "candidates.coverImages.4", "candidates.bodyImageCandidates.0.options.0"}
+    assert "POST /api/assets/upload" in error["details"]["candidates.coverImages.1"][0]
+    assert task_count() == before
+
+    payload["candidates"]["coverImages"] = [uploaded["url"], "https://cdn.example.com/c.png"]
+    payload["candidates"]["bodyImageCandidates"][0]["options"] = [uploaded["url"]]
+    assert client.post(URL, json=payload, headers=agent_headers).status_code == 201
+
+
 def test_bad_json_and_non_object_bodies(client, agent_headers):
     for data in ("{not json", "[1, 2]", ""):
         response = client.post(URL, data=data, headers={**agent_headers, "Content-Type": "application/json"})

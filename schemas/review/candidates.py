@@ -16,7 +16,8 @@ def _texts(description):
 
 # Candidate images are stored as sent; only asset urls can be chosen at approval (CONTRACT §4).
 APPROVABLE = ("the `url` of an asset (POST /api/assets/upload, or GET /api/assets?scope=library) to be "
-              "approvable: other addresses are stored but refused when a reviewer selects them")
+              "approvable: other web addresses are stored but refused when a reviewer selects them, and a "
+              "local path that is no asset is refused (400)")
 
 
 def _urls(description, required=False):

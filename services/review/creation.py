@@ -1,12 +1,14 @@
 """Task creation by the agent, with Idempotency-Key replay (CONTRACT §4 "Identity and shape").
 
 The payload arrives loaded by schemas.review.CreateTaskSchema (shape rules); this module adds the
-database rules (image-group assets exist) and writes task, first event and idempotency record in
-one IMMEDIATE transaction, so two requests with one key cannot both create a task.
+database rules (image-group assets exist, local image paths are uploaded assets) and writes task,
+first event and idempotency record in one IMMEDIATE transaction, so two requests with one key cannot
+both create a task.
 """
 import hashlib
 import json
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import peewee
 
@@ -36,18 +38,40 @@ def check_key(key):
                                {"Idempotency-Key": [f"length {len(key)}"]})
 
 
-def _check_image_groups(candidates):
+def _check_candidate_images(candidates):
+    """Image groups name existing assets; a candidate image URL is an asset's url or a web address.
+
+    Spec rule 4: local images are uploaded first. A path that is no asset (`./cover.png`,
+    `file:///…`, `/uploads/review/nope.png`) would only show as a broken image to the reviewer.
+    """
     problems = Problems()
     refs, paths = [], []
     for g_index, group in enumerate(candidates.get("imageGroups") or []):
         for i_index, image in enumerate(group["images"]):
             refs.append(image)
             paths.append(f"candidates.imageGroups.{g_index}.images.{i_index}.assetId")
+    urls = [(f"candidates.coverImages.{index}", url) for index, url in enumerate(candidates.get("coverImages") or [])]
+    for p_index, placeholder in enumerate(candidates.get("bodyImageCandidates") or []):
+        urls += [(f"candidates.bodyImageCandidates.{p_index}.options.{index}", url)
+                 for index, url in enumerate(placeholder["options"])]
+    local = [(path, url) for path, url in urls if not _web_address(url)]
+    refs += [url for _, url in local]
+    paths += [path for path, _ in local]
     for index, asset in resolve_many(refs).items():
-        if asset is None:
+        if asset is not None:
+            continue
+        if isinstance(refs[index], dict):
             problems.add(paths[index], f"no asset with id {refs[index]['assetId']!r}; upload the image with "
                                        "POST /api/assets/upload and use the assetId it returns")
-    problems.raise_if_any("image groups must name existing assets")
+        else:
+            problems.add(paths[index], f"{refs[index]!r} is a local path, not an uploaded image; upload it with "
+                                       "POST /api/assets/upload first and use the url it returns")
+    problems.raise_if_any("candidate images must be uploaded assets (or web addresses)")
+
+
+def _web_address(url):
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _replay(key, digest):
@@ -90,7 +114,7 @@ def create_task(payload, idempotency_key=None):
                     earlier = _replay(idempotency_key, digest)
                     if earlier is not None:
                         return earlier[0], earlier[1], True
-                _check_image_groups(payload["candidates"])
+                _check_candidate_images(payload["candidates"])
                 body = _insert(payload)
                 if idempotency_key is not None:
                     IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
