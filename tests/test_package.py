@@ -491,3 +491,21 @@ def test_package_folders_of_a_stopped_process_are_swept_at_start(make_app, tmp_p
     admin = signed_in_admin(application)
     open_zip(download(admin, make_task(selections={"title": "T"})))
     assert sorted(p.name for p in temp.iterdir()) == sorted([f"package-{os.getppid()}-x", f"package-{os.getpid()}-y"])
+
+
+def test_a_full_disk_while_packing_is_named_and_leaves_nothing(local_app, admin, monkeypatch):
+    """It was a bare 500 internal_error, logged as 'unexpected OSError at zipfile.py'."""
+    import errno
+
+    from services.export import package
+
+    _, task_id = _photo_task(admin)
+
+    def disk_full(path, *_args):
+        Path(path).write_bytes(b"PK partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(package, "_write_zip", disk_full)
+    error = assert_error(download(admin, task_id), 500, "storage_unavailable")
+    assert "no space left" in error["message"]
+    assert not list((Path(local_app.config["REVIEW_INSTANCE_PATH"]) / "tmp").glob("*"))

@@ -10,6 +10,7 @@ passed, and any failure removes the directory, so a refused export leaves no fil
 Images are copied into the archive in chunks (stored, not recompressed: they are compressed
 already), so memory stays flat however large the task is.
 """
+import errno
 import hashlib
 import os
 import re
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.asset_refs import ref_key, resolve_many
-from services.errors import Conflict
+from services.errors import Conflict, StorageUnavailable
 from services.export import manuscript
 from services.export.images import FaultyImage, check_decodable, open_local
 from services.files import alive_at_start
@@ -235,10 +236,11 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
         planned = _plan_image_post(task, plan, uploads_root)
     else:
         planned = _plan_article(task, plan, uploads_root)
-    Path(temp_root).mkdir(parents=True, exist_ok=True)
-    sweep_stale(temp_root)
-    workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
+    workdir = None
     try:
+        Path(temp_root).mkdir(parents=True, exist_ok=True)
+        sweep_stale(temp_root)
+        workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
         try:
             _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
         except Conflict:
@@ -247,8 +249,12 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
         text = _manuscript(task, plan, planned)
         path = os.path.join(workdir, "package.zip")
         _write_zip(path, text, plan)
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+    except BaseException as exc:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageUnavailable("the package could not be written: no space left in the instance folder; "
+                                     "free some space and download again") from None
         raise
     finally:
         for source in plan.sources.values():
