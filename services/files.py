@@ -7,6 +7,7 @@ the entry survives, and the next start removes the file (and any temporary file)
 Removal mirrors it: the file is set aside under a tombstone name in the transaction that deletes
 its record and removed after the commit; a stop in between is settled at the next start.
 """
+import contextlib
 import logging
 import os
 import tempfile
@@ -118,6 +119,9 @@ def sweep_pending(uploads_root):
                 remove_quietly(path)
                 removed += 1
                 log.warning("removed %s: its record was never written (the process stopped in between)", entry.path)
+            if len(Path(entry.path).parts) > 2:  # a record's own folder (feedback/<id>/), emptied by this
+                with contextlib.suppress(OSError):
+                    path.parent.rmdir()
         PendingFile.delete().where(PendingFile.id == entry.id).execute()
     return removed
 

@@ -31,6 +31,22 @@ def test_sweep_removes_files_of_dead_processes_only(app, tmp_path):
     assert (tmp_path / "outside.png").exists()
 
 
+
+def test_sweep_removes_the_record_folder_it_empties(app, tmp_path):
+    """A feedback's first attachment that never got its record left an empty uploads/feedback/<id>/."""
+    uploads = tmp_path / "uploads"
+    for name in ("fb-1", "fb-2"):
+        (uploads / "feedback" / name).mkdir(parents=True)
+        (uploads / "feedback" / name / "a.png").write_bytes(b"x")
+    (uploads / "feedback" / "fb-2" / "b.png").write_bytes(b"kept, with its record")
+    with db.connection_context():
+        for name in ("fb-1", "fb-2"):
+            PendingFile.create(path=f"feedback/{name}/a.png", pid=_dead_pid(), created_at=now_iso())
+        assert files.sweep_pending(uploads) == 2
+    assert sorted(p.name for p in (uploads / "feedback").iterdir()) == ["fb-2"]
+    assert [p.name for p in (uploads / "feedback" / "fb-2").iterdir()] == ["b.png"]
+
+
 def test_placed_file_settles_with_its_record_or_is_removed(app, tmp_path):
     uploads = tmp_path / "uploads"
     with db.connection_context():
