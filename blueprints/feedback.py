@@ -78,7 +78,8 @@ def upload_attachment(feedback_id):
 
     screenshot: PNG/JPEG/WebP <= 10 MiB, stored re-encoded without metadata; log_file: .log/.txt (UTF-8
     text), .zip, .gz <= 20 MiB. At most 10 per feedback (then 409 attachment_limit), within 7 days of
-    its creation (then 409 invalid_state); anonymous channels and other channels get 403.
+    its creation (then 409 invalid_state); anonymous channels and other channels get 403. Each upload
+    counts toward the feedback rate limits of its client IP and channel (429 with Retry-After).
     """
     channel = g.feedback_channel
     # Counted like submissions, by client IP and channel (a feedback's 10 attachments stay within a
