@@ -39,11 +39,15 @@ class FetchRefused(Exception):
     """The image could not or may not be fetched; str() is one line for a person."""
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
 def address_allowed(address, allow_private=False):
     """A public unicast address (or any address when allow_private)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):  # an IPv4 address inside (mapped, 6to4, NAT64) is what is reached
+        nat64 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None
+        ip = ip.ipv4_mapped or ip.sixtofour or nat64 or ip
     if allow_private:
         return not ip.is_unspecified
     return ip.is_global and not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved

@@ -19,6 +19,8 @@ def image_server():
     ("169.254.169.254", False), ("100.64.0.1", False), ("0.0.0.0", False), ("224.0.0.1", False),
     ("::1", False), ("fe80::1", False), ("fc00::1", False), ("::ffff:127.0.0.1", False),
     ("2001:4860:4860::8888", True),
+    ("2002:7f00:1::1", False), ("2002:c0a8:101::1", False), ("64:ff9b::7f00:1", False),  # 6to4, NAT64 inside
+    ("2002:808:808::1", True), ("64:ff9b::808:808", True),
 ])
 def test_only_public_addresses_pass_by_default(address, public):
     assert address_allowed(address) is public
