@@ -7,7 +7,6 @@ import threading
 import time
 from datetime import timedelta
 
-import peewee
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from models import AdminUser, EndedSession, LoginAttempt, immediate
@@ -137,19 +136,13 @@ def authenticate(username, password, ip, max_failures=5, window_seconds=900):
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
     ok = bool(ok and user and user.active)
-    try:
-        with immediate():
-            if is_throttled(username, ip, max_failures, window_seconds):
-                return None, "too_many_attempts"
-            if ok:
-                AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
-            else:
-                LoginAttempt.create(username=username, ip=ip, at=now_iso())
-    except peewee.OperationalError as exc:
-        if not ok:
-            raise
-        # A full disk must not lock the admins out: signed in, they can still read and delete.
-        log.warning("sign-in of %s: its time was not stored (%s)", username, exc)
+    with immediate():
+        if is_throttled(username, ip, max_failures, window_seconds):
+            return None, "too_many_attempts"
+        if ok:
+            AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
+        else:
+            LoginAttempt.create(username=username, ip=ip, at=now_iso())
     if not ok:
         log.info("login failed for a user name from %s", ip)
         return None, "invalid_credentials"
