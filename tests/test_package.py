@@ -1,4 +1,5 @@
 """Task package (CONTRACT §7): archive contents, every state, faulty images, streaming and cleanup."""
+import os
 import re
 from pathlib import Path
 
@@ -509,3 +510,20 @@ def test_a_full_disk_while_packing_is_named_and_leaves_nothing(local_app, admin,
     error = assert_error(download(admin, task_id), 500, "storage_unavailable")
     assert "no space left" in error["message"]
     assert not list((Path(local_app.config["REVIEW_INSTANCE_PATH"]) / "tmp").glob("*"))
+
+
+def test_a_package_of_many_images_holds_one_file_open_at_a_time(local_app, admin):
+    """Holding every checked image open ran out of file descriptors on a task of many images."""
+    import resource
+
+    photos = [upload(admin, image_bytes(size=(20, 20), color=(n, n, 0))) for n in range(120)]
+    body = "\n\n".join(f"![p{n}]({p['url']})" for n, p in enumerate(photos))
+    task_id = make_task(selections={"title": "Many", "body": body, "coverImage": photos[0]["url"]})
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    in_use = len(os.listdir("/proc/self/fd"))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 60, hard))  # fewer than the task's images
+    try:
+        archive = open_zip(download(admin, task_id))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert len([name for name in archive.namelist() if name.endswith(".png")]) == 121  # the cover once more

@@ -32,7 +32,7 @@ def open_local(path, root):
     if not os.path.isfile(real):
         raise FaultyImage("the stored file is missing")
     try:
-        return open(real, "rb")  # noqa: SIM115 (the package closes it after writing the archive)
+        return open(real, "rb")  # noqa: SIM115 (the caller's `with`)
     except FileNotFoundError:
         raise FaultyImage("the stored file is missing") from None
 

@@ -58,7 +58,7 @@ class _Source:
     local: str | None = None  # stored file
     remote: str | None = None  # URL to fetch
     problem: str | None = None  # known faulty before any check
-    file: object = None  # the checked image, open, to copy into the archive
+    file: str | None = None  # the checked image's copy in the work folder, for the archive
     ext: str | None = None
 
 
@@ -157,17 +157,22 @@ def _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private):
         try:
             if source.problem:
                 raise FaultyImage(source.problem)
+            copy = os.path.join(workdir, f"image-{number}")
             if source.local is not None:
-                source.file = open_local(source.local, os.path.join(uploads_root, source.scope))
+                # Checked and copied from one open file: a task deletion removing it meanwhile changes nothing.
+                with open_local(source.local, os.path.join(uploads_root, source.scope)) as stored:
+                    source.ext = check_decodable(stored)
+                    stored.seek(0)
+                    with open(copy, "wb") as target:
+                        shutil.copyfileobj(stored, target)
             else:
-                fetched = os.path.join(workdir, f"fetched-{number}")
                 try:
-                    fetch_to_file(source.remote, fetched, allowed_hosts=remote_hosts, allow_private=allow_private)
+                    fetch_to_file(source.remote, copy, allowed_hosts=remote_hosts, allow_private=allow_private)
                 except FetchRefused as exc:
                     raise FaultyImage(str(exc)) from None
-                source.file = open(fetched, "rb")  # noqa: SIM115 (closed with the others in build_package)
-                os.unlink(fetched)  # only the archive stays while it is streamed
-            source.ext = check_decodable(source.file)
+                with open(copy, "rb") as fetched:
+                    source.ext = check_decodable(fetched)
+            source.file = copy
         except FaultyImage as exc:
             faulty.append({"ref": source.ref, "field": source.where, "reason": str(exc)})
     if faulty:
@@ -203,13 +208,7 @@ def _write_zip(path, text, plan):
         archive.writestr(info, text.encode("utf-8"))
         archive.writestr(zipfile.ZipInfo("images/", stamp), b"")
         for stem, key in plan.entries:
-            source = plan.sources[key].file
-            source.seek(0)
-            entry = zipfile.ZipInfo(plan.path(stem, key), stamp)
-            entry.file_size = os.fstat(source.fileno()).st_size
-            entry.external_attr = 0o644 << 16  # rw-r--r-- when unpacked, as archive.write gave a stored file
-            with archive.open(entry, "w") as target:
-                shutil.copyfileobj(source, target)
+            archive.write(plan.sources[key].file, plan.path(stem, key), compress_type=zipfile.ZIP_STORED)
 
 
 def sweep_stale(temp_root, now=None, at_start=False):
@@ -249,6 +248,8 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
         text = _manuscript(task, plan, planned)
         path = os.path.join(workdir, "package.zip")
         _write_zip(path, text, plan)
+        for source in plan.sources.values():
+            os.unlink(source.file)  # only the archive stays while it is streamed
     except BaseException as exc:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -256,8 +257,4 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
             raise StorageUnavailable("the package could not be written: no space left in the instance folder; "
                                      "free some space and download again") from None
         raise
-    finally:
-        for source in plan.sources.values():
-            if source.file is not None:
-                source.file.close()
     return PackageFile(path, workdir, f"review-{task.task_id}.zip")
