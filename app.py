@@ -122,10 +122,12 @@ def _init_storage(app):
     from services.task_delete import recover_deletions
 
     with db.connection_context():
-        sweep_pending(uploads)
-        recover_deletions(uploads)
-        sweep_stale(Path(app.config["REVIEW_INSTANCE_PATH"]) / "tmp", at_start=True)  # ZIPs a crash left
-        if _serving():  # a command run beside the service must not end the service's running publishes
+        # Recovery is the serving start's: a command run beside the service (perhaps in another
+        # container) must not settle the service's uploads, deletions, packages or publishes in flight.
+        if _serving():
+            sweep_pending(uploads)
+            recover_deletions(uploads)
+            sweep_stale(Path(app.config["REVIEW_INSTANCE_PATH"]) / "tmp", at_start=True)  # ZIPs a crash left
             release_orphaned_claims()
 
 

@@ -114,8 +114,7 @@ def _remove_asset(asset, review_root):
     if path is None or (os.path.lexists(path) and not os.path.isfile(path)):
         log.warning("asset %s: stored name %r does not lead to a plain file in %s; kept",
                     asset.asset_id, asset.stored_name, review_root)
-        with immediate():
-            _forget_cleanup(asset.asset_id)
+        _forget_cleanup_now(asset.asset_id)
         return False
     try:
         with removed_file(path) as set_aside, immediate():  # no task can start using it meanwhile
@@ -136,6 +135,15 @@ def _forget_cleanup(asset_id):
     AssetCleanup.delete().where(AssetCleanup.asset_id == asset_id).execute()
 
 
+def _forget_cleanup_now(asset_id):
+    """The same on its own; a failure only leaves the entry for the next start (the deletion stands)."""
+    try:
+        with immediate():
+            _forget_cleanup(asset_id)
+    except peewee.DatabaseError as exc:
+        log.warning("asset %s: cleanup entry kept for the next start (%s)", asset_id, type(exc).__name__)
+
+
 def recover_deletions(uploads_root):
     """At start: review files whose deletion a stopped process left unfinished (services.files),
     then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
@@ -145,8 +153,7 @@ def recover_deletions(uploads_root):
     for entry in list(AssetCleanup.select()):
         asset = Asset.get_or_none(Asset.asset_id == entry.asset_id)
         if asset is None:
-            with immediate():
-                _forget_cleanup(entry.asset_id)
+            _forget_cleanup_now(entry.asset_id)
         elif _remove_asset(asset, review_root):
             settled += 1
             log.warning("asset %s of a deleted task removed: the deletion had stopped before its file", asset.asset_id)

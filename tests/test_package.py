@@ -527,3 +527,23 @@ def test_a_package_of_many_images_holds_one_file_open_at_a_time(local_app, admin
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert len([name for name in archive.namelist() if name.endswith(".png")]) == 121  # the cover once more
+
+
+def test_a_command_beside_the_service_leaves_its_folders_alone(make_app, tmp_path):
+    """A command may run in another container sharing the instance: a pid there says nothing here."""
+    import subprocess
+    import sys
+
+    make_app()
+    ended = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                               text=True, check=True).stdout)
+    folder = tmp_path / "instance" / "tmp" / f"package-{ended}-x"
+    folder.mkdir(parents=True)
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert "nobody" in done.stdout + done.stderr and folder.exists()
+    make_app()  # the service's own start settles it
+    assert not folder.exists()
