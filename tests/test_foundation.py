@@ -40,10 +40,22 @@ def test_a_start_that_cannot_write_the_secret_key_leaves_none(make_app, tmp_path
 
     import app as app_module
 
-    def disk_full(_fd):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    opened = app_module.os.fdopen
 
-    monkeypatch.setattr(app_module.os, "fsync", disk_full)
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, _text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(app_module.os, "fdopen", lambda *args, **kwargs: Full(opened(*args, **kwargs)))
     with pytest.raises(OSError):
         make_app()
     instance = tmp_path / "instance"
