@@ -169,18 +169,22 @@ def test_candidate_images_are_uploaded_assets_or_web_addresses(app, client, agen
     showed the reviewer a broken image; a web address is still taken (and refused if selected)."""
     uploaded = make_asset(app, 900, 500)
     payload = article_payload([uploaded["url"], "./cover.png", "file:///home/agent/cover.png",
-                               "https://cdn.example.com/c.png", "/uploads/review/nope.png"])
+                               "https://cdn.example.com/c.png", "/uploads/review/nope.png", "//cdn.example.com/d.png"])
     payload["candidates"]["bodyImageCandidates"] = [
         {"placeholderId": "p1", "options": ["/uploads/library/nope.png", uploaded["url"]]}]
+    payload["candidates"]["bodyOptions"][1]["content"] = f"![a](./a.png)\n\n![b]({uploaded['url']})"
     before = task_count()
     error = assert_error(client.post(URL, json=payload, headers=agent_headers), 400, "validation_error")
     assert set(error["details"]) == {"candidates.coverImages.1", "candidates.coverImages.2",
-                                     "candidates.coverImages.4", "candidates.bodyImageCandidates.0.options.0"}
+                                     "candidates.coverImages.4", "candidates.bodyImageCandidates.0.options.0",
+                                     "candidates.bodyOptions.1.content"}
+    assert "'./a.png'" in error["details"]["candidates.bodyOptions.1.content"][0]
     assert "POST /api/assets/upload" in error["details"]["candidates.coverImages.1"][0]
     assert task_count() == before
 
     payload["candidates"]["coverImages"] = [uploaded["url"], "https://cdn.example.com/c.png"]
     payload["candidates"]["bodyImageCandidates"][0]["options"] = [uploaded["url"]]
+    payload["candidates"]["bodyOptions"][1]["content"] = f"![b]({uploaded['url']})\n\n![c](https://cdn.example.com/e.png)"
     assert client.post(URL, json=payload, headers=agent_headers).status_code == 201
 
 

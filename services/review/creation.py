@@ -17,6 +17,7 @@ from models.review import IdempotencyKey, ReviewTask
 from services.asset_refs import resolve_many
 from services.errors import Conflict, ValidationFailed
 from services.ids import iso, new_id, now_iso, utcnow
+from services.rendering import image_urls
 from services.review.serialize import task_to_dict
 from services.review.state_machine import find_rule
 from services.review.timeline import add_event
@@ -54,6 +55,9 @@ def _check_candidate_images(candidates):
     for p_index, placeholder in enumerate(candidates.get("bodyImageCandidates") or []):
         urls += [(f"candidates.bodyImageCandidates.{p_index}.options.{index}", url)
                  for index, url in enumerate(placeholder["options"])]
+    for o_index, option in enumerate(candidates.get("bodyOptions") or []):
+        if "![" in option["content"]:  # no image without it: most bodies skip the parse
+            urls += [(f"candidates.bodyOptions.{o_index}.content", url) for url in image_urls(option["content"])]
     local = [(path, url) for path, url in urls if not _web_address(url)]
     refs += [url for _, url in local]
     paths += [path for path, _ in local]
@@ -70,8 +74,9 @@ def _check_candidate_images(candidates):
 
 
 def _web_address(url):
+    """http(s)://host/… or //host/…"""
     parts = urlsplit(url)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return parts.scheme in ("http", "https", "") and bool(parts.netloc)
 
 
 def _replay(key, digest):
