@@ -348,8 +348,8 @@ def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
 
 
 
-def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
-    """`flask run --debug` loads the app in the reloader's watching parent too: only the child serves."""
+def _served_stderr(tmp_path, command, **settings):
+    """Run a server command on a free port until /healthz answers 200, stop it; its stderr."""
     import signal
     import socket
     import time
@@ -358,12 +358,12 @@ def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"), "REVIEW_AGENT_TOKEN": "",
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), **settings}
     env.pop("WERKZEUG_RUN_MAIN", None)
-    root = Path(__file__).resolve().parent.parent
-    server = subprocess.Popen([sys.executable, "-m", "flask", "--app", "app", "run", "--debug", "--port", str(port)],
-                              cwd=root, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server = subprocess.Popen([sys.executable, "-m", *[part.format(port=port) for part in command]],
+                              cwd=Path(__file__).resolve().parent.parent, env=env, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -375,41 +375,25 @@ def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        os.killpg(server.pid, signal.SIGTERM)  # the reloader's child too
         _, stderr = server.communicate(timeout=30)
+    return stderr
+
+
+def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
+    """`flask run --debug` loads the app in the reloader's watching parent too: only the child serves."""
+    stderr = _served_stderr(tmp_path, ["flask", "--app", "app", "run", "--debug", "--port", "{port}"],
+                            REVIEW_AGENT_TOKEN="")
     # The start-up warning comes from the serving start only: once, from the child.
     assert stderr.count("REVIEW_AGENT_TOKEN is not set") == 1, stderr
 
 
-
 def test_waitress_serve_writes_the_access_log(tmp_path):
     """`waitress-serve --call app:create_app` configures no logging itself: the app does."""
-    import socket
-    import time
-    import urllib.request
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "REVIEW_AGENT_TOKEN": "t"}
-    root = Path(__file__).resolve().parent.parent
-    server = subprocess.Popen([sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}", "--call",
-                               "app:create_app"], cwd=root, env=env, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
-                    assert answer.status == 200
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
-    finally:
-        server.terminate()
-        _, stderr = server.communicate(timeout=30)
+    stderr = _served_stderr(tmp_path, ["waitress", "--listen=127.0.0.1:{port}", "--call", "app:create_app"],
+                            REVIEW_AGENT_TOKEN="t")
     assert re.search(r"INFO review\.access GET /healthz 200 [0-9.]+ms request_id=[0-9a-f]{16}", stderr), stderr
+
 
 def _indexes():
     with db.connection_context():
