@@ -1,30 +1,28 @@
 """Application factory; `python app.py` serves with waitress (CONTRACT §1)."""
 import logging
 import os
-import re
 import secrets
 import sys
 import tempfile
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import click
-from flask import Flask, g, request, session
+from flask import Flask, session
 from flask.helpers import get_debug_flag
 from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.serving import is_running_from_reloader
 
+from blueprints import hooks
 from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
 from services.client_input import load_json
-from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, split_list, typed
+from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, typed
 
 log = logging.getLogger("review")
-access_log = logging.getLogger("review.access")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 UPLOAD_SCOPES = ("review", "library", "feedback")
 
@@ -167,51 +165,6 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-def _content_security_policy(config):
-    """Pages run only their own scripts and load images only from here and the allowed image hosts."""
-    hosts = " ".join(f"{host}:*" for host in split_list(config["REVIEW_REMOTE_IMAGE_HOSTS"])
-                     if re.fullmatch(r"[A-Za-z0-9*.-]+", host))
-    return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "  # article styles are inline
-            f"img-src 'self' {hosts}".rstrip() + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
-            "frame-ancestors 'none'")
-
-
-def _init_request_hooks(app):
-    policy = _content_security_policy(app.config)
-
-    @app.after_request
-    def protective_headers(response):
-        """One place for what every answer carries: no sniffing, pages in no frame, nothing personal
-        kept in a cache (Back shows the list as it is now; a task or a feedback's contacts stay off disk)."""
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        if response.mimetype == "text/html":
-            response.headers.setdefault("Content-Security-Policy", policy)
-            response.headers.setdefault("X-Frame-Options", "DENY")
-        if response.mimetype in ("text/html", "application/json", "text/csv"):
-            response.headers.setdefault("Cache-Control", "no-store")
-        return response
-
-    @app.before_request
-    def open_connection():
-        g.request_id = secrets.token_hex(8)
-        g.started = time.perf_counter()
-        if request.path != "/healthz":  # the health check reports a failing database itself
-            db.connect(reuse_if_open=True)
-
-    @app.after_request
-    def log_request(response):
-        response.headers["X-Request-Id"] = g.get("request_id", "-")
-        duration = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
-        access_log.info("%s %s %s %.1fms request_id=%s", request.method, request.path,
-                        response.status_code, duration, g.get("request_id", "-"))
-        return response
-
-    @app.teardown_request
-    def close_connection(_exc):
-        if not db.is_closed():
-            db.close()
-
-
 def _register_blueprints(app):
     from blueprints import apidoc, auth, errors, system
 
@@ -296,7 +249,7 @@ def create_app(config=None):
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)
     _init_storage(app)
     _init_login(app)
-    _init_request_hooks(app)
+    hooks.init_app(app)
     _register_blueprints(app)
     from cli import register_commands
 

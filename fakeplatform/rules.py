@@ -7,8 +7,7 @@ _MAGIC = [(b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "
           (b"GIF89a", "gif"), (b"BM", "bmp")]
 CONTENT_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
 # The upload's file name must end in one of these, whatever its bytes are (else 40113).
-MATERIAL_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp")
-BODY_IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
+UPLOAD_EXTENSIONS = {"material": (".jpg", ".jpeg", ".png", ".gif", ".bmp"), "uploadimg": (".jpg", ".jpeg", ".png")}
 
 
 class Fault(Exception):
@@ -19,8 +18,8 @@ class Fault(Exception):
         self.errcode, self.errmsg = errcode, errmsg
 
 
-def check_upload_name(name, extensions):
-    if not name.lower().endswith(extensions):
+def check_upload_name(name, kind):
+    if not name.lower().endswith(UPLOAD_EXTENSIONS[kind]):
         raise Fault(40113, "unsupported file type")
 
 

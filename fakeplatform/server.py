@@ -14,16 +14,7 @@ from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from fakeplatform.drafts import DraftRoutes
-from fakeplatform.rules import (
-    BODY_IMAGE_EXTENSIONS,
-    BODY_IMAGE_MAX,
-    CONTENT_TYPES,
-    MATERIAL_EXTENSIONS,
-    MATERIAL_IMAGE_MAX,
-    Fault,
-    check_upload_name,
-    image_kind,
-)
+from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
 
 TOKEN_TTL = 7200
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
@@ -269,7 +260,7 @@ class FakePlatform(DraftRoutes):
         if request.args.get("type") != "image":
             raise Fault(40004, "invalid media type")
         name, data = self._upload(record)
-        check_upload_name(name, MATERIAL_EXTENSIONS)
+        check_upload_name(name, "material")
         kind = image_kind(data)
         if kind is None:
             raise Fault(40005, "invalid file type")
@@ -280,7 +271,7 @@ class FakePlatform(DraftRoutes):
 
     def _uploadimg(self, _appid, _body, record):
         name, data = self._upload(record)
-        check_upload_name(name, BODY_IMAGE_EXTENSIONS)
+        check_upload_name(name, "uploadimg")
         kind = image_kind(data)
         if kind not in ("jpg", "png"):
             raise Fault(40005, "invalid file type")

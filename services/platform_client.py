@@ -20,7 +20,13 @@ from models.base import immediate
 from models.platform import PlatformToken
 from services.ids import iso, now_iso, utcnow
 from services.outbound import body_chunks
-from services.platform.images import BODY_IMAGE_MAX, prepare_body_image  # noqa: F401 (re-export)
+from services.platform.images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
+    BODY_IMAGE_MAX,
+    KIND_TYPES,
+    image_kind,
+    prepare_body_image,
+    upload_name,
+)
 from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
 
 log = logging.getLogger(__name__)
@@ -203,11 +209,11 @@ class PlatformClient:
     # ---- API ----------------------------------------------------------------------------------
     def add_material_image(self, filename, data, content_type):
         """Permanent image material (cover, image-post image) -> {"media_id", "url"}."""
-        kind = _image_kind(data)
+        kind = image_kind(data)
         if kind is not None:  # the bytes decide: a stored type may be missing or generic
-            content_type = _KIND_TYPES[kind]
+            content_type = KIND_TYPES[kind]
         payload = self._call("/cgi-bin/material/add_material", params={"type": "image"},
-                             files={"media": (_upload_name(filename, kind), data, content_type)})
+                             files={"media": (upload_name(filename, kind), data, content_type)})
         if not payload.get("media_id"):
             raise PlatformError(None, "platform error: add_material answered without a media_id")
         return {"media_id": payload["media_id"], "url": payload.get("url")}
@@ -217,7 +223,7 @@ class PlatformClient:
         of at most 1 MB (prepare_body_image), so content_type is only a hint."""
         data, content_type, ext = prepare_body_image(data)
         payload = self._call("/cgi-bin/media/uploadimg",
-                             files={"media": (_upload_name(filename, ext), data, content_type)})
+                             files={"media": (upload_name(filename, ext), data, content_type)})
         if not payload.get("url"):
             raise PlatformError(None, "platform error: uploadimg answered without a url")
         return payload["url"]
@@ -280,27 +286,3 @@ def _seconds(timeout, connect):
     if isinstance(timeout, (tuple, list)):
         timeout = timeout[0] if connect else timeout[1]
     return f"{timeout:g}"
-
-
-_MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
-          (b"BM", "bmp"))
-_KIND_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
-
-
-def _image_kind(data):
-    """'jpg', 'png', 'gif' or 'bmp' from the first bytes; None for anything else."""
-    return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
-
-
-def _upload_name(filename, kind):
-    """A plain ASCII file name for the multipart header, ending in the image's own extension.
-
-    The platform refuses an upload whose name lacks an image extension (40113): a name of CJK
-    letters alone, or a synced material's media_id, must not lose or lack it.
-    """
-    stem, dot, ext = (filename or "").rsplit("/", 1)[-1].rpartition(".")
-    if not dot:
-        stem, ext = ext, ""
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_-") or "image"
-    ext = kind or re.sub(r"[^A-Za-z0-9]+", "", ext).lower()
-    return f"{stem}.{ext}" if ext else stem

@@ -132,11 +132,11 @@ def _interrupted_publish(app, task, **owner):
     """A publish claimed by a process like this one but for `owner`'s fields, that never finished."""
     import json
 
-    from services.publishing import jobs
+    from services.publishing import jobs, owners
 
     with db.connection_context():
         claim = jobs._claim(task["id"], None, dict(app.config), "manual")
-        PublishLock.update(owner=json.dumps({**json.loads(jobs._this_process()), **owner})).where(
+        PublishLock.update(owner=json.dumps({**json.loads(owners.this_process()), **owner})).where(
             PublishLock.job_id == claim.job_id).execute()
     return claim.job_id
 

@@ -1,5 +1,6 @@
-"""Body images for media/uploadimg: the platform takes only jpg/png of at most 1 MB."""
+"""Images for the platform: body images for media/uploadimg (jpg/png of at most 1 MB), upload names."""
 import io
+import re
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -75,3 +76,27 @@ def _shrink(image, size, max_bytes):
     if min(width, height) < 16:
         raise ValueError("body image cannot be made small enough for the platform (1 MB)")
     return image.resize((width, height), Image.LANCZOS)
+
+
+_MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
+          (b"BM", "bmp"))
+KIND_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
+
+
+def image_kind(data):
+    """'jpg', 'png', 'gif' or 'bmp' from the first bytes; None for anything else."""
+    return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
+
+
+def upload_name(filename, kind):
+    """A plain ASCII file name for the multipart header, ending in the image's own extension.
+
+    The platform refuses an upload whose name lacks an image extension (40113): a name of CJK
+    letters alone, or a synced material's media_id, must not lose or lack it.
+    """
+    stem, dot, ext = (filename or "").rsplit("/", 1)[-1].rpartition(".")
+    if not dot:
+        stem, ext = ext, ""
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_-") or "image"
+    ext = kind or re.sub(r"[^A-Za-z0-9]+", "", ext).lower()
+    return f"{stem}.{ext}" if ext else stem

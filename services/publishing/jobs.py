@@ -10,11 +10,8 @@ There are no intermediate job states (spec). The row written in step 1 therefore
 `failed`, with a lastError explaining that the publish has not finished: if the process dies
 during step 2 that record stays true and can be retried once the claim goes stale.
 """
-import json
 import logging
-import os
 import re
-import socket
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,6 +24,7 @@ from services.errors import Conflict, NotFound
 from services.ids import iso, new_id, now_iso, utcnow
 from services.platform_client import PlatformError, client_for, configured_timeout
 from services.publishing.images import JobImages, PublishFailed
+from services.publishing.owners import gone, this_process
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
@@ -158,7 +156,7 @@ def _take_lock(task, job_id, now, stale_limit):
                     task.task_id, lock.job_id, lock.heartbeat_at)
         _end_abandoned(task, lock)
         lock.delete_instance()
-    PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=_this_process())
+    PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=this_process())
 
 
 def _end_abandoned(task, lock):
@@ -180,46 +178,11 @@ def _job_data(job):
     return data
 
 
-# A pid names a process only on one host inside one pid namespace (a container has its own);
-# claims older than this process's start cannot be its own.
-_STARTED = now_iso()
-
-
-def _pid_namespace():
-    return os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else ""
-
-
-def _this_process():
-    """Who takes a claim (read when it is taken: workers forked from one parent have their own pids)."""
-    return json.dumps({"host": socket.gethostname(), "pidns": _pid_namespace(), "pid": os.getpid()})
-
-
-def _gone(owner, claimed_at):
-    """Whether the process that took a claim no longer runs; False when that cannot be known here
-    (another host or container, or a host of the same name: those claims wait for the stale limit)."""
-    try:
-        who = json.loads(owner or "")
-        host, pidns, pid = who["host"], who["pidns"], int(who["pid"])
-    except (ValueError, TypeError, KeyError):
-        return False  # no owner recorded (older claims): the stale limit decides
-    if host != socket.gethostname() or pidns != _pid_namespace():
-        return False
-    if pid == os.getpid():
-        return claimed_at < _STARTED  # a predecessor with the same pid (a restarted container)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False  # it runs, as another user
-    return False
-
-
 def release_orphaned_claims():
     """At start: the claims of a service process that stopped during a publish end now, their jobs
     recorded as failed, so the task can be published again at once (not after the stale limit)."""
     for lock in list(PublishLock.select()):
-        if not _gone(lock.owner, lock.created_at):
+        if not gone(lock.owner, lock.created_at):
             continue
         log.warning("job %s: the service stopped during this publish; its claim is released", lock.job_id)
         claim = Claim(lock.task_id, None, None, lock.job_id, None, None, None)

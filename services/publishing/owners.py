@@ -1,0 +1,40 @@
+"""Who holds a publish claim: host, pid namespace and pid, and whether that process has stopped."""
+import json
+import os
+import socket
+
+from services.ids import now_iso
+
+# A pid names a process only on one host inside one pid namespace (a container has its own);
+# claims older than this process's start cannot be its own.
+_STARTED = now_iso()
+
+
+def _pid_namespace():
+    return os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else ""
+
+
+def this_process():
+    """Who takes a claim (read when it is taken: workers forked from one parent have their own pids)."""
+    return json.dumps({"host": socket.gethostname(), "pidns": _pid_namespace(), "pid": os.getpid()})
+
+
+def gone(owner, claimed_at):
+    """Whether the process that took a claim no longer runs; False when that cannot be known here
+    (another host or container, or a host of the same name: those claims wait for the stale limit)."""
+    try:
+        who = json.loads(owner or "")
+        host, pidns, pid = who["host"], who["pidns"], int(who["pid"])
+    except (ValueError, TypeError, KeyError):
+        return False  # no owner recorded (older claims): the stale limit decides
+    if host != socket.gethostname() or pidns != _pid_namespace():
+        return False
+    if pid == os.getpid():
+        return claimed_at < _STARTED  # a predecessor with the same pid (a restarted container)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # it runs, as another user
+    return False
