@@ -7,7 +7,7 @@ The rewrite parses each body with five Markdown readers twice (which lines are c
 what any of them would still load), so about 10 parses is its floor; the ratio says how far above
 that the escaping itself goes. Bodies: a realistic article, and three made to stress the span
 lookups (code spans, links and tags on every few characters), which took up to 42 s before they
-were looked up by bisection.
+were looked up by bisection, plus two that made the rewrite backtrack (quadratic, exponential).
 """
 import argparse
 import sys
@@ -27,6 +27,11 @@ BODIES = {
     "code spans and tags": "`a` <b " * 28_000,
     "links and tags": "[a](b) <c " * 20_000,
     "link definitions": "[a]: b\n" * 28_000,
+    # Unclosed backtick runs of growing length: each scanned to the end of the body (quadratic)
+    # until code spans were found in one pass over the runs.
+    "backtick runs": "".join("`" * k + "a" for k in range(1, 620)),
+    # Deep quotes that are no link definition: 2^depth steps before the quote prefix was possessive.
+    "deep quotes": ("> " * 40 + "x\n\n") * 2_400,
 }
 
 
