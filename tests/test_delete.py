@@ -219,6 +219,30 @@ def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_
         assert AssetCleanup.select().count() == 0
 
 
+
+def test_a_cleanup_entry_that_cannot_be_cleared_does_not_fail_the_committed_delete(app, admin_client, tmp_path,
+                                                                                    monkeypatch):
+    """A kept asset (its stored file a symlink) clears its journal entry on its own; a database error
+    there turned a deletion that had already committed into a 500."""
+    import peewee
+
+    from services import task_delete
+
+    asset = review_upload(admin_client, 17)
+    link_outside(app, asset, tmp_path / "elsewhere.png")
+    task_id = make_task(selections={"coverImage": asset["url"]})
+
+    def locked(_asset_id):
+        raise peewee.OperationalError("database is locked")
+
+    monkeypatch.setattr(task_delete, "_forget_cleanup", locked)
+    response = delete(admin_client, task_id)
+    assert response.status_code == 200 and response.get_json()["skippedAssetCount"] == 1
+    assert not exists(task_id) and asset_exists(asset)
+    with db.connection_context():  # left for the next serving start
+        assert [e.asset_id for e in AssetCleanup.select()] == [asset["assetId"]]
+
+
 def test_a_symlink_in_review_never_deletes_its_target(app, admin_client, tmp_path):
     asset = review_upload(admin_client, 12)
     outside = tmp_path / "precious.png"

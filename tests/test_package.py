@@ -547,3 +547,24 @@ def test_a_command_beside_the_service_leaves_its_folders_alone(make_app, tmp_pat
     assert "nobody" in done.stdout + done.stderr and folder.exists()
     make_app()  # the service's own start settles it
     assert not folder.exists()
+
+
+def test_archived_images_unpack_readable_and_stamped_like_the_manuscript(local_app, admin, monkeypatch):
+    """The images took the work-folder copy's mode (umask) and local time; manuscript.md is UTC."""
+    import time as clock
+
+    _, task_id = _photo_task(admin)
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    clock.tzset()
+    old_mask = os.umask(0o077)
+    try:
+        archive = open_zip(download(admin, task_id))
+    finally:
+        os.umask(old_mask)
+        monkeypatch.delenv("TZ")
+        clock.tzset()
+    manuscript = archive.getinfo("manuscript.md")
+    images = [info for info in archive.infolist() if info.filename.endswith(".png")]
+    assert len(images) == 2
+    for info in images:
+        assert info.external_attr >> 16 == 0o644 and info.date_time == manuscript.date_time

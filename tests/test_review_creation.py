@@ -269,3 +269,21 @@ def test_a_failed_creation_does_not_burn_the_key(client, agent_headers):
     bad["candidates"]["bodyOptions"][0]["outline"] = ["a"]
     assert_error(client.post(URL, json=bad, headers=headers), 400, "validation_error")
     assert client.post(URL, json=article_payload(), headers=headers).status_code == 201
+
+
+def test_body_options_are_read_for_images_before_the_write_lock(app, client, agent_headers, monkeypatch):
+    """A creation may carry megabytes of body options: parsing them under the lock held up every writer."""
+    from models.base import _WRITE_LOCK
+    from services.review import creation
+
+    parse, held = creation.image_urls, []
+
+    def watched(markdown):
+        held.append(_WRITE_LOCK._is_owned())
+        return parse(markdown)
+
+    monkeypatch.setattr(creation, "image_urls", watched)
+    payload = article_payload()
+    payload["candidates"]["bodyOptions"][0]["content"] = "![a](https://cdn.example.com/a.png)"
+    assert client.post(URL, json=payload, headers=agent_headers).status_code == 201
+    assert held == [False]

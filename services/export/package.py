@@ -208,7 +208,11 @@ def _write_zip(path, text, plan):
         archive.writestr(info, text.encode("utf-8"))
         archive.writestr(zipfile.ZipInfo("images/", stamp), b"")
         for stem, key in plan.entries:
-            archive.write(plan.sources[key].file, plan.path(stem, key), compress_type=zipfile.ZIP_STORED)
+            entry = zipfile.ZipInfo(plan.path(stem, key), stamp)  # UTC, as manuscript.md; not the copy's
+            entry.external_attr = 0o644 << 16  # rw-r--r-- when unpacked, whatever the umask made the copy
+            entry.file_size = os.path.getsize(plan.sources[key].file)
+            with open(plan.sources[key].file, "rb") as source, archive.open(entry, "w") as target:
+                shutil.copyfileobj(source, target)
 
 
 def sweep_stale(temp_root, now=None, at_start=False):

@@ -39,13 +39,13 @@ def check_key(key):
                                {"Idempotency-Key": [f"length {len(key)}"]})
 
 
-def _check_candidate_images(candidates):
-    """Image groups name existing assets; a candidate image URL is an asset's url or a web address.
+def _candidate_images(candidates):
+    """(refs, paths) to look up: image-group assets, and candidate image URLs that are no web address.
 
     Spec rule 4: local images are uploaded first. A path that is no asset (`./cover.png`,
     `file:///…`, `/uploads/review/nope.png`) would only show as a broken image to the reviewer.
+    Read from the payload alone, before the write lock (a body option may hold megabytes).
     """
-    problems = Problems()
     refs, paths = [], []
     for g_index, group in enumerate(candidates.get("imageGroups") or []):
         for i_index, image in enumerate(group["images"]):
@@ -59,8 +59,12 @@ def _check_candidate_images(candidates):
         if "![" in option["content"]:  # no image without it: most bodies skip the parse
             urls += [(f"candidates.bodyOptions.{o_index}.content", url) for url in image_urls(option["content"])]
     local = [(path, url) for path, url in urls if not _web_address(url)]
-    refs += [url for _, url in local]
-    paths += [path for path, _ in local]
+    return refs + [url for _, url in local], paths + [path for path, _ in local]
+
+
+def _check_candidate_images(refs, paths):
+    """Each of _candidate_images() is an existing asset."""
+    problems = Problems()
     for index, asset in resolve_many(refs).items():
         if asset is not None:
             continue
@@ -111,6 +115,7 @@ def create_task(payload, idempotency_key=None):
     """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer."""
     check_key(idempotency_key)
     digest = body_hash(payload) if idempotency_key is not None else None
+    images = _candidate_images(payload["candidates"])
     for _attempt in range(2):
         try:
             with immediate():
@@ -119,7 +124,7 @@ def create_task(payload, idempotency_key=None):
                     earlier = _replay(idempotency_key, digest)
                     if earlier is not None:
                         return earlier[0], earlier[1], True
-                _check_candidate_images(payload["candidates"])
+                _check_candidate_images(*images)
                 body = _insert(payload)
                 if idempotency_key is not None:
                     IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
