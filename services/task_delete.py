@@ -88,6 +88,10 @@ def _delete_task_rows(task_id, if_match, stale_limit):
     return assets, unresolved
 
 
+def _review_root(uploads_root):
+    return os.path.realpath(os.path.join(uploads_root, "review"))
+
+
 def _review_file(asset, review_root):
     """The stored file's path when it is a plain name inside uploads/review/, else None."""
     name = asset.stored_name or ""
@@ -149,7 +153,7 @@ def recover_deletions(uploads_root):
     then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
     settled = settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
         (Asset.scope == "review") & (Asset.stored_name == name)).exists())
-    review_root = os.path.realpath(os.path.join(uploads_root, "review"))
+    review_root = _review_root(uploads_root)
     for entry in list(AssetCleanup.select()):
         asset = Asset.get_or_none(Asset.asset_id == entry.asset_id)
         if asset is None:
@@ -164,7 +168,7 @@ def delete_task(task_id, *, uploads_root, stale_limit, if_match=None):
     """Delete the task (404, 412, 409 while it is being published) and then its unshared review
     files; the counts of CONTRACT §8. `stale_limit`: publishing.stale_after(config)."""
     assets, unresolved = _delete_task_rows(task_id, if_match, stale_limit)
-    review_root = os.path.realpath(os.path.join(uploads_root, "review"))
+    review_root = _review_root(uploads_root)
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))
     return {"deletedTaskId": task_id, "deletedFileCount": deleted,
             "skippedAssetCount": len(assets) - deleted + unresolved, "redirectTo": "/review"}

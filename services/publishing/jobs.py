@@ -28,7 +28,7 @@ from services.publishing.owners import gone, this_process
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
-from services.review import add_event, decide, fire, load_for_update, save_task, task_to_dict
+from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
 from services.settings import split_list
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def approve_and_publish(task_id, payload, actor_name, config, if_match=None, **d
     """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
     together, so no other publish can come between them; the platform calls follow as usual."""
     with immediate():
-        decide(task_id, payload, actor_name=actor_name, if_match=if_match, **decide_options)
+        apply_decision(task_id, payload, actor_name=actor_name, if_match=if_match, **decide_options)
         claim = _claim(task_id, None, config, "auto_after_approval")
     return _execute(claim, actor_name, config)
 

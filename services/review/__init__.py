@@ -5,6 +5,7 @@
     list_tasks(filters)                         -> (task JSONs, total, next cursor)
     patch_elements(task_id, patch, if_match=, cover_ratio=)    -> task JSON (read inside the write)
     decide(task_id, payload, actor_name=, if_match=, cover_ratio=) -> task JSON (read inside the write)
+    apply_decision(…same…)                      -> ReviewTask row (inside a caller's immediate())
     task_to_dict(row)                           -> task JSON
 
 Writers in other areas (publishing, delete) use, inside `models.immediate()`:
@@ -16,7 +17,7 @@ The state table is services/review/state_machine.py (TABLE); docs/review-states.
 """
 from services.review.concurrency import check_version, load_for_update, parse_if_match, save_task  # noqa: F401
 from services.review.creation import create_task  # noqa: F401
-from services.review.decisions import decide, validate_decision  # noqa: F401
+from services.review.decisions import apply_decision, decide, validate_decision  # noqa: F401
 from services.review.patching import patch_elements  # noqa: F401
 from services.review.queries import get_task, list_tasks  # noqa: F401
 from services.review.serialize import job_to_dict, task_to_dict, tasks_to_dicts  # noqa: F401

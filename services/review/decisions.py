@@ -111,9 +111,15 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
     return selections, draft, rejected, overrides
 
 
-def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+def decide(task_id, payload, **options):
     """Apply an admin decision; returns the task as JSON, read inside the write (its timeline holds no
-    later request's events).
+    later request's events). `options`: those of apply_decision."""
+    with immediate():
+        return task_to_dict(apply_decision(task_id, payload, **options))
+
+
+def apply_decision(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+    """The decision's write; returns the saved row.
 
     approve_and_publish approves exactly like approve_without_publish; services.publishing's
     approve_and_publish claims its job in the same transaction and runs it after the commit.
@@ -145,4 +151,4 @@ def decide(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_C
             from services.notifications import enqueue_rejection
 
             enqueue_rejection(task)
-        return task_to_dict(task)
+        return task
