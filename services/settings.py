@@ -1,6 +1,8 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
 import importlib.util
 import os
+import re
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from playhouse import db_url
@@ -137,18 +139,16 @@ def check_settings(config):
             and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
         raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
                             "pip install -e '.[postgres]'")
-    from services.feedback.ratelimit import limiter_from_settings
-    from services.notifications import parse_delays
-
     try:
         parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or "")
     except ValueError:
         raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
             from None
-    try:
-        limiter_from_settings(config)
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
+    for name in RATE_LIMIT_SETTINGS.values():
+        try:
+            parse_limits(config.get(name, ""))
+        except ValueError as exc:
+            raise SettingsError(f"{name}: {exc}") from None
 
 
 def split_list(value):
@@ -168,3 +168,108 @@ def split_pairs(value):
         if sep and name.strip() and token.strip():
             pairs[name.strip()] = token.strip()
     return pairs
+
+
+# --- Typed settings: parsed and checked once at start; services receive this object, never a dict. ---
+
+PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+DEFAULT_RETRY_DELAYS = (10.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0)
+RATE_LIMIT_SETTINGS = {"ip": "FEEDBACK_RATE_LIMIT_PER_IP", "device": "FEEDBACK_RATE_LIMIT_PER_DEVICE",
+                       "version": "FEEDBACK_RATE_LIMIT_PER_VERSION", "channel": "FEEDBACK_RATE_LIMIT_PER_CHANNEL"}
+ACCOUNT_SETTING_PREFIX = {"silicon-rise": "WECHAT_SILICON_RISE", "carbon-fitness": "WECHAT_CARBON_FITNESS"}
+
+RateLimits = tuple[tuple[int, int], ...]
+
+
+def parse_limits(text: str) -> list[tuple[int, int]]:
+    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
+    limits = []
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        match = _LIMIT.match(part)
+        if not match or int(match.group(1)) < 1:
+            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
+                             "e.g. 20/minute;200/day")
+        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
+        limits.append((count, multiple * PERIOD_SECONDS[unit]))
+    return limits
+
+
+def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
+    """'10,30,120' -> (10.0, 30.0, 120.0); empty: the default schedule."""
+    if isinstance(value, (list, tuple)):
+        return tuple(float(v) for v in value) or DEFAULT_RETRY_DELAYS
+    return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
+
+
+@dataclass(frozen=True)
+class Credentials:
+    appid: str
+    secret: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting the services read, typed. Built by `Settings.from_config` from the merged mapping."""
+
+    instance_path: str
+    uploads_path: str
+    database_url: str
+    agent_tokens: tuple[str, ...] = field(repr=False)
+    webhook_url: str
+    webhook_secret: str = field(repr=False)
+    webhook_retry_delays: tuple[float, ...]
+    feedback_client_tokens: dict[str, str] = field(repr=False)  # channel -> token
+    feedback_anonymous_channels: frozenset[str]
+    feedback_types: tuple[str, ...]
+    feedback_max_body_bytes: int
+    feedback_rate_limits: dict[str, RateLimits]  # ip, device, version, channel -> ((count, seconds), ...)
+    wechat_api_base: str
+    wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
+    wechat_timeout_seconds: float
+    wechat_theme_overrides: dict[str, dict[str, str]]
+    cover_ratio: tuple[float, float]
+    remote_image_hosts: tuple[str, ...]
+    remote_image_allow_private: bool
+    login_max_failures: int
+    login_failure_window_seconds: int
+
+    @classmethod
+    def from_config(cls, config) -> "Settings":
+        """Check the merged settings (SettingsError names a bad one) and type them."""
+        check_settings(config)
+        credentials = {}
+        for account, prefix in ACCOUNT_SETTING_PREFIX.items():
+            appid, secret = config.get(prefix + "_APPID") or "", config.get(prefix + "_SECRET") or ""
+            if appid and secret:
+                credentials[account] = Credentials(appid, secret)
+        return cls(
+            instance_path=str(config.get("REVIEW_INSTANCE_PATH") or ""),
+            uploads_path=str(config.get("REVIEW_UPLOADS_PATH") or ""),
+            database_url=config.get("DATABASE_URL") or "",
+            agent_tokens=tuple(split_list(config.get("REVIEW_AGENT_TOKEN"))),
+            webhook_url=config.get("REVIEW_AGENT_WEBHOOK_URL") or "",
+            webhook_secret=config.get("REVIEW_AGENT_WEBHOOK_SECRET") or "",
+            webhook_retry_delays=parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or ""),
+            feedback_client_tokens=split_pairs(config.get("FEEDBACK_CLIENT_TOKENS")),
+            feedback_anonymous_channels=frozenset(split_list(config.get("FEEDBACK_ANONYMOUS_CHANNELS"))),
+            feedback_types=tuple(split_list(config.get("FEEDBACK_TYPES"))),
+            feedback_max_body_bytes=int(config.get("FEEDBACK_MAX_BODY_BYTES")),
+            feedback_rate_limits={category: tuple(parse_limits(config.get(name, "")))
+                                  for category, name in RATE_LIMIT_SETTINGS.items()},
+            wechat_api_base=config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"],
+            wechat_credentials=credentials,
+            wechat_timeout_seconds=float(config.get("WECHAT_TIMEOUT_SECONDS")),
+            wechat_theme_overrides=dict(config.get("WECHAT_THEME_OVERRIDES") or {}),
+            cover_ratio=(float(config.get("REVIEW_COVER_RATIO_MIN")), float(config.get("REVIEW_COVER_RATIO_MAX"))),
+            remote_image_hosts=tuple(split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS"))),
+            remote_image_allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
+            login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
+            login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
+        )
+
+    def theme_overrides_for(self, account: str) -> dict[str, str] | None:
+        """The account's theme CSS variables from WECHAT_THEME_OVERRIDES (config.py), or None."""
+        return self.wechat_theme_overrides.get(account) or None
