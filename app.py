@@ -15,12 +15,23 @@ from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.serving import is_running_from_reloader
 
-from blueprints import hooks
+from blueprints import agent, apidoc, assets, auth, errors, feedback, hooks, package, pages, publishing, review, system
+from blueprints.sessions import SessionInterface
+from cli import register_commands
+from cli.demo import build_demo_app
 from models import AdminUser, db, init_database
 from models.base import cached_select
 from models.schema import upgrade
-from services.client_input import load_json
-from services.settings import DEFAULTS, SettingsError, check_settings, from_environment, typed
+from rules.client_input import load_json
+from services.auth import EndedSessions, ensure_admin
+from services.background import checkpointer
+from services.export.package import sweep_stale
+from services.feedback.indexing import indexer
+from services.files import sweep_pending
+from services.publishing.jobs import release_orphaned_claims
+from services.review.notifications import Sender
+from services.settings import DEFAULTS, Settings, SettingsError, from_environment, typed
+from services.task_delete import recover_deletions
 
 log = logging.getLogger("review")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -92,7 +103,6 @@ def load_settings(app, config):
     app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
     app.config.update(config or {})
     typed(app.config)
-    check_settings(app.config)
     app.config.update(
         SESSION_COOKIE_NAME="review_admin_session",
         SESSION_COOKIE_HTTPONLY=True,
@@ -114,10 +124,6 @@ def _init_storage(app):
         (uploads / scope).mkdir(parents=True, exist_ok=True)
     init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
     upgrade()
-    from services.export.package import sweep_stale
-    from services.files import sweep_pending
-    from services.publishing.jobs import release_orphaned_claims
-    from services.task_delete import recover_deletions
 
     with db.connection_context():
         # Recovery is the serving start's: a command run beside the service (perhaps in another
@@ -132,7 +138,6 @@ def _init_storage(app):
 def _bootstrap_admin(app):
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
     if username and password and _serving():  # at start, not in one-off CLI commands
-        from services.auth import ensure_admin
 
         with db.connection_context():
             user, changed = ensure_admin(username, password, "review,feedback")
@@ -144,9 +149,6 @@ def _bootstrap_admin(app):
 
 
 def _init_login(app):
-    from blueprints.sessions import SessionInterface
-    from services.auth import EndedSessions
-
     app.session_interface = SessionInterface()
     manager = LoginManager(app)
     app.extensions["ended_sessions"] = ended = EndedSessions()
@@ -165,40 +167,25 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-def _register_blueprints(app):
-    from blueprints import apidoc, auth, errors, system
+BLUEPRINTS = (errors, auth, apidoc, system, assets, agent, review, publishing, package, feedback, pages)
 
-    for module in (errors, auth, apidoc, system):
-        app.register_blueprint(module.bp)
-    for name in ("assets", "agent", "review", "publishing", "package", "feedback", "pages"):
-        try:
-            module = __import__(f"blueprints.{name}", fromlist=["bp"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"blueprints.{name}":
-                raise
-            continue
+
+def _register_blueprints(app):
+    for module in BLUEPRINTS:
         app.register_blueprint(module.bp)
         if hasattr(module, "init_app"):
             module.init_app(app)
 
 
-def _webhook_sender(config):
-    from services.notifications import DEFAULT_RETRY_DELAYS, Sender, parse_delays
-
-    delays = parse_delays(config["REVIEW_WEBHOOK_RETRY_DELAYS"]) if config["REVIEW_WEBHOOK_RETRY_DELAYS"] \
-        else DEFAULT_RETRY_DELAYS
-    return Sender(config["REVIEW_AGENT_WEBHOOK_URL"], config["REVIEW_AGENT_WEBHOOK_SECRET"], delays)
+def _webhook_sender(settings):
+    return Sender(settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays)
 
 
-def _wal_checkpointer(_config):
-    from services.background import checkpointer
-
+def _wal_checkpointer(_settings):
     return checkpointer()
 
 
-def _feedback_indexer(_config):
-    from services.feedback.indexing import indexer
-
+def _feedback_indexer(_settings):
     return indexer()
 
 
@@ -216,7 +203,7 @@ def _start_workers(app):
         return
     for setting, name, make in WORKERS:
         if app.config[setting]:
-            app.extensions[name] = worker = make(app.config)
+            app.extensions[name] = worker = make(app.extensions["settings"])
             worker.start()
 
 
@@ -240,6 +227,8 @@ def create_app(config=None):
     app.config["REVIEW_INSTANCE_PATH"] = str(instance)
     app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", "uploads"))
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
+    # Checked and typed once (a bad value stops the start naming it); services get this object.
+    app.extensions["settings"] = Settings.from_config(app.config)
     app.json.ensure_ascii = False
     app.json.sort_keys = False
     if app.config["TRUSTED_PROXIES"]:
@@ -251,7 +240,6 @@ def create_app(config=None):
     _init_login(app)
     hooks.init_app(app)
     _register_blueprints(app)
-    from cli import register_commands
 
     register_commands(app)
     _bootstrap_admin(app)
@@ -274,8 +262,6 @@ def main(argv=None):
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     try:
         if args.demo:
-            from cli.demo import build_demo_app
-
             app, banner = build_demo_app(create_app)
             print("\n".join(banner), flush=True)
         else:

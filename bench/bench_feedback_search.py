@@ -30,9 +30,9 @@ from models import db  # noqa: E402
 from models.base import init_database  # noqa: E402
 from models.feedback import Feedback  # noqa: E402
 from models.schema import upgrade  # noqa: E402
+from rules.ids import iso, new_id  # noqa: E402
 from services.feedback import queries  # noqa: E402
 from services.feedback.indexing import drain  # noqa: E402
-from services.ids import iso, new_id  # noqa: E402
 
 PHRASES = [
     "打开首页后应用闪退", "登录时提示网络错误", "图片加载很慢", "希望增加夜间模式", "支付页面白屏",

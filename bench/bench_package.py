@@ -30,9 +30,9 @@ from PIL import Image  # noqa: E402
 
 from app import create_app  # noqa: E402
 from models import ReviewTask, db  # noqa: E402
+from rules.ids import new_id, now_iso  # noqa: E402
 from services.assets import save_upload  # noqa: E402
 from services.export import build_package  # noqa: E402
-from services.ids import new_id, now_iso  # noqa: E402
 
 IMAGES = 20
 GOAL_SECONDS, GOAL_MB = 1.0, 50

@@ -19,7 +19,7 @@ from bench.settings import BENCH_CONFIG  # noqa: E402
 
 def _unstored_task(payload, idempotency_key=None):
     from models.review import ReviewTask, TimelineEvent
-    from services.ids import new_id, now_iso
+    from rules.ids import new_id, now_iso
     from services.review.serialize import task_to_dict
     from services.review.state_machine import find_rule
 
@@ -36,8 +36,8 @@ def _unstored_task(payload, idempotency_key=None):
 
 def _unstored_feedback(data, channel, client_ip):
     from models.feedback import Feedback
+    from rules.ids import iso, new_id, utcnow
     from services.feedback.intake import FIELD_MAP, fingerprint
-    from services.ids import iso, new_id, utcnow
 
     now = utcnow()
     record = Feedback(feedback_id=new_id(), feedback_no=f"FB-{now:%Y%m%d}-0001", channel=channel,

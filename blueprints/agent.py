@@ -4,11 +4,11 @@ from flask import Blueprint, request
 from blueprints.apidoc import api
 from blueprints.guards import agent_required
 from blueprints.review import cover_ratio, if_match_header, list_response, task_response
+from rules.limits import CREATE_MAX_BYTES
 from schemas.review import AgentTaskListQuerySchema, CreateTaskSchema, PatchElementsSchema, TaskSchema
 from services import review
 
 bp = Blueprint("agent", __name__)
-CREATE_MAX_BYTES = 2 * 1024 * 1024  # CONTRACT §4: a creation body is at most 2 MiB
 
 
 @bp.post("/api/review/agent/tasks")

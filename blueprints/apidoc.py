@@ -11,10 +11,10 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, rejection_webhook, strict_nullable
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
+from rules.limits import IDEMPOTENCY_KEY_MAX as MAX_KEY_LENGTH
 from schemas.review import TaskSchema
 from schemas.review.task import RejectionWebhookSchema
 from services.errors import ERROR_CODES, ValidationFailed
-from services.review.creation import MAX_KEY_LENGTH
 
 bp = Blueprint("apidoc", __name__)
 

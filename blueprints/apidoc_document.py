@@ -1,6 +1,7 @@
 """Parts of the OpenAPI document no route declares: the overview, the rejection webhook, and
 OpenAPI 3.0's reading of nullable schemas (blueprints/apidoc.py assembles the document)."""
-from services.notifications import DEFAULT_RETRY_DELAYS
+from rules.limits import duration
+from services.settings import DEFAULT_RETRY_DELAYS
 
 # Response headers, each declared once; blueprints/apidoc.py says which operations send them.
 RESPONSE_HEADERS = {
@@ -69,16 +70,9 @@ def strict_nullable(node):
     return node
 
 
-def _duration(seconds):
-    for unit, size in (("h", 3600), ("min", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
-
-
 def rejection_webhook(body_schema_ref):
     """The x-webhooks entry of the review_task.rejected notification (services/notifications.py)."""
-    delays = ", ".join(_duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
+    delays = ", ".join(duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
     return {
         "summary": "Sent to REVIEW_AGENT_WEBHOOK_URL when a task is rejected for rework",
         "description": WEBHOOK_DESCRIPTION.replace("{delays}", delays),

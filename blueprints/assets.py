@@ -4,6 +4,7 @@ from flask import Blueprint, current_app, g, request, send_from_directory
 from blueprints.apidoc import NoBody, api, load
 from blueprints.bodies import single_file
 from blueprints.guards import agent_or_admin
+from rules.limits import MAX_UPLOAD_BYTES
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
 from services.errors import Forbidden, NotFound, ValidationFailed
@@ -31,7 +32,7 @@ def _dump(asset):
 def upload():
     """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
     # Set before the body is parsed: a larger request is refused as 413 without being read.
-    request.max_content_length = asset_service.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD
+    request.max_content_length = MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD
     if "scope" in request.args:  # was ignored: an image meant for the library landed in review
         raise ValidationFailed("scope is a form field of the upload, not a query parameter",
                                {"scope": ["send it as a form field next to file"]})
@@ -41,7 +42,7 @@ def upload():
     if form["scope"] == "library" and g.actor[0] != "admin":
         raise Forbidden("only an administrator may add images to the shared library (scope=library)")
     storage = single_file()
-    data = storage.stream.read(asset_service.MAX_UPLOAD_BYTES + 1)
+    data = storage.stream.read(MAX_UPLOAD_BYTES + 1)
     asset, created = asset_service.save_upload(
         data, scope=form["scope"], file_name=storage.filename,
         uploads_root=current_app.config["REVIEW_UPLOADS_PATH"])

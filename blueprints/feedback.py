@@ -11,6 +11,7 @@ from flask import Blueprint, Response, current_app, g, request, send_file, strea
 from blueprints.apidoc import api, documents_body, load
 from blueprints.bodies import limited_body, single_file
 from blueprints.guards import admin_required, client_required
+from rules.limits import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
     FeedbackAttachmentSchema,
@@ -23,7 +24,7 @@ from schemas.feedback import (
 )
 from services.errors import PayloadTooLarge
 from services.feedback import attachments, csvexport, intake, queries, triage
-from services.feedback.checks import ATTACHMENT_MEDIA_TYPES, LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
+from services.feedback.checks import ATTACHMENT_MEDIA_TYPES
 from services.feedback.ratelimit import limiter_from_settings
 from services.settings import split_list
 

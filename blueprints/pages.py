@@ -12,21 +12,14 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 
 from blueprints.apidoc import api, load
 from blueprints.guards import admin_required
-from models.review import (
-    ACCOUNTS,
-    APPROVAL_AUTHOR_MAX,
-    APPROVAL_SUMMARY_MAX,
-    ELEMENT_KEYS,
-    REJECTION_REASONS,
-    REQUIRED_SELECTION_KEYS,
-    STATUSES,
-)
+from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
+from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, REQUIRED_SELECTION_KEYS, STATUSES
+from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import TaskListQuerySchema
-from schemas.review.candidates import MAX_TEXT
-from schemas.review.selections import TITLE_MAX
 from services import review
 from services.asset_refs import resolve_many
 from services.errors import ValidationFailed
+from services.feedback import queries as feedback_queries
 from services.rendering import THEMES, image_urls, render_article, theme_config
 
 bp = Blueprint("pages", __name__)
@@ -267,9 +260,6 @@ FEEDBACK_FILTERS = ("status", "type", "appName", "platform", "appVersion", "keyw
 @admin_required("feedback")
 def feedback_list():
     """Feedback with filters, whole-table counts per status and page numbers."""
-    from schemas.feedback import FeedbackListQuerySchema
-    from services.feedback import queries as feedback_queries
-
     args = _clean(request.args, FEEDBACK_FILTERS)
     result, errors, message = None, {}, None
     try:
@@ -288,6 +278,4 @@ def feedback_list():
 @admin_required("feedback")
 def feedback_detail(feedback_id):
     """One feedback with its attachments (screenshots shown) and the status form."""
-    from services.feedback import queries as feedback_queries
-
     return render_template("feedback_detail.html", feedback=feedback_queries.get_feedback(feedback_id))

@@ -7,6 +7,7 @@ from blueprints.apidoc import api
 from blueprints.guards import admin_required
 from schemas.review import DecisionSchema, TaskListQuerySchema, TaskSchema
 from services import review
+from services.publishing import approve_and_publish
 
 bp = Blueprint("review", __name__)
 # Guards sit above @api so credentials are checked before the body or query (401 before 400).
@@ -65,7 +66,6 @@ def get_task(task_id):
 def decision(task_id, body):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
     if body["action"] == "approve_and_publish":  # its auto_after_approval job runs in this request
-        from services.publishing import approve_and_publish
 
         task = approve_and_publish(task_id, body, g.actor[1], dict(current_app.config),
                                    if_match=if_match_header(), cover_ratio=cover_ratio())

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import click
 
-from models import db
+from models import AdminUser, db
+from services.auth import save_admin, set_active
+from services.errors import ServiceError
 
 
 def _where(app):
@@ -22,10 +24,6 @@ def register_commands(app):
     @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
     def create_admin(username, permissions, password_stdin):
         """Create an admin account, or set its password (and permissions); turns a deactivated one on again."""
-        from models import AdminUser
-        from services.auth import save_admin
-        from services.errors import ServiceError
-
         if password_stdin:
             password = sys.stdin.readline().rstrip("\r\n")
         else:
@@ -44,8 +42,6 @@ def register_commands(app):
     @click.argument("username")
     def deactivate_admin(username):
         """Deactivate an admin; their sessions stop working at once."""
-        from services.auth import set_active
-
         with db.connection_context():
             if not set_active(username, False):
                 raise click.ClickException(f"no admin named {username}")

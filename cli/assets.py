@@ -6,8 +6,10 @@ from pathlib import Path
 import click
 
 from models import db
+from rules.limits import MAX_UPLOAD_BYTES
 from services import assets as asset_service
 from services.errors import ServiceError
+from services.platform_client import PlatformError, client_for
 from services.settings import split_list
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
@@ -30,8 +32,8 @@ def _import_one(path, uploads_root):
     try:
         if not path.is_file():
             return "refused", "no such file" if not path.exists() else "not a regular file"
-        if path.stat().st_size > asset_service.MAX_UPLOAD_BYTES:
-            return "refused", f"larger than {asset_service.MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"
+        if path.stat().st_size > MAX_UPLOAD_BYTES:
+            return "refused", f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"
         data = path.read_bytes()
     except OSError as exc:
         return "refused", exc.strerror or type(exc).__name__
@@ -80,8 +82,6 @@ def register(app):
     @click.argument("account", type=click.Choice(ACCOUNTS))
     def sync_command(account):
         """Keep the account's platform image materials as remote library assets (media_id reused)."""
-        from services.platform_client import PlatformError, client_for
-
         report = asset_service.SyncReport()
         try:
             client = client_for(account, app.config)

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import click
 
+from fakeplatform import FakePlatform
 from models import db
+from services.auth import save_admin
+from services.demo import seed
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 DEMO_ADMIN = "demo"
@@ -21,8 +24,6 @@ def register(app):
     @app.cli.command("seed-demo")
     def seed_demo():
         """Add the sample tasks, library images and feedback (skipped when tasks already exist)."""
-        from services.demo import seed
-
         with db.connection_context():
             created = seed(app.config["REVIEW_UPLOADS_PATH"])
         if not created["tasks"]:
@@ -46,8 +47,6 @@ def platform_settings(base_url):
 
 def start_fake_platform():
     """A fake WeChat platform knowing both demo accounts, serving in a thread; (fake, base URL)."""
-    from fakeplatform import FakePlatform
-
     settings = platform_settings("")
     fake = FakePlatform(accounts={settings[f"{prefix}_APPID"]: settings[f"{prefix}_SECRET"]
                                   for prefix in (_prefix(account) for account in ACCOUNTS)})
@@ -71,8 +70,6 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
     config["FEEDBACK_CLIENT_TOKENS"] = f"demo-app={client_token}"
     app = create_app({**config, **(overrides or {})})
     password = secrets.token_urlsafe(12)
-    from services.auth import save_admin
-    from services.demo import seed
 
     with db.connection_context():
         save_admin(DEMO_ADMIN, password, "review,feedback")

@@ -22,8 +22,6 @@ import peewee
 
 from models.base import SQLITE_FUNCTIONS, BaseModel, JSONField, db, immediate
 
-FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
-ATTACHMENT_KINDS = ("screenshot", "log_file")
 SEARCH_TABLE = "feedback_fts"
 PENDING_TABLE = "feedback_search_pending"
 CHARS_TABLE = "feedback_chars"

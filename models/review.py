@@ -7,39 +7,6 @@ import peewee
 
 from models.base import BaseModel, JSONField
 
-# The vocabulary of the review area, shared by schemas and services.
-ACCOUNTS = ("silicon-rise", "carbon-fitness")
-CONTENT_TYPES = ("article", "image_post")
-STATUSES = ("pending_review", "approved", "published", "rejected_rework")
-ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
-REJECTION_REASONS = ("content_quality", "factual_error", "compliance_risk", "style_mismatch", "image_issue", "other")
-# Fields that can be rejected or patched as one unit (spec: ElementKey).
-ELEMENT_KEYS = {
-    "article": ("title", "summary", "body", "bodyImages", "coverImage"),
-    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
-}
-# Every key a selections object may hold, and the ones approval needs (spec: ReviewSelections).
-SELECTION_KEYS = {
-    "article": ("author", "title", "summary", "body", "bodyImages", "coverImage"),
-    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
-}
-# Limits checked at approval: the spec's summary limit, and the platform's author limit (errcode
-# 45110), because an approved task can no longer be edited and its failed publish only retries.
-APPROVAL_SUMMARY_MAX = 100
-APPROVAL_AUTHOR_MAX = 16
-REQUIRED_SELECTION_KEYS = {
-    "article": ("title", "summary", "body", "coverImage"),
-    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
-}
-CANDIDATE_KEYS = {
-    "article": ("authors", "titles", "summaries", "bodyOptions", "coverImages", "bodyImageCandidates"),
-    "image_post": ("titles", "descriptions", "imageGroups", "commentSettings"),
-}
-OVERRIDE_KEYS = {
-    "article": ("title", "summary", "body", "coverImage", "bodyImages"),
-    "image_post": ("title", "description", "images"),
-}
-
 
 class ReviewTask(BaseModel):
     task_id = peewee.CharField(max_length=64, unique=True)

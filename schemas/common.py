@@ -1,7 +1,8 @@
 """Shapes shared by every paged list (assets, feedback)."""
 from marshmallow import Schema, fields, validate
 
-MAX_PAGE_SIZE = 100
+from rules.limits import MAX_PAGE_SIZE
+
 # Only keeps the row offset, (page - 1) * pageSize, inside SQLite's 64-bit OFFSET: any page past
 # the last one is an empty page with the right totals.
 MAX_PAGE = (2**63 - 1) // MAX_PAGE_SIZE

@@ -5,12 +5,12 @@ import json
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
-from models.feedback import ATTACHMENT_KINDS, FEEDBACK_STATUSES
+from rules.client_input import bound, moment
+from rules.ids import iso
+from rules.limits import MAX_EXTRA_BYTES
+from rules.vocabulary import ATTACHMENT_KINDS, FEEDBACK_STATUSES
 from schemas.common import PageQuerySchema, PaginationSchema, timestamp
-from services.client_input import bound, moment
-from services.ids import iso
 
-MAX_EXTRA_BYTES = 4096
 LIST_STATUSES = ("all", *FEEDBACK_STATUSES)
 
 
@@ -87,7 +87,7 @@ class FeedbackStatusSchema(Schema):
 
 
 class _Bound(fields.Field):
-    """ISO date or date-time -> UTC datetime; `end=True`: the exclusive end (services.client_input.bound)."""
+    """ISO date or date-time -> UTC datetime; `end=True`: the exclusive end (rules.client_input.bound)."""
 
     def __init__(self, *, end=False, **kwargs):
         super().__init__(load_default=None, metadata={"type": "string", "format": "date or date-time"}, **kwargs)

@@ -1,5 +1,6 @@
 """Resolve asset references ({"assetId"} or an asset URL) and find them in Markdown and in tasks."""
 from models import Asset
+from services.rendering import image_urls
 
 REF_FIELDS = ("coverImage", "bodyImages", "images")
 
@@ -41,8 +42,6 @@ def resolve_many(refs):
 
 def markdown_image_refs(markdown):
     """Every image link target in Markdown, in order of first appearance."""
-    from services.rendering import image_urls
-
     return image_urls(markdown or "")
 
 

@@ -20,14 +20,15 @@ from PIL import Image, UnidentifiedImageError
 
 from models import Asset
 from models.base import immediate
+from rules.ids import new_id, now_iso
+from rules.limits import MAX_PIXELS, MAX_UPLOAD_BYTES
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import placed_file, write_atomically
-from services.ids import new_id, now_iso
+from services.platform.uploads import remember_upload
+from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
 
-MAX_UPLOAD_BYTES = 10 * 1024 * 1024
-MAX_PIXELS = 40_000_000
 # Pillow itself refuses (DecompressionBombError) anything over twice this before decoding; our own
 # header check below refuses everything over MAX_PIXELS before a single pixel is decoded.
 if Image.MAX_IMAGE_PIXELS is None or Image.MAX_IMAGE_PIXELS > MAX_PIXELS:
@@ -216,8 +217,6 @@ def sync_platform_images(client, account, report=None, measure=None):
     (width, height) of an image, or None: a cover must have a known size, so each new or changed
     material is measured once.
     """
-    from services.platform.uploads import remember_upload
-
     report = report if report is not None else SyncReport()
     for item in client.iter_image_materials():  # no transaction is open while the next page loads
         media_id, url = str(item.get("media_id") or ""), str(item.get("url") or "")
@@ -254,8 +253,6 @@ def sync_platform_images(client, account, report=None, measure=None):
 
 def remote_size(url, *, allowed_hosts, allow_private=False):
     """(width, height) of the image at `url` (fetched with the remote-image guard), or None."""
-    from services.remote_images import FetchRefused, fetch_bytes
-
     try:
         image = check_image(fetch_bytes(url, allowed_hosts=allowed_hosts, allow_private=allow_private))
     except (FetchRefused, ValidationFailed, PayloadTooLarge) as exc:

@@ -10,8 +10,8 @@ from datetime import timedelta
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from models import AdminUser, EndedSession, LoginAttempt, immediate
+from rules.ids import iso, now_iso, utcnow
 from services.errors import ValidationFailed
-from services.ids import iso, now_iso, utcnow
 
 log = logging.getLogger(__name__)
 

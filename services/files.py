@@ -16,7 +16,7 @@ from pathlib import Path
 
 from models.base import immediate
 from models.files import PendingFile
-from services.ids import now_iso
+from rules.ids import now_iso
 
 log = logging.getLogger(__name__)
 TEMP_PREFIX = ".upload-"

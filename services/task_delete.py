@@ -20,13 +20,13 @@ import peewee
 from models import Asset, immediate
 from models.files import AssetCleanup
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent
+from rules.ids import now_iso
 from services.asset_refs import ref_key, resolve_many, task_references
 from services.assets import STORED_NAME
 from services.files import removed_file, settle_removals
-from services.ids import now_iso
-from services.notifications import discard_for_task
 from services.publishing.jobs import refuse_while_publishing
 from services.review.concurrency import load_for_update
+from services.review.notifications import discard_for_task
 
 log = logging.getLogger(__name__)
 

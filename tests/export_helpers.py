@@ -10,7 +10,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from models import Asset, ReviewTask, db
-from services.ids import new_id, now_iso
+from rules.ids import new_id, now_iso
 from services.review.timeline import add_event
 
 

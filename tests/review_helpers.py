@@ -17,7 +17,7 @@ from PIL import Image
 from werkzeug.serving import make_server
 
 from models import Asset, db
-from services.ids import new_id, now_iso
+from rules.ids import new_id, now_iso
 
 _colors = itertools.count(1)
 

@@ -303,7 +303,7 @@ def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
 def test_a_trickling_webhook_receiver_does_not_hold_the_sender():
     from types import SimpleNamespace
 
-    from services.notifications import _post
+    from services.review.notifications import _post
 
     receiver = TricklingServer(body=b'{"ok": true}' + b" " * 200)  # its body would take ~30 s
     started = time.monotonic()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from models import Asset, AssetCleanup, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
-from services.ids import new_id, now_iso
+from rules.ids import new_id, now_iso
 from tests.conftest import assert_error, create_admin, login
 from tests.export_helpers import (
     download,

@@ -12,7 +12,7 @@ from PIL import Image
 
 from models import db
 from models.feedback import FeedbackAttachment
-from services.ids import iso, utcnow
+from rules.ids import iso, utcnow
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
     MINI,

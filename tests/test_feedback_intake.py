@@ -8,8 +8,8 @@ import pytest
 
 from models import db
 from models.feedback import Feedback, FeedbackDaySequence
+from rules.ids import iso, utcnow
 from services.feedback import intake
-from services.ids import iso, utcnow
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
     MINI,

@@ -4,8 +4,8 @@ import sys
 
 from models import db
 from models.files import PendingFile
+from rules.ids import now_iso
 from services import files
-from services.ids import now_iso
 
 
 def _dead_pid():

@@ -418,7 +418,7 @@ def test_ids_are_url_safe_and_start_with_a_letter_or_digit(monkeypatch):
     """A leading "-" would read as an option on a command line and as a formula in the CSV export."""
     import secrets
 
-    from services.ids import new_id
+    from rules.ids import new_id
 
     draws = iter(["-leading-dash-000000000", "_leading_underscore_000", "Abc-def_ghi-jkl_mno-pqr"])
     monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(draws))

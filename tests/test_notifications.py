@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from models import OutboxMessage, db
-from services import notifications
-from services.ids import utcnow
+from rules.ids import utcnow
+from services.review import notifications
 from tests.receivers import WebhookReceiver
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()

@@ -8,9 +8,9 @@ import pytest
 from openapi_spec_validator import validate as validate_spec
 
 from models import db
-from models.feedback import ATTACHMENT_KINDS
+from rules.limits import IDEMPOTENCY_KEY_MAX as MAX_KEY_LENGTH
+from rules.vocabulary import ATTACHMENT_KINDS
 from schemas.assets import UPLOAD_SCOPES
-from services.review.creation import MAX_KEY_LENGTH
 from tests.conftest import AGENT_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,12 +186,12 @@ def test_the_rejection_webhook_is_documented_as_it_is_sent(document, app, client
     """An integrator reading only the document finds the webhook: its body, headers and retry rule."""
     from models.outbox import OutboxMessage
     from models.review import ReviewTask
-    from services.notifications import DEFAULT_RETRY_DELAYS, enqueue_rejection
+    from services.review.notifications import DEFAULT_RETRY_DELAYS, enqueue_rejection
     from tests.review_helpers import article_payload, create_task
 
     webhook = document["x-webhooks"]["review_task.rejected"]["post"]
     assert {p["name"] for p in webhook["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
-    assert "10 s, 30 s, 2 min" in webhook["description"] and len(DEFAULT_RETRY_DELAYS) == 8
+    assert "10 seconds, 30 seconds, 2 minutes" in webhook["description"] and len(DEFAULT_RETRY_DELAYS) == 8
     task = create_task(client, agent_headers, article_payload())
     with db.connection_context():
         row = ReviewTask.get(ReviewTask.task_id == task["id"])

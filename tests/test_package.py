@@ -7,7 +7,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from models import Asset, db
-from models.review import STATUSES
+from rules.vocabulary import STATUSES
 from services.rendering import image_urls
 from tests.conftest import assert_error, create_admin, login, signed_in_admin
 from tests.export_helpers import (

@@ -19,7 +19,7 @@ from PIL import Image
 from fakeplatform import FakePlatform
 from models.base import db, init_database
 from models.platform import PlatformToken, PlatformUpload
-from services.ids import iso, utcnow
+from rules.ids import iso, utcnow
 from services.platform_client import (
     PlatformClient,
     PlatformError,

@@ -10,7 +10,7 @@ import requests
 from models import db
 from models.publishing import PublishLock
 from models.review import ReviewTask
-from services.ids import iso, utcnow
+from rules.ids import iso, utcnow
 from tests import test_publishing as base
 from tests.conftest import ADMIN_PASSWORD, assert_error
 from tests.review_helpers import live_server

@@ -155,7 +155,7 @@ def test_decisions_only_from_pending_review(admin_client, article):
 
 
 def test_delivery_events_do_not_change_the_version(admin_client, article):
-    from services import notifications
+    from services.review import notifications
 
     task, cover = article
     rejected = admin_client.post(decision_url(task), json=_reject(task, cover, ["title"])).get_json()

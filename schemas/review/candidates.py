@@ -1,12 +1,9 @@
 """Task creation: candidates per content type, body options, image groups (spec: ReviewTaskCandidates)."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from models.review import ACCOUNTS, CANDIDATE_KEYS, CONTENT_TYPES
-from schemas.review.refs import MAX_ID, MAX_URL, AssetIdSchema, CommentSettingsSchema, not_blank
-
-MAX_LIST = 50
-MAX_CONTENT = 200_000
-MAX_TEXT = 2000
+from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_TEXT, MAX_URL
+from rules.vocabulary import ACCOUNTS, CANDIDATE_KEYS, CONTENT_TYPES
+from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
 
 
 def _texts(description):

@@ -1,8 +1,8 @@
 """Shared shapes of the review area: strict scalars, asset references, cover crop, comment settings."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-MAX_URL = 2048
-MAX_ID = 128
+from rules.limits import MAX_URL
+
 ASSET_ID_OBJECT = {
     "type": "object", "required": ["assetId"], "additionalProperties": False,
     "properties": {"assetId": {"type": "string", "maxLength": 64}},

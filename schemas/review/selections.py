@@ -1,22 +1,18 @@
 """Reviewer and agent input: selections per content type, overrides, body draft, decision, element PATCH."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from models.review import ACTIONS, APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, ELEMENT_KEYS, REJECTION_REASONS
-from schemas.review.candidates import MAX_CONTENT, MAX_TEXT
-from schemas.review.refs import (
+from rules.limits import (
+    APPROVAL_AUTHOR_MAX,
+    APPROVAL_SUMMARY_MAX,
+    MAX_CONTENT,
     MAX_ID,
-    AssetIdSchema,
-    AssetRef,
-    CommentSettingsSchema,
-    CoverCropSchema,
-    StrictBoolean,
+    MAX_IMAGES,
+    MAX_TEXT,
+    PATCH_SUMMARY_MAX,
+    TITLE_MAX,
 )
-from services.rendering import THEMES
-
-TITLE_MAX = 64
-PATCH_SUMMARY_MAX = 120
-MAX_IMAGES = 20
-ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys})
+from rules.vocabulary import ACTIONS, ALL_ELEMENT_KEYS, REJECTION_REASONS, THEME_NAMES
+from schemas.review.refs import AssetIdSchema, AssetRef, CommentSettingsSchema, CoverCropSchema, StrictBoolean
 
 
 class ArticleSelectionsSchema(Schema):
@@ -101,7 +97,7 @@ class BodyDraftSchema(Schema):
                                         metadata={"description": "filled in by the server when absent"})
     bodyEditedFromCandidate = StrictBoolean(metadata={"description": "computed by the server when absent"})
     themeTemplate = fields.String(allow_none=True, validate=validate.Length(max=64),
-                                  metadata={"description": "one of " + ", ".join(THEMES) + "; null: default"})
+                                  metadata={"description": "one of " + ", ".join(THEME_NAMES) + "; null: default"})
     themeConfig = fields.Nested(ThemeConfigSchema, allow_none=True)
 
 

@@ -1,13 +1,18 @@
 """Task responses and list queries (documentation of what services/review/serialize.py writes)."""
 from marshmallow import Schema, fields, validate
 
-from models.review import ACCOUNTS, CONTENT_TYPES, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
+from rules.vocabulary import (
+    ACCOUNTS,
+    ACTORS,
+    ALL_ELEMENT_KEYS,
+    CONTENT_TYPES,
+    EVENT_TYPES,
+    REJECTION_REASONS,
+    STATUSES,
+)
 from schemas.common import timestamp
 from schemas.review.candidates import CandidatesSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
-from services.review.timeline import ACTORS, EVENT_TYPES
-
-ALL_ELEMENT_KEYS = sorted({key for keys in ELEMENT_KEYS.values() for key in keys})
 
 
 class TimelineEventSchema(Schema):

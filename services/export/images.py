@@ -4,7 +4,7 @@ import os
 from PIL import Image, UnidentifiedImageError
 
 import services.assets  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
-from services.assets import MAX_PIXELS
+from rules.limits import MAX_PIXELS
 
 MAX_BYTES = 10 * 1024 * 1024
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")

@@ -21,14 +21,14 @@ import peewee
 
 from models.base import immediate
 from models.feedback import Feedback, FeedbackAttachment
+from rules.ids import iso, new_id, now_iso, utcnow
+from rules.limits import MAX_ATTACHMENTS
 from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
 from services.feedback.checks import check_log_file, check_screenshot
 from services.files import placed_file
-from services.ids import iso, new_id, now_iso, utcnow
 
 log = logging.getLogger(__name__)
 
-MAX_ATTACHMENTS = 10
 UPLOAD_WINDOW = timedelta(days=7)
 SCREENSHOT_SUFFIXES = {"jpg": ("jpg", "jpeg")}  # other formats: their stored extension
 FOLDER = "feedback"

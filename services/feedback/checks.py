@@ -14,14 +14,12 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from rules.limits import LOG_MAX_BYTES, MAX_PIXELS, SCREENSHOT_MAX_BYTES
 from services.assets import decoding
 from services.errors import PayloadTooLarge, ValidationFailed
 
 log = logging.getLogger(__name__)
 
-SCREENSHOT_MAX_BYTES = 10 * 1024 * 1024
-LOG_MAX_BYTES = 20 * 1024 * 1024
-MAX_PIXELS = 40_000_000
 SCREENSHOT_FORMATS = {"PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "WEBP": ("webp", "image/webp")}
 LOG_TYPES = {"log": "text/plain; charset=utf-8", "txt": "text/plain; charset=utf-8",
              "zip": "application/zip", "gz": "application/gzip"}

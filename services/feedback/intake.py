@@ -16,10 +16,10 @@ import peewee
 
 from models.base import cached_select, db, execute_cached, immediate, run_statement
 from models.feedback import Feedback, FeedbackDaySequence
-from services.client_input import load_json
+from rules.client_input import load_json
+from rules.ids import iso, new_id, utcnow
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
-from services.ids import iso, new_id, utcnow
 
 log = logging.getLogger(__name__)
 

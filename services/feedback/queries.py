@@ -17,7 +17,6 @@ from peewee import SQL, SqliteDatabase, fn
 from models.base import db
 from models.feedback import (
     CHARS_TABLE,
-    FEEDBACK_STATUSES,
     SEARCH_COLUMNS,
     SEARCH_TABLE,
     Feedback,
@@ -26,8 +25,9 @@ from models.feedback import (
     is_cjk,
     search_index_ready,
 )
+from rules.ids import iso
+from rules.vocabulary import FEEDBACK_STATUSES
 from services.errors import NotFound
-from services.ids import iso
 from services.paging import pagination
 
 TRIGRAM = 3

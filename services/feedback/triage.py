@@ -7,10 +7,11 @@
 """
 from models import AdminUser
 from models.base import immediate
-from models.feedback import FEEDBACK_STATUSES, Feedback
+from models.feedback import Feedback
+from rules.ids import now_iso
+from rules.vocabulary import FEEDBACK_STATUSES
 from services.errors import Unauthorized, ValidationFailed
 from services.feedback.queries import detail, get_record
-from services.ids import now_iso
 
 UNSET = object()
 

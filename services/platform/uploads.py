@@ -1,7 +1,7 @@
 """Upload cache: a retried publish reuses what an earlier attempt uploaded for the same asset."""
 from models.base import immediate
 from models.platform import PlatformUpload
-from services.ids import now_iso
+from rules.ids import now_iso
 
 UPLOAD_KINDS = ("material", "uploadimg")
 

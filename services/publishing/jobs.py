@@ -20,8 +20,8 @@ import peewee
 from models import immediate
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask
+from rules.ids import iso, new_id, now_iso, utcnow
 from services.errors import Conflict, NotFound
-from services.ids import iso, new_id, now_iso, utcnow
 from services.platform_client import PlatformError, client_for, configured_timeout
 from services.publishing.images import JobImages, PublishFailed
 from services.publishing.owners import gone, this_process

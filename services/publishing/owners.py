@@ -3,7 +3,7 @@ import json
 import os
 import socket
 
-from services.ids import now_iso
+from rules.ids import now_iso
 
 # A pid names a process only on one host inside one pid namespace (a container has its own);
 # claims older than this process's start cannot be its own.

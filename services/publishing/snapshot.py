@@ -10,7 +10,7 @@ the job has uploaded the body images, the HTML sent to the platform, with their 
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
 Image post (CONTRACT §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
 """
-from models.review import REQUIRED_SELECTION_KEYS
+from rules.vocabulary import REQUIRED_SELECTION_KEYS
 from services.asset_refs import resolve_ref
 from services.rendering import render_article, theme_config
 

@@ -12,6 +12,8 @@ colour, line height) are not repeated on each element.
 import re
 from functools import lru_cache
 
+from rules.vocabulary import THEME_NAMES
+
 _BASE_VARIABLES = {
     "--primary-color": "#07c160",
     "--font-size": "16px",
@@ -93,9 +95,9 @@ def _theme(label, code_style, variables=None, styles=None):
     }
 
 
-THEMES = {
-    "default": _theme("默认", "friendly"),
-    "tech-blue": _theme(
+THEMES = dict(zip(THEME_NAMES, (  # rules.vocabulary names them, in this order
+    _theme("默认", "friendly"),  # default
+    _theme(  # tech-blue
         "科技蓝",
         "one-dark",
         {
@@ -112,7 +114,7 @@ THEMES = {
             "strong": "color:var(--primary-color)",
         },
     ),
-    "warm-paper": _theme(
+    _theme(  # warm-paper
         "暖色纸张",
         "solarized-light",
         {
@@ -133,7 +135,7 @@ THEMES = {
         },
         {"wrapper": _BASE_STYLES["wrapper"] + ";padding:1em 1.2em"},
     ),
-}
+), strict=True))
 
 # Values end up inside style="…": allow what colours, lengths and font lists need and nothing
 # that could close the declaration (;), open a block, pull a URL or start a comment.

@@ -10,8 +10,8 @@ import re
 
 from models.base import cached_select
 from models.review import ReviewTask
+from rules.ids import now_iso
 from services.errors import NotFound, PreconditionFailed, ValidationFailed
-from services.ids import now_iso
 
 _TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
 

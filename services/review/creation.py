@@ -14,9 +14,10 @@ import peewee
 
 from models import immediate
 from models.review import IdempotencyKey, ReviewTask
+from rules.ids import iso, new_id, now_iso, utcnow
+from rules.limits import IDEMPOTENCY_KEY_MAX
 from services.asset_refs import resolve_many
 from services.errors import Conflict, ValidationFailed
-from services.ids import iso, new_id, now_iso, utcnow
 from services.rendering import image_urls
 from services.review.serialize import task_to_dict
 from services.review.state_machine import find_rule
@@ -24,7 +25,6 @@ from services.review.timeline import add_event
 from services.review.validation import Problems
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
-MAX_KEY_LENGTH = 128
 
 
 def body_hash(payload):
@@ -34,8 +34,8 @@ def body_hash(payload):
 
 
 def check_key(key):
-    if key is not None and not 1 <= len(key) <= MAX_KEY_LENGTH:
-        raise ValidationFailed(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters",
+    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise ValidationFailed(f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
                                {"Idempotency-Key": [f"length {len(key)}"]})
 
 

@@ -6,9 +6,10 @@ one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either 
 (and this decision sees it) or after (and gets 409/412).
 """
 from models import immediate
-from models.review import ELEMENT_KEYS, SELECTION_KEYS
+from rules.vocabulary import ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
+from services.review.notifications import enqueue_rejection
 from services.review.serialize import task_to_dict
 from services.review.state_machine import fire, rule_for
 from services.review.validation import (
@@ -148,7 +149,5 @@ def apply_decision(task_id, payload, *, actor_name, if_match=None, cover_ratio=D
         fire(task, action, "admin", actor_name, data)
         save_task(task)
         if action == "reject_rework":
-            from services.notifications import enqueue_rejection
-
             enqueue_rejection(task)
         return task

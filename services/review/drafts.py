@@ -1,7 +1,8 @@
 """Body drafts and manual overrides (CONTRACT §4 "Selections, references, overrides")."""
 from difflib import SequenceMatcher
 
-from models.review import OVERRIDE_KEYS
+from rules.vocabulary import OVERRIDE_KEYS
+from services.rendering import THEMES, merged_variables
 from services.review.validation import REF_KEYS, REF_LIST_KEYS, check_markdown_links, check_ref, join, same_value
 
 
@@ -10,8 +11,6 @@ def body_options(task):
 
 
 def _theme_problems(draft, problems):
-    from services.rendering import THEMES, merged_variables
-
     name = draft.get("themeTemplate")
     if name is not None and name not in THEMES:
         problems.add("bodyDraft.themeTemplate", f"unknown theme template; choose one of: {', '.join(THEMES)}")

@@ -10,7 +10,7 @@ Images a PATCH brings in come from the material library (spec: "material-library
 those the task holds already (its candidates, its selections) may stay.
 """
 from models import immediate
-from models.review import SELECTION_KEYS
+from rules.vocabulary import SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, resolve_many, task_references
 from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task

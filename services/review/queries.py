@@ -7,9 +7,9 @@ import peewee
 
 from models import db
 from models.review import ReviewTask
-from services.client_input import bound
+from rules.client_input import bound
+from rules.ids import iso
 from services.errors import ValidationFailed
-from services.ids import iso
 from services.review.concurrency import get_task_row, task_not_found
 from services.review.serialize import task_detail, task_to_dict, tasks_to_dicts
 

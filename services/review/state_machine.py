@@ -8,6 +8,7 @@ docs/review-states.md is generated from this table: `python -m services.review >
 from dataclasses import dataclass
 
 from services.errors import Conflict
+from services.review.rulings import RULINGS
 from services.review.timeline import add_event
 
 ANY = "*"
@@ -114,7 +115,6 @@ def render_markdown():
         target = "(record removed)" if rule.next_state is None else f"`{rule.next_state}`"
         events = ", ".join(f"`{e}`" for e in rule.events) or "-"
         lines.append(f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |")
-    from services.review.rulings import RULINGS
 
     lines += ["", "## Rulings the code applies beyond the spec and CONTRACT", ""]
     lines += [f"- {text}" for text in RULINGS]

@@ -1,12 +1,7 @@
 """Timeline events of a task (CONTRACT §4 Timeline): {"id","type","at","actor","actorName","data"}."""
 from models.review import TimelineEvent
-from services.ids import new_id, now_iso
-
-EVENT_TYPES = (
-    "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
-    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed",
-)
-ACTORS = ("agent", "admin", "system")
+from rules.ids import new_id, now_iso
+from rules.vocabulary import ACTORS, EVENT_TYPES
 
 
 def add_event(task, type, actor, actor_name=None, data=None):

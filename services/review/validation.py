@@ -3,7 +3,8 @@
 Every check adds messages to a `Problems` map of dotted path -> messages; the caller raises once per
 stage so one answer lists everything wrong at that stage (CONTRACT §2 `details`).
 """
-from models.review import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, REQUIRED_SELECTION_KEYS, SELECTION_KEYS
+from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
+from rules.vocabulary import REQUIRED_SELECTION_KEYS, SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, ref_key, resolve_ref
 from services.errors import ValidationFailed
 

@@ -14,13 +14,14 @@ from datetime import timedelta
 import requests
 
 from models import OutboxMessage, immediate
+from models.review import ReviewTask
+from rules.ids import iso, new_id, now_iso, utcnow
 from services.background import Worker
-from services.ids import iso, new_id, now_iso, utcnow
+from services.review.timeline import add_event
+from services.settings import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
 
-# Seconds to wait after each failed attempt: 9 attempts over about 7.5 hours.
-DEFAULT_RETRY_DELAYS = (10, 30, 120, 600, 1800, 3600, 7200, 14400)
 TIMEOUT = (5, 10)
 
 
@@ -102,11 +103,6 @@ def _post(url, secret, message):
 
 
 def _record_timeline(task_id, event_type, data):
-    try:
-        from models.review import ReviewTask
-        from services.review.timeline import add_event
-    except ImportError:  # review area not installed yet
-        return
     task = ReviewTask.get_or_none(ReviewTask.task_id == task_id)
     if task is not None:
         add_event(task, event_type, "system", None, data)
@@ -158,9 +154,3 @@ _wake = threading.Event()
 
 def wake_sender():
     _wake.set()
-
-
-def parse_delays(value):
-    if isinstance(value, (list, tuple)):
-        return tuple(float(v) for v in value)
-    return tuple(float(v) for v in str(value).split(",") if v.strip()) or DEFAULT_RETRY_DELAYS

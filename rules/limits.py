@@ -1,0 +1,51 @@
+"""Every limit a client or reviewer can meet, in one place; messages and docs are built from these.
+
+Sizes are characters unless the name says BYTES or PIXELS.
+"""
+
+# Task content (CONTRACT §4).
+MAX_LIST = 50  # entries in any candidate list
+MAX_CONTENT = 200_000  # a Markdown body or an override value
+MAX_TEXT = 2000  # a description, a note, a label
+MAX_TOPIC = 500
+MAX_URL = 2048
+MAX_ID = 128  # client-chosen ids: body options, image groups, placeholders
+TITLE_MAX = 64
+# A summary may be longer while it is being worked on; approval holds the spec's limit.
+PATCH_SUMMARY_MAX = 120
+APPROVAL_SUMMARY_MAX = 100
+# The platform refuses longer authors (errcode 45110); an approved task can no longer be edited and
+# its failed publish only retries, so approval holds the platform's limit.
+APPROVAL_AUTHOR_MAX = 16
+MAX_IMAGES = 20  # images of an image post
+CREATE_MAX_BYTES = 2 * 1024 * 1024  # one task-creation body
+IDEMPOTENCY_KEY_MAX = 128
+IDEMPOTENCY_HOURS = 24  # how long a creation answer is replayed for its key
+
+# Images (assets, feedback screenshots, archive checks).
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+MAX_PIXELS = 40_000_000  # width x height; checked from the header, before any pixel is decoded
+
+# Feedback (CONTRACT §8).
+SCREENSHOT_MAX_BYTES = 10 * 1024 * 1024
+LOG_MAX_BYTES = 20 * 1024 * 1024
+MAX_ATTACHMENTS = 10  # per feedback record
+MAX_EXTRA_BYTES = 4096  # the `extra` object, as JSON
+DEFAULT_DUPLICATE_WINDOW_SECONDS = 24 * 3600  # FEEDBACK_DUPLICATE_WINDOW_SECONDS
+
+# Lists.
+MAX_PAGE_SIZE = 100
+
+
+def mib(size: int) -> str:
+    """10485760 -> '10 MiB' for messages."""
+    return f"{size // (1024 * 1024)} MiB"
+
+
+def duration(seconds: float) -> str:
+    """86400 -> '24 hours', 90 -> '90 seconds' for messages."""
+    for unit, length in (("hour", 3600), ("minute", 60), ("second", 1)):
+        if seconds >= length and seconds % length == 0:
+            count = int(seconds // length)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds:g} seconds"

@@ -1,0 +1,41 @@
+"""The words of the spec: accounts, content types, statuses, actions, keys, events, themes."""
+
+ACCOUNTS = ("silicon-rise", "carbon-fitness")
+CONTENT_TYPES = ("article", "image_post")
+STATUSES = ("pending_review", "approved", "published", "rejected_rework")
+ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
+REJECTION_REASONS = ("content_quality", "factual_error", "compliance_risk", "style_mismatch", "image_issue", "other")
+# Fields that can be rejected or patched as one unit (spec: ElementKey).
+ELEMENT_KEYS = {
+    "article": ("title", "summary", "body", "bodyImages", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+ALL_ELEMENT_KEYS = tuple(sorted({key for keys in ELEMENT_KEYS.values() for key in keys}))
+# Every key a selections object may hold, and the ones approval needs (spec: ReviewSelections).
+SELECTION_KEYS = {
+    "article": ("author", "title", "summary", "body", "bodyImages", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+REQUIRED_SELECTION_KEYS = {
+    "article": ("title", "summary", "body", "coverImage"),
+    "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
+}
+CANDIDATE_KEYS = {
+    "article": ("authors", "titles", "summaries", "bodyOptions", "coverImages", "bodyImageCandidates"),
+    "image_post": ("titles", "descriptions", "imageGroups", "commentSettings"),
+}
+OVERRIDE_KEYS = {
+    "article": ("title", "summary", "body", "coverImage", "bodyImages"),
+    "image_post": ("title", "description", "images"),
+}
+# Timeline (CONTRACT §4 Timeline).
+EVENT_TYPES = (
+    "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
+    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed",
+)
+ACTORS = ("agent", "admin", "system")
+# Body themes (CONTRACT §5); services.rendering.themes holds their styles, in this order.
+THEME_NAMES = ("default", "tech-blue", "warm-paper")
+
+FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
+ATTACHMENT_KINDS = ("screenshot", "log_file")

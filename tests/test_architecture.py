@@ -1,0 +1,87 @@
+"""The code's shape holds: import layers and no loops (import-linter, every import counted wherever it
+stands), no project import hidden in a function or behind `except ImportError`, ruff, and mypy over
+services/ and models/. The same checks run from .pre-commit-config.yaml."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("agentmcp", "blueprints", "cli", "fakeplatform", "models", "rules", "schemas", "services")
+PROJECT = (*PACKAGES, "app", "serving")
+
+
+def _run(*command):
+    done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _present(names):
+    return [name for name in names if (ROOT / name / "__init__.py").exists()]
+
+
+def test_import_contracts_hold():
+    """Layers app/cli > blueprints > services > schemas | models > rules; fakeplatform stands alone."""
+    done = subprocess.run([Path(sys.executable).with_name("lint-imports")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    code, out = done.returncode, done.stdout + done.stderr
+    assert code == 0, out
+
+
+def test_no_import_loops_between_modules():
+    """Module by module, function-level imports included: a loop means one side cannot stand alone."""
+    graph = grimp.build_graph(*_present(PACKAGES), include_external_packages=False)
+    loops = []
+    for module in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            # A package importing its own children is how Python packages re-export; not a loop.
+            if imported.startswith(module + "."):
+                continue
+            back = graph.find_shortest_chain(importer=imported, imported=module)
+            if back:
+                loops.append(" -> ".join((module, *back)))
+    assert loops == []
+
+
+def _project_imports(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        if any(name.split(".")[0] in PROJECT for name in names):
+            yield node
+
+
+def _sources():
+    for name in _present(PACKAGES):
+        yield from sorted((ROOT / name).rglob("*.py"))
+    yield from (path for path in (ROOT / "app.py", ROOT / "serving.py") if path.exists())
+
+
+def test_project_imports_stand_at_module_level():
+    """An import inside a function or a try hides a dependency from the reader (and once hid a loop)."""
+    hidden = []
+    for path in _sources():
+        tree = ast.parse(path.read_text(), str(path))
+        top = {id(node) for node in tree.body}
+        for node in _project_imports(tree):
+            if id(node) not in top:
+                hidden.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert hidden == []
+
+
+def test_ruff_passes():
+    code, out = _run("ruff", "check", ".")
+    assert code == 0, out
+
+
+@pytest.mark.timeout(600)
+def test_mypy_passes_on_services_and_models():
+    code, out = _run("mypy", "services", "models")
+    assert code == 0, out
