@@ -131,7 +131,7 @@ def _init_storage(app):
         if _serving():
             sweep_pending(uploads)
             recover_deletions(uploads)
-            sweep_stale(Path(app.config["REVIEW_INSTANCE_PATH"]) / "tmp", at_start=True)  # ZIPs a crash left
+            sweep_stale(app.extensions["settings"].temp_path, at_start=True)  # ZIPs a crash left
             release_orphaned_claims()
 
 

@@ -69,8 +69,7 @@ def seed(app):
 
 def build(app, task_id):
     with db.connection_context():
-        package = build_package(task_id, uploads_root=app.config["REVIEW_UPLOADS_PATH"],
-                                temp_root=os.path.join(app.config["REVIEW_INSTANCE_PATH"], "tmp"))
+        package = build_package(task_id, app.extensions["settings"])
     size = os.path.getsize(package.path)
     package.cleanup()
     return size

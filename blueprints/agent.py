@@ -2,8 +2,8 @@
 from flask import Blueprint, request
 
 from blueprints.apidoc import api
+from blueprints.common import if_match_header, list_response, settings, task_response
 from blueprints.guards import agent_required
-from blueprints.review import cover_ratio, if_match_header, list_response, task_response
 from rules.limits import CREATE_MAX_BYTES
 from schemas.review import AgentTaskListQuerySchema, CreateTaskSchema, PatchElementsSchema, TaskSchema
 from services import review
@@ -53,5 +53,5 @@ def patch_elements(task_id, body):
     assets (GET /api/assets?scope=library); images the task already holds may stay. Send the ETag
     you read as If-Match.
     """
-    task = review.patch_elements(task_id, body, if_match=if_match_header(), cover_ratio=cover_ratio())
+    task = review.patch_elements(task_id, body, settings(), if_match=if_match_header())
     return task_response(task)

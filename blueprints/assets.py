@@ -1,8 +1,9 @@
 """Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
-from flask import Blueprint, current_app, g, request, send_from_directory
+from flask import Blueprint, g, request, send_from_directory
 
 from blueprints.apidoc import NoBody, api, load
 from blueprints.bodies import single_file
+from blueprints.common import settings
 from blueprints.guards import agent_or_admin
 from rules.limits import MAX_UPLOAD_BYTES
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
@@ -45,7 +46,7 @@ def upload():
     data = storage.stream.read(MAX_UPLOAD_BYTES + 1)
     asset, created = asset_service.save_upload(
         data, scope=form["scope"], file_name=storage.filename,
-        uploads_root=current_app.config["REVIEW_UPLOADS_PATH"])
+        uploads_root=settings().uploads_path)
     return _dump(asset), 201 if created else 200
 
 
@@ -74,7 +75,7 @@ def serve_file(scope, name):
     """A stored review or library image (scope review or library; else 404), to an admin session or the agent token."""
     if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):
         raise NotFound("no such file")
-    folder = f"{current_app.config['REVIEW_UPLOADS_PATH']}/{scope}"
+    folder = f"{settings().uploads_path}/{scope}"
     # send_from_directory joins safely (no `..`), sets Content-Type from the extension, ETag and
     # Last-Modified, answers conditional requests, and 404s a missing file.
     mimetype = CONTENT_TYPES[name.rsplit(".", 1)[1]]

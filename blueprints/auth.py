@@ -5,7 +5,9 @@ from flask import Blueprint, current_app, redirect, render_template, request, se
 from flask_login import current_user, login_user, logout_user
 
 from blueprints.apidoc import NoBody, api, documents_body
+from blueprints.common import settings
 from blueprints.guards import check_same_origin
+from rules.limits import duration
 from schemas.auth import LoginSchema
 from services.auth import authenticate, new_session_id
 
@@ -44,8 +46,7 @@ def login_page():
     if error and not target and (target := _next_of_referrer()):
         # Into this page's address, so that the referrer of a further failure has it too.
         return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
-    window = int(current_app.config["LOGIN_FAILURE_WINDOW_SECONDS"])
-    wait = f"{window // 60} minutes" if window >= 120 else f"{window} seconds"
+    wait = duration(settings().login_failure_window_seconds)
     return render_template("login.html", error=error, next=target, wait=wait)
 
 
@@ -65,7 +66,7 @@ def login():
     target = safe_next(str(data.get("next") or request.args.get("next") or ""))
     user, failure = authenticate(
         username, password, request.remote_addr,
-        current_app.config["LOGIN_MAX_FAILURES"], current_app.config["LOGIN_FAILURE_WINDOW_SECONDS"],
+        settings().login_max_failures, settings().login_failure_window_seconds,
     )
     if failure:
         return redirect(f"/login?error={failure}", 303)

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, g, request, send_file, strea
 
 from blueprints.apidoc import api, documents_body, load
 from blueprints.bodies import limited_body, single_file
+from blueprints.common import settings
 from blueprints.guards import admin_required, client_required
 from rules.limits import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
 from schemas.feedback import (
@@ -26,7 +27,6 @@ from services.errors import PayloadTooLarge
 from services.feedback import attachments, csvexport, intake, queries, triage
 from services.feedback.checks import ATTACHMENT_MEDIA_TYPES
 from services.feedback.ratelimit import limiter_from_settings
-from services.settings import split_list
 
 bp = Blueprint("feedback", __name__)
 LIMITER = "feedback_limiter"
@@ -36,7 +36,7 @@ TAGS = ["feedback"]
 
 def init_app(app):
     """One rate limiter per app instance (tests build many apps; each starts with clean counters)."""
-    app.extensions[LIMITER] = limiter_from_settings(app.config)
+    app.extensions[LIMITER] = limiter_from_settings(app.extensions["settings"])
 
 
 @lru_cache(maxsize=8)
@@ -46,7 +46,7 @@ def _create_schema(types):
 
 
 def _anonymous(channel):
-    return channel in split_list(current_app.config["FEEDBACK_ANONYMOUS_CHANNELS"])
+    return channel in settings().feedback_anonymous_channels
 
 
 @bp.post("/api/feedbacks")
@@ -58,7 +58,7 @@ def create_feedback():
     channel, client_ip = g.feedback_channel, request.remote_addr
     limiter = current_app.extensions[LIMITER]
     try:
-        raw = limited_body(int(current_app.config["FEEDBACK_MAX_BODY_BYTES"]), "; send long logs as an attachment")
+        raw = limited_body(settings().feedback_max_body_bytes, "; send long logs as an attachment")
     except PayloadTooLarge:
         limiter.hit(intake.limit_keys(channel, client_ip))  # counts too, but the answer stays 413
         raise
@@ -67,8 +67,8 @@ def create_feedback():
     payload = intake.require_object(payload)
     if _anonymous(channel):
         intake.check_anonymous_fields(payload, channel)
-    data = load(_create_schema(tuple(split_list(current_app.config["FEEDBACK_TYPES"]))), payload)
-    return intake.create_feedback(data, channel, client_ip), 201
+    data = load(_create_schema(settings().feedback_types), payload)
+    return intake.create_feedback(data, channel, client_ip, settings()), 201
 
 
 @bp.post("/api/feedbacks/<feedback_id>/attachments")
@@ -94,7 +94,7 @@ def upload_attachment(feedback_id):
     limit = SCREENSHOT_MAX_BYTES if form["kind"] == "screenshot" else LOG_MAX_BYTES
     data = storage.stream.read(limit + 1)
     created = attachments.add_attachment(record, channel, form["kind"], storage.filename, data,
-                                         current_app.config["REVIEW_UPLOADS_PATH"])
+                                         settings().uploads_path)
     return created, 201
 
 
@@ -141,7 +141,7 @@ def update_status(feedback_id, body):
 def download_attachment(feedback_id, attachment_id):
     """Download one attachment file under the client's file name."""
     attachment, path = attachments.attachment_file(feedback_id, attachment_id,
-                                                   current_app.config["REVIEW_UPLOADS_PATH"])
+                                                   settings().uploads_path)
     # The media type alone: for text/* send_file adds the charset itself (else it would appear twice).
     response = send_file(path, mimetype=attachment.content_type.split(";")[0], as_attachment=True,
                          download_name=attachment.file_name, max_age=0)

@@ -2,12 +2,12 @@
 from functools import wraps
 from urllib.parse import quote, urlsplit
 
-from flask import current_app, g, redirect, request
+from flask import g, redirect, request
 from flask_login import current_user
 
+from blueprints.common import settings
 from services.auth import channel_for_client_token, token_matches
 from services.errors import Forbidden, Unauthorized
-from services.settings import split_list, split_pairs
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 EITHER_CREDENTIAL = ("send a valid x-review-agent-token header, or sign in as an administrator "
@@ -41,8 +41,7 @@ def current_admin(permission, missing="sign in as an administrator first (cookie
 
 
 def agent_token_valid():
-    tokens = split_list(current_app.config["REVIEW_AGENT_TOKEN"])
-    return token_matches(request.headers.get("x-review-agent-token"), tokens)
+    return token_matches(request.headers.get("x-review-agent-token"), settings().agent_tokens)
 
 
 def _document(view, scheme, guard):
@@ -107,8 +106,8 @@ def client_required(view):
 
     @wraps(view)
     def wrapper(*args, **kwargs):
-        pairs = split_pairs(current_app.config["FEEDBACK_CLIENT_TOKENS"])
-        channel = channel_for_client_token(request.headers.get("x-feedback-client-token"), pairs)
+        channel = channel_for_client_token(request.headers.get("x-feedback-client-token"),
+                                           settings().feedback_client_tokens)
         if channel is None:
             raise Unauthorized("a valid x-feedback-client-token header is required")
         g.feedback_channel = channel

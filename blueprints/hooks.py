@@ -8,14 +8,13 @@ import time
 from flask import g, request
 
 from models import db
-from services.settings import split_list
 
 access_log = logging.getLogger("review.access")
 
 
-def content_security_policy(config):
+def content_security_policy(settings):
     """Pages run only their own scripts and load images only from here and the allowed image hosts."""
-    hosts = " ".join(f"{host}:*" for host in split_list(config["REVIEW_REMOTE_IMAGE_HOSTS"])
+    hosts = " ".join(f"{host}:*" for host in settings.remote_image_hosts
                      if re.fullmatch(r"[A-Za-z0-9*.-]+", host))
     return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "  # article styles are inline
             f"img-src 'self' {hosts}".rstrip() + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
@@ -23,7 +22,7 @@ def content_security_policy(config):
 
 
 def init_app(app):
-    policy = content_security_policy(app.config)
+    policy = content_security_policy(app.extensions["settings"])
 
     @app.after_request
     def protective_headers(response):

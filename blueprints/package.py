@@ -1,14 +1,13 @@
 """Task package download (CONTRACT §7) and task deletion (CONTRACT §8); admin session only."""
 import os
 
-from flask import Blueprint, Response, current_app, request
-from marshmallow import Schema, fields
+from flask import Blueprint, Response
 
 from blueprints.apidoc import api
+from blueprints.common import if_match_header, settings
 from blueprints.guards import admin_required
+from schemas.review import DeleteResultSchema
 from services.export import build_package
-from services.publishing.jobs import stale_after
-from services.settings import split_list
 from services.task_delete import delete_task
 
 bp = Blueprint("package", __name__)
@@ -29,27 +28,12 @@ class _FileChunks:
         self._handle.close()
 
 
-class DeleteResultSchema(Schema):
-    """Answer of DELETE /api/review/tasks/{taskId}."""
-
-    deletedTaskId = fields.String(required=True)
-    deletedFileCount = fields.Integer(required=True, metadata={"description": "local review files deleted"})
-    skippedAssetCount = fields.Integer(required=True, metadata={
-        "description": "library, remote and external images, files still used by another task, failed deletions"})
-    redirectTo = fields.String(required=True, metadata={"description": "always /review"})
-
-
 @bp.get("/api/review/tasks/<task_id>/package")
 @admin_required("review")
 @api(responses={200: "application/zip"}, tags=["review"])
 def download_package(task_id):
     """Download the task's final content as review-{taskId}.zip (manuscript.md and images/)."""
-    config = current_app.config
-    package = build_package(
-        task_id, uploads_root=config["REVIEW_UPLOADS_PATH"],
-        temp_root=os.path.join(config["REVIEW_INSTANCE_PATH"], "tmp"),
-        remote_hosts=split_list(config["REVIEW_REMOTE_IMAGE_HOSTS"]),
-        allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")))
+    package = build_package(task_id, settings())
     try:
         response = Response(_FileChunks(package.path), mimetype="application/zip")
         response.content_length = os.path.getsize(package.path)
@@ -71,6 +55,5 @@ def download_package(task_id):
 @api(responses={200: DeleteResultSchema}, tags=["review"], no_body=True)
 def delete(task_id):
     """Delete the task with its jobs and timeline, then its unshared review files (best effort)."""
-    result = delete_task(task_id, uploads_root=current_app.config["REVIEW_UPLOADS_PATH"],
-                         stale_limit=stale_after(current_app.config), if_match=request.headers.get("If-Match"))
+    result = delete_task(task_id, settings(), if_match=if_match_header())
     return DeleteResultSchema().dump(result)

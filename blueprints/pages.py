@@ -6,21 +6,21 @@ so the rules live in one place and the pages show the API's own error messages.
 """
 import json
 
-from flask import Blueprint, current_app, redirect, render_template, request
+from flask import Blueprint, redirect, render_template, request
 from flask_login import current_user
-from marshmallow import EXCLUDE, Schema, fields, validate
+from marshmallow import EXCLUDE
 
 from blueprints.apidoc import api, load
+from blueprints.common import settings
 from blueprints.guards import admin_required
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
-from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, REQUIRED_SELECTION_KEYS, STATUSES
+from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
-from schemas.review import TaskListQuerySchema
+from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
 from services import review
-from services.asset_refs import resolve_many
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
-from services.rendering import THEMES, image_urls, render_article, theme_config
+from services.rendering import THEMES
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
@@ -95,8 +95,7 @@ def review_list():
         query = load(TaskListQuerySchema, {**{k: v for k, v in args.items() if k != "trail"}, "limit": PAGE_SIZE},
                      unknown=EXCLUDE, where="query")
         tasks, total, next_cursor = review.list_tasks(query)
-        for status in ("all", *STATUSES):
-            counts[status] = review.list_tasks({**query, "status": status, "cursor": None, "limit": 1})[1]
+        counts = review.status_counts(query)
     except ValidationFailed as err:
         errors = {key.rstrip("_"): messages for key, messages in err.details.items()}
         message = err.message
@@ -119,126 +118,20 @@ def _paging(trail, cursor, next_cursor, shown):
             "next": following, "previous": previous}
 
 
-def _task_assets(task):
-    """{key: asset dict} for every image the task names, keyed by assetId and by URL."""
-    candidates, refs = task["candidates"], []
-    refs += candidates.get("coverImages") or []
-    for placeholder in candidates.get("bodyImageCandidates") or []:
-        refs += placeholder["options"]
-    for group in candidates.get("imageGroups") or []:
-        refs += group["images"]
-    for source in (task.get("selections") or {}, task.get("lockedSelections") or {}):
-        refs += [source[k] for k in ("coverImage",) if k in source]
-        refs += source.get("bodyImages") or []
-        refs += source.get("images") or []
-        if source.get("coverCrop"):
-            refs.append({"assetId": source["coverCrop"]["assetId"]})
-    out = {}
-    for asset in resolve_many(refs).values():
-        if asset is not None:
-            data = asset.to_dict()
-            out[asset.asset_id] = out[asset.url] = data
-    return out
-
-
-def _identity(assets, ref):
-    asset = assets.get(ref["assetId"] if isinstance(ref, dict) else ref) if ref is not None else None
-    return asset["assetId"] if asset else ref
-
-
-def _index_of(assets, ref, options):
-    """Position of the image `ref` among candidate `options` (URL and {"assetId"} compare equal)."""
-    wanted = _identity(assets, ref)
-    return next((i for i, option in enumerate(options) if _identity(assets, option) == wanted), None)
-
-
-def _text_field(key, options, selections, overrides, optional):
-    """Initial state of a text field: the final value and which candidate it started from.
-
-    An `optional` field (author) missing from saved selections was left empty on purpose."""
-    default = "" if optional and selections else (options[0] if options else "")
-    value = selections.get(key, default)
-    based_on = (overrides.get(key) or {}).get("basedOn", value)
-    chosen = options.index(based_on) if based_on in options else None
-    return {"key": key, "options": options, "value": value, "chosen": chosen}
-
-
-def _form_state(task):
-    """What the selection form shows first: saved selections, else the first candidate of each field."""
-    candidates, selections = task["candidates"], task.get("selections") or {}
-    overrides, state = task.get("manualOverrides") or {}, {}
-    text_keys = (("title", "titles"), ("summary", "summaries"), ("author", "authors")) \
-        if task["contentType"] == "article" else (("title", "titles"), ("description", "descriptions"))
-    required = REQUIRED_SELECTION_KEYS[task["contentType"]]
-    state["text"] = [_text_field(key, candidates.get(name) or [], selections, overrides, key not in required)
-                     for key, name in text_keys]
-    options = candidates.get("bodyOptions") or []
-    draft = task.get("bodyDraft") or {}
-    source = next((o for o in options if o["id"] == draft.get("sourceBodyCandidateId")),
-                  options[0] if options else None)
-    state["body"] = {"source": source["id"] if source else None,
-                     "markdown": draft.get("markdown", selections.get("body", source["content"] if source else "")),
-                     "theme": draft.get("themeTemplate") or "default"}
-    covers = candidates.get("coverImages") or []
-    state["cover"] = selections.get("coverImage", covers[0] if covers else None)
-    state["bodyImages"] = [(selections.get("bodyImages") or [])[i] if i < len(selections.get("bodyImages") or [])
-                           else (p["options"] or [None])[0]
-                           for i, p in enumerate(candidates.get("bodyImageCandidates") or [])]
-    groups = candidates.get("imageGroups") or []
-    images = selections.get("images")
-    group = next((g for g in groups if g["images"] == images), None if images else (groups[0] if groups else None))
-    state["group"] = group["id"] if group else None
-    state["images"] = images if images is not None else (group["images"] if group else [])
-    state["coverCrop"] = selections.get("coverCrop")
-    # The review page defaults to comments on and not fans-only, whatever the candidates say.
-    state["comments"] = selections.get("commentSettings") or {"needOpenComment": True, "onlyFansCanComment": False}
-    return state
-
-
-# What a previewed body shows instead of an image that is no asset. The page must not load it: a body
-# from the agent could point at /api/auth/logout (signing the reviewer out) or at an outside tracker,
-# and such an image cannot be published anyway (approval takes asset URLs only).
-NOT_AN_ASSET = "/static/not-an-asset.svg"
-
-
-def _render_preview(markdown, theme, account):
-    overrides = (current_app.config.get("WECHAT_THEME_OVERRIDES") or {}).get(account)
-    try:
-        urls = image_urls(markdown or "")
-        found = resolve_many(urls)
-        unknown = {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}
-        return render_article(markdown or "", theme, theme_config(theme, overrides), unknown), None
-    except ValueError as err:
-        return "", str(err)
-
-
 @bp.get("/review/<task_id>")
 @admin_required("review")
 def review_detail(task_id):
     """One task: candidates side by side, the selection editor, decision, publishing, timeline, preview."""
     task = review.get_task(task_id)
-    state, assets = _form_state(task), _task_assets(task)
-    state["cover_index"] = _index_of(assets, state["cover"], task["candidates"].get("coverImages") or [])
-    state["body_image_index"] = [_index_of(assets, chosen, placeholder["options"]) for chosen, placeholder
-                                 in zip(state["bodyImages"], task["candidates"].get("bodyImageCandidates") or [],
-                                        strict=False)]
-    rendered = {o["id"]: _render_preview(o["content"], "default", task["publicAccount"])[0]
+    overrides = settings().theme_overrides_for(task["publicAccount"])
+    state, assets = review.form_state(task)
+    rendered = {o["id"]: review.preview_body(o["content"], "default", overrides)[0]
                 for o in task["candidates"].get("bodyOptions") or []}
-    preview, preview_error = _render_preview(state["body"]["markdown"], state["body"]["theme"], task["publicAccount"])
+    preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
     return render_template("review_detail.html", task=task, state=state, assets=assets,
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: theme["label"] for name, theme in THEMES.items()},
                            element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS)
-
-
-class PreviewSchema(Schema):
-    markdown = fields.String(required=True, validate=validate.Length(max=200_000))
-    themeTemplate = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
-    publicAccount = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(ACCOUNTS))
-
-
-class PreviewResultSchema(Schema):
-    html = fields.String(required=True, metadata={"description": "the themed article body, as published"})
 
 
 @bp.post("/api/review/preview")
@@ -246,13 +139,13 @@ class PreviewResultSchema(Schema):
 @api(body=PreviewSchema, responses={200: PreviewResultSchema}, tags=["review"])
 def preview(body):
     """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved."""
-    html, error = _render_preview(body["markdown"], body["themeTemplate"], body["publicAccount"])
+    overrides = settings().theme_overrides_for(body["publicAccount"]) if body["publicAccount"] else None
+    html, error = review.preview_body(body["markdown"], body["themeTemplate"], overrides)
     if error:
         raise ValidationFailed(error, {"themeTemplate": [error]})
     return {"html": html}
 
 
-# The feedback area is imported where used: the review pages do not depend on it.
 FEEDBACK_FILTERS = ("status", "type", "appName", "platform", "appVersion", "keyword", "from", "to", "page")
 
 
@@ -269,9 +162,8 @@ def feedback_list():
         errors, message = dict(err.details), err.message
     shown = {name: args.get(name, "") for name in FEEDBACK_FILTERS}
     shown["status"] = shown["status"] or "all"
-    types = [t.strip() for t in str(current_app.config["FEEDBACK_TYPES"]).split(",") if t.strip()]
     return render_template("feedback_list.html", result=result, errors=errors, message=message, shown=shown,
-                           types=types)
+                           types=settings().feedback_types)
 
 
 @bp.get("/feedback/<feedback_id>")

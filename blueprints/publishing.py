@@ -1,9 +1,9 @@
 """Publish routes of the admin review API: publish the approved task, retry a failed job."""
-from flask import Blueprint, current_app, g
+from flask import Blueprint, g
 
 from blueprints.apidoc import api
+from blueprints.common import if_match_header, settings, task_response
 from blueprints.guards import admin_required
-from blueprints.review import if_match_header, task_response
 from schemas.review import TaskSchema
 from services.publishing import publish_task, retry_job
 
@@ -15,7 +15,7 @@ bp = Blueprint("publishing", __name__)
 @api(responses={200: TaskSchema}, tags=["review"], no_body=True)
 def create_publish_job(task_id):
     """Publish the approved task as a platform draft within the request; the task gains one job."""
-    task = publish_task(task_id, "manual", g.actor[1], dict(current_app.config), if_match=if_match_header())
+    task = publish_task(task_id, "manual", g.actor[1], settings(), if_match=if_match_header())
     return task_response(task)
 
 
@@ -24,5 +24,5 @@ def create_publish_job(task_id):
 @api(responses={200: TaskSchema}, tags=["review"], no_body=True)
 def retry_publish_job(task_id, job_id):
     """Publish a failed job's snapshot again as a new job (attemptCount + 1, retryOf)."""
-    task = retry_job(task_id, job_id, g.actor[1], dict(current_app.config), if_match=if_match_header())
+    task = retry_job(task_id, job_id, g.actor[1], settings(), if_match=if_match_header())
     return task_response(task)

@@ -1,9 +1,8 @@
 """Admin review API: list, detail, decision (publish, retry, package and delete routes join here)."""
-from urllib.parse import urlencode
-
-from flask import Blueprint, current_app, g, jsonify, request
+from flask import Blueprint, g
 
 from blueprints.apidoc import api
+from blueprints.common import if_match_header, list_response, settings, task_response
 from blueprints.guards import admin_required
 from schemas.review import DecisionSchema, TaskListQuerySchema, TaskSchema
 from services import review
@@ -11,37 +10,6 @@ from services.publishing import approve_and_publish
 
 bp = Blueprint("review", __name__)
 # Guards sit above @api so credentials are checked before the body or query (401 before 400).
-
-
-def if_match_header():
-    """The raw If-Match value for services.review (None when absent)."""
-    return request.headers.get("If-Match")
-
-
-def cover_ratio():
-    config = current_app.config
-    return float(config["REVIEW_COVER_RATIO_MIN"]), float(config["REVIEW_COVER_RATIO_MAX"])
-
-
-def task_response(task, status=200, headers=None):
-    """A task (JSON, as the services return it) with `ETag: "<version>"`."""
-    response = jsonify(task)
-    response.status_code = status
-    response.headers["ETag"] = f'"{task["version"]}"'
-    response.headers.update(headers or {})
-    return response
-
-
-def list_response(query):
-    """Bare array; `X-Total-Count`, and `Link: <...>; rel="next"` when more exist."""
-    items, total, next_cursor = review.list_tasks(query)
-    response = jsonify(items)
-    response.headers["X-Total-Count"] = str(total)
-    if next_cursor:
-        args = request.args.to_dict()
-        args["cursor"] = next_cursor
-        response.headers["Link"] = f'<{request.base_url}?{urlencode(args)}>; rel="next"'
-    return response
 
 
 @bp.get("/api/review/tasks")
@@ -67,9 +35,7 @@ def decision(task_id, body):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
     if body["action"] == "approve_and_publish":  # its auto_after_approval job runs in this request
 
-        task = approve_and_publish(task_id, body, g.actor[1], dict(current_app.config),
-                                   if_match=if_match_header(), cover_ratio=cover_ratio())
+        task = approve_and_publish(task_id, body, g.actor[1], settings(), if_match=if_match_header())
     else:
-        task = review.decide(task_id, body, actor_name=g.actor[1], if_match=if_match_header(),
-                             cover_ratio=cover_ratio())
+        task = review.decide(task_id, body, settings(), actor_name=g.actor[1], if_match=if_match_header())
     return task_response(task)

@@ -10,7 +10,6 @@ from rules.limits import MAX_UPLOAD_BYTES
 from services import assets as asset_service
 from services.errors import ServiceError
 from services.platform_client import PlatformError, client_for
-from services.settings import split_list
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 
@@ -67,7 +66,7 @@ def register(app):
         Exits with status 1 when any file was refused.
         """
         counts = {"added": 0, "exists": 0, "refused": 0}
-        uploads_root = app.config["REVIEW_UPLOADS_PATH"]
+        uploads_root = app.extensions["settings"].uploads_path
         with db.connection_context():
             for given in paths:
                 for path in _files_under(given):
@@ -84,10 +83,10 @@ def register(app):
         """Keep the account's platform image materials as remote library assets (media_id reused)."""
         report = asset_service.SyncReport()
         try:
-            client = client_for(account, app.config)
-            hosts = split_list(app.config["REVIEW_REMOTE_IMAGE_HOSTS"])
-            measure = functools.partial(asset_service.remote_size, allowed_hosts=hosts,
-                                        allow_private=bool(app.config["REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE"]))
+            settings = app.extensions["settings"]
+            client = client_for(account, settings)
+            measure = functools.partial(asset_service.remote_size, allowed_hosts=settings.remote_image_hosts,
+                                        allow_private=settings.remote_image_allow_private)
             with db.connection_context():
                 asset_service.sync_platform_images(client, account, report, measure)
         except PlatformError as err:

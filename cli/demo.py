@@ -25,7 +25,7 @@ def register(app):
     def seed_demo():
         """Add the sample tasks, library images and feedback (skipped when tasks already exist)."""
         with db.connection_context():
-            created = seed(app.config["REVIEW_UPLOADS_PATH"])
+            created = seed(app.extensions["settings"])
         if not created["tasks"]:
             raise click.ClickException("this instance already holds review tasks; nothing was added")
         click.echo(f"added {len(created['tasks'])} tasks, {len(created['feedback'])} feedback records, "
@@ -73,7 +73,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
 
     with db.connection_context():
         save_admin(DEMO_ADMIN, password, "review,feedback")
-        created = seed(app.config["REVIEW_UPLOADS_PATH"], DEMO_ADMIN)
+        created = seed(app.extensions["settings"], DEMO_ADMIN)
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
     banner = [
         "",

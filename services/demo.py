@@ -15,6 +15,7 @@ from schemas.review import CreateTaskSchema
 from services import assets as asset_service
 from services import review
 from services.feedback import attachments, intake, queries, triage
+from services.settings import Settings
 
 PALETTE = {"silicon-rise": ((20, 60, 140), (90, 170, 255)), "carbon-fitness": ((20, 110, 60), (240, 180, 40))}
 DEMO_CHANNEL = "demo-app"
@@ -138,11 +139,12 @@ SAMPLE_FEEDBACK = [
 ]
 
 
-def seed_feedback(uploads_root, admin_username=None):
+def seed_feedback(settings: Settings, admin_username=None):
+    uploads_root = settings.uploads_path
     created = []
     for index, payload in enumerate(SAMPLE_FEEDBACK):
         data = FeedbackCreateSchema().load(payload)
-        created.append(intake.create_feedback(data, DEMO_CHANNEL, f"198.51.100.{index + 1}"))
+        created.append(intake.create_feedback(data, DEMO_CHANNEL, f"198.51.100.{index + 1}", settings))
     record = queries.get_record(created[0]["id"])
     attachments.add_attachment(record, DEMO_CHANNEL, "screenshot", "cover-blurry.png",
                                make_png(390, 844, "screenshot: blurry cover"), uploads_root)
@@ -154,13 +156,14 @@ def seed_feedback(uploads_root, admin_username=None):
     return created
 
 
-def seed(uploads_root, admin_username=None):
+def seed(settings: Settings, admin_username=None):
     """Create the sample data once (a database that already holds tasks is left alone).
 
     Returns {"tasks": [task JSON], "feedback": [FeedbackDetail], "library": [asset dict]}.
     """
     if ReviewTask.select().exists():
         return {"tasks": [], "feedback": [], "library": []}
+    uploads_root = settings.uploads_path
     library = [asset.to_dict() for asset in library_images(uploads_root)]
     tasks = [review.create_task(CreateTaskSchema().load(payload))[1] for payload in sample_tasks(uploads_root)]
-    return {"tasks": tasks, "feedback": seed_feedback(uploads_root, admin_username), "library": library}
+    return {"tasks": tasks, "feedback": seed_feedback(settings, admin_username), "library": library}

@@ -28,6 +28,7 @@ from services.platform.images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_bo
     upload_name,
 )
 from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
+from services.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -263,19 +264,13 @@ class PlatformClient:
                 return
 
 
-def configured_timeout(config):
-    """WECHAT_TIMEOUT_SECONDS: the time limit of each platform call (and of each image it fetches)."""
-    return float(config.get("WECHAT_TIMEOUT_SECONDS") or 20)
-
-
-def client_for(account, config):
-    """The client of `account` from settings (a plain dict, e.g. the Flask config)."""
-    prefix = "WECHAT_" + account.upper().replace("-", "_")
-    appid, secret = config.get(prefix + "_APPID"), config.get(prefix + "_SECRET")
-    if not appid or not secret:
+def client_for(account: str, settings: Settings) -> "PlatformClient":
+    """The client of `account` from the settings' credentials, base URL and time limit."""
+    credentials = settings.wechat_credentials.get(account)
+    if credentials is None:
         raise PlatformError(None, f"account {account} has no platform credentials configured")
-    base_url = config.get("WECHAT_API_BASE") or DEFAULT_API_BASE
-    return PlatformClient(account, appid, secret, base_url, timeout=configured_timeout(config))
+    return PlatformClient(account, credentials.appid, credentials.secret, settings.wechat_api_base,
+                          timeout=settings.wechat_timeout_seconds)
 
 
 def _name(path):

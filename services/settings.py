@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 from playhouse import db_url
 
+from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
+
 DEFAULTS = {
     "HOST": "127.0.0.1",
     "PORT": 8000,
@@ -25,6 +27,8 @@ DEFAULTS = {
     "FEEDBACK_RATE_LIMIT_PER_DEVICE": "10/minute;100/day",
     "FEEDBACK_RATE_LIMIT_PER_VERSION": "600/minute",
     "FEEDBACK_RATE_LIMIT_PER_CHANNEL": "1200/minute",
+    # The same feedback (channel, content, device, address) within this many seconds is answered 409.
+    "FEEDBACK_DUPLICATE_WINDOW_SECONDS": DEFAULT_DUPLICATE_WINDOW_SECONDS,
     "WECHAT_API_BASE": "https://api.weixin.qq.com",
     "WECHAT_SILICON_RISE_APPID": "",
     "WECHAT_SILICON_RISE_SECRET": "",
@@ -63,7 +67,7 @@ class SettingsError(ValueError):
 
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 # Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
-_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS")
+_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS")
 
 
 def _coerce(name, raw, default):
@@ -226,6 +230,7 @@ class Settings:
     feedback_anonymous_channels: frozenset[str]
     feedback_types: tuple[str, ...]
     feedback_max_body_bytes: int
+    feedback_duplicate_window_seconds: int
     feedback_rate_limits: dict[str, RateLimits]  # ip, device, version, channel -> ((count, seconds), ...)
     wechat_api_base: str
     wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
@@ -258,6 +263,7 @@ class Settings:
             feedback_anonymous_channels=frozenset(split_list(config.get("FEEDBACK_ANONYMOUS_CHANNELS"))),
             feedback_types=tuple(split_list(config.get("FEEDBACK_TYPES"))),
             feedback_max_body_bytes=int(config.get("FEEDBACK_MAX_BODY_BYTES")),
+            feedback_duplicate_window_seconds=int(config.get("FEEDBACK_DUPLICATE_WINDOW_SECONDS")),
             feedback_rate_limits={category: tuple(parse_limits(config.get(name, "")))
                                   for category, name in RATE_LIMIT_SETTINGS.items()},
             wechat_api_base=config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"],
@@ -270,6 +276,18 @@ class Settings:
             login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
             login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
         )
+
+    @classmethod
+    def with_defaults(cls, overrides=None) -> "Settings":
+        """The defaults with `overrides` (tests and one-off tools that build no app)."""
+        config = {**DEFAULTS, **(overrides or {})}
+        typed(config)
+        return cls.from_config(config)
+
+    @property
+    def temp_path(self) -> str:
+        """Where task packages are built (inside the instance folder: same disk as the database)."""
+        return os.path.join(self.instance_path, "tmp")
 
     def theme_overrides_for(self, account: str) -> dict[str, str] | None:
         """The account's theme CSS variables from WECHAT_THEME_OVERRIDES (config.py), or None."""

@@ -24,9 +24,10 @@ from rules.ids import now_iso
 from services.asset_refs import ref_key, resolve_many, task_references
 from services.assets import STORED_NAME
 from services.files import removed_file, settle_removals
-from services.publishing.jobs import refuse_while_publishing
+from services.publishing.jobs import refuse_while_publishing, stale_after
 from services.review.concurrency import load_for_update
 from services.review.notifications import discard_for_task
+from services.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -164,11 +165,11 @@ def recover_deletions(uploads_root):
     return settled
 
 
-def delete_task(task_id, *, uploads_root, stale_limit, if_match=None):
+def delete_task(task_id, settings: Settings, if_match=None):
     """Delete the task (404, 412, 409 while it is being published) and then its unshared review
-    files; the counts of CONTRACT §8. `stale_limit`: publishing.stale_after(config)."""
-    assets, unresolved = _delete_task_rows(task_id, if_match, stale_limit)
-    review_root = _review_root(uploads_root)
+    files; the counts of CONTRACT §8."""
+    assets, unresolved = _delete_task_rows(task_id, if_match, stale_after(settings))
+    review_root = _review_root(settings.uploads_path)
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))
     return {"deletedTaskId": task_id, "deletedFileCount": deleted,
             "skippedAssetCount": len(assets) - deleted + unresolved, "redirectTo": "/review"}

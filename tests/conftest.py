@@ -5,6 +5,7 @@ import pytest
 
 from app import create_app
 from models import db
+from services.settings import Settings
 from tests.review_helpers import article, post  # noqa: F401 (fixtures: a pending article and image post)
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
@@ -30,6 +31,11 @@ def make_app(tmp_path):
         return create_app(config)
 
     return factory
+
+
+def reload_settings(app):
+    """Settings are read once at start; a test that changes app.config afterwards plays a restart."""
+    app.extensions["settings"] = Settings.from_config(app.config)
 
 
 @contextmanager

@@ -575,7 +575,7 @@ def test_credentials_are_checked_before_input(guarded, path):
 
 
 def test_the_lockout_message_names_the_configured_window(make_app):
-    for window, wait in ((None, "Wait 15 minutes"), (60, "Wait 60 seconds"), (1800, "Wait 30 minutes")):
+    for window, wait in ((None, "Wait 15 minutes"), (60, "Wait 1 minute"), (1800, "Wait 30 minutes")):
         app = make_app(**({"LOGIN_FAILURE_WINDOW_SECONDS": window} if window else {}))
         page = app.test_client().get("/login?error=too_many_attempts").get_data(as_text=True)
         assert f"Too many failed attempts. {wait} and try again." in page

@@ -189,7 +189,6 @@ def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_
     """The task's row was gone but a stop (kill -9) came before its files: they stayed for good, and
     nothing could remove them any more. A file another task uses still stays."""
     from services import task_delete
-    from services.publishing.jobs import stale_after
 
     app = make_app()
     create_admin()
@@ -207,8 +206,7 @@ def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_
 
     monkeypatch.setattr(task_delete, "_remove_asset", stop)  # the process ends right after step 1
     with pytest.raises(Stopped), db.connection_context():
-        task_delete.delete_task(task_id, uploads_root=app.config["REVIEW_UPLOADS_PATH"],
-                                stale_limit=stale_after(app.config))
+        task_delete.delete_task(task_id, app.extensions["settings"])
     monkeypatch.undo()
     assert not exists(task_id) and asset_exists(own) and stored_path(app, own).is_file()
 

@@ -6,7 +6,8 @@ import pytest
 
 from models import db
 from models.feedback import Feedback, FeedbackAttachment
-from services.feedback.ratelimit import SlidingWindowLimiter, limiter_from_settings, parse_limits
+from services.feedback.ratelimit import SlidingWindowLimiter, limiter_from_settings
+from services.settings import Settings, parse_limits
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import UNLIMITED, WEB, payload, submit
 
@@ -181,7 +182,9 @@ def test_body_that_is_not_json_is_limited_by_ip_and_channel(limited):
 
 
 def test_limiter_from_settings_skips_empty_categories():
-    limiter = limiter_from_settings({"FEEDBACK_RATE_LIMIT_PER_IP": "1/minute"})
+    limits = {"FEEDBACK_RATE_LIMIT_PER_IP": "1/minute", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
+              "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
+    limiter = limiter_from_settings(Settings.with_defaults(limits))
     assert limiter.rules == {"ip": [(1, 60)]}
     assert limiter.hit({"ip": "a", "device": "d"}) is None
 

@@ -423,10 +423,9 @@ def test_a_deep_quote_that_is_no_definition_does_not_make_the_rewrite_backtrack(
 
 
 def _delete_now(app, task_id):
-    from services.publishing.jobs import stale_after
     from services.task_delete import delete_task
 
-    result = delete_task(task_id, uploads_root=app.config["REVIEW_UPLOADS_PATH"], stale_limit=stale_after(app.config))
+    result = delete_task(task_id, app.extensions["settings"])
     assert result["deletedFileCount"] == 2
 
 

@@ -15,7 +15,7 @@ def demo_data(app, admin_client):
     from services.demo import seed
 
     with db.connection_context():
-        return seed(app.config["REVIEW_UPLOADS_PATH"], "admin")
+        return seed(app.extensions["settings"], "admin")
 
 
 @pytest.mark.parametrize("path", ["/review", "/review/some-task?tab=1", "/feedback", "/feedback/some-id"])
@@ -228,7 +228,7 @@ def test_seed_demo_command_adds_sample_data_once(app):
     assert again.exit_code != 0 and "already holds review tasks" in again.output
 
 
-def test_feedback_list_pages_through_the_matches(admin_client):
+def test_feedback_list_pages_through_the_matches(app, admin_client):
     from schemas.feedback import FeedbackCreateSchema
     from services.feedback import intake
 
@@ -236,7 +236,7 @@ def test_feedback_list_pages_through_the_matches(admin_client):
         for number in range(25):
             data = FeedbackCreateSchema().load({"type": "bug", "title": f"Report {number:02d}", "content": "text",
                                                 "appName": "reader", "appVersion": "1.0", "platform": "web"})
-            intake.create_feedback(data, "web", f"203.0.113.{number}")
+            intake.create_feedback(data, "web", f"203.0.113.{number}", app.extensions["settings"])
     first = admin_client.get("/feedback?type=bug").get_data(as_text=True)
     assert "Showing 1–20 of 25" in first and "Page 1 of 2" in first
     assert re.search(r'<a rel="next" href="/feedback\?page=2&amp;status=all&amp;type=bug">', first)

@@ -29,6 +29,7 @@ from services.platform_client import (
     prepare_body_image,
     remember_upload,
 )
+from services.settings import Settings
 
 APPID, SECRET = "wx-silicon-rise", "secret-silicon-rise-0123456789"
 ACCOUNT = "silicon-rise"
@@ -471,15 +472,15 @@ def test_missing_credentials_are_named():
     config = {"WECHAT_SILICON_RISE_APPID": APPID, "WECHAT_SILICON_RISE_SECRET": SECRET,
               "WECHAT_CARBON_FITNESS_APPID": "wx-carbon"}
     with pytest.raises(PlatformError) as caught:
-        client_for("carbon-fitness", config)
+        client_for("carbon-fitness", Settings.with_defaults(config))
     assert str(caught.value) == "account carbon-fitness has no platform credentials configured"
     assert caught.value.errcode is None
 
-    silicon = client_for("silicon-rise", config)
+    silicon = client_for("silicon-rise", Settings.with_defaults(config))
     assert (silicon.account, silicon.appid, silicon.base_url) == (ACCOUNT, APPID, "https://api.weixin.qq.com")
     assert silicon.timeout == 20  # WECHAT_TIMEOUT_SECONDS' default
-    custom = client_for("silicon-rise", {**config, "WECHAT_API_BASE": "http://127.0.0.1:9100/",
-                                         "WECHAT_TIMEOUT_SECONDS": 3})
+    custom = client_for("silicon-rise", Settings.with_defaults({**config, "WECHAT_API_BASE": "http://127.0.0.1:9100/",
+                                                             "WECHAT_TIMEOUT_SECONDS": 3}))
     assert (custom.base_url, custom.timeout) == ("http://127.0.0.1:9100", 3)  # every caller, the CLI's sync too
 
 

@@ -228,7 +228,7 @@ def test_a_synced_material_of_the_same_account_is_used_without_uploading(app, ad
 
     fake.seed_image_material("cover.png", png_bytes(900, 500), appid=ACCOUNTS["silicon-rise"][0])
     with db.connection_context():
-        sync_platform_images(client_for("silicon-rise", app.config), "silicon-rise")
+        sync_platform_images(client_for("silicon-rise", app.extensions["settings"]), "silicon-rise")
         from models import Asset
 
         synced = Asset.get(Asset.platform_account == "silicon-rise")

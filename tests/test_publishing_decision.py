@@ -3,7 +3,7 @@ import threading
 
 from services.publishing import jobs
 from tests import test_publishing as base
-from tests.conftest import assert_error, create_admin, login
+from tests.conftest import assert_error, create_admin, login, reload_settings
 from tests.review_helpers import make_asset
 from tests.test_publishing import (
     ARTICLE_KEYS,
@@ -124,4 +124,5 @@ def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_app
     error = assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
     assert "--no-such-thing" in error["message"]
     app.config["WECHAT_THEME_OVERRIDES"] = {}
+    reload_settings(app)  # as a restart with the fixed setting would
     assert admin_client.post(publish_url(task)).get_json()["status"] == "published"

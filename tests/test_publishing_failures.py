@@ -6,7 +6,7 @@ import pytest
 from models import db
 from models.review import ReviewTask
 from tests import test_publishing as base
-from tests.conftest import assert_error, create_admin, login
+from tests.conftest import assert_error, create_admin, login, reload_settings
 from tests.review_helpers import make_asset
 from tests.test_publishing import approved_article, events_of, platform_settings, publish, retry_url
 
@@ -94,6 +94,7 @@ def test_an_account_without_credentials_fails_the_job_until_they_are_configured(
     job = assert_failed(failed, "account carbon-fitness has no platform credentials configured")
     assert fake.requests == []
     app.config.update(platform_settings(fake, accounts=("carbon-fitness",)))
+    reload_settings(app)  # as a restart with the added credentials would
     retried = retry(admin_client, failed, job)
     second = assert_retried(retried, job, fake)
     assert fake.drafts[second["draftMediaId"]]["appid"] == base.ACCOUNTS["carbon-fitness"][0]

@@ -1,7 +1,7 @@
 """Package export of a review task (CONTRACT §7): a ZIP with manuscript.md and images/.
 
     from services.export import build_package
-    package = build_package(task_id, uploads_root=..., temp_root=..., remote_hosts=[...])
+    package = build_package(task_id, settings)
 
 `remote.fetch_to_file` is the SSRF-guarded fetcher of remote images.
 """

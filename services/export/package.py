@@ -1,6 +1,6 @@
 """The ZIP package of a task (CONTRACT §7): every final image checked first, then one archive.
 
-    package = build_package(task_id, uploads_root=..., temp_root=..., remote_hosts=[...])
+    package = build_package(task_id, settings)
     ... stream package.path ...
     package.cleanup()
 
@@ -29,6 +29,7 @@ from services.files import alive_at_start
 from services.remote_images import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
+from services.settings import Settings
 
 TEMP_PREFIX = "package-"
 STALE_SECONDS = 6 * 3600  # a directory older than this is left over from a crash: swept
@@ -229,8 +230,9 @@ def sweep_stale(temp_root, now=None, at_start=False):
             continue
 
 
-def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_private=False):
+def build_package(task_id: str, settings: Settings) -> PackageFile:
     """A PackageFile for the task (NotFound; Conflict export_failed listing every faulty image)."""
+    uploads_root, temp_root = settings.uploads_path, settings.temp_path
     task = get_task_row(task_id)
     plan = _Plan()
     if not task.selections:
@@ -245,7 +247,8 @@ def build_package(task_id, *, uploads_root, temp_root, remote_hosts=(), allow_pr
         sweep_stale(temp_root)
         workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
         try:
-            _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private)
+            _check_sources(plan, uploads_root, workdir, settings.remote_image_hosts,
+                           settings.remote_image_allow_private)
         except Conflict:
             get_task_row(task_id)  # deleted meanwhile, its files with it: 404, not faulty images
             raise

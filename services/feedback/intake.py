@@ -18,12 +18,13 @@ from models.base import cached_select, db, execute_cached, immediate, run_statem
 from models.feedback import Feedback, FeedbackDaySequence
 from rules.client_input import load_json
 from rules.ids import iso, new_id, utcnow
+from rules.limits import duration
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
+from services.settings import Settings
 
 log = logging.getLogger(__name__)
 
-DUPLICATE_WINDOW = timedelta(hours=24)
 ANONYMOUS_FIELDS = frozenset({
     "type", "title", "content", "appName", "appVersion", "platform", "buildNumber", "deviceModel",
     "osVersion", "pagePath", "occurredAt", "extra",
@@ -158,10 +159,11 @@ def _recent_duplicate(digest, since):
         .order_by(Feedback.created_at.desc()).limit(1)), digest, since, 1)), None)
 
 
-def create_feedback(data, channel, client_ip):
+def create_feedback(data, channel, client_ip, settings: Settings):
     """Store a validated payload; the FeedbackDetail dict (attachments []).
 
-    Conflict duplicate_feedback names the original when the same fingerprint arrived within 24 h.
+    Conflict duplicate_feedback names the original when the same fingerprint arrived within
+    FEEDBACK_DUPLICATE_WINDOW_SECONDS.
     The duplicate check, the number and the row (queued for the search index by a trigger) share one
     IMMEDIATE transaction, so concurrent identical requests create one record and a failure leaves
     nothing. The indexer is woken after the commit.
@@ -172,10 +174,11 @@ def create_feedback(data, channel, client_ip):
             # Taken under the write lock, so creation times follow row ids (the list's tie-break).
             now = utcnow()
             created = iso(now)
-            original = _recent_duplicate(digest, iso(now - DUPLICATE_WINDOW))
+            window = settings.feedback_duplicate_window_seconds
+            original = _recent_duplicate(digest, iso(now - timedelta(seconds=window)))
             if original is not None:
                 raise Conflict(f"the same feedback was already submitted as {original.feedback_no} "
-                               "within the last 24 hours", {"feedbackId": original.feedback_id,
+                               f"within the last {duration(window)}", {"feedbackId": original.feedback_id,
                                                              "feedbackNo": original.feedback_no},
                                code="duplicate_feedback")
             fields = {FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP}

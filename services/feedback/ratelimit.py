@@ -6,29 +6,13 @@ limit, so a client that waits the announced Retry-After gets through. State is i
 one process (waitress threads); several processes would each count on their own.
 """
 import math
-import re
 import threading
 import time
 from bisect import bisect_right
 
-PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
-_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+from services.settings import Settings
+
 SWEEP_EVERY = 1000  # hits between purges of idle keys
-
-
-def parse_limits(text):
-    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
-    limits = []
-    for part in str(text or "").split(";"):
-        if not part.strip():
-            continue
-        match = _LIMIT.match(part)
-        if not match or int(match.group(1)) < 1:
-            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
-                             "e.g. 20/minute;200/day")
-        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
-        limits.append((count, multiple * PERIOD_SECONDS[unit]))
-    return limits
 
 
 class SlidingWindowLimiter:
@@ -91,14 +75,6 @@ class SlidingWindowLimiter:
         return len(self._stamps)
 
 
-def limiter_from_settings(config):
-    """The four FEEDBACK_RATE_LIMIT_* settings -> a limiter (ValueError names a bad setting)."""
-    rules = {}
-    for category, setting in (("ip", "FEEDBACK_RATE_LIMIT_PER_IP"), ("device", "FEEDBACK_RATE_LIMIT_PER_DEVICE"),
-                              ("version", "FEEDBACK_RATE_LIMIT_PER_VERSION"),
-                              ("channel", "FEEDBACK_RATE_LIMIT_PER_CHANNEL")):
-        try:
-            rules[category] = parse_limits(config.get(setting, ""))
-        except ValueError as exc:
-            raise ValueError(f"{setting}: {exc}") from None
-    return SlidingWindowLimiter(rules)
+def limiter_from_settings(settings: Settings) -> "SlidingWindowLimiter":
+    """The four FEEDBACK_RATE_LIMIT_* settings (parsed and checked at start) -> a limiter."""
+    return SlidingWindowLimiter(settings.feedback_rate_limits)

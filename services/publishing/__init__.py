@@ -1,10 +1,10 @@
 """Publishing approved tasks as drafts on the WeChat platform (spec: publish-jobs, retry; CONTRACT §5).
 
-    publish_task(task_id, trigger_mode, actor_name, config, if_match=None) -> task JSON
-    retry_job(task_id, job_id, actor_name, config, if_match=None)         -> task JSON
-    approve_and_publish(task_id, decision, actor_name, config, if_match=None, cover_ratio=…) -> task JSON
+    publish_task(task_id, trigger_mode, actor_name, settings, if_match=None) -> task JSON
+    retry_job(task_id, job_id, actor_name, settings, if_match=None)         -> task JSON
+    approve_and_publish(task_id, decision, actor_name, settings, if_match=None) -> task JSON
 
-`config` is a plain dict of settings (the Flask config). Modules: snapshot (frozen content),
+`settings` is the app's services.settings.Settings. Modules: snapshot (frozen content),
 images (uploads, cached per asset and account), pipeline (the platform calls), jobs (lifecycle).
 """
 from services.publishing.jobs import approve_and_publish, publish_task, retry_job  # noqa: F401

@@ -22,14 +22,14 @@ from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
 from services.errors import Conflict, NotFound
-from services.platform_client import PlatformError, client_for, configured_timeout
+from services.platform_client import PlatformError, client_for
 from services.publishing.images import JobImages, PublishFailed
 from services.publishing.owners import gone, this_process
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
-from services.settings import split_list
+from services.settings import Settings
 
 log = logging.getLogger(__name__)
 TRIGGER_MODES = ("manual", "auto_after_approval")
@@ -53,40 +53,40 @@ class Claim:
     problem: str | None  # why the job fails before any platform call
 
 
-def publish_task(task_id, trigger_mode, actor_name, config, if_match=None):
+def publish_task(task_id, trigger_mode, actor_name, settings: Settings, if_match=None):
     """Publish the task's current selections as a new job; returns the updated task as JSON.
 
     `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
-    "auto_after_approval" one. `config` is a plain dict of settings.
+    "auto_after_approval" one.
     """
     if trigger_mode not in TRIGGER_MODES:
         raise ValueError(f"trigger_mode must be one of {TRIGGER_MODES}")
-    return _execute(_claim(task_id, if_match, config, trigger_mode), actor_name, config)
+    return _execute(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
 
 
-def approve_and_publish(task_id, payload, actor_name, config, if_match=None, **decide_options):
+def approve_and_publish(task_id, payload, actor_name, settings: Settings, if_match=None):
     """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
     together, so no other publish can come between them; the platform calls follow as usual."""
     with immediate():
-        apply_decision(task_id, payload, actor_name=actor_name, if_match=if_match, **decide_options)
-        claim = _claim(task_id, None, config, "auto_after_approval")
-    return _execute(claim, actor_name, config)
+        apply_decision(task_id, payload, settings, actor_name=actor_name, if_match=if_match)
+        claim = _claim(task_id, None, settings, "auto_after_approval")
+    return _execute(claim, actor_name, settings)
 
 
-def retry_job(task_id, job_id, actor_name, config, if_match=None):
+def retry_job(task_id, job_id, actor_name, settings: Settings, if_match=None):
     """Publish the snapshot of failed job `job_id` again as a new manual job (attemptCount + 1)."""
-    return _execute(_claim(task_id, if_match, config, "manual", source_job_id=job_id), actor_name, config)
+    return _execute(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
 
 
 
 
-def stale_after(config):
+def stale_after(settings: Settings) -> timedelta:
     """A claim without a heartbeat for this long belongs to a process that died."""
-    return max(MIN_STALE_AFTER, timedelta(seconds=10 * configured_timeout(config)))
+    return max(MIN_STALE_AFTER, timedelta(seconds=10 * settings.wechat_timeout_seconds))
 
 
 # ---- step 1 -----------------------------------------------------------------------------------
-def _claim(task_id, if_match, config, trigger_mode, source_job_id=None):
+def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
     with immediate():
         task = load_for_update(task_id, if_match)
         source = _source_job(task, source_job_id) if source_job_id else None
@@ -95,7 +95,7 @@ def _claim(task_id, if_match, config, trigger_mode, source_job_id=None):
         if source is not None:
             snapshot = source.snapshot
         else:
-            overrides = (config.get("WECHAT_THEME_OVERRIDES") or {}).get(task.public_account)
+            overrides = settings.theme_overrides_for(task.public_account)
             try:
                 snapshot = build_snapshot(task, overrides)
             except SnapshotError as exc:
@@ -104,7 +104,7 @@ def _claim(task_id, if_match, config, trigger_mode, source_job_id=None):
                 # The approval has committed already: the job records why it could not run.
                 snapshot, problem = None, str(exc)
         job_id, now = new_id(), now_iso()
-        _take_lock(task, job_id, now, stale_after(config))
+        _take_lock(task, job_id, now, stale_after(settings))
         PublishJob.create(
             job_id=job_id, task=task, status="failed", trigger_mode=trigger_mode,
             attempt_count=source.attempt_count + 1 if source else 1, retry_of=source.job_id if source else None,
@@ -200,15 +200,14 @@ def _last_draft(task):
 
 
 # ---- step 2 -----------------------------------------------------------------------------------
-def _execute(claim, actor_name, config):
+def _execute(claim, actor_name, settings):
     draft_media_id, error, sent_html = None, claim.problem, None
     if error is None:
         try:
-            client = client_for(claim.account, config)
-            images = JobImages(client, uploads_root=config["REVIEW_UPLOADS_PATH"],
-                               remote_hosts=split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS")),
-                               allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
-                               timeout=configured_timeout(config), touch=lambda: _heartbeat(claim))
+            client = client_for(claim.account, settings)
+            images = JobImages(client, uploads_root=settings.uploads_path, remote_hosts=settings.remote_image_hosts,
+                               allow_private=settings.remote_image_allow_private,
+                               timeout=settings.wechat_timeout_seconds, touch=lambda: _heartbeat(claim))
             article = build_article(images, claim.content_type, claim.snapshot)
             if claim.content_type == "article":
                 sent_html = article["content"]  # the body with the platform's image URLs
@@ -223,7 +222,7 @@ def _execute(claim, actor_name, config):
     except peewee.DatabaseError:
         # The platform has the draft but the job cannot say so: leave its id where an operator looks.
         log.error("publish job %s of task %s: its outcome could not be stored (draft %s, error %s); the "
-                  "claim expires after %s", claim.job_id, claim.task_pk, draft_media_id, error, stale_after(config))
+                  "claim expires after %s", claim.job_id, claim.task_pk, draft_media_id, error, stale_after(settings))
         raise
 
 

@@ -3,8 +3,10 @@
     create_task(payload, idempotency_key)       -> (status, task JSON, replayed)
     get_task(task_id)                           -> task JSON (404 NotFound)
     list_tasks(filters)                         -> (task JSONs, total, next cursor)
-    patch_elements(task_id, patch, if_match=, cover_ratio=)    -> task JSON (read inside the write)
-    decide(task_id, payload, actor_name=, if_match=, cover_ratio=) -> task JSON (read inside the write)
+    status_counts(filters)                      -> {"all": n, status: n} (the list's other filters)
+    form_state(task JSON) / preview_body(markdown, theme, overrides)  (the review page)
+    patch_elements(task_id, patch, settings, if_match=)    -> task JSON (read inside the write)
+    decide(task_id, payload, settings, actor_name=, if_match=) -> task JSON (read inside the write)
     apply_decision(…same…)                      -> ReviewTask row (inside a caller's immediate())
     task_to_dict(row)                           -> task JSON
 
@@ -18,8 +20,9 @@ The state table is services/review/state_machine.py (TABLE); docs/review-states.
 from services.review.concurrency import check_version, load_for_update, parse_if_match, save_task  # noqa: F401
 from services.review.creation import create_task  # noqa: F401
 from services.review.decisions import apply_decision, decide, validate_decision  # noqa: F401
+from services.review.form import form_state, preview_body  # noqa: F401
 from services.review.patching import patch_elements  # noqa: F401
-from services.review.queries import get_task, list_tasks  # noqa: F401
+from services.review.queries import get_task, list_tasks, status_counts  # noqa: F401
 from services.review.serialize import job_to_dict, task_to_dict, tasks_to_dicts  # noqa: F401
 from services.review.state_machine import TABLE, fire, rule_for  # noqa: F401
 from services.review.timeline import add_event  # noqa: F401

@@ -22,6 +22,7 @@ from services.review.validation import (
     join,
     same_value,
 )
+from services.settings import Settings
 
 APPROVE_ACTIONS = ("approve_and_publish", "approve_without_publish")
 REJECTION_ONLY = ("rejectedElements", "lockedSelections", "rejectionReason", "rejectionNote")
@@ -112,14 +113,14 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
     return selections, draft, rejected, overrides
 
 
-def decide(task_id, payload, **options):
+def decide(task_id, payload, settings, **options):
     """Apply an admin decision; returns the task as JSON, read inside the write (its timeline holds no
     later request's events). `options`: those of apply_decision."""
     with immediate():
-        return task_to_dict(apply_decision(task_id, payload, **options))
+        return task_to_dict(apply_decision(task_id, payload, settings, **options))
 
 
-def apply_decision(task_id, payload, *, actor_name, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+def apply_decision(task_id, payload, settings: Settings, *, actor_name, if_match=None):
     """The decision's write; returns the saved row.
 
     approve_and_publish approves exactly like approve_without_publish; services.publishing's
@@ -129,7 +130,7 @@ def apply_decision(task_id, payload, *, actor_name, if_match=None, cover_ratio=D
     with immediate():
         task = load_for_update(task_id, if_match)
         rule_for(task.status, action)  # 409 invalid_state before any payload rule
-        selections, draft, rejected, overrides = validate_decision(task, payload, cover_ratio)
+        selections, draft, rejected, overrides = validate_decision(task, payload, settings.cover_ratio)
         if selections is not None:
             task.selections = selections
         if overrides is not None or action in APPROVE_ACTIONS or rejected:

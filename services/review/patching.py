@@ -18,7 +18,6 @@ from services.review.drafts import patch_body_draft
 from services.review.serialize import task_to_dict
 from services.review.state_machine import PATCH_TRIGGERS, fire, require_any
 from services.review.validation import (
-    DEFAULT_COVER_RATIO,
     Assets,
     Problems,
     check_approval_ready,
@@ -27,6 +26,7 @@ from services.review.validation import (
     check_values,
     crop_fits_images,
 )
+from services.settings import Settings
 
 
 def _locked_keys(task, keys):
@@ -105,9 +105,10 @@ def _check_library_origin(assets, task, values, problems):
                                "the material library (GET /api/assets?scope=library)")
 
 
-def patch_elements(task_id, patch, *, if_match=None, cover_ratio=DEFAULT_COVER_RATIO):
+def patch_elements(task_id, patch, settings: Settings, *, if_match=None):
     """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide)."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
+    cover_ratio = settings.cover_ratio
     with immediate():
         task = load_for_update(task_id, if_match)
         require_any(task.status, PATCH_TRIGGERS, "changing elements")

@@ -97,7 +97,7 @@ def demo(live_server):
 
     with db.connection_context():
         save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
-        return seed(live_server.uploads, DEMO_ADMIN)
+        return seed(live_server.app.extensions["settings"], DEMO_ADMIN)
 
 
 @pytest.fixture

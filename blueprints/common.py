@@ -1,0 +1,38 @@
+"""What several blueprints share: the app's settings, If-Match, and the task answers."""
+from urllib.parse import urlencode
+
+from flask import current_app, jsonify, request
+
+from services import review
+from services.settings import Settings
+
+
+def settings() -> Settings:
+    """The settings checked and typed at start (app.py); the one way views hand them to services."""
+    return current_app.extensions["settings"]
+
+
+def if_match_header():
+    """The raw If-Match value for services.review (None when absent)."""
+    return request.headers.get("If-Match")
+
+
+def task_response(task, status=200, headers=None):
+    """A task (JSON, as the services return it) with `ETag: "<version>"`."""
+    response = jsonify(task)
+    response.status_code = status
+    response.headers["ETag"] = f'"{task["version"]}"'
+    response.headers.update(headers or {})
+    return response
+
+
+def list_response(query):
+    """Bare array; `X-Total-Count`, and `Link: <...>; rel="next"` when more exist."""
+    items, total, next_cursor = review.list_tasks(query)
+    response = jsonify(items)
+    response.headers["X-Total-Count"] = str(total)
+    if next_cursor:
+        args = request.args.to_dict()
+        args["cursor"] = next_cursor
+        response.headers["Link"] = f'<{request.base_url}?{urlencode(args)}>; rel="next"'
+    return response
