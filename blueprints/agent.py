@@ -15,7 +15,7 @@ bp = Blueprint("agent", __name__)
 @agent_required
 @api(body=CreateTaskSchema, responses={201: TaskSchema}, tags=["agent"], max_bytes=CREATE_MAX_BYTES)
 def create_task(body):
-    """Create a review task (pending_review); honours Idempotency-Key for 24 hours."""
+    """Create a review task (pending_review); honours Idempotency-Key (see its header)."""
     status, task, replayed = review.create_task(body, request.headers.get("Idempotency-Key"))
     headers = {"Location": f"/api/review/agent/tasks/{task['id']}"}
     if replayed:
@@ -47,7 +47,7 @@ def patch_elements(task_id, body):
 
     A task rejected as a whole (`rejectedElements` empty) takes any field, and its first valid PATCH
     returns it to review. In a field-level rework, each rejected field a PATCH fixes must be ready for
-    approval (the approval limits, such as summary at most 100 characters, apply), and the PATCH
+    approval (the approval limits of each field's description apply), and the PATCH
     that fixes the last one runs the whole approval check; errors then name `selections.<field>`.
     Images a PATCH brings in (coverImage, bodyImages, images, image links in body) are material-library
     assets (GET /api/assets?scope=library); images the task already holds may stay. Send the ETag

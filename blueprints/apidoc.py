@@ -11,7 +11,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, rejection_webhook, strict_nullable
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
-from rules.limits import IDEMPOTENCY_KEY_MAX as MAX_KEY_LENGTH
+from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from schemas.review import TaskSchema
 from schemas.review.task import RejectionWebhookSchema
 from services.errors import ERROR_CODES, ValidationFailed
@@ -37,9 +37,10 @@ REQUEST_HEADERS = {
     "If-Match": {"description": 'The task\'s ETag ("3", or several comma-separated, or *) the change is based '
                                 "on; when the task has moved on, nothing changes and the answer is 412",
                  "schema": {"type": "string"}},
-    "Idempotency-Key": {"description": "Kept 24 hours: a repeat with the same body gets the stored answer "
-                                       "(Idempotent-Replayed: true), a different body 409 idempotency_conflict",
-                        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH}},
+    "Idempotency-Key": {"description": f"Kept {IDEMPOTENCY_HOURS} hours: a repeat with the same body gets the "
+                                       "stored answer (Idempotent-Replayed: true), a different body 409 "
+                                       "idempotency_conflict",
+                        "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX}},
 }
 ERROR_HEADERS = {412: ("ETag",), 429: ("Retry-After",)}
 PATH_ARGUMENT = re.compile(r"<(?:[^:>]+:)?([^>]+)>")  # <name> or <converter:name>

@@ -5,6 +5,7 @@ publish, retry, delete, feedback status) is made by the page's JavaScript throug
 so the rules live in one place and the pages show the API's own error messages.
 """
 import json
+from urllib.parse import urlencode
 
 from flask import Blueprint, redirect, render_template, request
 from flask_login import current_user
@@ -60,6 +61,12 @@ def filesize(size):
         return f"{size} byte{'' if size == 1 else 's'}"
     kib = size / 1024
     return f"{kib:.1f} KiB" if round(kib, 1) < 1024 else f"{kib / 1024:.1f} MiB"
+
+
+@bp.app_template_filter()
+def query(args):
+    """A query string of the given, non-empty arguments in a stable order (the list pages' links)."""
+    return urlencode(sorted((key, value) for key, value in args.items() if value))
 
 
 @bp.app_template_filter()

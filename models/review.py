@@ -59,7 +59,7 @@ class PublishJob(BaseModel):
 
 
 class IdempotencyKey(BaseModel):
-    """One replayable task creation: same key and body -> same answer for 24 hours."""
+    """One replayable task creation: same key and body -> same answer (rules.limits.IDEMPOTENCY_HOURS)."""
 
     key = peewee.CharField(max_length=128, unique=True)
     body_hash = peewee.CharField(max_length=64)

@@ -9,30 +9,22 @@ import io
 import logging
 import mimetypes
 import re
-import threading
-import unicodedata
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import peewee
-from PIL import Image, UnidentifiedImageError
 
 from models import Asset
 from models.base import immediate
 from rules.ids import new_id, now_iso
-from rules.limits import MAX_PIXELS, MAX_UPLOAD_BYTES
+from rules.limits import MAX_UPLOAD_BYTES
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
-from services.files import placed_file, write_atomically
+from services.files import clean_file_name, placed_file, write_atomically
+from services.imaging import check_size, decoded
 from services.platform.uploads import remember_upload
 from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
-
-# Pillow itself refuses (DecompressionBombError) anything over twice this before decoding; our own
-# header check below refuses everything over MAX_PIXELS before a single pixel is decoded.
-if Image.MAX_IMAGE_PIXELS is None or Image.MAX_IMAGE_PIXELS > MAX_PIXELS:
-    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 
 ACCEPTED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 # Pillow format -> (stored extension, Content-Type); WebP is stored converted to PNG.
@@ -52,62 +44,14 @@ class CheckedImage:
     height: int
 
 
-# Large images are decoded one at a time (smaller ones freely): eight uploads of 40-megapixel images
-# decoded at once took the process to 1.3 GB.
-LARGE_PIXELS = 4_000_000
-_LARGE_DECODE = threading.Lock()
-
-
-@contextmanager
-def decoding(width, height):
-    """Hold this around decoding an image of width x height pixels."""
-    if width * height <= LARGE_PIXELS:
-        yield
-        return
-    with _LARGE_DECODE:
-        yield
-
-
-def _refuse(message, reason):
-    raise ValidationFailed(message, {"file": [reason]})
-
-
 def check_image(data):
-    """Decode `data` as PNG, JPEG, GIF or WebP; CheckedImage, or ValidationFailed/PayloadTooLarge.
-
-    The pixel count is read from the header and checked before anything is decoded, so a
-    decompression bomb never reaches memory.
-    """
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise PayloadTooLarge(f"the image is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB",
-                              {"file": [f"at most {MAX_UPLOAD_BYTES} bytes"]})
-    if not data:
-        _refuse("the file is empty", "empty file")
-    try:
-        with Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
-            width, height = image.size
-            _check_pixels(width, height)
-            image_format = image.format
-            image.verify()  # structure and checksums (a PNG cut before IEND fails here)
-        with decoding(width, height), Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as image:
-            image.load()  # every pixel of the first frame decodes
-            stored = _convert_webp(image) if image_format == "WEBP" else data
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        _refuse(f"the image has more than {MAX_PIXELS} pixels", f"at most {MAX_PIXELS} pixels")
-    except UnidentifiedImageError:
-        _refuse("the file is not a PNG, JPEG, GIF or WebP image", "not a PNG, JPEG, GIF or WebP image")
-    except (OSError, SyntaxError, ValueError, EOFError, IndexError) as exc:
-        log.info("image refused: %s: %s", type(exc).__name__, exc)
-        _refuse("the image is truncated or damaged and cannot be decoded", "truncated or damaged image")
+    """Decode `data` as PNG, JPEG, GIF or WebP; CheckedImage, or ValidationFailed/PayloadTooLarge."""
+    check_size(data, MAX_UPLOAD_BYTES, "image")
+    with decoded(data, ACCEPTED_FORMATS) as image:
+        image_format, (width, height) = image.format, image.size
+        stored = _convert_webp(image) if image_format == "WEBP" else data
     extension, content_type = STORED_AS[image_format]
     return CheckedImage(stored, extension, content_type, width, height)
-
-
-def _check_pixels(width, height):
-    if width < 1 or height < 1:
-        _refuse("the image has no pixels", "empty image")
-    if width * height > MAX_PIXELS:
-        _refuse(f"the image has {width}x{height} pixels, more than {MAX_PIXELS}", f"at most {MAX_PIXELS} pixels")
 
 
 def _convert_webp(image):
@@ -117,14 +61,6 @@ def _convert_webp(image):
     icc = image.info.get("icc_profile")
     frame.save(out, "PNG", **({"icc_profile": icc} if icc else {}))
     return out.getvalue()
-
-
-def clean_file_name(name, fallback):
-    """The client's file name for display: last path part, no control characters, <= 255 chars."""
-    name = unicodedata.normalize("NFC", str(name or ""))
-    name = re.split(r"[\\/]", name)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
-    return name[:255] or fallback
 
 
 def asset_path(asset, uploads_root):

@@ -10,7 +10,9 @@ its record and removed after the commit; a stop in between is settled at the nex
 import contextlib
 import logging
 import os
+import re
 import tempfile
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -163,3 +165,11 @@ def settle_removals(folder, recorded):
             remove_quietly(tombstone)
         settled += 1
     return settled
+
+
+def clean_file_name(name, fallback):
+    """The client's file name for display: last path part, no control characters, <= 255 chars."""
+    name = unicodedata.normalize("NFC", str(name or ""))
+    name = re.split(r"[\\/]", name)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
+    return name[:255] or fallback

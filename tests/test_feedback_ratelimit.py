@@ -215,7 +215,7 @@ def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
 
 def test_large_images_are_decoded_one_at_a_time(monkeypatch):
     """Eight 40-megapixel screenshots decoded at once took the process to 1.3 GB."""
-    import services.assets
+    import services.imaging
     from services.assets import check_image
     from services.feedback.checks import check_screenshot
     from tests.test_feedback_helpers import image_bytes
@@ -229,7 +229,7 @@ def test_large_images_are_decoded_one_at_a_time(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(services.assets, "_LARGE_DECODE", Recording())
+    monkeypatch.setattr(services.imaging, "_LARGE_DECODE", Recording())
     check_screenshot(image_bytes(size=(40, 30)))
     check_image(image_bytes(size=(40, 30)))
     assert taken == []

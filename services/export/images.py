@@ -3,7 +3,7 @@ import os
 
 from PIL import Image, UnidentifiedImageError
 
-import services.assets  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
+import services.imaging  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
 from rules.limits import MAX_PIXELS
 
 MAX_BYTES = 10 * 1024 * 1024

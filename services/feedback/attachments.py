@@ -12,8 +12,6 @@ the re-check of the limits inside its transaction) fails the file is removed aga
 import contextlib
 import hashlib
 import logging
-import re
-import unicodedata
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,7 +23,8 @@ from rules.ids import iso, new_id, now_iso, utcnow
 from rules.limits import MAX_ATTACHMENTS
 from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
 from services.feedback.checks import check_log_file, check_screenshot
-from services.files import placed_file
+from services.feedback.queries import get_record
+from services.files import clean_file_name, placed_file
 
 log = logging.getLogger(__name__)
 
@@ -53,19 +52,9 @@ def check_upload_allowed(feedback_id, channel, anonymous):
     """Who and when, before any upload byte is read: the Feedback row, or 403/404/409."""
     if anonymous:
         raise Forbidden(f"the anonymous channel {channel!r} cannot upload attachments")
-    record = Feedback.get_or_none(Feedback.feedback_id == feedback_id)
-    if record is None:
-        raise NotFound(f"no feedback with id {feedback_id}")
+    record = get_record(feedback_id)
     _check_rules(record, channel, utcnow())
     return record
-
-
-def clean_file_name(name, fallback):
-    """The client's file name for display: last path part, no control characters, <= 255 chars."""
-    name = unicodedata.normalize("NFC", str(name or ""))
-    name = re.split(r"[\\/]", name)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
-    return name[:255] or fallback
 
 
 def display_name(file_name, kind, extension):
@@ -87,9 +76,7 @@ def add_attachment(record, channel, kind, file_name, data, uploads_root):
     try:
         with placed_file(uploads_root, folder, stored_name, checked.data) as placement:
             with immediate():
-                fresh = Feedback.get_or_none(Feedback.id == record.id)
-                if fresh is None:
-                    raise NotFound(f"no feedback with id {record.feedback_id}")
+                fresh = get_record(record.feedback_id)  # again, under the write lock
                 _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
                 attachment = FeedbackAttachment.create(
                     attachment_id=attachment_id, feedback=record.id, kind=kind,

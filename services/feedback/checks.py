@@ -12,11 +12,10 @@ import logging
 import zipfile
 from dataclasses import dataclass
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import ImageOps
 
-from rules.limits import LOG_MAX_BYTES, MAX_PIXELS, SCREENSHOT_MAX_BYTES
-from services.assets import decoding
-from services.errors import PayloadTooLarge, ValidationFailed
+from rules.limits import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
+from services.imaging import check_size, decoded, refuse
 
 log = logging.getLogger(__name__)
 
@@ -35,38 +34,12 @@ class CheckedFile:
     content_type: str
 
 
-def _refuse(message, reason):
-    raise ValidationFailed(message, {"file": [reason]})
-
-
-def _check_size(data, limit, what):
-    if len(data) > limit:
-        raise PayloadTooLarge(f"the {what} is larger than {limit // (1024 * 1024)} MiB",
-                              {"file": [f"at most {limit} bytes"]})
-    if not data:
-        _refuse("the file is empty", "empty file")
-
-
 def check_screenshot(data):
     """PNG/JPEG/WebP bytes -> CheckedFile with the re-encoded image (no metadata)."""
-    _check_size(data, SCREENSHOT_MAX_BYTES, "screenshot")
-    try:
-        with Image.open(io.BytesIO(data), formats=tuple(SCREENSHOT_FORMATS)) as image:
-            width, height = image.size
-            if width < 1 or height < 1 or width * height > MAX_PIXELS:
-                _refuse(f"the screenshot has {width}x{height} pixels; at most {MAX_PIXELS} are accepted",
-                        f"at most {MAX_PIXELS} pixels")
-            image_format = image.format
-            with decoding(width, height):
-                image.load()
-                clean = _pixels_only(image, image_format)
-    except UnidentifiedImageError:
-        _refuse("a screenshot must be a PNG, JPEG or WebP image", "not a PNG, JPEG or WebP image")
-    except Image.DecompressionBombError:
-        _refuse(f"the screenshot has more than {MAX_PIXELS} pixels", f"at most {MAX_PIXELS} pixels")
-    except (OSError, SyntaxError, ValueError, EOFError, IndexError) as exc:
-        log.info("screenshot refused: %s: %s", type(exc).__name__, exc)
-        _refuse("the screenshot is truncated or damaged and cannot be decoded", "truncated or damaged image")
+    check_size(data, SCREENSHOT_MAX_BYTES, "screenshot")
+    with decoded(data, tuple(SCREENSHOT_FORMATS), "screenshot") as image:
+        image_format = image.format
+        clean = _pixels_only(image, image_format)
     extension, content_type = SCREENSHOT_FORMATS[image_format]
     return CheckedFile(clean, extension, content_type)
 
@@ -99,28 +72,28 @@ def check_log_file(file_name, data):
     name = str(file_name or "").lower()
     extension = name.rsplit(".", 1)[-1] if "." in name else ""
     if extension not in LOG_TYPES:
-        _refuse("a log file must be named .log, .txt, .zip or .gz", "extension must be .log, .txt, .zip or .gz")
-    _check_size(data, LOG_MAX_BYTES, "log file")
+        refuse("a log file must be named .log, .txt, .zip or .gz", "extension must be .log, .txt, .zip or .gz")
+    check_size(data, LOG_MAX_BYTES, "log file")
     if extension in ("log", "txt"):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            _refuse("a .log or .txt file must be UTF-8 text", "not UTF-8 text")
+            refuse("a .log or .txt file must be UTF-8 text", "not UTF-8 text")
         if "\x00" in text:
-            _refuse("a .log or .txt file must be text, but it contains NUL bytes", "contains NUL bytes")
+            refuse("a .log or .txt file must be text, but it contains NUL bytes", "contains NUL bytes")
     elif extension == "zip":
         _check_zip(data)
     elif not data.startswith(GZIP_MAGIC):
-        _refuse("a .gz file must be gzip-compressed data", "not gzip data")
+        refuse("a .gz file must be gzip-compressed data", "not gzip data")
     return CheckedFile(data, extension, LOG_TYPES[extension])
 
 
 def _check_zip(data):
     buffer = io.BytesIO(data)
     if not zipfile.is_zipfile(buffer):
-        _refuse("a .zip file must be a ZIP archive", "not a ZIP archive")
+        refuse("a .zip file must be a ZIP archive", "not a ZIP archive")
     try:
         with zipfile.ZipFile(buffer) as archive:
             archive.infolist()  # the central directory parses
     except (zipfile.BadZipFile, OSError, ValueError):
-        _refuse("the .zip archive is damaged", "damaged ZIP archive")
+        refuse("the .zip archive is damaged", "damaged ZIP archive")

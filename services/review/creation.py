@@ -15,7 +15,7 @@ import peewee
 from models import immediate
 from models.review import IdempotencyKey, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
-from rules.limits import IDEMPOTENCY_KEY_MAX
+from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from services.asset_refs import resolve_many
 from services.errors import Conflict, ValidationFailed
 from services.rendering import image_urls
@@ -24,7 +24,7 @@ from services.review.state_machine import find_rule
 from services.review.timeline import add_event
 from services.review.validation import Problems
 
-IDEMPOTENCY_TTL = timedelta(hours=24)
+IDEMPOTENCY_TTL = timedelta(hours=IDEMPOTENCY_HOURS)
 
 
 def body_hash(payload):
@@ -139,5 +139,5 @@ def create_task(payload, idempotency_key=None):
 
 
 def purge_expired_keys():
-    """Remove idempotency records older than 24 hours; returns how many."""
+    """Remove idempotency records older than IDEMPOTENCY_TTL; returns how many."""
     return IdempotencyKey.delete().where(IdempotencyKey.created_at < iso(utcnow() - IDEMPOTENCY_TTL)).execute()

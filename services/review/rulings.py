@@ -1,4 +1,5 @@
 """Decisions this code makes where the spec and CONTRACT leave room (listed in docs/review-states.md)."""
+from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 
 RULINGS = (
     "An article needs at least one `bodyOptions` entry at creation: every body draft names its source "
@@ -16,8 +17,9 @@ RULINGS = (
     "A PATCH of `images` must keep the first image a stored `coverCrop` names (400 otherwise), unless "
     "`coverCrop` is patched in the same request or still waits for rework.",
     "Keys that stay locked in a field-level rejection are checked at approval level now (cover ratio, "
-    "summary ≤ 100, a derivable or submitted bodyDraft for a locked body): the agent could never fix them.",
-    "Approval also holds `author` to 16 characters, the platform's limit (45110): an approved task "
+    f"summary ≤ {APPROVAL_SUMMARY_MAX}, a derivable or submitted bodyDraft for a locked body): the agent could "
+    "never fix them.",
+    f"Approval also holds `author` to {APPROVAL_AUTHOR_MAX} characters, the platform's limit (45110): an approved task "
     "cannot be edited any more, so a value the platform refuses would leave it failing for good. "
     "`bodyImages` may be left out (an article's body images are its Markdown image links).",
     "A whole-task rejection may carry partial `selections`; they are checked (references, limits) and "
