@@ -12,6 +12,7 @@ from services.errors import Forbidden, NotFound, ValidationFailed
 from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
+TAGS = ["assets"]
 # The guard sits above @api so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
@@ -29,7 +30,7 @@ def _dump(asset):
 
 @bp.post("/api/assets/upload")
 @agent_or_admin("review")
-@api(form=AssetUploadFormSchema, files=("file",), responses={201: AssetSchema, 200: AssetSchema}, tags=["assets"])
+@api(form=AssetUploadFormSchema, files=("file",), responses={201: AssetSchema, 200: AssetSchema}, tags=TAGS)
 def upload():
     """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
     # Set before the body is parsed: a larger request is refused as 413 without being read.
@@ -52,7 +53,7 @@ def upload():
 
 @bp.get("/api/assets")
 @agent_or_admin("review")
-@api(query=AssetListQuerySchema, responses={200: AssetPageSchema}, tags=["assets"])
+@api(query=AssetListQuerySchema, responses={200: AssetPageSchema}, tags=TAGS)
 def list_assets(query):
     """Browse the shared material library (scope library by default, review, or all), newest first."""
     items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
@@ -62,7 +63,7 @@ def list_assets(query):
 
 @bp.get("/api/assets/<asset_id>")
 @agent_or_admin("review")
-@api(responses={200: AssetSchema}, tags=["assets"])
+@api(responses={200: AssetSchema}, tags=TAGS)
 def get_asset(asset_id):
     """One asset record."""
     return _dump(asset_service.get_asset(asset_id))
@@ -70,7 +71,7 @@ def get_asset(asset_id):
 
 @bp.get("/uploads/<scope>/<path:name>")
 @agent_or_admin("review")
-@api(responses={200: tuple(CONTENT_TYPES.values()), 304: NOT_MODIFIED}, errors=(401, 403, 404, 500), tags=["assets"])
+@api(responses={200: tuple(CONTENT_TYPES.values()), 304: NOT_MODIFIED}, errors=(401, 403, 404, 500), tags=TAGS)
 def serve_file(scope, name):
     """A stored review or library image (scope review or library; else 404), to an admin session or the agent token."""
     if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):

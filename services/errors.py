@@ -16,20 +16,18 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
-class ValidationFailed(ServiceError):
-    status, code = 400, "validation_error"
+def _kind(name: str, status: int, code: str, doc: str) -> type[ServiceError]:
+    return type(name, (ServiceError,), {"status": status, "code": code, "__doc__": doc})
 
 
-class Unauthorized(ServiceError):
-    status, code = 401, "unauthorized"
-
-
-class Forbidden(ServiceError):
-    status, code = 403, "forbidden"
-
-
-class NotFound(ServiceError):
-    status, code = 404, "not_found"
+# The kinds of failure a service raises, by HTTP status (CONTRACT §2).
+ValidationFailed = _kind("ValidationFailed", 400, "validation_error", "A rule is broken; details name the fields.")
+Unauthorized = _kind("Unauthorized", 401, "unauthorized", "No valid credentials.")
+Forbidden = _kind("Forbidden", 403, "forbidden", "Credentials without the right to this.")
+NotFound = _kind("NotFound", 404, "not_found", "No such record.")
+PreconditionFailed = _kind("PreconditionFailed", 412, "precondition_failed", "If-Match names an older version.")
+PayloadTooLarge = _kind("PayloadTooLarge", 413, "payload_too_large", "The body or a file is over its limit.")
+StorageUnavailable = _kind("StorageUnavailable", 500, "storage_unavailable", "Disk or database refused the write.")
 
 
 class Conflict(ServiceError):
@@ -38,23 +36,11 @@ class Conflict(ServiceError):
     status, code = 409, "invalid_state"
 
 
-class PreconditionFailed(ServiceError):
-    status, code = 412, "precondition_failed"
-
-
-class PayloadTooLarge(ServiceError):
-    status, code = 413, "payload_too_large"
-
-
 class RateLimited(ServiceError):
     status, code = 429, "rate_limited"
 
     def __init__(self, message, retry_after, details=None):
         super().__init__(message, details, headers={"Retry-After": str(int(retry_after))})
-
-
-class StorageUnavailable(ServiceError):
-    status, code = 500, "storage_unavailable"
 
 
 # Every `error.code` an answer can carry (the OpenAPI enum; tests/test_openapi.py checks the code uses no other).
