@@ -135,7 +135,7 @@ def _interrupted_publish(app, task, **owner):
     from services.publishing import jobs, owners
 
     with db.connection_context():
-        claim = jobs._claim(task["id"], None, dict(app.config), "manual")
+        claim = jobs._claim(task["id"], None, app.extensions["settings"], "manual")
         PublishLock.update(owner=json.dumps({**json.loads(owners.this_process()), **owner})).where(
             PublishLock.job_id == claim.job_id).execute()
     return claim.job_id
