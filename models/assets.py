@@ -5,6 +5,7 @@ from models.base import BaseModel
 
 
 class Asset(BaseModel):
+    id = peewee.AutoField()
     asset_id = peewee.CharField(max_length=64, unique=True)
     scope = peewee.CharField(max_length=16, index=True)  # review | library
     url = peewee.CharField(max_length=1024, index=True)  # /uploads/<scope>/<file> or remote URL

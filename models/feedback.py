@@ -94,6 +94,7 @@ class Feedback(BaseModel):
 
 
 class FeedbackAttachment(BaseModel):
+    id = peewee.AutoField()
     attachment_id = peewee.CharField(max_length=64, unique=True)
     feedback = peewee.ForeignKeyField(Feedback, column_name="feedback_row", on_delete="CASCADE", index=True)
     kind = peewee.CharField(max_length=16)  # screenshot | log_file

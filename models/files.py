@@ -5,6 +5,7 @@ from models.base import BaseModel
 
 
 class PendingFile(BaseModel):
+    id = peewee.AutoField()
     path = peewee.CharField(max_length=512, unique=True)  # relative to the uploads folder
     pid = peewee.IntegerField()  # the process placing it; a dead process's entries are swept
     created_at = peewee.CharField(max_length=32)
@@ -16,5 +17,7 @@ class AssetCleanup(BaseModel):
     Written in the transaction that deletes the task, so a stop before its file is gone is finished
     at the next start instead of leaving the file and its row for good.
     """
+
+    id = peewee.AutoField()
     asset_id = peewee.CharField(max_length=64, unique=True)
     created_at = peewee.CharField(max_length=32)

@@ -5,6 +5,7 @@ from models.base import BaseModel, JSONField
 
 
 class OutboxMessage(BaseModel):
+    id = peewee.AutoField()
     message_id = peewee.CharField(max_length=64, unique=True)  # the webhook-id, same on every retry
     task_id = peewee.CharField(max_length=64, index=True)
     event_type = peewee.CharField(max_length=64)

@@ -7,6 +7,8 @@ from models.base import BaseModel
 class PlatformToken(BaseModel):
     """The current access token of one account, shared by every thread and process."""
 
+    id = peewee.AutoField()
+
     account = peewee.CharField(max_length=64, unique=True)
     access_token = peewee.TextField()
     expires_at = peewee.CharField(max_length=32)  # ISO UTC; the token is used until 5 min before
@@ -18,6 +20,8 @@ class PlatformUpload(BaseModel):
 
     kind "material" (material/add_material: media_id and url) or "uploadimg" (media/uploadimg: url).
     """
+
+    id = peewee.AutoField()
 
     asset_id = peewee.CharField(max_length=64)
     account = peewee.CharField(max_length=64)

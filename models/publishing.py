@@ -13,6 +13,7 @@ from models.review import ReviewTask
 
 
 class PublishLock(BaseModel):
+    id = peewee.AutoField()
     task = peewee.ForeignKeyField(ReviewTask, unique=True, on_delete="CASCADE")
     job_id = peewee.CharField(max_length=64)  # the job that holds the claim
     created_at = peewee.CharField(max_length=32)

@@ -9,6 +9,7 @@ from models.base import BaseModel, JSONField
 
 
 class ReviewTask(BaseModel):
+    id = peewee.AutoField()
     task_id = peewee.CharField(max_length=64, unique=True)
     public_account = peewee.CharField(max_length=32, index=True)
     content_type = peewee.CharField(max_length=16)
@@ -34,6 +35,7 @@ class ReviewTask(BaseModel):
 
 
 class TimelineEvent(BaseModel):
+    id = peewee.AutoField()
     event_id = peewee.CharField(max_length=64, unique=True)
     task = peewee.ForeignKeyField(ReviewTask, backref="timeline_events", on_delete="CASCADE", index=True)
     type = peewee.CharField(max_length=48)
@@ -44,6 +46,7 @@ class TimelineEvent(BaseModel):
 
 
 class PublishJob(BaseModel):
+    id = peewee.AutoField()
     job_id = peewee.CharField(max_length=64, unique=True)
     task = peewee.ForeignKeyField(ReviewTask, backref="publish_jobs", on_delete="CASCADE", index=True)
     status = peewee.CharField(max_length=16)  # succeeded | failed
@@ -60,6 +63,8 @@ class PublishJob(BaseModel):
 
 class IdempotencyKey(BaseModel):
     """One replayable task creation: same key and body -> same answer (rules.limits.IDEMPOTENCY_HOURS)."""
+
+    id = peewee.AutoField()
 
     key = peewee.CharField(max_length=128, unique=True)
     body_hash = peewee.CharField(max_length=64)

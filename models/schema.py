@@ -21,6 +21,7 @@ from models.users import AdminUser
 
 
 class SchemaVersion(BaseModel):
+    id = peewee.AutoField()
     version = peewee.IntegerField()
 
 
@@ -88,7 +89,7 @@ def upgrade():
                     step()
                     applied.append(version)
             for model in models:
-                model._schema.create_indexes(safe=True)
+                model._schema.create_indexes(safe=True)  # type: ignore[attr-defined]  # not in peewee's hints
             if applied:
                 SchemaVersion.delete().execute()
                 SchemaVersion.create(version=LATEST)

@@ -5,6 +5,7 @@ from models.base import BaseModel
 
 
 class AdminUser(BaseModel):
+    id = peewee.AutoField()
     username = peewee.CharField(max_length=64, unique=True)
     password_hash = peewee.CharField(max_length=255)
     permissions = peewee.CharField(max_length=64, default="review,feedback")
@@ -31,6 +32,8 @@ class AdminUser(BaseModel):
 
 class LoginAttempt(BaseModel):
     """One failed login; throttle counts these per username and per IP over a window."""
+
+    id = peewee.AutoField()
 
     username = peewee.CharField(max_length=64, index=True)
     ip = peewee.CharField(max_length=64, index=True)

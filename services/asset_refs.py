@@ -63,7 +63,7 @@ def task_references(task):
     Candidates, selections, locked selections, manual overrides and the body draft; Markdown image
     links only (plain hyperlinks are not images), never publish snapshots.
     """
-    refs = []
+    refs: list = []
     candidates = task.candidates or {}
     refs.extend(candidates.get("coverImages") or [])
     for placeholder in candidates.get("bodyImageCandidates") or []:

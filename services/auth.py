@@ -139,7 +139,7 @@ def authenticate(username, password, ip, max_failures=5, window_seconds=900):
     with immediate():
         if is_throttled(username, ip, max_failures, window_seconds):
             return None, "too_many_attempts"
-        if ok:
+        if ok and user is not None:
             AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
         else:
             LoginAttempt.create(username=username, ip=ip, at=now_iso())

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 DEFAULT_API_BASE = "https://api.weixin.qq.com"
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
-_REFRESH_LOCKS = defaultdict(threading.Lock)  # one forced refresh at a time per account
+# One forced refresh at a time per account.
+_REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)
 _RID = re.compile(r"\s*\brid:\s*(\S+)\s*$")
 _SECRET_PARAM = re.compile(r"\b(access_token|secret|appsecret)=[^&\s'\"]*", re.I)
 

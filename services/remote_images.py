@@ -80,7 +80,7 @@ def check_url(url, allowed_hosts, allow_private=False):
 
 
 def _checked_connection(base, allow_private):
-    class Checked(base):
+    class Checked(base):  # type: ignore[valid-type, misc]  # the pool's own connection class
         def _new_conn(self):
             sock = super()._new_conn()
             peer = sock.getpeername()[0]

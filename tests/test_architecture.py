@@ -76,6 +76,29 @@ def test_project_imports_stand_at_module_level():
     assert hidden == []
 
 
+def _unannotated(path):
+    """Public functions and methods of `path` missing a parameter or return annotation."""
+    tree = ast.parse(path.read_text(), str(path))
+    scopes = [tree] + [node for node in tree.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")]
+    for scope in scopes:
+        for node in scope.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name.startswith("_"):
+                continue
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if scope is not tree and args and args[0].arg in ("self", "cls"):
+                args = args[1:]
+            args += [a for a in (node.args.vararg, node.args.kwarg) if a]
+            if node.returns is None or any(a.annotation is None for a in args):
+                yield f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
+
+
+def test_every_service_and_model_entry_point_is_typed():
+    """What other layers call carries its types, which mypy then checks."""
+    missing = [place for name in ("services", "models") for path in sorted((ROOT / name).rglob("*.py"))
+               for place in _unannotated(path)]
+    assert missing == []
+
+
 def test_ruff_passes():
     code, out = _run("ruff", "check", ".")
     assert code == 0, out

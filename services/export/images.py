@@ -69,4 +69,4 @@ def check_decodable(file):
         raise FaultyImage(f"the image has more than {MAX_PIXELS} pixels") from None
     except (OSError, SyntaxError, ValueError, EOFError, IndexError, MemoryError):
         raise FaultyImage("the image is truncated or damaged and cannot be decoded") from None
-    return EXTENSIONS[image_format]
+    return EXTENSIONS[str(image_format)]

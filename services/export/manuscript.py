@@ -33,7 +33,7 @@ def _viewer(tables, any_scheme):
     if tables:
         parser.enable(["table", "strikethrough"])
     if any_scheme:
-        parser.validateLink = lambda url: True
+        parser.validateLink = lambda url: True  # type: ignore[method-assign]  # markdown-it's documented hook
     return parser
 
 
@@ -65,7 +65,7 @@ def _code_lines(markdown):
     """Line numbers inside fenced or indented code blocks for every reader (left untouched)."""
     common = None
     for parser in (PARSER, *_VIEWERS):
-        lines = set()
+        lines: set[int] = set()
         for token in parser.parse(markdown):
             if token.type in ("fence", "code_block") and token.map:
                 lines.update(range(*token.map))
@@ -77,7 +77,7 @@ class _Ranges:
     """Sorted, merged [start, end) ranges; `holds(position)` by bisection (bodies reach 200,000 characters)."""
 
     def __init__(self, spans):
-        merged = []
+        merged: list[list[int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], end)
@@ -95,7 +95,7 @@ def _code_spans(text):
     next run of the same length, before a blank line. One pass over the runs (a regex scanning
     ahead from every unclosed run took quadratic time on bodies of many runs)."""
     runs = [match.span() for match in _TICKS.finditer(text)]
-    by_length = {}
+    by_length: dict[int, list[int]] = {}
     for index, (start, end) in enumerate(runs):
         by_length.setdefault(end - start, []).append(index)
     blanks = [match.start() for match in _BLANK_LINE.finditer(text)]
@@ -176,7 +176,8 @@ def rewrite_images(markdown, mapping):
     Raw HTML is escaped to text (_rewrite_segment).
     """
     code = _code_lines(markdown)
-    out, segment = [], []
+    out: list[str] = []
+    segment: list[str] = []
     for number, line in enumerate(markdown.splitlines(keepends=True)):
         if number in code:
             out.append(_rewrite_segment("".join(segment), mapping))

@@ -34,7 +34,7 @@ def set_status(feedback_id, status, username, admin_note=UNSET):
         record = get_record(feedback_id)
         admin = _still_allowed(username)
         now = now_iso()
-        changes = {Feedback.status: status, Feedback.updated_at: now}
+        changes: dict = {Feedback.status: status, Feedback.updated_at: now}
         if status == "processed":
             changes[Feedback.processed_at] = now
             changes[Feedback.processed_by] = admin

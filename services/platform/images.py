@@ -18,7 +18,7 @@ def prepare_body_image(data, max_bytes=BODY_IMAGE_MAX):
     Only the first frame of an animation is kept. Raises ValueError for data that is no image.
     """
     try:
-        image = Image.open(io.BytesIO(data))
+        image: Image.Image = Image.open(io.BytesIO(data))
         image.load()
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
         raise ValueError(f"body image cannot be read as an image ({type(exc).__name__})") from None
@@ -75,7 +75,7 @@ def _shrink(image, size, max_bytes):
     width, height = round(image.width * factor), round(image.height * factor)
     if min(width, height) < 16:
         raise ValueError("body image cannot be made small enough for the platform (1 MB)")
-    return image.resize((width, height), Image.LANCZOS)
+    return image.resize((width, height), Image.Resampling.LANCZOS)
 
 
 _MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),

@@ -25,10 +25,10 @@ def _build_parser():
     # Keep link and image destinations exactly as written (after Markdown unescaping), so
     # image_urls() and image_map keys agree with the Markdown text; the renderer percent-encodes
     # them itself (normalize_link) when it writes href/src.
-    md.normalizeLink = lambda url: url
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]  # markdown-it's documented hook
     # Every destination is parsed as a link or image, whatever its scheme, so image_urls() finds
     # `![x](file:///…)` too and the review rules refuse it; nh3 (last) drops unsafe schemes.
-    md.validateLink = lambda url: True
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
     md.parse("[a](b) ![c](d)\n\n| t |\n|---|\n| ~~x~~ |")  # compile rule chains once, up front
     return md
 
@@ -86,7 +86,7 @@ class ArticleWriter:
     def render(self, tokens):
         out, s = self.out, self.styles
         out.append(_open("section", s["wrapper"]))
-        closers = []  # (tag, closing html) of every open block
+        closers: list[tuple[str, str]] = []  # (tag, closing html) of every open block
         for tok in tokens:
             if tok.type == "inline":
                 self._inline(tok.children or ())
@@ -198,7 +198,7 @@ class ArticleWriter:
 
 def image_sources(tokens):
     """Image destinations as written, in document order, each once."""
-    seen = {}
+    seen: dict[str, None] = {}
     stack = list(reversed(tokens))
     while stack:
         tok = stack.pop()

@@ -11,7 +11,8 @@ from services.rendering import image_urls, render_article, theme_config
 
 def _task_assets(task):
     """{key: asset dict} for every image the task names, keyed by assetId and by URL."""
-    candidates, refs = task["candidates"], []
+    candidates = task["candidates"]
+    refs: list = []
     refs += candidates.get("coverImages") or []
     for placeholder in candidates.get("bodyImageCandidates") or []:
         refs += placeholder["options"]
@@ -56,7 +57,8 @@ def _text_field(key, options, selections, overrides, optional):
 def _initial_state(task):
     """What the selection form shows first: saved selections, else the first candidate of each field."""
     candidates, selections = task["candidates"], task.get("selections") or {}
-    overrides, state = task.get("manualOverrides") or {}, {}
+    overrides = task.get("manualOverrides") or {}
+    state: dict = {}
     text_keys = (("title", "titles"), ("summary", "summaries"), ("author", "authors")) \
         if task["contentType"] == "article" else (("title", "titles"), ("description", "descriptions"))
     required = REQUIRED_SELECTION_KEYS[task["contentType"]]
