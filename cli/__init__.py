@@ -4,6 +4,7 @@ from pathlib import Path
 
 import click
 
+from cli import assets, backup, demo
 from models import AdminUser, db
 from services.auth import save_admin, set_active
 from services.errors import ServiceError
@@ -47,12 +48,6 @@ def register_commands(app):
                 raise click.ClickException(f"no admin named {username}")
         click.echo(f"admin {username} deactivated in {_where(app)}")
 
-    # Each area may add a module here with register(app), e.g. cli/assets.py.
-    for module_name in ("cli.assets", "cli.demo"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
+    # Each area adds its module here with register(app).
+    for module in (assets, demo, backup):
         module.register(app)

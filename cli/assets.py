@@ -6,12 +6,11 @@ from pathlib import Path
 import click
 
 from models import db
-from rules.limits import MAX_UPLOAD_BYTES
+from rules.limits import MAX_UPLOAD_BYTES, mib
+from rules.vocabulary import ACCOUNTS
 from services import assets as asset_service
 from services.errors import ServiceError
 from services.platform_client import PlatformError, client_for
-
-ACCOUNTS = ("silicon-rise", "carbon-fitness")
 
 
 def _files_under(path):
@@ -32,7 +31,7 @@ def _import_one(path, uploads_root):
         if not path.is_file():
             return "refused", "no such file" if not path.exists() else "not a regular file"
         if path.stat().st_size > MAX_UPLOAD_BYTES:
-            return "refused", f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"
+            return "refused", f"larger than {mib(MAX_UPLOAD_BYTES)}"
         data = path.read_bytes()
     except OSError as exc:
         return "refused", exc.strerror or type(exc).__name__

@@ -1,0 +1,64 @@
+"""`flask --app app backup PATH` and `flask --app app restore PATH [--force]` (CONTRACT §11)."""
+import sys
+
+import click
+
+from models import init_database
+from models.schema import upgrade
+from models.snapshot import UnsupportedStore, close_store
+from services.operations.backup import create_backup
+from services.operations.restore import RestoreRefused, restore_backup
+
+
+def _progress(verb):
+    """A progress line on a terminal (stderr), nothing in a pipe or a cron mail."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done, total):
+        click.echo(f"\r{verb}: {done}/{total} files" if total else f"\r{verb}: {done} files", nl=False, err=True)
+    return show
+
+
+def _counts(manifest):
+    rows = manifest["counts"]["rows"]
+    return (f"{rows.get('review_task', 0)} tasks, {rows.get('feedback', 0)} feedback records, "
+            f"{rows.get('asset', 0)} assets, {manifest['counts']['files']} files")
+
+
+def register(app):
+    settings = app.extensions["settings"]
+
+    @app.cli.command("backup")
+    @click.argument("path", type=click.Path(dir_okay=False, writable=True))
+    def backup_command(path):
+        """Write one .tar.gz of the database, secret key, config.py and uploaded files (safe while serving)."""
+        try:
+            manifest = create_backup(settings, path, _progress("backup"))
+        except UnsupportedStore as exc:
+            raise click.ClickException(str(exc)) from None
+        if sys.stderr.isatty():
+            click.echo(err=True)
+        click.echo(f"backup written to {path}: {_counts(manifest)}")
+        if manifest["missingFiles"]:
+            click.echo(f"{len(manifest['missingFiles'])} files named by rows were gone and are not in it", err=True)
+
+    @app.cli.command("restore")
+    @click.argument("path", type=click.Path(dir_okay=False))
+    @click.option("--force", is_flag=True, help="Replace an instance that already holds tasks, feedback or files.")
+    def restore_command(path, force):
+        """Restore an archive of `backup` into this instance (stop the service first). Exit 2: nothing changed."""
+        if settings.database_url:
+            raise click.ClickException("restore supports the SQLite store; DATABASE_URL names another database")
+        close_store()
+        try:
+            manifest = restore_backup(settings, path, force, _progress("restore"))
+        except RestoreRefused as exc:
+            click.echo(f"restore refused: {exc}", err=True)
+            sys.exit(2)
+        finally:
+            if sys.stderr.isatty():
+                click.echo(err=True)
+        init_database(settings.database_url or None, f"{settings.instance_path}/review.db")
+        upgrade()  # an archive of an older version is upgraded as at start
+        click.echo(f"restored {path}: {_counts(manifest)}")

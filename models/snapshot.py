@@ -1,0 +1,72 @@
+"""The store's side of backup and restore (CONTRACT §11): a consistent copy, row counts, the files rows name.
+
+SQLite only: the copy is SQLite's online backup of the bound database, taken while the service
+writes (writers go on; the copy is one moment). A snapshot is a plain SQLite file that
+the other functions read with sqlite3 alone, without binding the service's database to it.
+"""
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+
+import peewee
+
+from models import ALL_MODELS, Asset, Feedback, FeedbackAttachment, db
+from models.schema import SchemaVersion
+
+
+class UnsupportedStore(RuntimeError):
+    """The bound database is not SQLite."""
+
+
+def copy_database_to(path: str) -> None:
+    """Write a consistent copy of the bound SQLite database to the new file `path`."""
+    database = db.obj
+    if not isinstance(database, peewee.SqliteDatabase):
+        raise UnsupportedStore("backup supports the SQLite store; back up PostgreSQL with pg_dump")
+    with db.connection_context(), closing(sqlite3.connect(path)) as target:
+        # One step: in WAL mode the copy reads one snapshot while writers go on (a stepped copy
+        # starts over whenever another connection writes, which under load could be for ever).
+        db.connection().backup(target, pages=-1)
+
+
+def _tables() -> list[str]:
+    return [model._meta.table_name for model in (SchemaVersion, *ALL_MODELS)]
+
+
+def row_counts(path: str) -> dict[str, int]:
+    """Rows per table of the service in the SQLite file `path` (a table it lacks counts 0)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        present = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return {table: connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]  # noqa: S608
+                if table in present else 0 for table in _tables()}
+
+
+def schema_version(path: str) -> int | None:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        try:
+            row = connection.execute(f'SELECT MAX(version) FROM "{SchemaVersion._meta.table_name}"').fetchone()  # noqa: S608
+        except sqlite3.DatabaseError:
+            return None
+    return row[0] if row else None
+
+
+def stored_files(path: str) -> Iterator[str]:
+    """Every file (relative to the uploads folder) a row of the SQLite file `path` names."""
+    asset, attachment, feedback = Asset._meta.table_name, FeedbackAttachment._meta.table_name, Feedback._meta.table_name
+    foreign_key = FeedbackAttachment.feedback.column_name
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        for scope, name in connection.execute(
+                f'SELECT scope, stored_name FROM "{asset}" WHERE stored_name IS NOT NULL ORDER BY id'):  # noqa: S608
+            yield f"{scope}/{name}"
+        for feedback_id, name in connection.execute(
+                f'SELECT f.feedback_id, a.stored_name FROM "{attachment}" a JOIN "{feedback}" f '  # noqa: S608
+                f'ON f.id = a."{foreign_key}" ORDER BY a.id'):
+            yield f"feedback/{feedback_id}/{name}"
+
+
+def close_store() -> None:
+    """Close every connection to the bound database (pooled ones too): before its file is replaced."""
+    if not db.is_closed():
+        db.close()
+    if hasattr(db.obj, "close_all"):
+        db.obj.close_all()

@@ -1,0 +1,1 @@
+"""Operations a self-hosting team runs: backup and restore (CONTRACT §11)."""

@@ -1,0 +1,90 @@
+"""One archive of an instance (CONTRACT §11): the database, the secret key, config.py, the files rows name.
+
+Layout of the .tar.gz: `instance/review.db` (a consistent copy taken while the service writes),
+`instance/secret_key`, `instance/config.py` when present, `uploads/<scope>/...` for every file a row
+of that copy names (files are copied after the copy is taken, so no row in it points at a file the
+archive lacks; files no row names are left out), and `manifest.json` last: the schema version, rows
+per table, the file count and the SHA-256 and size of every other member.
+"""
+import hashlib
+import io
+import json
+import os
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from models.snapshot import copy_database_to, row_counts, schema_version, stored_files
+from rules.ids import now_iso
+from services.settings import Settings
+
+FORMAT = "content-review-backup/1"
+MANIFEST = "manifest.json"
+DATABASE = "instance/review.db"
+INSTANCE_FILES = ("secret_key", "config.py")
+CHUNK = 1024 * 1024
+
+Progress = Callable[[int, int], None]  # (done, total) files
+
+
+class _Hashing:
+    """A file object that hashes what tarfile reads from it."""
+
+    def __init__(self, handle):
+        self.handle, self.digest = handle, hashlib.sha256()
+
+    def read(self, size=-1):
+        data = self.handle.read(size)
+        self.digest.update(data)
+        return data
+
+
+def _add(archive: tarfile.TarFile, name: str, path: Path, manifest: dict) -> None:
+    with open(path, "rb") as handle:
+        info = archive.gettarinfo(fileobj=handle, arcname=name)
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        hashing = _Hashing(handle)
+        archive.addfile(info, hashing)
+    manifest["files"][name] = {"sha256": hashing.digest.hexdigest(), "size": info.size}
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), 0o600
+    archive.addfile(info, io.BytesIO(data))
+
+
+def create_backup(settings: Settings, archive_path: str, progress: Progress | None = None) -> dict:
+    """Write the archive (whole or not at all: a partial file is removed); returns its manifest."""
+    instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
+    Path(settings.temp_path).mkdir(parents=True, exist_ok=True)
+    target = Path(archive_path)
+    partial = target.with_name(target.name + ".partial")
+    with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work:
+        snapshot = Path(work) / "review.db"
+        copy_database_to(str(snapshot))
+        files = list(dict.fromkeys(stored_files(str(snapshot))))
+        manifest = {"format": FORMAT, "createdAt": now_iso(), "schemaVersion": schema_version(str(snapshot)),
+                    "counts": {"rows": row_counts(str(snapshot)), "files": 0}, "files": {}, "missingFiles": []}
+        try:
+            with tarfile.open(partial, "w:gz") as archive:
+                _add(archive, DATABASE, snapshot, manifest)
+                for name in INSTANCE_FILES:
+                    if (instance / name).is_file():
+                        _add(archive, f"instance/{name}", instance / name, manifest)
+                for done, name in enumerate(files, 1):
+                    try:
+                        _add(archive, f"uploads/{name}", uploads / name, manifest)
+                        manifest["counts"]["files"] += 1
+                    except FileNotFoundError:  # gone since the copy (a deletion or an earlier loss)
+                        manifest["missingFiles"].append(name)
+                    if progress:
+                        progress(done, len(files))
+                _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode())
+            os.chmod(partial, 0o600)  # it holds password hashes, tokens and the secret key
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+    return manifest

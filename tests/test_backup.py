@@ -1,0 +1,164 @@
+"""Backup and restore (CONTRACT §11): consistent under writes, checked before anything changes."""
+import io
+import json
+import sqlite3
+import tarfile
+import threading
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from models import db
+from tests.conftest import AGENT_TOKEN, create_admin, login
+from tests.review_helpers import article_payload, create_task, png_bytes
+from tests.test_feedback_helpers import image_bytes, payload, upload
+
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+WEB = {"x-feedback-client-token": "client-web-token"}
+
+
+def _folders(root):
+    return {"REVIEW_INSTANCE_PATH": str(root / "instance"), "REVIEW_UPLOADS_PATH": str(root / "uploads")}
+
+
+def _writer(app, number, stop, made):
+    """Creates a task with an uploaded cover, a feedback record and its screenshot, again and again."""
+    client = app.test_client()
+    serial = 0
+    while not stop.is_set():
+        serial += 1
+        asset = client.post("/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
+                            data={"file": (io.BytesIO(png_bytes(900 + number, 500 + serial)), "c.png"),
+                                  "scope": "review"}).get_json()
+        create_task(client, AGENT, article_payload([asset["url"]], topic=f"writer {number} #{serial}"))
+        record = client.post("/api/feedbacks", json=payload(), headers=WEB,
+                             environ_base={"REMOTE_ADDR": f"10.{number}.{serial // 250}.{serial % 250}"})
+        assert record.status_code == 201, record.get_json()
+        added = upload(client, record.get_json()["id"], image_bytes(size=(30 + serial, 20)), "s.png", "screenshot")
+        assert added.status_code == 201, added.get_json()
+        made.append(serial)
+
+
+def _contents(root):
+    """Every file under `root`, the database by its rows (closing connections checkpoints its WAL)."""
+    out = {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
+           if path.is_file() and not path.name.startswith("review.db")}
+    with closing(sqlite3.connect(root / "instance" / "review.db")) as connection:
+        out["rows"] = list(connection.iterdump())
+    return out
+
+
+def test_a_backup_under_write_load_restores_every_record_file_and_session(make_app, tmp_path):
+    app = make_app(FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_CHANNEL="")
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    stop, made = threading.Event(), []
+    writers = [threading.Thread(target=_writer, args=(app, number, stop, made)) for number in range(4)]
+    for writer in writers:
+        writer.start()
+    while len(made) < 8:  # every writer is under way
+        threading.Event().wait(0.05)
+    archive = tmp_path / "backup.tar.gz"
+    result = app.test_cli_runner().invoke(args=["backup", str(archive)])
+    stop.set()
+    for writer in writers:
+        writer.join()
+    assert result.exit_code == 0, result.output
+    with tarfile.open(archive) as packed:
+        manifest = json.loads(packed.extractfile("manifest.json").read())
+    rows, files = manifest["counts"]["rows"], manifest["counts"]["files"]
+    assert result.output.startswith(f"backup written to {archive}: {rows['review_task']} tasks")
+    assert rows["review_task"] >= 8 and rows["feedback"] >= 8 and files == len(manifest["files"]) - 2
+    assert manifest["missingFiles"] == []
+
+    target = tmp_path / "restored"
+    restored_app = make_app(**_folders(target))
+    restored = restored_app.test_cli_runner().invoke(args=["restore", str(archive)])
+    assert restored.exit_code == 0, restored.output
+    db.close()
+    restored_app = make_app(**_folders(target))
+    client = restored_app.test_client()
+    client.set_cookie("review_admin_session", admin.get_cookie("review_admin_session").value)  # signed before
+    tasks = client.get("/api/review/tasks?status=all&limit=1000")
+    assert tasks.status_code == 200 and len(tasks.get_json()) == rows["review_task"]
+    for task in tasks.get_json():
+        cover = task["candidates"]["coverImages"][0]
+        assert client.get(cover).status_code == 200
+    feedback = client.get("/api/feedbacks?pageSize=100").get_json()
+    assert feedback["pagination"]["total"] == rows["feedback"]
+    served = 0
+    for item in feedback["items"]:
+        for attachment in client.get(f"/api/feedbacks/{item['id']}").get_json()["attachments"]:
+            assert client.get(f"/api/feedbacks/{item['id']}/attachments/{attachment['id']}").status_code == 200
+            served += 1
+    assert served == rows["feedback_attachment"]
+    assert served + rows["review_task"] == files  # one cover per task, one screenshot per feedback
+
+
+@pytest.fixture
+def backed_up(make_app, tmp_path, agent_headers):
+    """An archive of an instance with one task and its cover, and an empty target instance."""
+    app = make_app()
+    client = app.test_client()
+    asset = client.post("/api/assets/upload", headers=agent_headers, content_type="multipart/form-data",
+                        data={"file": (io.BytesIO(png_bytes(900, 500)), "c.png"), "scope": "review"}).get_json()
+    create_task(client, agent_headers, article_payload([asset["url"]]))
+    archive = tmp_path / "backup.tar.gz"
+    assert app.test_cli_runner().invoke(args=["backup", str(archive)]).exit_code == 0
+    target = make_app(**_folders(tmp_path / "target"))
+    return archive, target, tmp_path / "target"
+
+
+def _rewrite(archive, change):
+    """The archive with its members passed through change(name, data) -> data or None (left out)."""
+    out = io.BytesIO()
+    with tarfile.open(archive) as source, tarfile.open(fileobj=out, mode="w:gz") as packed:
+        for member in source:
+            data = change(member.name, source.extractfile(member).read())
+            if data is not None:
+                member.size = len(data)
+                packed.addfile(member, io.BytesIO(data))
+    Path(archive).write_bytes(out.getvalue())
+
+
+def _flip(name_start):
+    def change(name, data):
+        if name.startswith(name_start):
+            return data[:40] + bytes([data[40] ^ 1]) + data[41:]
+        return data
+    return change
+
+
+@pytest.mark.parametrize(("damage", "named"), [
+    (lambda path: _rewrite(path, _flip("uploads/review/")), "does not match its SHA-256"),
+    (lambda path: _rewrite(path, _flip("instance/review.db")), "instance/review.db does not match its SHA-256"),
+    (lambda path: _rewrite(path, lambda name, data: None if name == "manifest.json" else data), "no manifest.json"),
+    (lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]), "truncated or damaged"),
+    (lambda path: _rewrite(path, lambda name, data: None if name.startswith("uploads/") else data),
+     "missing from the archive"),
+])
+def test_a_damaged_archive_is_refused_and_changes_nothing(backed_up, damage, named):
+    archive, target, folder = backed_up
+    damage(archive)
+    before = _contents(folder)
+    result = target.test_cli_runner().invoke(args=["restore", str(archive)])
+    assert result.exit_code == 2
+    assert named in result.output
+    assert _contents(folder) == before
+
+
+def test_a_target_in_use_needs_force(backed_up, agent_headers):
+    archive, target, folder = backed_up
+    create_task(target.test_client(), agent_headers, article_payload(topic="already here"))
+    db.close()
+    before = _contents(folder)
+    refused = target.test_cli_runner().invoke(args=["restore", str(archive)])
+    assert refused.exit_code == 2 and "already holds 1 tasks" in refused.output
+    assert _contents(folder) == before
+    forced = target.test_cli_runner().invoke(args=["restore", str(archive), "--force"])
+    assert forced.exit_code == 0, forced.output
+    with db.connection_context():
+        from models import ReviewTask
+        assert [task.topic for task in ReviewTask.select()] == ["芯片的未来"]
