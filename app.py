@@ -15,7 +15,21 @@ from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.serving import is_running_from_reloader
 
-from blueprints import agent, apidoc, assets, auth, errors, feedback, hooks, package, pages, publishing, review, system
+from blueprints import (
+    agent,
+    apidoc,
+    assets,
+    auth,
+    errors,
+    feedback,
+    hooks,
+    metrics,
+    package,
+    pages,
+    publishing,
+    review,
+    system,
+)
 from blueprints.sessions import SessionInterface
 from cli import register_commands
 from cli.demo import build_demo_app
@@ -167,7 +181,7 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-BLUEPRINTS = (errors, auth, apidoc, system, assets, agent, review, publishing, package, feedback, pages)
+BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages)
 
 
 def _register_blueprints(app):

@@ -24,7 +24,7 @@ HTTP_CODES = {
 
 
 def error_response(status, code, message, details=None, headers=None):
-    if not is_api_request() and request.path != "/healthz":
+    if not is_api_request():
         body = render_template("error.html", status=status, code=code, message=message)
         return body, status, headers or {}
     payload = {"error": {"code": code, "message": message, "details": details or {}}}

@@ -14,8 +14,11 @@ EITHER_CREDENTIAL = ("send a valid x-review-agent-token header, or sign in as an
                      "(cookie review_admin_session)")
 
 
+MACHINE_PATHS = ("/healthz", "/metrics")  # answered in JSON like the API, never as a page
+
+
 def is_api_request():
-    return request.path.startswith("/api/") or request.path.startswith("/uploads/")
+    return request.path.startswith(("/api/", "/uploads/")) or request.path in MACHINE_PATHS
 
 
 def check_same_origin():

@@ -51,13 +51,14 @@ DEFAULTS = {
     "FEEDBACK_INDEXER_ENABLED": True,  # keyword indexes filled after the request (models.feedback)
     "WAL_CHECKPOINTER_ENABLED": True,  # SQLite WAL copied back by a background thread (models.base)
     "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
+    "METRICS_TOKEN": "",  # GET /metrics answers only with `Authorization: Bearer <this>`; unset: 404
 }
 
 # Settings whose values are secrets: never logged or shown.
 SECRET_SETTINGS = {
     "REVIEW_AGENT_TOKEN", "REVIEW_AGENT_WEBHOOK_SECRET", "REVIEW_ADMIN_PASSWORD",
     "FEEDBACK_CLIENT_TOKENS", "WECHAT_SILICON_RISE_SECRET", "WECHAT_CARBON_FITNESS_SECRET",
-    "SECRET_KEY",
+    "SECRET_KEY", "METRICS_TOKEN",
 }
 
 
@@ -241,6 +242,7 @@ class Settings:
     remote_image_allow_private: bool
     login_max_failures: int
     login_failure_window_seconds: int
+    metrics_token: str = field(repr=False)
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -275,6 +277,7 @@ class Settings:
             remote_image_allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
             login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
             login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
+            metrics_token=config.get("METRICS_TOKEN") or "",
         )
 
     @classmethod

@@ -1,0 +1,84 @@
+"""GET /metrics (CONTRACT §11): hidden without its setting, bearer token, counters that move exactly."""
+import re
+
+import pytest
+
+from tests.conftest import assert_error, create_admin, login
+from tests.review_helpers import article_payload, create_task
+from tests.test_feedback_helpers import payload
+
+TOKEN = "metrics-token-for-tests"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+WEB = {"x-feedback-client-token": "client-web-token"}
+
+
+def scrape(client):
+    response = client.get("/metrics", headers=BEARER)
+    assert response.status_code == 200 and response.content_type.startswith("text/plain")
+    values = {}
+    for line in response.get_data(as_text=True).splitlines():
+        if line and not line.startswith("#"):
+            series, value = line.rsplit(" ", 1)
+            values[series] = float(value)
+    return values
+
+
+def value(values, name, **labels):
+    """The sample of `name` whose labels are exactly `labels` (0 when absent)."""
+    for series, number in values.items():
+        match = re.fullmatch(r"([a-z_]+)(?:\{(.*)\})?", series)
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ""))
+        if match.group(1) == name and found == {k: str(v) for k, v in labels.items()}:
+            return number
+    return 0.0
+
+
+def test_metrics_are_hidden_without_the_setting(client):
+    assert_error(client.get("/metrics", headers=BEARER), 404, "not_found")
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
+def test_metrics_need_the_bearer_token(make_app, headers):
+    client = make_app(METRICS_TOKEN=TOKEN).test_client()
+    assert_error(client.get("/metrics", headers=headers), 401, "unauthorized")
+
+
+def test_counters_move_by_exactly_the_requests_made(make_app, agent_headers):
+    app = make_app(METRICS_TOKEN=TOKEN, FEEDBACK_RATE_LIMIT_PER_DEVICE="2/minute")
+    client = app.test_client()
+    before = scrape(client)
+    task = create_task(client, agent_headers, article_payload())
+    for _ in range(2):
+        assert client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent_headers).status_code == 200
+    assert client.get("/api/review/agent/tasks/no-such-task", headers=agent_headers).status_code == 404
+    body = payload(deviceId="device-1")
+    assert client.post("/api/feedbacks", json=body, headers=WEB).status_code == 201
+    assert client.post("/api/feedbacks", json=body, headers=WEB).status_code == 409
+    assert client.post("/api/feedbacks", json=payload(deviceId="device-1"), headers=WEB).status_code == 429
+    assert client.post("/api/feedbacks", json={"type": "bug"}, headers=WEB).status_code == 400
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    decision = admin.post(f"/api/review/tasks/{task['id']}/decision", json={
+        "action": "reject_rework", "rejectionReason": "other"})
+    assert decision.status_code == 200, decision.get_json()
+    after = scrape(client)
+
+    def moved(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    rule = "/api/review/agent/tasks/<task_id>"
+    assert moved("http_requests_total", method="GET", route=rule, status=200) == 2
+    assert moved("http_requests_total", method="GET", route=rule, status=404) == 1
+    assert moved("http_requests_total", method="POST", route="/api/review/agent/tasks", status=201) == 1
+    assert moved("http_request_duration_seconds_count", route=rule) == 3
+    assert moved("http_requests_total", method="GET", route="/metrics", status=200) == 1  # the first scrape
+    assert not any("no-such-task" in series or task["id"] in series for series in after)  # rules, not paths
+    assert moved("feedback_created_total", channel="web") == 1
+    for reason in ("duplicate", "rate_limited", "invalid"):
+        assert moved("feedback_rejected_total", reason=reason) == 1
+    assert moved("feedback_rejected_total", reason="too_large") == 0
+    assert value(after, "review_tasks", status="rejected_rework") == 1
+    assert value(after, "review_tasks", status="pending_review") == 0
+    assert value(after, "review_webhook_outbox_pending") == 1  # the rejection's notification, not sent yet
+    assert value(after, "feedback_records", status="unprocessed") == 1
