@@ -1,4 +1,5 @@
 """Application factory; `python app.py` serves with waitress (CONTRACT §1)."""
+import argparse
 import logging
 import os
 import secrets
@@ -15,6 +16,7 @@ from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.serving import is_running_from_reloader
 
+import serving
 from blueprints import (
     agent,
     apidoc,
@@ -265,10 +267,6 @@ def create_app(config=None):
 
 
 def main(argv=None):
-    import argparse
-
-    import waitress
-
     parser = argparse.ArgumentParser(prog="python app.py", description="Serve the review service with waitress.")
     parser.add_argument("--demo", action="store_true",
                         help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
@@ -282,9 +280,7 @@ def main(argv=None):
             app = create_app()
     except SettingsError as exc:
         raise SystemExit(f"error: {exc}") from None
-    host, port, threads = app.config["HOST"], int(app.config["PORT"]), int(app.config["THREADS"])
-    log.info("serving on http://%s:%s with %s threads", host, port, threads)
-    waitress.serve(app, host=host, port=port, threads=threads, ident="review")
+    serving.serve(app, [app.extensions[name] for _setting, name, _make in WORKERS if name in app.extensions])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ DEFAULTS = {
     "HOST": "127.0.0.1",
     "PORT": 8000,
     "THREADS": 8,
+    "SHUTDOWN_GRACE_SECONDS": 30,  # after SIGTERM/SIGINT, requests in flight get this long to finish
     "DATABASE_URL": "",
     "REVIEW_AGENT_TOKEN": "",
     "REVIEW_AGENT_WEBHOOK_URL": "",
