@@ -158,7 +158,11 @@ def restore_backup(settings: Settings, archive_path: str, force: bool = False,
         for scope in SCOPES:
             (staging["uploads"] / scope).mkdir(exist_ok=True)
             moves.append((uploads / scope, staging["uploads"] / scope, aside["uploads"] / scope))
-        _swap(moves)
+        try:
+            _swap(moves)
+        except OSError as exc:
+            raise RestoreRefused(f"the restored files could not be moved in ({exc.strerror or exc}); "
+                                 "the target was put back as it was") from None
         shutil.rmtree(aside["instance"], ignore_errors=True)
         shutil.rmtree(aside["uploads"], ignore_errors=True)
     return manifest
