@@ -27,6 +27,7 @@ from services.files import removed_file, settle_removals
 from services.publishing.jobs import refuse_while_publishing, stale_after
 from services.review.concurrency import load_for_update
 from services.review.notifications import discard_for_task
+from services.review.state_machine import rule_for
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ def _delete_task_rows(task_id, if_match, stale_limit):
     """
     with immediate():
         task = load_for_update(task_id, if_match)
+        rule_for(task.status, "delete")
         refuse_while_publishing(task, stale_limit, "the task is being published and cannot be deleted now")
         assets, unresolved = _distinct_assets(task_references(task))
         now = now_iso()

@@ -29,10 +29,12 @@ from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
+from services.review.state_machine import find_rule, job_rule_for, rule_for
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
 TRIGGER_MODES = ("manual", "auto_after_approval")
+TRIGGERS = {"manual": "publish", "auto_after_approval": "auto_publish"}  # state table rows
 MIN_STALE_AFTER = timedelta(minutes=5)
 MAX_ERROR_LENGTH = 500
 INTERRUPTED = ("the service stopped during this publish, so whether the draft reached the platform is not "
@@ -90,7 +92,7 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
     with immediate():
         task = load_for_update(task_id, if_match)
         source = _source_job(task, source_job_id) if source_job_id else None
-        _check_state(task, source)
+        rule_for(task.status, "retry" if source else TRIGGERS[trigger_mode])  # 409 unless the task is approved
         problem = None
         if source is not None:
             snapshot = source.snapshot
@@ -119,24 +121,11 @@ def _source_job(task, job_id):
     job = PublishJob.get_or_none((PublishJob.job_id == job_id) & (PublishJob.task == task))
     if job is None:
         raise NotFound(f"task {task.task_id} has no publish job {job_id}")
-    if job.status != "failed":
-        raise Conflict(f"only a failed job can be retried; job {job_id} {job.status}",
-                       {"jobStatus": [job.status]}, code="invalid_state")
+    job_rule_for(job, "retry")  # 409 unless the job failed
     if job.snapshot is None:
         raise Conflict(f"job {job_id} failed before its snapshot was built; publish the task again instead",
                        {"jobId": [job_id]}, code="invalid_state")
     return job
-
-
-def _check_state(task, source):
-    if task.status == "approved":
-        return
-    what = "retried" if source else "published"
-    if task.status == "published":
-        message = f"the task is already published; it cannot be {what} again"
-    else:
-        message = f"only an approved task can be {what}; this task is {task.status}"
-    raise Conflict(message, {"status": [task.status]}, code="invalid_state")
 
 
 def refuse_while_publishing(task, stale_limit, what="a publish of this task is already running"):
@@ -164,7 +153,7 @@ def _end_abandoned(task, lock):
     job = PublishJob.get_or_none(PublishJob.job_id == lock.job_id)
     if job is None or job.finished_at:
         return
-    job.status, job.finished_at = "failed", now_iso()
+    job.status, job.finished_at = job_rule_for(job, "abandon").next_state, now_iso()
     job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
     job.save()
     add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
@@ -244,18 +233,20 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
         job = PublishJob.get_or_none(PublishJob.job_id == claim.job_id)
         if task is None or job is None:
             raise NotFound("the task was deleted while it was being published")
+        outcome = job_rule_for(job, "finish_succeeded" if error is None else "finish_failed")
         job.finished_at = now_iso()
         if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (CONTRACT §5)
             job.snapshot = {**job.snapshot, "bodyHtml": sent_html}
         data = _job_data(job)
+        job.status = outcome.next_state
         if error is None:
-            job.status, job.draft_media_id, job.last_error = "succeeded", draft_media_id, None
+            job.draft_media_id, job.last_error = draft_media_id, None
             trigger, data["draftMediaId"] = "publish_succeeded", draft_media_id
         else:
-            job.status, job.last_error = "failed", one_line(error)
+            job.last_error = one_line(error)
             trigger, data["lastError"] = "publish_failed", job.last_error
         job.save()
-        if task.status == "approved":
+        if find_rule(task.status, trigger):
             fire(task, trigger, actor, actor_name, {trigger: data})
         else:  # the claim was taken over meanwhile and the task moved on: only record what happened
             add_event(task, trigger, actor, actor_name, data)

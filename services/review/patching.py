@@ -16,7 +16,7 @@ from services.errors import Conflict
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
 from services.review.serialize import task_to_dict
-from services.review.state_machine import PATCH_TRIGGERS, fire, require_any
+from services.review.state_machine import PATCH_TRIGGERS, find_rule, fire, require_any
 from services.review.validation import (
     Assets,
     Problems,
@@ -30,7 +30,7 @@ from services.settings import Settings
 
 
 def _locked_keys(task, keys):
-    if task.status != "rejected_rework" or not task.rejected_elements:
+    if not find_rule(task.status, "rework_patch") or not task.rejected_elements:
         return
     locked = [key for key in keys if key not in task.rejected_elements]
     if locked:
@@ -43,7 +43,7 @@ def _locked_keys(task, keys):
 
 def _trigger(task, keys):
     """Which row of the state table this PATCH takes, and the rejected keys that remain."""
-    if task.status == "pending_review":
+    if find_rule(task.status, "agent_patch"):
         return "agent_patch", None
     if not task.rejected_elements:
         return "rework_whole_task", []

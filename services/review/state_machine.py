@@ -1,9 +1,11 @@
-"""THE review state machine: one table of (state, trigger) -> next state that code and docs read.
+"""THE review state machine: tables of (state, trigger) -> next state that code and docs read.
 
-Code asks `rule_for(state, trigger)` (409 invalid_state when the table has no row) and applies the
-rule with `fire()`, which sets the status and writes the rule's timeline events. The conditions
-that choose between triggers (e.g. "last rejected field") are evaluated by the service that fires.
-docs/review-states.md is generated from this table: `python -m services.review > docs/review-states.md`.
+TABLE holds the task's transitions and preconditions (publish, retry and delete included), JOB_TABLE
+those of a publish job. Code asks `rule_for(state, trigger)` / `job_rule_for(job, trigger)` (409
+invalid_state when the table has no row) and applies a task rule with `fire()`, which sets the
+status and writes the rule's timeline events. The conditions that choose between triggers (e.g.
+"last rejected field") are evaluated by the service that fires. docs/review-states.md is generated
+from these tables: `python -m services.review > docs/review-states.md`.
 """
 from dataclasses import dataclass
 
@@ -46,16 +48,41 @@ TABLE = (
     Rule("rejected_rework", "rework_whole_task", "whole-task rejection: first valid PATCH of any field",
          "pending_review", ("rework_submitted", "returned_to_review"),
          "values into selections; no completeness check; rejectedElements and lockedSelections removed"),
+    Rule("approved", "publish", "manual publish (POST .../publish-jobs): a publishable snapshot of the selections; "
+         "no live publish claim on the task", "approved", (), "a publish job (manual) is claimed; the platform "
+         "calls follow after commit"),
+    Rule("approved", "auto_publish", "approve_and_publish, in the approval's transaction", "approved", (),
+         "the auto_after_approval job is claimed with the approval; a snapshot that cannot be built fails the job"),
+    Rule("approved", "retry", "POST .../publish-jobs/:jobId/retry of a job of this task that JOB_TABLE lets retry; "
+         "no live publish claim", "approved", (), "a new manual job publishes the failed job's snapshot "
+         "(attemptCount + 1, retryOf)"),
     Rule("approved", "publish_succeeded", "publishable snapshot; the platform accepted the draft", "published",
          ("publish_succeeded",), "a succeeded job record is added"),
     Rule("approved", "publish_failed", "the publish attempt failed", "approved", ("publish_failed",),
          "a failed job record is added; retry needs the task still approved"),
-    Rule(ANY, "delete", "admin session (DELETE /api/review/tasks/:taskId)", None, (),
+    Rule(ANY, "delete", "admin session (DELETE /api/review/tasks/:taskId); no live publish claim", None, (),
          "record, jobs, timeline and unsent notifications removed; local files cleaned best-effort"),
 )
+# A publish job: "running" while its claim is held (stored as failed with "has not finished", so a
+# crash leaves a failed job), then succeeded or failed for good; only a failed job is retried.
+JOB_TABLE = (
+    Rule(None, "start", "the task's publish, auto_publish or retry row allows it", "running", (),
+         "the job and the task's publish claim are written in one transaction"),
+    Rule("running", "finish_succeeded", "the platform accepted the draft", "succeeded", (),
+         "draftMediaId stored; the task takes publish_succeeded (or only records its event if it moved on)"),
+    Rule("running", "finish_failed", "an upload, the draft call or a check failed, or the service stopped "
+         "during it (found at the next start)", "failed", (), "lastError stored; the task takes publish_failed"),
+    Rule("running", "abandon", "no heartbeat within the stale limit when another publish takes the claim",
+         "failed", (), "lastError says the outcome is unknown; a publish_failed event is recorded"),
+    Rule("failed", "retry", "the job got as far as its snapshot", "failed", (),
+         "the job stays; a new job starts from its snapshot"),
+)
+# Why a state takes no such trigger, for the 409 message (default: "the task is <state>").
+WHY_NOT = {"published": "the task is already published"}
 PATCH_TRIGGERS = ("agent_patch", "rework_patch", "rework_complete", "rework_whole_task")
 DECISION_TRIGGERS = ("approve_and_publish", "approve_without_publish", "reject_rework")
 _INDEX = {(rule.state, rule.trigger): rule for rule in TABLE}
+_JOB_INDEX = {(rule.state, rule.trigger): rule for rule in JOB_TABLE}
 
 
 def find_rule(state, trigger):
@@ -75,9 +102,25 @@ def rule_for(state, trigger):
     """The rule, or 409 invalid_state naming the states where `trigger` is allowed."""
     rule = find_rule(state, trigger)
     if rule is None:
-        allowed = ", ".join(s for s in states_allowing(trigger) if s)
-        raise Conflict(f"a task in {state} cannot take {trigger}; allowed from: {allowed}",
+        allowed = " or ".join(s for s in states_allowing(trigger) if s)
+        raise Conflict(f"{WHY_NOT.get(state, f'the task is {state}')}; {trigger} needs it {allowed}",
                        {"status": [state], "allowedFrom": states_allowing(trigger)}, code="invalid_state")
+    return rule
+
+
+def job_state(job):
+    """A job's state in JOB_TABLE: "running" until it has finished, then its stored status."""
+    return "running" if job.finished_at is None else job.status
+
+
+def job_rule_for(job, trigger):
+    """The JOB_TABLE rule for `job`, or 409 invalid_state."""
+    state = job_state(job)
+    rule = _JOB_INDEX.get((state, trigger))
+    if rule is None:
+        allowed = " or ".join(r.state for r in JOB_TABLE if r.trigger == trigger and r.state)
+        raise Conflict(f"job {job.job_id} is {state}; {trigger} needs it {allowed}",
+                       {"jobStatus": [state]}, code="invalid_state")
     return rule
 
 
@@ -98,23 +141,30 @@ def fire(task, trigger, actor, actor_name=None, data=None):
     return rule
 
 
+def _rows(table):
+    for rule in table:
+        state = "(none)" if rule.state is None else ("any" if rule.state == ANY else f"`{rule.state}`")
+        target = "(record removed)" if rule.next_state is None else f"`{rule.next_state}`"
+        events = ", ".join(f"`{e}`" for e in rule.events) or "-"
+        yield f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |"
+
+
 def render_markdown():
     """docs/review-states.md, written from TABLE."""
     lines = [
         "# Review task states",
         "",
-        "Generated from `TABLE` in `services/review/state_machine.py` by",
+        "Generated from `TABLE` and `JOB_TABLE` in `services/review/state_machine.py` by",
         "`python -m services.review > docs/review-states.md`; a test fails when they differ.",
         "The code runs from the same table: a (state, trigger) pair without a row is 409 `invalid_state`.",
         "",
         "| From | Trigger | Condition | To | Timeline events | Effects |",
         "|---|---|---|---|---|---|",
     ]
-    for rule in TABLE:
-        state = "(none)" if rule.state is None else ("any" if rule.state == ANY else f"`{rule.state}`")
-        target = "(record removed)" if rule.next_state is None else f"`{rule.next_state}`"
-        events = ", ".join(f"`{e}`" for e in rule.events) or "-"
-        lines.append(f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |")
+    lines += _rows(TABLE)
+    lines += ["", "## Publish jobs", "", "Generated from `JOB_TABLE`; a job is `running` while its claim is held.", "",
+              "| From | Trigger | Condition | To | Timeline events | Effects |", "|---|---|---|---|---|---|"]
+    lines += _rows(JOB_TABLE)
 
     lines += ["", "## Rulings the code applies beyond the spec and CONTRACT", ""]
     lines += [f"- {text}" for text in RULINGS]

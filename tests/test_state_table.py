@@ -1,0 +1,82 @@
+"""The state tables are the only gate: every trigger the code uses has a row, and a row taken away
+refuses its request (publish, retry, delete, job retry) with 409 invalid_state and changes nothing."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from services.publishing.jobs import TRIGGERS
+from services.review import state_machine
+from tests import test_publishing as base
+from tests.conftest import assert_error
+from tests.test_publishing import approved_article, publish, publish_url, retry_url
+
+app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+ROOT = Path(__file__).resolve().parent.parent
+GATES = ("rule_for", "find_rule", "fire", "job_rule_for")
+
+
+def _triggers_in_code():
+    """String triggers passed to the gate functions anywhere in services/."""
+    for path in (ROOT / "services").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in GATES and len(node.args) > 1:
+                for part in ast.walk(node.args[1]):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        yield part.value
+
+
+def test_every_trigger_the_code_uses_has_a_row():
+    rows = {rule.trigger for rule in (*state_machine.TABLE, *state_machine.JOB_TABLE)}
+    used = {*_triggers_in_code(), *TRIGGERS.values(), *state_machine.PATCH_TRIGGERS,
+            *state_machine.DECISION_TRIGGERS}
+    assert {"publish", "auto_publish", "retry", "delete", "finish_failed", "abandon"} <= used
+    assert used - rows == set()
+
+
+def _without(monkeypatch, index, state, trigger):
+    table = getattr(state_machine, index)
+    assert (state, trigger) in table
+    monkeypatch.setattr(state_machine, index, {key: rule for key, rule in table.items() if key != (state, trigger)})
+
+
+def test_without_the_publish_row_an_approved_task_is_not_published(app, admin_client, agent_headers, fake,
+                                                                    monkeypatch):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    _without(monkeypatch, "_INDEX", "approved", "publish")
+    assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
+    assert fake.requests == []
+    monkeypatch.undo()
+    assert publish(admin_client, task).get_json()["status"] == "published"
+
+
+@pytest.mark.parametrize(("index", "state", "trigger"), [("_INDEX", "approved", "retry"),
+                                                          ("_JOB_INDEX", "failed", "retry")])
+def test_without_a_retry_row_a_failed_job_is_not_retried(app, admin_client, agent_headers, fake, monkeypatch,
+                                                         index, state, trigger):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    fake.fail_next("draft/add", errcode=45009, errmsg="reach max api daily quota limit")
+    failed = publish(admin_client, task).get_json()
+    job = failed["publishJobs"][0]
+    assert job["status"] == "failed"
+    _without(monkeypatch, index, state, trigger)
+    assert_error(admin_client.post(retry_url(failed, job)), 409, "invalid_state")
+    assert len(admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["publishJobs"]) == 1
+    monkeypatch.undo()
+    assert admin_client.post(retry_url(failed, job)).get_json()["status"] == "published"
+
+
+def test_without_the_delete_row_no_task_is_deleted(app, admin_client, agent_headers, fake, monkeypatch):
+    task, _ = approved_article(app, admin_client, agent_headers)
+    _without(monkeypatch, "_INDEX", state_machine.ANY, "delete")
+    assert_error(admin_client.delete(f"/api/review/tasks/{task['id']}"), 409, "invalid_state")
+    assert admin_client.get(f"/api/review/tasks/{task['id']}").status_code == 200
+    monkeypatch.undo()
+    assert admin_client.delete(f"/api/review/tasks/{task['id']}").status_code == 200
+
+
+def test_the_document_shows_every_row():
+    text = (ROOT / "docs" / "review-states.md").read_text()
+    assert text == state_machine.render_markdown()
+    for rule in (*state_machine.TABLE, *state_machine.JOB_TABLE):
+        assert f"| `{rule.trigger}` | {rule.condition} |" in text
