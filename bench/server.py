@@ -38,13 +38,14 @@ def _unstored_feedback(data, channel, client_ip):
     from models.feedback import Feedback
     from rules.ids import iso, new_id, utcnow
     from services.feedback.intake import FIELD_MAP, fingerprint
+    from services.feedback.queries import dump_detail
 
     now = utcnow()
     record = Feedback(feedback_id=new_id(), feedback_no=f"FB-{now:%Y%m%d}-0001", channel=channel,
                       status="unprocessed", fingerprint=fingerprint(channel, data, client_ip), client_ip=client_ip,
                       created_at=iso(now), updated_at=iso(now),
                       **{FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP})
-    return {**record.to_dict(), "attachments": []}
+    return dump_detail(record, attachments=[])
 
 
 def main():

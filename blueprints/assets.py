@@ -25,7 +25,7 @@ NOT_MODIFIED = NoBody("The client's copy is current (If-None-Match or If-Modifie
 
 
 def _dump(asset):
-    return AssetSchema().dump(asset.to_dict())
+    return asset_service.asset_view(asset)
 
 
 @bp.post("/api/assets/upload")

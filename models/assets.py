@@ -29,11 +29,3 @@ class Asset(BaseModel):
     @property
     def is_local(self):
         return self.stored_name is not None
-
-    def to_dict(self):
-        return {
-            "assetId": self.asset_id, "scope": self.scope, "url": self.url, "fileName": self.file_name,
-            "contentType": self.content_type, "width": self.width, "height": self.height,
-            "size": self.size, "sha256": self.sha256, "createdAt": self.created_at,
-            **({"platformMediaId": self.platform_media_id} if self.platform_media_id else {}),
-        }

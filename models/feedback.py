@@ -78,20 +78,6 @@ class Feedback(BaseModel):
         if search_index_supported():
             create_search_index()
 
-    def to_dict(self):
-        """FeedbackDetail without `attachments` (camelCase, as in the spec)."""
-        return {
-            "id": self.feedback_id, "feedbackNo": self.feedback_no, "type": self.type, "title": self.title,
-            "content": self.content, "appName": self.app_name, "appVersion": self.app_version,
-            "platform": self.platform, "userId": self.user_id, "contactEmail": self.contact_email,
-            "contactWechat": self.contact_wechat, "buildNumber": self.build_number,
-            "deviceModel": self.device_model, "osVersion": self.os_version, "deviceId": self.device_id,
-            "pagePath": self.page_path, "occurredAt": self.occurred_at, "logText": self.log_text,
-            "extra": self.extra, "status": self.status, "adminNote": self.admin_note,
-            "processedAt": self.processed_at, "processedBy": self.processed_by, "channel": self.channel,
-            "createdAt": self.created_at, "updatedAt": self.updated_at,
-        }
-
 
 class FeedbackAttachment(BaseModel):
     id = peewee.AutoField()
@@ -104,13 +90,6 @@ class FeedbackAttachment(BaseModel):
     size = peewee.IntegerField()
     sha256 = peewee.CharField(max_length=64)
     created_at = peewee.CharField(max_length=32, index=True)
-
-    def to_dict(self):
-        return {
-            "id": self.attachment_id, "kind": self.kind, "fileName": self.file_name,
-            "contentType": self.content_type, "size": self.size, "sha256": self.sha256,
-            "createdAt": self.created_at,
-        }
 
 
 class FeedbackDaySequence(BaseModel):

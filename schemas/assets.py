@@ -10,17 +10,18 @@ LIST_SCOPES = ("library", "review", "all")
 class AssetSchema(Schema):
     """One image: a local file under /uploads/<scope>/ or a remote platform material."""
 
-    assetId = fields.String(required=True)
+    assetId = fields.String(attribute="asset_id", required=True)
     scope = fields.String(required=True, validate=validate.OneOf(UPLOAD_SCOPES))
     url = fields.String(required=True)
-    fileName = fields.String(required=True)
-    contentType = fields.String(required=True)
+    fileName = fields.String(attribute="file_name", required=True)
+    contentType = fields.String(attribute="content_type", required=True)
     width = fields.Integer(allow_none=True)
     height = fields.Integer(allow_none=True)
     size = fields.Integer(allow_none=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(allow_none=True, metadata={"description": "hex digest of the stored file"})
-    createdAt = timestamp(required=True)
-    platformMediaId = fields.String(metadata={"description": "media_id of a synced platform material"})
+    createdAt = timestamp(attribute="created_at", required=True)
+    platformMediaId = fields.String(attribute="platform_media_id",
+                                    metadata={"description": "media_id of a synced platform material"})
 
 
 class AssetUploadFormSchema(Schema):

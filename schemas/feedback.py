@@ -135,42 +135,44 @@ class FeedbackListQuerySchema(FeedbackFilterSchema, PageQuerySchema):
 
 
 class FeedbackAttachmentSchema(Schema):
-    id = fields.String(required=True)
+    id = fields.String(attribute="attachment_id", required=True)
     kind = fields.String(required=True, validate=validate.OneOf(ATTACHMENT_KINDS))
-    fileName = fields.String(required=True, metadata={"description": "the client's file name, for display"})
-    contentType = fields.String(required=True)
+    fileName = fields.String(attribute="file_name", required=True,
+                             metadata={"description": "the client's file name, for display"})
+    contentType = fields.String(attribute="content_type", required=True)
     size = fields.Integer(required=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(required=True)
-    createdAt = timestamp(required=True)
+    createdAt = timestamp(attribute="created_at", required=True)
 
 
 class _FeedbackFields(Schema):
-    id = fields.String(required=True)
-    feedbackNo = fields.String(required=True, metadata={"description": "FB-YYYYMMDD-NNNN (UTC day)"})
+    id = fields.String(attribute="feedback_id", required=True)
+    feedbackNo = fields.String(attribute="feedback_no", required=True,
+                               metadata={"description": "FB-YYYYMMDD-NNNN (UTC day)"})
     type = fields.String(required=True)
     title = fields.String(required=True)
     content = fields.String(required=True)
-    appName = fields.String(required=True)
-    appVersion = fields.String(required=True)
+    appName = fields.String(attribute="app_name", required=True)
+    appVersion = fields.String(attribute="app_version", required=True)
     platform = fields.String(required=True)
-    userId = fields.String(allow_none=True)
-    contactEmail = fields.String(allow_none=True)
-    contactWechat = fields.String(allow_none=True)
-    buildNumber = fields.String(allow_none=True)
-    deviceModel = fields.String(allow_none=True)
-    osVersion = fields.String(allow_none=True)
-    deviceId = fields.String(allow_none=True)
-    pagePath = fields.String(allow_none=True)
-    occurredAt = timestamp(allow_none=True)
-    logText = fields.String(allow_none=True)
+    userId = fields.String(attribute="user_id", allow_none=True)
+    contactEmail = fields.String(attribute="contact_email", allow_none=True)
+    contactWechat = fields.String(attribute="contact_wechat", allow_none=True)
+    buildNumber = fields.String(attribute="build_number", allow_none=True)
+    deviceModel = fields.String(attribute="device_model", allow_none=True)
+    osVersion = fields.String(attribute="os_version", allow_none=True)
+    deviceId = fields.String(attribute="device_id", allow_none=True)
+    pagePath = fields.String(attribute="page_path", allow_none=True)
+    occurredAt = timestamp(attribute="occurred_at", allow_none=True)
+    logText = fields.String(attribute="log_text", allow_none=True)
     extra = fields.Dict(allow_none=True)
     status = fields.String(required=True, validate=validate.OneOf(FEEDBACK_STATUSES))
-    adminNote = fields.String(allow_none=True)
-    processedAt = timestamp("set only while status is processed", allow_none=True)
-    processedBy = fields.String(allow_none=True, metadata={"description": "admin user name"})
+    adminNote = fields.String(attribute="admin_note", allow_none=True)
+    processedAt = timestamp("set only while status is processed", attribute="processed_at", allow_none=True)
+    processedBy = fields.String(attribute="processed_by", allow_none=True, metadata={"description": "admin user name"})
     channel = fields.String(required=True, metadata={"description": "client channel that submitted it"})
-    createdAt = timestamp(required=True)
-    updatedAt = timestamp(required=True)
+    createdAt = timestamp(attribute="created_at", required=True)
+    updatedAt = timestamp(attribute="updated_at", required=True)
 
 
 class FeedbackDetailSchema(_FeedbackFields):
@@ -179,7 +181,7 @@ class FeedbackDetailSchema(_FeedbackFields):
 
 
 class FeedbackListItemSchema(_FeedbackFields):
-    attachmentCount = fields.Integer(required=True)
+    attachmentCount = fields.Integer(attribute="attachment_count", required=True)
 
 
 class FeedbackCountsSchema(Schema):

@@ -18,6 +18,8 @@ from models import Asset
 from models.base import immediate
 from rules.ids import new_id, now_iso
 from rules.limits import MAX_UPLOAD_BYTES
+from schemas.assets import AssetSchema
+from schemas.dump import dumper
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import clean_file_name, placed_file, write_atomically
 from services.imaging import check_size, decoded
@@ -42,6 +44,9 @@ class CheckedImage:
     content_type: str
     width: int
     height: int
+
+
+asset_view = dumper(AssetSchema)  # an asset as the API answers it
 
 
 def check_image(data):

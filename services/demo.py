@@ -14,6 +14,7 @@ from schemas.feedback import FeedbackCreateSchema
 from schemas.review import CreateTaskSchema
 from services import assets as asset_service
 from services import review
+from services.assets import asset_view
 from services.feedback import attachments, intake, queries, triage
 from services.settings import Settings
 
@@ -164,6 +165,6 @@ def seed(settings: Settings, admin_username=None):
     if ReviewTask.select().exists():
         return {"tasks": [], "feedback": [], "library": []}
     uploads_root = settings.uploads_path
-    library = [asset.to_dict() for asset in library_images(uploads_root)]
+    library = [asset_view(asset) for asset in library_images(uploads_root)]
     tasks = [review.create_task(CreateTaskSchema().load(payload))[1] for payload in sample_tasks(uploads_root)]
     return {"tasks": tasks, "feedback": seed_feedback(settings, admin_username), "library": library}

@@ -6,6 +6,7 @@ import pytest
 from app import create_app
 from models import db
 from services.settings import Settings
+from tests import response_check
 from tests.review_helpers import article, post  # noqa: F401 (fixtures: a pending article and image post)
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
@@ -28,9 +29,21 @@ def make_app(tmp_path):
             "WAL_CHECKPOINTER_ENABLED": False,
         }
         config.update(overrides)
-        return create_app(config)
+        application = create_app(config)
+        response_check.install(application)
+        return application
 
     return factory
+
+
+@pytest.fixture(autouse=True)
+def answers_match_the_document():
+    """Fails a test whose requests got an answer the OpenAPI document does not describe."""
+    response_check.PROBLEMS.clear()
+    yield
+    problems = sorted(set(response_check.PROBLEMS), key=str)
+    response_check.PROBLEMS.clear()
+    assert problems == [], "answers unlike the OpenAPI document"
 
 
 def reload_settings(app):

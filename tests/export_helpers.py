@@ -11,6 +11,7 @@ from werkzeug.wrappers import Request, Response
 
 from models import Asset, ReviewTask, db
 from rules.ids import new_id, now_iso
+from services.assets import asset_view
 from services.review.timeline import add_event
 
 
@@ -40,7 +41,7 @@ def remote_asset(url, content_type="image/png"):
         asset = Asset.create(asset_id=new_id(), scope="library", url=url, stored_name=None, file_name="remote.png",
                              content_type=content_type, platform_account="silicon-rise",
                              platform_media_id=new_id(), created_at=now_iso())
-        return asset.to_dict()
+        return asset_view(asset)
 
 
 def make_task(content_type="article", status="pending_review", selections=None, body_draft=None,

@@ -5,6 +5,7 @@ import pytest
 
 from models import Asset, db
 from services import assets
+from services.assets import asset_view
 from tests.test_assets import ID_NAME, bomb_png, image_bytes
 
 
@@ -133,7 +134,7 @@ def test_sync_reads_every_page_and_keeps_remote_assets(sync_runner, platform):
         assert (row.scope, row.url, row.stored_name, row.file_name, row.platform_account) == (
             "library", material["url"], None, material["name"], "silicon-rise")
     assert rows[seeded[-1]["media_id"]].content_type == "image/jpeg"
-    assert rows[seeded[0]["media_id"]].to_dict()["platformMediaId"] == seeded[0]["media_id"]
+    assert asset_view(rows[seeded[0]["media_id"]])["platformMediaId"] == seeded[0]["media_id"]
 
 
 def test_resync_updates_instead_of_duplicating(sync_runner, platform):
@@ -192,7 +193,7 @@ def test_synced_images_are_measured_so_they_can_be_article_covers(sync_runner, p
     assert (row.width, row.height) == (900, 500)
 
     task = create_task(admin_client, agent_headers, article_payload([row.url]))
-    approved = admin_client.post(decision_url(task), json=approve_article(task, row.to_dict()))
+    approved = admin_client.post(decision_url(task), json=approve_article(task, asset_view(row)))
     assert approved.status_code == 200, approved.get_data(as_text=True)
     assert approved.get_json()["selections"]["coverImage"] == {"assetId": row.asset_id}
 

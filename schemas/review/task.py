@@ -1,4 +1,4 @@
-"""Task responses and list queries (documentation of what services/review/serialize.py writes)."""
+"""Task responses and list queries; services write the responses with these schemas (schemas.dump)."""
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import (
@@ -16,51 +16,53 @@ from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, Se
 
 
 class TimelineEventSchema(Schema):
-    id = fields.String(required=True)
+    id = fields.String(attribute="event_id", required=True)
     type = fields.String(required=True, validate=validate.OneOf(EVENT_TYPES))
     at = timestamp(required=True)
     actor = fields.String(required=True, validate=validate.OneOf(ACTORS))
-    actorName = fields.String(allow_none=True, required=True)
+    actorName = fields.String(attribute="actor_name", allow_none=True, required=True)
     data = fields.Dict(required=True)
 
 
 class PublishJobSchema(Schema):
-    id = fields.String(required=True)
-    taskId = fields.String(required=True)
+    id = fields.String(attribute="job_id", required=True)
+    taskId = fields.String(attribute="task.task_id", required=True)
     status = fields.String(required=True, validate=validate.OneOf(["succeeded", "failed"]))
-    triggerMode = fields.String(required=True, validate=validate.OneOf(["manual", "auto_after_approval"]))
-    attemptCount = fields.Integer(required=True)
-    draftMediaId = fields.String()
-    queuedAt = timestamp(required=True)
-    startedAt = timestamp()
-    finishedAt = timestamp()
-    lastError = fields.String()
+    triggerMode = fields.String(attribute="trigger_mode", required=True,
+                                validate=validate.OneOf(["manual", "auto_after_approval"]))
+    attemptCount = fields.Integer(attribute="attempt_count", required=True)
+    draftMediaId = fields.String(attribute="draft_media_id")
+    queuedAt = timestamp(attribute="queued_at", required=True)
+    startedAt = timestamp(attribute="started_at")
+    finishedAt = timestamp(attribute="finished_at")
+    lastError = fields.String(attribute="last_error")
     snapshot = fields.Dict()
-    retryOf = fields.String()
+    retryOf = fields.String(attribute="retry_of")
 
 
 class TaskSchema(Schema):
     """A review task as stored; optional parts are absent until they exist."""
 
-    id = fields.String(required=True)
-    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
+    id = fields.String(attribute="task_id", required=True)
+    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
     topic = fields.String(required=True)
-    contentType = fields.String(required=True, validate=validate.OneOf(CONTENT_TYPES))
-    externalContentId = fields.String()
+    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
+    externalContentId = fields.String(attribute="external_content_id")
     candidates = fields.Nested(CandidatesSchema, required=True)
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     selections = fields.Nested(SelectionsSchema)
-    manualOverrides = fields.Nested(ManualOverridesSchema)
-    bodyDraft = fields.Nested(BodyDraftSchema)
-    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)))
-    lockedSelections = fields.Nested(SelectionsSchema)
-    rejectionReason = fields.String(validate=validate.OneOf(REJECTION_REASONS))
-    rejectionNote = fields.String()
+    manualOverrides = fields.Nested(ManualOverridesSchema, attribute="manual_overrides")
+    bodyDraft = fields.Nested(BodyDraftSchema, attribute="body_draft")
+    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
+                                   attribute="rejected_elements")
+    lockedSelections = fields.Nested(SelectionsSchema, attribute="locked_selections")
+    rejectionReason = fields.String(attribute="rejection_reason", validate=validate.OneOf(REJECTION_REASONS))
+    rejectionNote = fields.String(attribute="rejection_note")
     publishJobs = fields.List(fields.Nested(PublishJobSchema), required=True)
     timeline = fields.List(fields.Nested(TimelineEventSchema), required=True)
     version = fields.Integer(required=True, metadata={"description": "also sent as the ETag"})
-    createdAt = timestamp(required=True)
-    updatedAt = timestamp(required=True)
+    createdAt = timestamp(attribute="created_at", required=True)
+    updatedAt = timestamp(attribute="updated_at", required=True)
 
 
 class TaskListQuerySchema(Schema):
@@ -81,18 +83,20 @@ class AgentTaskListQuerySchema(TaskListQuerySchema):
 
 
 class RejectionDataSchema(Schema):
-    taskId = fields.String(required=True)
-    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
-    contentType = fields.String(required=True, validate=validate.OneOf(CONTENT_TYPES))
+    taskId = fields.String(attribute="task_id", required=True)
+    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     topic = fields.String(required=True)
-    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)), required=True,
+    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
+                                   attribute="rejected_elements", required=True,
                                    metadata={"description": "empty: the whole task"})
-    rejectionReason = fields.String(required=True, validate=validate.OneOf(REJECTION_REASONS))
-    rejectionNote = fields.String(required=True, allow_none=True)
+    rejectionReason = fields.String(attribute="rejection_reason", required=True,
+                                    validate=validate.OneOf(REJECTION_REASONS))
+    rejectionNote = fields.String(attribute="rejection_note", required=True, allow_none=True)
 
 
 class RejectionWebhookSchema(Schema):
-    """The body of the review_task.rejected webhook (services/notifications.py writes it)."""
+    """The body of the review_task.rejected webhook (services/review/notifications.py writes it)."""
 
     type = fields.String(required=True, validate=validate.OneOf(["review_task.rejected"]))
     timestamp = timestamp(required=True)

@@ -21,6 +21,8 @@ from models.base import immediate
 from models.feedback import Feedback, FeedbackAttachment
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.limits import MAX_ATTACHMENTS
+from schemas.dump import dumper
+from schemas.feedback import FeedbackAttachmentSchema
 from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
 from services.feedback.checks import check_log_file, check_screenshot
 from services.feedback.queries import get_record
@@ -46,6 +48,9 @@ def _check_rules(record, channel, now):
     if _count(record) >= MAX_ATTACHMENTS:
         raise Conflict(f"this feedback already has {MAX_ATTACHMENTS} attachments, the most allowed",
                        {"limit": MAX_ATTACHMENTS}, code="attachment_limit")
+
+
+_dump_attachment = dumper(FeedbackAttachmentSchema)
 
 
 def check_upload_allowed(feedback_id, channel, anonymous):
@@ -93,7 +98,7 @@ def add_attachment(record, channel, kind, file_name, data, uploads_root):
         log.error("attachment row for feedback %s not stored: %s", record.feedback_id, type(exc).__name__)
         raise StorageUnavailable("the attachment could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
-    return attachment.to_dict()
+    return _dump_attachment(attachment)
 
 
 def _remove_if_empty(folder):

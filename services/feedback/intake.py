@@ -21,6 +21,7 @@ from rules.ids import iso, new_id, utcnow
 from rules.limits import duration
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
+from services.feedback.queries import dump_detail
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -191,4 +192,4 @@ def create_feedback(data, channel, client_ip, settings: Settings):
         raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
     wake_indexer()
-    return {**record.to_dict(), "attachments": []}
+    return dump_detail(record, attachments=[])

@@ -27,6 +27,8 @@ from models.feedback import (
 )
 from rules.ids import iso
 from rules.vocabulary import FEEDBACK_STATUSES
+from schemas.dump import dumper
+from schemas.feedback import FeedbackDetailSchema, FeedbackListItemSchema
 from services.errors import NotFound
 from services.paging import pagination
 
@@ -124,8 +126,12 @@ def filtered(filters):
     return query
 
 
+_dump_item = dumper(FeedbackListItemSchema)
+dump_detail = dumper(FeedbackDetailSchema)
+
+
 def _item(row):
-    return {**row.to_dict(), "attachmentCount": row.attachment_count}
+    return _dump_item(row)
 
 
 def status_counts():
@@ -201,7 +207,7 @@ def attachments_of(record):
 
 def detail(record):
     """FeedbackDetail: the record with its attachments in creation order."""
-    return {**record.to_dict(), "attachments": [a.to_dict() for a in attachments_of(record)]}
+    return dump_detail(record, attachments=attachments_of(record))
 
 
 def get_feedback(feedback_id):

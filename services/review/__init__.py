@@ -23,6 +23,6 @@ from services.review.decisions import apply_decision, decide, validate_decision 
 from services.review.form import form_state, preview_body  # noqa: F401
 from services.review.patching import patch_elements  # noqa: F401
 from services.review.queries import get_task, list_tasks, status_counts  # noqa: F401
-from services.review.serialize import job_to_dict, task_to_dict, tasks_to_dicts  # noqa: F401
+from services.review.serialize import task_to_dict, tasks_to_dicts  # noqa: F401
 from services.review.state_machine import TABLE, fire, rule_for  # noqa: F401
 from services.review.timeline import add_event  # noqa: F401

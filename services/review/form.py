@@ -6,6 +6,7 @@ does, showing a placeholder for every image that is no asset.
 """
 from rules.vocabulary import REQUIRED_SELECTION_KEYS
 from services.asset_refs import resolve_many
+from services.assets import asset_view
 from services.rendering import image_urls, render_article, theme_config
 
 
@@ -27,7 +28,7 @@ def _task_assets(task):
     out = {}
     for asset in resolve_many(refs).values():
         if asset is not None:
-            data = asset.to_dict()
+            data = asset_view(asset)
             out[asset.asset_id] = out[asset.url] = data
     return out
 

@@ -16,6 +16,8 @@ import requests
 from models import OutboxMessage, immediate
 from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
+from schemas.dump import dumper
+from schemas.review.task import RejectionDataSchema
 from services.background import Worker
 from services.review.timeline import add_event
 from services.settings import DEFAULT_RETRY_DELAYS
@@ -25,22 +27,14 @@ log = logging.getLogger(__name__)
 TIMEOUT = (5, 10)
 
 
+_dump_rejection = dumper(RejectionDataSchema)  # the webhook's `data`, as documented
+
+
 def enqueue_rejection(task):
     """Record the reject_rework notification; call inside the decision's transaction."""
     now = now_iso()
-    payload = {
-        "type": "review_task.rejected",
-        "timestamp": now,
-        "data": {
-            "taskId": task.task_id,
-            "publicAccount": task.public_account,
-            "contentType": task.content_type,
-            "topic": task.topic,
-            "rejectedElements": list(task.rejected_elements or []),
-            "rejectionReason": task.rejection_reason,
-            "rejectionNote": task.rejection_note,
-        },
-    }
+    payload = {"type": "review_task.rejected", "timestamp": now,
+               "data": _dump_rejection(task, rejectedElements=list(task.rejected_elements or []))}
     message = OutboxMessage.create(
         message_id=new_id("msg_"), task_id=task.task_id, event_type=payload["type"], payload=payload,
         next_attempt_at=now, created_at=now,

@@ -3,39 +3,15 @@ import json
 
 from models.base import as_models, cached_select, quote_name, run_statement
 from models.review import PublishJob, ReviewTask, TimelineEvent
-from services.review.timeline import event_to_dict
+from schemas.dump import dumper
+from schemas.review import TaskSchema
 
-
-def job_to_dict(job):
-    out = {"id": job.job_id, "taskId": job.task.task_id if job.task_id else None, "status": job.status,
-           "triggerMode": job.trigger_mode, "attemptCount": job.attempt_count, "queuedAt": job.queued_at}
-    optional = {"draftMediaId": job.draft_media_id, "startedAt": job.started_at, "finishedAt": job.finished_at,
-                "lastError": job.last_error, "snapshot": job.snapshot, "retryOf": job.retry_of}
-    out.update({key: value for key, value in optional.items() if value is not None})
-    return out
+_dump_task = dumper(TaskSchema)
 
 
 def _task_dict(task, events, jobs):
-    out = {
-        "id": task.task_id, "publicAccount": task.public_account, "topic": task.topic,
-        "contentType": task.content_type,
-    }
-    if task.external_content_id is not None:
-        out["externalContentId"] = task.external_content_id
-    out["candidates"] = task.candidates
-    out["status"] = task.status
-    for key, value in (("selections", task.selections), ("manualOverrides", task.manual_overrides),
-                       ("bodyDraft", task.body_draft), ("rejectedElements", task.rejected_elements),
-                       ("lockedSelections", task.locked_selections), ("rejectionReason", task.rejection_reason),
-                       ("rejectionNote", task.rejection_note)):
-        if value is not None:
-            out[key] = value
-    out["publishJobs"] = [job_to_dict(job) for job in jobs]
-    out["timeline"] = [event_to_dict(event) for event in events]
-    out["version"] = task.version
-    out["createdAt"] = task.created_at
-    out["updatedAt"] = task.updated_at
-    return out
+    """The task as TaskSchema says (its jobs by queuedAt, its events in order of writing)."""
+    return _dump_task(task, publishJobs=jobs, timeline=events)
 
 
 def tasks_to_dicts(tasks):

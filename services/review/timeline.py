@@ -13,7 +13,3 @@ def add_event(task, type, actor, actor_name=None, data=None):
     return TimelineEvent.create(event_id=new_id(), task=task, type=type, at=now_iso(), actor=actor,
                                 actor_name=actor_name, data=data or {})
 
-
-def event_to_dict(event):
-    return {"id": event.event_id, "type": event.type, "at": event.at, "actor": event.actor,
-            "actorName": event.actor_name, "data": event.data or {}}
