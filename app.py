@@ -35,9 +35,9 @@ from blueprints import (
 from blueprints.sessions import SessionInterface
 from cli import register_commands
 from cli.demo import build_demo_app
-from models import AdminUser, db, init_database
-from models.base import cached_select
+from models import db, init_database
 from models.schema import upgrade
+from models.users import admin_by_pk
 from rules.client_input import load_json
 from services.auth import EndedSessions, ensure_admin
 from services.background import checkpointer
@@ -177,8 +177,7 @@ def _init_login(app):
             session.clear()  # so this answer deletes the copy instead of signing it anew
             return None
         user_id, _, nonce = user_key.partition(":")
-        user = next(iter(cached_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(
-            AdminUser.id == 0).limit(1), int(user_id), 1)), None) if user_id.isdigit() else None
+        user = admin_by_pk(int(user_id)) if user_id.isdigit() else None
         # Deactivated, deleted, or password changed since sign-in: the session ends now.
         return user if user and user.active and user.session_nonce == nonce else None
 

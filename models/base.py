@@ -237,8 +237,7 @@ class BaseModel(peewee.Model):
 _STATEMENT_LOCK = threading.RLock()
 
 
-def run_statement(key, build_sql, *params):
-    """Run a short statement whose SQL text `build_sql()` makes once; (rows, description, rowcount)."""
+def _run(key, build_sql, params):
     sql = _statement(("query", key), build_sql)
     with _STATEMENT_LOCK:
         cursor = db.execute_sql(sql, params)
@@ -246,16 +245,26 @@ def run_statement(key, build_sql, *params):
         return rows, cursor.description, cursor.rowcount
 
 
-def execute_cached(key, build, *params):
-    """Run the short query `build()` returns (any kind) with new `params`, building its SQL text once.
+# ---- prepared statements: the API the models' hot reads use (models/review.py, feedback.py, users.py) ----
+# Services never call these: they write plain peewee, or call a named read of a models module.
 
-    Returns (rows, rowcount).
+def prepared_rows(key, build_sql, *params):
+    """(rows, description) of a short statement whose SQL text `build_sql()` makes once per process.
+
+    `key` must name everything that changes the text; values travel as `params` only.
     """
-    rows, _, count = run_statement(key, lambda: build().sql()[0], *params)
+    rows, description, _ = _run(key, build_sql, params)
+    return rows, description
+
+
+def prepared_execute(key, build, *params):
+    """Run the short peewee query `build()` returns (any kind) with new `params`; (rows, rowcount).
+    `build` uses placeholder values in the order of `params`."""
+    rows, _, count = _run(key, lambda: build().sql()[0], params)
     return rows, count
 
 
-def as_models(model, fields, rows):
+def rows_as(model, fields, rows):
     """Model instances from raw rows whose values are in the order of `fields`, as peewee would read them."""
     instances = []
     for row in rows:
@@ -265,12 +274,12 @@ def as_models(model, fields, rows):
     return instances
 
 
-def cached_select(model, key, build, *params):
-    """Rows of `model` from the query `build()` returns, as a list, reusing its SQL text and column
-    mapping on later calls with new `params`.
+def prepared_select(model, key, build, *params):
+    """Rows of `model` from the peewee query `build()` returns, as a list, reusing its SQL text and
+    column mapping on later calls with new `params`.
 
     `build` must use placeholder values in the same order as `params`; `key` must name everything
     that changes the SQL text. Runs under the statement lock: for short reads (a key lookup, a page).
     """
-    rows, description, _ = run_statement(("select", key), lambda: build().sql()[0], *params)
-    return as_models(model, [model._meta.columns[column[0]] for column in description], rows)
+    rows, description, _ = _run(("select", key), lambda: build().sql()[0], params)
+    return rows_as(model, [model._meta.columns[column[0]] for column in description], rows)

@@ -1,7 +1,7 @@
 """Admin accounts and login throttling records."""
 import peewee
 
-from models.base import BaseModel
+from models.base import BaseModel, prepared_select
 
 
 class AdminUser(BaseModel):
@@ -45,3 +45,10 @@ class EndedSession(BaseModel):
 
     sid = peewee.CharField(max_length=64, primary_key=True)
     expires_at = peewee.CharField(max_length=32, index=True)
+
+
+def admin_by_pk(pk: int) -> AdminUser | None:
+    """The admin with this row id, or None (read on every signed-in request: a prepared statement)."""
+    found = prepared_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(AdminUser.id == 0).limit(1),
+                            pk, 1)
+    return found[0] if found else None

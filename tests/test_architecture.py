@@ -99,6 +99,21 @@ def test_every_service_and_model_entry_point_is_typed():
     assert missing == []
 
 
+PREPARED = {"prepared_rows", "prepared_execute", "prepared_select", "rows_as", "quote_name"}
+
+
+def test_prepared_statements_stay_inside_models():
+    """Services, views and commands write plain peewee (or call a named read of a models module)."""
+    leaks = []
+    for path in _sources():
+        if path.is_relative_to(ROOT / "models"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "models.base":
+                leaks += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name in PREPARED]
+    assert leaks == []
+
+
 def test_ruff_passes():
     code, out = _run("ruff", "check", ".")
     assert code == 0, out

@@ -1,9 +1,9 @@
-"""The cached INSERT/UPDATE of BaseModel.save and cached_select agree with peewee's own queries."""
+"""The cached INSERT/UPDATE of BaseModel.save and prepared_select agree with peewee's own queries."""
 import peewee
 import pytest
 
 from models import db
-from models.base import BaseModel, JSONField, cached_select
+from models.base import BaseModel, JSONField, prepared_select
 
 
 class Note(BaseModel):
@@ -57,12 +57,12 @@ def test_sql_expressions_still_go_through_peewee(notes):
     assert Note.get_by_id(note.id).count == 42
 
 
-def test_cached_select_matches_peewee_and_reuses_its_sql(notes):
+def test_prepared_select_matches_peewee_and_reuses_its_sql(notes):
     for n in range(3):
         Note.create(title=f"n{n}", body={"n": n}, count=n)
 
     def fetch(low):
-        return cached_select(Note, "notes_from", lambda: Note.select().where(Note.count >= 0).order_by(Note.id), low)
+        return prepared_select(Note, "notes_from", lambda: Note.select().where(Note.count >= 0).order_by(Note.id), low)
 
     first, second = fetch(1), fetch(2)
     expected = list(Note.select().where(Note.count >= 1).order_by(Note.id))

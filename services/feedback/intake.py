@@ -8,14 +8,13 @@ before the body is validated, so `parse_json` reads the body leniently once and 
 import hashlib
 import json
 import logging
-import sqlite3
 import unicodedata
 from datetime import timedelta
 
 import peewee
 
-from models.base import cached_select, db, execute_cached, immediate, run_statement
-from models.feedback import Feedback, FeedbackDaySequence
+from models.base import immediate
+from models.feedback import Feedback, next_day_number, recent_duplicate
 from rules.client_input import load_json
 from rules.ids import iso, new_id, utcnow
 from rules.limits import duration
@@ -132,32 +131,10 @@ def fingerprint(channel, data, client_ip):
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
 
-# Reserves and reads the day's next number in one statement (SQLite 3.35+ has RETURNING).
-_RESERVE = ("INSERT INTO feedback_day_sequence (day, last) VALUES (?, 1) "
-            "ON CONFLICT (day) DO UPDATE SET last = last + 1 RETURNING last")
-
-
-def reserve_in_one_statement():
-    return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 35, 0)
-
-
 def _next_feedback_no(now):
     """FB-YYYYMMDD-NNNN for the UTC day of `now`; call inside the write transaction."""
-    day, seq = now.strftime("%Y%m%d"), FeedbackDaySequence
-    if reserve_in_one_statement():
-        return f"FB-{day}-{run_statement('feedback_no_reserve', lambda: _RESERVE, day)[0][0][0]:04d}"
-    _, updated = execute_cached("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""), 1, day)
-    if not updated:
-        execute_cached("feedback_no_first", lambda: seq.insert(day="", last=1), day, 1)
-    number = execute_cached("feedback_no_last", lambda: seq.select(seq.last).where(seq.day == ""), day)[0][0][0]
-    return f"FB-{day}-{number:04d}"
-
-
-def _recent_duplicate(digest, since):
-    return next(iter(cached_select(Feedback, "feedback_duplicate", lambda: (
-        Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
-        .where((Feedback.fingerprint == "") & (Feedback.created_at >= ""))
-        .order_by(Feedback.created_at.desc()).limit(1)), digest, since, 1)), None)
+    day = now.strftime("%Y%m%d")
+    return f"FB-{day}-{next_day_number(day):04d}"
 
 
 def create_feedback(data, channel, client_ip, settings: Settings):
@@ -176,7 +153,7 @@ def create_feedback(data, channel, client_ip, settings: Settings):
             now = utcnow()
             created = iso(now)
             window = settings.feedback_duplicate_window_seconds
-            original = _recent_duplicate(digest, iso(now - timedelta(seconds=window)))
+            original = recent_duplicate(digest, iso(now - timedelta(seconds=window)))
             if original is not None:
                 raise Conflict(f"the same feedback was already submitted as {original.feedback_no} "
                                f"within the last {duration(window)}", {"feedbackId": original.feedback_id,

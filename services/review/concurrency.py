@@ -8,8 +8,7 @@ Writers use, inside one `immediate()` transaction:
 """
 import re
 
-from models.base import cached_select
-from models.review import ReviewTask
+from models.review import task_by_id
 from rules.ids import now_iso
 from services.errors import NotFound, PreconditionFailed, ValidationFailed
 
@@ -40,8 +39,7 @@ def check_version(task, if_match):
 
 
 def get_task_row(task_id):
-    task = next(iter(cached_select(ReviewTask, "task_by_id", lambda: ReviewTask.select().where(
-        ReviewTask.task_id == "").limit(1), task_id, 1)), None)
+    task = task_by_id(task_id)
     if task is None:
         raise task_not_found(task_id)
     return task

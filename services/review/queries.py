@@ -11,19 +11,16 @@ from rules.client_input import bound
 from rules.ids import iso
 from rules.vocabulary import STATUSES
 from services.errors import ValidationFailed
-from services.review.concurrency import get_task_row, task_not_found
-from services.review.serialize import task_detail, task_to_dict, tasks_to_dicts
+from services.review.concurrency import task_not_found
+from services.review.serialize import task_detail, tasks_to_dicts
 
 
 def get_task(task_id):
     """The task as JSON (404 when unknown), read so that its parts agree."""
-    if isinstance(db.obj, peewee.SqliteDatabase):
-        found = task_detail(task_id)
-        if found is None:
-            raise task_not_found(task_id)
-        return found
-    with db.atomic():
-        return task_to_dict(get_task_row(task_id))
+    found = task_detail(task_id)
+    if found is None:
+        raise task_not_found(task_id)
+    return found
 
 
 def parse_bound(value, name, *, end):
