@@ -23,7 +23,7 @@ from bench.common import Server, work_folder  # noqa: E402
 from bench.run import in_rounds  # noqa: E402
 from bench.seed import seed  # noqa: E402
 from models.base import SQLITE_PRAGMAS  # noqa: E402
-from services.feedback.intake import _RESERVE  # noqa: E402
+from models.feedback import _RESERVE  # noqa: E402
 
 KINDS = ("create_task", "create_feedback")
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 
 from models import db
+from models import feedback as feedback_models
 from models.feedback import Feedback, FeedbackDaySequence
 from rules.ids import iso, utcnow
-from services.feedback import intake
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
     MINI,
@@ -53,7 +53,7 @@ def test_created_record_is_unprocessed_with_number_and_no_attachments(fb_client)
 
 @pytest.mark.parametrize("one_statement", [True, False], ids=["returning", "three statements"])
 def test_feedback_numbers_restart_each_utc_day(fb_client, monkeypatch, one_statement):
-    monkeypatch.setattr(intake, "reserve_in_one_statement", lambda: one_statement)
+    monkeypatch.setattr(feedback_models, "reserve_in_one_statement", lambda: one_statement)
     with db.connection_context():
         FeedbackDaySequence.create(day="20200101", last=41)
     first = submit(fb_client).get_json()
