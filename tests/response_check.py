@@ -31,6 +31,8 @@ def check(app, response):
     rule = request.url_rule
     if rule is None or response.direct_passthrough:
         return response
+    if app.view_functions[request.endpoint].__module__.startswith("tests"):
+        return response  # a probe route a test added
     document = _document(app)
     path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
     operation = document["paths"].get(path, {}).get(request.method.lower())

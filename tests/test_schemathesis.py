@@ -304,11 +304,12 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
         ("PATCH", "/api/feedbacks/{feedback_id}/status"), ("POST", "/api/feedbacks/{feedback_id}/attachments"),
         ("GET", "/api/feedbacks/{feedback_id}/attachments/{attachment_id}"),
         ("POST", "/api/auth/login"), ("GET", "/api/auth/logout"), ("POST", "/api/auth/logout"),
-        ("GET", "/healthz"), ("GET", "/uploads/{scope}/{name}"),
+        ("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/uploads/{scope}/{name}"),
     }
     assert expected <= operations, sorted(expected - operations)
-    # The sign-in/out redirects, the health check and the file route document only the errors they can give.
-    narrowed = {"/api/auth/login", "/api/auth/logout", "/healthz", "/uploads/{scope}/{name}"}
+    # The sign-in/out redirects, the health check, the metrics and the file route document only the errors
+    # they can give.
+    narrowed = {"/api/auth/login", "/api/auth/logout", "/healthz", "/metrics", "/uploads/{scope}/{name}"}
     for path, ops in document["paths"].items():
         for method, op in ops.items():
             if path not in narrowed:
