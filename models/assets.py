@@ -27,5 +27,5 @@ class Asset(BaseModel):
         )
 
     @property
-    def is_local(self):
+    def is_local(self) -> bool:
         return self.stored_name is not None

@@ -5,7 +5,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import peewee
 from playhouse.db_url import connect
@@ -32,16 +34,16 @@ CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024
 RESTART_WAIT_MS = 50
 # One-argument deterministic SQL functions, {name: function}, added to every SQLite connection.
 # A models module adds its own at import; models/__init__ imports them all before init_database.
-SQLITE_FUNCTIONS = {}
+SQLITE_FUNCTIONS: dict[str, Callable] = {}
 
 
 # Stop callbacks of the threads that use `db` in the background (services.background). They are
 # stopped before the database is bound again: closing a connection while another thread runs a
 # statement on it crashes the sqlite3 module (seen once in CI as a segmentation fault).
-_BACKGROUND = []
+_BACKGROUND: list[Callable[[], None]] = []
 
 
-def register_background(stop):
+def register_background(stop: Callable[[], None]) -> None:
     _BACKGROUND.append(stop)
 
 
@@ -50,7 +52,7 @@ def _stop_background():
         _BACKGROUND.pop()()
 
 
-def init_database(database_url=None, sqlite_path=None):
+def init_database(database_url: str | None = None, sqlite_path: str | None = None) -> peewee.Database:
     """Open the configured database (SQLite file by default) and bind the proxy to it.
 
     SQLite connections are pooled: closing the last connection to a WAL database checkpoints
@@ -62,8 +64,8 @@ def init_database(database_url=None, sqlite_path=None):
     if database_url:
         database = connect(database_url)
         if isinstance(database, peewee.SqliteDatabase):
-            database._pragmas = list(SQLITE_PRAGMAS.items())
-            database._timeout = 10
+            database._pragmas = list(SQLITE_PRAGMAS.items())  # type: ignore[attr-defined]  # peewee's own fields
+            database._timeout = 10  # type: ignore[attr-defined]
     else:
         database = PooledSqliteDatabase(
             sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False,
@@ -105,7 +107,7 @@ _WRITE_LOCK = threading.RLock()
 
 
 @contextmanager
-def immediate():
+def immediate() -> Iterator[None]:
     """Transaction that takes the write lock up front (reads that lead to writes)."""
     if not isinstance(db.obj, peewee.SqliteDatabase):
         with db.atomic():
@@ -115,7 +117,7 @@ def immediate():
         yield
 
 
-def checkpoint_wal(min_bytes=CHECKPOINT_AFTER_BYTES):
+def checkpoint_wal(min_bytes: int = CHECKPOINT_AFTER_BYTES) -> bool:
     """Copy the WAL back into the database once it holds `min_bytes`; True when a checkpoint ran.
 
     Run off the request path: a checkpoint inside a commit (SQLite's default, every 1,000 pages)
@@ -147,25 +149,25 @@ def checkpoint_wal(min_bytes=CHECKPOINT_AFTER_BYTES):
 class JSONField(peewee.TextField):
     """JSON stored as UTF-8 text; None stays NULL."""
 
-    def db_value(self, value):
+    def db_value(self, value: Any) -> str | None:
         if value is None:
             return None
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
-    def python_value(self, value):
+    def python_value(self, value: Any) -> Any:
         if value is None:
             return None
         return json.loads(value)
 
 
-def quote_name(name):
+def quote_name(name: str) -> str:
     """An SQL identifier, quoted."""
     return '"' + name.replace('"', '""') + '"'
 
 
 # SQL text by statement shape. peewee spends 0.2-0.5 ms turning a query into SQL (more than SQLite
 # takes to run it); the hot paths pay that once per process instead of on every request.
-_SQL_CACHE = {}
+_SQL_CACHE: dict[tuple, str] = {}
 
 
 def _statement(key, build):
@@ -192,7 +194,7 @@ class BaseModel(peewee.Model):
         database = db
         legacy_table_names = False
 
-    def save(self, force_insert=False, only=None):
+    def save(self, force_insert: bool = False, only: Any = None) -> int:
         """peewee's save, with the INSERT/UPDATE text cached per table and column set (SQLite)."""
         meta = self._meta
         if only is not None or meta.composite_key or not meta.primary_key or not meta.auto_increment \
@@ -201,8 +203,8 @@ class BaseModel(peewee.Model):
         data = self.__data__.copy()
         if any(isinstance(value, peewee.Node) for value in data.values()):
             return super().save(force_insert=force_insert, only=only)  # SQL expressions as values
-        self._populate_unsaved_relations(data)
-        pk_name, pk_value = meta.primary_key.name, self._pk
+        self._populate_unsaved_relations(data)  # type: ignore[attr-defined]  # peewee's save() does the same
+        pk_name, pk_value = meta.primary_key.name, self._pk  # type: ignore[has-type]
         data.pop(pk_name, None)
         names = tuple(name for name in meta.sorted_field_names if name in data)
         fields = [meta.fields[name] for name in names]
@@ -216,7 +218,7 @@ class BaseModel(peewee.Model):
             cursor = db.execute_sql(sql, params)
             if pk_value is None:
                 self._pk = cursor.lastrowid
-                self._dirty.discard(pk_name)
+                self._dirty.discard(pk_name)  # type: ignore[attr-defined]
             rows = 1
         else:
             if not names:
@@ -224,7 +226,7 @@ class BaseModel(peewee.Model):
             sql = _statement(("update", meta.table_name, names), lambda: _update_sql(
                 meta.table_name, columns, quote_name(meta.primary_key.column_name)))
             rows = db.execute_sql(sql, [*params, meta.primary_key.db_value(pk_value)]).rowcount
-        self._dirty -= set(names)
+        self._dirty -= set(names)  # type: ignore[attr-defined]
         return rows
 
 
@@ -248,7 +250,7 @@ def _run(key, build_sql, params):
 # ---- prepared statements: the API the models' hot reads use (models/review.py, feedback.py, users.py) ----
 # Services never call these: they write plain peewee, or call a named read of a models module.
 
-def prepared_rows(key, build_sql, *params):
+def prepared_rows(key: Hashable, build_sql: Callable[[], str], *params: Any) -> tuple[list, Any]:
     """(rows, description) of a short statement whose SQL text `build_sql()` makes once per process.
 
     `key` must name everything that changes the text; values travel as `params` only.
@@ -257,14 +259,14 @@ def prepared_rows(key, build_sql, *params):
     return rows, description
 
 
-def prepared_execute(key, build, *params):
+def prepared_execute(key: Hashable, build: Callable[[], Any], *params: Any) -> tuple[list, int]:
     """Run the short peewee query `build()` returns (any kind) with new `params`; (rows, rowcount).
     `build` uses placeholder values in the order of `params`."""
     rows, _, count = _run(key, lambda: build().sql()[0], params)
     return rows, count
 
 
-def rows_as(model, fields, rows):
+def rows_as(model: Any, fields: Any, rows: Any) -> list:
     """Model instances from raw rows whose values are in the order of `fields`, as peewee would read them."""
     instances = []
     for row in rows:
@@ -274,7 +276,7 @@ def rows_as(model, fields, rows):
     return instances
 
 
-def prepared_select(model, key, build, *params):
+def prepared_select(model: Any, key: Hashable, build: Callable[[], Any], *params: Any) -> list:
     """Rows of `model` from the peewee query `build()` returns, as a list, reusing its SQL text and
     column mapping on later calls with new `params`.
 

@@ -17,6 +17,7 @@ On SQLite:
 """
 import re
 import sqlite3
+from typing import Any
 
 import peewee
 
@@ -82,7 +83,7 @@ class Feedback(BaseModel):
         )
 
     @classmethod
-    def create_table(cls, safe=True, **options):
+    def create_table(cls, safe: bool = True, **options: Any) -> None:
         super().create_table(safe=safe, **options)
         if search_index_supported():
             create_search_index()
@@ -108,7 +109,7 @@ class FeedbackDaySequence(BaseModel):
     last = peewee.IntegerField(default=0)
 
 
-def search_index_supported():
+def search_index_supported() -> bool:
     """FTS5 with the trigram tokenizer needs SQLite 3.34+; other databases fall back to LIKE."""
     return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 34, 0)
 
@@ -161,13 +162,13 @@ _INDEXED_ROWS = ("SELECT id, title, content, feedback_no, user_id, contact_email
 INDEX_BATCH = 200
 
 
-def create_search_index():
+def create_search_index() -> None:
     """The trigram index, the CJK character index and the status counters (SQLite only)."""
     for statement in SQLITE_EXTRAS:
         db.execute_sql(statement)
 
 
-def search_index_ready():
+def search_index_ready() -> bool:
     """Once created the index stays, so a database found ready is not asked again."""
     database = db.obj
     if not getattr(database, "search_index_ready", False):
@@ -179,7 +180,7 @@ _CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
                   "\U00020000-\U0002fa1f])")
 
 
-def is_cjk(text):
+def is_cjk(text: str) -> bool:
     return bool(text) and _CJK.sub("", text) == ""
 
 
@@ -189,13 +190,13 @@ _SEPARATORS = re.compile(r"(?:[^\w\ue000-\uf8ff]|_)+")
 SEPARATOR_MARK = "\ue000"
 
 
-def spaced_characters(text):
+def spaced_characters(text: str) -> str:
     """'应用闪退, crash' -> ' 应  用  闪  退  \ue000 crash': every CJK character is its own token, and
     each run of spaces or punctuation one marker token."""
     return _CJK.sub(r" \1 ", _SEPARATORS.sub(f" {SEPARATOR_MARK} ", text or ""))
 
 
-def rebuild_character_index(batch=1000):
+def rebuild_character_index(batch: int = 1000) -> None:
     """Index every row that left the pending queue again in feedback_chars (after its spacing changed)."""
     db.execute_sql("INSERT INTO feedback_chars(feedback_chars) VALUES ('delete-all')")
     last = 0
@@ -217,7 +218,7 @@ class _CaseFolds(dict):
 _FOLDS = _CaseFolds()
 
 
-def fold_case(text):
+def fold_case(text: str) -> str:
     """`text` with each character folded to one character, as FTS5's trigram tokenizer folds
     (ΣΑΣ and σας -> σασ, É -> é; ß and İ stay: it never turns one character into two).
 
@@ -230,7 +231,7 @@ def fold_case(text):
 SQLITE_FUNCTIONS["fold_case"] = fold_case  # for the queued rows (services.feedback.queries)
 
 
-def index_pending(limit=INDEX_BATCH):
+def index_pending(limit: int = INDEX_BATCH) -> int:
     """Move up to `limit` queued rows into both search indexes in one transaction; returns how many."""
     if not search_index_ready():
         return 0

@@ -15,6 +15,7 @@ from models.review import ReviewTask
 class PublishLock(BaseModel):
     id = peewee.AutoField()
     task = peewee.ForeignKeyField(ReviewTask, unique=True, on_delete="CASCADE")
+    task_id: int  # the key itself (peewee names it so); declared for the type checker
     job_id = peewee.CharField(max_length=64)  # the job that holds the claim
     created_at = peewee.CharField(max_length=32)
     heartbeat_at = peewee.CharField(max_length=32)

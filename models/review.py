@@ -91,8 +91,8 @@ def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:
     """({task pk: events in order of writing}, {task pk: jobs by queuedAt}) in two queries; each job's
     `task` is set to its task (no query for job.task)."""
     by_pk = {task.id: task for task in tasks}
-    events: dict = {pk: [] for pk in by_pk}
-    jobs: dict = {pk: [] for pk in by_pk}
+    events: dict[int, list] = {pk: [] for pk in by_pk}
+    jobs: dict[int, list] = {pk: [] for pk in by_pk}
     pks, size = list(by_pk), len(by_pk)
     for event in prepared_select(TimelineEvent, ("events_of", size), lambda: TimelineEvent.select().where(
             TimelineEvent.task.in_([0] * size)).order_by(TimelineEvent.id), *pks):
@@ -136,9 +136,10 @@ def task_with_children(task_id: str) -> tuple[ReviewTask, list, list] | None:
     *task_values, events_json, jobs_json = rows[0]
     columns = ReviewTask._meta.columns
     task = rows_as(ReviewTask, [columns[column[0]] for column in description[:-2]], [task_values])[0]
-    events = rows_as(TimelineEvent, TimelineEvent._meta.sorted_fields, json.loads(events_json))
-    jobs = rows_as(PublishJob, PublishJob._meta.sorted_fields, json.loads(jobs_json))
-    for job in jobs:
+    event_rows = rows_as(TimelineEvent, TimelineEvent._meta.sorted_fields, json.loads(events_json))
+    job_rows = rows_as(PublishJob, PublishJob._meta.sorted_fields, json.loads(jobs_json))
+    for job in job_rows:
         job.task = task
     # json_group_array keeps its input's order in practice, but SQL does not promise it.
-    return task, sorted(events, key=lambda event: event.id), sorted(jobs, key=lambda job: (job.queued_at, job.id))
+    ordered = sorted(event_rows, key=lambda event: event.id)
+    return task, ordered, sorted(job_rows, key=lambda job: (job.queued_at, job.id))

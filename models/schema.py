@@ -66,14 +66,14 @@ MIGRATIONS = [
 LATEST = MIGRATIONS[-1][0]
 
 
-def current_version():
+def current_version() -> int | None:
     if not db.table_exists(SchemaVersion._meta.table_name):
         return None
     row = SchemaVersion.select().order_by(SchemaVersion.version.desc()).first()
     return row.version if row else None
 
 
-def upgrade():
+def upgrade() -> list[int]:
     """Bring the bound database to the latest schema; returns the versions applied."""
     with db.connection_context():
         # The write lock up front: a second process starting at the same moment waits, then finds

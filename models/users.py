@@ -20,13 +20,13 @@ class AdminUser(BaseModel):
     is_anonymous = False
 
     @property
-    def is_active(self):
+    def is_active(self) -> bool:
         return self.active
 
-    def get_id(self):
+    def get_id(self) -> str:
         return f"{self.id}:{self.session_nonce}"
 
-    def has_permission(self, permission):
+    def has_permission(self, permission: str) -> bool:
         return permission in self.permissions.split(",")
 
 

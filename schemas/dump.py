@@ -41,7 +41,7 @@ def dumper(schema: type[Schema]) -> Dump:
                      dumper(rows) if rows else None))
 
     def dump(row: Any, **given: Any) -> dict[str, Any]:
-        out = {}
+        out: dict[str, Any] = {}
         for key, get, allow_none, nested in plan:
             value = given[key] if key in given else get(row)
             if value is None:

@@ -1,11 +1,13 @@
 """Resolve asset references ({"assetId"} or an asset URL) and find them in Markdown and in tasks."""
+from typing import Any
+
 from models import Asset
 from services.rendering import image_urls
 
 REF_FIELDS = ("coverImage", "bodyImages", "images")
 
 
-def ref_key(ref):
+def ref_key(ref: Any) -> tuple[str, str] | None:
     """The lookup key of a reference: ('id', value) or ('url', value); None when not a reference."""
     if isinstance(ref, dict) and isinstance(ref.get("assetId"), str):
         return ("id", ref["assetId"])
@@ -14,7 +16,7 @@ def ref_key(ref):
     return None
 
 
-def resolve_ref(ref):
+def resolve_ref(ref: Any) -> Any:
     """The Asset a reference names, or None."""
     key = ref_key(ref)
     if key is None:
@@ -24,7 +26,7 @@ def resolve_ref(ref):
     return Asset.select().where(Asset.url == key[1]).order_by(Asset.id).first()
 
 
-def resolve_many(refs):
+def resolve_many(refs: list) -> dict[int, Any]:
     """{index: Asset or None} for a list of references, in two queries at most."""
     keys = [ref_key(r) for r in refs]
     ids = {k[1] for k in keys if k and k[0] == "id"}
@@ -40,7 +42,7 @@ def resolve_many(refs):
     return out
 
 
-def markdown_image_refs(markdown):
+def markdown_image_refs(markdown: str | None) -> list[str]:
     """Every image link target in Markdown, in order of first appearance."""
     return image_urls(markdown or "")
 
@@ -57,7 +59,7 @@ def _refs_of_selections(selections, out):
     out.extend(markdown_image_refs(selections.get("body")))
 
 
-def task_references(task):
+def task_references(task: Any) -> list:
     """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings.
 
     Candidates, selections, locked selections, manual overrides and the body draft; Markdown image

@@ -11,6 +11,7 @@ import mimetypes
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import peewee
 
@@ -49,13 +50,13 @@ class CheckedImage:
 asset_view = dumper(AssetSchema)  # an asset as the API answers it
 
 
-def check_image(data):
+def check_image(data: bytes) -> CheckedImage:
     """Decode `data` as PNG, JPEG, GIF or WebP; CheckedImage, or ValidationFailed/PayloadTooLarge."""
     check_size(data, MAX_UPLOAD_BYTES, "image")
     with decoded(data, ACCEPTED_FORMATS) as image:
         image_format, (width, height) = image.format, image.size
         stored = _convert_webp(image) if image_format == "WEBP" else data
-    extension, content_type = STORED_AS[image_format]
+    extension, content_type = STORED_AS[str(image_format)]
     return CheckedImage(stored, extension, content_type, width, height)
 
 
@@ -68,14 +69,14 @@ def _convert_webp(image):
     return out.getvalue()
 
 
-def asset_path(asset, uploads_root):
+def asset_path(asset: Asset, uploads_root: str | Path) -> Path | None:
     """The local file of an asset, or None for a remote one."""
     if not asset.is_local:
         return None
-    return Path(uploads_root) / asset.scope / asset.stored_name
+    return Path(uploads_root) / asset.scope / str(asset.stored_name)
 
 
-def get_asset(asset_id):
+def get_asset(asset_id: str) -> Asset:
     """The asset with this id, or NotFound."""
     asset = Asset.get_or_none(Asset.asset_id == asset_id)
     if asset is None:
@@ -83,7 +84,7 @@ def get_asset(asset_id):
     return asset
 
 
-def save_upload(data, *, scope, file_name, uploads_root):
+def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root: str) -> tuple[Asset, bool]:
     """Check and store an uploaded image; (asset, created). Same bytes in the same scope: (existing, False)."""
     if scope not in ("review", "library"):
         raise ValidationFailed(f"unknown scope {scope!r}", {"scope": ["must be review or library"]})
@@ -124,7 +125,8 @@ def _restore_missing_file(asset, data, uploads_root):
         write_atomically(path.parent, path.name, data)
 
 
-def list_assets(scope="library", q=None, page=1, page_size=20):
+def list_assets(scope: str = "library", q: str | None = None, page: int = 1, page_size: int = 20) -> tuple[list[Asset],
+                int]:
     """(assets of the page, total matches); newest first. scope: library | review | all."""
     query = Asset.select()
     if scope != "all":
@@ -147,7 +149,8 @@ class SyncReport:
     unmeasured: int = 0  # images whose size could not be read (such an image cannot be a cover)
 
 
-def sync_platform_images(client, account, report=None, measure=None):
+def sync_platform_images(client: Any, account: str, report: "SyncReport | None" = None,
+                         measure: Any = None) -> "SyncReport":
     """Keep every image material of `account` as a remote library asset with its media_id.
 
     `client` is a PlatformClient of that account (its `iter_image_materials()` reads
@@ -192,7 +195,7 @@ def sync_platform_images(client, account, report=None, measure=None):
     return report
 
 
-def remote_size(url, *, allowed_hosts, allow_private=False):
+def remote_size(url: str, *, allowed_hosts: Any, allow_private: bool = False) -> tuple[int, int] | None:
     """(width, height) of the image at `url` (fetched with the remote-image guard), or None."""
     try:
         image = check_image(fetch_bytes(url, allowed_hosts=allowed_hosts, allow_private=allow_private))

@@ -6,6 +6,7 @@ import secrets
 import threading
 import time
 from datetime import timedelta
+from typing import Any
 
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -21,7 +22,7 @@ USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 _DUMMY_HASH = generate_password_hash("not-a-password", method="scrypt")
 
 
-def parse_permissions(value):
+def parse_permissions(value: Any) -> str:
     perms = sorted({p.strip() for p in value.split(",") if p.strip()})
     unknown = [p for p in perms if p not in PERMISSIONS]
     if unknown or not perms:
@@ -32,7 +33,7 @@ def parse_permissions(value):
     return ",".join(perms)
 
 
-def save_admin(username, password, permissions="review,feedback", active=True):
+def save_admin(username: str, password: str, permissions: str = "review,feedback", active: bool = True) -> AdminUser:
     """Create the admin or update password, permissions and active flag."""
     if not USERNAME_RE.match(username or ""):
         raise ValidationFailed("username must be 1-64 letters, digits or . _ @ -", {"username": ["invalid"]})
@@ -53,7 +54,7 @@ def save_admin(username, password, permissions="review,feedback", active=True):
         return AdminUser.get_by_id(user.id)
 
 
-def ensure_admin(username, password, permissions="review,feedback"):
+def ensure_admin(username: str, password: str, permissions: str = "review,feedback") -> tuple[AdminUser, bool]:
     """save_admin for settings read at every start; (user, changed).
 
     An account that already matches is left as it is: rewriting it would change its session nonce
@@ -66,7 +67,7 @@ def ensure_admin(username, password, permissions="review,feedback"):
     return save_admin(username, password, permissions), True
 
 
-def new_session_id():
+def new_session_id() -> str:
     return secrets.token_urlsafe(16)
 
 
@@ -89,13 +90,13 @@ class EndedSessions:
             self.reload()
         return sid in self._ids
 
-    def reload(self):
+    def reload(self) -> None:
         self._read_at = time.monotonic()  # first: threads arriving meanwhile use the current set
         with self._lock:
             rows = EndedSession.select(EndedSession.sid).where(EndedSession.expires_at >= now_iso())
             self._ids = {row.sid for row in rows}
 
-    def end(self, sid, lifetime_seconds):
+    def end(self, sid: str, lifetime_seconds: float) -> None:
         """Sign one session out for good: recorded until its cookie would have expired anyway."""
         expires_at = iso(utcnow() + timedelta(seconds=lifetime_seconds) + self.MARGIN)
         with immediate():
@@ -103,18 +104,18 @@ class EndedSessions:
         with self._lock:
             self._ids.add(sid)
 
-    def sweep(self):
+    def sweep(self) -> None:
         """Forget the records whose cookies have expired (at start)."""
         with immediate():
             EndedSession.delete().where(EndedSession.expires_at < now_iso()).execute()
         self.reload()
 
 
-def set_active(username, active):
+def set_active(username: str, active: bool) -> bool:
     return AdminUser.update(active=active).where(AdminUser.username == username).execute() == 1
 
 
-def is_throttled(username, ip, max_failures, window_seconds):
+def is_throttled(username: str, ip: str | None, max_failures: int, window_seconds: int) -> bool:
     since = iso(utcnow() - timedelta(seconds=window_seconds))
     recent = LoginAttempt.select().where(LoginAttempt.at >= since)
     by_user = recent.where(LoginAttempt.username == username).count()
@@ -122,7 +123,8 @@ def is_throttled(username, ip, max_failures, window_seconds):
     return by_user >= max_failures or by_ip >= max_failures
 
 
-def authenticate(username, password, ip, max_failures=5, window_seconds=900):
+def authenticate(username: str, password: str, ip: str | None, max_failures: int = 5,
+                 window_seconds: int = 900) -> tuple[AdminUser | None, str | None]:
     """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
 
     Only failures are recorded, so parallel correct sign-ins never throttle each other. The
@@ -149,12 +151,12 @@ def authenticate(username, password, ip, max_failures=5, window_seconds=900):
     return user, None
 
 
-def purge_login_attempts(window_seconds=900):
+def purge_login_attempts(window_seconds: int = 900) -> None:
     since = iso(utcnow() - timedelta(seconds=window_seconds))
     LoginAttempt.delete().where(LoginAttempt.at < since).execute()
 
 
-def token_matches(presented, configured_tokens):
+def token_matches(presented: str | None, configured_tokens: Any) -> bool:
     """Constant-time comparison against every configured token (rotation)."""
     if not presented:
         return False
@@ -165,7 +167,7 @@ def token_matches(presented, configured_tokens):
     return matched
 
 
-def channel_for_client_token(presented, channel_tokens):
+def channel_for_client_token(presented: str | None, channel_tokens: dict[str, str]) -> str | None:
     """x-feedback-client-token -> channel name, or None."""
     found = None
     if not presented:

@@ -19,11 +19,11 @@ class Worker(threading.Thread):
         self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
         self.stopping = threading.Event()
 
-    def start(self):
+    def start(self) -> None:
         register_background(lambda: self.stop(timeout=60))  # steps are bounded by their own timeouts
         super().start()
 
-    def run(self):
+    def run(self) -> None:
         while not self.stopping.is_set():
             try:
                 with db.connection_context():
@@ -35,7 +35,7 @@ class Worker(threading.Thread):
             if woken and self.settle_seconds:
                 self.stopping.wait(self.settle_seconds)
 
-    def stop(self, timeout=5):
+    def stop(self, timeout: float = 5) -> None:
         self.stopping.set()
         self.wakeup.set()
         self.join(timeout=timeout)
@@ -44,6 +44,6 @@ class Worker(threading.Thread):
 CHECKPOINT_POLL_SECONDS = 0.5
 
 
-def checkpointer():
+def checkpointer() -> Worker:
     """Keeps the WAL short from outside the requests (models.base.checkpoint_wal)."""
     return Worker("wal-checkpointer", checkpoint_wal, threading.Event(), CHECKPOINT_POLL_SECONDS)

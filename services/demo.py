@@ -6,6 +6,7 @@ every rule a real agent or client meets. Call inside `db.connection_context()`.
 """
 import functools
 import io
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -23,7 +24,7 @@ DEMO_CHANNEL = "demo-app"
 
 
 @functools.lru_cache(maxsize=64)  # the tests seed many times in one process
-def make_png(width, height, label, colors=((40, 70, 140), (120, 190, 250))):
+def make_png(width: int, height: int, label: str, colors: tuple = ((40, 70, 140), (120, 190, 250))) -> bytes:
     """A gradient PNG with a label and a grid, so crops and ordering are visible."""
     mask = Image.linear_gradient("L").resize((width, height))
     image = Image.composite(Image.new("RGB", (width, height), colors[1]), Image.new("RGB", (width, height), colors[0]),
@@ -66,7 +67,7 @@ def _image_post(account, topic, title_list, descriptions, groups, comment_settin
     return {"publicAccount": account, "topic": topic, "contentType": "image_post", "candidates": candidates}
 
 
-def sample_tasks(uploads_root):
+def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
     """Payloads of POST /api/review/agent/tasks, with their images uploaded first."""
     def img(name, size, label, account, scope="review"):
         return _image(uploads_root, scope, name, size, label, account)
@@ -115,7 +116,7 @@ def sample_tasks(uploads_root):
     ]
 
 
-def library_images(uploads_root):
+def library_images(uploads_root: str) -> list:
     """A few shared-library images for the library pickers."""
     sizes = [("library-landscape.png", (1200, 600), "silicon-rise"),
              ("library-portrait.png", (900, 1200), "carbon-fitness"),
@@ -140,7 +141,7 @@ SAMPLE_FEEDBACK = [
 ]
 
 
-def seed_feedback(settings: Settings, admin_username=None):
+def seed_feedback(settings: Settings, admin_username: str | None = None) -> list[dict[str, Any]]:
     uploads_root = settings.uploads_path
     created = []
     for index, payload in enumerate(SAMPLE_FEEDBACK):
@@ -157,7 +158,7 @@ def seed_feedback(settings: Settings, admin_username=None):
     return created
 
 
-def seed(settings: Settings, admin_username=None):
+def seed(settings: Settings, admin_username: str | None = None) -> dict[str, list]:
     """Create the sample data once (a database that already holds tasks is left alone).
 
     Returns {"tasks": [task JSON], "feedback": [FeedbackDetail], "library": [asset dict]}.

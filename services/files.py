@@ -13,8 +13,10 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from models.base import immediate
 from models.files import PendingFile
@@ -25,7 +27,7 @@ TEMP_PREFIX = ".upload-"
 TOMBSTONE = ".deleting-"  # stored names never start with a dot, so none collides with one
 
 
-def remove_quietly(path):
+def remove_quietly(path: str | os.PathLike) -> None:
     try:
         Path(path).unlink()
     except FileNotFoundError:
@@ -47,7 +49,7 @@ def _fsync_folder(folder):
         os.close(fd)
 
 
-def write_atomically(folder, name, data):
+def write_atomically(folder: str | os.PathLike, name: str, data: bytes) -> Path:
     """Temporary file in the same folder, fsync, rename into place, fsync the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -70,13 +72,14 @@ class Placement:
     def __init__(self, path, entry_id):
         self.path, self._entry_id = path, entry_id
 
-    def settle(self):
+    def settle(self) -> None:
         """Call inside the transaction that inserts the file's record."""
         PendingFile.delete().where(PendingFile.id == self._entry_id).execute()
 
 
 @contextmanager
-def placed_file(uploads_root, folder, name, data):
+def placed_file(uploads_root: str | os.PathLike, folder: str | os.PathLike, name: str,
+                data: bytes) -> Iterator["Placement"]:
     """Write `data` to folder/name for a record inserted (with placement.settle()) in the block.
 
     Any exception in the block removes the file and its journal entry again.
@@ -93,7 +96,7 @@ def placed_file(uploads_root, folder, name, data):
         raise
 
 
-def alive_at_start(pid):
+def alive_at_start(pid: int) -> bool:
     """Whether a process that left something behind still runs, asked when this process starts."""
     if pid == os.getpid():
         return False  # this process has only just started: nothing of it is in flight
@@ -106,7 +109,7 @@ def alive_at_start(pid):
     return True
 
 
-def sweep_pending(uploads_root):
+def sweep_pending(uploads_root: str | os.PathLike) -> int:
     """At start: remove the files that a dead process placed but never recorded. Returns the count."""
     root = Path(uploads_root).resolve()
     removed = 0
@@ -129,7 +132,7 @@ def sweep_pending(uploads_root):
 
 
 @contextmanager
-def removed_file(path):
+def removed_file(path: str | os.PathLike) -> Iterator[Callable[[], bool]]:
     """For a record deleted in the block's transaction: the yielded set_aside(), called inside that
     transaction, moves the file at `path` aside (False when it is already missing). Once the block
     has committed the file is removed; if the block fails it is put back."""
@@ -152,7 +155,7 @@ def removed_file(path):
         remove_quietly(tombstone)
 
 
-def settle_removals(folder, recorded):
+def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:
     """At start: each file set aside in `folder` goes back when `recorded(name)` (its record's deletion
     never committed), else it is removed. Returns how many were settled."""
     settled = 0
@@ -167,7 +170,7 @@ def settle_removals(folder, recorded):
     return settled
 
 
-def clean_file_name(name, fallback):
+def clean_file_name(name: str | None, fallback: str) -> str:
     """The client's file name for display: last path part, no control characters, <= 255 chars."""
     name = unicodedata.normalize("NFC", str(name or ""))
     name = re.split(r"[\\/]", name)[-1]

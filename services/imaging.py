@@ -7,7 +7,9 @@ fails), then every pixel of the first frame is decoded.
 import io
 import logging
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 from PIL import Image, UnidentifiedImageError
 
@@ -30,7 +32,7 @@ DAMAGED = (OSError, SyntaxError, ValueError, EOFError, IndexError)
 
 
 @contextmanager
-def decoding(width, height):
+def decoding(width: int, height: int) -> Iterator[None]:
     """Hold this around decoding an image of width x height pixels."""
     if width * height <= LARGE_PIXELS:
         yield
@@ -39,11 +41,11 @@ def decoding(width, height):
         yield
 
 
-def refuse(message, reason):
+def refuse(message: str, reason: str) -> NoReturn:
     raise ValidationFailed(message, {"file": [reason]})
 
 
-def check_size(data, limit, what):
+def check_size(data: bytes, limit: int, what: str) -> None:
     """413 over `limit` bytes, 400 when empty."""
     if len(data) > limit:
         raise PayloadTooLarge(f"the {what} is larger than {mib(limit)}", {"file": [f"at most {limit} bytes"]})
@@ -57,7 +59,7 @@ def _names(formats):
 
 
 @contextmanager
-def decoded(data, formats, what="image"):
+def decoded(data: bytes, formats: tuple[str, ...], what: str = "image") -> Iterator[Image.Image]:
     """The image of `data` in one of `formats`, every pixel of its first frame decoded; 400 naming the
     problem otherwise (also for a failure inside the `with` block, such as re-encoding)."""
     try:

@@ -5,6 +5,8 @@ trips it, and iter_content waits for whole chunks: either way a trickling peer c
 request thread (or the webhook sender) for as long as it keeps sending.
 """
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import requests
 from urllib3.exceptions import HTTPError, ReadTimeoutError
@@ -12,7 +14,7 @@ from urllib3.exceptions import HTTPError, ReadTimeoutError
 CHUNK = 64 * 1024
 
 
-def body_chunks(response, deadline, size=CHUNK):
+def body_chunks(response: Any, deadline: float, size: int = CHUNK) -> Iterator[bytes]:
     """The body of a `stream=True` response as it arrives, until time.monotonic() passes `deadline`
     (then requests.Timeout). Transport errors come out as requests' own exceptions."""
     while chunk := _read(response, size):

@@ -11,7 +11,9 @@ import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -85,7 +87,7 @@ class PlatformClient:
         return f"<PlatformClient {self.account} at {self.base_url}>"
 
     # ---- access token --------------------------------------------------------------------------
-    def access_token(self, force_refresh=False, stale=None):
+    def access_token(self, force_refresh: bool = False, stale: str | None = None) -> str:
         """A valid token: the cached one unless it expires within 5 minutes or force_refresh.
 
         `stale` names the token the platform just rejected: when another thread has stored a
@@ -203,13 +205,13 @@ class PlatformClient:
         log.warning("platform %s: error %s: %s (rid %s)", self.account, errcode, message, rid)
         return PlatformError(errcode, message, rid)
 
-    def redact(self, text):
+    def redact(self, text: str) -> str:
         """text with this client's secret and any token-like query parameter masked."""
         text = _SECRET_PARAM.sub(lambda m: m.group(1) + "=***", text)
         return text.replace(self._secret, "***") if self._secret else text
 
     # ---- API ----------------------------------------------------------------------------------
-    def add_material_image(self, filename, data, content_type):
+    def add_material_image(self, filename: str, data: bytes, content_type: str) -> dict[str, Any]:
         """Permanent image material (cover, image-post image) -> {"media_id", "url"}."""
         kind = image_kind(data)
         if kind is not None:  # the bytes decide: a stored type may be missing or generic
@@ -220,7 +222,7 @@ class PlatformClient:
             raise PlatformError(None, "platform error: add_material answered without a media_id")
         return {"media_id": payload["media_id"], "url": payload.get("url")}
 
-    def upload_body_image(self, filename, data, content_type=None):
+    def upload_body_image(self, filename: str, data: bytes, content_type: str | None = None) -> str:
         """Image inside an article body -> its platform URL. The image is first made a jpg/png
         of at most 1 MB (prepare_body_image), so content_type is only a hint."""
         data, content_type, ext = prepare_body_image(data)
@@ -230,23 +232,23 @@ class PlatformClient:
             raise PlatformError(None, "platform error: uploadimg answered without a url")
         return payload["url"]
 
-    def add_draft(self, articles):
+    def add_draft(self, articles: list[dict[str, Any]]) -> str:
         """New draft from article dicts (platform field names) -> the draft's media_id."""
         payload = self._call("/cgi-bin/draft/add", {"articles": list(articles)})
         if not payload.get("media_id"):
             raise PlatformError(None, "platform error: draft/add answered without a media_id")
         return payload["media_id"]
 
-    def update_draft(self, media_id, index, article):
+    def update_draft(self, media_id: str, index: int, article: dict[str, Any]) -> None:
         """Replace article `index` of an existing draft (40007 when the draft is gone)."""
         self._call("/cgi-bin/draft/update", {"media_id": media_id, "index": index,
                                              "articles": article})
 
-    def get_draft(self, media_id):
+    def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""
         return self._call("/cgi-bin/draft/get", {"media_id": media_id})
 
-    def batchget_images(self, offset, count):
+    def batchget_images(self, offset: int, count: int) -> dict[str, Any]:
         """One page of image materials: {"total_count", "item_count", "item": [...]}."""
         payload = self._call("/cgi-bin/material/batchget_material",
                              {"type": "image", "offset": offset, "count": count})
@@ -254,7 +256,7 @@ class PlatformClient:
         return {"total_count": int(payload.get("total_count") or 0),
                 "item_count": int(payload.get("item_count") or len(items)), "item": items}
 
-    def iter_image_materials(self, page_size=20):
+    def iter_image_materials(self, page_size: int = 20) -> Iterator[dict[str, Any]]:
         """Every image material ({media_id, name, update_time, url}), fetched page by page."""
         offset = 0
         while True:

@@ -16,9 +16,11 @@ for an image host on the operator's own network, and for tests against a server 
 import contextlib
 import io
 import ipaddress
+import os
 import socket
 import time
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -42,7 +44,7 @@ class FetchRefused(Exception):
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
-def address_allowed(address, allow_private=False):
+def address_allowed(address: Any, allow_private: bool = False) -> bool:
     """A public unicast address (or any address when allow_private)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):  # an IPv4 address inside (mapped, 6to4, NAT64) is what is reached
@@ -54,7 +56,7 @@ def address_allowed(address, allow_private=False):
                                  or ip.is_multicast or ip.is_unspecified)
 
 
-def check_url(url, allowed_hosts, allow_private=False):
+def check_url(url: str, allowed_hosts: Any, allow_private: bool = False) -> tuple[str, int]:
     """Raise FetchRefused unless `url` may be fetched; returns (host, port)."""
     try:
         parts = urlsplit(url)
@@ -120,12 +122,12 @@ def _session(allow_private):
     return session
 
 
-def fetch_to_file(url, path, **limits):
+def fetch_to_file(url: str, path: str | os.PathLike, **limits: Any) -> int:
     """Stream the image at `url` into the file `path` (created only once the host answers 200)."""
     return _fetch(url, lambda: open(path, "wb"), **limits)
 
 
-def fetch_bytes(url, **limits):
+def fetch_bytes(url: str, **limits: Any) -> bytes:
     """The image at `url` as bytes, with the same checks and limits as fetch_to_file."""
     sink = io.BytesIO()
     _fetch(url, lambda: contextlib.nullcontext(sink), **limits)

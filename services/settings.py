@@ -2,7 +2,9 @@
 import importlib.util
 import os
 import re
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from playhouse import db_url
@@ -87,7 +89,7 @@ def _coerce(name, raw, default):
     return raw
 
 
-def from_environment(environ=None, known=None):
+def from_environment(environ: Mapping[str, str] | None = None, known: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every known setting can come from an environment variable of the same name."""
     environ = os.environ if environ is None else environ
     out = {}
@@ -97,7 +99,7 @@ def from_environment(environ=None, known=None):
     return out
 
 
-def typed(config, known=None):
+def typed(config: MutableMapping[str, Any], known: dict[str, Any] | None = None) -> None:
     """Text values of known typed settings (config.py's SESSION_COOKIE_SECURE = "false") read as the
     environment's are: "false" was a true value there."""
     for name, default in (known or DEFAULTS).items():
@@ -106,7 +108,7 @@ def typed(config, known=None):
             config[name] = _coerce(name, value, default)
 
 
-def check_settings(config):
+def check_settings(config: Any) -> None:
     """Refuse values that would only fail later (a port out of range, no threads, no sign-in)."""
     for name in ("PORT", *_AT_LEAST_ONE):
         value = config.get(name)
@@ -157,14 +159,14 @@ def check_settings(config):
             raise SettingsError(f"{name}: {exc}") from None
 
 
-def split_list(value):
+def split_list(value: Any) -> list[str]:
     """'a, b,,c' -> ['a', 'b', 'c']"""
     if isinstance(value, (list, tuple)):
         return [str(v).strip() for v in value if str(v).strip()]
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
-def split_pairs(value):
+def split_pairs(value: Any) -> dict[str, str]:
     """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}"""
     if isinstance(value, dict):
         return dict(value)
@@ -246,7 +248,7 @@ class Settings:
     metrics_token: str = field(repr=False)
 
     @classmethod
-    def from_config(cls, config) -> "Settings":
+    def from_config(cls, config: Any) -> "Settings":
         """Check the merged settings (SettingsError names a bad one) and type them."""
         check_settings(config)
         credentials = {}
@@ -269,7 +271,7 @@ class Settings:
             feedback_duplicate_window_seconds=int(config.get("FEEDBACK_DUPLICATE_WINDOW_SECONDS")),
             feedback_rate_limits={category: tuple(parse_limits(config.get(name, "")))
                                   for category, name in RATE_LIMIT_SETTINGS.items()},
-            wechat_api_base=config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"],
+            wechat_api_base=str(config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"]),
             wechat_credentials=credentials,
             wechat_timeout_seconds=float(config.get("WECHAT_TIMEOUT_SECONDS")),
             wechat_theme_overrides=dict(config.get("WECHAT_THEME_OVERRIDES") or {}),
@@ -282,7 +284,7 @@ class Settings:
         )
 
     @classmethod
-    def with_defaults(cls, overrides=None) -> "Settings":
+    def with_defaults(cls, overrides: dict[str, Any] | None = None) -> "Settings":
         """The defaults with `overrides` (tests and one-off tools that build no app)."""
         config = {**DEFAULTS, **(overrides or {})}
         typed(config)

@@ -14,6 +14,7 @@
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import peewee
 
@@ -38,7 +39,8 @@ JSON_COLUMNS = (ReviewTask.candidates, ReviewTask.selections, ReviewTask.manual_
 
 def _distinct_assets(refs):
     """(assets, unresolved count): each asset once however it was named; unknown refs counted once each."""
-    assets, unresolved = {}, 0
+    assets: dict = {}
+    unresolved = 0
     for asset in resolve_many(refs).values():
         if asset is None:
             unresolved += 1
@@ -47,7 +49,7 @@ def _distinct_assets(refs):
     return list(assets.values()), unresolved
 
 
-def referenced_elsewhere(asset):
+def referenced_elsewhere(asset: Asset) -> bool:
     """Does a remaining task refer to the asset the way task_references() counts references?
 
     A substring search (LIKE, wildcards escaped) over the JSON text finds the few tasks that mention
@@ -151,7 +153,7 @@ def _forget_cleanup_now(asset_id):
         log.warning("asset %s: cleanup entry kept for the next start (%s)", asset_id, type(exc).__name__)
 
 
-def recover_deletions(uploads_root):
+def recover_deletions(uploads_root: str) -> int:
     """At start: review files whose deletion a stopped process left unfinished (services.files),
     then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
     settled = settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
@@ -167,7 +169,7 @@ def recover_deletions(uploads_root):
     return settled
 
 
-def delete_task(task_id, settings: Settings, if_match=None):
+def delete_task(task_id: str, settings: Settings, if_match: str | None = None) -> dict[str, Any]:
     """Delete the task (404, 412, 409 while it is being published) and then its unshared review
     files; the counts of CONTRACT §8."""
     assets, unresolved = _delete_task_rows(task_id, if_match, stale_after(settings))

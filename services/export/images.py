@@ -1,5 +1,6 @@
 """Checking an image file before it goes into a package: inside its folder, small enough, decodable."""
 import os
+from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
@@ -15,13 +16,13 @@ class FaultyImage(Exception):
     """str() says what is wrong with the image, for `details.faultyImages[].reason`."""
 
 
-def inside(path, root):
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
     """True when `path`, with every symlink resolved, lies inside the directory `root`."""
     real, base = os.path.realpath(path), os.path.realpath(root)
     return os.path.commonpath([real, base]) == base and real != base
 
 
-def open_local(path, root):
+def open_local(path: str | os.PathLike, root: str | os.PathLike) -> BinaryIO:
     """The stored file, opened for reading, after checking that it stays inside `root` and is a file.
 
     The open file stays readable if a task deletion removes the file meanwhile.
@@ -37,7 +38,7 @@ def open_local(path, root):
         raise FaultyImage("the stored file is missing") from None
 
 
-def check_decodable(file):
+def check_decodable(file: BinaryIO) -> str:
     """The extension (png/jpg/gif/webp) of the open image `file` when it decodes; FaultyImage otherwise.
 
     verify() reads the whole file and checks the structure (for PNG every chunk's CRC, so a cut or

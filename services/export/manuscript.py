@@ -9,6 +9,7 @@ load `<img>` and the like from wherever they point.
 """
 import re
 from bisect import bisect_left, bisect_right
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
@@ -48,7 +49,7 @@ _ANGLE = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^
                     r"|<(?=[A-Za-z/!?])")
 
 
-def escape_text(text):
+def escape_text(text: str | None) -> str:
     """Plain text -> Markdown that shows exactly that text (no links, images, emphasis, lists)."""
     lines = [line.strip() for line in str(text or "").splitlines()]
     escaped = _SPECIAL.sub(r"\\\1", "\n".join(lines))
@@ -168,7 +169,7 @@ def _left_for_viewers(markdown, targets):
     return list(dict.fromkeys(left))
 
 
-def rewrite_images(markdown, mapping):
+def rewrite_images(markdown: str, mapping: dict[str, str]) -> tuple[str, Any]:
     """Replace each destination equal (after Markdown unescaping) to a key of `mapping` by its value.
 
     Returns (markdown, left) where `left` lists the image sources still not pointing into the
@@ -200,14 +201,15 @@ def _section(title, lines):
     return ["", f"## {title}", "", *lines]
 
 
-def topic_only(task):
+def topic_only(task: Any) -> str:
     """A task without selections: its topic and account, nothing chosen yet."""
     lines = _header(task.topic, [("Account", task.public_account), ("Content type", task.content_type)])
     lines += ["", "No selections have been saved for this task yet."]
     return "\n".join(lines) + "\n"
 
 
-def article(task, selections, body, cover, body_images, theme=None):
+def article(task: Any, selections: dict[str, Any], body: str, cover: str | None, body_images: list,
+            theme: str | None = None) -> str:
     """`cover` the archive path of the cover (or None), `body_images` archive paths, `body` rewritten."""
     lines = _header(selections.get("title") or task.topic, [
         ("Account", task.public_account), ("Content type", "article"),
@@ -236,7 +238,7 @@ def _crop(crop):
                      for b in boxes) or None
 
 
-def image_post(task, selections, images):
+def image_post(task: Any, selections: dict[str, Any], images: list) -> str:
     """`images` the archive paths of selections.images, in order; the first is the cover."""
     lines = _header(selections.get("title") or task.topic, [
         ("Account", task.public_account), ("Content type", "image_post"),

@@ -45,7 +45,7 @@ class PackageFile:
     directory: str
     download_name: str
 
-    def cleanup(self):
+    def cleanup(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -216,7 +216,7 @@ def _write_zip(path, text, plan):
                 shutil.copyfileobj(source, target)
 
 
-def sweep_stale(temp_root, now=None, at_start=False):
+def sweep_stale(temp_root: str | Path, now: float | None = None, at_start: bool = False) -> None:
     """Remove package directories a crashed process left behind: those of a process that no longer
     runs (named by its pid), and any older than STALE_SECONDS."""
     now = time.time() if now is None else now

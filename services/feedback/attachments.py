@@ -14,6 +14,7 @@ import hashlib
 import logging
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import peewee
 
@@ -53,7 +54,7 @@ def _check_rules(record, channel, now):
 _dump_attachment = dumper(FeedbackAttachmentSchema)
 
 
-def check_upload_allowed(feedback_id, channel, anonymous):
+def check_upload_allowed(feedback_id: str, channel: str, anonymous: bool) -> Feedback:
     """Who and when, before any upload byte is read: the Feedback row, or 403/404/409."""
     if anonymous:
         raise Forbidden(f"the anonymous channel {channel!r} cannot upload attachments")
@@ -62,7 +63,7 @@ def check_upload_allowed(feedback_id, channel, anonymous):
     return record
 
 
-def display_name(file_name, kind, extension):
+def display_name(file_name: str | None, kind: str, extension: str) -> str:
     """The client's name, with the stored format's extension when a screenshot's name says another
     (a re-encoded PNG named `a.exe` is downloaded as `a.png`)."""
     name = clean_file_name(file_name, f"{kind}.{extension}")
@@ -72,7 +73,8 @@ def display_name(file_name, kind, extension):
     return name
 
 
-def add_attachment(record, channel, kind, file_name, data, uploads_root):
+def add_attachment(record: Feedback, channel: str, kind: str, file_name: str | None, data: bytes,
+                   uploads_root: str) -> dict[str, Any]:
     """Check the file, store it and its row; the attachment metadata dict (201 body)."""
     checked = check_screenshot(data) if kind == "screenshot" else check_log_file(file_name, data)
     attachment_id = new_id()
@@ -107,7 +109,7 @@ def _remove_if_empty(folder):
         folder.rmdir()
 
 
-def attachment_file(feedback_id, attachment_id, uploads_root):
+def attachment_file(feedback_id: str, attachment_id: str, uploads_root: str) -> tuple[FeedbackAttachment, Path]:
     """(FeedbackAttachment, Path) of an existing attachment file, or NotFound."""
     attachment = (FeedbackAttachment.select(FeedbackAttachment, Feedback)
                   .join(Feedback)

@@ -34,13 +34,13 @@ class CheckedFile:
     content_type: str
 
 
-def check_screenshot(data):
+def check_screenshot(data: bytes) -> CheckedFile:
     """PNG/JPEG/WebP bytes -> CheckedFile with the re-encoded image (no metadata)."""
     check_size(data, SCREENSHOT_MAX_BYTES, "screenshot")
     with decoded(data, tuple(SCREENSHOT_FORMATS), "screenshot") as image:
         image_format = image.format
         clean = _pixels_only(image, image_format)
-    extension, content_type = SCREENSHOT_FORMATS[image_format]
+    extension, content_type = SCREENSHOT_FORMATS[str(image_format)]
     return CheckedFile(clean, extension, content_type)
 
 
@@ -67,7 +67,7 @@ def _pixels_only(image, image_format):
     return out.getvalue()
 
 
-def check_log_file(file_name, data):
+def check_log_file(file_name: str | None, data: bytes) -> CheckedFile:
     """A log file, judged by its extension and its content -> CheckedFile (stored unchanged)."""
     name = str(file_name or "").lower()
     extension = name.rsplit(".", 1)[-1] if "." in name else ""

@@ -7,6 +7,8 @@ leading apostrophe, so a submitted title such as `=HYPERLINK(...)` stays text (C
 import csv
 import io
 import json
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 BOM = "\ufeff"
 EXCEL_CELL_LIMIT = 32_000  # Excel refuses cells over 32,767 characters
@@ -19,7 +21,7 @@ COLUMNS = (
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def cell(value):
+def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
@@ -32,7 +34,7 @@ def cell(value):
     return text
 
 
-def csv_chunks(items, rows_per_chunk=200):
+def csv_chunks(items: Iterable[dict[str, Any]], rows_per_chunk: int = 200) -> Iterator[str]:
     """Yield the CSV document as text chunks: BOM + header first, then rows."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")

@@ -10,11 +10,11 @@ SETTLE_SECONDS = 0.2  # after a wake-up, so one transaction indexes a burst of s
 _wake = threading.Event()
 
 
-def wake_indexer():
+def wake_indexer() -> None:
     _wake.set()
 
 
-def drain():
+def drain() -> int:
     """Index every queued row, one short transaction per batch so writers interleave; returns how many."""
     total = 0
     while True:
@@ -24,5 +24,5 @@ def drain():
             return total
 
 
-def indexer():
+def indexer() -> Worker:
     return Worker("feedback-indexer", drain, _wake, POLL_SECONDS, SETTLE_SECONDS)

@@ -10,6 +10,7 @@ import json
 import logging
 import unicodedata
 from datetime import timedelta
+from typing import Any
 
 import peewee
 
@@ -21,6 +22,7 @@ from rules.limits import duration
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
 from services.feedback.queries import dump_detail
+from services.feedback.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,7 @@ class _Invalid:
         self.reason = reason
 
 
-def parse_json(raw):
+def parse_json(raw: bytes) -> Any:
     """bytes -> the decoded JSON value (by the service's one strict rule), or an _Invalid marker."""
     try:
         return load_json(raw)
@@ -63,7 +65,7 @@ def _key(value):
     return None
 
 
-def limit_keys(channel, client_ip, payload=None):
+def limit_keys(channel: str, client_ip: str | None, payload: Any = None) -> dict[str, str | None]:
     """The rate-limit keys of one request: client IP, deviceId, appName+appVersion, channel."""
     body = payload if isinstance(payload, dict) else {}
     app_name, app_version = _key(body.get("appName")), _key(body.get("appVersion"))
@@ -75,7 +77,7 @@ def limit_keys(channel, client_ip, payload=None):
     }
 
 
-def admit(limiter, channel, client_ip, payload=None):
+def admit(limiter: SlidingWindowLimiter, channel: str, client_ip: str | None, payload: Any = None) -> None:
     """Count this request; RateLimited with a whole-second Retry-After when a limit is reached."""
     wait = limiter.hit(limit_keys(channel, client_ip, payload))
     if wait is not None:
@@ -83,7 +85,7 @@ def admit(limiter, channel, client_ip, payload=None):
                           wait, {"retryAfter": wait})
 
 
-def require_object(payload):
+def require_object(payload: Any) -> dict[str, Any]:
     if isinstance(payload, _Invalid):
         raise ValidationFailed(f"the request body is not valid JSON: {payload.reason}", {"_body": ["invalid JSON"]})
     if not isinstance(payload, dict):
@@ -91,7 +93,7 @@ def require_object(payload):
     return payload
 
 
-def check_anonymous_fields(payload, channel):
+def check_anonymous_fields(payload: dict[str, Any], channel: str) -> None:
     """Anonymous channels may send only the anonymous diagnostic fields; any other is named in a 400."""
     details = {key: [f"not accepted from the anonymous channel {channel!r}"]
                for key in payload if key not in ANONYMOUS_FIELDS}
@@ -104,20 +106,21 @@ def check_anonymous_fields(payload, channel):
     if details:
         names = ", ".join(sorted(details))
         raise ValidationFailed(f"the anonymous channel {channel!r} may not send: {names}", details)
-    for key in sorted(ANONYMOUS_EXTRA_FIELDS & set(extra if isinstance(extra, dict) else ())):
-        if extra[key] is not None and not (isinstance(extra[key], str) and len(extra[key]) <= 64):
+    extras = extra if isinstance(extra, dict) else {}
+    for key in sorted(ANONYMOUS_EXTRA_FIELDS & set(extras)):
+        if extras[key] is not None and not (isinstance(extras[key], str) and len(extras[key]) <= 64):
             details[f"extra.{key}"] = ["must be a string of at most 64 characters"]
     if details:
         path, messages = next(iter(details.items()))
         raise ValidationFailed(f"invalid body: {path}: {messages[0]}", details)
 
 
-def normalize_text(value):
+def normalize_text(value: str) -> str:
     """Case, width and white space do not make feedback different."""
     return " ".join(unicodedata.normalize("NFKC", value or "").casefold().split())
 
 
-def fingerprint(channel, data, client_ip):
+def fingerprint(channel: str, data: dict[str, Any], client_ip: str | None) -> str:
     """sha256 of channel, appName, platform, type, normalized title and content, and who sent it
     (userId, else deviceId, else client IP)."""
     if data.get("userId"):
@@ -137,7 +140,7 @@ def _next_feedback_no(now):
     return f"FB-{day}-{next_day_number(day):04d}"
 
 
-def create_feedback(data, channel, client_ip, settings: Settings):
+def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, settings: Settings) -> dict[str, Any]:
     """Store a validated payload; the FeedbackDetail dict (attachments []).
 
     Conflict duplicate_feedback names the original when the same fingerprint arrived within

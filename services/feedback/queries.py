@@ -10,7 +10,9 @@ fold_case, so they match as they will once indexed. bench/bench_feedback_search.
 """
 
 import operator
+from collections.abc import Iterator
 from functools import reduce
+from typing import Any
 
 from peewee import SQL, SqliteDatabase, fn
 
@@ -76,7 +78,7 @@ def _like(keyword):
                                  for column in SEARCH_COLUMNS])
 
 
-def keyword_condition(keyword):
+def keyword_condition(keyword: str) -> Any:
     """A WHERE clause matching `keyword` anywhere in the searched columns."""
     table, phrase = _index_for(keyword)
     if table is None:
@@ -118,7 +120,7 @@ def _with_attachment_count(query):
     return query.select_extend(counted.alias("attachment_count"))
 
 
-def filtered(filters):
+def filtered(filters: dict[str, Any]) -> Any:
     """Feedback rows matching the filters (no order, no paging)."""
     query = Feedback.select()
     for condition in _conditions(filters):
@@ -134,7 +136,7 @@ def _item(row):
     return _dump_item(row)
 
 
-def status_counts():
+def status_counts() -> dict[str, int]:
     """{all, unprocessed, processing, processed} over the whole table (the trigger-kept counters on
     SQLite, else a GROUP BY)."""
     counts = dict.fromkeys(FEEDBACK_STATUSES, 0)
@@ -161,7 +163,7 @@ def _count(filters, query):
         return db.execute_sql(_MATCH_COUNT[table], [phrase]).fetchone()[0] + queued.count()
 
 
-def list_feedbacks(filters):
+def list_feedbacks(filters: dict[str, Any]) -> dict[str, Any]:
     """{items, pagination, counts}: one page of matches, newest first; counts cover the whole table."""
     page, page_size = filters.get("page", 1), filters.get("pageSize", 20)
     query = filtered(filters)
@@ -176,7 +178,7 @@ def list_feedbacks(filters):
     }
 
 
-def iter_feedbacks(filters, batch=EXPORT_BATCH):
+def iter_feedbacks(filters: dict[str, Any], batch: int = EXPORT_BATCH) -> Iterator[dict[str, Any]]:
     """Every match as a list item, newest first, read in short batches (keyset paging), so a slow
     download never holds one long read transaction."""
     last = None
@@ -193,22 +195,22 @@ def iter_feedbacks(filters, batch=EXPORT_BATCH):
         last = (rows[-1].created_at, rows[-1].id)
 
 
-def get_record(feedback_id):
+def get_record(feedback_id: str) -> Feedback:
     record = Feedback.get_or_none(Feedback.feedback_id == feedback_id)
     if record is None:
         raise NotFound(f"no feedback with id {feedback_id}")
     return record
 
 
-def attachments_of(record):
+def attachments_of(record: Feedback) -> list[FeedbackAttachment]:
     return list(FeedbackAttachment.select().where(FeedbackAttachment.feedback == record.id)
                 .order_by(FeedbackAttachment.created_at, FeedbackAttachment.id))
 
 
-def detail(record):
+def detail(record: Feedback) -> dict[str, Any]:
     """FeedbackDetail: the record with its attachments in creation order."""
     return dump_detail(record, attachments=attachments_of(record))
 
 
-def get_feedback(feedback_id):
+def get_feedback(feedback_id: str) -> dict[str, Any]:
     return detail(get_record(feedback_id))

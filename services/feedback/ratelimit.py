@@ -25,7 +25,7 @@ class SlidingWindowLimiter:
         self._lock = threading.Lock()
         self._hits_since_sweep = 0
 
-    def hit(self, keys):
+    def hit(self, keys: dict[str, str | None]) -> int | None:
         """Record one request against `keys` ({category: key or None}).
 
         Returns None when allowed, else the whole seconds (>= 1) until every exceeded limit has room.
@@ -71,7 +71,7 @@ class SlidingWindowLimiter:
             if not stamps or stamps[-1] <= now - longest:
                 del self._stamps[(category, key)]
 
-    def tracked_keys(self):
+    def tracked_keys(self) -> int:
         return len(self._stamps)
 
 

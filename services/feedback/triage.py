@@ -5,6 +5,8 @@
 - unprocessed: clears processedAt;
 - a given adminNote (null clears it) is stored in every case.
 """
+from typing import Any
+
 from models import AdminUser
 from models.base import immediate
 from models.feedback import Feedback
@@ -25,7 +27,7 @@ def _still_allowed(username):
     return user.username
 
 
-def set_status(feedback_id, status, username, admin_note=UNSET):
+def set_status(feedback_id: str, status: str, username: str, admin_note: Any = UNSET) -> dict[str, Any]:
     """Apply the status change as `username`; the updated FeedbackDetail."""
     if status not in FEEDBACK_STATUSES:
         raise ValidationFailed(f"status must be one of {', '.join(FEEDBACK_STATUSES)}",

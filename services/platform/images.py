@@ -9,7 +9,7 @@ _JPEG_QUALITIES = (90, 82, 72, 62)
 _LOSSLESS_SOURCES = {"PNG", "GIF", "BMP", "TIFF"}
 
 
-def prepare_body_image(data, max_bytes=BODY_IMAGE_MAX):
+def prepare_body_image(data: bytes, max_bytes: int = BODY_IMAGE_MAX) -> tuple[bytes, str, str]:
     """(data, content_type, ext) ready for uploadimg.
 
     A jpg/png within the limit is returned untouched. Anything else is re-encoded: images with
@@ -83,12 +83,12 @@ _MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "
 KIND_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
 
 
-def image_kind(data):
+def image_kind(data: bytes) -> str | None:
     """'jpg', 'png', 'gif' or 'bmp' from the first bytes; None for anything else."""
     return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
 
 
-def upload_name(filename, kind):
+def upload_name(filename: str | None, kind: str | None) -> str:
     """A plain ASCII file name for the multipart header, ending in the image's own extension.
 
     The platform refuses an upload whose name lacks an image extension (40113): a name of CJK

@@ -6,7 +6,7 @@ from rules.ids import now_iso
 UPLOAD_KINDS = ("material", "uploadimg")
 
 
-def cached_upload(asset_id, account, kind):
+def cached_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | None:
     """The PlatformUpload row (media_id, url) of this asset on this account, or None."""
     _check_kind(kind)
     return PlatformUpload.get_or_none((PlatformUpload.asset_id == asset_id)
@@ -14,7 +14,8 @@ def cached_upload(asset_id, account, kind):
                                       & (PlatformUpload.kind == kind))
 
 
-def remember_upload(asset_id, account, kind, media_id=None, url=None):
+def remember_upload(asset_id: str, account: str, kind: str, media_id: str | None = None,
+                    url: str | None = None) -> PlatformUpload | None:
     """Record (or replace) the upload of an asset; returns the stored row."""
     _check_kind(kind)
     with immediate():
@@ -26,7 +27,7 @@ def remember_upload(asset_id, account, kind, media_id=None, url=None):
     return cached_upload(asset_id, account, kind)
 
 
-def forget_upload(asset_id, account, kind):
+def forget_upload(asset_id: str, account: str, kind: str) -> None:
     """Drop a cached upload the platform no longer knows (e.g. a deleted material: 40007)."""
     _check_kind(kind)
     PlatformUpload.delete().where((PlatformUpload.asset_id == asset_id)

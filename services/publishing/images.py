@@ -5,8 +5,10 @@ images inside an article body go through media/uploadimg (-> URL). A library ass
 the same account already is a material: its media_id and URL are used as they are.
 """
 import logging
+from typing import Any
 from urllib.parse import urlsplit
 
+from models import Asset
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
 from services.platform_client import cached_upload, forget_upload, remember_upload
@@ -35,7 +37,7 @@ class JobImages:
         self.touch = touch or (lambda: None)
         self.materials_used = []  # asset ids whose cached material this job sent
 
-    def asset(self, ref, what):
+    def asset(self, ref: Any, what: str) -> Asset:
         """The Asset a snapshot reference ({"assetId"} or URL) names, or PublishFailed."""
         asset = resolve_ref(ref)
         if asset is None:
@@ -44,7 +46,7 @@ class JobImages:
                                 "publish the task anew")
         return asset
 
-    def material_id(self, asset):
+    def material_id(self, asset: Asset) -> str:
         """media_id of the asset as a permanent image material of this account."""
         self.materials_used.append(asset.asset_id)
         cached = cached_upload(asset.asset_id, self.account, "material")
@@ -58,7 +60,7 @@ class JobImages:
         remember_upload(asset.asset_id, self.account, "material", media_id=result["media_id"], url=result["url"])
         return result["media_id"]
 
-    def body_url(self, asset):
+    def body_url(self, asset: Asset) -> str:
         """The platform URL of the asset for use inside an article body."""
         cached = cached_upload(asset.asset_id, self.account, "uploadimg")
         if cached is not None and cached.url:
@@ -74,7 +76,7 @@ class JobImages:
         remember_upload(asset.asset_id, self.account, "uploadimg", url=url)
         return url
 
-    def forget_materials(self):
+    def forget_materials(self) -> None:
         """The platform no longer knows a material we sent (40007): upload them again next time."""
         for asset_id in dict.fromkeys(self.materials_used):
             forget_upload(asset_id, self.account, "material")
@@ -83,9 +85,10 @@ class JobImages:
     def _content(self, asset):
         """(data, content_type, file name) of a local file or an allowed remote image."""
         name = asset.stored_name or asset.file_name or f"{asset.asset_id}.png"
-        if asset.is_local:
+        local = asset_path(asset, self.uploads_root)
+        if local is not None:
             try:
-                data = asset_path(asset, self.uploads_root).read_bytes()
+                data = local.read_bytes()
             except OSError:
                 raise PublishFailed(f"image {asset.asset_id} ({asset.file_name}) is missing from the uploads "
                                     "folder; upload it again") from None

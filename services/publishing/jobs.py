@@ -14,6 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import peewee
 
@@ -47,15 +48,16 @@ ABANDONED = ("this publish stopped giving signs of life (last at {heartbeat}; it
 @dataclass
 class Claim:
     task_pk: int
-    account: str
-    content_type: str
+    account: str | None  # None: a claim ended at start, never run
+    content_type: str | None
     job_id: str
     snapshot: dict | None
     draft_media_id: str | None  # of the task's last succeeded job: that draft is updated
     problem: str | None  # why the job fails before any platform call
 
 
-def publish_task(task_id, trigger_mode, actor_name, settings: Settings, if_match=None):
+def publish_task(task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings,
+                 if_match: str | None = None) -> dict[str, Any]:
     """Publish the task's current selections as a new job; returns the updated task as JSON.
 
     `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
@@ -66,7 +68,8 @@ def publish_task(task_id, trigger_mode, actor_name, settings: Settings, if_match
     return _execute(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
 
 
-def approve_and_publish(task_id, payload, actor_name, settings: Settings, if_match=None):
+def approve_and_publish(task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings,
+                        if_match: str | None = None) -> dict[str, Any]:
     """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
     together, so no other publish can come between them; the platform calls follow as usual."""
     with immediate():
@@ -75,7 +78,8 @@ def approve_and_publish(task_id, payload, actor_name, settings: Settings, if_mat
     return _execute(claim, actor_name, settings)
 
 
-def retry_job(task_id, job_id, actor_name, settings: Settings, if_match=None):
+def retry_job(task_id: str, job_id: str, actor_name: str | None, settings: Settings,
+              if_match: str | None = None) -> dict[str, Any]:
     """Publish the snapshot of failed job `job_id` again as a new manual job (attemptCount + 1)."""
     return _execute(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
 
@@ -128,7 +132,8 @@ def _source_job(task, job_id):
     return job
 
 
-def refuse_while_publishing(task, stale_limit, what="a publish of this task is already running"):
+def refuse_while_publishing(task: ReviewTask, stale_limit: timedelta,
+                            what: str = "a publish of this task is already running") -> PublishLock | None:
     """409 publish_in_progress while a live claim (heartbeat within `stale_limit`) holds the task.
     Returns the stale claim or None."""
     lock = PublishLock.get_or_none(PublishLock.task == task)
@@ -153,7 +158,7 @@ def _end_abandoned(task, lock):
     job = PublishJob.get_or_none(PublishJob.job_id == lock.job_id)
     if job is None or job.finished_at:
         return
-    job.status, job.finished_at = job_rule_for(job, "abandon").next_state, now_iso()
+    job.status, job.finished_at = str(job_rule_for(job, "abandon").next_state), now_iso()
     job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
     job.save()
     add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
@@ -167,7 +172,7 @@ def _job_data(job):
     return data
 
 
-def release_orphaned_claims():
+def release_orphaned_claims() -> None:
     """At start: the claims of a service process that stopped during a publish end now, their jobs
     recorded as failed, so the task can be published again at once (not after the stale limit)."""
     for lock in list(PublishLock.select()):
@@ -221,7 +226,7 @@ def _heartbeat(claim):
             (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
 
 
-def one_line(text):
+def one_line(text: Any) -> str:
     text = re.sub(r"\s+", " ", str(text)).strip() or "publish failed without a message"
     return text if len(text) <= MAX_ERROR_LENGTH else text[:MAX_ERROR_LENGTH - 1] + "…"
 
@@ -238,7 +243,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
         if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (CONTRACT §5)
             job.snapshot = {**job.snapshot, "bodyHtml": sent_html}
         data = _job_data(job)
-        job.status = outcome.next_state
+        job.status = str(outcome.next_state)
         if error is None:
             job.draft_media_id, job.last_error = draft_media_id, None
             trigger, data["draftMediaId"] = "publish_succeeded", draft_media_id

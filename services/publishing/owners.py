@@ -14,12 +14,12 @@ def _pid_namespace():
     return os.readlink("/proc/self/ns/pid") if os.path.exists("/proc/self/ns/pid") else ""
 
 
-def this_process():
+def this_process() -> str:
     """Who takes a claim (read when it is taken: workers forked from one parent have their own pids)."""
     return json.dumps({"host": socket.gethostname(), "pidns": _pid_namespace(), "pid": os.getpid()})
 
 
-def gone(owner, claimed_at):
+def gone(owner: str | None, claimed_at: str) -> bool:
     """Whether the process that took a claim no longer runs; False when that cannot be known here
     (another host or container, or a host of the same name: those claims wait for the stale limit)."""
     try:

@@ -9,6 +9,7 @@ Image post: article_type newspic, title, content (the description as plain text)
 image_info.image_list, cover_info.crop_percent_list (coordinates as strings), comment flags 0/1.
 """
 import logging
+from typing import Any
 
 from services.platform_client import PlatformError
 from services.publishing.images import JobImages
@@ -18,14 +19,14 @@ log = logging.getLogger(__name__)
 INVALID_MEDIA_ID = 40007
 
 
-def build_article(images: JobImages, content_type, snapshot):
+def build_article(images: JobImages, content_type: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     """The draft article of `snapshot`, its images uploaded first (every platform call but the draft's)."""
     if content_type == "image_post":
         return image_post_article(images, snapshot)
     return news_article(images, snapshot)
 
 
-def news_article(images, snapshot):
+def news_article(images: JobImages, snapshot: dict[str, Any]) -> dict[str, Any]:
     thumb_media_id = images.material_id(images.asset(snapshot["coverImage"], "cover image"))
     image_map = {}
     for src in image_urls(snapshot["bodyMarkdown"]):
@@ -39,7 +40,7 @@ def news_article(images, snapshot):
     return article
 
 
-def image_post_article(images, snapshot):
+def image_post_article(images: JobImages, snapshot: dict[str, Any]) -> dict[str, Any]:
     media_ids = []
     for index, image in enumerate(snapshot["images"]):
         asset = images.asset({"assetId": image["assetId"]}, f"image {index + 1}")
@@ -56,18 +57,18 @@ def image_post_article(images, snapshot):
     }
 
 
-def crop_box(box):
+def crop_box(box: dict[str, Any]) -> dict[str, Any]:
     """{"ratio": "3_4", "x1": "0.1", ...}: the platform takes coordinates as strings."""
     return {"ratio": box["ratio"], **{key: coordinate(box[key]) for key in ("x1", "y1", "x2", "y2")}}
 
 
-def coordinate(value):
+def coordinate(value: float) -> str:
     """0.1 -> "0.1", 1 -> "1", 1/3 -> "0.333333" (at most 6 decimals, no trailing zeros)."""
     text = f"{float(value):.6f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
 
 
-def save_draft(images, article, draft_media_id):
+def save_draft(images: JobImages, article: dict[str, Any], draft_media_id: str | None) -> str:
     """draft/update of an existing draft (40007: it is gone, so draft/add), else draft/add."""
     if draft_media_id:
         images.touch()

@@ -10,6 +10,9 @@ the job has uploaded the body images, the HTML sent to the platform, with their 
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
 Image post (CONTRACT §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
 """
+from typing import Any
+
+from models.review import ReviewTask
 from rules.vocabulary import REQUIRED_SELECTION_KEYS
 from services.asset_refs import resolve_ref
 from services.rendering import render_article, theme_config
@@ -19,7 +22,7 @@ class SnapshotError(Exception):
     """The task cannot be turned into a publishable snapshot; str() says what is missing."""
 
 
-def build_snapshot(task, account_theme_overrides=None):
+def build_snapshot(task: ReviewTask, account_theme_overrides: dict[str, str] | None = None) -> dict[str, Any]:
     """The snapshot of `task` (a ReviewTask row) as it stands; raises SnapshotError."""
     selections = task.selections or {}
     missing = [key for key in REQUIRED_SELECTION_KEYS[task.content_type] if selections.get(key) in (None, "")]

@@ -74,7 +74,7 @@ def _lines(code, language, style_name):
     """[[(style, text), …] per line], neighbouring runs of one style merged."""
     lexer = _lexer(language)
     tokens = [(None, code)] if lexer is None else lexer.get_tokens(code)
-    lines = [[]]
+    lines: list[list] = [[]]
     for ttype, value in tokens:
         style = "" if ttype is None else _token_style(style_name, ttype)
         for i, part in enumerate(value.split("\n")):
@@ -94,7 +94,7 @@ def _lines(code, language, style_name):
 # A service renders the same draft again and again (preview, publish, retry), and lexing is the
 # costliest step, so finished blocks are kept; bench/bench_render.py times both (cold, warm).
 @lru_cache(maxsize=512)
-def highlight(code, info, style_name):
+def highlight(code: str, info: str, style_name: str) -> str:
     """Inner HTML of <code> for a fenced block whose info string is `info`."""
     code = code.expandtabs(4)
     if code.endswith("\n"):

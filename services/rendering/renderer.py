@@ -9,6 +9,7 @@ role map as it emits each tag; the output never has a <style> element, a class o
 """
 
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
@@ -37,7 +38,7 @@ PARSER = _build_parser()
 
 
 @lru_cache(maxsize=1024)
-def normalize_link(url):
+def normalize_link(url: str) -> str:
     """markdown-it's own URL normalisation (percent-encoding, punycode)."""
     return MarkdownIt.normalizeLink(PARSER, url)
 
@@ -54,7 +55,7 @@ def _is_wechat_link(url):
         return False
 
 
-def plain_text(tokens):
+def plain_text(tokens: Any) -> str:
     """Text of inline tokens, as a reader sees it (used for alt text and reference titles)."""
     parts = []
     for tok in tokens:
@@ -83,7 +84,7 @@ class ArticleWriter:
         self.references = {}  # normalized url -> (number, link text, url as written)
         self._inline_closers = []
 
-    def render(self, tokens):
+    def render(self, tokens: Any) -> str:
         out, s = self.out, self.styles
         out.append(_open("section", s["wrapper"]))
         closers: list[tuple[str, str]] = []  # (tag, closing html) of every open block
@@ -196,7 +197,7 @@ class ArticleWriter:
             self.out.append(f"{_open('p', s['refs_item'])}[{number}] {escapeHtml(label)}</p>")
 
 
-def image_sources(tokens):
+def image_sources(tokens: Any) -> list[str]:
     """Image destinations as written, in document order, each once."""
     seen: dict[str, None] = {}
     stack = list(reversed(tokens))

@@ -22,6 +22,6 @@ _CLEANER = nh3.Cleaner(
 )
 
 
-def sanitize(html):
+def sanitize(html: str) -> str:
     """Drop every tag, attribute and URL scheme outside the allowlists (comments too)."""
     return _CLEANER.clean(html)

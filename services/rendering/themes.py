@@ -11,6 +11,7 @@ colour, line height) are not repeated on each element.
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from rules.vocabulary import THEME_NAMES
 
@@ -144,7 +145,7 @@ _FORBIDDEN_IN_VALUE = ("url(", "expression(", "javascript", "image(", "image-set
 _VAR_REF = re.compile(r"var\((--[a-z0-9-]+)\)")
 
 
-def resolve_name(theme_template):
+def resolve_name(theme_template: str | None) -> str:
     """None/empty means default; an unknown name is a ValueError naming the valid ones."""
     name = theme_template or "default"
     if name not in THEMES:
@@ -164,7 +165,7 @@ def _variables_of(config):
     return variables
 
 
-def merged_variables(name, config):
+def merged_variables(name: str, config: dict[str, Any] | None) -> dict[str, str]:
     """The template's variables overlaid by `config`'s, each override checked."""
     merged = dict(THEMES[name]["cssVariables"])
     for key, value in _variables_of(config).items():
@@ -182,7 +183,7 @@ def merged_variables(name, config):
     return merged
 
 
-def theme_config(theme_template, account_overrides=None):
+def theme_config(theme_template: str | None, account_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides."""
     name = resolve_name(theme_template)
     return {"cssVariables": merged_variables(name, account_overrides)}
@@ -199,6 +200,6 @@ def _resolved(name, variable_items):
     return {role: substitute(style) for role, style in THEMES[name]["styles"].items()}
 
 
-def resolve_styles(name, variables):
+def resolve_styles(name: str, variables: dict[str, str]) -> dict[str, str]:
     """Role -> inline style with every var(--x) replaced; cached per (theme, variables)."""
     return _resolved(name, tuple(sorted(variables.items())))

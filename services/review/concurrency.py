@@ -8,14 +8,14 @@ Writers use, inside one `immediate()` transaction:
 """
 import re
 
-from models.review import task_by_id
+from models.review import ReviewTask, task_by_id
 from rules.ids import now_iso
-from services.errors import NotFound, PreconditionFailed, ValidationFailed
+from services.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 
 _TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
 
 
-def parse_if_match(value):
+def parse_if_match(value: str | None) -> list[int] | None:
     """Header value -> list of versions, or None for absent / `*` (matches any)."""
     if value is None or not value.strip() or value.strip() == "*":
         return None
@@ -29,7 +29,7 @@ def parse_if_match(value):
     return versions
 
 
-def check_version(task, if_match):
+def check_version(task: ReviewTask, if_match: str | None) -> None:
     """412 precondition_failed unless `if_match` (raw header value or None) names the task's version."""
     versions = parse_if_match(if_match)
     if versions is not None and task.version not in versions:
@@ -38,25 +38,25 @@ def check_version(task, if_match):
             {"currentVersion": [str(task.version)]}, headers={"ETag": f'"{task.version}"'})
 
 
-def get_task_row(task_id):
+def get_task_row(task_id: str) -> ReviewTask:
     task = task_by_id(task_id)
     if task is None:
         raise task_not_found(task_id)
     return task
 
 
-def task_not_found(task_id):
+def task_not_found(task_id: str) -> ServiceError:
     return NotFound(f"no review task with id {task_id}")
 
 
-def load_for_update(task_id, if_match=None):
+def load_for_update(task_id: str, if_match: str | None = None) -> ReviewTask:
     """The task (404 when unknown) after the If-Match check (412); call inside immediate()."""
     task = get_task_row(task_id)
     check_version(task, if_match)
     return task
 
 
-def save_task(task):
+def save_task(task: ReviewTask) -> ReviewTask:
     """Write the task with version + 1 and a fresh updatedAt."""
     task.version += 1
     task.updated_at = now_iso()

@@ -8,6 +8,7 @@ both create a task.
 import hashlib
 import json
 from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import peewee
@@ -20,20 +21,20 @@ from services.asset_refs import resolve_many
 from services.errors import Conflict, ValidationFailed
 from services.rendering import image_urls
 from services.review.serialize import task_to_dict
-from services.review.state_machine import find_rule
+from services.review.state_machine import rule_for
 from services.review.timeline import add_event
 from services.review.validation import Problems
 
 IDEMPOTENCY_TTL = timedelta(hours=IDEMPOTENCY_HOURS)
 
 
-def body_hash(payload):
+def body_hash(payload: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of the loaded payload (key order and spacing do not matter)."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def check_key(key):
+def check_key(key: str | None) -> None:
     if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
         raise ValidationFailed(f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
                                {"Idempotency-Key": [f"length {len(key)}"]})
@@ -100,7 +101,7 @@ def _replay(key, digest):
 def _insert(payload):
     """The new task and its first events; returns the task's JSON."""
     now = now_iso()
-    rule = find_rule(None, "create")
+    rule = rule_for(None, "create")
     task = ReviewTask.create(
         task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
         topic=payload["topic"], external_content_id=payload.get("externalContentId"), status=rule.next_state,
@@ -111,7 +112,7 @@ def _insert(payload):
     return task_to_dict(task, events=events, jobs=[])  # all of it is at hand: no reading back
 
 
-def create_task(payload, idempotency_key=None):
+def create_task(payload: dict[str, Any], idempotency_key: str | None = None) -> tuple[int, dict[str, Any], bool]:
     """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer."""
     check_key(idempotency_key)
     digest = body_hash(payload) if idempotency_key is not None else None
@@ -138,6 +139,6 @@ def create_task(payload, idempotency_key=None):
                    code="idempotency_conflict")
 
 
-def purge_expired_keys():
+def purge_expired_keys() -> int:
     """Remove idempotency records older than IDEMPOTENCY_TTL; returns how many."""
     return IdempotencyKey.delete().where(IdempotencyKey.created_at < iso(utcnow() - IDEMPOTENCY_TTL)).execute()

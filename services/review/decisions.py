@@ -5,7 +5,10 @@ the complete selections object first, then the action-specific fields. Everythin
 one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either lands before
 (and this decision sees it) or after (and gets 409/412).
 """
+from typing import Any
+
 from models import immediate
+from models.review import ReviewTask
 from rules.vocabulary import ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
@@ -85,7 +88,8 @@ def _check_rejection(assets, task, payload, rejected, problems):
             problems.add(join("lockedSelections", key), "missing: lock every selected field that is not rejected")
 
 
-def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
+def validate_decision(task: ReviewTask, payload: dict[str, Any],
+                      cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO) -> tuple:
     """All decision rules; returns (selections, bodyDraft, rejected, manualOverrides) to store, or raises 400."""
     assets, action = Assets(), payload["action"]
     stage0 = Problems()
@@ -113,14 +117,15 @@ def validate_decision(task, payload, cover_ratio=DEFAULT_COVER_RATIO):
     return selections, draft, rejected, overrides
 
 
-def decide(task_id, payload, settings, **options):
+def decide(task_id: str, payload: dict[str, Any], settings: Settings, **options: Any) -> dict[str, Any]:
     """Apply an admin decision; returns the task as JSON, read inside the write (its timeline holds no
     later request's events). `options`: those of apply_decision."""
     with immediate():
         return task_to_dict(apply_decision(task_id, payload, settings, **options))
 
 
-def apply_decision(task_id, payload, settings: Settings, *, actor_name, if_match=None):
+def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *, actor_name: str | None,
+                   if_match: str | None = None) -> ReviewTask:
     """The decision's write; returns the saved row.
 
     approve_and_publish approves exactly like approve_without_publish; services.publishing's

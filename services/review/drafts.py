@@ -1,12 +1,13 @@
 """Body drafts and manual overrides (CONTRACT §4 "Selections, references, overrides")."""
 from difflib import SequenceMatcher
+from typing import Any
 
 from rules.vocabulary import OVERRIDE_KEYS
 from services.rendering import THEMES, merged_variables
 from services.review.validation import REF_KEYS, REF_LIST_KEYS, check_markdown_links, check_ref, join, same_value
 
 
-def body_options(task):
+def body_options(task: Any) -> dict[str, dict[str, Any]]:
     return {option["id"]: option for option in (task.candidates or {}).get("bodyOptions") or []}
 
 
@@ -31,7 +32,8 @@ def _draft(option, markdown, keep_from=None):
     return draft
 
 
-def decision_body_draft(assets, task, selections, submitted, problems, *, required):
+def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict[str, Any] | None,
+                        problems: Any, *, required: bool) -> dict[str, Any] | None:
     """The bodyDraft a decision saves: the submitted one (checked), the stored one when it still
     matches selections.body, or one derived from the candidate whose content equals selections.body."""
     if task.content_type != "article":
@@ -70,7 +72,7 @@ def decision_body_draft(assets, task, selections, submitted, problems, *, requir
     return stored
 
 
-def patch_body_draft(assets, task, body, source_id, problems):
+def patch_body_draft(assets: Any, task: Any, body: str, source_id: str | None, problems: Any) -> dict[str, Any] | None:
     """The bodyDraft after an agent PATCH of `body` (source: given id, saved draft, or the only option)."""
     options, stored = body_options(task), task.body_draft
     check_markdown_links(assets, body, "body", problems)
@@ -90,7 +92,8 @@ def patch_body_draft(assets, task, body, source_id, problems):
     return _draft(option, body, stored)
 
 
-def check_overrides(assets, task, overrides, selections, draft, problems):
+def check_overrides(assets: Any, task: Any, overrides: dict[str, Any] | None, selections: Any,
+                    draft: dict[str, Any] | None, problems: Any) -> None:
     """Keys of the content type; each value equals the final selection (body: bodyDraft.markdown)."""
     selections = selections or {}
     for key, entry in (overrides or {}).items():
@@ -161,7 +164,8 @@ def _edit_of(assets, task, key, value, draft):
     return {"basedOn": None, "value": value}
 
 
-def complete_overrides(assets, task, selections, draft, given, skip=()):
+def complete_overrides(assets: Any, task: Any, selections: Any, draft: dict[str, Any] | None,
+                       given: dict[str, Any] | None, skip: Any = ()) -> dict[str, Any] | None:
     """`given` plus an override for every reviewer edit it leaves out (spec decision rule 8).
 
     An edit is a final value that is none of the candidates and not the value already stored (the

@@ -4,6 +4,8 @@ form_state(task JSON) -> (state, assets): saved selections, else the first candi
 with the positions of the chosen images among their candidates. preview_body() renders as publishing
 does, showing a placeholder for every image that is no asset.
 """
+from typing import Any
+
 from rules.vocabulary import REQUIRED_SELECTION_KEYS
 from services.asset_refs import resolve_many
 from services.assets import asset_view
@@ -88,7 +90,7 @@ def _initial_state(task):
     return state
 
 
-def form_state(task):
+def form_state(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(state, assets): the form's first values and the task's images ({assetId or url: asset dict})."""
     state, assets = _initial_state(task), _task_assets(task)
     state["cover_index"] = _index_of(assets, state["cover"], task["candidates"].get("coverImages") or [])
@@ -104,7 +106,8 @@ def form_state(task):
 NOT_AN_ASSET = "/static/not-an-asset.svg"
 
 
-def preview_body(markdown, theme, account_overrides=None):
+def preview_body(markdown: str | None, theme: str | None, account_overrides: dict[str, Any] | None = None) -> tuple[str,
+                 str | None]:
     """(html, None), or ("", message) when the theme or its overrides cannot be applied."""
     try:
         urls = image_urls(markdown or "")

@@ -9,7 +9,7 @@ import hmac
 import json
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import requests
 
@@ -30,7 +30,7 @@ TIMEOUT = (5, 10)
 _dump_rejection = dumper(RejectionDataSchema)  # the webhook's `data`, as documented
 
 
-def enqueue_rejection(task):
+def enqueue_rejection(task: ReviewTask) -> OutboxMessage:
     """Record the reject_rework notification; call inside the decision's transaction."""
     now = now_iso()
     payload = {"type": "review_task.rejected", "timestamp": now,
@@ -43,14 +43,14 @@ def enqueue_rejection(task):
     return message
 
 
-def discard_for_task(task_id):
+def discard_for_task(task_id: str) -> int:
     """Unsent notifications of a deleted task go with it."""
     return OutboxMessage.delete().where(
         (OutboxMessage.task_id == task_id) & (OutboxMessage.status == "pending")
     ).execute()
 
 
-def signing_key(secret):
+def signing_key(secret: str) -> bytes:
     """`whsec_` + base64 is decoded (Standard Webhooks); any other string is used as UTF-8."""
     if secret.startswith("whsec_"):
         try:
@@ -60,7 +60,7 @@ def signing_key(secret):
     return secret.encode()
 
 
-def sign(secret, message_id, timestamp, body):
+def sign(secret: str, message_id: str, timestamp: str, body: bytes) -> str:
     mac = hmac.new(signing_key(secret), f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256)
     return "v1," + base64.b64encode(mac.digest()).decode()
 
@@ -102,7 +102,8 @@ def _record_timeline(task_id, event_type, data):
         add_event(task, event_type, "system", None, data)
 
 
-def deliver_due(url, secret, retry_delays=DEFAULT_RETRY_DELAYS, now=None):
+def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
+                now: datetime | None = None) -> int:
     """Attempt every pending message whose time has come; returns how many were attempted.
 
     No transaction is held during the HTTP call: read, commit, post, record the outcome.
@@ -146,5 +147,5 @@ class Sender(Worker):
 _wake = threading.Event()
 
 
-def wake_sender():
+def wake_sender() -> None:
     _wake.set()

@@ -9,6 +9,8 @@ field and returns on the first valid PATCH. Required texts are never blank, as a
 Images a PATCH brings in come from the material library (spec: "material-library asset ids");
 those the task holds already (its candidates, its selections) may stay.
 """
+from typing import Any
+
 from models import immediate
 from rules.vocabulary import SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, resolve_many, task_references
@@ -105,7 +107,8 @@ def _check_library_origin(assets, task, values, problems):
                                "the material library (GET /api/assets?scope=library)")
 
 
-def patch_elements(task_id, patch, settings: Settings, *, if_match=None):
+def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None) -> dict[str,
+                   Any]:
     """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide)."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
     cover_ratio = settings.cover_ratio

@@ -2,6 +2,7 @@
 import base64
 import binascii
 import json
+from typing import Any
 
 import peewee
 
@@ -15,7 +16,7 @@ from services.review.concurrency import task_not_found
 from services.review.serialize import task_detail, tasks_to_dicts
 
 
-def get_task(task_id):
+def get_task(task_id: str) -> dict[str, Any]:
     """The task as JSON (404 when unknown), read so that its parts agree."""
     found = task_detail(task_id)
     if found is None:
@@ -23,7 +24,7 @@ def get_task(task_id):
     return found
 
 
-def parse_bound(value, name, *, end):
+def parse_bound(value: str | None, name: str, *, end: bool) -> str | None:
     """`from` (inclusive) or `to` (end=True: exclusive) -> ISO ms Z bound; a date-only `to` covers that whole day."""
     if value is None:
         return None
@@ -33,12 +34,12 @@ def parse_bound(value, name, *, end):
         raise ValidationFailed(f"{name} {exc}", {name: [str(exc)]}) from None
 
 
-def encode_cursor(task):
+def encode_cursor(task: ReviewTask) -> str:
     raw = json.dumps([task.updated_at, task.id], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor):
+def decode_cursor(cursor: str) -> tuple[str, int]:
     try:
         updated_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         # SQLite integers are 64-bit: a larger id would overflow when bound to the query.
@@ -72,7 +73,7 @@ def _conditions(filters, with_status=True):
     return conditions
 
 
-def list_tasks(filters):
+def list_tasks(filters: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str | None]:
     """(task dicts, total matches, next cursor or None), newest updatedAt first.
 
     `filters`: status ("all" or a status), publicAccount, from_, to, limit, cursor, and for the
@@ -92,7 +93,7 @@ def list_tasks(filters):
     return items, total, (encode_cursor(rows[limit - 1]) if len(rows) > limit else None)
 
 
-def status_counts(filters):
+def status_counts(filters: dict[str, Any]) -> dict[str, int]:
     """{"all": n, status: n, ...} for the list's other filters (the status tabs of the list page)."""
     query = _where(ReviewTask.select(ReviewTask.status, peewee.fn.COUNT(ReviewTask.id).alias("n")),
                    _conditions(filters, with_status=False)).group_by(ReviewTask.status)

@@ -1,5 +1,8 @@
 """ReviewTask rows -> the camelCase JSON of the spec; optional parts are absent until they exist."""
-from models.review import children_of, task_with_children
+from collections.abc import Iterable
+from typing import Any
+
+from models.review import ReviewTask, children_of, task_with_children
 from schemas.dump import dumper
 from schemas.review import TaskSchema
 
@@ -11,7 +14,7 @@ def _task_dict(task, events, jobs):
     return _dump_task(task, publishJobs=jobs, timeline=events)
 
 
-def tasks_to_dicts(tasks):
+def tasks_to_dicts(tasks: Iterable[ReviewTask]) -> list[dict[str, Any]]:
     """Many tasks with their jobs and events in three queries (no per-task lookups)."""
     tasks = list(tasks)
     if not tasks:
@@ -20,7 +23,7 @@ def tasks_to_dicts(tasks):
     return [_task_dict(task, events[task.id], jobs[task.id]) for task in tasks]
 
 
-def task_to_dict(task, events=None, jobs=None):
+def task_to_dict(task: ReviewTask, events: list | None = None, jobs: list | None = None) -> dict[str, Any]:
     """One task with its publish jobs (by queuedAt) and timeline (in order of writing); both are
     read from the database unless the caller, having just written them all, passes them."""
     if events is not None and jobs is not None:
@@ -28,7 +31,7 @@ def task_to_dict(task, events=None, jobs=None):
     return tasks_to_dicts([task])[0]
 
 
-def task_detail(task_id):
+def task_detail(task_id: str) -> dict[str, Any] | None:
     """One task as JSON, or None, its parts read so that they agree (the task page: the hottest read)."""
     found = task_with_children(task_id)
     return None if found is None else _task_dict(*found)

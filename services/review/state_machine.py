@@ -7,7 +7,9 @@ status and writes the rule's timeline events. The conditions that choose between
 "last rejected field") are evaluated by the service that fires. docs/review-states.md is generated
 from these tables: `python -m services.review > docs/review-states.md`.
 """
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from services.errors import Conflict
 from services.review.rulings import RULINGS
@@ -85,35 +87,36 @@ _INDEX = {(rule.state, rule.trigger): rule for rule in TABLE}
 _JOB_INDEX = {(rule.state, rule.trigger): rule for rule in JOB_TABLE}
 
 
-def find_rule(state, trigger):
+def find_rule(state: str | None, trigger: str) -> Rule | None:
     """The rule for (state, trigger), or None."""
     return _INDEX.get((state, trigger)) or _INDEX.get((ANY, trigger))
 
 
-def triggers_from(state):
+def triggers_from(state: str) -> list[str]:
     return [rule.trigger for rule in TABLE if rule.state in (state, ANY)]
 
 
-def states_allowing(trigger):
+def states_allowing(trigger: str) -> list[str | None]:
     return [rule.state for rule in TABLE if rule.trigger == trigger]
 
 
-def rule_for(state, trigger):
+def rule_for(state: str | None, trigger: str) -> Rule:
     """The rule, or 409 invalid_state naming the states where `trigger` is allowed."""
     rule = find_rule(state, trigger)
     if rule is None:
         allowed = " or ".join(s for s in states_allowing(trigger) if s)
-        raise Conflict(f"{WHY_NOT.get(state, f'the task is {state}')}; {trigger} needs it {allowed}",
+        why = WHY_NOT.get(state or "", f"the task is {state}")
+        raise Conflict(f"{why}; {trigger} needs it {allowed}",
                        {"status": [state], "allowedFrom": states_allowing(trigger)}, code="invalid_state")
     return rule
 
 
-def job_state(job):
+def job_state(job: Any) -> str:
     """A job's state in JOB_TABLE: "running" until it has finished, then its stored status."""
     return "running" if job.finished_at is None else job.status
 
 
-def job_rule_for(job, trigger):
+def job_rule_for(job: Any, trigger: str) -> Rule:
     """The JOB_TABLE rule for `job`, or 409 invalid_state."""
     state = job_state(job)
     rule = _JOB_INDEX.get((state, trigger))
@@ -124,7 +127,7 @@ def job_rule_for(job, trigger):
     return rule
 
 
-def require_any(state, triggers, what):
+def require_any(state: str, triggers: Iterable[str], what: str) -> None:
     """409 unless one of `triggers` is allowed from `state` (e.g. any PATCH trigger)."""
     if not any(find_rule(state, trigger) for trigger in triggers):
         allowed = sorted({s for t in triggers for s in states_allowing(t) if s})
@@ -132,7 +135,8 @@ def require_any(state, triggers, what):
                        {"status": [state], "allowedFrom": allowed}, code="invalid_state")
 
 
-def fire(task, trigger, actor, actor_name=None, data=None):
+def fire(task: Any, trigger: str, actor: str, actor_name: str | None = None,
+         data: dict[str, Any] | None = None) -> Rule:
     """Move `task` along the table and write the rule's events; `data` maps event type -> data."""
     rule = rule_for(task.status, trigger)
     task.status = rule.next_state
@@ -149,7 +153,7 @@ def _rows(table):
         yield f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |"
 
 
-def render_markdown():
+def render_markdown() -> str:
     """docs/review-states.md, written from TABLE."""
     lines = [
         "# Review task states",

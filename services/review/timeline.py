@@ -1,10 +1,13 @@
 """Timeline events of a task (CONTRACT §4 Timeline): {"id","type","at","actor","actorName","data"}."""
-from models.review import TimelineEvent
+from typing import Any
+
+from models.review import ReviewTask, TimelineEvent
 from rules.ids import new_id, now_iso
 from rules.vocabulary import ACTORS, EVENT_TYPES
 
 
-def add_event(task, type, actor, actor_name=None, data=None):
+def add_event(task: ReviewTask, type: str, actor: str, actor_name: str | None = None,
+              data: dict[str, Any] | None = None) -> TimelineEvent:
     """Append one event to `task` (a saved ReviewTask); call inside the write's transaction."""
     if type not in EVENT_TYPES:
         raise ValueError(f"unknown timeline event type {type!r}")

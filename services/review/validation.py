@@ -3,6 +3,9 @@
 Every check adds messages to a `Problems` map of dotted path -> messages; the caller raises once per
 stage so one answer lists everything wrong at that stage (CONTRACT §2 `details`).
 """
+from collections.abc import Iterable
+from typing import Any
+
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 from rules.vocabulary import REQUIRED_SELECTION_KEYS, SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, ref_key, resolve_ref
@@ -16,16 +19,16 @@ REF_LIST_KEYS = ("bodyImages", "images")
 
 
 class Problems(dict):
-    def add(self, path, message):
+    def add(self, path: str, message: str) -> None:
         self.setdefault(path, []).append(message)
 
-    def raise_if_any(self, summary):
+    def raise_if_any(self, summary: str) -> None:
         if self:
             path, messages = next(iter(self.items()))
             raise ValidationFailed(f"{summary}: {path}: {messages[0]}", dict(self))
 
 
-def join(prefix, key):
+def join(prefix: str, key: str | int) -> str:
     return f"{prefix}.{key}" if prefix else str(key)
 
 
@@ -35,7 +38,7 @@ class Assets:
     def __init__(self):
         self._cache = {}
 
-    def get(self, ref):
+    def get(self, ref: Any) -> Any:
         key = ref_key(ref)
         if key is None:
             return None
@@ -43,13 +46,13 @@ class Assets:
             self._cache[key] = resolve_ref(ref)
         return self._cache[key]
 
-    def identity(self, ref):
+    def identity(self, ref: Any) -> Any:
         """The asset id a reference resolves to (URL and {"assetId"} forms compare equal)."""
         asset = self.get(ref)
         return asset.asset_id if asset else ("unresolved", repr(ref))
 
 
-def same_value(assets, key, left, right):
+def same_value(assets: "Assets", key: str, left: Any, right: Any) -> bool:
     if key in REF_KEYS:
         return assets.identity(left) == assets.identity(right)
     if key in REF_LIST_KEYS:
@@ -60,13 +63,14 @@ def same_value(assets, key, left, right):
     return left == right
 
 
-def check_foreign(data, allowed, content_type, prefix, problems, what="selections"):
+def check_foreign(data: dict[str, Any], allowed: Iterable[str], content_type: str, prefix: str, problems: "Problems",
+                  what: str = "selections") -> None:
     for key in data or {}:
         if key not in allowed:
             problems.add(join(prefix, key), f"not a field of {content_type} {what}")
 
 
-def check_complete(selections, content_type, prefix, problems):
+def check_complete(selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems") -> None:
     for key in REQUIRED_SELECTION_KEYS[content_type]:
         value = (selections or {}).get(key)
         if value is None:
@@ -74,7 +78,7 @@ def check_complete(selections, content_type, prefix, problems):
     check_not_blank(selections or {}, content_type, prefix, problems)
 
 
-def check_not_blank(selections, content_type, prefix, problems):
+def check_not_blank(selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems") -> None:
     """A required text that is given has content (a partial selections object, e.g. a PATCH)."""
     for key in REQUIRED_SELECTION_KEYS[content_type]:
         value = selections.get(key)
@@ -82,7 +86,7 @@ def check_not_blank(selections, content_type, prefix, problems):
             problems.add(join(prefix, key), "must not be empty")
 
 
-def check_ref(assets, ref, path, problems):
+def check_ref(assets: "Assets", ref: Any, path: str, problems: "Problems") -> Any:
     asset = assets.get(ref)
     if asset is None:
         shown = ref.get("assetId") if isinstance(ref, dict) else ref
@@ -90,13 +94,13 @@ def check_ref(assets, ref, path, problems):
     return asset
 
 
-def check_markdown_links(assets, markdown, path, problems):
+def check_markdown_links(assets: "Assets", markdown: str | None, path: str, problems: "Problems") -> None:
     for url in markdown_image_refs(markdown):
         if assets.get(url) is None:
             problems.add(path, f"image link {url!r} is not an asset url; upload the image and link its url")
 
 
-def check_cover(assets, ref, path, problems, cover_ratio):
+def check_cover(assets: "Assets", ref: Any, path: str, problems: "Problems", cover_ratio: tuple[float, float]) -> None:
     asset = check_ref(assets, ref, path, problems)
     if asset is None:
         return
@@ -110,12 +114,13 @@ def check_cover(assets, ref, path, problems, cover_ratio):
                            f"a cover needs width/height between {low} and {high}")
 
 
-def crop_fits_images(crop, images):
+def crop_fits_images(crop: dict[str, Any], images: list | None) -> bool:
     """coverCrop.assetId must be the first selected image: the platform uses that image as the cover."""
     return not images or crop["assetId"] == images[0].get("assetId")
 
 
-def check_cover_crop(assets, crop, images, path, problems):
+def check_cover_crop(assets: "Assets", crop: dict[str, Any], images: list | None, path: str,
+                     problems: "Problems") -> None:
     if not crop_fits_images(crop, images):
         problems.add(join(path, "assetId"), "must be the first selected image (the platform uses it as the cover)")
     asset = check_ref(assets, {"assetId": crop["assetId"]}, join(path, "assetId"), problems)
@@ -131,8 +136,10 @@ def check_cover_crop(assets, crop, images, path, problems):
                          f"(width/height {ratio:.3f}); a 3_4 crop needs 0.75 within 2%")
 
 
-def check_values(assets, selections, content_type, prefix, problems, *, keys=None, approval=False,
-                 cover_ratio=DEFAULT_COVER_RATIO, context=None, refs_only=False):
+def check_values(assets: "Assets", selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems", *,
+                 keys: Iterable[str] | None = None, approval: bool = False,
+                 cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO, context: dict[str, Any] | None = None,
+                 refs_only: bool = False) -> None:
     """Value rules of the selection keys in `keys` (default: every key given).
 
     `context` is the whole selections object the keys live in (for coverCrop vs images).
@@ -164,7 +171,9 @@ def check_values(assets, selections, content_type, prefix, problems, *, keys=Non
             check_cover_crop(assets, value, context.get("images"), path, problems)
 
 
-def check_approval_ready(assets, task, selections, body_draft, prefix="selections", cover_ratio=DEFAULT_COVER_RATIO):
+def check_approval_ready(assets: "Assets", task: Any, selections: dict[str, Any], body_draft: dict[str, Any] | None,
+                         prefix: str = "selections",
+                         cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO) -> "Problems":
     """Completeness, limits and references at approval level; returns the Problems found."""
     problems = Problems()
     check_foreign(selections, SELECTION_KEYS[task.content_type], task.content_type, prefix, problems)
