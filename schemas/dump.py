@@ -43,7 +43,7 @@ def dumper(schema: type[Schema]) -> Dump:
     def dump(row: Any, **given: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, get, allow_none, nested in plan:
-            value = given[key] if key in given else get(row)
+            value = given[key] if given and key in given else get(row)
             if value is None:
                 if allow_none:
                     out[key] = None
