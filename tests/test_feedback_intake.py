@@ -185,6 +185,18 @@ def test_the_duplicate_window_is_24_hours(fb_client):
     assert_error(submit(fb_client, body), 409, "duplicate_feedback")
 
 
+def test_the_duplicate_window_is_a_setting_and_the_message_names_it(make_app):
+    from tests.test_feedback_helpers import UNLIMITED
+
+    client = make_app(**UNLIMITED, FEEDBACK_DUPLICATE_WINDOW_SECONDS=2 * 3600).test_client()
+    body = payload(content="reported two hours ago", userId="u-2")
+    original = submit(client, body).get_json()
+    error = assert_error(submit(client, body), 409, "duplicate_feedback")
+    assert error["message"].endswith("within the last 2 hours")
+    set_fields(original["id"], created_at=iso(utcnow() - timedelta(hours=2, minutes=1)))
+    assert submit(client, body).status_code == 201
+
+
 def test_validation_comes_before_the_duplicate_check(fb_client):
     body = payload(content="checked first")
     assert submit(fb_client, body).status_code == 201

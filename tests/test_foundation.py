@@ -122,6 +122,9 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("REVIEW_AGENT_WEBHOOK_URL", "ftp://agent.example/hook", "REVIEW_AGENT_WEBHOOK_URL must be an http://"),
     ("FEEDBACK_TYPES", " , ", "FEEDBACK_TYPES must name at least one feedback type"),
     ("TRUSTED_PROXIES", "-1", "TRUSTED_PROXIES must be a whole number of at least 0, not -1"),
+    ("FEEDBACK_DUPLICATE_WINDOW_SECONDS", "0",
+     "FEEDBACK_DUPLICATE_WINDOW_SECONDS must be a whole number of at least 1"),
+    ("SHUTDOWN_GRACE_SECONDS", "soon", "SHUTDOWN_GRACE_SECONDS must be a number like 30, not 'soon'"),
 ])
 def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):
     from services.settings import SettingsError
