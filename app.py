@@ -39,6 +39,7 @@ from models import db, init_database
 from models.schema import upgrade
 from models.users import admin_by_pk
 from rules.client_input import load_json
+from services import logs
 from services.auth import EndedSessions, ensure_admin
 from services.background import checkpointer
 from services.export.package import sweep_stale
@@ -229,6 +230,7 @@ def _ensure_logging():
     """
     if not logging.getLogger().handlers and _serving():
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    logs.guard(logging.getLogger())  # request data cannot start a log line of its own
 
 
 def create_app(config=None):
@@ -271,6 +273,7 @@ def main(argv=None):
                         help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    logs.guard(logging.getLogger())
     try:
         if args.demo:
             app, banner = build_demo_app(create_app)

@@ -1,0 +1,40 @@
+"""Request data cannot forge a log line (CONTRACT §11 Logs), checked on the served process's output."""
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from services.logs import escape_controls
+from tests.test_shutdown import _answers, _free_port, _wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+FORGED = "2026-11-24 23:59:59,000 INFO review admin account mallory created"
+
+
+def test_escape_controls_makes_control_characters_visible():
+    assert escape_controls("a\nb\r\x1b[31m\u2028\x85ok") == "a\\nb\\r\\x1b[31m\\u2028\\x85ok"
+    assert escape_controls("plain text, 中文") == "plain text, 中文"
+
+
+def test_a_newline_in_a_request_path_cannot_start_a_log_line(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "PORT": str(port), "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/api/x%0A" + FORGED.replace(" ", "%20") + "%0D%1B[2J")
+        assert connection.getresponse().status == 404
+        connection.close()
+        time.sleep(0.3)  # the access line is written after the answer
+    finally:
+        os.kill(server.pid, signal.SIGTERM)
+        stderr = server.communicate(timeout=30)[1]
+    lines = stderr.splitlines()
+    assert not any(line.startswith("2026-11-24 23:59:59") for line in lines)
+    assert any("GET /api/x\\n2026-11-24 23:59:59,000 INFO review admin account mallory created\\r\\x1b[2J 404"
+               in line for line in lines), stderr[-1500:]
