@@ -9,6 +9,7 @@ from rules.limits import MAX_UPLOAD_BYTES
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
 from services.errors import Forbidden, NotFound, ValidationFailed
+from services.files import real_file_inside
 from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
@@ -76,11 +77,13 @@ def serve_file(scope, name):
     """A stored review or library image (scope review or library; else 404), to an admin session or the agent token."""
     if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):
         raise NotFound("no such file")
-    folder = f"{settings().uploads_path}/{scope}"
-    # send_from_directory joins safely (no `..`), sets Content-Type from the extension, ETag and
-    # Last-Modified, answers conditional requests, and 404s a missing file.
+    path = real_file_inside(f"{settings().uploads_path}/{scope}", name)
+    if path is None:  # missing, or a link out of the folder
+        raise NotFound("no such file")
+    # send_from_directory sets Content-Type from the extension, ETag and Last-Modified, and answers
+    # conditional requests.
     mimetype = CONTENT_TYPES[name.rsplit(".", 1)[1]]
-    response = send_from_directory(folder, name, mimetype=mimetype, max_age=FILE_CACHE_SECONDS)
+    response = send_from_directory(path.parent, path.name, mimetype=mimetype, max_age=FILE_CACHE_SECONDS)
     response.cache_control.private = True
     response.cache_control.public = False
     response.cache_control.immutable = True

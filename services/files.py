@@ -176,3 +176,18 @@ def clean_file_name(name: str | None, fallback: str) -> str:
     name = re.split(r"[\\/]", name)[-1]
     name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
     return name[:255] or fallback
+
+
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """True when `path`, with every symlink resolved, lies inside the directory `root`."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, base]) == base and real != base
+
+
+def real_file_inside(folder: str | os.PathLike, name: str) -> Path | None:
+    """The real path of `folder`/`name` when it is a regular file whose real path (every symlink
+    resolved) lies inside `folder`, else None: a link out of an upload folder is never served."""
+    path = Path(folder) / name
+    if not inside(path, folder) or not os.path.isfile(os.path.realpath(path)):
+        return None
+    return Path(os.path.realpath(path))

@@ -307,3 +307,20 @@ def test_markdown_image_references():
     markdown = "Intro ![a](/uploads/library/x.png) and [link](https://e.x/y.png)\n\n![b](https://mmbiz.qpic.cn/z)" \
                "\n\n![again](/uploads/library/x.png)"
     assert asset_refs.markdown_image_refs(markdown) == ["/uploads/library/x.png", "https://mmbiz.qpic.cn/z"]
+
+
+def test_a_link_out_of_the_upload_folder_is_not_served(app, admin_client, agent_headers):
+    """A symlink in uploads/review/ to instance/secret_key served the key (CONTRACT §11: files are served
+    only when their real path is inside their folder)."""
+    import os
+    from pathlib import Path
+
+    review = Path(app.config["REVIEW_UPLOADS_PATH"]) / "review"
+    os.symlink(Path(app.instance_path) / "secret_key", review / "leak.png")
+    inside_target = review / "kept.png"
+    inside_target.write_bytes(b"\x89PNG inside the folder")
+    os.symlink(inside_target, review / "alias.png")
+    for client, headers in ((admin_client, {}), (app.test_client(), agent_headers)):
+        response = client.get("/uploads/review/leak.png", headers=headers)
+        assert response.status_code == 404 and app.secret_key.encode() not in response.data
+        assert client.get("/uploads/review/alias.png", headers=headers).status_code == 200

@@ -245,3 +245,15 @@ def test_missing_file_on_disk_is_404_not_500(feedback_app, fb_client, fb_admin):
     (folder_of(feedback_app, record["id"]) / f"{meta['id']}.log").unlink()
     error = assert_error(fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}"), 404, "not_found")
     assert "missing" in error["message"]
+
+
+def test_an_attachment_file_replaced_by_a_link_out_of_the_folder_is_not_served(feedback_app, fb_client, fb_admin):
+    import os
+
+    record = created(fb_client)
+    meta = upload(fb_client, record["id"], image_bytes(), "s.png", "screenshot").get_json()
+    stored = folder_of(feedback_app, record["id"]) / stored_files(feedback_app, record["id"])[0]
+    stored.unlink()
+    os.symlink(Path(feedback_app.instance_path) / "secret_key", stored)
+    download = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}")
+    assert download.status_code == 404 and feedback_app.secret_key.encode() not in download.data

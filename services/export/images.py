@@ -6,6 +6,7 @@ from PIL import Image, UnidentifiedImageError
 
 import services.imaging  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
 from rules.limits import MAX_PIXELS
+from services.files import inside
 
 MAX_BYTES = 10 * 1024 * 1024
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
@@ -14,12 +15,6 @@ EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "MPO": "jpg", "GIF": "gif", "WEBP": "
 
 class FaultyImage(Exception):
     """str() says what is wrong with the image, for `details.faultyImages[].reason`."""
-
-
-def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
-    """True when `path`, with every symlink resolved, lies inside the directory `root`."""
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    return os.path.commonpath([real, base]) == base and real != base
 
 
 def open_local(path: str | os.PathLike, root: str | os.PathLike) -> BinaryIO:

@@ -27,7 +27,7 @@ from schemas.feedback import FeedbackAttachmentSchema
 from services.errors import Conflict, Forbidden, NotFound, StorageUnavailable
 from services.feedback.checks import check_log_file, check_screenshot
 from services.feedback.queries import get_record
-from services.files import clean_file_name, placed_file
+from services.files import clean_file_name, placed_file, real_file_inside
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,10 @@ def attachment_file(feedback_id: str, attachment_id: str, uploads_root: str) -> 
                          & (Feedback.feedback_id == feedback_id)).first())
     if attachment is None:
         raise NotFound(f"no attachment {attachment_id} on feedback {feedback_id}")
-    path = Path(uploads_root) / FOLDER / attachment.feedback.feedback_id / attachment.stored_name
-    if not path.is_file():
-        log.error("attachment %s: file %s is missing", attachment_id, path)
+    folder = Path(uploads_root) / FOLDER
+    path = real_file_inside(folder, f"{attachment.feedback.feedback_id}/{attachment.stored_name}")
+    if path is None:
+        log.error("attachment %s: file %s/%s is missing (or leads out of %s)", attachment_id,
+                  attachment.feedback.feedback_id, attachment.stored_name, folder)
         raise NotFound(f"the file of attachment {attachment_id} is missing on the server")
     return attachment, path
