@@ -135,11 +135,29 @@ def _seconds(value):
     return value.total_seconds() if isinstance(value, timedelta) else value
 
 
+def _private_folder(folder):
+    """Created 0700 (CONTRACT §11): the state folders hold password hashes, tokens and uploads."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+
+
+def _private_files(database):
+    """review.db (and a -wal/-shm or config.py already there) readable by the owner only (0600)."""
+    os.close(os.open(database, os.O_CREAT | os.O_RDWR, 0o600))
+    for path in (database, database.with_name("review.db-wal"), database.with_name("review.db-shm"),
+                 database.with_name("config.py")):
+        if path.exists():
+            os.chmod(path, 0o600)
+
+
 def _init_storage(app):
     uploads = Path(app.config["REVIEW_UPLOADS_PATH"])
-    for scope in UPLOAD_SCOPES:
-        (uploads / scope).mkdir(parents=True, exist_ok=True)
-    init_database(app.config["DATABASE_URL"] or None, str(Path(app.instance_path) / "review.db"))
+    for folder in (uploads, *(uploads / scope for scope in UPLOAD_SCOPES)):
+        _private_folder(folder)
+    database = Path(app.instance_path) / "review.db"
+    if not app.config["DATABASE_URL"]:
+        _private_files(database)  # SQLite gives its -wal and -shm the database file's mode
+    init_database(app.config["DATABASE_URL"] or None, str(database))
     upgrade()
 
     with db.connection_context():
@@ -237,7 +255,7 @@ def create_app(config=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
     _ensure_logging()
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
-    instance.mkdir(parents=True, exist_ok=True)
+    _private_folder(instance)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.json = JSONProvider(app)
     load_settings(app, config)

@@ -429,3 +429,23 @@ def test_ids_are_url_safe_and_start_with_a_letter_or_digit(monkeypatch):
     monkeypatch.undo()
     ids = {new_id() for _ in range(2000)}
     assert len(ids) == 2000 and all(i[0].isalnum() and re.fullmatch(r"[A-Za-z0-9_-]{22}", i) for i in ids)
+
+
+def test_state_files_are_private(tmp_path):
+    """review.db held 0644 (password hashes, platform tokens): CONTRACT §11 asks 0600 files, 0700 folders."""
+    import stat
+
+    instance, uploads = tmp_path / "instance", tmp_path / "uploads"
+    instance.mkdir()
+    (instance / "config.py").write_text("THREADS = 4\n")
+    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
+                      "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
+                      "WAL_CHECKPOINTER_ENABLED": False})
+    assert app.test_client().get("/healthz").status_code == 200
+    with db.connection_context():
+        db.execute_sql("CREATE TABLE IF NOT EXISTS probe (x)")  # a write: the WAL exists now
+    for path in (instance / "review.db", instance / "review.db-wal", instance / "review.db-shm",
+                 instance / "secret_key", instance / "config.py"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    for folder in (instance, uploads, uploads / "review", uploads / "library", uploads / "feedback"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
