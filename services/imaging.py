@@ -6,7 +6,9 @@ fails), then every pixel of the first frame is decoded.
 """
 import io
 import logging
+import struct
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -58,6 +60,38 @@ def _names(formats):
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
+# Samples per pixel by PNG colour type (greyscale, RGB, palette, grey + alpha, RGBA).
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+
+
+def _png_rows_missing(data: bytes) -> bool:
+    """True when a PNG's image data holds fewer bytes than its rows need. Pillow decodes a PNG whose
+    rows were cut short (IEND still present) without complaint and leaves the rest of it blank."""
+    chunks, pos = {}, 8
+    idat = zlib.decompressobj()
+    size = 0
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            chunks["IHDR"] = body
+        elif kind == b"IDAT":
+            size += len(idat.decompress(body, 1 << 30))
+        pos += 12 + length
+    if "IHDR" not in chunks:
+        return True
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunks["IHDR"])
+    bits = depth * _PNG_CHANNELS.get(colour, 4)
+    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    needed = 0
+    for x0, y0, dx, dy in passes:
+        columns, rows = -(-(width - x0) // dx), -(-(height - y0) // dy)
+        if columns > 0 and rows > 0:
+            needed += rows * (1 + -(-columns * bits // 8))
+    return size < needed
+
+
 @contextmanager
 def decoded(data: bytes, formats: tuple[str, ...], what: str = "image") -> Iterator[Image.Image]:
     """The image of `data` in one of `formats`, every pixel of its first frame decoded; 400 naming the
@@ -71,6 +105,8 @@ def decoded(data: bytes, formats: tuple[str, ...], what: str = "image") -> Itera
                 refuse(f"the {what} has {width}x{height} pixels, more than {MAX_PIXELS}",
                        f"at most {MAX_PIXELS} pixels")
             image.verify()
+            if image.format == "PNG" and _png_rows_missing(data):
+                raise OSError("PNG image data ends before its last row")
         with decoding(width, height), Image.open(io.BytesIO(data), formats=formats) as image:
             image.load()
             yield image

@@ -324,3 +324,38 @@ def test_a_link_out_of_the_upload_folder_is_not_served(app, admin_client, agent_
         response = client.get("/uploads/review/leak.png", headers=headers)
         assert response.status_code == 404 and app.secret_key.encode() not in response.data
         assert client.get("/uploads/review/alias.png", headers=headers).status_code == 200
+
+
+def _rows_cut_short(data):
+    """The PNG with its image data cut to half its rows, recompressed, CRCs right and IEND present."""
+    import struct
+    import zlib
+
+    parts, pos = [], 8
+    while pos < len(data):
+        length = struct.unpack(">I", data[pos:pos + 4])[0]
+        parts.append((data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    raw = zlib.decompress(b"".join(body for kind, body in parts if kind == b"IDAT"))
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    head = b"".join(chunk(kind, body) for kind, body in parts if kind not in (b"IDAT", b"IEND"))
+    return data[:8] + head + chunk(b"IDAT", zlib.compress(raw[: len(raw) // 2])) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("interlace", [False, True])
+def test_a_png_whose_rows_are_cut_short_is_refused(app, admin_client, interlace):
+    """Pillow decoded it without complaint, blank below the cut (CONTRACT §11: every pixel row must decode)."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (120, 90), (200, 30, 30)).save(buffer, "PNG", interlace=interlace)
+    for data, status in ((_rows_cut_short(buffer.getvalue()), 400), (buffer.getvalue(), 201)):
+        response = admin_client.post("/api/assets/upload", content_type="multipart/form-data",
+                                     data={"file": (io.BytesIO(data), "cut.png"), "scope": "review"})
+        assert response.status_code == status, response.get_json()
+    assert response.get_json()["width"] == 120

@@ -257,3 +257,12 @@ def test_an_attachment_file_replaced_by_a_link_out_of_the_folder_is_not_served(f
     os.symlink(Path(feedback_app.instance_path) / "secret_key", stored)
     download = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}")
     assert download.status_code == 404 and feedback_app.secret_key.encode() not in download.data
+
+
+def test_a_screenshot_whose_rows_are_cut_short_is_refused(fb_client):
+    from tests.test_assets import _rows_cut_short
+
+    record = created(fb_client)
+    response = upload(fb_client, record["id"], _rows_cut_short(image_bytes(size=(60, 40))), "s.png", "screenshot")
+    assert_error(response, 400, "validation_error")
+    assert response.get_json()["error"]["details"] == {"file": ["truncated or damaged image"]}
