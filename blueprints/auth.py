@@ -3,19 +3,24 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from flask import Blueprint, current_app, redirect, render_template, request, session
 from flask_login import current_user, login_user, logout_user
+from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.common import settings
 from blueprints.guards import check_same_origin
 from rules.limits import duration
 from schemas.auth import LoginSchema
-from services.auth import authenticate, new_session_id
+from services.auth import authenticate, new_device_id, new_session_id
 
 bp = Blueprint("auth", __name__)
+DEVICE_COOKIE = "review_known_device"  # a signed [user name, device id]; its attempts are counted apart
+DEVICE_DAYS = 90
 TAGS = ["auth"]
-SIGNED_IN = NoBody("To `next` (a local path) or /review with the session cookie; on a failure to "
-                   "/login?error=invalid_credentials, or /login?error=too_many_attempts while sign-ins from that "
-                   "user name or address are throttled (LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS)",
+SIGNED_IN = NoBody("To `next` (a local path) or /review with the session cookie and a known-device cookie "
+                   "(review_known_device, 90 days); on a failure to /login?error=invalid_credentials, or "
+                   "/login?error=too_many_attempts while sign-ins from that user name or address are throttled "
+                   "(LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS). An attempt carrying the user's "
+                   "known-device cookie is counted on its own, apart from the name and address",
                    headers=("Location",))
 SIGNED_OUT = NoBody("To /login, with the session cookie cleared", headers=("Location",))
 
@@ -67,6 +72,7 @@ def login():
     user, failure = authenticate(
         username, password, request.remote_addr,
         settings().login_max_failures, settings().login_failure_window_seconds,
+        device=_known_device(username),
     )
     if failure:
         return redirect(f"/login?error={failure}", 303)
@@ -74,7 +80,32 @@ def login():
     session.permanent = True
     login_user(user)
     session["sid"] = new_session_id()  # what logout ends on the server
-    return redirect(target, 303)
+    response = redirect(target, 303)
+    _remember_device(response, user.username)
+    return response
+
+
+def _devices():
+    return URLSafeTimedSerializer(current_app.secret_key, salt=DEVICE_COOKIE)
+
+
+def _known_device(username):
+    """The device id of a valid known-device cookie issued for `username`, else None."""
+    token = request.cookies.get(DEVICE_COOKIE)
+    if not token:
+        return None
+    try:
+        name, device = _devices().loads(token, max_age=DEVICE_DAYS * 86400)
+    except (BadSignature, ValueError, TypeError):
+        return None
+    return device if name == username.strip() else None
+
+
+def _remember_device(response, username):
+    """After a sign-in: this browser is a known device of `username` for DEVICE_DAYS (CONTRACT §3)."""
+    response.set_cookie(DEVICE_COOKIE, _devices().dumps([username, new_device_id()]),
+                        max_age=DEVICE_DAYS * 86400, httponly=True, samesite="Lax", path="/",
+                        secure=current_app.config["SESSION_COOKIE_SECURE"])
 
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])

@@ -17,6 +17,7 @@ from services.errors import ValidationFailed
 log = logging.getLogger(__name__)
 
 PERMISSIONS = ("review", "feedback")
+DEVICE_KEY = "device:"  # LoginAttempt rows of a known device use this key for both name and address
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 # A fixed hash to compare against when the user does not exist, so timing does not tell.
 _DUMMY_HASH = generate_password_hash("not-a-password", method="scrypt")
@@ -123,30 +124,44 @@ def is_throttled(username: str, ip: str | None, max_failures: int, window_second
     return by_user >= max_failures or by_ip >= max_failures
 
 
+def new_device_id() -> str:
+    """The id a known-device cookie carries (CONTRACT §3)."""
+    return secrets.token_urlsafe(16)
+
+
 def authenticate(username: str, password: str, ip: str | None, max_failures: int = 5,
-                 window_seconds: int = 900) -> tuple[AdminUser | None, str | None]:
+                 window_seconds: int = 900, device: str | None = None) -> tuple[AdminUser | None, str | None]:
     """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
 
     Only failures are recorded, so parallel correct sign-ins never throttle each other. The
     throttle is read before the slow password check (refuse at once) and again in the write
     transaction that records the outcome, so of N parallel guesses at most `max_failures`
-    learn whether they were right.
+    learn whether they were right. `device`: the id of a known-device cookie issued to this user
+    name; its attempts are counted on their own, so a stranger's failures for the user name or
+    the address cannot lock that browser out (OWASP's device cookies).
     """
     username, ip = (username or "").strip()[:64], ip or ""
-    if is_throttled(username, ip, max_failures, window_seconds):
+    # A known device's attempts are counted apart from the user name and the address.
+    keys = (f"{DEVICE_KEY}{device}"[:64],) * 2 if device else (username, ip)
+    return _authenticate(username, password, keys, max_failures, window_seconds, "a known device" if device else ip)
+
+
+def _authenticate(username: str, password: str, keys: tuple[str, str], max_failures: int, window_seconds: int,
+                  origin: str) -> tuple[AdminUser | None, str | None]:
+    if is_throttled(*keys, max_failures, window_seconds):
         return None, "too_many_attempts"
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None
     ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
     ok = bool(ok and user and user.active)
     with immediate():
-        if is_throttled(username, ip, max_failures, window_seconds):
+        if is_throttled(*keys, max_failures, window_seconds):
             return None, "too_many_attempts"
         if ok and user is not None:
             AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
         else:
-            LoginAttempt.create(username=username, ip=ip, at=now_iso())
+            LoginAttempt.create(username=keys[0], ip=keys[1], at=now_iso())
     if not ok:
-        log.info("login failed for a user name from %s", ip)
+        log.info("login failed for a user name from %s", origin)
         return None, "invalid_credentials"
     return user, None
 
