@@ -20,7 +20,7 @@ def test_the_systemd_unit_verifies(tmp_path):
     unit.write_text(text.replace("/opt/content-review", str(ROOT)))
     done = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert re.search(r"^ExecStart=\S+python app.py$", text, re.M)  # serving.py's graceful stop
+    assert re.search(r"^ExecStart=\S+/python app.py$", UNIT.read_text(), re.M)  # serving.py's graceful stop
 
 
 def test_the_dockerfile_passes_hadolint():
