@@ -152,12 +152,17 @@ def test_failed_login_redirects_without_cookie(guarded):
     assert "Set-Cookie" not in response.headers
 
 
+def fail_five(client, username="admin", **kwargs):
+    """Five wrong passwords for `username`: the lockout's threshold."""
+    for _ in range(5):
+        client.post("/api/auth/login", data={"username": username, "password": "wrong"}, **kwargs)
+
+
 def test_throttle_after_five_failures_per_username(guarded):
     app = guarded()
     create_admin()
     client = app.test_client()
-    for _ in range(5):
-        client.post("/api/auth/login", data={"username": "admin", "password": "wrong"})
+    fail_five(client)
     # Even the right password is refused during the window.
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert response.headers["Location"] == "/login?error=too_many_attempts"
@@ -636,21 +641,17 @@ def test_a_stranger_cannot_lock_an_admin_out_of_a_known_device(guarded):
     assert "HttpOnly" in cookie and f"Max-Age={90 * 86400}" in cookie and "SameSite=Lax" in cookie
     admin.post("/api/auth/logout")
     stranger = app.test_client()
-    for _ in range(5):  # the stranger uses the admin's own address too: the address lockout is beaten as well
-        stranger.post("/api/auth/login", data={"username": "admin", "password": "guess"})
+    fail_five(stranger)  # from the admin's own address too: the address lockout is beaten as well
     refused = stranger.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert refused.headers["Location"] == "/login?error=too_many_attempts"
     assert login(admin).headers["Location"] == "/review"  # the known device signs in
     admin.post("/api/auth/logout")
     # The cookie names its user: it does not lift the lockout of another name.
-    for _ in range(5):
-        stranger.post("/api/auth/login", data={"username": "bob", "password": "guess"},
-                      environ_base={"REMOTE_ADDR": "10.0.0.7"})
+    fail_five(stranger, "bob", environ_base={"REMOTE_ADDR": "10.0.0.7"})
     other = admin.post("/api/auth/login", data={"username": "bob", "password": ADMIN_PASSWORD})
     assert other.headers["Location"] == "/login?error=too_many_attempts"
     # Its own failures are counted apart: five, then it waits like anyone.
-    for _ in range(5):
-        admin.post("/api/auth/login", data={"username": "admin", "password": "typo"})
+    fail_five(admin)
     held = admin.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert held.headers["Location"] == "/login?error=too_many_attempts"
 
@@ -659,8 +660,7 @@ def test_a_forged_or_foreign_device_cookie_lifts_nothing(guarded):
     app = guarded()
     create_admin()
     stranger = app.test_client()
-    for _ in range(5):
-        stranger.post("/api/auth/login", data={"username": "admin", "password": "guess"})
+    fail_five(stranger)
     for value in ("forged", '["admin", "device"]'):
         stranger.set_cookie("review_known_device", value)
         refused = stranger.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
