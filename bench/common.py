@@ -157,7 +157,8 @@ def login_cookie(port, username, password):
     conn.request("POST", "/api/auth/login", body=body, headers={"content-type": "application/json"})
     response = conn.getresponse()
     response.read()
-    cookie = response.getheader("Set-Cookie", "")
-    if response.status != 303 or "review_admin_session=" not in cookie:
+    cookies = [value for name, value in response.getheaders() if name.lower() == "set-cookie"]
+    cookie = next((c for c in cookies if c.startswith("review_admin_session=")), "")
+    if response.status != 303 or not cookie:
         raise RuntimeError(f"benchmark login failed: {response.status} {response.getheader('Location')}")
     return cookie.split(";", 1)[0]

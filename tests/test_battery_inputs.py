@@ -330,9 +330,12 @@ def test_session_cookie_flags_in_a_production_config(make_app):
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert response.status_code == 303 and "error" not in response.headers["Location"]
     cookies = response.headers.getlist("Set-Cookie")
-    assert len(cookies) == 1, cookies  # no remember-me cookie
-    attributes = [part.strip() for part in cookies[0].split(";")]
-    assert attributes[0].startswith("review_admin_session=")
+    # The session and the known-device cookie (CONTRACT §3); no remember-me cookie.
+    assert sorted(cookie.split("=", 1)[0] for cookie in cookies) == ["review_admin_session", "review_known_device"]
+    device = next(cookie for cookie in cookies if cookie.startswith("review_known_device="))
+    assert "Secure" in device and "HttpOnly" in device
+    session_cookie = next(cookie for cookie in cookies if cookie.startswith("review_admin_session="))
+    attributes = [part.strip() for part in session_cookie.split(";")]
     lowered = {a.split("=", 1)[0].lower(): (a.split("=", 1)[1] if "=" in a else True) for a in attributes[1:]}
     assert lowered.get("secure") is True
     assert lowered.get("httponly") is True
