@@ -2,6 +2,7 @@
 import io
 import json
 import sqlite3
+import sys
 import tarfile
 import threading
 from contextlib import closing
@@ -186,3 +187,20 @@ def test_a_swap_that_fails_midway_puts_everything_back(backed_up, agent_headers,
     assert "No space left on device" in result.output and "put back" in result.output
     monkeypatch.undo()
     assert _contents(folder) == before
+
+
+def test_a_progress_line_only_on_a_terminal(monkeypatch):
+    """Long runs show `backup: k/n files` on a terminal; a pipe or a cron mail gets none."""
+    from cli import backup as backup_cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert backup_cli._progress("backup") is None  # pytest captures stderr: not a terminal
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    show = backup_cli._progress("backup")
+    show(3, 40)
+    show(40, 40)
+    assert terminal.getvalue() == "\rbackup: 3/40 files\rbackup: 40/40 files"
