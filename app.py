@@ -212,7 +212,8 @@ def _register_blueprints(app):
 
 
 def _webhook_sender(settings):
-    return Sender(settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays)
+    return Sender(settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays,
+                  events=settings.webhook_events)
 
 
 def _wal_checkpointer(_settings):

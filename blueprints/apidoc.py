@@ -9,11 +9,11 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, render_template, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
-from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, rejection_webhook, strict_nullable
+from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, strict_nullable, webhook
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from schemas.review import TaskSchema
-from schemas.review.task import RejectionWebhookSchema
+from schemas.review.events import WEBHOOKS
 from services.errors import ERROR_CODES, ValidationFailed
 
 bp = Blueprint("apidoc", __name__)
@@ -270,9 +270,11 @@ def build_spec(app):
             auth = getattr(view, "_auth", [])
             op["security"] = [{scheme: []} for scheme in auth]
             spec.path(path=path, operations={method.lower(): op})
-    webhook = rejection_webhook(_schema_ref(RejectionWebhookSchema, spec))  # registers it: before to_dict
+    # The body schemas are registered before to_dict.
+    webhooks = {event_type: {"post": webhook(event_type, when, _schema_ref(body, spec))}
+                for event_type, (_, body, when) in WEBHOOKS.items()}
     document = spec.to_dict()
-    document["x-webhooks"] = {"review_task.rejected": {"post": webhook}}
+    document["x-webhooks"] = webhooks
     return strict_nullable(document)
 
 

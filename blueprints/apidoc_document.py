@@ -1,6 +1,7 @@
-"""Parts of the OpenAPI document no route declares: the overview, the rejection webhook, and
+"""Parts of the OpenAPI document no route declares: the overview, the agent webhooks, and
 OpenAPI 3.0's reading of nullable schemas (blueprints/apidoc.py assembles the document)."""
 from rules.limits import duration
+from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from services.settings import DEFAULT_RETRY_DELAYS
 
 # Response headers, each declared once; blueprints/apidoc.py says which operations send them.
@@ -29,7 +30,9 @@ Errors are JSON `{"error": {"code", "message", "details"}}` (see ErrorBody). A t
 on (read it again). Every answer carries `X-Request-Id`, also written to the service log.
 
 An agent learns about rejections from the `review_task.rejected` webhook (`x-webhooks` below), or
-by listing `GET /api/review/agent/tasks?status=rejected_rework`.
+by listing `GET /api/review/agent/tasks?status=rejected_rework`. REVIEW_AGENT_WEBHOOK_EVENTS adds
+the outcome events `review_task.approved`, `review_task.published` and `review_task.publish_failed`;
+one task's events arrive in the order they happened.
 """
 WEBHOOK_DESCRIPTION = """\
 Standard Webhooks: the signature is `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
@@ -70,11 +73,13 @@ def strict_nullable(node):
     return node
 
 
-def rejection_webhook(body_schema_ref):
-    """The x-webhooks entry of the review_task.rejected notification (services/notifications.py)."""
+def webhook(event_type, when, body_schema_ref):
+    """The x-webhooks entry of one notification type (services/review/notifications.py)."""
     delays = ", ".join(duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
+    chosen = ("sent by default" if event_type in DEFAULT_WEBHOOK_EVENTS
+              else "sent when REVIEW_AGENT_WEBHOOK_EVENTS names it")
     return {
-        "summary": "Sent to REVIEW_AGENT_WEBHOOK_URL when a task is rejected for rework",
+        "summary": f"Sent to REVIEW_AGENT_WEBHOOK_URL when {when} ({chosen})",
         "description": WEBHOOK_DESCRIPTION.replace("{delays}", delays),
         "parameters": [{"name": name, "in": "header", "required": True, "schema": {"type": "string"},
                         "description": text} for name, text in WEBHOOK_HEADERS.items()],

@@ -10,7 +10,8 @@ class OutboxMessage(BaseModel):
     task_id = peewee.CharField(max_length=64, index=True)
     event_type = peewee.CharField(max_length=64)
     payload = JSONField()
-    status = peewee.CharField(max_length=16, default="pending", index=True)  # pending | sent | gave_up
+    # pending | sent | gave_up | not_sent (a type REVIEW_AGENT_WEBHOOK_EVENTS does not choose)
+    status = peewee.CharField(max_length=16, default="pending", index=True)
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = peewee.CharField(max_length=32, index=True)
     last_error = peewee.CharField(max_length=255, null=True)

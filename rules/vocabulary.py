@@ -4,6 +4,7 @@ ACCOUNTS = ("silicon-rise", "carbon-fitness")
 CONTENT_TYPES = ("article", "image_post")
 STATUSES = ("pending_review", "approved", "published", "rejected_rework")
 ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
+APPROVE_ACTIONS = ("approve_and_publish", "approve_without_publish")
 REJECTION_REASONS = ("content_quality", "factual_error", "compliance_risk", "style_mismatch", "image_issue", "other")
 # Fields that can be rejected or patched as one unit (spec: ElementKey).
 ELEMENT_KEYS = {
@@ -34,6 +35,12 @@ EVENT_TYPES = (
     "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed",
 )
 ACTORS = ("agent", "admin", "system")
+TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
+# Webhooks to the agent (CONTRACT §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
+# chooses which are sent.
+WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
+                  "review_task.publish_failed")
+DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Body themes (CONTRACT §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")
 

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from playhouse import db_url
 
 from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
+from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -20,6 +21,7 @@ DEFAULTS = {
     "REVIEW_AGENT_TOKEN": "",
     "REVIEW_AGENT_WEBHOOK_URL": "",
     "REVIEW_AGENT_WEBHOOK_SECRET": "",
+    "REVIEW_AGENT_WEBHOOK_EVENTS": ",".join(DEFAULT_WEBHOOK_EVENTS),  # which outbox events are sent
     "REVIEW_ADMIN_USERNAME": "",
     "REVIEW_ADMIN_PASSWORD": "",
     "FEEDBACK_CLIENT_TOKENS": "",
@@ -152,6 +154,10 @@ def check_settings(config: Any) -> None:
     except ValueError:
         raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
             from None
+    unknown = set(split_list(config.get("REVIEW_AGENT_WEBHOOK_EVENTS"))) - set(WEBHOOK_EVENTS)
+    if unknown:
+        raise SettingsError(f"REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(WEBHOOK_EVENTS)}")
     for name in RATE_LIMIT_SETTINGS.values():
         try:
             parse_limits(config.get(name, ""))
@@ -230,6 +236,7 @@ class Settings:
     webhook_url: str
     webhook_secret: str = field(repr=False)
     webhook_retry_delays: tuple[float, ...]
+    webhook_events: frozenset[str]  # the outbox event types sent to the agent
     feedback_client_tokens: dict[str, str] = field(repr=False)  # channel -> token
     feedback_anonymous_channels: frozenset[str]
     feedback_types: tuple[str, ...]
@@ -264,6 +271,7 @@ class Settings:
             webhook_url=config.get("REVIEW_AGENT_WEBHOOK_URL") or "",
             webhook_secret=config.get("REVIEW_AGENT_WEBHOOK_SECRET") or "",
             webhook_retry_delays=parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or ""),
+            webhook_events=frozenset(split_list(config.get("REVIEW_AGENT_WEBHOOK_EVENTS"))),
             feedback_client_tokens=split_pairs(config.get("FEEDBACK_CLIENT_TOKENS")),
             feedback_anonymous_channels=frozenset(split_list(config.get("FEEDBACK_ANONYMOUS_CHANNELS"))),
             feedback_types=tuple(split_list(config.get("FEEDBACK_TYPES"))),

@@ -158,8 +158,8 @@ def post(app, client, agent_headers):
     return create_task(client, agent_headers, image_post_payload(images)), images
 
 
-def outbox_count():
+def outbox_count(event_type="review_task.rejected"):
     from models import OutboxMessage, db
 
     with db.connection_context():
-        return OutboxMessage.select().count()
+        return OutboxMessage.select().where(OutboxMessage.event_type == event_type).count()

@@ -9,6 +9,7 @@ from rules.vocabulary import (
     EVENT_TYPES,
     REJECTION_REASONS,
     STATUSES,
+    TRIGGER_MODES,
 )
 from schemas.common import timestamp
 from schemas.review.candidates import CandidatesSchema
@@ -29,7 +30,7 @@ class PublishJobSchema(Schema):
     taskId = fields.String(attribute="task.task_id", required=True)
     status = fields.String(required=True, validate=validate.OneOf(["succeeded", "failed"]))
     triggerMode = fields.String(attribute="trigger_mode", required=True,
-                                validate=validate.OneOf(["manual", "auto_after_approval"]))
+                                validate=validate.OneOf(TRIGGER_MODES))
     attemptCount = fields.Integer(attribute="attempt_count", required=True)
     draftMediaId = fields.String(attribute="draft_media_id")
     queuedAt = timestamp(attribute="queued_at", required=True)
@@ -80,24 +81,3 @@ class TaskListQuerySchema(Schema):
 
 class AgentTaskListQuerySchema(TaskListQuerySchema):
     externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
-
-
-class RejectionDataSchema(Schema):
-    taskId = fields.String(attribute="task_id", required=True)
-    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
-    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
-    topic = fields.String(required=True)
-    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
-                                   attribute="rejected_elements", required=True,
-                                   metadata={"description": "empty: the whole task"})
-    rejectionReason = fields.String(attribute="rejection_reason", required=True,
-                                    validate=validate.OneOf(REJECTION_REASONS))
-    rejectionNote = fields.String(attribute="rejection_note", required=True, allow_none=True)
-
-
-class RejectionWebhookSchema(Schema):
-    """The body of the review_task.rejected webhook (services/review/notifications.py writes it)."""
-
-    type = fields.String(required=True, validate=validate.OneOf(["review_task.rejected"]))
-    timestamp = timestamp(required=True)
-    data = fields.Nested(RejectionDataSchema, required=True)

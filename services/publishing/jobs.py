@@ -22,6 +22,7 @@ from models import immediate
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
+from rules.vocabulary import TRIGGER_MODES
 from services.errors import Conflict, NotFound
 from services.platform_client import PlatformError, client_for
 from services.publishing.images import JobImages, PublishFailed
@@ -30,11 +31,11 @@ from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
+from services.review.notifications import enqueue_publish_outcome
 from services.review.state_machine import find_rule, job_rule_for, rule_for
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
-TRIGGER_MODES = ("manual", "auto_after_approval")
 TRIGGERS = {"manual": "publish", "auto_after_approval": "auto_publish"}  # state table rows
 MIN_STALE_AFTER = timedelta(minutes=5)
 MAX_ERROR_LENGTH = 500
@@ -162,6 +163,7 @@ def _end_abandoned(task, lock):
     job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
     job.save()
     add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
+    enqueue_publish_outcome(task.task_id, job)
 
 
 def _job_data(job):
@@ -251,6 +253,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
             job.last_error = one_line(error)
             trigger, data["lastError"] = "publish_failed", job.last_error
         job.save()
+        enqueue_publish_outcome(task.task_id, job)
         if find_rule(task.status, trigger):
             fire(task, trigger, actor, actor_name, {trigger: data})
         else:  # the claim was taken over meanwhile and the task moved on: only record what happened

@@ -9,10 +9,10 @@ from typing import Any
 
 from models import immediate
 from models.review import ReviewTask
-from rules.vocabulary import ELEMENT_KEYS, SELECTION_KEYS
+from rules.vocabulary import APPROVE_ACTIONS, ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
-from services.review.notifications import enqueue_rejection
+from services.review.notifications import enqueue_approval, enqueue_rejection
 from services.review.serialize import task_to_dict
 from services.review.state_machine import fire, rule_for
 from services.review.validation import (
@@ -27,7 +27,6 @@ from services.review.validation import (
 )
 from services.settings import Settings
 
-APPROVE_ACTIONS = ("approve_and_publish", "approve_without_publish")
 REJECTION_ONLY = ("rejectedElements", "lockedSelections", "rejectionReason", "rejectionNote")
 
 
@@ -156,4 +155,6 @@ def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *,
         save_task(task)
         if action == "reject_rework":
             enqueue_rejection(task)
+        else:
+            enqueue_approval(task, action)
         return task

@@ -1,7 +1,9 @@
 """Agent notifications: an outbox row per event, delivered after commit by a background sender.
 
 Delivery is at-least-once with Standard Webhooks headers; the row survives restarts, and a
-failure never touches the decision that caused it (CONTRACT §4 "Agent notification").
+failure never touches the decision that caused it (CONTRACT §4 "Agent notification"). Every event
+type of CONTRACT §13 is recorded; the sender sends the chosen ones (REVIEW_AGENT_WEBHOOK_EVENTS),
+one task's in the order they happened, and marks the others `not_sent`.
 """
 import base64
 import hashlib
@@ -10,14 +12,17 @@ import json
 import logging
 import threading
 from datetime import datetime, timedelta
+from typing import Any
 
+import peewee
 import requests
 
 from models import OutboxMessage, immediate
-from models.review import ReviewTask
+from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
+from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.dump import dumper
-from schemas.review.task import RejectionDataSchema
+from schemas.review.events import WEBHOOKS
 from services.background import Worker
 from services.review.timeline import add_event
 from services.settings import DEFAULT_RETRY_DELAYS
@@ -27,20 +32,34 @@ log = logging.getLogger(__name__)
 TIMEOUT = (5, 10)
 
 
-_dump_rejection = dumper(RejectionDataSchema)  # the webhook's `data`, as documented
+_DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items()}  # `data`, as documented
+
+
+def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> OutboxMessage:
+    """Record one notification; call inside the transaction of what it reports."""
+    now = now_iso()
+    payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
+    message = OutboxMessage.create(message_id=new_id("msg_"), task_id=task_id, event_type=event_type,
+                                   payload=payload, next_attempt_at=now, created_at=now)
+    wake_sender()
+    return message
 
 
 def enqueue_rejection(task: ReviewTask) -> OutboxMessage:
-    """Record the reject_rework notification; call inside the decision's transaction."""
-    now = now_iso()
-    payload = {"type": "review_task.rejected", "timestamp": now,
-               "data": _dump_rejection(task, rejectedElements=list(task.rejected_elements or []))}
-    message = OutboxMessage.create(
-        message_id=new_id("msg_"), task_id=task.task_id, event_type=payload["type"], payload=payload,
-        next_attempt_at=now, created_at=now,
-    )
-    wake_sender()
-    return message
+    """review_task.rejected, after a reject_rework decision."""
+    return _enqueue("review_task.rejected", task.task_id, task,
+                    rejectedElements=list(task.rejected_elements or []))
+
+
+def enqueue_approval(task: ReviewTask, action: str) -> OutboxMessage:
+    """review_task.approved, after either approving decision."""
+    return _enqueue("review_task.approved", task.task_id, task, action=action)
+
+
+def enqueue_publish_outcome(task_id: str, job: PublishJob) -> OutboxMessage:
+    """review_task.published or review_task.publish_failed, when a job ends."""
+    event_type = "review_task.published" if job.status == "succeeded" else "review_task.publish_failed"
+    return _enqueue(event_type, task_id, job, taskId=task_id)
 
 
 def discard_for_task(task_id: str) -> int:
@@ -103,17 +122,32 @@ def _record_timeline(task_id, event_type, data):
 
 
 def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
-                now: datetime | None = None) -> int:
+                now: datetime | None = None, events: frozenset[str] | tuple[str, ...] = DEFAULT_WEBHOOK_EVENTS) -> int:
     """Attempt every pending message whose time has come; returns how many were attempted.
 
-    No transaction is held during the HTTP call: read, commit, post, record the outcome.
+    Only `events` types are sent (the rest become `not_sent`), and a message waits while an earlier
+    one of its task is pending, so the agent hears of one task's events in order. No transaction is
+    held during the HTTP call: read, commit, post, record the outcome.
     """
+    return _deliver(url, secret, retry_delays, now, events)[0]
+
+
+def _deliver(url, secret, retry_delays, now, events):
+    """(attempted, sent) of one pass of deliver_due."""
     if not url:
-        return 0  # recorded but not sent until a webhook URL is configured
+        return 0, 0  # recorded but not sent until a webhook URL is configured
     now = now or utcnow()
+    with immediate():
+        OutboxMessage.update(status="not_sent").where(
+            (OutboxMessage.status == "pending") & OutboxMessage.event_type.not_in(list(events))).execute()
+    earlier = OutboxMessage.alias()
+    waiting = earlier.select(earlier.id).where(
+        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id))
     due = list(OutboxMessage.select().where(
         (OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at <= iso(now))
-    ).order_by(OutboxMessage.next_attempt_at).limit(50))
+        & ~peewee.fn.EXISTS(waiting)
+    ).order_by(OutboxMessage.next_attempt_at, OutboxMessage.id).limit(50))
+    sent = 0
     for message in due:
         failure = _post(url, secret, message)
         attempts = message.attempts + 1
@@ -121,8 +155,9 @@ def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT
             if failure is None:
                 OutboxMessage.update(status="sent", attempts=attempts, sent_at=now_iso(), last_error=None).where(
                     OutboxMessage.id == message.id).execute()
-                _record_timeline(message.task_id, "agent_notified",
-                                 {"messageId": message.message_id, "attempt": attempts})
+                _record_timeline(message.task_id, "agent_notified", {
+                    "messageId": message.message_id, "eventType": message.event_type, "attempt": attempts})
+                sent += 1
                 continue
             gave_up = attempts > len(retry_delays)
             delay = 0 if gave_up else retry_delays[attempts - 1]
@@ -131,17 +166,24 @@ def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT
                 next_attempt_at=iso(utcnow() + timedelta(seconds=delay)),
             ).where(OutboxMessage.id == message.id).execute()
             _record_timeline(message.task_id, "agent_notification_failed", {
-                "messageId": message.message_id, "attempt": attempts, "error": failure, "willRetry": not gave_up})
+                "messageId": message.message_id, "eventType": message.event_type, "attempt": attempts,
+                "error": failure, "willRetry": not gave_up})
         log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)
-    return len(due)
+    return len(due), sent
 
 
 class Sender(Worker):
     """Polls the outbox about once a second, and at once when woken by a new message."""
 
-    def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0):
-        super().__init__("webhook-sender", lambda: deliver_due(url, secret, retry_delays), _wake, poll_seconds)
-        self.url, self.secret, self.retry_delays = url, secret, retry_delays
+    def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0,
+                 events=DEFAULT_WEBHOOK_EVENTS):
+        super().__init__("webhook-sender", self._step, _wake, poll_seconds)
+        self.url, self.secret, self.retry_delays, self.events = url, secret, retry_delays, events
+
+    def _step(self):
+        # A message sent may have let the next one of its task through: go on while messages go out.
+        while _deliver(self.url, self.secret, self.retry_delays, None, self.events)[1] and not self.stopping.is_set():
+            pass
 
 
 _wake = threading.Event()

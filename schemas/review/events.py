@@ -1,0 +1,67 @@
+"""The webhooks sent to the agent (CONTRACT §4, §13): one body schema per event type, written by
+services.review.notifications and described under the OpenAPI document's `x-webhooks`."""
+from marshmallow import Schema, fields, validate
+
+from rules.vocabulary import (
+    ACCOUNTS,
+    ALL_ELEMENT_KEYS,
+    APPROVE_ACTIONS,
+    CONTENT_TYPES,
+    REJECTION_REASONS,
+    TRIGGER_MODES,
+)
+from schemas.common import timestamp
+
+
+class TaskEventDataSchema(Schema):
+    taskId = fields.String(attribute="task_id", required=True)
+
+
+class RejectionDataSchema(TaskEventDataSchema):
+    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
+    topic = fields.String(required=True)
+    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
+                                   attribute="rejected_elements", required=True,
+                                   metadata={"description": "empty: the whole task"})
+    rejectionReason = fields.String(attribute="rejection_reason", required=True,
+                                    validate=validate.OneOf(REJECTION_REASONS))
+    rejectionNote = fields.String(attribute="rejection_note", required=True, allow_none=True)
+
+
+class ApprovalDataSchema(TaskEventDataSchema):
+    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
+    topic = fields.String(required=True)
+    action = fields.String(required=True, validate=validate.OneOf(APPROVE_ACTIONS))
+
+
+class PublishedDataSchema(TaskEventDataSchema):
+    jobId = fields.String(attribute="job_id", required=True)
+    draftMediaId = fields.String(attribute="draft_media_id", required=True)
+    triggerMode = fields.String(attribute="trigger_mode", required=True, validate=validate.OneOf(TRIGGER_MODES))
+
+
+class PublishFailedDataSchema(TaskEventDataSchema):
+    jobId = fields.String(attribute="job_id", required=True)
+    lastError = fields.String(attribute="last_error", required=True)
+    attemptCount = fields.Integer(attribute="attempt_count", required=True)
+
+
+def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
+    body = {"type": fields.String(required=True, validate=validate.OneOf([event_type])),
+            "timestamp": timestamp(required=True), "data": fields.Nested(data, required=True)}
+    name = data.__name__.removesuffix("DataSchema") + "WebhookSchema"
+    return type(name, (Schema,), {"__doc__": doc, **body})
+
+
+# event type -> (data schema, body schema, when it is sent)
+WEBHOOKS: dict[str, tuple[type[Schema], type[Schema], str]] = {
+    event_type: (data, _webhook(event_type, data, f"The body of the {event_type} webhook."), when)
+    for event_type, data, when in (
+        ("review_task.rejected", RejectionDataSchema, "a task is rejected for rework"),
+        ("review_task.approved", ApprovalDataSchema, "a task is approved (with or without publishing)"),
+        ("review_task.published", PublishedDataSchema, "a publish job saved the platform draft"),
+        ("review_task.publish_failed", PublishFailedDataSchema, "a publish job failed"),
+    )
+}
