@@ -2,6 +2,7 @@
 sample data, in a temporary folder, so a newcomer can click through review, publish and triage
 offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
 import atexit
+import json
 import secrets
 import shutil
 import signal
@@ -18,6 +19,7 @@ from services.demo import seed
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 DEMO_ADMIN = "demo"
+PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)  # where `python -m agentmcp` runs
 
 
 def register(app):
@@ -53,6 +55,17 @@ def start_fake_platform():
     return fake, fake.start()
 
 
+def mcp_lines(url: str, token: str) -> list[str]:
+    """How to point an MCP client (Claude Desktop, an agent framework) at this service."""
+    command = {"command": sys.executable, "args": ["-m", "agentmcp"], "cwd": PROJECT_ROOT,
+               "env": {"REVIEW_BASE_URL": url, "REVIEW_AGENT_TOKEN": token}}
+    config = json.dumps({"mcpServers": {"content-review": command}}, ensure_ascii=False)
+    return ["  MCP         add this server to your MCP client's configuration (stdio):",
+            f"              {config}",
+            f"              or serve streamable HTTP: REVIEW_BASE_URL={url} REVIEW_AGENT_TOKEN={token} "
+            f"{sys.executable} -m agentmcp --http 8765   (then http://127.0.0.1:8765/mcp)"]
+
+
 def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
     """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit."""
     fake, base_url = start_fake_platform()
@@ -86,6 +99,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
         f"  WeChat      fake platform at {base_url} (drafts are kept in memory)",
         f"  Agent token {app.config['REVIEW_AGENT_TOKEN']}   (header x-review-agent-token)",
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
+        *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),
         "",
     ]
     return app, banner

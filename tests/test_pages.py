@@ -1,6 +1,8 @@
 """Admin HTML pages without a browser: sign-in redirects, permissions, rendering, the preview
 route, and the demo mode's setup."""
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -217,6 +219,12 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
         "grant_type": "client_credential", "appid": app.config["WECHAT_SILICON_RISE_APPID"],
         "secret": app.config["WECHAT_SILICON_RISE_SECRET"]}, timeout=5).json()
     assert "access_token" in token
+    # How to point an MCP client at the demo: a stdio server entry that names this service and token.
+    [config] = [json.loads(line) for line in (line.strip() for line in banner) if line.startswith('{"mcpServers"')]
+    entry = config["mcpServers"]["content-review"]
+    assert entry["args"] == ["-m", "agentmcp"] and Path(entry["cwd"], "agentmcp", "__main__.py").is_file()
+    assert entry["env"] == {"REVIEW_BASE_URL": f"http://{app.config['HOST']}:{app.config['PORT']}",
+                            "REVIEW_AGENT_TOKEN": app.config["REVIEW_AGENT_TOKEN"]}
     db.close()
 
 

@@ -165,6 +165,20 @@ def test_agent_list_has_the_same_filters_plus_external_id(client, agent_headers,
                  400, "validation_error")
 
 
+def test_agent_lists_what_changed_since_a_moment(client, agent_headers, many):
+    """updatedSince (the MCP tool's filter, CONTRACT §13): updatedAt at or after the bound, inclusive."""
+    bound = "2026-04-01T00:04:00.000Z"
+    response = client.get(f"/api/review/agent/tasks?status=all&updatedSince={bound}", headers=agent_headers)
+    expected = newest_first([r for r in many if r["updated"] >= bound])
+    assert ids(response) == expected and len(expected) == 60
+    pending = client.get(f"/api/review/agent/tasks?updatedSince={bound}", headers=agent_headers)
+    assert ids(pending) == newest_first([r for r in many if r["updated"] >= bound and r["status"] == "pending_review"])
+    for wrong in ("yesterday", ""):
+        error = assert_error(client.get(f"/api/review/agent/tasks?updatedSince={wrong}", headers=agent_headers),
+                             400, "validation_error")
+        assert "updatedSince" in error["details"]
+
+
 def test_state_document_is_generated_from_the_table():
     assert (ROOT / "docs" / "review-states.md").read_text() == render_markdown()
 

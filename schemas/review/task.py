@@ -81,3 +81,6 @@ class TaskListQuerySchema(Schema):
 
 class AgentTaskListQuerySchema(TaskListQuerySchema):
     externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
+    updatedSince = fields.String(load_default=None, validate=validate.Length(min=1, max=64), metadata={
+        "description": "ISO date or datetime; only tasks whose updatedAt is at or after it (what changed since "
+                       "the agent last looked)"})

@@ -70,6 +70,8 @@ def _conditions(filters, with_status=True):
         conditions.append(ReviewTask.created_at >= low)
     if high:
         conditions.append(ReviewTask.created_at < high)
+    if since := parse_bound(filters.get("updatedSince"), "updatedSince", end=False):
+        conditions.append(ReviewTask.updated_at >= since)
     return conditions
 
 
@@ -77,7 +79,7 @@ def list_tasks(filters: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str 
     """(task dicts, total matches, next cursor or None), newest updatedAt first.
 
     `filters`: status ("all" or a status), publicAccount, from_, to, limit, cursor, and for the
-    agent externalContentId; each None when not given.
+    agent externalContentId and updatedSince; each None when not given.
     """
     conditions = _conditions(filters)
     limit = filters.get("limit") or 200

@@ -1,0 +1,33 @@
+"""`python -m agentmcp` (stdio) or `python -m agentmcp --http PORT` (streamable HTTP on 127.0.0.1).
+
+Reads REVIEW_BASE_URL (the service, e.g. http://127.0.0.1:8000) and REVIEW_AGENT_TOKEN.
+"""
+import argparse
+import os
+import sys
+
+import anyio
+
+from agentmcp.api import ReviewApi
+from agentmcp.server import serve_http, serve_stdio
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentmcp", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
+    args = parser.parse_args(argv)
+    try:
+        api = ReviewApi(os.environ.get("REVIEW_BASE_URL", ""), os.environ.get("REVIEW_AGENT_TOKEN", ""))
+    except ValueError as exc:
+        print(f"agentmcp: {exc}", file=sys.stderr)
+        return 2
+    if args.http:
+        serve_http(api, args.http)
+    else:
+        anyio.run(serve_stdio, api)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The service's HTTP API as the tools need it: one call each, errors kept as the service sent them."""
+import base64
+import binascii
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+TIMEOUT = (5, 60)  # connect, read: a create may render a long body
+
+
+@dataclass
+class ApiError(Exception):
+    """An answer other than 2xx: the service's error code, message and details (CONTRACT §2)."""
+
+    status: int
+    code: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "code": self.code, "message": self.message, "details": self.details}
+
+
+class ReviewApi:
+    def __init__(self, base_url: str, token: str, session: requests.Session | None = None):
+        if not base_url or not token:
+            raise ValueError("set REVIEW_BASE_URL (the service's address) and REVIEW_AGENT_TOKEN")
+        self.base_url, self.token = base_url.rstrip("/"), token
+        self.session = session or requests.Session()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        headers = {"x-review-agent-token": self.token, **kwargs.pop("headers", {})}
+        try:
+            response = self.session.request(method, self.base_url + path, headers=headers, timeout=TIMEOUT,
+                                            allow_redirects=False, **kwargs)
+        except requests.RequestException as exc:
+            raise ApiError(0, "service_unreachable", f"the service at {self.base_url} did not answer "
+                                                     f"({type(exc).__name__})") from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if 200 <= response.status_code < 300 and body is not None:
+            return body
+        error = (body or {}).get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict):
+            raise ApiError(response.status_code, "unexpected_answer",
+                           f"the service answered HTTP {response.status_code} without a JSON error")
+        raise ApiError(response.status_code, str(error.get("code")), str(error.get("message")),
+                       dict(error.get("details") or {}))
+
+    def upload_image(self, *, path: str | None = None, content_base64: str | None = None,
+                     file_name: str | None = None, scope: str = "review") -> dict[str, Any]:
+        if (path is None) == (content_base64 is None):
+            raise ApiError(400, "validation_error", "give either path or base64, not both or neither",
+                           {"path": ["path or base64 is required"]})
+        if path is not None:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError as exc:
+                raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
+                               {"path": [exc.strerror or "unreadable"]}) from None
+            file_name = file_name or os.path.basename(path)
+        else:
+            try:
+                data = base64.b64decode(content_base64 or "", validate=True)
+            except (binascii.Error, ValueError):
+                raise ApiError(400, "validation_error", "base64 is not valid base64",
+                               {"base64": ["not valid base64"]}) from None
+        return self._call("POST", "/api/assets/upload", data={"scope": scope},
+                          files={"file": (file_name or "image", data)})
+
+    def create_task(self, body: dict[str, Any], idempotency_key: str | None = None) -> Any:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        return self._call("POST", "/api/review/agent/tasks", json=body, headers=headers)
+
+    def get_task(self, task_id: str) -> Any:
+        return self._call("GET", f"/api/review/agent/tasks/{_segment(task_id)}")
+
+    def list_tasks(self, filters: dict[str, Any]) -> Any:
+        return self._call("GET", "/api/review/agent/tasks", params={k: v for k, v in filters.items() if v is not None})
+
+    def patch_elements(self, task_id: str, elements: dict[str, Any], if_match: str | None = None) -> Any:
+        headers = {"If-Match": if_match} if if_match else {}
+        return self._call("PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements,
+                          headers=headers)
+
+
+def _segment(value: str) -> str:
+    return requests.utils.quote(str(value), safe="")

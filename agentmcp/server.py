@@ -1,0 +1,73 @@
+"""The MCP server: lists the tools and runs them against the service, over stdio or streamable HTTP."""
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from agentmcp.api import ApiError, ReviewApi
+from agentmcp.tools import Tool, build_tools
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Tools of a content review service: upload images, create a review task for a human reviewer, then
+follow it (get_review_task, list_review_tasks). A task rejected for rework (status rejected_rework)
+names its rejectedElements and rejectionNote: send new values for those with patch_task_elements.
+Errors carry the service's code, message and details (the field at fault)."""
+
+
+def build_server(api: ReviewApi) -> Server:
+    tools = {tool.name: tool for tool in build_tools()}
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+            for tool in tools.values()])
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            return _error(ApiError(404, "unknown_tool", f"no tool named {params.name!r}; see tools/list"))
+        try:
+            # The API client is blocking (requests): run it off the event loop.
+            result = await anyio.to_thread.run_sync(_run, tool, api, dict(params.arguments or {}))
+        except ApiError as exc:
+            return _error(exc)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=_json(result))],
+                                    structured_content=result if isinstance(result, dict) else {"result": result})
+
+    return Server("content-review", version="1", instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _run(tool: Tool, api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    return tool.run(api, arguments)
+
+
+def _error(error: ApiError) -> types.CallToolResult:
+    body = {"error": error.as_dict()}
+    return types.CallToolResult(is_error=True, content=[types.TextContent(type="text", text=_json(body))],
+                                structured_content=body)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+async def serve_stdio(api: ReviewApi) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(api)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_http(api: ReviewApi, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:port, path /mcp (the SDK guards it against DNS rebinding)."""
+    import uvicorn
+
+    app = build_server(api).streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

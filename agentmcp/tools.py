@@ -1,0 +1,87 @@
+"""The five tools of CONTRACT §13: input schemas generated from the API's own marshmallow schemas."""
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentmcp.api import ReviewApi
+from rules.limits import IDEMPOTENCY_KEY_MAX
+from schemas.assets import AssetUploadFormSchema
+from schemas.jsonschema import json_schema
+from schemas.review.candidates import CreateTaskSchema
+from schemas.review.selections import PatchElementsSchema
+from schemas.review.task import AgentTaskListQuerySchema
+
+TASK_ID = {"type": "string", "minLength": 1, "maxLength": 64, "description": "the task's id (task_…)"}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[ReviewApi, dict[str, Any]], Any]
+
+
+def _with(schema: dict[str, Any], properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`schema` with further properties the tool itself reads (they are not part of the API body)."""
+    return {**schema, "properties": {**schema.get("properties", {}), **properties},
+            "required": [*schema.get("required", []), *required]}
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...], defs: dict[str, Any] | None = None):
+    schema = {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+    return {**schema, "$defs": defs} if defs else schema
+
+
+def _create(api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    body = {key: value for key, value in arguments.items() if key != "idempotencyKey"}
+    return api.create_task(body, arguments.get("idempotencyKey"))
+
+
+def _patch(api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    return api.patch_elements(arguments.get("taskId", ""), arguments.get("elements") or {}, arguments.get("ifMatch"))
+
+
+def _list(api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    return {"tasks": api.list_tasks(arguments)}
+
+
+def _upload(api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    return api.upload_image(path=arguments.get("path"), content_base64=arguments.get("base64"),
+                            file_name=arguments.get("fileName"), scope=arguments.get("scope") or "review")
+
+
+def build_tools() -> list[Tool]:
+    patch = json_schema(PatchElementsSchema)
+    upload = _with(json_schema(AssetUploadFormSchema), {
+        "path": {"type": "string", "minLength": 1, "description": "an image file on the machine running this server"},
+        "base64": {"type": "string", "minLength": 1, "description": "the image's bytes, base64-encoded"},
+        "fileName": {"type": "string", "maxLength": 255, "description": "with base64: the file's name"},
+    })
+    upload["oneOf"] = [{"required": ["path"]}, {"required": ["base64"]}]
+    return [
+        Tool("upload_image",
+             "Upload a PNG, JPEG, GIF or WebP image for a review task (from a path or base64); returns the asset "
+             "with assetId and url to use in candidates.", upload, _upload),
+        Tool("create_review_task",
+             "Create a review task with candidate content for a WeChat Official Account (article or image_post). "
+             "A repeated idempotencyKey with the same body returns the first answer instead of a second task.",
+             _with(json_schema(CreateTaskSchema), {"idempotencyKey": {
+                 "type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX,
+                 "description": "any unique string of yours; makes retrying safe"}}),
+             _create),
+        Tool("get_review_task", "Read one review task: status, selections, rejection, publish jobs and timeline.",
+             _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.get_task(arguments["taskId"])),
+        Tool("list_review_tasks",
+             "List review tasks, newest change first (status pending_review unless given; rejected_rework: "
+             "those waiting for your rework).",
+             json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "updatedSince")), _list),
+        Tool("patch_task_elements",
+             "Rework a rejected task: send new values for the rejected elements only; the task returns to review "
+             "once every rejected element has been patched.",
+             _object({"taskId": TASK_ID,
+                      "elements": {k: v for k, v in patch.items() if k != "$defs"},
+                      "ifMatch": {"type": "string", "description": "the task's version, to refuse a stale patch"}},
+                     ("taskId", "elements"), patch.get("$defs")),
+             _patch),
+    ]

@@ -1,0 +1,173 @@
+"""The MCP server (CONTRACT §13) driven by the `mcp` SDK's own client, over stdio and streamable HTTP,
+against the service on a real HTTP server."""
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conftest import AGENT_TOKEN, signed_in_admin
+from tests.review_helpers import (
+    approve_article,
+    article_payload,
+    article_selections,
+    decision_url,
+    live_server,
+    locked_except,
+    png_bytes,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements"}
+
+
+def stdio_params(base_url, token=AGENT_TOKEN):
+    env = {"REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": token, "PATH": os.environ.get("PATH", "")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "agentmcp"], env=env, cwd=str(ROOT))
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=60))
+
+
+async def call(client, name, arguments):
+    result = await client.call_tool(name, arguments)
+    return result.is_error, result.structured_content
+
+
+def test_five_tools_with_the_api_schemas(app):
+    with live_server(app) as base_url:
+        async def listing():
+            async with Client(stdio_params(base_url)) as client:
+                return (await client.list_tools()).tools
+
+        tools = {tool.name: tool for tool in run(listing())}
+    assert set(tools) == TOOLS
+    document = app.test_client().get("/api/openapi.json").get_json()
+    create = tools["create_review_task"].input_schema
+    documented = document["components"]["schemas"]["CreateTask"]
+    # One source of truth: the tool takes exactly the API's creation body (plus the header it sets).
+    assert set(create["properties"]) - {"idempotencyKey"} == set(documented["properties"])
+    assert create["required"] == documented["required"]
+    assert set(create["$defs"]) >= {"Candidates", "BodyOption"}
+    checker = jsonschema.Draft202012Validator(create)
+    assert not list(checker.iter_errors(article_payload()))
+    assert list(checker.iter_errors({**article_payload(), "publicAccount": "nobody"}))  # the check can fail
+    listing_schema = tools["list_review_tasks"].input_schema
+    assert set(listing_schema["properties"]) == {"status", "publicAccount", "updatedSince"}
+    patch = tools["patch_task_elements"].input_schema
+    assert patch["required"] == ["taskId", "elements"]
+    assert set(patch["properties"]["elements"]["properties"]) == set(
+        document["components"]["schemas"]["PatchElements"]["properties"])
+    for tool in tools.values():
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        assert tool.description
+
+
+def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
+    """What the README's walk-through shows, driven over stdio as an MCP client would."""
+    image = tmp_path / "cover.png"
+    image.write_bytes(png_bytes(900, 500))
+    admin = signed_in_admin(app)
+    with live_server(app) as base_url:
+        async def agent_side():
+            async with Client(stdio_params(base_url)) as client:
+                failed, asset = await call(client, "upload_image", {"path": str(image)})
+                assert not failed, asset
+                payload = {**article_payload([asset["url"]]), "idempotencyKey": "walk-through-1"}
+                failed, task = await call(client, "create_review_task", payload)
+                assert not failed and task["status"] == "pending_review", task
+                failed, again = await call(client, "create_review_task", payload)
+                assert not failed and again["id"] == task["id"]  # the idempotency key held
+
+                # The reviewer rejects the title (admin API, as the page does).
+                selections = article_selections(task, asset)
+                rejected = admin.post(decision_url(task), json={
+                    "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
+                    "rejectionNote": "标题太长", "selections": selections,
+                    "lockedSelections": locked_except(selections, ["title"])})
+                assert rejected.status_code == 200, rejected.get_json()
+
+                failed, waiting = await call(client, "list_review_tasks", {"status": "rejected_rework"})
+                assert not failed and [t["id"] for t in waiting["tasks"]] == [task["id"]]
+                failed, seen = await call(client, "get_review_task", {"taskId": task["id"]})
+                assert (seen["rejectedElements"], seen["rejectionNote"]) == (["title"], "标题太长")
+                failed, patched = await call(client, "patch_task_elements",
+                                             {"taskId": task["id"], "elements": {"title": "芯片三问"}})
+                assert not failed and patched["status"] == "pending_review", patched
+
+                approved = admin.post(decision_url(task), json={**approve_article(task, asset),
+                                                                "selections": {**selections, "title": "芯片三问"}})
+                assert approved.status_code == 200, approved.get_json()
+                failed, final = await call(client, "get_review_task", {"taskId": task["id"]})
+                return final
+
+        final = run(agent_side())
+    assert final["status"] == "approved" and final["selections"]["title"] == "芯片三问"
+    assert [e["type"] for e in final["timeline"]][:4] == ["task_created", "rejected", "rework_submitted",
+                                                          "returned_to_review"]
+
+
+def test_errors_come_back_as_tool_errors_naming_the_field(app):
+    with live_server(app) as base_url:
+        async def mistakes():
+            async with Client(stdio_params(base_url)) as client:
+                bad = {**article_payload(), "topic": "x" * 501}
+                invalid = await call(client, "create_review_task", bad)
+                missing = await call(client, "get_review_task", {"taskId": "task_nope"})
+                neither = await call(client, "upload_image", {})
+            async with Client(stdio_params(base_url, token="wrong-token")) as client:
+                refused = await call(client, "list_review_tasks", {})
+            return invalid, missing, neither, refused
+
+        invalid, missing, neither, refused = run(mistakes())
+    failed, body = invalid
+    assert failed and body["error"]["code"] == "validation_error" and body["error"]["status"] == 400
+    assert "topic" in body["error"]["details"]
+    assert missing[0] and missing[1]["error"]["code"] == "not_found"
+    assert neither[0] and "path" in neither[1]["error"]["details"]
+    assert refused[0] and refused[1]["error"]["code"] == "unauthorized"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_streamable_http_transport(app):
+    port = free_port()
+    with live_server(app) as base_url:
+        env = {**os.environ, "REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": AGENT_TOKEN}
+        server = subprocess.Popen([sys.executable, "-m", "agentmcp", "--http", str(port)], cwd=ROOT, env=env,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 20
+            while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+                time.sleep(0.1)
+
+            async def over_http():
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    names = {tool.name for tool in (await client.list_tools()).tools}
+                    return names, await call(client, "list_review_tasks", {"status": "all"})
+
+            names, (failed, listing) = run(over_http())
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    assert names == TOOLS
+    assert not failed and listing == {"tasks": []}
+
+
+def test_a_missing_address_or_token_is_refused_at_start():
+    env = {"PATH": os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-m", "agentmcp"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 2 and "REVIEW_AGENT_TOKEN" in done.stderr
