@@ -29,6 +29,7 @@ ERROR_STATUSES = {
     413: "Body or file too large (payload_too_large)",
     429: "Rate limited; see Retry-After (rate_limited)",
     500: "Storage or internal failure",
+    502: "The WeChat platform refused the call (platform_error; details: errcode, errmsg)",
 }
 
 # Request headers, each declared once (response headers: apidoc_document.RESPONSE_HEADERS);

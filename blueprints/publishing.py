@@ -1,11 +1,12 @@
-"""Publish routes of the admin review API: publish the approved task, retry a failed job."""
+"""Publish routes of the admin review API: publish the approved task, retry a failed job, follow a
+publish in progress, send the draft to a phone."""
 from flask import Blueprint, g
 
 from blueprints.apidoc import api
 from blueprints.common import if_match_header, settings, task_response
 from blueprints.guards import admin_required
-from schemas.review import TaskSchema
-from services.publishing import publish_task, retry_job
+from schemas.review import PhonePreviewSchema, PublishProgressSchema, TaskSchema
+from services.publishing import publish_progress, publish_task, retry_job, send_preview
 
 bp = Blueprint("publishing", __name__)
 
@@ -26,3 +27,19 @@ def retry_publish_job(task_id, job_id):
     """Publish a failed job's snapshot again as a new job (attemptCount + 1, retryOf)."""
     task = retry_job(task_id, job_id, g.actor[1], settings(), if_match=if_match_header())
     return task_response(task)
+
+
+@bp.get("/api/review/tasks/<task_id>/publish-progress")
+@admin_required("review")
+@api(responses={200: PublishProgressSchema}, tags=["review"])
+def get_publish_progress(task_id):
+    """What a running publish of the task is doing (uploading images k of n, saving the draft); the page polls it."""
+    return publish_progress(task_id)
+
+
+@bp.post("/api/review/tasks/<task_id>/preview")
+@admin_required("review")
+@api(body=PhonePreviewSchema, responses={200: TaskSchema}, tags=["review"])
+def send_phone_preview(task_id, body):
+    """Send the task's current platform draft to one WeChat user's phone (409 no_draft before a publish)."""
+    return task_response(send_preview(task_id, body, g.actor[1], settings(), if_match=if_match_header()))

@@ -12,9 +12,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fakeplatform", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
+    parser.add_argument("--latency-ms", type=float, default=0, metavar="MS",
+                        help="wait this long before answering each call, as a platform far away does (e.g. 150)")
+    parser.add_argument("--jitter-ms", type=float, default=0, metavar="MS", help="± this much around --latency-ms")
     args = parser.parse_args(argv)
 
     fake = FakePlatform()
+    fake.set_latency(args.latency_ms / 1000, args.jitter_ms / 1000)
     settings = []
     for account in ACCOUNTS:
         prefix = "WECHAT_" + account.upper().replace("-", "_")

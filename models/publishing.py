@@ -8,7 +8,7 @@ older than the stale limit (a crashed process) may be taken over. `owner` names 
 """
 import peewee
 
-from models.base import BaseModel
+from models.base import BaseModel, JSONField
 from models.review import ReviewTask
 
 
@@ -20,3 +20,5 @@ class PublishLock(BaseModel):
     created_at = peewee.CharField(max_length=32)
     heartbeat_at = peewee.CharField(max_length=32)
     owner = peewee.CharField(max_length=300, null=True)  # host:pid; added by schema version 6
+    # {"step": "uploading_images", "done", "total"} or {"step": "saving_draft"}; schema version 8
+    progress = JSONField(null=True)

@@ -62,6 +62,8 @@ MIGRATIONS = [
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
     (6, "publish_lock.owner", lambda: _add_column_if_missing(PublishLock, "owner")),
     (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda: None),
+    (8, "publish_lock.progress: the step a running publish is at",
+     lambda: _add_column_if_missing(PublishLock, "progress")),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -32,7 +32,7 @@ OVERRIDE_KEYS = {
 # Timeline (CONTRACT §4 Timeline).
 EVENT_TYPES = (
     "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
-    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed",
+    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed", "preview_sent",
 )
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs

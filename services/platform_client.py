@@ -72,7 +72,8 @@ class PlatformError(Exception):
 
 
 class PlatformClient:
-    """One account on one platform; cheap to create. Use one instance per thread."""
+    """One account on one platform; cheap to create. A job's upload threads share one: each
+    thread has its own HTTP session (requests' Session is not meant to be shared between threads)."""
 
     def __init__(self, account, appid, secret, base_url=DEFAULT_API_BASE, timeout=(5, 20)):
         self.account = account
@@ -80,11 +81,18 @@ class PlatformClient:
         self._secret = secret
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self._session = requests.Session()
-        self._session.trust_env = False  # no netrc/proxy surprises; the URL says where to go
+        self._local = threading.local()
 
     def __repr__(self):
         return f"<PlatformClient {self.account} at {self.base_url}>"
+
+    @property
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+            session.trust_env = False  # no netrc/proxy surprises; the URL says where to go
+        return session
 
     # ---- access token --------------------------------------------------------------------------
     def access_token(self, force_refresh: bool = False, stale: str | None = None) -> str:
@@ -97,12 +105,12 @@ class PlatformClient:
             cached = self._cached_token()
             if cached:
                 return cached
-            return self._fetch_token(False)
+        # Single flight: threads that find no token (or a rejected one) at once make one call.
         with _REFRESH_LOCKS[(self.base_url, self.account)]:
             cached = self._cached_token()
-            if cached and stale and cached != stale:
+            if cached and (not force_refresh or (stale and cached != stale)):
                 return cached
-            return self._fetch_token(True)
+            return self._fetch_token(force_refresh)
 
     def _cached_token(self):
         row = PlatformToken.get_or_none(PlatformToken.account == self.account)
@@ -243,6 +251,12 @@ class PlatformClient:
         """Replace article `index` of an existing draft (40007 when the draft is gone)."""
         self._call("/cgi-bin/draft/update", {"media_id": media_id, "index": index,
                                              "articles": article})
+
+    def send_preview(self, media_id: str, *, wechat_name: str | None = None, open_id: str | None = None) -> None:
+        """Send draft `media_id` to one follower's phone (message/mass/preview, msgtype mpnews)."""
+        recipient = {"towxname": wechat_name} if wechat_name else {"touser": open_id}
+        self._call("/cgi-bin/message/mass/preview", {**recipient, "mpnews": {"media_id": media_id},
+                                                     "msgtype": "mpnews"})
 
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""

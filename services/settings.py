@@ -40,6 +40,10 @@ DEFAULTS = {
     "WECHAT_CARBON_FITNESS_APPID": "",
     "WECHAT_CARBON_FITNESS_SECRET": "",
     "WECHAT_TIMEOUT_SECONDS": 20.0,
+    "WECHAT_UPLOAD_CONCURRENCY": 4,  # images of one publish job uploaded at the same time
+    # WeChat IDs the page offers for a phone preview: "silicon-rise: id1, id2; carbon-fitness: id3", or
+    # "id1, id2" for both accounts, or in config.py {"silicon-rise": "id1, id2"}.
+    "WECHAT_PREVIEW_RECIPIENTS": "",
     "WECHAT_THEME_OVERRIDES": {},  # {"silicon-rise": {"--primary-color": "#..."}} (config.py only)
     "REVIEW_COVER_RATIO_MIN": 1.0,
     "REVIEW_COVER_RATIO_MAX": 2.5,
@@ -123,6 +127,15 @@ def check_settings(config: Any) -> None:
     timeout = config.get("WECHAT_TIMEOUT_SECONDS")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0, not {timeout!r}")
+    concurrency = config.get("WECHAT_UPLOAD_CONCURRENCY")
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or not 1 <= concurrency <= 32:
+        raise SettingsError(f"WECHAT_UPLOAD_CONCURRENCY must be a whole number from 1 to 32, not {concurrency!r}")
+    recipients = config.get("WECHAT_PREVIEW_RECIPIENTS")
+    if isinstance(recipients, str) and ":" in recipients:
+        named = {part.partition(":")[0].strip() for part in recipients.split(";") if part.strip()}
+        if unknown_accounts := sorted(named - set(ACCOUNT_SETTING_PREFIX)):
+            raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS names unknown accounts {', '.join(unknown_accounts)}; "
+                                "write account: id1, id2; other-account: id3")
     low, high = config.get("REVIEW_COVER_RATIO_MIN"), config.get("REVIEW_COVER_RATIO_MAX")
     if not 0 < low <= high:
         raise SettingsError(f"REVIEW_COVER_RATIO_MIN ({low}) must be above 0 and at most "
@@ -170,6 +183,21 @@ def split_list(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [str(v).strip() for v in value if str(v).strip()]
     return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def preview_recipients(value: Any) -> dict[str, tuple[str, ...]]:
+    """WECHAT_PREVIEW_RECIPIENTS -> {account: (WeChat ID, ...)} for every account."""
+    if isinstance(value, dict):
+        return {account: tuple(split_list(value.get(account))) for account in ACCOUNT_SETTING_PREFIX}
+    text = str(value or "")
+    if ":" not in text:
+        return dict.fromkeys(ACCOUNT_SETTING_PREFIX, tuple(split_list(text)))
+    found: dict[str, tuple[str, ...]] = dict.fromkeys(ACCOUNT_SETTING_PREFIX, ())
+    for part in text.split(";"):
+        account, _, ids = part.partition(":")
+        if account.strip() in found:
+            found[account.strip()] = tuple(split_list(ids))
+    return found
 
 
 def split_pairs(value: Any) -> dict[str, str]:
@@ -246,6 +274,8 @@ class Settings:
     wechat_api_base: str
     wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
     wechat_timeout_seconds: float
+    wechat_upload_concurrency: int
+    wechat_preview_recipients: dict[str, tuple[str, ...]]  # account -> WeChat IDs offered on the page
     wechat_theme_overrides: dict[str, dict[str, str]]
     cover_ratio: tuple[float, float]
     remote_image_hosts: tuple[str, ...]
@@ -282,6 +312,8 @@ class Settings:
             wechat_api_base=str(config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"]),
             wechat_credentials=credentials,
             wechat_timeout_seconds=float(config.get("WECHAT_TIMEOUT_SECONDS")),
+            wechat_upload_concurrency=int(config.get("WECHAT_UPLOAD_CONCURRENCY")),
+            wechat_preview_recipients=preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS")),
             wechat_theme_overrides=dict(config.get("WECHAT_THEME_OVERRIDES") or {}),
             cover_ratio=(float(config.get("REVIEW_COVER_RATIO_MIN")), float(config.get("REVIEW_COVER_RATIO_MAX"))),
             remote_image_hosts=tuple(split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS"))),

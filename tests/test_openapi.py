@@ -18,7 +18,7 @@ TASK = "#/components/schemas/Task"
 TASK_WRITES = {("patch", "/api/review/agent/tasks/{task_id}/elements"),
                ("post", "/api/review/tasks/{task_id}/decision"), ("post", "/api/review/tasks/{task_id}/publish-jobs"),
                ("post", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
-               ("delete", "/api/review/tasks/{task_id}")}
+               ("delete", "/api/review/tasks/{task_id}"), ("post", "/api/review/tasks/{task_id}/preview")}
 
 
 @pytest.fixture

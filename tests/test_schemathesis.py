@@ -299,6 +299,7 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
         ("DELETE", "/api/review/tasks/{task_id}"), ("POST", "/api/review/tasks/{task_id}/decision"),
         ("GET", "/api/review/tasks/{task_id}/package"), ("POST", "/api/review/tasks/{task_id}/publish-jobs"),
         ("POST", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
+        ("GET", "/api/review/tasks/{task_id}/publish-progress"), ("POST", "/api/review/tasks/{task_id}/preview"),
         ("POST", "/api/assets/upload"), ("GET", "/api/assets"),
         ("POST", "/api/feedbacks"), ("GET", "/api/feedbacks"), ("GET", "/api/feedbacks/{feedback_id}"),
         ("PATCH", "/api/feedbacks/{feedback_id}/status"), ("POST", "/api/feedbacks/{feedback_id}/attachments"),

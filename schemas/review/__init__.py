@@ -1,5 +1,11 @@
 """marshmallow shapes of the review area (spec: ReviewTask and friends). No database, no state rules."""
-from schemas.review.actions import DeleteResultSchema, PreviewResultSchema, PreviewSchema  # noqa: F401
+from schemas.review.actions import (  # noqa: F401
+    DeleteResultSchema,
+    PhonePreviewSchema,
+    PreviewResultSchema,
+    PreviewSchema,
+    PublishProgressSchema,
+)
 from schemas.review.candidates import (  # noqa: F401
     ArticleCandidatesSchema,
     BodyImageCandidateSchema,

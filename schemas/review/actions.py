@@ -1,8 +1,10 @@
-"""Shapes of the admin's side routes: the body preview and the task deletion answer."""
-from marshmallow import Schema, fields, validate
+"""Shapes of the admin's side routes: the body preview, the phone preview, publish progress and the
+task deletion answer."""
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_CONTENT
 from rules.vocabulary import ACCOUNTS
+from schemas.common import timestamp
 
 
 class PreviewSchema(Schema):
@@ -25,3 +27,28 @@ class DeleteResultSchema(Schema):
     skippedAssetCount = fields.Integer(required=True, metadata={
         "description": "library, remote and external images, files still used by another task, failed deletions"})
     redirectTo = fields.String(required=True, metadata={"description": "always /review"})
+
+
+class PhonePreviewSchema(Schema):
+    """POST /api/review/tasks/{taskId}/preview: one recipient, by WeChat ID or by openid (CONTRACT §12)."""
+
+    wechatName = fields.String(validate=validate.Length(min=1, max=64),
+                               metadata={"description": "the follower's WeChat ID (towxname)"})
+    openId = fields.String(validate=validate.Length(min=1, max=64),
+                           metadata={"description": "the follower's openid for this account (touser)"})
+
+    @validates_schema
+    def one_recipient(self, data, **kwargs):
+        if len(data) != 1:
+            raise ValidationError("give exactly one of wechatName and openId", "wechatName")
+
+
+class PublishProgressSchema(Schema):
+    """GET /api/review/tasks/{taskId}/publish-progress: what a running publish is doing."""
+
+    running = fields.Boolean(required=True)
+    jobId = fields.String()
+    startedAt = timestamp()
+    step = fields.String(validate=validate.OneOf(("starting", "uploading_images", "saving_draft")))
+    done = fields.Integer(metadata={"description": "images uploaded so far (uploading_images)"})
+    total = fields.Integer(metadata={"description": "images this job uploads (uploading_images)"})

@@ -5,13 +5,17 @@ images inside an article body go through media/uploadimg (-> URL). A library ass
 the same account already is a material: its media_id and URL are used as they are.
 """
 import logging
+import threading
+from collections.abc import Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from contextlib import contextmanager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
-from models import Asset
+from models import Asset, db
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
-from services.platform_client import cached_upload, forget_upload, remember_upload
+from services.platform_client import PlatformError, cached_upload, forget_upload, remember_upload
 from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
@@ -21,14 +25,46 @@ class PublishFailed(Exception):
     """A publish step that failed for a reason other than the platform; str() is one line."""
 
 
+class _KeyedLocks:
+    """One lock per key while anyone holds or waits for it (the table does not grow with the library)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[tuple, list] = {}
+
+    @contextmanager
+    def hold(self, key: tuple) -> Iterator[None]:
+        with self._guard:
+            entry = self._locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._locks[key]
+
+
+# Two jobs uploading one asset to one account at the same moment: the second waits and reuses the first's.
+_UPLOADING = _KeyedLocks()
+
+# (asset, "material" | "uploadimg", what the job's error names it)
+Needed = tuple[Asset, str, str]
+
+
 class JobImages:
     """The uploads of one publish job on `client`'s account.
 
     `touch()` is called before every platform call (it renews the job's claim on the task).
     """
 
-    def __init__(self, client, *, uploads_root, remote_hosts=(), allow_private=False, timeout=20, touch=None):
+    def __init__(self, client, *, uploads_root, remote_hosts=(), allow_private=False, timeout=20, touch=None,
+                 concurrency=1, progress=None):
         self.client = client
+        self.concurrency = max(1, int(concurrency))
+        self.progress = progress or (lambda done, total: None)
         self.account = client.account
         self.uploads_root = uploads_root
         self.remote_hosts = [host.lower() for host in remote_hosts]
@@ -46,35 +82,74 @@ class JobImages:
                                 "publish the task anew")
         return asset
 
+    def upload_all(self, needed: list[Needed]) -> None:
+        """Upload every image of the job not on the platform yet, `concurrency` at a time, so that
+        material_id and body_url then answer from the cache. The first failure cancels the uploads
+        not started yet and is raised naming its image; nothing else of the job runs after it."""
+        todo = list({(asset.asset_id, kind): (asset, kind, what) for asset, kind, what in needed}.values())
+        counted = threading.Lock()
+        done = [0]
+
+        def one(item: Needed, own_connection: bool) -> None:
+            # A pool thread has no connection of its own.
+            with db.connection_context() if own_connection else nullcontext():
+                self._upload(*item)
+                with counted:  # in order: the page never sees the count go back
+                    done[0] += 1
+                    self.progress(done[0], len(todo))
+
+        self.progress(0, len(todo))
+        if self.concurrency == 1 or len(todo) < 2:
+            for item in todo:
+                one(item, False)
+            return
+        with ThreadPoolExecutor(min(self.concurrency, len(todo)), thread_name_prefix="upload") as pool:
+            futures = [pool.submit(one, item, True) for item in todo]
+            _, running = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in running:
+                future.cancel()  # those not started never start
+            wait(running)  # those already uploading end; what they uploaded is cached for a retry
+        for future in futures:  # the first failure in the job's own order
+            if not future.cancelled() and future.exception() is not None:
+                raise future.exception()  # type: ignore[misc]  # not None: checked just above
+
+    def _upload(self, asset: Asset, kind: str, what: str) -> None:
+        try:
+            self.material_id(asset) if kind == "material" else self.body_url(asset)
+        except PlatformError as exc:
+            raise PlatformError(exc.errcode, f"{exc.errmsg} ({what} {asset.asset_id})", exc.rid) from None
+
     def material_id(self, asset: Asset) -> str:
         """media_id of the asset as a permanent image material of this account."""
         self.materials_used.append(asset.asset_id)
-        cached = cached_upload(asset.asset_id, self.account, "material")
-        if cached is not None and cached.media_id:
-            return cached.media_id
-        if asset.platform_account == self.account and asset.platform_media_id:
-            return asset.platform_media_id
-        data, content_type, name = self._content(asset)
-        self.touch()
-        result = self.client.add_material_image(name, data, content_type)
-        remember_upload(asset.asset_id, self.account, "material", media_id=result["media_id"], url=result["url"])
-        return result["media_id"]
+        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, "material")):
+            cached = cached_upload(asset.asset_id, self.account, "material")
+            if cached is not None and cached.media_id:
+                return cached.media_id
+            if asset.platform_account == self.account and asset.platform_media_id:
+                return asset.platform_media_id
+            data, content_type, name = self._content(asset)
+            self.touch()
+            result = self.client.add_material_image(name, data, content_type)
+            remember_upload(asset.asset_id, self.account, "material", media_id=result["media_id"], url=result["url"])
+            return result["media_id"]
 
     def body_url(self, asset: Asset) -> str:
         """The platform URL of the asset for use inside an article body."""
-        cached = cached_upload(asset.asset_id, self.account, "uploadimg")
-        if cached is not None and cached.url:
-            return cached.url
-        if asset.platform_account == self.account and asset.platform_media_id and not asset.is_local:
-            return asset.url
-        data, content_type, name = self._content(asset)
-        self.touch()
-        try:
-            url = self.client.upload_body_image(name, data, content_type)
-        except ValueError as exc:  # not convertible to a jpg/png of at most 1 MB
-            raise PublishFailed(f"body image {asset.asset_id}: {exc}") from None
-        remember_upload(asset.asset_id, self.account, "uploadimg", url=url)
-        return url
+        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, "uploadimg")):
+            cached = cached_upload(asset.asset_id, self.account, "uploadimg")
+            if cached is not None and cached.url:
+                return cached.url
+            if asset.platform_account == self.account and asset.platform_media_id and not asset.is_local:
+                return asset.url
+            data, content_type, name = self._content(asset)
+            self.touch()
+            try:
+                url = self.client.upload_body_image(name, data, content_type)
+            except ValueError as exc:  # not convertible to a jpg/png of at most 1 MB
+                raise PublishFailed(f"body image {asset.asset_id}: {exc}") from None
+            remember_upload(asset.asset_id, self.account, "uploadimg", url=url)
+            return url
 
     def forget_materials(self) -> None:
         """The platform no longer knows a material we sent (40007): upload them again next time."""

@@ -119,7 +119,9 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
             last_error=f"publish started at {now} has not finished: still running, or the service stopped "
                        "during it (retry it if this stays)")
         save_task(task)
-        return Claim(task.id, task.public_account, task.content_type, job_id, snapshot, _last_draft(task), problem)
+        draft = last_draft_job(task)
+        return Claim(task.id, task.public_account, task.content_type, job_id, snapshot,
+                     draft.draft_media_id if draft else None, problem)
 
 
 def _source_job(task, job_id):
@@ -188,11 +190,11 @@ def release_orphaned_claims() -> None:
             PublishLock.delete().where(PublishLock.id == lock.id).execute()
 
 
-def _last_draft(task):
-    job = (PublishJob.select().where((PublishJob.task == task) & (PublishJob.status == "succeeded")
-                                     & PublishJob.draft_media_id.is_null(False))
-           .order_by(PublishJob.finished_at.desc(), PublishJob.id.desc()).first())
-    return job.draft_media_id if job else None
+def last_draft_job(task: ReviewTask) -> PublishJob | None:
+    """The task's last succeeded job: its draft is the one a publish updates and a preview sends."""
+    return (PublishJob.select().where((PublishJob.task == task) & (PublishJob.status == "succeeded")
+                                      & PublishJob.draft_media_id.is_null(False))
+            .order_by(PublishJob.finished_at.desc(), PublishJob.id.desc()).first())
 
 
 # ---- step 2 -----------------------------------------------------------------------------------
@@ -203,10 +205,14 @@ def _execute(claim, actor_name, settings):
             client = client_for(claim.account, settings)
             images = JobImages(client, uploads_root=settings.uploads_path, remote_hosts=settings.remote_image_hosts,
                                allow_private=settings.remote_image_allow_private,
-                               timeout=settings.wechat_timeout_seconds, touch=lambda: _heartbeat(claim))
+                               timeout=settings.wechat_timeout_seconds, touch=lambda: _heartbeat(claim),
+                               concurrency=settings.wechat_upload_concurrency,
+                               progress=lambda done, total: _heartbeat(claim, {
+                                   "step": "uploading_images", "done": done, "total": total}))
             article = build_article(images, claim.content_type, claim.snapshot)
             if claim.content_type == "article":
                 sent_html = article["content"]  # the body with the platform's image URLs
+            _heartbeat(claim, {"step": "saving_draft"})
             draft_media_id = save_draft(images, article, claim.draft_media_id)
         except (PlatformError, PublishFailed, ContentTooLarge) as exc:
             error = str(exc)
@@ -222,10 +228,25 @@ def _execute(claim, actor_name, settings):
         raise
 
 
-def _heartbeat(claim):
+def _heartbeat(claim, progress=None):
+    """Renews the claim; `progress` (the step the publish is at) is what the task page shows."""
+    changes: dict[Any, Any] = {PublishLock.heartbeat_at: now_iso()}
+    if progress is not None:
+        changes[PublishLock.progress] = progress
     with immediate():
-        PublishLock.update(heartbeat_at=now_iso()).where(
+        PublishLock.update(changes).where(
             (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
+
+
+def publish_progress(task_id: str) -> dict[str, Any]:
+    """What a running publish of the task is doing: {"running": false}, or its job, step and counts."""
+    lock = (PublishLock.select(PublishLock).join(ReviewTask).where(ReviewTask.task_id == task_id).first())
+    if lock is None:
+        if not ReviewTask.select().where(ReviewTask.task_id == task_id).exists():
+            raise NotFound(f"task {task_id} not found")
+        return {"running": False}
+    return {"running": True, "jobId": lock.job_id, "startedAt": lock.created_at,
+            **(lock.progress or {"step": "starting"})}
 
 
 def one_line(text: Any) -> str:
