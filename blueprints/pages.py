@@ -138,7 +138,8 @@ def review_detail(task_id):
     return render_template("review_detail.html", task=task, state=state, assets=assets,
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: theme["label"] for name, theme in THEMES.items()},
-                           element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS)
+                           element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS,
+                           preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()))
 
 
 @bp.post("/api/review/preview")

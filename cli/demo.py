@@ -19,6 +19,7 @@ from services.demo import seed
 
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 DEMO_ADMIN = "demo"
+DEMO_LATENCY = (0.15, 0.03)  # a platform call from a server outside its region: 150 ms ± 30 ms
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)  # where `python -m agentmcp` runs
 
 
@@ -66,9 +67,11 @@ def mcp_lines(url: str, token: str) -> list[str]:
             f"{sys.executable} -m agentmcp --http 8765   (then http://127.0.0.1:8765/mcp)"]
 
 
-def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
-    """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit."""
+def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEMO_LATENCY):
+    """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit. The fake
+    platform answers after `latency` (seconds, ± jitter), as the real one does from afar."""
     fake, base_url = start_fake_platform()
+    fake.set_latency(*latency)
     folder = Path(tempfile.mkdtemp(prefix="review-demo-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     atexit.register(fake.stop)
@@ -96,7 +99,8 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True):
         f"  Password    {password}   (shown only now)",
         f"  Sample data {len(created['tasks'])} review tasks, {len(created['feedback'])} feedback records, "
         f"{len(created['library'])} library images",
-        f"  WeChat      fake platform at {base_url} (drafts are kept in memory)",
+        f"  WeChat      fake platform at {base_url} (drafts are kept in memory; each call takes "
+        f"{latency[0] * 1000:g} ms ± {latency[1] * 1000:g} ms, as from afar)",
         f"  Agent token {app.config['REVIEW_AGENT_TOKEN']}   (header x-review-agent-token)",
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),

@@ -28,6 +28,34 @@
     return () => { button.disabled = false; button.textContent = before; };
   }
 
+  /* While a publish runs (its request answers only when it ends): the step it is at, read from
+     publish-progress, and every control of the page that changes the task disabled. */
+  const progressLine = $("#publish-progress");
+  function followPublish() {
+    const controls = [...document.querySelectorAll("#decision-form :is(input, select, textarea, button), #publish-btn, .retry-btn, #delete-btn")]
+      .filter((element) => !element.disabled);
+    controls.forEach((element) => { element.disabled = true; });
+    let stopped = false;
+    const words = (p) => (p.step === "uploading_images" ? `Uploading images: ${p.done} of ${p.total}…`
+      : p.step === "saving_draft" ? "Saving the draft on WeChat…" : "Starting the publish…");
+    (async function poll() {
+      while (!stopped) {
+        const result = await window.Api.call("GET", `${base}/publish-progress`);
+        if (stopped) break;
+        if (result.ok && result.data.running) {
+          progressLine.textContent = words(result.data);
+          progressLine.hidden = false;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    })();
+    return () => {
+      stopped = true;
+      progressLine.hidden = true;
+      controls.forEach((element) => { element.disabled = false; });
+    };
+  }
+
   /* The newest job the call added, in words: {ok} for the notice or {failure} for the error banner. */
   function jobOutcome(updated, before) {
     const added = (updated.publishJobs || []).filter((job) => !before.some((old) => old.id === job.id));
@@ -74,7 +102,9 @@
       const rejected = [...form.querySelectorAll('input[name="rejectedElements"]:checked')].map((box) => box.value);
       const payload = F.decisionPayload(action, rejected, $("#rejection-reason").value, $("#rejection-note").value);
       const done = busy($("#decision-submit"), "Submitting…");
+      const ended = action === "approve_and_publish" ? followPublish() : () => {};
       const result = await window.Api.call("POST", `${base}/decision`, payload, { ifMatch: task.version });
+      ended();
       if (result.ok) {
         const words = { approve_and_publish: "Approved.", approve_without_publish: "Approved without publishing.", reject_rework: "Sent back to the agent for rework." };
         const outcome = jobOutcome(result.data, task.publishJobs);
@@ -91,7 +121,9 @@
   async function publish(button, url, label) {
     pageError.hidden = true;
     const done = busy(button, label);
+    const ended = followPublish();
     const result = await window.Api.call("POST", url, undefined, { ifMatch: task.version });
+    ended();
     if (result.ok) {
       const outcome = jobOutcome(result.data, task.publishJobs);
       window.Api.flash(outcome.ok || (outcome.failure ? "" : "Publish attempt finished."), outcome.failure);
@@ -108,6 +140,28 @@
     const url = `${base}/publish-jobs/${encodeURIComponent(button.dataset.jobId)}/retry`;
     button.addEventListener("click", () => publish(button, url, "Retrying…"));
   });
+
+  /* ---- phone preview: the current draft to one follower's phone (a preview_sent timeline event) ---- */
+  const previewForm = $("#phone-preview");
+  if (previewForm) {
+    previewForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      window.Api.clearErrors(previewForm);
+      pageError.hidden = true;
+      const chosen = previewForm.elements.recipient ? previewForm.elements.recipient.value : "";
+      const wechatName = chosen || previewForm.elements.wechatName.value.trim();
+      const done = busy($("#phone-preview-btn"), "Sending…");
+      const result = await window.Api.call("POST", `${base}/preview`, { wechatName }, { ifMatch: task.version });
+      if (result.ok) {
+        window.Api.flash(`Preview sent to ${wechatName}'s phone.`);
+        window.location.reload();
+        return;
+      }
+      done();
+      if (result.error.code === "validation_error") window.Api.showErrors(previewForm, result.error, (path) => path, pageError);
+      else window.Api.showMessage(pageError, result.error.message);  // the platform's errcode is in the message
+    });
+  }
 
   /* ---- package download: errors (409 export_failed) are shown in words instead of a JSON page ---- */
   $("#package-btn").addEventListener("click", async (event) => {
