@@ -17,6 +17,7 @@ DEFAULTS = {
     "PORT": 8000,
     "THREADS": 8,
     "SHUTDOWN_GRACE_SECONDS": 30,  # after SIGTERM/SIGINT, requests in flight get this long to finish
+    "CONNECTION_IDLE_SECONDS": 30,  # an idle keep-alive connection is closed after this (CONTRACT §11)
     "DATABASE_URL": "",
     "REVIEW_AGENT_TOKEN": "",
     "REVIEW_AGENT_WEBHOOK_URL": "",
@@ -77,7 +78,8 @@ class SettingsError(ValueError):
 
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 # Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
-_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS")
+_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS",
+                 "CONNECTION_IDLE_SECONDS")
 
 
 def _coerce(name, raw, default):

@@ -1,0 +1,138 @@
+"""The connection envelope of CONTRACT §11, against the served process (`python app.py`) over sockets:
+idle and slow connections do not lock the service out, and idle keep-alive connections are closed.
+
+Timings are measured in bench/connections.py; here an answer only has to come at all, within a
+timeout far below waitress's old 120-second idle limit that used to free the slots."""
+import os
+import resource
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import AGENT_TOKEN
+
+ROOT = Path(__file__).resolve().parent.parent
+IDLE_SECONDS = 3
+ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections timed out (120 s)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def raise_open_file_limit(needed):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"this machine allows {hard} open files; the test needs {needed}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+@contextmanager
+def served(tmp_path, **settings):
+    """`python app.py` on a free port; yields its base URL."""
+    port = free_port()
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.1)
+        yield base, port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def open_sockets(port, count):
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sockets.append(sock)
+    return sockets
+
+
+def answers(base):
+    """/healthz and an authenticated API call, each within ANSWER_TIMEOUT."""
+    health = requests.get(f"{base}/healthz", timeout=ANSWER_TIMEOUT)
+    listing = requests.get(f"{base}/api/review/agent/tasks", headers={"x-review-agent-token": AGENT_TOKEN},
+                           timeout=ANSWER_TIMEOUT)
+    return health.status_code, listing.status_code
+
+
+@pytest.mark.timeout(180)
+def test_a_thousand_idle_connections_do_not_lock_the_service_out(tmp_path):
+    raise_open_file_limit(4096)
+    with served(tmp_path, CONNECTION_IDLE_SECONDS=60) as (base, port):
+        idle = open_sockets(port, 1000)
+        try:
+            time.sleep(0.5)  # the server has accepted them all
+            assert answers(base) == (200, 200)
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+@pytest.mark.timeout(180)
+def test_two_hundred_slow_header_senders_do_not_lock_the_service_out(tmp_path):
+    raise_open_file_limit(4096)
+    with served(tmp_path, CONNECTION_IDLE_SECONDS=60) as (base, port):
+        slow = open_sockets(port, 200)
+        stop = threading.Event()
+        request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 4096
+
+        def trickle():
+            for offset in range(len(request)):  # one byte a second on every connection
+                if stop.wait(1):
+                    return
+                for sock in slow:
+                    try:
+                        sock.send(request[offset:offset + 1])
+                    except OSError:
+                        pass
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        try:
+            time.sleep(2.5)  # a few bytes in: every slow connection is mid-headers
+            assert answers(base) == (200, 200)
+            time.sleep(1)
+            assert answers(base) == (200, 200)
+        finally:
+            stop.set()
+            sender.join(5)
+            for sock in slow:
+                sock.close()
+
+
+@pytest.mark.timeout(120)
+def test_idle_keep_alive_connections_are_closed_after_the_idle_limit(tmp_path):
+    with served(tmp_path, CONNECTION_IDLE_SECONDS=IDLE_SECONDS) as (_base, port):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200")
+        started = time.monotonic()
+        while chunk := sock.recv(65536):  # b"": the server closed the kept-alive connection
+            assert not chunk.startswith(b"HTTP/"), "no second answer was asked for"
+        closed_after = time.monotonic() - started
+        sock.close()
+    assert IDLE_SECONDS - 0.5 <= closed_after < 25, closed_after
