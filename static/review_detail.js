@@ -90,7 +90,8 @@
       clearTimeout(previewTimer);
       previewTimer = setTimeout(refreshPreview, 700);
     });
-    $("#body-reset").addEventListener("click", () => {
+    const reset = $("#body-reset");  // absent on an article created without body options
+    if (reset) reset.addEventListener("click", () => {
       const option = F.bodyOption();
       if (!option) return;
       $("#final-body").value = F.normalize(option.content);

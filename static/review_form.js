@@ -99,6 +99,10 @@
     const option = bodyOption();
     const markdown = bodyMarkdown();
     selections.body = markdown;
+    if (!(task.candidates.bodyOptions || []).length) {
+      // Created with titles only: the body is the reviewer's own, with no option to name.
+      return { markdown, sourceBodyCandidateId: null, themeTemplate: $("#theme-template").value };
+    }
     if (!option) return null;
     const edited = markdown !== option.content;
     if (edited) {

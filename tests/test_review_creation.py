@@ -118,7 +118,6 @@ CASES = {
     "themeTemplates": (_article, _set("candidates.themeTemplates", ["default"]), "candidates.themeTemplates"),
     "quickstart title": (_article, _set("title", "标题"), "title"),
     "quickstart attachments": (_article, _set("attachments", [{"kind": "image", "assetId": "x"}]), "attachments"),
-    "article without body options": (_article, _drop("candidates.bodyOptions"), "candidates.bodyOptions"),
     "article with descriptions": (_article, _set("candidates.descriptions", ["d"]), "candidates.descriptions"),
     "article with image groups": (_article, _set("candidates.imageGroups", []), "candidates.imageGroups"),
     "more than 50 titles": (_article, _set("candidates.titles", [f"t{i}" for i in range(51)]), "candidates.titles"),

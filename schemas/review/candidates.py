@@ -102,7 +102,7 @@ class CandidatesSchema(ArticleCandidatesSchema, ImagePostCandidatesSchema):
 
 
 REQUIRED_CANDIDATES = {
-    "article": {"bodyOptions": "an article needs at least one body option (every body draft names its source)"},
+    "article": {},  # titles alone will do: the body may come later by PATCH, or from the reviewer
     "image_post": {
         "titles": "an image_post needs at least one title to choose from",
         "descriptions": "an image_post needs at least one description to choose from",

@@ -91,10 +91,13 @@ class BodyDraftSchema(Schema):
 
     markdown = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT))
     sourceBodyCandidateId = fields.String(
-        required=True, validate=validate.Length(min=1, max=MAX_ID),
-        error_messages={"required": "a submitted bodyDraft must include sourceBodyCandidateId"})
-    sourceBodyCandidate = fields.String(validate=validate.Length(max=MAX_CONTENT),
-                                        metadata={"description": "filled in by the server when absent"})
+        required=True, allow_none=True, validate=validate.Length(min=1, max=MAX_ID),
+        error_messages={"required": "a submitted bodyDraft must include sourceBodyCandidateId"},
+        metadata={"description": "null only on a task created without body options: the body was written "
+                                 "by the reviewer or the agent, not taken from a candidate"})
+    sourceBodyCandidate = fields.String(validate=validate.Length(max=MAX_CONTENT), allow_none=True,
+                                        metadata={"description": "filled in by the server when absent; null "
+                                                                 "when the draft has no source option"})
     bodyEditedFromCandidate = StrictBoolean(metadata={"description": "computed by the server when absent"})
     themeTemplate = fields.String(allow_none=True, validate=validate.Length(max=64),
                                   metadata={"description": "one of " + ", ".join(THEME_NAMES) + "; null: default"})

@@ -11,7 +11,7 @@ from models import immediate
 from models.review import ReviewTask
 from rules.vocabulary import APPROVE_ACTIONS, ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
-from services.review.drafts import check_overrides, complete_overrides, decision_body_draft
+from services.review.drafts import body_options, check_overrides, complete_overrides, decision_body_draft
 from services.review.notifications import enqueue_approval, enqueue_rejection
 from services.review.serialize import task_to_dict
 from services.review.state_machine import fire, rule_for
@@ -52,7 +52,10 @@ def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
         return problems
     check_foreign(selections, SELECTION_KEYS[ctype], ctype, "selections", problems)
     if not whole_task:
-        check_complete(selections, ctype, "selections", problems)
+        # The body of an article created with titles only does not exist yet: rejecting it asks the agent
+        # to write one, so it need not be selected. Any other rejected key holds the value to fix.
+        unwritten = ("body",) if "body" in rejected and not body_options(task) else ()
+        check_complete(selections, ctype, "selections", problems, unwritten)
     # Rejected keys may hold the faulty value the agent is asked to fix, but no dangling reference;
     # the rest must be final.
     keys = [k for k in selections if k not in rejected]

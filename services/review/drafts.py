@@ -24,8 +24,13 @@ def _theme_problems(draft, problems):
 
 
 def _draft(option, markdown, keep_from=None):
-    draft = {"markdown": markdown, "sourceBodyCandidateId": option["id"], "sourceBodyCandidate": option["content"],
-             "bodyEditedFromCandidate": markdown != option["content"]}
+    """A draft from body `option`; with None, a body written by hand on a task without body options."""
+    if option is None:
+        draft = {"markdown": markdown, "sourceBodyCandidateId": None, "sourceBodyCandidate": None,
+                 "bodyEditedFromCandidate": True}
+    else:
+        draft = {"markdown": markdown, "sourceBodyCandidateId": option["id"],
+                 "sourceBodyCandidate": option["content"], "bodyEditedFromCandidate": markdown != option["content"]}
     for key in ("themeTemplate", "themeConfig"):
         if (keep_from or {}).get(key) is not None:
             draft[key] = keep_from[key]
@@ -42,13 +47,16 @@ def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict
         return None
     options, body, stored = body_options(task), (selections or {}).get("body"), task.body_draft
     if submitted is not None:
-        option = options.get(submitted["sourceBodyCandidateId"])
-        if option is None:
-            problems.add("bodyDraft.sourceBodyCandidateId", "no body option of this task has this id")
+        source_id = submitted["sourceBodyCandidateId"]
+        option = options.get(source_id) if source_id is not None else None
+        if option is None and (source_id is not None or options):
+            problems.add("bodyDraft.sourceBodyCandidateId", "no body option of this task has this id" if source_id
+                         else "required: name the body option the body comes from (null only when the task "
+                              "has no body options)")
             return None
         markdown = submitted["markdown"]
-        edited = markdown != option["content"]
-        if submitted.get("sourceBodyCandidate") not in (None, option["content"]):
+        edited = option is None or markdown != option["content"]
+        if submitted.get("sourceBodyCandidate") not in (None, option["content"] if option else None):
             problems.add("bodyDraft.sourceBodyCandidate", "must be the content of the source body option, unchanged")
         if submitted.get("bodyEditedFromCandidate") not in (None, edited):
             problems.add("bodyDraft.bodyEditedFromCandidate",
@@ -66,6 +74,8 @@ def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict
     for option in options.values():
         if option["content"] == body:
             return _draft(option, body, stored)
+    if not options:  # a task created with titles only: the body is the reviewer's own
+        return _draft(None, body, stored)
     if required:
         problems.add("bodyDraft", "required: selections.body is not exactly the content of one body option, "
                                   "so send a bodyDraft naming its sourceBodyCandidateId")
@@ -76,6 +86,8 @@ def patch_body_draft(assets: Any, task: Any, body: str, source_id: str | None, p
     """The bodyDraft after an agent PATCH of `body` (source: given id, saved draft, or the only option)."""
     options, stored = body_options(task), task.body_draft
     check_markdown_links(assets, body, "body", problems)
+    if not options and source_id is None:  # a task created without body options: no source to name
+        return _draft(None, body, stored)
     if source_id is None:
         if stored and stored.get("sourceBodyCandidateId") in options:
             source_id = stored["sourceBodyCandidateId"]
@@ -143,8 +155,8 @@ def _edit_of(assets, task, key, value, draft):
     if key in TEXT_CANDIDATES:
         options = candidates.get(TEXT_CANDIDATES[key]) or []
         return None if value in options else {"basedOn": _closest(options, value), "value": value}
-    if key == "body":
-        edited = draft["bodyEditedFromCandidate"]
+    if key == "body":  # a body with no source option is the reviewer's own, not an edit of a candidate
+        edited = draft["bodyEditedFromCandidate"] and draft["sourceBodyCandidateId"] is not None
         return {"basedOnCandidateId": draft["sourceBodyCandidateId"], "value": value} if edited else None
     if key == "coverImage":
         options = candidates.get("coverImages") or []

@@ -2,8 +2,12 @@
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 
 RULINGS = (
-    "An article needs at least one `bodyOptions` entry at creation: every body draft names its source "
-    "option, so an article without one could never be approved.",
+    "An article may be created with titles only (spec rule 1: one kind of candidate content). Its body "
+    "is written later, by the agent's PATCH of `body` or by the reviewer; its `bodyDraft` then has "
+    "`sourceBodyCandidateId` null (a submitted one must say null: it has no option to name), "
+    "`sourceBodyCandidate` null and `bodyEditedFromCandidate` true, and such a body gets no "
+    "`manualOverrides.body` (it edits no candidate). Approval still needs `selections.body`; a "
+    "field-level rejection of `body` may leave it out of `selections` while there is none to fix.",
     "Candidate string lists hold non-empty strings; `bodyOptions[].id`, `imageGroups[].id` and "
     "`bodyImageCandidates[].placeholderId` are unique; `topic` is 1 to 500 characters.",
     "Idempotency records are kept only for successful creations (201); a request that failed "

@@ -70,10 +70,11 @@ def check_foreign(data: dict[str, Any], allowed: Iterable[str], content_type: st
             problems.add(join(prefix, key), f"not a field of {content_type} {what}")
 
 
-def check_complete(selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems") -> None:
+def check_complete(selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems",
+                   may_be_absent: Iterable[str] = ()) -> None:
     for key in REQUIRED_SELECTION_KEYS[content_type]:
         value = (selections or {}).get(key)
-        if value is None:
+        if value is None and key not in may_be_absent:
             problems.add(join(prefix, key), f"required: complete {content_type} selections include {key}")
     check_not_blank(selections or {}, content_type, prefix, problems)
 

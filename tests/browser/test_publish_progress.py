@@ -56,3 +56,32 @@ def test_a_refused_preview_says_why(page, demo, live_server, console):
         "the account.")
     expect(page.locator('.timeline li[data-event="preview_sent"]')).to_have_count(0)
     console.assert_clean()
+
+
+def test_an_article_created_with_titles_only_gets_its_body_from_the_reviewer(page, live_server, demo, console):
+    """Issue 20: the page offers a body to write when the agent sent none, and the task publishes."""
+    import requests
+
+    from tests.conftest import AGENT_TOKEN
+    from tests.review_helpers import png_bytes
+
+    agent = {"x-review-agent-token": AGENT_TOKEN}
+    cover = requests.post(f"{live_server.url}/api/assets/upload", headers=agent, timeout=10,
+                          files={"file": ("cover.png", png_bytes(900, 500), "image/png")}).json()
+    created = requests.post(f"{live_server.url}/api/review/agent/tasks", headers=agent, timeout=10, json={
+        "publicAccount": "silicon-rise", "topic": "只有标题的文章", "candidates": {
+            "titles": ["先有标题"], "summaries": ["摘要"], "coverImages": [cover["url"]]}})
+    assert created.status_code == 201, created.text
+    task = created.json()
+    sign_in(page, f"/review/{task['id']}")
+    expect(page.locator("#no-body-options")).to_be_visible()
+    page.get_by_label("Final body (Markdown)").fill("# 正文\n\n评审人写的正文。")
+    page.get_by_label("Approve and publish").check()
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.locator("#task-status")).to_have_text("Published")
+    saved = stored_task(task["id"])
+    assert saved["bodyDraft"]["markdown"] == "# 正文\n\n评审人写的正文。"
+    assert saved["bodyDraft"]["sourceBodyCandidateId"] is None
+    [draft] = live_server.platform.drafts.values()
+    assert "评审人写的正文" in draft["articles"][0]["content"]
+    console.assert_clean()
