@@ -12,6 +12,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, strict_nullable, webhook
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
+from schemas.common import QuerySchema
 from schemas.review import TaskSchema
 from schemas.review.events import WEBHOOKS
 from services.errors import ERROR_CODES, ValidationFailed
@@ -253,6 +254,8 @@ def build_spec(app):
             if meta["description"]:
                 op["description"] = meta["description"]
             if meta["query"] is not None:
+                if not isinstance(_instance(meta["query"]), QuerySchema):
+                    raise TypeError(f"{rule.rule}: query schemas derive from schemas.common.QuerySchema")
                 op["parameters"].append({"in": "query", "schema": _instance(meta["query"])})
             content = {}
             if meta["body"] is not None:
@@ -275,6 +278,11 @@ def build_spec(app):
     webhooks = {event_type: {"post": webhook(event_type, when, _schema_ref(body, spec))}
                 for event_type, (_, body, when) in WEBHOOKS.items()}
     document = spec.to_dict()
+    for operations in document["paths"].values():  # schemas.common.QuerySchema: empty means not given
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    parameter["allowEmptyValue"] = True
     document["x-webhooks"] = webhooks
     return strict_nullable(document)
 

@@ -1,5 +1,6 @@
 """Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
 from flask import Blueprint, g, request, send_from_directory
+from werkzeug.routing import BaseConverter
 
 from blueprints.apidoc import NoBody, api, load
 from blueprints.bodies import single_file
@@ -14,6 +15,17 @@ from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
 TAGS = ["assets"]
+
+
+class AssetIdConverter(BaseConverter):
+    """Any path segment but `upload`: /api/assets/upload is the upload route only, so a GET or PUT
+    there is 405 with `Allow: POST` (it matched GET /api/assets/<asset_id> too, and Allow said GET)."""
+
+    regex = r"(?!upload$)[^/]+"
+
+
+# Before the routes below are added: their rules are compiled with it.
+bp.record_once(lambda state: state.app.url_map.converters.setdefault("asset_id", AssetIdConverter))
 # The guard sits above @api so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
@@ -62,7 +74,7 @@ def list_assets(query):
             "pagination": pagination(query["page"], query["pageSize"], total)}
 
 
-@bp.get("/api/assets/<asset_id>")
+@bp.get("/api/assets/<asset_id:asset_id>")
 @agent_or_admin("review")
 @api(responses={200: AssetSchema}, tags=TAGS)
 def get_asset(asset_id):

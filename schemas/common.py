@@ -1,5 +1,5 @@
-"""Shapes shared by every paged list (assets, feedback)."""
-from marshmallow import Schema, fields, validate
+"""Shapes shared by every list: query parameters, paging (assets, feedback)."""
+from marshmallow import Schema, fields, pre_load, validate
 
 from rules.limits import MAX_PAGE_SIZE
 
@@ -8,7 +8,16 @@ from rules.limits import MAX_PAGE_SIZE
 MAX_PAGE = (2**63 - 1) // MAX_PAGE_SIZE
 
 
-class PageQuerySchema(Schema):
+class QuerySchema(Schema):
+    """Query parameters: an empty one (`?type=` from a plain HTML form) means not given, as the OpenAPI
+    document says of every query parameter (`allowEmptyValue`)."""
+
+    @pre_load
+    def _drop_empty(self, data, **_kwargs):
+        return {key: value for key, value in data.items() if not (isinstance(value, str) and not value.strip())}
+
+
+class PageQuerySchema(QuerySchema):
     """page and pageSize: positive integers; pageSize at most 100."""
 
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))

@@ -3,13 +3,13 @@
 duplicate check live in services.feedback.intake."""
 import json
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
+from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
 
 from rules.client_input import bound, moment
 from rules.ids import iso
 from rules.limits import MAX_EXTRA_BYTES
 from rules.vocabulary import ATTACHMENT_KINDS, FEEDBACK_STATUSES
-from schemas.common import PageQuerySchema, PaginationSchema, timestamp
+from schemas.common import PageQuerySchema, PaginationSchema, QuerySchema, timestamp
 
 LIST_STATUSES = ("all", *FEEDBACK_STATUSES)
 
@@ -100,7 +100,7 @@ class _Bound(fields.Field):
             raise ValidationError(str(exc)) from None
 
 
-class FeedbackFilterSchema(Schema):
+class FeedbackFilterSchema(QuerySchema):
     """Filters shared by the list and the CSV export."""
 
     status = fields.String(load_default="all", validate=validate.OneOf(LIST_STATUSES))
@@ -117,11 +117,6 @@ class FeedbackFilterSchema(Schema):
                                 "(case-insensitive)"})
     created_from = _Bound(data_key="from")
     created_before = _Bound(data_key="to", end=True)
-
-    @pre_load
-    def _drop_empty(self, data, **_kwargs):
-        """An empty query parameter (`?type=` from a plain HTML form) means no filter."""
-        return {key: value for key, value in data.items() if not (isinstance(value, str) and not value.strip())}
 
     @validates_schema
     def _ordered(self, data, **_kwargs):

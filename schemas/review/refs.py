@@ -63,13 +63,16 @@ class AssetRef(fields.Field):
 
 
 class CropPercentSchema(Schema):
-    """One crop box in fractions of the image (0..1); the box must be 3:4 in the image's pixels."""
+    """One crop box in fractions of the image (0..1), x2 > x1 and y2 > y1 (`x-greater-than`); the box
+    must be 3:4 in the image's pixels."""
 
     ratio = fields.String(required=True, validate=validate.OneOf(["3_4"], error="must be the literal 3_4"))
     x1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
     y1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
-    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
-    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
+    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1),
+                     metadata={"description": "greater than x1", "x-greater-than": "x1"})
+    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1),
+                     metadata={"description": "greater than y1", "x-greater-than": "y1"})
 
     @validates_schema
     def ordered(self, data, **kwargs):

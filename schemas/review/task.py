@@ -11,7 +11,7 @@ from rules.vocabulary import (
     STATUSES,
     TRIGGER_MODES,
 )
-from schemas.common import timestamp
+from schemas.common import QuerySchema, timestamp
 from schemas.review.candidates import CandidatesSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
 
@@ -66,14 +66,15 @@ class TaskSchema(Schema):
     updatedAt = timestamp(attribute="updated_at", required=True)
 
 
-class TaskListQuerySchema(Schema):
+class TaskListQuerySchema(QuerySchema):
     """Filters of GET /api/review/tasks; the response pages with `Link: rel="next"`."""
 
     status = fields.String(load_default="pending_review", validate=validate.OneOf(("all", *STATUSES)))
     publicAccount = fields.String(load_default=None, validate=validate.OneOf(ACCOUNTS))
-    from_ = fields.String(data_key="from", load_default=None,
-                          metadata={"description": "ISO date or datetime; createdAt lower bound, inclusive"})
-    to = fields.String(load_default=None, metadata={"description": "inclusive; a date-only value covers the day"})
+    from_ = fields.String(data_key="from", load_default=None, metadata={
+        "format": "date or date-time", "description": "ISO date or datetime; createdAt lower bound, inclusive"})
+    to = fields.String(load_default=None, metadata={"format": "date or date-time",
+                                                    "description": "inclusive; a date-only value covers the day"})
     limit = fields.Integer(load_default=200, validate=validate.Range(min=1, max=1000))
     cursor = fields.String(load_default=None, validate=validate.Length(max=512),
                            metadata={"description": "from the previous page's Link header"})
@@ -82,5 +83,6 @@ class TaskListQuerySchema(Schema):
 class AgentTaskListQuerySchema(TaskListQuerySchema):
     externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
     updatedSince = fields.String(load_default=None, validate=validate.Length(min=1, max=64), metadata={
+        "format": "date or date-time",
         "description": "ISO date or datetime; only tasks whose updatedAt is at or after it (what changed since "
                        "the agent last looked)"})
