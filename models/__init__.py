@@ -6,6 +6,7 @@ from models.files import AssetCleanup, PendingFile  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
+from models.ratelimit import RateHit  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
 from models.users import AdminUser, EndedSession, LoginAttempt  # noqa: F401
 
@@ -27,4 +28,5 @@ ALL_MODELS = [
     PublishJob,
     PublishLock,
     IdempotencyKey,
+    RateHit,
 ]

@@ -106,11 +106,20 @@ def _switch_to_wal(path, timeout=10.0):
 _WRITE_LOCK = threading.RLock()
 
 
+# PostgreSQL: the same one-writer-at-a-time rule across every process, as a transaction-level
+# advisory lock (released at commit or rollback); its key is any constant of our own.
+PG_WRITE_LOCK_KEY = 0x72657669657700
+
+
 @contextmanager
 def immediate() -> Iterator[None]:
-    """Transaction that takes the write lock up front (reads that lead to writes)."""
+    """Transaction that takes the write lock up front (reads that lead to writes): SQLite's IMMEDIATE,
+    or on PostgreSQL an advisory lock, so a read-check-write runs alone on both stores, across
+    processes too (READ COMMITTED then reads everything committed before the lock was granted)."""
     if not isinstance(db.obj, peewee.SqliteDatabase):
         with db.atomic():
+            if db.transaction_depth() == 1:  # the outermost transaction; nested ones hold it already
+                db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
             yield
         return
     with _WRITE_LOCK, db.atomic("IMMEDIATE"):

@@ -64,6 +64,7 @@ MIGRATIONS = [
     (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda: None),
     (8, "publish_lock.progress: the step a running publish is at",
      lambda: _add_column_if_missing(PublishLock, "progress")),
+    (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda: None),
 ]
 LATEST = MIGRATIONS[-1][0]
 

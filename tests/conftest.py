@@ -1,5 +1,12 @@
-"""Fixtures: an app on a temporary database and uploads folder, clients, signed-in helpers."""
+"""Fixtures: an app on a temporary database and uploads folder, clients, signed-in helpers.
+
+The store-dependent modules in STORE_MODULES run every test twice, on SQLite and on PostgreSQL (a
+throwaway cluster, tests/postgres.py): every rule they check holds on both stores."""
+import os
+import shutil
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -7,18 +14,73 @@ from app import create_app
 from models import db
 from services.settings import Settings
 from tests import response_check
+from tests.postgres import Cluster, binaries
 from tests.review_helpers import article, post  # noqa: F401 (fixtures: a pending article and image post)
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
 ADMIN_PASSWORD = "correct horse battery"
 
 
+STORES = ("sqlite", "postgresql")
+STORE_MODULES = {
+    "test_review_creation", "test_review_decisions", "test_review_rejections", "test_review_rework",
+    "test_review_lists", "test_review_titles_only", "test_review_concurrency", "test_publishing",
+    "test_publishing_failures", "test_publishing_image_post", "test_publishing_preconditions",
+    "test_publishing_preview", "test_publishing_concurrency", "test_notifications", "test_agent_events",
+    "test_delete", "test_assets", "test_package", "test_feedback_intake", "test_feedback_admin",
+    "test_feedback_attachments", "test_feedback_ratelimit", "test_auth", "test_multiprocess",
+}
+
+
+def pytest_generate_tests(metafunc):
+    if "store" in metafunc.fixturenames and metafunc.module.__name__.rpartition(".")[2] in STORE_MODULES:
+        metafunc.parametrize("store", STORES, indirect=True)
+
+
 @pytest.fixture
-def make_app(tmp_path):
+def store(request):
+    """"sqlite" or "postgresql": the store the test's app runs on (SQLite outside STORE_MODULES)."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    if binaries() is None:
+        reason = "PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    folder = Path(tempfile.mkdtemp(prefix="review-pg-"))  # not under pytest's root-only folders
+    cluster = Cluster(folder).start()
+    yield cluster
+    cluster.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def database_url(store, request):
+    """DATABASE_URL of the test's store: "" (SQLite in the instance folder) or a new PostgreSQL database."""
+    if store == "sqlite":
+        yield ""
+        return
+    cluster = request.getfixturevalue("postgres_cluster")
+    name = cluster.create_database()
+    yield cluster.url(name)
+    if db.obj is not None:  # None when the app never started (a test of a refused setting)
+        if hasattr(db.obj, "close_all"):
+            db.obj.close_all()
+        if not db.is_closed():
+            db.close()
+    cluster.drop_database(name)
+
+
+@pytest.fixture
+def make_app(tmp_path, database_url):
     """Factory so a test can build the app twice on the same folders (restarts)."""
     def factory(**overrides):
         config = {
             "TESTING": True,
+            "DATABASE_URL": database_url,
             "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
             "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
             "REVIEW_AGENT_TOKEN": AGENT_TOKEN,

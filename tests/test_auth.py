@@ -502,7 +502,7 @@ def test_create_admin_cli_password_stdin(app, runner):
     assert bad.exit_code != 0 and "permissions" in bad.output
 
 
-def test_create_admin_keeps_an_accounts_permissions_and_says_where_it_wrote(app, runner):
+def test_create_admin_keeps_an_accounts_permissions_and_says_where_it_wrote(app, runner, store):
     """A password reset for scripts used to grant both permissions to a review-only account."""
     def create(*args, password="s3cret-password"):
         result = runner.invoke(args=["create-admin", *args, "--password-stdin"], input=password + "\n")
@@ -511,7 +511,8 @@ def test_create_admin_keeps_an_accounts_permissions_and_says_where_it_wrote(app,
 
     assert "admin reader saved with permissions review in " in create("reader", "--permissions", "review")
     output = create("reader", password="an0ther-password")
-    assert f"admin reader saved with permissions review in {app.instance_path}/review.db" in output
+    where = f"{app.instance_path}/review.db" if store == "sqlite" else "the DATABASE_URL database"
+    assert f"admin reader saved with permissions review in {where}" in output
     assert "with permissions feedback,review" in create("newcomer")  # a new account: both
     runner.invoke(args=["deactivate-admin", "reader"])
     create("reader", password="th1rd-password")  # on again, as the README says

@@ -1,28 +1,28 @@
-"""Sliding-window rate limits for feedback intake (CONTRACT §9), one limiter per app instance.
+"""Sliding-window rate limits for feedback intake (CONTRACT §9), counted in the database.
 
 Each category (ip, device, version, channel) has limits such as `20/minute;200/day`. A request is
 checked against every key it carries and recorded against all of them only when none is over its
-limit, so a client that waits the announced Retry-After gets through. State is in memory: good for
-one process (waitress threads); several processes would each count on their own.
+limit, so a client that waits the announced Retry-After gets through. The hits live in the
+`rate_hit` table and the check-and-record runs in one write transaction, so every service process
+on the database counts together (no limit multiplied by the number of processes).
 """
 import math
-import threading
 import time
-from bisect import bisect_right
+from collections.abc import Callable
 
+from models import immediate
+from models.ratelimit import RateHit
 from services.settings import Settings
 
-SWEEP_EVERY = 1000  # hits between purges of idle keys
+SWEEP_EVERY = 1000  # hits (per process) between purges of hits older than every window
 
 
 class SlidingWindowLimiter:
-    """`rules` maps a category to [(count, period_seconds), ...]; thread-safe."""
+    """`rules` maps a category to [(count, period_seconds), ...]; `clock` gives Unix seconds."""
 
-    def __init__(self, rules, clock=time.monotonic):
+    def __init__(self, rules: dict, clock: Callable[[], float] = time.time):
         self.rules = {category: list(limits) for category, limits in rules.items() if limits}
         self.clock = clock
-        self._stamps = {}  # (category, key) -> ascending hit times within the longest period
-        self._lock = threading.Lock()
         self._hits_since_sweep = 0
 
     def hit(self, keys: dict[str, str | None]) -> int | None:
@@ -30,49 +30,41 @@ class SlidingWindowLimiter:
 
         Returns None when allowed, else the whole seconds (>= 1) until every exceeded limit has room.
         """
-        with self._lock:
+        counted = [(category, key) for category, key in keys.items() if key is not None and self.rules.get(category)]
+        if not counted:
+            return None
+        with immediate():  # one writer at a time, across processes: no two requests take the last slot
             now = self.clock()
             wait = 0.0
-            checked = []
-            for category, key in keys.items():
-                limits = self.rules.get(category)
-                if key is None or not limits:
-                    continue
-                stamps = self._window(category, key, now)
+            for category, key in counted:
+                limits = self.rules[category]
+                longest = max(period for _count, period in limits)
+                stamps = [at for (at,) in RateHit.select(RateHit.at).where(
+                    (RateHit.category == category) & (RateHit.key == key) & (RateHit.at > now - longest)
+                ).order_by(RateHit.at).tuples()]
                 for count, period in limits:
-                    inside = len(stamps) - bisect_right(stamps, now - period)
+                    inside = sum(1 for at in stamps if at > now - period)
                     if inside >= count:
                         # The hit that has to leave the window before one more fits.
                         wait = max(wait, stamps[len(stamps) - count] + period - now)
-                checked.append(stamps)
             if wait > 0:
                 return max(1, math.ceil(wait))
-            for stamps in checked:
-                stamps.append(now)
+            RateHit.insert_many([{"category": category, "key": key, "at": now} for category, key in counted]).execute()
             self._sweep_now_and_then(now)
-            return None
+        return None
 
-    def _window(self, category, key, now):
-        longest = max(period for _count, period in self.rules[category])
-        stamps = self._stamps.setdefault((category, key), [])
-        expired = bisect_right(stamps, now - longest)
-        if expired:
-            del stamps[:expired]
-        return stamps
-
-    def _sweep_now_and_then(self, now):
-        """Forget keys with no hit inside their longest period, so memory follows active clients."""
+    def _sweep_now_and_then(self, now: float) -> None:
+        """Delete hits outside every window, so the table follows active clients."""
         self._hits_since_sweep += 1
         if self._hits_since_sweep < SWEEP_EVERY:
             return
         self._hits_since_sweep = 0
-        for (category, key), stamps in list(self._stamps.items()):
-            longest = max(period for _count, period in self.rules[category])
-            if not stamps or stamps[-1] <= now - longest:
-                del self._stamps[(category, key)]
+        for category, limits in self.rules.items():
+            longest = max(period for _count, period in limits)
+            RateHit.delete().where((RateHit.category == category) & (RateHit.at <= now - longest)).execute()
 
     def tracked_keys(self) -> int:
-        return len(self._stamps)
+        return RateHit.select(RateHit.category, RateHit.key).distinct().count()
 
 
 def limiter_from_settings(settings: Settings) -> "SlidingWindowLimiter":

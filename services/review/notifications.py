@@ -30,6 +30,8 @@ from services.settings import DEFAULT_RETRY_DELAYS
 log = logging.getLogger(__name__)
 
 TIMEOUT = (5, 10)
+BATCH = 50  # messages attempted per pass
+CLAIM_SECONDS = 60  # a claimed message is this sender's for longer than one attempt can take
 
 
 _DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items()}  # `data`, as documented
@@ -140,15 +142,10 @@ def _deliver(url, secret, retry_delays, now, events):
     with immediate():
         OutboxMessage.update(status="not_sent").where(
             (OutboxMessage.status == "pending") & OutboxMessage.event_type.not_in(list(events))).execute()
-    earlier = OutboxMessage.alias()
-    waiting = earlier.select(earlier.id).where(
-        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id))
-    due = list(OutboxMessage.select().where(
-        (OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at <= iso(now))
-        & ~peewee.fn.EXISTS(waiting)
-    ).order_by(OutboxMessage.next_attempt_at, OutboxMessage.id).limit(50))
+    attempted: list[int] = []
     sent = 0
-    for message in due:
+    while len(attempted) < BATCH and (message := _claim_next(now, attempted)) is not None:
+        attempted.append(message.id)
         failure = _post(url, secret, message)
         attempts = message.attempts + 1
         with immediate():
@@ -169,7 +166,27 @@ def _deliver(url, secret, retry_delays, now, events):
                 "messageId": message.message_id, "eventType": message.event_type, "attempt": attempts,
                 "error": failure, "willRetry": not gave_up})
         log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)
-    return len(due), sent
+    return len(attempted), sent
+
+
+def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
+    """The next due message, leased to this sender for CLAIM_SECONDS: no other sender, in this process
+    or another one on the same database, takes it meanwhile, and a sender that dies mid-send leaves it
+    due again afterwards (at least once). A message waits while an earlier one of its task is pending."""
+    earlier = OutboxMessage.alias()
+    waiting = earlier.select(earlier.id).where(
+        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id))
+    conditions = [OutboxMessage.status == "pending", OutboxMessage.next_attempt_at <= iso(now),
+                  ~peewee.fn.EXISTS(waiting)]
+    if skip:  # attempted in this pass already: once per pass
+        conditions.append(OutboxMessage.id.not_in(skip))
+    with immediate():
+        message = (OutboxMessage.select().where(*conditions)
+                   .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id).first())
+        if message is not None:
+            OutboxMessage.update(next_attempt_at=iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))).where(
+                OutboxMessage.id == message.id).execute()
+    return message
 
 
 class Sender(Worker):
