@@ -1,0 +1,149 @@
+"""Several service processes on one database (CONTRACT: a team that outgrows one process), on each
+store: three `python app.py` processes share one PostgreSQL database or one SQLite file, with
+clients spread across them, and the guarantees of one process still hold."""
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+
+from fakeplatform import FakePlatform
+from tests.receivers import WebhookReceiver
+from tests.review_helpers import article_payload, png_bytes
+from tests.test_connections import free_port
+from tests.test_publishing import ACCOUNTS
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = {"x-review-agent-token": "multi-process-agent-token-0123456789"}
+CLIENT = {"x-feedback-client-token": "multi-process-client-token"}
+PASSWORD = "a long enough password"
+PROCESSES = 3
+
+
+@contextmanager
+def service(tmp_path, database_url, **settings):
+    """One `python app.py`; every process of a test shares the instance and uploads folders."""
+    port = free_port()
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "DATABASE_URL": database_url,
+           "REVIEW_AGENT_TOKEN": AGENT["x-review-agent-token"],
+           "FEEDBACK_CLIENT_TOKENS": f"web={CLIENT['x-feedback-client-token']}",
+           "REVIEW_ADMIN_USERNAME": "admin", "REVIEW_ADMIN_PASSWORD": PASSWORD,
+           **{key: str(value) for key, value in settings.items()}}
+    process = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert process.poll() is None, process.stderr.read()
+            assert time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def fake():
+    platform = FakePlatform(dict(ACCOUNTS.values()))
+    platform.start()
+    yield platform
+    platform.stop()
+
+
+@pytest.fixture
+def receiver():
+    hook = WebhookReceiver().start()
+    yield hook
+    hook.stop()
+
+
+@pytest.fixture
+def services(tmp_path, database_url, fake, receiver):
+    """Three processes started at the same moment (the schema upgrade races too)."""
+    settings = {"FEEDBACK_RATE_LIMIT_PER_IP": "14/minute", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
+                "WECHAT_API_BASE": fake.base_url, "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
+                "REVIEW_WEBHOOK_RETRY_DELAYS": "1,1,1"}
+    for account, (appid, secret) in ACCOUNTS.items():
+        prefix = "WECHAT_" + account.upper().replace("-", "_")
+        settings[prefix + "_APPID"], settings[prefix + "_SECRET"] = appid, secret
+    with ExitStack() as stack, ThreadPoolExecutor(PROCESSES) as pool:
+        starting = [pool.submit(lambda: stack.enter_context(service(tmp_path, database_url, **settings)))
+                    for _ in range(PROCESSES)]
+        yield [future.result() for future in starting]
+
+
+def signed_in(base):
+    session = requests.Session()
+    answer = session.post(f"{base}/api/auth/login", data={"username": "admin", "password": PASSWORD},
+                          allow_redirects=False, timeout=10)
+    assert answer.status_code == 303 and "error" not in answer.headers["Location"], answer.headers
+    return session
+
+
+def feedback(n=0):
+    return {"appName": "multi", "appVersion": "1.0", "platform": "web", "type": "bug", "title": f"标题 {n}",
+            "content": f"同一个问题的描述 {n}"}
+
+
+def test_several_processes_keep_the_guarantees_of_one(services, fake, receiver):
+    # 10 identical feedback POSTs spread over the processes at once: exactly one is created.
+    with ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(lambda i: requests.post(f"{services[i % PROCESSES]}/api/feedbacks", json=feedback(),
+                                                        headers=CLIENT, timeout=30), range(10)))
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [201] + [409] * 9, [a.text[:200] for a in answers]
+    created = next(a.json() for a in answers if a.status_code == 201)
+    assert {a.json()["error"]["details"]["feedbackId"] for a in answers if a.status_code == 409} == {created["id"]}
+
+    # The per-address limit (14 a minute) holds across the processes: 10 used above, 4 more fit.
+    more = [requests.post(f"{services[n % PROCESSES]}/api/feedbacks", json=feedback(n), headers=CLIENT,
+                          timeout=30).status_code for n in range(1, 7)]
+    assert sorted(more) == [201] * 4 + [429] * 2, more
+
+    # Two publishes of one task on two processes: one draft.
+    cover = requests.post(f"{services[0]}/api/assets/upload", headers=AGENT, timeout=30,
+                          files={"file": ("cover.png", png_bytes(900, 500), "image/png")}).json()
+    task = requests.post(f"{services[0]}/api/review/agent/tasks", json=article_payload([cover["url"]]),
+                         headers=AGENT, timeout=30).json()
+    admins = [signed_in(base) for base in services]
+    option = task["candidates"]["bodyOptions"][0]
+    approved = admins[1].post(f"{services[1]}/api/review/tasks/{task['id']}/decision", timeout=30, json={
+        "action": "approve_without_publish", "selections": {
+            "title": task["candidates"]["titles"][0], "summary": "摘要", "body": option["content"],
+            "coverImage": {"assetId": cover["assetId"]}}})
+    assert approved.status_code == 200, approved.text
+    fake.set_latency(0.3)  # both requests are in flight together
+    barrier = threading.Barrier(2)
+
+    def publish(i):
+        barrier.wait()
+        return admins[i].post(f"{services[i]}/api/review/tasks/{task['id']}/publish-jobs", timeout=60)
+
+    with ThreadPoolExecutor(2) as pool:
+        published = list(pool.map(publish, (0, 2)))
+    fake.set_latency(0)
+    assert sorted(p.status_code for p in published) == [200, 409], [p.text[:300] for p in published]
+    assert len(fake.drafts) == 1 and len(fake.requests_to("draft/add")) == 1
+
+    # One rejection, three webhook senders: one webhook.
+    other = requests.post(f"{services[2]}/api/review/agent/tasks", json=article_payload([cover["url"]]),
+                          headers=AGENT, timeout=30).json()
+    rejected = admins[0].post(f"{services[0]}/api/review/tasks/{other['id']}/decision", timeout=30, json={
+        "action": "reject_rework", "rejectionReason": "other"})
+    assert rejected.status_code == 200, rejected.text
+    assert receiver.wait_for(1, timeout=20)
+    time.sleep(3)  # every sender has polled the outbox a few times since
+    assert len(receiver.received) == 1
