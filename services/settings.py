@@ -157,13 +157,8 @@ def check_settings(config: Any) -> None:
         parts = urlsplit(value)
         if value and (parts.scheme not in ("http", "https") or not parts.hostname):
             raise SettingsError(f"{name} must be an http:// or https:// address, not {value!r}")
-    url = config.get("DATABASE_URL")
-    if url and urlsplit(url).scheme not in db_url.schemes:
-        raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
-    if url and urlsplit(url).scheme.startswith("postgres") \
-            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
-        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
-                            "pip install -e '.[postgres]'")
+    if config.get("DATABASE_URL"):
+        check_database_url(config["DATABASE_URL"])
     try:
         parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or "")
     except ValueError:
@@ -178,6 +173,16 @@ def check_settings(config: Any) -> None:
             parse_limits(config.get(name, ""))
         except ValueError as exc:
             raise SettingsError(f"{name}: {exc}") from None
+
+
+def check_database_url(url: str) -> None:
+    """SettingsError unless `url` names a database peewee can open with an installed driver."""
+    if urlsplit(url).scheme not in db_url.schemes:
+        raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
+    if urlsplit(url).scheme.startswith("postgres") \
+            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
+        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
+                            "pip install -e '.[postgres]'")
 
 
 def split_list(value: Any) -> list[str]:
