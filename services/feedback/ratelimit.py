@@ -39,9 +39,9 @@ class SlidingWindowLimiter:
             for category, key in counted:
                 limits = self.rules[category]
                 longest = max(period for _count, period in limits)
-                stamps = [at for (at,) in RateHit.select(RateHit.at).where(
+                stamps: list[float] = [hit.at for hit in RateHit.select(RateHit.at).where(
                     (RateHit.category == category) & (RateHit.key == key) & (RateHit.at > now - longest)
-                ).order_by(RateHit.at).tuples()]
+                ).order_by(RateHit.at)]
                 for count, period in limits:
                     inside = sum(1 for at in stamps if at > now - period)
                     if inside >= count:
