@@ -15,6 +15,7 @@ On SQLite:
   (fold_case), so a new row is found at once, indexed or not;
 - `feedback_status_count`: per-status row counts kept by triggers, for the list's whole-table counts.
 """
+import logging
 import re
 import sqlite3
 from typing import Any
@@ -36,6 +37,7 @@ SEARCH_TABLE = "feedback_fts"
 PENDING_TABLE = "feedback_search_pending"
 CHARS_TABLE = "feedback_chars"
 COUNTS_TABLE = "feedback_status_count"
+log = logging.getLogger(__name__)
 SEARCH_COLUMNS = ("title", "content", "feedback_no", "user_id", "contact_email", "contact_wechat")
 
 
@@ -87,6 +89,8 @@ class Feedback(BaseModel):
         super().create_table(safe=safe, **options)
         if search_index_supported():
             create_search_index()
+        elif isinstance(db.obj, peewee.PostgresqlDatabase):
+            create_trigram_indexes()
 
 
 class FeedbackAttachment(BaseModel):
@@ -166,6 +170,24 @@ def create_search_index() -> None:
     """The trigram index, the CJK character index and the status counters (SQLite only)."""
     for statement in SQLITE_EXTRAS:
         db.execute_sql(statement)
+
+
+def create_trigram_indexes() -> bool:
+    """PostgreSQL: pg_trgm GIN indexes under the searched columns, so the keyword search's ILIKE
+    '%keyword%' (3+ characters) reads an index instead of every row. Without the right to add the
+    extension the search still works, by scanning; False then."""
+    if not isinstance(db.obj, peewee.PostgresqlDatabase):
+        return False
+    try:
+        with db.atomic():  # a savepoint: a refused CREATE EXTENSION must not abort the upgrade
+            db.execute_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    except peewee.DatabaseError as exc:
+        log.warning("keyword search will scan: the pg_trgm extension could not be added (%s)", exc)
+        return False
+    for column in SEARCH_COLUMNS:
+        db.execute_sql(f"CREATE INDEX IF NOT EXISTS feedback_{column}_trgm ON feedback "
+                       f"USING gin ({column} gin_trgm_ops)")
+    return True
 
 
 def search_index_ready() -> bool:

@@ -13,6 +13,7 @@ from models.feedback import (
     OLD_TRIGGERS,
     Feedback,
     create_search_index,
+    create_trigram_indexes,
     rebuild_character_index,
     search_index_supported,
 )
@@ -65,6 +66,7 @@ MIGRATIONS = [
     (8, "publish_lock.progress: the step a running publish is at",
      lambda: _add_column_if_missing(PublishLock, "progress")),
     (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda: None),
+    (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -1,0 +1,67 @@
+"""What the PostgreSQL store has of its own: the keyword search's trigram indexes, and the one-writer
+rule across connections (the API rules themselves run on both stores in the STORE_MODULES tests)."""
+import threading
+import time
+
+import pytest
+
+from models import db, immediate
+from tests.test_feedback_helpers import UNLIMITED, payload, submit
+
+
+@pytest.fixture
+def pg_app(make_app, postgres_cluster):
+    name = postgres_cluster.create_database()
+    app = make_app(DATABASE_URL=postgres_cluster.url(name), **UNLIMITED)
+    yield app
+    db.obj.close()
+    postgres_cluster.drop_database(name)
+
+
+def test_keyword_search_reads_the_trigram_indexes(pg_app):
+    client = pg_app.test_client()
+    for n in range(30):
+        assert submit(client, payload(title=f"第{n}次打开就闪退", content=f"crash report {n}")).status_code == 201
+    with db.connection_context():
+        indexes = {row[0] for row in db.execute_sql(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'feedback' AND indexname LIKE %s", ["%_trgm"])}
+        assert indexes == {f"feedback_{c}_trgm" for c in ("title", "content", "feedback_no", "user_id",
+                                                          "contact_email", "contact_wechat")}
+        with db.atomic():
+            db.execute_sql("SET LOCAL enable_seqscan = off")  # 30 rows: PostgreSQL would scan anyway
+            plan = "\n".join(row[0] for row in db.execute_sql(
+                "EXPLAIN SELECT id FROM feedback WHERE title ILIKE %s OR content ILIKE %s",
+                ["%打开就闪退%", "%打开就闪退%"]))
+    assert "feedback_title_trgm" in plan, plan
+    from tests.conftest import create_admin, login
+
+    create_admin()
+    admin = pg_app.test_client()
+    login(admin)
+    found = admin.get("/api/feedbacks", query_string={"keyword": "打开就闪退", "pageSize": 100}).get_json()
+    assert found["pagination"]["total"] == 30
+    assert admin.get("/api/feedbacks", query_string={"keyword": "REPORT 7"}).get_json()["pagination"]["total"] == 1
+
+
+def test_one_writer_at_a_time_across_connections(pg_app):
+    """immediate() holds every other writer (another process's too) until it commits."""
+    order = []
+    entered = threading.Event()
+
+    def first():
+        with db.connection_context(), immediate():
+            entered.set()
+            time.sleep(0.5)
+            order.append("first done")
+
+    def second():
+        entered.wait(5)
+        with db.connection_context(), immediate():
+            order.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["first done", "second in"]
