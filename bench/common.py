@@ -33,11 +33,11 @@ def free_port():
 class Server:
     """bench/server.py in its own process, so its memory and CPU are its own."""
 
-    def __init__(self, instance, uploads, *mode):
+    def __init__(self, instance, uploads, *mode, database_url=""):
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "bench" / "server.py"), str(instance), str(uploads), str(self.port), *mode],
-            cwd=ROOT,
+            cwd=ROOT, env={**os.environ, "BENCH_DATABASE_URL": database_url},
         )
         deadline = time.time() + 30
         while time.time() < deadline:

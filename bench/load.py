@@ -2,6 +2,10 @@
 
     python bench/load.py [--seconds 60] [--connections 16] [--rows 20000]
     python bench/load.py --soak [--seconds 600] [--connections 16] [--rate N]
+    python bench/load.py --processes 2 [--database postgresql://user@host/empty_db]
+
+`--processes N` starts N service processes on the one database (the instance's SQLite file, or the
+empty PostgreSQL database `--database` names) and spreads the connections over them.
 
 Both start the service (bench/server.py: waitress, 8 threads) on a prepared database (bench/seed.py)
 in its own process and send a mixed workload of reads and writes over keep-alive connections:
@@ -186,8 +190,9 @@ class Pacer:
             time.sleep(delay)
 
 
-def drive(port, workload, connections, seconds, rate=None, seed=1):
-    """Run the mix; {"kinds": {kind: {...}}, "count", "errors", "errorSamples", "rps", "seconds"}."""
+def drive(ports, workload, connections, seconds, rate=None, seed=1):
+    """Run the mix, connection i on ports[i % len(ports)]; {"kinds": {kind: {...}}, "count", "errors",
+    "errorSamples", "rps", "seconds"}."""
     stop_at = time.perf_counter() + seconds
     counter = itertools.count()
     pacer = Pacer(rate)
@@ -198,6 +203,7 @@ def drive(port, workload, connections, seconds, rate=None, seed=1):
 
     def worker(number):
         rng = random.Random(seed * 1000 + number)
+        port = ports[number % len(ports)]
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         while True:
             pacer.wait()
@@ -294,19 +300,19 @@ def system_temp_entries():
 
 
 # ---- the two commands ----------------------------------------------------------------------------
-def prepare(rows):
+def prepare(rows, database_url=""):
     from bench.seed import seed
 
     work = work_folder("review-load-")
     started = time.perf_counter()
-    ids = seed(work / "instance", work / "uploads", rows)
+    ids = seed(work / "instance", work / "uploads", rows, database_url)
     print(f"prepared {rows:,} tasks and {rows:,} feedback rows in {time.perf_counter() - started:.1f} s ({work})")
     return work, ids
 
 
-def run_load(port, rows, connections, seconds, rate=None, keyword="闪退"):
+def run_load(ports, rows, connections, seconds, rate=None, keyword="闪退"):
     """The mixed workload against a running server; returns drive()'s result (used by the CI test)."""
-    return drive(port, Workload(port, rows, keyword), connections, seconds, rate)
+    return drive(ports, Workload(ports[0], rows, keyword), connections, seconds, rate)
 
 
 def print_run(title, result):
@@ -358,32 +364,38 @@ def main(argv=None):
     parser.add_argument("--rate", type=float, help="soak: requests per second (default: half the measured capacity)")
     parser.add_argument("--capacity-seconds", type=float, default=20.0, help="soak: length of the capacity run")
     parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between server samples")
+    parser.add_argument("--processes", type=int, default=1, help="service processes on the one database")
+    parser.add_argument("--database", default="", help="an empty PostgreSQL database (default: SQLite)")
     args = parser.parse_args(argv)
     seconds = args.seconds or (600.0 if args.soak else 60.0)
 
-    work, ids = prepare(args.rows)
+    work, ids = prepare(args.rows, args.database)
     instance, uploads = work / "instance", work / "uploads"
     system_before = system_temp_entries()
-    server = Server(instance, uploads)
+    servers = [Server(instance, uploads, database_url=args.database) for _ in range(args.processes)]
+    server, ports = servers[0], [each.port for each in servers]
     sampler = Sampler(server, instance, args.sample_every)
     try:
         rate = args.rate
         if args.soak and rate is None:
-            capacity = run_load(server.port, args.rows, args.connections, args.capacity_seconds, keyword=ids["keyword"])
+            capacity = run_load(ports, args.rows, args.connections, args.capacity_seconds, keyword=ids["keyword"])
             print_run(f"capacity ({args.connections} connections, full speed)", capacity)
             rate = capacity["rps"] / 2
         sampler.sample()
         sampler.start()
         title = (f"soak: {seconds:.0f} s at {rate:,.0f} req/s" if args.soak
                  else f"load: {seconds:.0f} s, {args.connections} connections")
-        result = run_load(server.port, args.rows, args.connections, seconds, rate=rate if args.soak else None,
+        title += f", {args.processes} process{'es' if args.processes > 1 else ''} on " + \
+            ("PostgreSQL" if args.database else "SQLite")
+        result = run_load(ports, args.rows, args.connections, seconds, rate=rate if args.soak else None,
                           keyword=ids["keyword"])
         time.sleep(1.0)  # responses still streaming (packages) finish and clean up
         samples = sampler.stop()
         leftovers = leftover_temp_files(instance, uploads, system_before)
     finally:
         sampler.stopping.set()
-        server.stop()
+        for each in servers:
+            each.stop()
     print_run(title, result)
     rss, fds, wal = ([s[k] for s in samples] for k in ("rssMb", "fds", "walBytes"))
     print(f"\nserver samples every {args.sample_every:g} s: RSS {min(rss):.0f}..{max(rss):.0f} MiB, "

@@ -48,8 +48,9 @@ def _clone(model, template, count, vary, chunk=2000):
             model.insert_many(rows).execute()
 
 
-def seed(instance, uploads, rows):
-    """Returns ids the scenarios use: task ids to read and a keyword that matches."""
+def seed(instance, uploads, rows, database_url=""):
+    """Returns ids the scenarios use: task ids to read and a keyword that matches. `database_url`:
+    an empty PostgreSQL database instead of the instance's SQLite file."""
     from models.feedback import Feedback
     from models.review import ReviewTask, TimelineEvent
     from services.auth import save_admin
@@ -57,7 +58,8 @@ def seed(instance, uploads, rows):
 
     logging.basicConfig(level=logging.WARNING)  # no access log line per seeding request
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
-                      "FEEDBACK_INDEXER_ENABLED": False})  # the server process indexes; seed drains itself
+                      # the server process indexes; seed drains itself
+                      "FEEDBACK_INDEXER_ENABLED": False, "DATABASE_URL": database_url})
     client = app.test_client()
     agent, feedback_client = {"x-review-agent-token": AGENT_TOKEN}, {"x-feedback-client-token": CLIENT_TOKEN}
     created = client.post("/api/review/agent/tasks", json=task_payload(0), headers=agent)
@@ -84,7 +86,8 @@ def seed(instance, uploads, rows):
             "feedback_id": f"fb{n:07d}", "feedback_no": f"FB-20260101-B{n:06d}", "fingerprint": new_id(),
             **_feedback_columns(feedback_payload(n + 1, rng)), "created_at": stamp(n), "updated_at": stamp(n)})
         drain()  # both keyword indexes hold every row, as after the indexer caught up
-        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        if not database_url:
+            db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute_sql("ANALYZE")
     return {"task_ids": [f"bench{n:07d}" for n in range(0, rows - 1, max(1, rows // 1000))], "keyword": "闪退"}
 

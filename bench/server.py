@@ -1,11 +1,13 @@
 """The service under benchmark, plus a bare Flask endpoint on the same server as the baseline.
 
 Run by bench/common.py as a subprocess: python bench/server.py INSTANCE UPLOADS PORT [unstored]
+(BENCH_DATABASE_URL in the environment: that database instead of the instance's SQLite file)
 
 `unstored` (bench/ceiling.py only) swaps the two creation services for copies that build the same
 reply without the database, to show what the routes would cost if storage were free.
 """
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -59,7 +61,8 @@ def main():
 
         services.review.create_task = _unstored_task
         services.feedback.intake.create_feedback = _unstored_feedback
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": instance, "REVIEW_UPLOADS_PATH": uploads})
+    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": instance, "REVIEW_UPLOADS_PATH": uploads,
+                      "DATABASE_URL": os.environ.get("BENCH_DATABASE_URL", "")})
 
     @app.get("/__bench/bare")
     def bare():

@@ -5,7 +5,7 @@ import click
 
 from models import init_database
 from models.schema import upgrade
-from models.snapshot import UnsupportedStore, close_store
+from models.snapshot import close_store
 from services.operations.backup import create_backup
 from services.operations.restore import RestoreRefused, restore_backup
 
@@ -33,10 +33,7 @@ def register(app):
     @click.argument("path", type=click.Path(dir_okay=False, writable=True))
     def backup_command(path):
         """Write one .tar.gz of the database, secret key, config.py and uploaded files (safe while serving)."""
-        try:
-            manifest = create_backup(settings, path, _progress("backup"))
-        except UnsupportedStore as exc:
-            raise click.ClickException(str(exc)) from None
+        manifest = create_backup(settings, path, _progress("backup"))
         if sys.stderr.isatty():
             click.echo(err=True)
         click.echo(f"backup written to {path}: {_counts(manifest)}")
@@ -48,8 +45,6 @@ def register(app):
     @click.option("--force", is_flag=True, help="Replace an instance that already holds tasks, feedback or files.")
     def restore_command(path, force):
         """Restore an archive of `backup` into this instance (stop the service first). Exit 2: nothing changed."""
-        if settings.database_url:
-            raise click.ClickException("restore supports the SQLite store; DATABASE_URL names another database")
         close_store()
         try:
             manifest = restore_backup(settings, path, force, _progress("restore"))

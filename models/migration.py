@@ -1,4 +1,5 @@
-"""Moving an instance's rows to another database (`flask --app app migrate-to DATABASE_URL`).
+"""Copying an instance's rows to another database: `flask --app app migrate-to DATABASE_URL`, and the
+backup and restore of a PostgreSQL instance (its rows into and out of the archive's SQLite file).
 
 The target is given the schema exactly as a fresh start would (models.schema.upgrade), then every
 table is copied in batches, ids kept, each value passed through its field (SQLite's 0/1 become
@@ -31,20 +32,38 @@ def row_counts() -> dict[str, int]:
 
 def copy_to(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Copy every row of the bound database into the empty database at `target_url`; returns the
-    rows copied per table. The bound database is bound again afterwards, whatever happens."""
-    source = db.obj
+    rows copied per table."""
     target = connect(target_url)
+    try:
+        return copy_rows(db.obj, target, progress=progress)
+    finally:
+        target.close()
+
+
+def copy_rows(source: peewee.Database, target: peewee.Database, *, replace: bool = False,
+              progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Every row of `source` into `target`, whose schema is brought up to date first, in one transaction
+    of each (the source read is one consistent moment, even while a service writes to it). `target`
+    must hold no rows unless `replace`, which deletes them in the same transaction (a failure leaves
+    the target as it was). The proxy `db` is bound to `target` meanwhile, and to what it was after."""
+    previous = db.obj
     source.connect(reuse_if_open=True)
     try:
         db.initialize(target)
-        with db.connection_context():
-            busy = {name: n for name, n in row_counts().items() if n and name != SchemaVersion._meta.table_name}
-        if busy:
-            raise TargetNotEmpty("the target database already holds "
-                                 + ", ".join(f"{n} {name} rows" for name, n in sorted(busy.items())))
+        if not replace:
+            with db.connection_context():
+                busy = {name: n for name, n in row_counts().items() if n and name != SchemaVersion._meta.table_name}
+            if busy:
+                raise TargetNotEmpty("the target database already holds "
+                                     + ", ".join(f"{n} {name} rows" for name, n in sorted(busy.items())))
         upgrade()  # the schema a fresh start creates, at the latest version
         copied = dict.fromkeys((model._meta.table_name for model in ALL_MODELS), 0)
-        with db.connection_context(), db.atomic():
+        with db.connection_context(), db.atomic(), source.atomic():
+            if isinstance(source, peewee.PostgresqlDatabase):  # one snapshot for every table
+                source.execute_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            if replace:
+                for model in reversed(ALL_MODELS):
+                    model.delete().execute()
             for model in ALL_MODELS:
                 for rows in _batches(source, model):
                     model.insert_many(rows).execute()
@@ -56,9 +75,8 @@ def copy_to(target_url: str, progress: Callable[[str, int], None] | None = None)
                     _continue_sequence(model)
         return copied
     finally:
-        db.initialize(source)
+        db.initialize(previous)
         source.close()
-        target.close()
 
 
 def _batches(source, model):

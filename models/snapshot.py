@@ -1,8 +1,10 @@
 """The store's side of backup and restore (CONTRACT §11): a consistent copy, row counts, the files rows name.
 
-SQLite only: the copy is SQLite's online backup of the bound database, taken while the service
-writes (writers go on; the copy is one moment). A snapshot is a plain SQLite file that
-the other functions read with sqlite3 alone, without binding the service's database to it.
+The copy is SQLite's online backup of the bound database, taken while the service writes (writers
+go on; the copy is one moment); on PostgreSQL the rows of every table, read in one REPEATABLE READ
+transaction, are written into a new SQLite file of the same schema (CONTRACT §11: "the rows of every
+table"). A snapshot is thus always a plain SQLite file that the other functions read with sqlite3
+alone, without binding the service's database to it.
 """
 import sqlite3
 from collections.abc import Iterator
@@ -11,18 +13,21 @@ from contextlib import closing
 import peewee
 
 from models import ALL_MODELS, Asset, Feedback, FeedbackAttachment, db
+from models.migration import copy_rows
+from models.migration import row_counts as migration_row_counts
 from models.schema import SchemaVersion
 
 
-class UnsupportedStore(RuntimeError):
-    """The bound database is not SQLite."""
-
-
 def copy_database_to(path: str) -> None:
-    """Write a consistent copy of the bound SQLite database to the new file `path`."""
+    """Write a consistent copy of the bound database to the new SQLite file `path`."""
     database = db.obj
     if not isinstance(database, peewee.SqliteDatabase):
-        raise UnsupportedStore("backup supports the SQLite store; back up PostgreSQL with pg_dump")
+        carrier = peewee.SqliteDatabase(path)
+        try:
+            copy_rows(database, carrier)
+        finally:
+            carrier.close()
+        return
     with db.connection_context(), closing(sqlite3.connect(path)) as target:
         # One step: in WAL mode the copy reads one snapshot while writers go on (a stepped copy
         # starts over whenever another connection writes, which under load could be for ever).
@@ -62,6 +67,22 @@ def stored_files(path: str) -> Iterator[str]:
                 f'SELECT f.feedback_id, a.stored_name FROM "{attachment}" a JOIN "{feedback}" f '  # noqa: S608
                 f'ON f.id = a."{foreign_key}" ORDER BY a.id'):
             yield f"feedback/{feedback_id}/{name}"
+
+
+def restore_rows_from(path: str, replace: bool) -> None:
+    """Put the rows of the SQLite snapshot `path` into the bound (non-SQLite) database, in one
+    transaction; `replace` deletes what it holds first (else it must hold none)."""
+    source = peewee.SqliteDatabase(path)
+    try:
+        copy_rows(source, db.obj, replace=replace)
+    finally:
+        source.close()
+
+
+def bound_row_counts() -> dict[str, int]:
+    """Rows per table of the bound database."""
+    with db.connection_context():
+        return migration_row_counts()
 
 
 def close_store() -> None:

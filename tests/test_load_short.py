@@ -43,7 +43,7 @@ def test_16_connections_for_5_seconds_without_errors_and_exact_counts(served):
     server, instance, uploads, ids = served
     temp_before = system_temp_entries()
 
-    result = run_load(server.port, ROWS, CONNECTIONS, SECONDS, keyword=ids["keyword"])
+    result = run_load([server.port], ROWS, CONNECTIONS, SECONDS, keyword=ids["keyword"])
     server.stop()
 
     assert result["errors"] == 0, result["errorSamples"]

@@ -65,3 +65,39 @@ def test_one_writer_at_a_time_across_connections(pg_app):
     for thread in threads:
         thread.join(10)
     assert order == ["first done", "second in"]
+
+
+@pytest.mark.timeout(180)
+def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster, tmp_path):
+    """CONTRACT §11 on PostgreSQL: the rows of every table go into the archive (as its SQLite file, one
+    consistent read) and come back into another PostgreSQL database with every answer unchanged."""
+    from tests.test_migrate import answers, populate
+    from tests.test_publishing import ACCOUNTS, FakePlatform, platform_settings
+
+    fake = FakePlatform(dict(ACCOUNTS.values()))
+    fake.start()
+    try:
+        source = postgres_cluster.url(postgres_cluster.create_database())
+        app = make_app(**platform_settings(fake), DATABASE_URL=source)
+        task_ids, feedback_ids = populate(app, fake)
+        before = answers(app, task_ids, feedback_ids)
+        archive = tmp_path / "pg.tar.gz"
+        done = app.test_cli_runner().invoke(args=["backup", str(archive)])
+        assert done.exit_code == 0 and "3 tasks, 3 feedback records" in done.output, done.output
+
+        target = postgres_cluster.url(postgres_cluster.create_database())
+        elsewhere = {"REVIEW_INSTANCE_PATH": str(tmp_path / "other" / "instance"),
+                     "REVIEW_UPLOADS_PATH": str(tmp_path / "other" / "uploads")}
+        fresh = make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere)
+        restored = fresh.test_cli_runner().invoke(args=["restore", str(archive)])
+        assert restored.exit_code == 0, restored.output
+        again = make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere)
+        assert answers(again, task_ids, feedback_ids) == before
+        refused = again.test_cli_runner().invoke(args=["restore", str(archive)])
+        assert refused.exit_code == 2 and "already holds 3 tasks" in refused.output
+        forced = again.test_cli_runner().invoke(args=["restore", str(archive), "--force"])
+        assert forced.exit_code == 0, forced.output
+        assert answers(make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere),
+                       task_ids, feedback_ids) == before
+    finally:
+        fake.stop()

@@ -3,8 +3,9 @@
 Every member is unpacked into staging folders inside the instance and uploads folders (same disks,
 so the swap is renames) and checked against the manifest: SHA-256 and size of each file, rows per
 table of the database, the file count. Only then are the current files moved aside, the staged ones
-moved in, and the old ones removed; a failure during the swap moves everything back. The service
-must be stopped while it runs.
+moved in, and the old ones removed; a failure during the swap moves everything back. With
+DATABASE_URL naming PostgreSQL, the archive's rows go into that database first, in one transaction
+(replacing what it holds with --force). The service must be stopped while it runs.
 """
 import hashlib
 import json
@@ -15,7 +16,7 @@ import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from models.snapshot import row_counts
+from models.snapshot import bound_row_counts, restore_rows_from, row_counts
 from services.operations.backup import DATABASE, FORMAT, MANIFEST, Progress
 from services.settings import Settings
 
@@ -97,8 +98,8 @@ def _check(manifest: dict, seen: dict, staging: dict[str, Path]) -> None:
 def target_in_use(settings: Settings) -> str | None:
     """What the target already holds (tasks, feedback, files), or None when it is empty."""
     database = Path(settings.instance_path) / "review.db"
-    if database.is_file():
-        rows = row_counts(str(database))
+    if settings.database_url or database.is_file():
+        rows = bound_row_counts() if settings.database_url else row_counts(str(database))
         held = {name: rows.get(table, 0) for name, table in
                 (("tasks", "review_task"), ("feedback records", "feedback"), ("assets", "asset"))}
         if any(held.values()):
@@ -152,9 +153,15 @@ def restore_backup(settings: Settings, archive_path: str, force: bool = False,
         for name in PRIVATE_FILES:
             if (staging["instance"] / name).exists():
                 os.chmod(staging["instance"] / name, 0o600)
+        if settings.database_url:
+            # The rows go into that database, in one transaction, before any file moves; the
+            # archive's SQLite file is only their carrier.
+            restore_rows_from(str(staging["instance"] / "review.db"), replace=force)
+            (staging["instance"] / "review.db").unlink()
+        side_files = () if settings.database_url else SIDE_FILES
         moves = [(instance / name, staging["instance"] / name, aside["instance"] / name)
-                 for name in (*PRIVATE_FILES, *SIDE_FILES) if (staging["instance"] / name).exists()
-                 or name in SIDE_FILES]
+                 for name in (*PRIVATE_FILES, *side_files) if (staging["instance"] / name).exists()
+                 or name in side_files]
         for scope in SCOPES:
             (staging["uploads"] / scope).mkdir(exist_ok=True)
             moves.append((uploads / scope, staging["uploads"] / scope, aside["uploads"] / scope))
