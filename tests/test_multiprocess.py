@@ -1,9 +1,6 @@
 """Several service processes on one database (CONTRACT: a team that outgrows one process), on each
 store: three `python app.py` processes share one PostgreSQL database or one SQLite file, with
 clients spread across them, and the guarantees of one process still hold."""
-import os
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -13,10 +10,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from fakeplatform import FakePlatform
+from tests import test_publishing
 from tests.receivers import WebhookReceiver
 from tests.review_helpers import article_payload, png_bytes
-from tests.test_connections import free_port
+from tests.test_connections import served
 from tests.test_publishing import ACCOUNTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,43 +21,16 @@ AGENT = {"x-review-agent-token": "multi-process-agent-token-0123456789"}
 CLIENT = {"x-feedback-client-token": "multi-process-client-token"}
 PASSWORD = "a long enough password"
 PROCESSES = 3
+fake = test_publishing.fake  # the fixture: a running fake platform
 
 
 @contextmanager
 def service(tmp_path, database_url, **settings):
     """One `python app.py`; every process of a test shares the instance and uploads folders."""
-    port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "DATABASE_URL": database_url,
-           "REVIEW_AGENT_TOKEN": AGENT["x-review-agent-token"],
-           "FEEDBACK_CLIENT_TOKENS": f"web={CLIENT['x-feedback-client-token']}",
-           "REVIEW_ADMIN_USERNAME": "admin", "REVIEW_ADMIN_PASSWORD": PASSWORD,
-           **{key: str(value) for key, value in settings.items()}}
-    process = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert process.poll() is None, process.stderr.read()
-            assert time.monotonic() < deadline, "the service did not start"
-            time.sleep(0.1)
+    with served(tmp_path, DATABASE_URL=database_url, REVIEW_AGENT_TOKEN=AGENT["x-review-agent-token"],
+                FEEDBACK_CLIENT_TOKENS=f"web={CLIENT['x-feedback-client-token']}", REVIEW_ADMIN_USERNAME="admin",
+                REVIEW_ADMIN_PASSWORD=PASSWORD, WEBHOOK_SENDER_ENABLED="true", **settings) as (base, _port):
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-@pytest.fixture
-def fake():
-    platform = FakePlatform(dict(ACCOUNTS.values()))
-    platform.start()
-    yield platform
-    platform.stop()
 
 
 @pytest.fixture
