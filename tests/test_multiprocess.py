@@ -5,7 +5,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 
 import pytest
 import requests
@@ -16,7 +15,6 @@ from tests.review_helpers import article_payload, png_bytes
 from tests.test_connections import served
 from tests.test_publishing import ACCOUNTS
 
-ROOT = Path(__file__).resolve().parent.parent
 AGENT = {"x-review-agent-token": "multi-process-agent-token-0123456789"}
 CLIENT = {"x-feedback-client-token": "multi-process-client-token"}
 PASSWORD = "a long enough password"
