@@ -59,19 +59,17 @@ def postgres_cluster():
 
 @pytest.fixture
 def database_url(store, request):
-    """DATABASE_URL of the test's store: "" (SQLite in the instance folder) or a new PostgreSQL database."""
+    """DATABASE_URL of the test's store: "" (SQLite in the instance folder) or an empty PostgreSQL database."""
     if store == "sqlite":
         yield ""
         return
     cluster = request.getfixturevalue("postgres_cluster")
-    name = cluster.create_database()
-    yield cluster.url(name)
+    yield cluster.url(cluster.emptied("store_tests"))  # one database, emptied for each test
     if db.obj is not None:  # None when the app never started (a test of a refused setting)
         if hasattr(db.obj, "close_all"):
             db.obj.close_all()
         if not db.is_closed():
             db.close()
-    cluster.drop_database(name)
 
 
 @pytest.fixture

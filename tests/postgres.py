@@ -31,6 +31,7 @@ class Cluster:
         if self.bin is None:
             raise FileNotFoundError("PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)")
         self.folder, self.port = folder, _free_port()
+        self._made: set[str] = set()
         self.data = folder / "data"
         # initdb refuses to run as root: the cluster then belongs to the `postgres` user the package made.
         self.run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -57,15 +58,31 @@ class Cluster:
     def url(self, name: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
-    def _admin(self, sql: str) -> None:
+    def _admin(self, sql: str, database: str = "postgres") -> list:
         import psycopg2
 
-        connection = psycopg2.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")
+        connection = psycopg2.connect(host="127.0.0.1", port=self.port, user="postgres", dbname=database)
         try:
             connection.autocommit = True
-            connection.cursor().execute(sql)
+            cursor = connection.cursor()
+            cursor.execute(sql)
+            return cursor.fetchall() if cursor.description else []
         finally:
             connection.close()
+
+    def emptied(self, name: str) -> str:
+        """Database `name`, created on first use, then with every table emptied (schema_version kept,
+        so the next start finds its schema): much faster than a new database per test."""
+        if name not in self._made:
+            self._admin(f"CREATE DATABASE {name}")
+            self._made.add(name)
+            return name
+        tables = [row[0] for row in self._admin(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_version'", name)]
+        if tables:
+            quoted = ", ".join(f'"{table}"' for table in tables)
+            self._admin(f"SET lock_timeout = '10s'; TRUNCATE {quoted} RESTART IDENTITY CASCADE", name)
+        return name
 
     def create_database(self) -> str:
         name = "test_" + uuid.uuid4().hex[:16]
