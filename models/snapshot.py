@@ -15,7 +15,7 @@ import peewee
 from models import ALL_MODELS, Asset, Feedback, FeedbackAttachment, db
 from models.migration import copy_rows
 from models.migration import row_counts as migration_row_counts
-from models.schema import SchemaVersion
+from models.schema import SchemaVersion, upgrade
 
 
 def copy_database_to(path: str) -> None:
@@ -72,9 +72,14 @@ def stored_files(path: str) -> Iterator[str]:
 def restore_rows_from(path: str, replace: bool) -> None:
     """Put the rows of the SQLite snapshot `path` into the bound (non-SQLite) database, in one
     transaction; `replace` deletes what it holds first (else it must hold none)."""
-    source = peewee.SqliteDatabase(path)
+    source, target = peewee.SqliteDatabase(path), db.obj
     try:
-        copy_rows(source, db.obj, replace=replace)
+        db.initialize(source)  # an archive of an older version is upgraded first, as at start
+        try:
+            upgrade()
+        finally:
+            db.initialize(target)
+        copy_rows(source, target, replace=replace)
     finally:
         source.close()
 

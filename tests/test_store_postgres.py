@@ -101,3 +101,25 @@ def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster,
                        task_ids, feedback_ids) == before
     finally:
         fake.stop()
+
+
+def test_an_older_archive_database_is_upgraded_before_its_rows_go_in(pg_app, tmp_path):
+    """Restore into PostgreSQL of an archive from schema 7 (before publish_lock.progress and rate_hit)."""
+    import sqlite3
+
+    from models.migration import row_counts
+    from models.snapshot import copy_database_to, restore_rows_from
+
+    client = pg_app.test_client()
+    for n in range(3):
+        assert submit(client, payload(title=f"旧版本 {n}")).status_code == 201
+    old = tmp_path / "old.db"
+    copy_database_to(str(old))  # the rows as an SQLite file, as in an archive
+    with sqlite3.connect(old) as connection:
+        connection.execute("ALTER TABLE publish_lock DROP COLUMN progress")
+        connection.execute("DROP TABLE rate_hit")
+        connection.execute("UPDATE schema_version SET version = 7")
+    restore_rows_from(str(old), replace=True)
+    with db.connection_context():
+        counts = row_counts()
+    assert counts["feedback"] == 3 and counts["rate_hit"] == 0
