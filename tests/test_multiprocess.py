@@ -106,6 +106,40 @@ def test_several_processes_keep_the_guarantees_of_one(services, fake, receiver):
     assert sorted(p.status_code for p in published) == [200, 409], [p.text[:300] for p in published]
     assert len(fake.drafts) == 1 and len(fake.requests_to("draft/add")) == 1
 
+    # Two tasks with the same images published at the same moment on two processes: each image is
+    # uploaded once for the account (the claim row in the shared database).
+    shared = [requests.post(f"{services[0]}/api/assets/upload", headers=AGENT, timeout=30,
+                            files={"file": (f"{n}.png", png_bytes(800 + n, 450), "image/png")}).json()
+              for n in range(3)]
+    body = "# 同图\n\n" + "\n\n".join(f"![图]({image['url']})" for image in shared[1:])
+    twins = []
+    for number in range(2):
+        payload = article_payload([shared[0]["url"]])
+        payload["candidates"]["bodyOptions"][0]["content"] = body
+        twin = requests.post(f"{services[number]}/api/review/agent/tasks", json=payload, headers=AGENT,
+                             timeout=30).json()
+        decided = admins[number].post(f"{services[number]}/api/review/tasks/{twin['id']}/decision", timeout=30,
+                                      json={"action": "approve_without_publish", "selections": {
+                                          "title": twin["candidates"]["titles"][0], "summary": "摘要", "body": body,
+                                          "coverImage": {"assetId": shared[0]["assetId"]}}})
+        assert decided.status_code == 200, decided.text
+        twins.append(twin)
+    fake.requests.clear()
+    fake.set_latency(0.3)
+    barrier = threading.Barrier(2)
+
+    def publish_twin(number):
+        barrier.wait()
+        return admins[number].post(f"{services[number]}/api/review/tasks/{twins[number]['id']}/publish-jobs",
+                                   timeout=60)
+
+    with ThreadPoolExecutor(2) as pool:
+        assert [p.status_code for p in pool.map(publish_twin, (0, 1))] == [200, 200]
+    fake.set_latency(0)
+    uploads = [(r["path"].rsplit("/", 1)[1], r["files"]["media"]["data"]) for r in fake.requests
+               if r["path"].endswith(("add_material", "uploadimg"))]
+    assert len(uploads) == len(set(uploads)) == 3, [kind for kind, _ in uploads]  # cover material + 2 body
+
     # One rejection, three webhook senders: one webhook.
     other = requests.post(f"{services[2]}/api/review/agent/tasks", json=article_payload([cover["url"]]),
                           headers=AGENT, timeout=30).json()

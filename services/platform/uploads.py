@@ -1,9 +1,15 @@
-"""Upload cache: a retried publish reuses what an earlier attempt uploaded for the same asset."""
+"""Upload cache: a retried publish reuses what an earlier attempt uploaded for the same asset, and
+a claim row keeps two jobs (in any process on the database) from uploading one asset at once."""
+import time
+from datetime import timedelta
+
 from models.base import immediate
 from models.platform import PlatformUpload
-from rules.ids import now_iso
+from rules.ids import iso, now_iso, utcnow
 
 UPLOAD_KINDS = ("material", "uploadimg")
+CLAIM_SECONDS = 120  # an upload still unfinished after this (its process died) is taken over
+POLL_SECONDS = 0.1
 
 
 def cached_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | None:
@@ -38,3 +44,36 @@ def forget_upload(asset_id: str, account: str, kind: str) -> None:
 def _check_kind(kind):
     if kind not in UPLOAD_KINDS:
         raise ValueError(f"upload kind must be one of {', '.join(UPLOAD_KINDS)}, not {kind!r}")
+
+
+def _finished(row: PlatformUpload | None, kind: str) -> bool:
+    return row is not None and bool(row.media_id if kind == "material" else row.url)
+
+
+def claim_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | None:
+    """The finished upload of this asset on this account, or None: then the caller holds the claim
+    and uploads it (remember_upload fills the row; release_claim gives it up on failure). While
+    another job, in this process or another, holds a fresh claim, waits for its result."""
+    _check_kind(kind)
+    while True:
+        with immediate():
+            row = cached_upload(asset_id, account, kind)
+            if _finished(row, kind):
+                return row
+            if row is None or row.created_at < iso(utcnow() - timedelta(seconds=CLAIM_SECONDS)):
+                PlatformUpload.insert(asset_id=asset_id, account=account, kind=kind, media_id=None, url=None,
+                                      created_at=now_iso()).on_conflict(
+                    conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
+                    update={PlatformUpload.media_id: None, PlatformUpload.url: None,
+                            PlatformUpload.created_at: now_iso()}).execute()
+                return None
+        time.sleep(POLL_SECONDS)  # another job is uploading it: its answer will do for this one too
+
+
+def release_claim(asset_id: str, account: str, kind: str) -> None:
+    """Give up an unfinished claim (the upload failed), so the next job uploads the asset."""
+    _check_kind(kind)
+    with immediate():
+        PlatformUpload.delete().where((PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account)
+                                      & (PlatformUpload.kind == kind) & PlatformUpload.media_id.is_null()
+                                      & PlatformUpload.url.is_null()).execute()

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 from models import Asset, db
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
-from services.platform_client import PlatformError, cached_upload, forget_upload, remember_upload
+from services.platform.uploads import cached_upload, claim_upload, forget_upload, release_claim, remember_upload
+from services.platform_client import PlatformError
 from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
@@ -122,26 +123,28 @@ class JobImages:
     def material_id(self, asset: Asset) -> str:
         """media_id of the asset as a permanent image material of this account."""
         self.materials_used.append(asset.asset_id)
-        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, "material")):
+        if asset.platform_account == self.account and asset.platform_media_id:
             cached = cached_upload(asset.asset_id, self.account, "material")
-            if cached is not None and cached.media_id:
-                return cached.media_id
-            if asset.platform_account == self.account and asset.platform_media_id:
-                return asset.platform_media_id
+            return cached.media_id if cached is not None and cached.media_id else asset.platform_media_id
+        row = self._claimed(asset, "material")
+        if row is not None:
+            return row.media_id
+        with self._releasing(asset, "material"):
             data, content_type, name = self._content(asset)
             self.touch()
             result = self.client.add_material_image(name, data, content_type)
             remember_upload(asset.asset_id, self.account, "material", media_id=result["media_id"], url=result["url"])
-            return result["media_id"]
+        return result["media_id"]
 
     def body_url(self, asset: Asset) -> str:
         """The platform URL of the asset for use inside an article body."""
-        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, "uploadimg")):
+        if asset.platform_account == self.account and asset.platform_media_id and not asset.is_local:
             cached = cached_upload(asset.asset_id, self.account, "uploadimg")
-            if cached is not None and cached.url:
-                return cached.url
-            if asset.platform_account == self.account and asset.platform_media_id and not asset.is_local:
-                return asset.url
+            return cached.url if cached is not None and cached.url else asset.url
+        row = self._claimed(asset, "uploadimg")
+        if row is not None:
+            return row.url
+        with self._releasing(asset, "uploadimg"):
             data, content_type, name = self._content(asset)
             self.touch()
             try:
@@ -149,7 +152,22 @@ class JobImages:
             except ValueError as exc:  # not convertible to a jpg/png of at most 1 MB
                 raise PublishFailed(f"body image {asset.asset_id}: {exc}") from None
             remember_upload(asset.asset_id, self.account, "uploadimg", url=url)
-            return url
+        return url
+
+    def _claimed(self, asset: Asset, kind: str) -> Any:
+        """The finished upload of the asset (cached, or by a job running at the same moment in this or
+        another process), or None when this job is to upload it. Threads of this process wait on a
+        lock; other processes' jobs on the claim row."""
+        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, kind)):
+            return claim_upload(asset.asset_id, self.account, kind)
+
+    @contextmanager
+    def _releasing(self, asset: Asset, kind: str) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            release_claim(asset.asset_id, self.account, kind)
+            raise
 
     def forget_materials(self) -> None:
         """The platform no longer knows a material we sent (40007): upload them again next time."""
