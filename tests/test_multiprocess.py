@@ -81,6 +81,16 @@ def test_several_processes_keep_the_guarantees_of_one(services, fake, receiver):
                           timeout=30).status_code for n in range(1, 7)]
     assert sorted(more) == [201] * 4 + [429] * 2, more
 
+    # One Idempotency-Key sent to every process at once: one task, and every answer names it.
+    keyed = {**AGENT, "Idempotency-Key": "same-key-everywhere"}
+    with ThreadPoolExecutor(6) as pool:
+        creations = list(pool.map(lambda i: requests.post(f"{services[i % PROCESSES]}/api/review/agent/tasks",
+                                                          json=article_payload(), headers=keyed, timeout=30),
+                                  range(6)))
+    assert sorted(c.status_code for c in creations) == [201] * 6, [c.text[:200] for c in creations]
+    assert len({c.json()["id"] for c in creations}) == 1
+    assert sum(c.headers.get("Idempotent-Replayed") == "true" for c in creations) == 5
+
     # Two publishes of one task on two processes: one draft.
     cover = requests.post(f"{services[0]}/api/assets/upload", headers=AGENT, timeout=30,
                           files={"file": ("cover.png", png_bytes(900, 500), "image/png")}).json()
