@@ -1,4 +1,5 @@
 """Database handle and base model shared by every table."""
+import fcntl
 import json
 import logging
 import os
@@ -112,6 +113,35 @@ def _switch_to_wal(path, timeout=10.0):
 _WRITE_LOCK = threading.RLock()
 
 
+# Writers of other processes on the same file queue on an flock of `<file>-writer`, taken after
+# _WRITE_LOCK: they wake the moment the writer before them commits, instead of sleeping in SQLite's
+# busy handler (two processes: write p99 0.8 s, max 2.2 s). One descriptor per file and process, used
+# only by the thread holding _WRITE_LOCK; `_held` counts nested transactions.
+_writer_files: dict[str, int] = {}
+_held = [0]
+
+
+@contextmanager
+def _process_writer_lock(path: str) -> Iterator[None]:
+    if path == ":memory:" or _held[0]:
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
+        return
+    handle = _writer_files.get(path)
+    if handle is None:
+        handle = _writer_files[path] = os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    _held[0] += 1
+    try:
+        yield
+    finally:
+        _held[0] -= 1
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 # PostgreSQL: the same one-writer-at-a-time rule across every process, as a transaction-level
 # advisory lock (released at commit or rollback); its key is any constant of our own.
 PG_WRITE_LOCK_KEY = 0x72657669657700
@@ -128,7 +158,7 @@ def immediate() -> Iterator[None]:
                 db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
             yield
         return
-    with _WRITE_LOCK, db.atomic("IMMEDIATE"):
+    with _WRITE_LOCK, _process_writer_lock(db.obj.database), db.atomic("IMMEDIATE"):
         yield
 
 

@@ -82,3 +82,50 @@ def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqu
         assert wrong.status_code in (303, 401)
 
     assert unqueued_writes == []
+
+
+def _hold_the_write_lock(path, held, release):
+    """Another process: bind the file, take immediate() and keep it until told to let go."""
+    from models.base import immediate, init_database
+
+    init_database(sqlite_path=path)
+    with db.connection_context(), immediate():
+        held.set()
+        release.wait(30)
+
+
+def test_writers_of_other_processes_queue_on_the_file_lock(app, tmp_path):
+    """A writer of a second process waits for the first on `review.db-writer` (an flock: it wakes at
+    once), not in SQLite's busy handler, and the lock file is the owner's only (CONTRACT §11)."""
+    import multiprocessing
+    import os
+    import stat
+    import threading
+    import time
+
+    path = str(tmp_path / "instance" / "review.db")
+    context = multiprocessing.get_context("spawn")
+    held, release = context.Event(), context.Event()
+    other = context.Process(target=_hold_the_write_lock, args=(path, held, release))
+    other.start()
+    try:
+        assert held.wait(60)
+        entered = threading.Event()
+
+        def write():
+            with db.connection_context(), base.immediate():
+                entered.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert not entered.wait(0.5)  # the other process holds it
+        released = time.monotonic()
+        release.set()
+        assert entered.wait(10)
+        waited = time.monotonic() - released
+        writer.join(10)
+    finally:
+        release.set()
+        other.join(30)
+    assert waited < 5  # it got the lock once the other let go (SQLite's own timeout is 10 s)
+    assert stat.S_IMODE(os.stat(path + "-writer").st_mode) == 0o600
