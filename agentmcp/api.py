@@ -7,6 +7,8 @@ from typing import Any
 
 import requests
 
+from rules.limits import MAX_UPLOAD_BYTES
+
 TIMEOUT = (5, 60)  # connect, read: a create may render a long body
 
 
@@ -61,6 +63,10 @@ class ReviewApi:
                            {"path": ["path or base64 is required"]})
         if path is not None:
             try:
+                if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # not read into memory only to be refused
+                    raise ApiError(413, "payload_too_large", f"{path} is larger than the "
+                                   f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MiB an image may be",
+                                   {"path": ["too large"]})
                 with open(path, "rb") as handle:
                     data = handle.read()
             except OSError as exc:

@@ -114,7 +114,7 @@ def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
                                                           "returned_to_review"]
 
 
-def test_errors_come_back_as_tool_errors_naming_the_field(app):
+def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     with live_server(app) as base_url:
         async def mistakes():
             async with Client(stdio_params(base_url)) as client:
@@ -122,17 +122,21 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app):
                 invalid = await call(client, "create_review_task", bad)
                 missing = await call(client, "get_review_task", {"taskId": "task_nope"})
                 neither = await call(client, "upload_image", {})
+                huge = tmp_path / "huge.png"
+                huge.write_bytes(b"\0" * (10 * 1024 * 1024 + 1))
+                too_large = await call(client, "upload_image", {"path": str(huge)})
             async with Client(stdio_params(base_url, token="wrong-token")) as client:
                 refused = await call(client, "list_review_tasks", {})
-            return invalid, missing, neither, refused
+            return invalid, missing, neither, refused, too_large
 
-        invalid, missing, neither, refused = run(mistakes())
+        invalid, missing, neither, refused, too_large = run(mistakes())
     failed, body = invalid
     assert failed and body["error"]["code"] == "validation_error" and body["error"]["status"] == 400
     assert "topic" in body["error"]["details"]
     assert missing[0] and missing[1]["error"]["code"] == "not_found"
     assert neither[0] and "path" in neither[1]["error"]["details"]
     assert refused[0] and refused[1]["error"]["code"] == "unauthorized"
+    assert too_large[0] and too_large[1]["error"]["code"] == "payload_too_large"
 
 
 def free_port():
