@@ -6,7 +6,7 @@ the same account already is a material: its media_id and URL are used as they ar
 """
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -126,45 +126,36 @@ class JobImages:
         if asset.platform_account == self.account and asset.platform_media_id:
             cached = cached_upload(asset.asset_id, self.account, "material")
             return cached.media_id if cached is not None and cached.media_id else asset.platform_media_id
-        row = self._claimed(asset, "material")
-        if row is not None:
-            return row.media_id
-        with self._releasing(asset, "material"):
-            data, content_type, name = self._content(asset)
-            self.touch()
-            result = self.client.add_material_image(name, data, content_type)
-            remember_upload(asset.asset_id, self.account, "material", media_id=result["media_id"], url=result["url"])
-        return result["media_id"]
+        return self._once(asset, "material", self.client.add_material_image).media_id
 
     def body_url(self, asset: Asset) -> str:
         """The platform URL of the asset for use inside an article body."""
         if asset.platform_account == self.account and asset.platform_media_id and not asset.is_local:
             cached = cached_upload(asset.asset_id, self.account, "uploadimg")
             return cached.url if cached is not None and cached.url else asset.url
-        row = self._claimed(asset, "uploadimg")
-        if row is not None:
-            return row.url
-        with self._releasing(asset, "uploadimg"):
-            data, content_type, name = self._content(asset)
-            self.touch()
+
+        def upload(name: str, data: bytes, content_type: str) -> dict[str, Any]:
             try:
-                url = self.client.upload_body_image(name, data, content_type)
+                return {"url": self.client.upload_body_image(name, data, content_type)}
             except ValueError as exc:  # not convertible to a jpg/png of at most 1 MB
                 raise PublishFailed(f"body image {asset.asset_id}: {exc}") from None
-            remember_upload(asset.asset_id, self.account, "uploadimg", url=url)
-        return url
 
-    def _claimed(self, asset: Asset, kind: str) -> Any:
-        """The finished upload of the asset (cached, or by a job running at the same moment in this or
-        another process), or None when this job is to upload it. Threads of this process wait on a
-        lock; other processes' jobs on the claim row."""
+        return self._once(asset, "uploadimg", upload).url
+
+    def _once(self, asset: Asset, kind: str, upload: Callable[[str, bytes, str], dict[str, Any]]) -> Any:
+        """The upload row of the asset: finished already (cached, or by a job running at the same moment
+        in this or another process), or uploaded now by this job. Threads of this process wait on a
+        lock, other processes' jobs on the claim row; a failed upload gives the claim up."""
         with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, kind)):
-            return claim_upload(asset.asset_id, self.account, kind)
-
-    @contextmanager
-    def _releasing(self, asset: Asset, kind: str) -> Iterator[None]:
+            row = claim_upload(asset.asset_id, self.account, kind)
+        if row is not None:
+            return row
         try:
-            yield
+            data, content_type, name = self._content(asset)
+            self.touch()
+            result = upload(name, data, content_type)
+            return remember_upload(asset.asset_id, self.account, kind, media_id=result.get("media_id"),
+                                   url=result.get("url"))
         except BaseException:
             release_claim(asset.asset_id, self.account, kind)
             raise
