@@ -1,6 +1,6 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 from models.assets import Asset  # noqa: F401
-from models.base import BaseModel, JSONField, db, immediate, init_database  # noqa: F401
+from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
 from models.files import AssetCleanup, PendingFile  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
@@ -9,6 +9,7 @@ from models.publishing import PublishLock  # noqa: F401
 from models.ratelimit import RateHit  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
 from models.users import AdminUser, EndedSession, LoginAttempt  # noqa: F401
+from models.writes import immediate  # noqa: F401
 
 ALL_MODELS = [
     AdminUser,

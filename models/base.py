@@ -1,13 +1,10 @@
 """Database handle and base model shared by every table."""
-import fcntl
 import json
 import logging
-import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,8 +29,6 @@ SQLITE_PRAGMAS = {
     # (10,000 pages, ~40 MiB) is only the safety net for processes that run without it.
     "wal_autocheckpoint": 10000,
 }
-CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024
-RESTART_WAIT_MS = 50
 # One-argument deterministic SQL functions, {name: function}, added to every SQLite connection.
 # A models module adds its own at import; models/__init__ imports them all before init_database.
 SQLITE_FUNCTIONS: dict[str, Callable] = {}
@@ -105,90 +100,6 @@ def _switch_to_wal(path, timeout=10.0):
         finally:
             connection.close()
         time.sleep(0.05)
-
-
-# Writers of this process queue here first: a thread waiting in SQLite's busy handler sleeps in
-# growing steps, while one waiting on this lock wakes the moment the writer before it is done
-# (write p99 under 16 connections: ~300 ms -> ~185 ms). Re-entrant for nested transactions.
-_WRITE_LOCK = threading.RLock()
-
-
-# Writers of other processes on the same file queue on an flock of `<file>-writer`, taken after
-# _WRITE_LOCK: they wake the moment the writer before them commits, instead of sleeping in SQLite's
-# busy handler (two processes: write p99 0.8 s, max 2.2 s). One descriptor per file and process, used
-# only by the thread holding _WRITE_LOCK; `_held` counts nested transactions.
-_writer_files: dict[str, int] = {}
-_held = [0]
-
-
-@contextmanager
-def _process_writer_lock(path: str) -> Iterator[None]:
-    if path == ":memory:" or _held[0]:
-        _held[0] += 1
-        try:
-            yield
-        finally:
-            _held[0] -= 1
-        return
-    handle = _writer_files.get(path)
-    if handle is None:
-        handle = _writer_files[path] = os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    _held[0] += 1
-    try:
-        yield
-    finally:
-        _held[0] -= 1
-        fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-# PostgreSQL: the same one-writer-at-a-time rule across every process, as a transaction-level
-# advisory lock (released at commit or rollback); its key is any constant of our own.
-PG_WRITE_LOCK_KEY = 0x72657669657700
-
-
-@contextmanager
-def immediate() -> Iterator[None]:
-    """Transaction that takes the write lock up front (reads that lead to writes): SQLite's IMMEDIATE,
-    or on PostgreSQL an advisory lock, so a read-check-write runs alone on both stores, across
-    processes too (READ COMMITTED then reads everything committed before the lock was granted)."""
-    if not isinstance(db.obj, peewee.SqliteDatabase):
-        with db.atomic():
-            if db.transaction_depth() == 1:  # the outermost transaction; nested ones hold it already
-                db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
-            yield
-        return
-    with _WRITE_LOCK, _process_writer_lock(db.obj.database), db.atomic("IMMEDIATE"):
-        yield
-
-
-def checkpoint_wal(min_bytes: int = CHECKPOINT_AFTER_BYTES) -> bool:
-    """Copy the WAL back into the database once it holds `min_bytes`; True when a checkpoint ran.
-
-    Run off the request path: a checkpoint inside a commit (SQLite's default, every 1,000 pages)
-    made that request copy and fsync while every other writer queued behind it. PASSIVE never
-    waits for readers or writers; each page is copied once however often it was rewritten since.
-    """
-    database = db.obj
-    if not isinstance(database, peewee.SqliteDatabase) or database.database == ":memory:":
-        return False
-    try:
-        size = os.stat(database.database + "-wal").st_size
-    except FileNotFoundError:
-        return False
-    if size < min_bytes:
-        return False
-    db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")  # the bulk, while writers carry on
-    # A WAL only starts over once no reader still uses it, which never happens by itself under a
-    # steady mix of reads and writes: it grew to the 40 MiB safety net in the load test. So the
-    # rest is copied with the writers held back, waiting at most RESTART_WAIT_MS for readers.
-    with _WRITE_LOCK:
-        db.execute_sql(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
-        try:
-            db.execute_sql("PRAGMA wal_checkpoint(RESTART)")
-        finally:
-            db.execute_sql(f"PRAGMA busy_timeout = {SQLITE_PRAGMAS['busy_timeout']}")
-    return True
 
 
 class JSONField(peewee.TextField):

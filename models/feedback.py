@@ -27,11 +27,11 @@ from models.base import (
     BaseModel,
     JSONField,
     db,
-    immediate,
     prepared_execute,
     prepared_rows,
     prepared_select,
 )
+from models.writes import immediate
 
 SEARCH_TABLE = "feedback_fts"
 PENDING_TABLE = "feedback_search_pending"

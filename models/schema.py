@@ -8,7 +8,7 @@ import peewee
 from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
-from models.base import BaseModel, db, immediate
+from models.base import BaseModel, db
 from models.feedback import (
     OLD_TRIGGERS,
     Feedback,
@@ -19,6 +19,7 @@ from models.feedback import (
 )
 from models.publishing import PublishLock
 from models.users import AdminUser
+from models.writes import immediate
 
 
 class SchemaVersion(BaseModel):

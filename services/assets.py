@@ -16,7 +16,7 @@ from typing import Any
 import peewee
 
 from models import Asset
-from models.base import immediate
+from models.writes import immediate
 from rules.ids import new_id, now_iso
 from rules.limits import MAX_UPLOAD_BYTES
 from schemas.assets import AssetSchema

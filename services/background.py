@@ -3,7 +3,8 @@ import logging
 import threading
 
 from models import db
-from models.base import checkpoint_wal, register_background
+from models.base import register_background
+from models.writes import checkpoint_wal
 
 log = logging.getLogger(__name__)
 
@@ -45,5 +46,5 @@ CHECKPOINT_POLL_SECONDS = 0.5
 
 
 def checkpointer() -> Worker:
-    """Keeps the WAL short from outside the requests (models.base.checkpoint_wal)."""
+    """Keeps the WAL short from outside the requests (models.writes.checkpoint_wal)."""
     return Worker("wal-checkpointer", checkpoint_wal, threading.Event(), CHECKPOINT_POLL_SECONDS)

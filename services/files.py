@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from models.base import immediate
 from models.files import PendingFile
+from models.writes import immediate
 from rules.ids import now_iso
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import requests
 
-from models.base import immediate
 from models.platform import PlatformToken
+from models.writes import immediate
 from rules.ids import iso, now_iso, utcnow
 from services.outbound import body_chunks
 from services.platform.images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)

@@ -3,7 +3,7 @@ import os
 import time
 
 from models import db
-from models.base import CHECKPOINT_AFTER_BYTES, checkpoint_wal
+from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
 from tests.conftest import built_app
 
 CHUNK = 1024 * 1024

@@ -272,7 +272,7 @@ def test_a_failed_creation_does_not_burn_the_key(client, agent_headers):
 
 def test_body_options_are_read_for_images_before_the_write_lock(app, client, agent_headers, monkeypatch):
     """A creation may carry megabytes of body options: parsing them under the lock held up every writer."""
-    from models.base import _WRITE_LOCK
+    from models.writes import _WRITE_LOCK
     from services.review import creation
 
     parse, held = creation.image_urls, []

@@ -1,4 +1,4 @@
-"""Every write of the service queues on the process's write lock (models.base.immediate).
+"""Every write of the service queues on the process's write lock (models.writes.immediate).
 
 A write outside it takes SQLite's write lock on its own and, under load, waits in SQLite's busy
 handler, which sleeps in growing steps: the upload journal's deferred transaction did that and made
@@ -11,7 +11,7 @@ import re
 import peewee
 import pytest
 
-from models import base, db
+from models import db, writes
 from services.feedback import indexing
 from tests.conftest import built_app, signed_in_admin
 from tests.review_helpers import (
@@ -39,7 +39,7 @@ def unqueued_writes(monkeypatch):
     def add_hooks(self, conn):
         hooks(self, conn)
         conn.set_trace_callback(
-            lambda sql: seen.append(sql[:80]) if WRITE.match(sql) and not base._WRITE_LOCK._is_owned() else None)
+            lambda sql: seen.append(sql[:80]) if WRITE.match(sql) and not writes._WRITE_LOCK._is_owned() else None)
 
     monkeypatch.setattr(peewee.SqliteDatabase, "_add_conn_hooks", add_hooks)
     return seen
@@ -86,7 +86,8 @@ def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqu
 
 def _hold_the_write_lock(path, held, release):
     """Another process: bind the file, take immediate() and keep it until told to let go."""
-    from models.base import immediate, init_database
+    from models.base import init_database
+    from models.writes import immediate
 
     init_database(sqlite_path=path)
     with db.connection_context(), immediate():
@@ -113,7 +114,7 @@ def test_writers_of_other_processes_queue_on_the_file_lock(app, tmp_path):
         entered = threading.Event()
 
         def write():
-            with db.connection_context(), base.immediate():
+            with db.connection_context(), writes.immediate():
                 entered.set()
 
         writer = threading.Thread(target=write)

@@ -18,8 +18,8 @@ from typing import Any
 
 import peewee
 
-from models.base import immediate
 from models.feedback import Feedback, FeedbackAttachment
+from models.writes import immediate
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.limits import MAX_ATTACHMENTS
 from schemas.dump import dumper

@@ -14,8 +14,8 @@ from typing import Any
 
 import peewee
 
-from models.base import immediate
 from models.feedback import Feedback, next_day_number, recent_duplicate
+from models.writes import immediate
 from rules.client_input import load_json
 from rules.ids import iso, new_id, utcnow
 from rules.limits import duration

@@ -8,8 +8,8 @@
 from typing import Any
 
 from models import AdminUser
-from models.base import immediate
 from models.feedback import Feedback
+from models.writes import immediate
 from rules.ids import now_iso
 from rules.vocabulary import FEEDBACK_STATUSES
 from services.errors import Unauthorized, ValidationFailed

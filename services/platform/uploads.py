@@ -3,8 +3,8 @@ a claim row keeps two jobs (in any process on the database) from uploading one a
 import time
 from datetime import timedelta
 
-from models.base import immediate
 from models.platform import PlatformUpload
+from models.writes import immediate
 from rules.ids import iso, now_iso, utcnow
 
 UPLOAD_KINDS = ("material", "uploadimg")
