@@ -1,7 +1,6 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
 import importlib.util
 import os
-import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +10,7 @@ from playhouse import db_url
 
 from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS
+from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -185,73 +185,13 @@ def check_database_url(url: str) -> None:
                             "pip install -e '.[postgres]'")
 
 
-def split_list(value: Any) -> list[str]:
-    """'a, b,,c' -> ['a', 'b', 'c']"""
-    if isinstance(value, (list, tuple)):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
-def preview_recipients(value: Any) -> dict[str, tuple[str, ...]]:
-    """WECHAT_PREVIEW_RECIPIENTS -> {account: (WeChat ID, ...)} for every account."""
-    if isinstance(value, dict):
-        return {account: tuple(split_list(value.get(account))) for account in ACCOUNT_SETTING_PREFIX}
-    text = str(value or "")
-    if ":" not in text:
-        return dict.fromkeys(ACCOUNT_SETTING_PREFIX, tuple(split_list(text)))
-    found: dict[str, tuple[str, ...]] = dict.fromkeys(ACCOUNT_SETTING_PREFIX, ())
-    for part in text.split(";"):
-        account, _, ids = part.partition(":")
-        if account.strip() in found:
-            found[account.strip()] = tuple(split_list(ids))
-    return found
-
-
-def split_pairs(value: Any) -> dict[str, str]:
-    """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}"""
-    if isinstance(value, dict):
-        return dict(value)
-    pairs = {}
-    for item in split_list(value):
-        name, sep, token = item.partition("=")
-        if sep and name.strip() and token.strip():
-            pairs[name.strip()] = token.strip()
-    return pairs
-
-
 # --- Typed settings: parsed and checked once at start; services receive this object, never a dict. ---
 
-PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
-_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
-# Seconds to wait after each failed webhook attempt: 9 attempts over about 7.5 hours.
-DEFAULT_RETRY_DELAYS = (10.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0)
 RATE_LIMIT_SETTINGS = {"ip": "FEEDBACK_RATE_LIMIT_PER_IP", "device": "FEEDBACK_RATE_LIMIT_PER_DEVICE",
                        "version": "FEEDBACK_RATE_LIMIT_PER_VERSION", "channel": "FEEDBACK_RATE_LIMIT_PER_CHANNEL"}
 ACCOUNT_SETTING_PREFIX = {"silicon-rise": "WECHAT_SILICON_RISE", "carbon-fitness": "WECHAT_CARBON_FITNESS"}
 
 RateLimits = tuple[tuple[int, int], ...]
-
-
-def parse_limits(text: str) -> list[tuple[int, int]]:
-    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
-    limits = []
-    for part in str(text or "").split(";"):
-        if not part.strip():
-            continue
-        match = _LIMIT.match(part)
-        if not match or int(match.group(1)) < 1:
-            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
-                             "e.g. 20/minute;200/day")
-        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
-        limits.append((count, multiple * PERIOD_SECONDS[unit]))
-    return limits
-
-
-def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
-    """'10,30,120' -> (10.0, 30.0, 120.0); empty: the default schedule."""
-    if isinstance(value, (list, tuple)):
-        return tuple(float(v) for v in value) or DEFAULT_RETRY_DELAYS
-    return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import pytest
 from models import db
 from models.feedback import Feedback, FeedbackAttachment
 from services.feedback.ratelimit import SlidingWindowLimiter, limiter_from_settings
-from services.settings import Settings, parse_limits
+from services.setting_values import parse_limits
+from services.settings import Settings
 from tests.conftest import assert_error
 from tests.test_feedback_helpers import UNLIMITED, WEB, payload, submit
 

@@ -125,6 +125,10 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("FEEDBACK_DUPLICATE_WINDOW_SECONDS", "0",
      "FEEDBACK_DUPLICATE_WINDOW_SECONDS must be a whole number of at least 1"),
     ("SHUTDOWN_GRACE_SECONDS", "soon", "SHUTDOWN_GRACE_SECONDS must be a number like 30, not 'soon'"),
+    ("CONNECTION_IDLE_SECONDS", "0", "CONNECTION_IDLE_SECONDS must be a whole number of at least 1"),
+    ("WECHAT_UPLOAD_CONCURRENCY", "0", "WECHAT_UPLOAD_CONCURRENCY must be a whole number from 1 to 32, not 0"),
+    ("WECHAT_PREVIEW_RECIPIENTS", "silicon-rise: a; mars: b", "WECHAT_PREVIEW_RECIPIENTS names unknown accounts mars"),
+    ("REVIEW_AGENT_WEBHOOK_EVENTS", "review_task.gone", "REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types"),
 ])
 def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):
     from services.settings import SettingsError
@@ -136,6 +140,16 @@ def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeyp
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "off")
     monkeypatch.delenv(name)
     assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+
+def test_preview_recipients_per_account_or_for_both():
+    from services.setting_values import preview_recipients
+
+    assert preview_recipients("silicon-rise: wx_a, wx_b; carbon-fitness: wx_c") == {
+        "silicon-rise": ("wx_a", "wx_b"), "carbon-fitness": ("wx_c",)}
+    assert preview_recipients("wx_a,wx_b") == {"silicon-rise": ("wx_a", "wx_b"), "carbon-fitness": ("wx_a", "wx_b")}
+    assert preview_recipients({"carbon-fitness": "wx_c"}) == {"silicon-rise": (), "carbon-fitness": ("wx_c",)}
+    assert preview_recipients("") == {"silicon-rise": (), "carbon-fitness": ()}
+
 
 def test_instance_path_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("REVIEW_INSTANCE_PATH", str(tmp_path / "env-instance"))

@@ -6,9 +6,9 @@ the same account already is a material: its media_id and URL are used as they ar
 """
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,31 +25,6 @@ log = logging.getLogger(__name__)
 class PublishFailed(Exception):
     """A publish step that failed for a reason other than the platform; str() is one line."""
 
-
-class _KeyedLocks:
-    """One lock per key while anyone holds or waits for it (the table does not grow with the library)."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple, list] = {}
-
-    @contextmanager
-    def hold(self, key: tuple) -> Iterator[None]:
-        with self._guard:
-            entry = self._locks.setdefault(key, [threading.Lock(), 0])
-            entry[1] += 1
-        try:
-            with entry[0]:
-                yield
-        finally:
-            with self._guard:
-                entry[1] -= 1
-                if not entry[1]:
-                    del self._locks[key]
-
-
-# Two jobs uploading one asset to one account at the same moment: the second waits and reuses the first's.
-_UPLOADING = _KeyedLocks()
 
 # (asset, "material" | "uploadimg", what the job's error names it)
 Needed = tuple[Asset, str, str]
@@ -144,10 +119,9 @@ class JobImages:
 
     def _once(self, asset: Asset, kind: str, upload: Callable[[str, bytes, str], dict[str, Any]]) -> Any:
         """The upload row of the asset: finished already (cached, or by a job running at the same moment
-        in this or another process), or uploaded now by this job. Threads of this process wait on a
-        lock, other processes' jobs on the claim row; a failed upload gives the claim up."""
-        with _UPLOADING.hold((self.client.base_url, self.account, asset.asset_id, kind)):
-            row = claim_upload(asset.asset_id, self.account, kind)
+        in any process on the database: claim_upload waits for it), or uploaded now by this job; a
+        failed upload gives the claim up."""
+        row = claim_upload(asset.asset_id, self.account, kind)
         if row is not None:
             return row
         try:

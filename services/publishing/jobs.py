@@ -20,7 +20,7 @@ import peewee
 
 from models import immediate
 from models.publishing import PublishLock
-from models.review import PublishJob, ReviewTask
+from models.review import PublishJob, ReviewTask, task_by_id
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import TRIGGER_MODES
 from services.errors import Conflict, NotFound
@@ -240,10 +240,11 @@ def _heartbeat(claim, progress=None):
 
 def publish_progress(task_id: str) -> dict[str, Any]:
     """What a running publish of the task is doing: {"running": false}, or its job, step and counts."""
-    lock = (PublishLock.select(PublishLock).join(ReviewTask).where(ReviewTask.task_id == task_id).first())
+    task = task_by_id(task_id)
+    if task is None:
+        raise NotFound(f"task {task_id} not found")
+    lock = PublishLock.get_or_none(PublishLock.task == task.id)
     if lock is None:
-        if not ReviewTask.select().where(ReviewTask.task_id == task_id).exists():
-            raise NotFound(f"task {task_id} not found")
         return {"running": False}
     return {"running": True, "jobId": lock.job_id, "startedAt": lock.created_at,
             **(lock.progress or {"step": "starting"})}

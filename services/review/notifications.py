@@ -25,7 +25,7 @@ from schemas.dump import dumper
 from schemas.review.events import WEBHOOKS
 from services.background import Worker
 from services.review.timeline import add_event
-from services.settings import DEFAULT_RETRY_DELAYS
+from services.setting_values import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
 

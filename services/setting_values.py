@@ -1,0 +1,69 @@
+"""How the text values of settings read: lists, pairs, rate limits, retry delays, preview recipients.
+
+Environment variables are text; services.settings checks and types them once at start with these.
+"""
+import re
+from typing import Any
+
+from rules.vocabulary import ACCOUNTS
+
+PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+# Seconds to wait after each failed webhook attempt: 9 attempts over about 7.5 hours.
+DEFAULT_RETRY_DELAYS = (10.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0)
+
+
+def split_list(value: Any) -> list[str]:
+    """'a, b,,c' -> ['a', 'b', 'c']"""
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def preview_recipients(value: Any) -> dict[str, tuple[str, ...]]:
+    """WECHAT_PREVIEW_RECIPIENTS -> {account: (WeChat ID, ...)} for every account."""
+    if isinstance(value, dict):
+        return {account: tuple(split_list(value.get(account))) for account in ACCOUNTS}
+    text = str(value or "")
+    if ":" not in text:
+        return dict.fromkeys(ACCOUNTS, tuple(split_list(text)))
+    found: dict[str, tuple[str, ...]] = dict.fromkeys(ACCOUNTS, ())
+    for part in text.split(";"):
+        account, _, ids = part.partition(":")
+        if account.strip() in found:
+            found[account.strip()] = tuple(split_list(ids))
+    return found
+
+
+def split_pairs(value: Any) -> dict[str, str]:
+    """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}"""
+    if isinstance(value, dict):
+        return dict(value)
+    pairs = {}
+    for item in split_list(value):
+        name, sep, token = item.partition("=")
+        if sep and name.strip() and token.strip():
+            pairs[name.strip()] = token.strip()
+    return pairs
+
+
+def parse_limits(text: str) -> list[tuple[int, int]]:
+    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
+    limits = []
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        match = _LIMIT.match(part)
+        if not match or int(match.group(1)) < 1:
+            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
+                             "e.g. 20/minute;200/day")
+        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
+        limits.append((count, multiple * PERIOD_SECONDS[unit]))
+    return limits
+
+
+def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
+    """'10,30,120' -> (10.0, 30.0, 120.0); empty: the default schedule."""
+    if isinstance(value, (list, tuple)):
+        return tuple(float(v) for v in value) or DEFAULT_RETRY_DELAYS
+    return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
