@@ -211,24 +211,12 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
-def _webhook_sender(settings):
-    return Sender(settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays,
-                  events=settings.webhook_events)
-
-
-def _wal_checkpointer(_settings):
-    return checkpointer()
-
-
-def _feedback_indexer(_settings):
-    return indexer()
-
-
-# (setting that enables it, name in app.extensions, factory)
+# (setting that enables it, name in app.extensions, factory of the typed settings)
 WORKERS = (
-    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", _webhook_sender),
-    ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", _wal_checkpointer),
-    ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", _feedback_indexer),
+    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", lambda settings: Sender(
+        settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, events=settings.webhook_events)),
+    ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),
+    ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
 )
 
 

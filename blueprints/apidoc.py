@@ -9,7 +9,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Blueprint, current_app, render_template, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
-from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, strict_nullable, webhook
+from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, allow_empty_queries, strict_nullable, webhook
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from schemas.common import QuerySchema
@@ -277,12 +277,7 @@ def build_spec(app):
     # The body schemas are registered before to_dict.
     webhooks = {event_type: {"post": webhook(event_type, when, _schema_ref(body, spec))}
                 for event_type, (_, body, when) in WEBHOOKS.items()}
-    document = spec.to_dict()
-    for operations in document["paths"].values():  # schemas.common.QuerySchema: empty means not given
-        for operation in operations.values():
-            for parameter in operation.get("parameters", []):
-                if isinstance(parameter, dict) and parameter.get("in") == "query":
-                    parameter["allowEmptyValue"] = True
+    document = allow_empty_queries(spec.to_dict())
     document["x-webhooks"] = webhooks
     return strict_nullable(document)
 

@@ -1,5 +1,5 @@
-"""Parts of the OpenAPI document no route declares: the overview, the agent webhooks, and
-OpenAPI 3.0's reading of nullable schemas (blueprints/apidoc.py assembles the document)."""
+"""Parts of the OpenAPI document no route declares: the overview, the agent webhooks, empty query
+parameters, and OpenAPI 3.0's reading of nullable schemas (blueprints/apidoc.py assembles the document)."""
 from rules.limits import duration
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from services.setting_values import DEFAULT_RETRY_DELAYS
@@ -48,6 +48,17 @@ WEBHOOK_HEADERS = {
     "webhook-timestamp": "Unix seconds of this attempt",
     "webhook-signature": "v1,<base64 HMAC-SHA256>; only when a secret is set",
 }
+
+
+def allow_empty_queries(document):
+    """Every query parameter says `allowEmptyValue`: schemas.common.QuerySchema reads an empty one as
+    not given (a plain HTML form sends `?type=`)."""
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    parameter["allowEmptyValue"] = True
+    return document
 
 
 NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0 has no type null

@@ -1,4 +1,5 @@
-"""The draft routes of the fake platform: draft/add, draft/update, draft/get (news and newspic)."""
+"""The draft routes of the fake platform: draft/add, draft/update, draft/get (news and newspic), and
+message/mass/preview, which sends a draft to one follower's phone."""
 import json
 import time
 
@@ -6,7 +7,7 @@ from fakeplatform.rules import Fault, check_article
 
 
 class DraftRoutes:
-    """Mixed into FakePlatform, which provides drafts, base_url, _new_id and _media_ok."""
+    """Mixed into FakePlatform, which provides drafts, previews, unfollowed, base_url, _new_id and _media_ok."""
 
     def _draft_add(self, appid, body, _record=None):
         articles = body.get("articles")
@@ -43,3 +44,20 @@ class DraftRoutes:
                  for i, a in enumerate(draft["articles"])]
         return {"news_item": items, "create_time": draft["update_time"],
                 "update_time": draft["update_time"]}
+
+    def _preview(self, appid, body, _record=None):
+        """message/mass/preview: a draft (mpnews) sent to one follower's phone, by WeChat ID or openid."""
+        recipients = {key: body.get(key) for key in ("towxname", "touser") if body.get(key) is not None}
+        if len(recipients) != 1 or not all(isinstance(v, str) and v for v in recipients.values()):
+            raise Fault(40003, "invalid openid hint: towxname or touser")
+        if body.get("msgtype") != "mpnews":
+            raise Fault(40008, "invalid message type")
+        media_id = (body.get("mpnews") or {}).get("media_id") if isinstance(body.get("mpnews"), dict) else None
+        draft = self.drafts.get(media_id) if isinstance(media_id, str) else None
+        if draft is None or draft["appid"] != appid:
+            raise Fault(40007, "invalid media_id")
+        [(key, recipient)] = recipients.items()
+        if recipient in self.unfollowed:
+            raise Fault(43004, "require subscribe hint: the user does not follow the account")
+        self.previews.append({"appid": appid, key: recipient, "media_id": media_id})
+        return {"errcode": 0, "errmsg": "preview success", "msg_id": self._seq}

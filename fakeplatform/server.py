@@ -5,7 +5,6 @@ multipart uploads in a `media` field, `access_token` in the query string), keeps
 received, stores drafts and materials, and can be told to fail, hang or expire its tokens.
 """
 import json
-import random
 import re
 import secrets
 import threading
@@ -15,6 +14,7 @@ from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from fakeplatform.drafts import DraftRoutes
+from fakeplatform.latency import Latency
 from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
 
 TOKEN_TTL = 7200
@@ -28,7 +28,7 @@ class _QuietTokenHandler(WSGIRequestHandler):
         super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
 
 
-class FakePlatform(DraftRoutes):
+class FakePlatform(DraftRoutes, Latency):
     """The platform for a set of accounts (appid -> secret); state lives in memory."""
 
     def __init__(self, accounts=None):
@@ -47,7 +47,6 @@ class FakePlatform(DraftRoutes):
         self.token_ttl = TOKEN_TTL
         self.previews = []  # {"appid", "towxname" | "touser", "media_id"} of each preview sent
         self.unfollowed = set()  # WeChat IDs / openids that do not follow the account: preview refused
-        self._latency = (0.0, 0.0, {})  # fixed seconds, jitter seconds, {path suffix: (fixed, jitter)}
         self.app = self._build_app()
 
     # ---- control -----------------------------------------------------------------------------
@@ -66,20 +65,6 @@ class FakePlatform(DraftRoutes):
             self._faults.append({"suffix": path_suffix, "kind": "fail", "remaining": times,
                                  "errcode": errcode, "errmsg": errmsg, "status": status,
                                  "body": body, "content_type": content_type})
-
-    def set_latency(self, fixed=0.0, jitter=0.0, paths=None):
-        """Every API call waits fixed ± jitter seconds before it is handled (calls run side by side, as
-        on the real platform); `paths` maps a path suffix to its own (fixed, jitter)."""
-        self._latency = (float(fixed), float(jitter), dict(paths or {}))
-
-    def _delay(self, path):
-        fixed, jitter, paths = self._latency
-        for suffix, own in paths.items():
-            if path.endswith(suffix):
-                fixed, jitter = own
-                break
-        if fixed or jitter:
-            time.sleep(max(0.0, fixed + random.uniform(-jitter, jitter)))
 
     def hang_next(self, path_suffix, seconds, times=1):
         """Sleep before handling the next request(s) to path_suffix; the request is then handled."""
@@ -300,23 +285,6 @@ class FakePlatform(DraftRoutes):
         name = f"{self._new_id('IMG_')}.{kind}"
         self.body_images[name] = data
         return {"url": f"{self.base_url}/mmbiz/{name}"}
-
-    def _preview(self, appid, body, _record=None):
-        """message/mass/preview: a draft (mpnews) sent to one follower's phone, by WeChat ID or openid."""
-        recipients = {key: body.get(key) for key in ("towxname", "touser") if body.get(key) is not None}
-        if len(recipients) != 1 or not all(isinstance(v, str) and v for v in recipients.values()):
-            raise Fault(40003, "invalid openid hint: towxname or touser")
-        if body.get("msgtype") != "mpnews":
-            raise Fault(40008, "invalid message type")
-        media_id = (body.get("mpnews") or {}).get("media_id") if isinstance(body.get("mpnews"), dict) else None
-        draft = self.drafts.get(media_id) if isinstance(media_id, str) else None
-        if draft is None or draft["appid"] != appid:
-            raise Fault(40007, "invalid media_id")
-        [(key, recipient)] = recipients.items()
-        if recipient in self.unfollowed:
-            raise Fault(43004, "require subscribe hint: the user does not follow the account")
-        self.previews.append({"appid": appid, key: recipient, "media_id": media_id})
-        return {"errcode": 0, "errmsg": "preview success", "msg_id": self._seq}
 
     def _batchget(self, appid, body, _record=None):
         if body.get("type") != "image":

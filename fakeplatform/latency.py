@@ -1,0 +1,23 @@
+"""The fake platform's wait before each answer, as the real one has from a server outside its region."""
+import random
+import time
+
+
+class Latency:
+    """Mixed into FakePlatform; no wait until set_latency is called."""
+
+    _latency: tuple = (0.0, 0.0, {})  # fixed seconds, jitter seconds, {path suffix: (fixed, jitter)}
+
+    def set_latency(self, fixed=0.0, jitter=0.0, paths=None):
+        """Every API call waits fixed ± jitter seconds before it is handled (calls run side by side, as
+        on the real platform); `paths` maps a path suffix to its own (fixed, jitter)."""
+        self._latency = (float(fixed), float(jitter), dict(paths or {}))
+
+    def _delay(self, path):
+        fixed, jitter, paths = self._latency
+        for suffix, own in paths.items():
+            if path.endswith(suffix):
+                fixed, jitter = own
+                break
+        if fixed or jitter:
+            time.sleep(max(0.0, fixed + random.uniform(-jitter, jitter)))
