@@ -15,7 +15,8 @@ FEEDBACK_CREATE = "feedback.create_feedback"
 
 
 def init_app(app):
-    app.extensions["metrics"] = metrics = Metrics()
+    config = app.extensions["settings"]
+    app.extensions["metrics"] = metrics = Metrics(config.webhook_url, config.webhook_events)
 
     @app.after_request
     def observe(response):

@@ -1,6 +1,7 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 from models.assets import Asset  # noqa: F401
 from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
+from models.counters import EventCounter  # noqa: F401
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
 from models.files import AssetCleanup, PendingFile  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
@@ -30,4 +31,5 @@ ALL_MODELS = [
     PublishLock,
     IdempotencyKey,
     RateHit,
+    EventCounter,
 ]

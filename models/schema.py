@@ -9,6 +9,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
 from models.base import BaseModel, db
+from models.counters import EventCounter
 from models.feedback import (
     OLD_TRIGGERS,
     Feedback,
@@ -18,6 +19,7 @@ from models.feedback import (
     search_index_supported,
 )
 from models.publishing import PublishLock
+from models.review import PublishJob
 from models.users import AdminUser
 from models.writes import immediate
 
@@ -56,6 +58,15 @@ def _drop_indexes(*names):
         db.execute_sql(f"DROP INDEX IF EXISTS {name}")
 
 
+def _seed_publish_counts():
+    """The jobs that have ended so far are counted once; from now on each is counted as it ends."""
+    jobs = (PublishJob.select(PublishJob.status, PublishJob.trigger_mode, peewee.fn.COUNT(PublishJob.id))
+            .where(PublishJob.finished_at.is_null(False)).group_by(PublishJob.status, PublishJob.trigger_mode))
+    for status, trigger, count in jobs.tuples():
+        EventCounter.insert(name="review_publish_jobs", labels=f"{status},{trigger}", value=count).on_conflict_ignore(
+        ).execute()
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda: None),
     (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
@@ -68,6 +79,8 @@ MIGRATIONS = [
      lambda: _add_column_if_missing(PublishLock, "progress")),
     (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda: None),
     (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
+    (11, "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
+     _seed_publish_counts),
 ]
 LATEST = MIGRATIONS[-1][0]
 

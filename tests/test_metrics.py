@@ -4,7 +4,7 @@ import re
 import pytest
 
 from tests.conftest import assert_error, create_admin, login
-from tests.review_helpers import article_payload, create_task
+from tests.review_helpers import approve_article, article_payload, create_task, make_asset
 from tests.test_feedback_helpers import payload
 
 TOKEN = "metrics-token-for-tests"
@@ -80,5 +80,43 @@ def test_counters_move_by_exactly_the_requests_made(make_app, agent_headers):
     assert moved("feedback_rejected_total", reason="too_large") == 0
     assert value(after, "review_tasks", status="rejected_rework") == 1
     assert value(after, "review_tasks", status="pending_review") == 0
-    assert value(after, "review_webhook_outbox_pending") == 1  # the rejection's notification, not sent yet
+    # No REVIEW_AGENT_WEBHOOK_URL: the rejection's notification is recorded only, never sent, not waiting.
+    assert value(after, "review_webhook_outbox_pending") == 0
     assert value(after, "feedback_records", status="unprocessed") == 1
+
+
+def test_outbox_gauge_counts_only_what_will_be_sent(make_app, agent_headers):
+    """With a URL, the rejection waits to be sent (the sender is off in tests); an approval, a type
+    REVIEW_AGENT_WEBHOOK_EVENTS does not choose, is recorded only and not counted."""
+    app = make_app(METRICS_TOKEN=TOKEN, REVIEW_AGENT_WEBHOOK_URL="http://127.0.0.1:9/hook")
+    client = app.test_client()
+    rejected = create_task(client, agent_headers, article_payload())
+    cover = make_asset(app, 900, 500)
+    approved = create_task(client, agent_headers, article_payload([cover["url"]]))
+    create_admin()
+    admin = app.test_client()
+    login(admin)
+    assert admin.post(f"/api/review/tasks/{rejected['id']}/decision", json={
+        "action": "reject_rework", "rejectionReason": "other"}).status_code == 200
+    approval = admin.post(f"/api/review/tasks/{approved['id']}/decision", json=approve_article(approved, cover))
+    assert approval.status_code == 200, approval.get_json()
+    assert value(scrape(client), "review_webhook_outbox_pending") == 1
+
+
+def test_invented_methods_share_one_series(make_app):
+    app = make_app(METRICS_TOKEN=TOKEN)
+    client = app.test_client()
+    for number in range(50):
+        client.open("/healthz", method=f"BREW{number}" + "X" * 200)
+    client.open("/healthz", method="PROPFIND")
+    after = scrape(client)
+    methods = {re.search(r'method="([^"]*)"', series).group(1) for series in after if series.startswith("http_requests_total")}
+    assert methods <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "other"}
+    assert sum(number for series, number in after.items()
+               if series.startswith("http_requests_total") and 'method="other"' in series) == 51
+
+
+def test_process_metrics_are_exposed(make_app):
+    after = scrape(make_app(METRICS_TOKEN=TOKEN).test_client())
+    assert value(after, "process_resident_memory_bytes") > 1_000_000
+    assert value(after, "process_open_fds") > 0

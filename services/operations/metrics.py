@@ -1,18 +1,23 @@
 """Prometheus metrics (CONTRACT §11) through prometheus-client: requests by URL rule, and the store's state.
 
-Counters of this process (requests, durations, refused feedback) live in one registry per app; the
-store's numbers (tasks, jobs, outbox, feedback) are read from the database at each scrape, so they
-are the same whichever process answers and survive restarts.
+Counters of this process (requests, durations, refused feedback) and the process collector (memory,
+open files) live in one registry per app; the store's numbers (tasks, jobs, outbox, feedback) are read
+from the database at each scrape, so they are the same whichever process answers and survive restarts.
+Counters of the store are counted at the event (models/counters.py), never from rows that can be deleted.
 """
 from collections.abc import Iterator
 
 import peewee
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from models import Feedback, OutboxMessage, PublishJob, ReviewTask
+from models import Feedback, OutboxMessage, ReviewTask
+from models.counters import series
 from rules.vocabulary import FEEDBACK_STATUSES, STATUSES
 from services.feedback.queries import status_counts
+
+# Label values never come from the request unchecked: other methods are counted as "other".
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
 
 # Why the feedback route refused a submission, by the status it answered.
 FEEDBACK_REFUSALS = {429: "rate_limited", 409: "duplicate", 413: "too_large", 400: "invalid"}
@@ -24,7 +29,11 @@ def _grouped(*columns: peewee.Field) -> Iterator[tuple]:
 
 
 class StoreCollector:
-    """Numbers read from the store at scrape time (the caller holds a database connection)."""
+    """Numbers read from the store at scrape time (the caller holds a database connection).
+    `sent_events`: the agent's event types the sender will send (none without a webhook URL)."""
+
+    def __init__(self, sent_events: frozenset[str]) -> None:
+        self.sent_events = sent_events
 
     def collect(self) -> Iterator[Metric]:
         tasks = GaugeMetricFamily("review_tasks", "Review tasks by status", labels=["status"])
@@ -33,9 +42,11 @@ class StoreCollector:
             tasks.add_metric([status], count)
         jobs = CounterMetricFamily("review_publish_jobs", "Publish jobs recorded, by outcome and trigger",
                                    labels=["status", "trigger"])
-        for status, trigger, count in _grouped(PublishJob.status, PublishJob.trigger_mode):
-            jobs.add_metric([status, trigger], count)
-        pending = OutboxMessage.select().where(OutboxMessage.status == "pending").count()
+        for labels, count in series("review_publish_jobs"):
+            jobs.add_metric(labels, count)
+        pending = OutboxMessage.select().where(
+            (OutboxMessage.status == "pending") & OutboxMessage.event_type.in_(sorted(self.sent_events))
+        ).count() if self.sent_events else 0
         outbox = GaugeMetricFamily("review_webhook_outbox_pending", "Agent notifications waiting to be delivered",
                                    value=pending)
         feedback_counts = status_counts()  # kept by triggers: no scan of the table
@@ -49,7 +60,7 @@ class StoreCollector:
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, webhook_url: str, webhook_events: frozenset[str]) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter("http_requests", "HTTP requests answered", ["method", "route", "status"],
                                 registry=self.registry)
@@ -59,11 +70,12 @@ class Metrics:
                                registry=self.registry)
         for reason in FEEDBACK_REFUSALS.values():
             self.refused.labels(reason)  # present at 0, so alerts see a series from the start
-        self.registry.register(StoreCollector())
+        ProcessCollector(registry=self.registry)  # process_resident_memory_bytes, process_open_fds, …
+        self.registry.register(StoreCollector(webhook_events if webhook_url else frozenset()))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         """One answered request; `route` is its URL rule (never the raw path: ids would explode the series)."""
-        self.requests.labels(method, route, str(status)).inc()
+        self.requests.labels(method if method in METHODS else "other", route, str(status)).inc()
         self.durations.labels(route).observe(seconds)
 
     def feedback_answered(self, status: int) -> None:

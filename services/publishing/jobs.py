@@ -19,6 +19,7 @@ from typing import Any
 import peewee
 
 from models import immediate
+from models.counters import count_event
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask, task_by_id
 from rules.ids import iso, new_id, now_iso, utcnow
@@ -165,6 +166,13 @@ def _end_abandoned(task, lock):
     job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
     job.save()
     add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
+    _ended(task, job)
+
+
+def _ended(task, job):
+    """A job has its outcome: counted for /metrics (at the event, so deleting the task never lowers
+    the count) and reported to the agent, in the transaction that records it."""
+    count_event("review_publish_jobs", job.status, job.trigger_mode)
     enqueue_publish_outcome(task.task_id, job)
 
 
@@ -275,7 +283,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
             job.last_error = one_line(error)
             trigger, data["lastError"] = "publish_failed", job.last_error
         job.save()
-        enqueue_publish_outcome(task.task_id, job)
+        _ended(task, job)
         if find_rule(task.status, trigger):
             fire(task, trigger, actor, actor_name, {trigger: data})
         else:  # the claim was taken over meanwhile and the task moved on: only record what happened
