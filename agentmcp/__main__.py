@@ -1,6 +1,8 @@
 """`python -m agentmcp` (stdio) or `python -m agentmcp --http PORT` (streamable HTTP on 127.0.0.1).
 
-Reads REVIEW_BASE_URL (the service, e.g. http://127.0.0.1:8000) and REVIEW_AGENT_TOKEN.
+Reads REVIEW_BASE_URL (the service, e.g. http://127.0.0.1:8000) and REVIEW_AGENT_TOKEN;
+MCP_UPLOAD_ROOT (default: the current folder) is the folder upload_image may read files from;
+with --http, MCP_HTTP_TOKEN (required) is the bearer token every HTTP request must carry.
 """
 import argparse
 import os
@@ -17,13 +19,19 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
     args = parser.parse_args(argv)
+    http_token = os.environ.get("MCP_HTTP_TOKEN", "").strip()
+    if args.http and not http_token:  # any local process could otherwise act with the agent's token
+        print("agentmcp: set MCP_HTTP_TOKEN (the bearer token HTTP clients must send) to serve --http",
+              file=sys.stderr)
+        return 2
     try:
-        api = ReviewApi(os.environ.get("REVIEW_BASE_URL", ""), os.environ.get("REVIEW_AGENT_TOKEN", ""))
+        api = ReviewApi(os.environ.get("REVIEW_BASE_URL", ""), os.environ.get("REVIEW_AGENT_TOKEN", ""),
+                        upload_root=os.environ.get("MCP_UPLOAD_ROOT") or None)
     except ValueError as exc:
         print(f"agentmcp: {exc}", file=sys.stderr)
         return 2
     if args.http:
-        serve_http(api, args.http)
+        serve_http(api, args.http, http_token)
     else:
         anyio.run(serve_stdio, api)
     return 0

@@ -2,12 +2,14 @@
 import base64
 import binascii
 import os
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import requests
 
-from rules.limits import MAX_UPLOAD_BYTES
+from rules.limits import MAX_UPLOAD_BYTES, mib
 
 TIMEOUT = (5, 60)  # connect, read: a create may render a long body
 
@@ -29,11 +31,15 @@ class ApiError(Exception):
 
 
 class ReviewApi:
-    def __init__(self, base_url: str, token: str, session: requests.Session | None = None):
+    def __init__(self, base_url: str, token: str, session: requests.Session | None = None,
+                 upload_root: str | None = None):
         if not base_url or not token:
             raise ValueError("set REVIEW_BASE_URL (the service's address) and REVIEW_AGENT_TOKEN")
         self.base_url, self.token = base_url.rstrip("/"), token
         self.session = session or requests.Session()
+        self.upload_root = Path(upload_root or os.getcwd()).resolve()
+        if not self.upload_root.is_dir():
+            raise ValueError(f"MCP_UPLOAD_ROOT {self.upload_root} is not a folder")
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         headers = {"x-review-agent-token": self.token, **kwargs.pop("headers", {})}
@@ -62,16 +68,7 @@ class ReviewApi:
             raise ApiError(400, "validation_error", "give either path or base64, not both or neither",
                            {"path": ["path or base64 is required"]})
         if path is not None:
-            try:
-                if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # not read into memory only to be refused
-                    raise ApiError(413, "payload_too_large", f"{path} is larger than the "
-                                   f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MiB an image may be",
-                                   {"path": ["too large"]})
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError as exc:
-                raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
-                               {"path": [exc.strerror or "unreadable"]}) from None
+            data = read_upload(self.upload_root, path)
             file_name = file_name or os.path.basename(path)
         else:
             try:
@@ -96,6 +93,39 @@ class ReviewApi:
         headers = {"If-Match": if_match} if if_match else {}
         return self._call("PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements,
                           headers=headers)
+
+
+def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, CONTRACT §16), at most `limit` of them.
+
+    `..` and symlinks are resolved before the check, and nothing outside the root is opened or
+    looked at, so the answer never tells whether a file out there exists.
+    """
+    try:
+        resolved = (root / path).resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(root):
+        raise ApiError(400, "validation_error", f"path must name a file under MCP_UPLOAD_ROOT ({root})",
+                       {"path": ["not under MCP_UPLOAD_ROOT"]})
+    try:
+        # O_NOFOLLOW: a symlink swapped in since the check is not followed; O_NONBLOCK: a FIFO cannot hang us.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
+                       {"path": [exc.strerror or "unreadable"]}) from None
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):  # a device such as /dev/zero, a FIFO, a folder
+        os.close(fd)
+        raise ApiError(400, "validation_error", f"{path} is not a regular file", {"path": ["not a regular file"]})
+    with os.fdopen(fd, "rb") as handle:
+        # The size is checked before reading, and the read stops one byte past the limit: a file that
+        # grows, or whose size is not what stat says (/proc), can never fill the memory.
+        data = b"" if status.st_size > limit else handle.read(limit + 1)
+    if status.st_size > limit or len(data) > limit:
+        raise ApiError(413, "payload_too_large", f"{path} is larger than the {mib(limit)} an image may be",
+                       {"path": ["too large"]})
+    return data
 
 
 def _segment(value: str) -> str:

@@ -1,4 +1,6 @@
 """The MCP server: lists the tools and runs them against the service, over stdio or streamable HTTP."""
+import hashlib
+import hmac
 import json
 import logging
 from typing import Any
@@ -65,9 +67,40 @@ async def serve_stdio(api: ReviewApi) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_http(api: ReviewApi, port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:port, path /mcp (the SDK guards it against DNS rebinding)."""
+UNAUTHORIZED = json.dumps({"error": {"code": "unauthorized", "message": "send Authorization: Bearer "
+                                     "<MCP_HTTP_TOKEN>", "details": {}}}).encode()
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <MCP_HTTP_TOKEN>` (CONTRACT §16).
+
+    Any local process can reach 127.0.0.1, and the tools act with the agent's token.
+    """
+
+    def __init__(self, app: Any, token: str):
+        self.app, self.digest = app, hashlib.sha256(token.encode()).digest()
+
+    def allowed(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        value = dict(headers).get(b"authorization", b"")
+        scheme, _, presented = value.partition(b" ")
+        # Digests of equal length, compared in constant time: the answer's timing tells nothing of the token.
+        matches = hmac.compare_digest(hashlib.sha256(presented.strip()).digest(), self.digest)
+        return scheme.lower() == b"bearer" and matches
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan" or self.allowed(scope.get("headers", [])):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+            await send({"type": "http.response.body", "body": UNAUTHORIZED})
+        else:  # a websocket
+            await send({"type": "websocket.close", "code": 1008})
+
+
+def serve_http(api: ReviewApi, port: int, token: str) -> None:
+    """Streamable HTTP on 127.0.0.1:port, path /mcp (the SDK guards it against DNS rebinding), behind the token."""
     import uvicorn
 
     app = build_server(api).streamable_http_app(host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(BearerToken(app, token), host="127.0.0.1", port=port, log_level="warning")

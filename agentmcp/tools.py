@@ -11,7 +11,8 @@ from schemas.review.candidates import CreateTaskSchema
 from schemas.review.selections import PatchElementsSchema
 from schemas.review.task import AgentTaskListQuerySchema
 
-TASK_ID = {"type": "string", "minLength": 1, "maxLength": 64, "description": "the task's id (task_…)"}
+TASK_ID = {"type": "string", "minLength": 1, "maxLength": 64,
+           "description": "the task's id, as create_review_task returned it"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ def _upload(api: ReviewApi, arguments: dict[str, Any]) -> Any:
 def build_tools() -> list[Tool]:
     patch = json_schema(PatchElementsSchema)
     upload = _with(json_schema(AssetUploadFormSchema), {
-        "path": {"type": "string", "minLength": 1, "description": "an image file on the machine running this server"},
+        "path": {"type": "string", "minLength": 1, "description": "an image file under MCP_UPLOAD_ROOT on the machine "
+                 "running this server (relative to that folder, or absolute)"},
         "base64": {"type": "string", "minLength": 1, "description": "the image's bytes, base64-encoded"},
         "fileName": {"type": "string", "maxLength": 255, "description": "with base64: the file's name"},
     })

@@ -9,9 +9,14 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
+import requests
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
+from agentmcp.api import ApiError, read_upload
+from models import Asset, db
 from tests.conftest import AGENT_TOKEN, signed_in_admin
 from tests.review_helpers import (
     approve_article,
@@ -27,8 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements"}
 
 
-def stdio_params(base_url, token=AGENT_TOKEN):
+def stdio_params(base_url, token=AGENT_TOKEN, upload_root=None):
     env = {"REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": token, "PATH": os.environ.get("PATH", "")}
+    if upload_root is not None:
+        env["MCP_UPLOAD_ROOT"] = str(upload_root)
     return StdioServerParameters(command=sys.executable, args=["-m", "agentmcp"], env=env, cwd=str(ROOT))
 
 
@@ -77,7 +84,7 @@ def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
     admin = signed_in_admin(app)
     with live_server(app) as base_url:
         async def agent_side():
-            async with Client(stdio_params(base_url)) as client:
+            async with Client(stdio_params(base_url, upload_root=tmp_path)) as client:
                 failed, asset = await call(client, "upload_image", {"path": str(image)})
                 assert not failed, asset
                 payload = {**article_payload([asset["url"]]), "idempotencyKey": "walk-through-1"}
@@ -117,7 +124,7 @@ def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
 def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     with live_server(app) as base_url:
         async def mistakes():
-            async with Client(stdio_params(base_url)) as client:
+            async with Client(stdio_params(base_url, upload_root=tmp_path)) as client:
                 bad = {**article_payload(), "topic": "x" * 501}
                 invalid = await call(client, "create_review_task", bad)
                 missing = await call(client, "get_review_task", {"taskId": "task_nope"})
@@ -145,10 +152,16 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def test_streamable_http_transport(app):
+HTTP_TOKEN = "mcp-http-token-for-tests"
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
+
+
+def test_streamable_http_transport_needs_the_bearer_token(app):
     port = free_port()
     with live_server(app) as base_url:
-        env = {**os.environ, "REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": AGENT_TOKEN}
+        env = {**os.environ, "REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+               "MCP_HTTP_TOKEN": HTTP_TOKEN}
         server = subprocess.Popen([sys.executable, "-m", "agentmcp", "--http", str(port)], cwd=ROOT, env=env,
                                   stderr=subprocess.PIPE, text=True)
         try:
@@ -156,18 +169,87 @@ def test_streamable_http_transport(app):
             while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
                 assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
                 time.sleep(0.1)
+            url = f"http://127.0.0.1:{port}/mcp"
+            accept = {"Accept": "application/json, text/event-stream"}
+            refused = [requests.post(url, json=INITIALIZE, headers={**accept, **extra}, timeout=10)
+                       for extra in ({}, {"Authorization": "Bearer wrong-token"},
+                                     {"Authorization": f"Bearer {HTTP_TOKEN}x"}, {"Authorization": HTTP_TOKEN},
+                                     {"Authorization": f"Basic {HTTP_TOKEN}"})]
+            refused.append(requests.get(f"http://127.0.0.1:{port}/anything", timeout=10))
 
-            async def over_http():
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async def over_http(headers):
+                http_client = create_mcp_http_client(headers=headers)
+                async with http_client, Client(streamable_http_client(url, http_client=http_client)) as client:
                     names = {tool.name for tool in (await client.list_tools()).tools}
                     return names, await call(client, "list_review_tasks", {"status": "all"})
 
-            names, (failed, listing) = run(over_http())
+            names, (failed, listing) = run(over_http({"Authorization": f"Bearer {HTTP_TOKEN}"}))
         finally:
             server.terminate()
             server.wait(timeout=10)
+    assert [answer.status_code for answer in refused] == [401] * 6
+    assert all(answer.json()["error"]["code"] == "unauthorized" for answer in refused)
     assert names == TOOLS
     assert not failed and listing == {"tasks": []}
+
+
+def test_http_without_a_token_refuses_to_start():
+    env = {**os.environ, "REVIEW_BASE_URL": "http://127.0.0.1:9", "REVIEW_AGENT_TOKEN": AGENT_TOKEN}
+    env.pop("MCP_HTTP_TOKEN", None)
+    for token in (None, "", "  "):
+        started = env if token is None else {**env, "MCP_HTTP_TOKEN": token}
+        # The old server served without one (and this run waited until its timeout).
+        done = subprocess.run([sys.executable, "-m", "agentmcp", "--http", str(free_port())], cwd=ROOT,
+                              env=started, capture_output=True, text=True, timeout=30)
+        assert done.returncode != 0 and "MCP_HTTP_TOKEN" in done.stderr, (token, done.stderr)
+
+
+def test_upload_image_reads_only_regular_files_under_the_upload_root(app, tmp_path):
+    root = tmp_path / "agent-files"
+    root.mkdir()
+    (root / "cover.png").write_bytes(png_bytes(900, 500))
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(png_bytes(900, 500))
+    (root / "link.png").symlink_to(outside)
+    (root / "zero.png").symlink_to("/dev/zero")
+    os.mkfifo(root / "pipe.png")
+    # The outside file first: the old server uploaded it (and read /dev/zero until memory ran out).
+    refused = {"outside": str(outside), "missing outside": str(tmp_path / "nothing.png"),
+               "dot-dot": "../secret.png", "dot-dot absolute": f"{root}/../secret.png", "symlink out": "link.png",
+               "/dev/zero": "/dev/zero", "symlink to /dev/zero": "zero.png", "FIFO": "pipe.png", "folder": ".",
+               "missing inside": "nothing.png"}
+    with live_server(app) as base_url:
+        async def uploads():
+            answers = {}
+            async with Client(stdio_params(base_url, upload_root=root)) as client:
+                for name, path in refused.items():
+                    answers[name] = failed, body = await call(client, "upload_image", {"path": path})
+                    assert failed and body["error"]["code"] == "validation_error", (name, body)
+                    assert list(body["error"]["details"]) == ["path"], (name, body)
+                answers["inside"] = await call(client, "upload_image", {"path": "cover.png"})
+                answers["inside absolute"] = await call(client, "upload_image", {"path": str(root / "cover.png")})
+            return answers
+
+        answers = run(uploads())
+    # Whether a file outside the root exists is not told: the same answer for both.
+    assert answers["outside"] == answers["missing outside"] == answers["dot-dot"]
+    assert answers["symlink out"][1]["error"]["details"] == {"path": ["not under MCP_UPLOAD_ROOT"]}
+    assert answers["FIFO"][1]["error"]["details"] == {"path": ["not a regular file"]}
+    failed, asset = answers["inside"]
+    assert not failed and asset["url"].startswith("/uploads/review/"), asset
+    assert answers["inside absolute"] == answers["inside"]  # the same bytes: the same asset
+    with db.connection_context():
+        assert Asset.select().count() == 1  # nothing from outside became an asset
+
+
+def test_a_file_is_read_at_most_one_byte_past_the_limit():
+    """/proc files say they are empty and are not: the read itself is bounded, not only the size check."""
+    proc = Path("/proc/self").resolve()
+    assert os.stat(proc / "status").st_size == 0
+    assert len(read_upload(proc, "status", limit=100_000)) > 16
+    with pytest.raises(ApiError) as refused:
+        read_upload(proc, "status", limit=16)
+    assert refused.value.code == "payload_too_large"
 
 
 def test_a_missing_address_or_token_is_refused_at_start():
