@@ -2,7 +2,8 @@
 
 The pixel count is read from the header and checked before anything is decoded, so a
 decompression bomb never reaches memory; verify() checks the structure (a PNG cut before IEND
-fails), then every pixel of the first frame is decoded.
+fails), a PNG's image data is inflated in bounded steps and must fill exactly the rows its header
+names, then every pixel of the first frame is decoded.
 """
 import io
 import logging
@@ -30,7 +31,7 @@ if Image.MAX_IMAGE_PIXELS is None or Image.MAX_IMAGE_PIXELS > MAX_PIXELS:
 LARGE_PIXELS = 4_000_000
 _LARGE_DECODE = threading.Lock()
 FORMAT_NAMES = {"PNG": "PNG", "JPEG": "JPEG", "GIF": "GIF", "WEBP": "WebP"}
-DAMAGED = (OSError, SyntaxError, ValueError, EOFError, IndexError)
+DAMAGED = (OSError, SyntaxError, ValueError, EOFError, IndexError, zlib.error)  # zlib: data not deflate
 
 
 @contextmanager
@@ -65,31 +66,44 @@ _PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 _ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
 
-def _png_rows_missing(data: bytes) -> bool:
-    """True when a PNG's image data holds fewer bytes than its rows need. Pillow decodes a PNG whose
-    rows were cut short (IEND still present) without complaint and leaves the rest of it blank."""
-    chunks, pos = {}, 8
-    idat = zlib.decompressobj()
-    size = 0
+INFLATE_STEP = 1 << 20  # image data is inflated this much at a time, counted and let go
+
+
+def _png_rows_needed(header: bytes) -> int:
+    """Bytes of inflated image data an IHDR's rows take: each row its filter byte and its samples."""
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    bits = depth * _PNG_CHANNELS.get(colour, 4)
+    needed = 0
+    for x0, y0, dx, dy in _ADAM7 if interlace else ((0, 0, 1, 1),):
+        columns, rows = -(-(width - x0) // dx), -(-(height - y0) // dy)
+        if columns > 0 and rows > 0:
+            needed += rows * (1 + -(-columns * bits // 8))
+    return needed
+
+
+def _png_data_problem(data: bytes) -> str | None:
+    """What is wrong with a PNG's image data for its header: "short" (Pillow decodes rows cut short
+    without complaint and leaves them blank), "long" (more than the rows hold: a small file that
+    inflates to gigabytes), None when it fits (CONTRACT §16). Inflated in steps and only counted,
+    so at most INFLATE_STEP bytes of it are held; a stream that is not deflate raises zlib.error."""
+    needed, size, pos = None, 0, 8
+    inflate = zlib.decompressobj()
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         body = data[pos + 8:pos + 8 + length]
         if kind == b"IHDR":
-            chunks["IHDR"] = body
-        elif kind == b"IDAT":
-            size += len(idat.decompress(body, 1 << 30))
+            needed = _png_rows_needed(body)
+        elif kind == b"IDAT" and needed is not None:
+            while body:
+                size += len(inflate.decompress(body, INFLATE_STEP))
+                if size > needed:
+                    return "long"
+                body = inflate.unconsumed_tail
         pos += 12 + length
-    if "IHDR" not in chunks:
-        return True
-    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunks["IHDR"])
-    bits = depth * _PNG_CHANNELS.get(colour, 4)
-    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
-    needed = 0
-    for x0, y0, dx, dy in passes:
-        columns, rows = -(-(width - x0) // dx), -(-(height - y0) // dy)
-        if columns > 0 and rows > 0:
-            needed += rows * (1 + -(-columns * bits // 8))
-    return size < needed
+    if needed is None:
+        return "short"
+    size += len(inflate.flush())  # input is all consumed: what is left is at most one match
+    return "long" if size > needed else "short" if size < needed else None
 
 
 @contextmanager
@@ -105,7 +119,11 @@ def decoded(data: bytes, formats: tuple[str, ...], what: str = "image") -> Itera
                 refuse(f"the {what} has {width}x{height} pixels, more than {MAX_PIXELS}",
                        f"at most {MAX_PIXELS} pixels")
             image.verify()
-            if image.format == "PNG" and _png_rows_missing(data):
+            problem = _png_data_problem(data) if image.format == "PNG" else None
+            if problem == "long":
+                refuse(f"the {what}'s pixel data is larger than its {width}x{height} pixels hold",
+                       "pixel data larger than its size")
+            if problem == "short":
                 raise OSError("PNG image data ends before its last row")
         with decoding(width, height), Image.open(io.BytesIO(data), formats=formats) as image:
             image.load()

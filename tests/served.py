@@ -1,0 +1,51 @@
+"""The served process (`python app.py`) for black-box tests that need its pid: memory, body limits, health."""
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+from tests.conftest import AGENT_TOKEN
+from tests.test_connections import free_port
+from tests.test_feedback_helpers import UNLIMITED
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+CLIENT = {"x-feedback-client-token": "client-web-token"}
+
+
+@contextmanager
+def served_process(tmp_path, **settings):
+    """`python app.py` on a free port with an agent and a feedback client token; yields (base URL, Popen)."""
+    port = free_port()
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+           "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": "false", **UNLIMITED,
+           **{key: str(value) for key, value in settings.items()}}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.1)
+        yield base, server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def peak_memory(pid):
+    """The process's peak resident memory so far (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM in /proc/<pid>/status")
