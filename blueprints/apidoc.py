@@ -13,9 +13,11 @@ from blueprints.apidoc_document import OVERVIEW, RESPONSE_HEADERS, allow_empty_q
 from blueprints.bodies import JSON_MAX_BYTES, json_body, refuse_body
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from schemas.common import QuerySchema
+from schemas.jsonschema import schema_extra, stating_exclusive_ranges
 from schemas.review import TaskSchema
 from schemas.review.events import WEBHOOKS
 from services.errors import ERROR_CODES, ValidationFailed
+from services.review.concurrency import IF_MATCH_PATTERN
 
 bp = Blueprint("apidoc", __name__)
 
@@ -38,7 +40,7 @@ ERROR_STATUSES = {
 REQUEST_HEADERS = {
     "If-Match": {"description": 'The task\'s ETag ("3", or several comma-separated, or *) the change is based '
                                 "on; when the task has moved on, nothing changes and the answer is 412",
-                 "schema": {"type": "string"}},
+                 "schema": {"type": "string", "pattern": IF_MATCH_PATTERN}},
     "Idempotency-Key": {"description": f"Kept {IDEMPOTENCY_HOURS} hours: a repeat with the same body gets the "
                                        "stored answer (Idempotent-Replayed: true), a different body 409 "
                                        "idempotency_conflict",
@@ -188,7 +190,7 @@ def _form(schema, files, converter):
 def _schema_ref(schema, spec):
     name = (schema if isinstance(schema, type) else type(schema)).__name__.removesuffix("Schema")
     if name not in spec.components.schemas:
-        spec.components.schema(name, schema=schema)
+        spec.components.schema(name, component=schema_extra(schema), schema=schema)
     return {"$ref": f"#/components/schemas/{name}"}
 
 
@@ -228,6 +230,7 @@ def build_spec(app):
         title="Content review and publishing service", version="1.0.0", openapi_version="3.0.3", plugins=[plugin],
         info={"description": OVERVIEW},
     )
+    stating_exclusive_ranges(plugin)
     for name, where, key in (("adminSession", "cookie", "review_admin_session"),
                              ("agentToken", "header", "x-review-agent-token"),
                              ("clientToken", "header", "x-feedback-client-token")):

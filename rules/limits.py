@@ -33,6 +33,11 @@ MAX_ATTACHMENTS = 10  # per feedback record
 MAX_EXTRA_BYTES = 4096  # the `extra` object, as JSON
 DEFAULT_DUPLICATE_WINDOW_SECONDS = 24 * 3600  # FEEDBACK_DUPLICATE_WINDOW_SECONDS
 
+# Request bodies (CONTRACT §16): the largest legitimate one is the largest file in its multipart form;
+# the server refuses a body declared larger (413) before reading it.
+MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the form's text fields
+MAX_REQUEST_BODY_BYTES = max(MAX_UPLOAD_BYTES, SCREENSHOT_MAX_BYTES, LOG_MAX_BYTES) + MULTIPART_OVERHEAD
+
 # Lists.
 MAX_PAGE_SIZE = 100
 
@@ -49,3 +54,9 @@ def duration(seconds: float) -> str:
             count = int(seconds // length)
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds:g} seconds"
+
+# Phone previews (CONTRACT §16): each one is a message on a reviewer's phone and a platform call.
+PREVIEWS_PER_TASK = 10
+PREVIEW_WINDOW_SECONDS = 60
+# WeChat IDs and openids as the platform makes them: letters, digits, "_" and "-" (no spaces or controls).
+WECHAT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

@@ -1,16 +1,18 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
 import importlib.util
 import os
+import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 from playhouse import db_url
 
-from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
-from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS
-from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs
+from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS, WECHAT_ID_PATTERN
+from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, PAGE_LANGUAGES, WEBHOOK_EVENTS
+from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -62,6 +64,9 @@ DEFAULTS = {
     "WAL_CHECKPOINTER_ENABLED": True,  # SQLite WAL copied back by a background thread (models.base)
     "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
     "METRICS_TOKEN": "",  # GET /metrics answers only with `Authorization: Bearer <this>`; unset: 404
+    "REVIEW_PRESENCE_SECONDS": 60,  # an admin counts as on a task page this long after its last heartbeat
+    "REVIEW_DEFAULT_LANGUAGE": "zh-CN",  # admin pages without a review_lang cookie or Accept-Language (CONTRACT §14)
+    "REVIEW_TIME_ZONE": "Asia/Shanghai",  # the zone of times in the pages' HTML, before the script shows the browser's
 }
 
 # Settings whose values are secrets: never logged or shown.
@@ -79,7 +84,7 @@ class SettingsError(ValueError):
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 # Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
 _AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS",
-                 "CONNECTION_IDLE_SECONDS")
+                 "CONNECTION_IDLE_SECONDS", "REVIEW_PRESENCE_SECONDS")
 
 
 def _coerce(name, raw, default):
@@ -150,6 +155,10 @@ def check_settings(config: Any) -> None:
             if not (sep and name.strip() and token.strip()):  # the value is a secret: never quoted
                 raise SettingsError(f"FEEDBACK_CLIENT_TOKENS must be channel=token pairs separated by commas; "
                                     f"item {number} of {len(items)} is not one")
+    if (language := config.get("REVIEW_DEFAULT_LANGUAGE")) not in PAGE_LANGUAGES:
+        raise SettingsError(f"REVIEW_DEFAULT_LANGUAGE must be {' or '.join(PAGE_LANGUAGES)}, not {language!r}")
+    if time_zone(zone := config.get("REVIEW_TIME_ZONE")) is None:
+        raise SettingsError(f"REVIEW_TIME_ZONE must be a time zone name like Asia/Shanghai, not {zone!r}")
     if not split_list(config.get("FEEDBACK_TYPES")):
         raise SettingsError("FEEDBACK_TYPES must name at least one feedback type")
     for name in ("WECHAT_API_BASE", "REVIEW_AGENT_WEBHOOK_URL"):
@@ -164,6 +173,9 @@ def check_settings(config: Any) -> None:
     except ValueError:
         raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
             from None
+    offered = [name for names in preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS")).values() for name in names]
+    if bad := [name for name in offered if not re.fullmatch(WECHAT_ID_PATTERN, name)]:
+        raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS holds {bad[0]!r}, not a WeChat ID (letters, digits, '_', '-')")
     unknown = set(split_list(config.get("REVIEW_AGENT_WEBHOOK_EVENTS"))) - set(WEBHOOK_EVENTS)
     if unknown:
         raise SettingsError(f"REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types {', '.join(sorted(unknown))}; "
@@ -230,6 +242,9 @@ class Settings:
     login_max_failures: int
     login_failure_window_seconds: int
     metrics_token: str = field(repr=False)
+    presence_seconds: int  # CONTRACT §15 Presence: how long a page heartbeat counts
+    default_language: str  # of the admin pages: zh-CN or en
+    time_zone: ZoneInfo  # of the times in the pages' HTML
 
     @classmethod
     def from_config(cls, config: Any) -> "Settings":
@@ -268,6 +283,9 @@ class Settings:
             login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
             login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
             metrics_token=config.get("METRICS_TOKEN") or "",
+            presence_seconds=int(config.get("REVIEW_PRESENCE_SECONDS")),
+            default_language=config.get("REVIEW_DEFAULT_LANGUAGE"),
+            time_zone=time_zone(config.get("REVIEW_TIME_ZONE")),
         )
 
     @classmethod

@@ -6,7 +6,8 @@ import pytest
 
 from models import db
 from models.feedback import Feedback, FeedbackAttachment
-from services.feedback.ratelimit import SlidingWindowLimiter, limiter_from_settings
+from services.feedback.ratelimit import limiter_from_settings
+from services.ratelimit import SlidingWindowLimiter
 from services.setting_values import parse_limits
 from services.settings import Settings
 from tests.conftest import assert_error

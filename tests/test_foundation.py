@@ -128,6 +128,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("CONNECTION_IDLE_SECONDS", "0", "CONNECTION_IDLE_SECONDS must be a whole number of at least 1"),
     ("WECHAT_UPLOAD_CONCURRENCY", "0", "WECHAT_UPLOAD_CONCURRENCY must be a whole number from 1 to 32, not 0"),
     ("WECHAT_PREVIEW_RECIPIENTS", "silicon-rise: a; mars: b", "WECHAT_PREVIEW_RECIPIENTS names unknown accounts mars"),
+    ("WECHAT_PREVIEW_RECIPIENTS", "wx_a, wx b", "WECHAT_PREVIEW_RECIPIENTS holds 'wx b', not a WeChat ID"),
     ("REVIEW_AGENT_WEBHOOK_EVENTS", "review_task.gone", "REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types"),
 ])
 def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeypatch, name, value, message):

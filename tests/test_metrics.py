@@ -110,7 +110,8 @@ def test_invented_methods_share_one_series(make_app):
         client.open("/healthz", method=f"BREW{number}" + "X" * 200)
     client.open("/healthz", method="PROPFIND")
     after = scrape(client)
-    methods = {re.search(r'method="([^"]*)"', series).group(1) for series in after if series.startswith("http_requests_total")}
+    methods = {re.search(r'method="([^"]*)"', series).group(1)
+               for series in after if series.startswith("http_requests_total")}
     assert methods <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "other"}
     assert sum(number for series, number in after.items()
                if series.startswith("http_requests_total") and 'method="other"' in series) == 51

@@ -69,3 +69,27 @@ def test_preview_needs_the_review_permission(app, client, agent_headers, fake):
     create_admin("triage", permissions="feedback")
     login(client, "triage")
     assert_error(client.post("/api/review/tasks/task_x/preview", json={"wechatName": "a"}), 403, "forbidden")
+
+
+@pytest.mark.parametrize("body", [{"wechatName": "al\nice"}, {"wechatName": "\u202eecila\u0000"},
+                                  {"openId": "o AbC"}, {"openId": "oAbC\t"}])
+def test_recipients_outside_the_platforms_characters_are_refused(app, admin_client, agent_headers, fake, body):
+    task = published(app, admin_client, agent_headers)
+    error = assert_error(admin_client.post(preview_url(task), json=body), 400, "validation_error")
+    assert set(error["details"]) == set(body)
+    assert fake.requests_to("message/mass/preview") == []
+
+
+def test_at_most_ten_previews_a_minute_per_task(app, admin_client, agent_headers, fake):
+    task = published(app, admin_client, agent_headers)
+    other = published(app, admin_client, agent_headers)
+    for _ in range(10):
+        assert admin_client.post(preview_url(task), json={"wechatName": "reviewer-wx"}).status_code == 200
+    refused = admin_client.post(preview_url(task), json={"wechatName": "reviewer-wx"})
+    assert_error(refused, 429, "rate_limited")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert len(fake.requests_to("message/mass/preview")) == 10
+    after = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
+    assert len(events_of(after, "preview_sent")) == 10
+    # Another task has a limit of its own.
+    assert admin_client.post(preview_url(other), json={"wechatName": "reviewer-wx"}).status_code == 200

@@ -2,7 +2,7 @@
 task deletion answer."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from rules.limits import MAX_CONTENT
+from rules.limits import MAX_CONTENT, WECHAT_ID_PATTERN
 from rules.vocabulary import ACCOUNTS
 from schemas.common import timestamp
 
@@ -29,12 +29,17 @@ class DeleteResultSchema(Schema):
     redirectTo = fields.String(required=True, metadata={"description": "always /review"})
 
 
+_WECHAT_ID = [validate.Length(min=1, max=64),
+              validate.Regexp(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them")]
+
+
 class PhonePreviewSchema(Schema):
     """POST /api/review/tasks/{taskId}/preview: one recipient, by WeChat ID or by openid (CONTRACT §12)."""
 
-    wechatName = fields.String(validate=validate.Length(min=1, max=64),
-                               metadata={"description": "the follower's WeChat ID (towxname)"})
-    openId = fields.String(validate=validate.Length(min=1, max=64),
+    JSON_SCHEMA_EXTRA = {"oneOf": [{"required": ["wechatName"]}, {"required": ["openId"]}]}
+
+    wechatName = fields.String(validate=_WECHAT_ID, metadata={"description": "the follower's WeChat ID (towxname)"})
+    openId = fields.String(validate=_WECHAT_ID,
                            metadata={"description": "the follower's openid for this account (touser)"})
 
     @validates_schema

@@ -5,14 +5,13 @@ from rules.limits import MAX_URL
 
 ASSET_ID_OBJECT = {
     "type": "object", "required": ["assetId"], "additionalProperties": False,
-    "properties": {"assetId": {"type": "string", "maxLength": 64}},
+    "properties": {"assetId": {"type": "string", "minLength": 1, "maxLength": 64}},
 }
 
 
-def not_blank(value):
-    """A string with at least one non-space character."""
-    if not value.strip():
-        raise ValidationError("must not be empty")
+# A string with at least one non-space character; a Regexp, so the OpenAPI document states it as
+# `pattern` (re.match anchors at the start: any spaces, then one that is not).
+not_blank = validate.Regexp(r"^\s*\S", error="must not be empty")
 
 
 class StrictBoolean(fields.Boolean):
@@ -44,8 +43,8 @@ class AssetRef(fields.Field):
 
     def __init__(self, *, allow_url=False, **kwargs):
         self.allow_url = allow_url
-        schema = ({"oneOf": [ASSET_ID_OBJECT, {"type": "string", "maxLength": MAX_URL,
-                                                "description": "the url of an existing asset"}]}
+        schema = ({"oneOf": [ASSET_ID_OBJECT, {"type": "string", "minLength": 1, "pattern": r"^\s*\S",
+                                                "maxLength": MAX_URL, "description": "the url of an existing asset"}]}
                   if allow_url else ASSET_ID_OBJECT)
         kwargs["metadata"] = {**schema, **kwargs.get("metadata", {})}
         super().__init__(**kwargs)
@@ -67,11 +66,12 @@ class CropPercentSchema(Schema):
     must be 3:4 in the image's pixels."""
 
     ratio = fields.String(required=True, validate=validate.OneOf(["3_4"], error="must be the literal 3_4"))
-    x1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
-    y1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1))
-    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1),
+    # x2 > x1 itself is beyond OpenAPI; what follows from it per field (x1 < 1, x2 > 0) is stated.
+    x1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, max_inclusive=False))
+    y1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, max_inclusive=False))
+    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, min_inclusive=False),
                      metadata={"description": "greater than x1", "x-greater-than": "x1"})
-    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1),
+    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, min_inclusive=False),
                      metadata={"description": "greater than y1", "x-greater-than": "y1"})
 
     @validates_schema

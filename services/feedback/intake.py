@@ -22,7 +22,7 @@ from rules.limits import duration
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import wake_indexer
 from services.feedback.queries import dump_detail
-from services.feedback.ratelimit import SlidingWindowLimiter
+from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 
 log = logging.getLogger(__name__)

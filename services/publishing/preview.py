@@ -3,11 +3,16 @@ from typing import Any
 
 from models import immediate
 from models.review import task_by_id
-from services.errors import Conflict, NotFound, PlatformRefused
+from rules.limits import PREVIEW_WINDOW_SECONDS, PREVIEWS_PER_TASK
+from services.errors import Conflict, NotFound, PlatformRefused, RateLimited
 from services.platform_client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
+from services.ratelimit import SlidingWindowLimiter
 from services.review import add_event, load_for_update, task_to_dict
 from services.settings import Settings
+
+# Per task, counted in the store (every process together); a send over the limit is not counted.
+_LIMITER = SlidingWindowLimiter({"preview": [(PREVIEWS_PER_TASK, PREVIEW_WINDOW_SECONDS)]})
 
 
 def send_preview(task_id: str, recipient: dict[str, str], actor_name: str | None, settings: Settings,
@@ -20,6 +25,9 @@ def send_preview(task_id: str, recipient: dict[str, str], actor_name: str | None
     if job is None:
         raise Conflict("the task has no platform draft yet: publish it first, then send the preview",
                        {"status": task.status}, code="no_draft")
+    wait = _LIMITER.hit({"preview": task.task_id})
+    if wait is not None:
+        raise RateLimited(f"at most {PREVIEWS_PER_TASK} previews a minute per task; wait {wait} seconds", wait)
     media_id = str(job.draft_media_id)  # a succeeded job's draft: never null (last_draft_job's query)
     try:
         client_for(task.public_account, settings).send_preview(

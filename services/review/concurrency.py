@@ -12,7 +12,10 @@ from models.review import ReviewTask, task_by_id
 from rules.ids import now_iso
 from services.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 
-_TAG = re.compile(r'^\s*(?:W/)?"?(\d{1,18})"?\s*$')
+_ONE = r'(?:W/)?"?(\d{1,18})"?'  # one version as an ETag: "3", 3 or W/"3"
+_TAG = re.compile(rf"^\s*{_ONE}\s*$")
+# The whole header, as the OpenAPI document states it: absent or blank, `*`, or versions separated by commas.
+IF_MATCH_PATTERN = rf"^\s*(?:\*|{_ONE}(?:\s*,\s*{_ONE})*)?\s*$"
 
 
 def parse_if_match(value: str | None) -> list[int] | None:

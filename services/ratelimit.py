@@ -1,0 +1,68 @@
+"""Sliding-window rate limits counted in the database: feedback intake (CONTRACT §9) and phone
+previews (CONTRACT §16).
+
+Each category (feedback: ip, device, version, channel; preview: task) has limits such as
+`20/minute;200/day`. A request is checked against every key it carries and recorded against all of
+them only when none is over its limit, so a client that waits the announced Retry-After gets
+through. The hits live in the `rate_hit` table and the check-and-record runs in one write
+transaction, so every service process on the database counts together (no limit multiplied by the
+number of processes).
+"""
+import math
+import time
+from collections.abc import Callable
+
+from models import immediate
+from models.ratelimit import RateHit
+
+SWEEP_EVERY = 1000  # hits (per process) between purges of hits older than every window
+
+
+class SlidingWindowLimiter:
+    """`rules` maps a category to [(count, period_seconds), ...]; `clock` gives Unix seconds."""
+
+    def __init__(self, rules: dict, clock: Callable[[], float] = time.time):
+        self.rules = {category: list(limits) for category, limits in rules.items() if limits}
+        self.clock = clock
+        self._hits_since_sweep = 0
+
+    def hit(self, keys: dict[str, str | None]) -> int | None:
+        """Record one request against `keys` ({category: key or None}).
+
+        Returns None when allowed, else the whole seconds (>= 1) until every exceeded limit has room.
+        """
+        counted = [(category, key) for category, key in keys.items() if key is not None and self.rules.get(category)]
+        if not counted:
+            return None
+        with immediate():  # one writer at a time, across processes: no two requests take the last slot
+            now = self.clock()
+            wait = 0.0
+            for category, key in counted:
+                limits = self.rules[category]
+                longest = max(period for _count, period in limits)
+                stamps: list[float] = [hit.at for hit in RateHit.select(RateHit.at).where(
+                    (RateHit.category == category) & (RateHit.key == key) & (RateHit.at > now - longest)
+                ).order_by(RateHit.at)]
+                for count, period in limits:
+                    inside = sum(1 for at in stamps if at > now - period)
+                    if inside >= count:
+                        # The hit that has to leave the window before one more fits.
+                        wait = max(wait, stamps[len(stamps) - count] + period - now)
+            if wait > 0:
+                return max(1, math.ceil(wait))
+            RateHit.insert_many([{"category": category, "key": key, "at": now} for category, key in counted]).execute()
+            self._sweep_now_and_then(now)
+        return None
+
+    def _sweep_now_and_then(self, now: float) -> None:
+        """Delete hits outside every window, so the table follows active clients."""
+        self._hits_since_sweep += 1
+        if self._hits_since_sweep < SWEEP_EVERY:
+            return
+        self._hits_since_sweep = 0
+        for category, limits in self.rules.items():
+            longest = max(period for _count, period in limits)
+            RateHit.delete().where((RateHit.category == category) & (RateHit.at <= now - longest)).execute()
+
+    def tracked_keys(self) -> int:
+        return RateHit.select(RateHit.category, RateHit.key).distinct().count()
