@@ -11,11 +11,15 @@ from flask import Blueprint, redirect, render_template, request
 from flask_login import current_user
 from marshmallow import EXCLUDE
 
+from blueprints import i18n
 from blueprints.apidoc import api, load
+from blueprints.auth import safe_next
 from blueprints.common import settings
-from blueprints.guards import admin_required
+from blueprints.guards import admin_required, check_same_origin
+from blueprints.page_words import LABELS
+from blueprints.script_words import ERROR_WORDS, script_words
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
-from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, REJECTION_REASONS, STATUSES
+from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
 from services import review
@@ -25,26 +29,31 @@ from services.rendering import THEMES
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
-STATUS_LABELS = {"all": "All", "pending_review": "Pending review", "approved": "Approved",
-                 "published": "Published", "rejected_rework": "Rejected for rework"}
-FEEDBACK_LABELS = {"all": "All", "unprocessed": "Unprocessed", "processing": "Processing", "processed": "Processed"}
-REASON_LABELS = {"content_quality": "Content quality", "factual_error": "Factual error",
-                 "compliance_risk": "Compliance risk", "style_mismatch": "Style mismatch",
-                 "image_issue": "Image issue", "other": "Other"}
-ELEMENT_LABELS = {"title": "Title", "summary": "Summary", "body": "Body", "bodyImages": "Body images",
-                  "coverImage": "Cover image", "description": "Description", "images": "Images",
-                  "coverCrop": "Cover crop", "commentSettings": "Comment settings"}
-
 
 # The counters under the text fields show the limits a decision is checked against.
 FIELD_LIMITS = {"title": TITLE_MAX, "summary": APPROVAL_SUMMARY_MAX, "author": APPROVAL_AUTHOR_MAX,
                 "description": MAX_TEXT}
 
 
+def init_app(app):
+    i18n.init_app(app)
+
+
 @bp.app_context_processor
 def labels():
-    return {"STATUS_LABELS": STATUS_LABELS, "FEEDBACK_LABELS": FEEDBACK_LABELS, "ACCOUNTS": ACCOUNTS,
-            "REASON_LABELS": REASON_LABELS, "ELEMENT_LABELS": ELEMENT_LABELS, "FIELD_LIMITS": FIELD_LIMITS}
+    return {**LABELS, "ACCOUNTS": ACCOUNTS, "FIELD_LIMITS": FIELD_LIMITS, "page_language": i18n.language(),
+            "script_words": script_words, "ERROR_WORDS": ERROR_WORDS, "login_wait": i18n.login_wait}
+
+
+@bp.post("/language")
+def choose_language():
+    """The language switch of every page: the review_lang cookie for a year, back to the page (CONTRACT §14)."""
+    check_same_origin()
+    chosen = request.form.get("lang", "")
+    response = redirect(safe_next(request.form.get("next", "")), 303)
+    if chosen in PAGE_LANGUAGES:
+        i18n.set_language_cookie(response, chosen)
+    return response
 
 
 @bp.app_template_filter()

@@ -41,8 +41,12 @@ TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
 WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
                   "review_task.publish_failed")
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
+# Team notifications (CONTRACT §15): what NOTIFY_EVENTS may choose, and where they go.
+TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received")
+TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Body themes (CONTRACT §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")
 
 FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
+PAGE_LANGUAGES = ("zh-CN", "en")  # of the admin pages (CONTRACT §14); the JSON API speaks English
 ATTACHMENT_KINDS = ("screenshot", "log_file")

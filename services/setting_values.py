@@ -4,6 +4,7 @@ Environment variables are text; services.settings checks and types them once at 
 """
 import re
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rules.vocabulary import ACCOUNTS
 
@@ -67,3 +68,11 @@ def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
     if isinstance(value, (list, tuple)):
         return tuple(float(v) for v in value) or DEFAULT_RETRY_DELAYS
     return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
+
+
+def time_zone(name: Any) -> ZoneInfo | None:
+    """REVIEW_TIME_ZONE as a zone; None for a name the time zone database lacks."""
+    try:
+        return ZoneInfo(str(name or ""))
+    except (ZoneInfoNotFoundError, ValueError):
+        return None

@@ -9,22 +9,33 @@
     const clean = String(text || "").trim();
     if (!clean) return "";
     const first = clean.charAt(0).toUpperCase() + clean.slice(1);
-    return /[.!?]$/.test(first) ? first : first + ".";
+    return /[.!?。！？）]$/.test(first) ? first : first + (/[\u3400-\u9fff]$/.test(first) ? "。" : ".");
   }
+
+  const T = window.T;
 
   function networkError() {
-    return { code: "network", message: "the server could not be reached; check the connection and try again", details: {} };
+    return { code: "network", message: T("network"), details: {}, said: true };
   }
 
+  /* The API's message is English (CONTRACT §14): the page says what happened in its own language first
+     (a sentence per error code), then the API's words, which carry the particulars. */
   function explain(status, error) {
-    if (status === 401) {
-      return { ...error, message: "your session has ended; sign in again (open /login in another tab, then retry)" };
-    }
+    if (status === 401) return { ...error, message: T("session_ended"), said: true };
     if (status === 412) {
       // The details only carry the new version number, which tells the reader nothing more.
-      return { ...error, message: "this task was changed since the page was opened; reload the page to see the current version", details: {} };
+      return { ...error, message: T("stale"), details: {}, said: true };
     }
     return error;
+  }
+
+  /* An API error in the page's words: the code's sentence, then (in another language) the API's message. */
+  function describe(error) {
+    if (!error) return "";
+    if (error.said) return sentence(error.message);
+    const own = window.Words.has(`error.${error.code}`) ? T(`error.${error.code}`) : "";
+    if (!own) return sentence(error.message);
+    return window.Words.language === "en" ? `${own} ${sentence(error.message)}` : `${own}（${sentence(error.message)}）`;
   }
 
   /* fetch() with JSON in and out (a FormData body goes as multipart). Resolves to
@@ -47,7 +58,7 @@
     const type = response.headers.get("Content-Type") || "";
     const data = type.includes("json") ? await response.json().catch(() => null) : null;
     if (response.ok) return { ok: true, status: response.status, data, response };
-    const error = (data && data.error) || { code: "http_" + response.status, message: `the server answered ${response.status}`, details: {} };
+    const error = (data && data.error) || { code: "http_error", message: T("http_status", { status: response.status }), details: {}, said: true };
     return { ok: false, status: response.status, error: explain(response.status, error) };
   }
 
@@ -56,10 +67,11 @@
     root.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
   }
 
-  function placeError(root, key, messages) {
+  function placeError(root, key, messages, foreign) {
     const slot = root.querySelector(`[data-error-for="${CSS.escape(key)}"]`);
     if (!slot) return null;
-    const text = messages.map(sentence).join(" ");
+    // The API's field messages are English: on a Chinese page they follow "请检查此项：".
+    const text = (foreign ? `${T("field_check")} ` : "") + messages.map(sentence).join(" ");
     slot.textContent = slot.textContent ? `${slot.textContent} ${text}` : text;
     slot.hidden = false;
     const field = slot.id && root.querySelector(`[aria-describedby~="${CSS.escape(slot.id)}"]`);
@@ -74,12 +86,12 @@
     Object.entries(error.details || {}).forEach(([path, messages]) => {
       const list = (Array.isArray(messages) ? messages : [messages]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
       const key = fieldFor ? fieldFor(path) : path;
-      const slot = key ? placeError(root, key, list) : null;
+      const slot = key ? placeError(root, key, list, !error.said && window.Words.language !== "en") : null;
       if (slot) first = first || slot;
       else unplaced.push(`${path}: ${list.join(" ")}`);
     });
     if (summary) {
-      summary.textContent = [sentence(error.message), ...unplaced.map(sentence)].join(" ");
+      summary.textContent = [describe(error), ...unplaced.map(sentence)].join(" ");
       summary.hidden = false;
     }
     const target = first ? first.closest("fieldset") || first : summary;
@@ -110,5 +122,5 @@
     if (saved.failure) showMessage(document.getElementById("page-error"), saved.failure);
   });
 
-  window.Api = { call, clearErrors, showErrors, showMessage, sentence, flash };
+  window.Api = { call, clearErrors, showErrors, showMessage, sentence, describe, flash };
 })();

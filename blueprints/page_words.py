@@ -1,0 +1,52 @@
+"""Words the admin pages show for the spec's codes (CONTRACT §14: codes appear as words of the page's
+language). Lazy: each is looked up in the catalogue of the language the page is served in.
+
+A code missing here (a feedback type added in FEEDBACK_TYPES, say) is shown as it is.
+"""
+from flask_babel import lazy_gettext as _l
+from flask_babel import lazy_pgettext as _p
+
+STATUS_LABELS = {"all": _l("All"), "pending_review": _l("Pending review"), "approved": _l("Approved"),
+                 "published": _l("Published"), "rejected_rework": _l("Rejected for rework")}
+FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
+                   "processed": _l("Processed")}
+FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),
+                        "account": _l("Account"), "other": _l("Other")}
+REASON_LABELS = {"content_quality": _l("Content quality"), "factual_error": _l("Factual error"),
+                 "compliance_risk": _l("Compliance risk"), "style_mismatch": _l("Style mismatch"),
+                 "image_issue": _l("Image issue"), "other": _l("Other")}
+ELEMENT_LABELS = {"title": _l("Title"), "summary": _l("Summary"), "author": _l("Author"), "body": _l("Body"),
+                  "bodyImages": _l("Body images"), "coverImage": _l("Cover image"),
+                  "description": _l("Description"), "images": _l("Images"), "coverCrop": _l("Cover crop"),
+                  "commentSettings": _l("Comment settings")}
+CONTENT_TYPE_LABELS = {"article": _l("Article"), "image_post": _l("Image post")}
+JOB_STATUS_LABELS = {"running": _l("Running"), "succeeded": _l("Succeeded"), "failed": _l("Failed")}
+TRIGGER_LABELS = {"manual": _l("Manual"), "auto_after_approval": _l("After approval")}
+ATTACHMENT_LABELS = {"screenshot": _l("Screenshot"), "log_file": _l("Log file")}
+ACTOR_LABELS = {"agent": _l("the agent"), "admin": _l("an administrator"), "system": _l("the system")}
+EVENT_LABELS = {
+    "task_created": _l("Task created"), "draft_saved": _l("Draft saved"), "rework_submitted": _l("Rework submitted"),
+    "returned_to_review": _l("Returned to review"), "approved": _l("Approved"), "rejected": _l("Rejected for rework"),
+    "publish_succeeded": _l("Published"), "publish_failed": _l("Publish failed"),
+    "agent_notified": _l("Agent notified"), "agent_notification_failed": _l("Agent notification failed"),
+    "preview_sent": _l("Preview sent to a phone"),
+}
+# Keys of a timeline event's data; a key missing here is shown as it is.
+EVENT_DATA_LABELS = {
+    "contentType": _l("Type"), "reason": _l("Reason"), "rejectionReason": _l("Reason"),
+    "rejectedElements": _l("Fields to rework"), "note": _l("Note"), "rejectionNote": _l("Note"),
+    "jobId": _l("Job"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "wechatName": _l("WeChat ID"),
+    "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"), "fields": _l("Fields"),
+    "elements": _l("Fields"), "event": _l("Event"), "error": _l("Error"),
+}
+# Data values that are codes, by key: shown through these tables.
+EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "reason": REASON_LABELS, "rejectionReason": REASON_LABELS,
+                     "rejectedElements": ELEMENT_LABELS, "fields": ELEMENT_LABELS, "elements": ELEMENT_LABELS,
+                     "triggerMode": TRIGGER_LABELS}
+
+LABELS = {"STATUS_LABELS": STATUS_LABELS, "FEEDBACK_LABELS": FEEDBACK_LABELS,
+          "FEEDBACK_TYPE_LABELS": FEEDBACK_TYPE_LABELS, "REASON_LABELS": REASON_LABELS,
+          "ELEMENT_LABELS": ELEMENT_LABELS, "CONTENT_TYPE_LABELS": CONTENT_TYPE_LABELS,
+          "JOB_STATUS_LABELS": JOB_STATUS_LABELS, "TRIGGER_LABELS": TRIGGER_LABELS,
+          "ATTACHMENT_LABELS": ATTACHMENT_LABELS, "ACTOR_LABELS": ACTOR_LABELS, "EVENT_LABELS": EVENT_LABELS,
+          "EVENT_DATA_LABELS": EVENT_DATA_LABELS, "EVENT_DATA_VALUES": EVENT_DATA_VALUES}
