@@ -40,7 +40,7 @@ from models.schema import upgrade
 from models.users import admin_by_pk
 from rules.client_input import load_json
 from services import logs
-from services.auth import EndedSessions, ensure_admin
+from services.auth import EndedSessions, ensure_admin, has_active_admin
 from services.background import checkpointer
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
@@ -289,6 +289,9 @@ def main(argv=None):
             app = create_app()
     except SettingsError as exc:
         raise SystemExit(f"error: {exc}") from None
+    with db.connection_context():  # a new instance: nobody can sign in until an admin is created
+        if not has_active_admin():
+            log.warning("no admin account can sign in yet: run `flask --app app create-admin NAME` from this folder")
     serving.serve(app, [app.extensions[name] for _setting, name, _make in WORKERS if name in app.extensions])
 
 

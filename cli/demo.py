@@ -61,10 +61,12 @@ def mcp_lines(url: str, token: str) -> list[str]:
     command = {"command": sys.executable, "args": ["-m", "agentmcp"], "cwd": PROJECT_ROOT,
                "env": {"REVIEW_BASE_URL": url, "REVIEW_AGENT_TOKEN": token}}
     config = json.dumps({"mcpServers": {"content-review": command}}, ensure_ascii=False)
+    http_token = secrets.token_urlsafe(16)  # --http refuses to start without one (CONTRACT §16)
     return ["  MCP         add this server to your MCP client's configuration (stdio):",
             f"              {config}",
-            f"              or serve streamable HTTP: REVIEW_BASE_URL={url} REVIEW_AGENT_TOKEN={token} "
-            f"{sys.executable} -m agentmcp --http 8765   (then http://127.0.0.1:8765/mcp)"]
+            f"              or serve streamable HTTP: MCP_HTTP_TOKEN={http_token} REVIEW_BASE_URL={url} "
+            f"REVIEW_AGENT_TOKEN={token} {sys.executable} -m agentmcp --http 8765   (then "
+            f"http://127.0.0.1:8765/mcp with the header Authorization: Bearer {http_token})"]
 
 
 def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEMO_LATENCY):

@@ -68,6 +68,11 @@ def ensure_admin(username: str, password: str, permissions: str = "review,feedba
     return save_admin(username, password, permissions), True
 
 
+def has_active_admin() -> bool:
+    """Whether anyone can sign in: a new instance has no admin, and its start says how to add one."""
+    return AdminUser.select().where(AdminUser.active == True).exists()  # noqa: E712 (peewee expression)
+
+
 def new_session_id() -> str:
     return secrets.token_urlsafe(16)
 
