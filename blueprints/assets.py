@@ -6,7 +6,7 @@ from blueprints.apidoc import NoBody, api, load
 from blueprints.bodies import single_file
 from blueprints.common import settings
 from blueprints.guards import agent_or_admin
-from rules.limits import MAX_UPLOAD_BYTES
+from rules.limits import MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
 from services.errors import Forbidden, NotFound, ValidationFailed
@@ -29,7 +29,6 @@ bp.record_once(lambda state: state.app.url_map.converters.setdefault("asset_id",
 # The guard sits above @api so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
-MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the scope field
 # Stored files never change (a new upload gets a new name), so clients may keep them; `private`
 # because they are only served with credentials.
 FILE_CACHE_SECONDS = 365 * 24 * 3600

@@ -12,7 +12,7 @@ from blueprints.apidoc import api, documents_body, load
 from blueprints.bodies import limited_body, single_file
 from blueprints.common import settings
 from blueprints.guards import admin_required, client_required
-from rules.limits import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
+from rules.limits import LOG_MAX_BYTES, MULTIPART_OVERHEAD, SCREENSHOT_MAX_BYTES
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
     FeedbackAttachmentSchema,
@@ -30,7 +30,6 @@ from services.feedback.ratelimit import limiter_from_settings
 
 bp = Blueprint("feedback", __name__)
 LIMITER = "feedback_limiter"
-MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the kind field
 TAGS = ["feedback"]
 
 
