@@ -2,9 +2,8 @@
 import json
 import logging
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -116,128 +115,7 @@ class JSONField(peewee.TextField):
         return json.loads(value)
 
 
-def quote_name(name: str) -> str:
-    """An SQL identifier, quoted."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-# SQL text by statement shape. peewee spends 0.2-0.5 ms turning a query into SQL (more than SQLite
-# takes to run it); the hot paths pay that once per process instead of on every request.
-_SQL_CACHE: dict[tuple, str] = {}
-
-
-def _statement(key, build):
-    cache_key = (type(db.obj).__name__, key)
-    sql = _SQL_CACHE.get(cache_key)
-    if sql is None:
-        sql = _SQL_CACHE[cache_key] = build()
-    return sql
-
-
-# Identifiers come from the models' metadata; every value is a bound parameter.
-def _insert_sql(table, columns):
-    if not columns:
-        return f"INSERT INTO {quote_name(table)} DEFAULT VALUES"
-    return f"INSERT INTO {quote_name(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608
-
-
-def _update_sql(table, columns, pk_column):
-    return f"UPDATE {quote_name(table)} SET {', '.join(c + ' = ?' for c in columns)} WHERE {pk_column} = ?"  # noqa: S608
-
-
 class BaseModel(peewee.Model):
     class Meta:
         database = db
         legacy_table_names = False
-
-    def save(self, force_insert: bool = False, only: Any = None) -> int:
-        """peewee's save, with the INSERT/UPDATE text cached per table and column set (SQLite)."""
-        meta = self._meta
-        if only is not None or meta.composite_key or not meta.primary_key or not meta.auto_increment \
-                or not isinstance(db.obj, peewee.SqliteDatabase):
-            return super().save(force_insert=force_insert, only=only)
-        data = self.__data__.copy()
-        if any(isinstance(value, peewee.Node) for value in data.values()):
-            return super().save(force_insert=force_insert, only=only)  # SQL expressions as values
-        self._populate_unsaved_relations(data)  # type: ignore[attr-defined]  # peewee's save() does the same
-        pk_name, pk_value = meta.primary_key.name, self._pk  # type: ignore[has-type]
-        data.pop(pk_name, None)
-        names = tuple(name for name in meta.sorted_field_names if name in data)
-        fields = [meta.fields[name] for name in names]
-        params = [field.db_value(data[field.name]) for field in fields]
-        columns = [quote_name(field.column_name) for field in fields]
-        if pk_value is None or force_insert:
-            if force_insert and pk_value is not None:
-                names, columns = (pk_name, *names), [quote_name(meta.primary_key.column_name), *columns]
-                params.insert(0, meta.primary_key.db_value(pk_value))
-            sql = _statement(("insert", meta.table_name, names), lambda: _insert_sql(meta.table_name, columns))
-            cursor = db.execute_sql(sql, params)
-            if pk_value is None:
-                self._pk = cursor.lastrowid
-                self._dirty.discard(pk_name)  # type: ignore[attr-defined]
-            rows = 1
-        else:
-            if not names:
-                raise ValueError("no data to save!")
-            sql = _statement(("update", meta.table_name, names), lambda: _update_sql(
-                meta.table_name, columns, quote_name(meta.primary_key.column_name)))
-            rows = db.execute_sql(sql, [*params, meta.primary_key.db_value(pk_value)]).rowcount
-        self._dirty -= set(names)  # type: ignore[attr-defined]
-        return rows
-
-
-# The sqlite3 module lets go of the GIL around every step of a statement; with several request
-# threads each of those hands the GIL to another thread (measured: ~60 context switches per task
-# read at 8 connections, 4x the rest of the request). Short statements on the hot paths run one at
-# a time under this lock instead, so the other threads sleep on it rather than contend. Hold it
-# only around statements that cannot wait (reads in WAL mode; writes inside immediate()), and
-# never take _WRITE_LOCK while holding it.
-_STATEMENT_LOCK = threading.RLock()
-
-
-def _run(key, build_sql, params):
-    sql = _statement(("query", key), build_sql)
-    with _STATEMENT_LOCK:
-        cursor = db.execute_sql(sql, params)
-        rows = cursor.fetchall() if cursor.description is not None else []  # psycopg2 refuses fetchall after UPDATE
-        return rows, cursor.description, cursor.rowcount
-
-
-# ---- prepared statements: the API the models' hot reads use (models/review.py, feedback.py, users.py) ----
-# Services never call these: they write plain peewee, or call a named read of a models module.
-
-def prepared_rows(key: Hashable, build_sql: Callable[[], str], *params: Any) -> tuple[list, Any]:
-    """(rows, description) of a short statement whose SQL text `build_sql()` makes once per process.
-
-    `key` must name everything that changes the text; values travel as `params` only.
-    """
-    rows, description, _ = _run(key, build_sql, params)
-    return rows, description
-
-
-def prepared_execute(key: Hashable, build: Callable[[], Any], *params: Any) -> tuple[list, int]:
-    """Run the short peewee query `build()` returns (any kind) with new `params`; (rows, rowcount).
-    `build` uses placeholder values in the order of `params`."""
-    rows, _, count = _run(key, lambda: build().sql()[0], params)
-    return rows, count
-
-
-def rows_as(model: Any, fields: Any, rows: Any) -> list:
-    """Model instances from raw rows whose values are in the order of `fields`, as peewee would read them."""
-    instances = []
-    for row in rows:
-        instance = model(__no_default__=1)
-        instance.__data__ = {field.name: field.python_value(value) for field, value in zip(fields, row, strict=True)}
-        instances.append(instance)
-    return instances
-
-
-def prepared_select(model: Any, key: Hashable, build: Callable[[], Any], *params: Any) -> list:
-    """Rows of `model` from the peewee query `build()` returns, as a list, reusing its SQL text and
-    column mapping on later calls with new `params`.
-
-    `build` must use placeholder values in the same order as `params`; `key` must name everything
-    that changes the SQL text. Runs under the statement lock: for short reads (a key lookup, a page).
-    """
-    rows, description, _ = _run(("select", key), lambda: build().sql()[0], params)
-    return rows_as(model, [model._meta.columns[column[0]] for column in description], rows)

@@ -22,15 +22,7 @@ from typing import Any
 
 import peewee
 
-from models.base import (
-    SQLITE_FUNCTIONS,
-    BaseModel,
-    JSONField,
-    db,
-    prepared_execute,
-    prepared_rows,
-    prepared_select,
-)
+from models.base import SQLITE_FUNCTIONS, BaseModel, JSONField, db
 from models.writes import immediate
 
 SEARCH_TABLE = "feedback_fts"
@@ -267,32 +259,17 @@ def index_pending(limit: int = INDEX_BATCH) -> int:
     return len(rows)
 
 
-# ---- reads and writes of feedback intake (prepared statements: intake is the busiest write) --------
-# Reserves and reads the day's next number in one statement (SQLite 3.35+ has RETURNING).
-_RESERVE = ("INSERT INTO feedback_day_sequence (day, last) VALUES (?, 1) "
-            "ON CONFLICT (day) DO UPDATE SET last = last + 1 RETURNING last")
-
-
-def reserve_in_one_statement() -> bool:
-    return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 35, 0)
-
+# ---- reads and writes of feedback intake ------------------------------------------------------------
 
 def next_day_number(day: str) -> int:
     """The next number of `day` (YYYYMMDD), 1 first; call inside the write transaction."""
-    if reserve_in_one_statement():
-        return prepared_rows("feedback_no_reserve", lambda: _RESERVE, day)[0][0][0]
     seq = FeedbackDaySequence
-    _, updated = prepared_execute("feedback_no_next", lambda: seq.update(last=seq.last + 1).where(seq.day == ""),
-                                  1, day)
-    if not updated:
-        prepared_execute("feedback_no_first", lambda: seq.insert(day="", last=1), day, 1)
-    return prepared_execute("feedback_no_last", lambda: seq.select(seq.last).where(seq.day == ""), day)[0][0][0]
+    seq.insert(day=day, last=1).on_conflict(conflict_target=[seq.day], update={seq.last: seq.last + 1}).execute()
+    return seq.select(seq.last).where(seq.day == day).scalar()
 
 
 def recent_duplicate(digest: str, since: str) -> Feedback | None:
     """The newest record with this fingerprint created at or after `since` (its id and number only)."""
-    found = prepared_select(Feedback, "feedback_duplicate", lambda: (
-        Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
-        .where((Feedback.fingerprint == "") & (Feedback.created_at >= ""))
-        .order_by(Feedback.created_at.desc()).limit(1)), digest, since, 1)
-    return found[0] if found else None
+    return (Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
+            .where((Feedback.fingerprint == digest) & (Feedback.created_at >= since))
+            .order_by(Feedback.created_at.desc()).first())

@@ -3,11 +3,10 @@
 Filterable fields are indexed columns; nested parts (candidates, selections, overrides, drafts)
 are JSON. `version` goes up by one on every write and is the task's ETag (CONTRACT §4).
 """
-import json
 
 import peewee
 
-from models.base import BaseModel, JSONField, db, prepared_rows, prepared_select, quote_name, rows_as
+from models.base import BaseModel, JSONField, db
 
 
 class ReviewTask(BaseModel):
@@ -76,15 +75,11 @@ class IdempotencyKey(BaseModel):
 
 
 
-# ---- reads of the hot paths (measured in bench/run.py) --------------------------------------------
-# Plain peewee works on every model; these few reads run through models.base's prepared statements
-# because the task page and list are read far more than anything else.
+# ---- the reads every task page and list make ------------------------------------------------------
 
 def task_by_id(task_id: str) -> ReviewTask | None:
     """The task with this public id, or None."""
-    found = prepared_select(ReviewTask, "task_by_id", lambda: ReviewTask.select().where(
-        ReviewTask.task_id == "").limit(1), task_id, 1)
-    return found[0] if found else None
+    return ReviewTask.get_or_none(ReviewTask.task_id == task_id)
 
 
 def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:
@@ -93,53 +88,22 @@ def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:
     by_pk = {task.id: task for task in tasks}
     events: dict[int, list] = {pk: [] for pk in by_pk}
     jobs: dict[int, list] = {pk: [] for pk in by_pk}
-    pks, size = list(by_pk), len(by_pk)
-    for event in prepared_select(TimelineEvent, ("events_of", size), lambda: TimelineEvent.select().where(
-            TimelineEvent.task.in_([0] * size)).order_by(TimelineEvent.id), *pks):
+    if not by_pk:
+        return events, jobs
+    for event in TimelineEvent.select().where(TimelineEvent.task.in_(list(by_pk))).order_by(TimelineEvent.id):
         events[event.task_id].append(event)
-    for job in prepared_select(PublishJob, ("jobs_of", size), lambda: PublishJob.select().where(
-            PublishJob.task.in_([0] * size)).order_by(PublishJob.queued_at, PublishJob.id), *pks):
+    for job in (PublishJob.select().where(PublishJob.task.in_(list(by_pk)))
+                .order_by(PublishJob.queued_at, PublishJob.id)):
         job.task = by_pk[job.task_id]
         jobs[job.task_id].append(job)
     return events, jobs
 
 
-def _children_json(model, order):
-    """SQL: the rows of `model` belonging to task `t`, as one JSON array of arrays (SQLite json1)."""
-    meta = model._meta
-    columns = ", ".join(quote_name(field.column_name) for field in meta.sorted_fields)
-    return (f"(SELECT json_group_array(json_array({columns})) FROM (SELECT * FROM {quote_name(meta.table_name)} "  # noqa: S608
-            f"WHERE task_id = t.id ORDER BY {order}))")
-
-
-def _detail_sql():
-    return (f'SELECT t.*, {_children_json(TimelineEvent, "id")}, {_children_json(PublishJob, "queued_at, id")} '  # noqa: S608
-            f"FROM {quote_name(ReviewTask._meta.table_name)} AS t WHERE t.task_id = ? LIMIT 1")
-
-
 def task_with_children(task_id: str) -> tuple[ReviewTask, list, list] | None:
-    """(task, events, jobs) read so that they agree, or None.
-
-    On SQLite one statement (one snapshot, no transaction; a third of the SQLite calls of three
-    queries); elsewhere three queries in one transaction.
-    """
-    if not isinstance(db.obj, peewee.SqliteDatabase):
-        with db.atomic():
-            task = task_by_id(task_id)
-            if task is None:
-                return None
-            events, jobs = children_of([task])
-            return task, events[task.id], jobs[task.id]
-    rows, description = prepared_rows("task_detail", _detail_sql, task_id)
-    if not rows:
-        return None
-    *task_values, events_json, jobs_json = rows[0]
-    columns = ReviewTask._meta.columns
-    task = rows_as(ReviewTask, [columns[column[0]] for column in description[:-2]], [task_values])[0]
-    event_rows = rows_as(TimelineEvent, TimelineEvent._meta.sorted_fields, json.loads(events_json))
-    job_rows = rows_as(PublishJob, PublishJob._meta.sorted_fields, json.loads(jobs_json))
-    for job in job_rows:
-        job.task = task
-    # json_group_array keeps its input's order in practice, but SQL does not promise it.
-    ordered = sorted(event_rows, key=lambda event: event.id)
-    return task, ordered, sorted(job_rows, key=lambda job: (job.queued_at, job.id))
+    """(task, events, jobs) read in one transaction so that they agree, or None."""
+    with db.atomic():
+        task = task_by_id(task_id)
+        if task is None:
+            return None
+        events, jobs = children_of([task])
+        return task, events[task.id], jobs[task.id]

@@ -1,7 +1,7 @@
 """Admin accounts and login throttling records."""
 import peewee
 
-from models.base import BaseModel, prepared_select
+from models.base import BaseModel
 
 
 class AdminUser(BaseModel):
@@ -48,7 +48,5 @@ class EndedSession(BaseModel):
 
 
 def admin_by_pk(pk: int) -> AdminUser | None:
-    """The admin with this row id, or None (read on every signed-in request: a prepared statement)."""
-    found = prepared_select(AdminUser, "admin_by_pk", lambda: AdminUser.select().where(AdminUser.id == 0).limit(1),
-                            pk, 1)
-    return found[0] if found else None
+    """The admin with this row id, or None (read on every signed-in request)."""
+    return AdminUser.get_or_none(AdminUser.id == pk)

@@ -1,21 +1,14 @@
-"""Answers written by the response schemas themselves: one definition per shape.
+"""Answers written by the response schemas themselves, through marshmallow's own dump(): one
+definition per shape.
 
 A response schema names, for each field, the model attribute it comes from (`attribute="task_id"`,
-dotted through a relation: `"task.task_id"`). `dumper(Schema)` compiles the schema's declared fields
-once into a plain function over model rows, because marshmallow's own dump() walks its field
-machinery per value and costs the hot task read about half its speed. The rules:
-
-- a value that is None is left out, unless the field allows None (then it is sent as null);
-- `List(Nested(S))` fields are lists of rows, each dumped by S's own dumper; the caller passes
-  them by data key when they are not attributes of the row (a task's jobs and events);
-- every other value is sent as stored: JSON columns (candidates, selections...) hold what the
-  input schemas validated, timestamps are stored as the ISO text they are sent as.
-
-tests/test_response_shapes.py checks that this equals marshmallow's dump() of the same schema.
+dotted through a relation: `"task.task_id"`). `dumper(Schema)` gives `dump(row, **given)`, where
+`given` supplies by data key the values that are not attributes of the row (a task's jobs and
+events). A value that is None is left out of the answer unless the field allows None (then it is
+sent as null), in nested rows too.
 """
 from collections.abc import Callable
 from functools import cache
-from operator import attrgetter
 from typing import Any
 
 from marshmallow import Schema, fields
@@ -23,34 +16,56 @@ from marshmallow import Schema, fields
 Dump = Callable[..., dict[str, Any]]
 
 
-def _rows_of(field: fields.Field) -> type[Schema] | None:
-    """The nested schema of a List(Nested(S)) field, else None."""
-    if isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
-        nested = field.inner.nested
-        return nested if isinstance(nested, type) else type(nested)
+class _Given:
+    """`row` with some attributes given by the caller."""
+
+    def __init__(self, row: Any, given: dict[str, Any]) -> None:
+        self._row, self._given = row, given
+
+    def __getattr__(self, name: str) -> Any:
+        return self._given[name] if name in self._given else getattr(self._row, name)
+
+
+def _nested(field: fields.Field) -> type[Schema] | None:
+    """The schema of a Nested or List(Nested) field, else None."""
+    inner = field.inner if isinstance(field, fields.List) else field
+    if isinstance(inner, fields.Nested):
+        return inner.nested if isinstance(inner.nested, type) else type(inner.nested)
     return None
+
+
+@cache
+def _fields(schema: type[Schema]) -> dict[str, fields.Field]:
+    return schema().fields
+
+
+def _without_nulls(schema: type[Schema], data: Any) -> Any:
+    """`data` as dumped by `schema`, with the None values of fields that do not allow None left out."""
+    if isinstance(data, list):
+        return [_without_nulls(schema, item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for name, field in _fields(schema).items():
+        key = field.data_key or name
+        if key not in data:
+            continue
+        value = data[key]
+        if value is None and not field.allow_none:
+            continue
+        nested = _nested(field)
+        out[key] = _without_nulls(nested, value) if nested and value is not None else value
+    return out
 
 
 @cache
 def dumper(schema: type[Schema]) -> Dump:
     """`dump(row, **given) -> dict` for `schema`; `given` supplies values by data key."""
-    plan = []
-    for name, field in schema._declared_fields.items():
-        rows = _rows_of(field)
-        plan.append((field.data_key or name, attrgetter(field.attribute or name), field.allow_none,
-                     dumper(rows) if rows else None))
+    instance = schema()
+    attribute = {field.data_key or name: field.attribute or name for name, field in instance.fields.items()}
 
     def dump(row: Any, **given: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, get, allow_none, nested in plan:
-            value = given[key] if given and key in given else get(row)
-            if value is None:
-                if allow_none:
-                    out[key] = None
-            elif nested is not None:
-                out[key] = [nested(item) for item in value]
-            else:
-                out[key] = value
-        return out
+        source = _Given(row, {attribute[key]: value for key, value in given.items()}) if given else row
+        return _without_nulls(schema, instance.dump(source))
 
     return dump

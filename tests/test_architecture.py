@@ -99,18 +99,31 @@ def test_every_service_and_model_entry_point_is_typed():
     assert missing == []
 
 
-PREPARED = {"prepared_rows", "prepared_execute", "prepared_select", "rows_as", "quote_name"}
+# peewee's own private members (CONTRACT §17): a pinned upgrade may change them without notice.
+PEEWEE_PRIVATE = {"__data__", "_dirty", "_populate_unsaved_relations", "_pk", "_schema", "_meta", "__rel__"}
+STORE_CLASSES = {"SqliteDatabase", "PostgresqlDatabase", "PooledSqliteDatabase", "PooledPostgresqlDatabase"}
 
 
-def test_prepared_statements_stay_inside_models():
-    """Services, views and commands write plain peewee (or call a named read of a models module)."""
-    leaks = []
-    for path in _sources():
-        if path.is_relative_to(ROOT / "models"):
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "models.base":
-                leaks += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name in PREPARED]
+def _outside_models():
+    return [path for path in _sources() if not path.is_relative_to(ROOT / "models")]
+
+
+def test_peewee_private_members_stay_inside_models():
+    """Services, views and commands use peewee's public API (ordinary queries and save())."""
+    leaks = [f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}" for path in _outside_models()
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
+             and node.attr in PEEWEE_PRIVATE]
+    assert leaks == []
+
+
+def test_no_store_branch_outside_models():
+    """What differs between SQLite and PostgreSQL is asked behind models/ (models/store.py), never in a
+    service, a view or a command."""
+    leaks = [f"{path.relative_to(ROOT)}:{node.lineno}: {getattr(node, 'attr', getattr(node, 'id', ''))}"
+             for path in _outside_models() for node in ast.walk(ast.parse(path.read_text()))
+             if (isinstance(node, ast.Attribute) and node.attr in STORE_CLASSES)
+             or (isinstance(node, ast.Name) and node.id in STORE_CLASSES)
+             or (isinstance(node, ast.alias) and node.name.rpartition(".")[2] in STORE_CLASSES)]
     assert leaks == []
 
 

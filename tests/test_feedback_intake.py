@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 
 from models import db
-from models import feedback as feedback_models
 from models.feedback import Feedback, FeedbackDaySequence
 from rules.ids import iso, utcnow
 from tests.conftest import assert_error
@@ -51,11 +50,7 @@ def test_created_record_is_unprocessed_with_number_and_no_attachments(fb_client)
     assert submit(fb_client).get_json()["feedbackNo"] == f"FB-{today}-0002"
 
 
-@pytest.mark.parametrize("one_statement", [True, False], ids=["returning", "three statements"])
-def test_feedback_numbers_restart_each_utc_day(fb_client, monkeypatch, one_statement, store):
-    if one_statement and store != "sqlite":
-        pytest.skip("the one-statement (RETURNING upsert) path is SQLite's; models.feedback picks it there only")
-    monkeypatch.setattr(feedback_models, "reserve_in_one_statement", lambda: one_statement)
+def test_feedback_numbers_restart_each_utc_day(fb_client, store):
     with db.connection_context():
         FeedbackDaySequence.create(day="20200101", last=41)
     first = submit(fb_client).get_json()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from functools import reduce
 from typing import Any
 
-from peewee import SQL, SqliteDatabase, fn
+from peewee import SQL, fn
 
 from models.base import db
 from models.feedback import (
@@ -27,6 +27,7 @@ from models.feedback import (
     is_cjk,
     search_index_ready,
 )
+from models.store import contains_folded
 from rules.ids import iso
 from rules.vocabulary import FEEDBACK_STATUSES
 from schemas.dump import dumper
@@ -68,14 +69,8 @@ def _index_for(keyword):
 
 
 def _like(keyword):
-    """Keywords no index answers. LIKE folds ASCII case only: on SQLite a keyword with other letters
-    is compared case folded on both sides, as the trigram index compares (a scan, for rare keywords)."""
-    if keyword.isascii() or not isinstance(db.obj, SqliteDatabase):
-        # .contains escapes % and _
-        return reduce(operator.or_, [getattr(Feedback, column).contains(keyword) for column in SEARCH_COLUMNS])
-    folded = fold_case(keyword)
-    return reduce(operator.or_, [fn.instr(fn.fold_case(getattr(Feedback, column)), folded) > 0
-                                 for column in SEARCH_COLUMNS])
+    """Keywords no index answers: a scan, for rare keywords."""
+    return reduce(operator.or_, [contains_folded(getattr(Feedback, column), keyword) for column in SEARCH_COLUMNS])
 
 
 def keyword_condition(keyword: str) -> Any:
