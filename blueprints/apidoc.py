@@ -16,6 +16,7 @@ from schemas.common import QuerySchema
 from schemas.jsonschema import schema_extra, stating_exclusive_ranges
 from schemas.review import TaskSchema
 from schemas.review.events import WEBHOOKS
+from schemas.review.presence import PresenceResultSchema
 from services.errors import ERROR_CODES, ValidationFailed
 from services.review.concurrency import IF_MATCH_PATTERN
 
@@ -196,8 +197,8 @@ def _schema_ref(schema, spec):
 
 def _request_headers(method, rule, meta):
     names = []
-    if method != "GET" and "task_id" in rule.arguments:
-        names.append("If-Match")  # every write to one task (CONTRACT §4)
+    if method != "GET" and "task_id" in rule.arguments and meta["responses"].get(200) is not PresenceResultSchema:
+        names.append("If-Match")  # every write to one task (CONTRACT §4); a heartbeat changes no task
     if method == "POST" and meta["responses"].get(201) is TaskSchema:
         names.append("Idempotency-Key")  # task creation
     return names  # apispec turns a component's name into its $ref

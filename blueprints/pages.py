@@ -26,6 +26,7 @@ from services import review
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.rendering import THEMES
+from services.review.changes import rework_rounds
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
@@ -148,7 +149,8 @@ def review_detail(task_id):
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: theme["label"] for name, theme in THEMES.items()},
                            element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS,
-                           preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()))
+                           preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
+                           rework=rework_rounds(task), presence_seconds=settings().presence_seconds)
 
 
 @bp.post("/api/review/preview")

@@ -1,12 +1,14 @@
-"""Admin review API: list, detail, decision (publish, retry, package and delete routes join here)."""
+"""Admin review API: list, detail, decision, presence (publish, retry, package and delete routes join here)."""
 from flask import Blueprint, g
 
 from blueprints.apidoc import api
 from blueprints.common import if_match_header, list_response, settings, task_response
 from blueprints.guards import admin_required
 from schemas.review import DecisionSchema, TaskListQuerySchema, TaskSchema
+from schemas.review.presence import PresenceResultSchema, PresenceSchema
 from services import review
 from services.publishing import approve_and_publish
+from services.review.presence import heartbeat
 
 bp = Blueprint("review", __name__)
 # Guards sit above @api so credentials are checked before the body or query (401 before 400).
@@ -39,3 +41,11 @@ def decision(task_id, body):
     else:
         task = review.decide(task_id, body, settings(), actor_name=g.actor[1], if_match=if_match_header())
     return task_response(task)
+
+
+@bp.post("/api/review/tasks/<task_id>/presence")
+@admin_required("review")
+@api(body=PresenceSchema, responses={200: PresenceResultSchema}, tags=["review"])
+def presence(task_id, body):
+    """Heartbeat of the task page: this admin has it open (editing or not); answers who else does."""
+    return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings())}

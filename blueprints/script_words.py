@@ -14,6 +14,11 @@ WORDS = {
     "stale": _l("This task was changed since the page was opened; reload the page to see the current version."),
     "http_status": _l("The server answered %(status)s."),
     "field_check": _l("Check this field:"),
+    # static/presence.js (CONTRACT §15): who else has the task open; a decision refused as stale
+    "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
+    "presence.separator": _l(", "), "stale.agent": _l("the agent"), "stale.by": _l("Changed by %(names)s."),
+    "stale.changed": _l("This task was changed by someone else while you had it open; your decision was not saved."),
+    "stale.reload": _l("Reload the task"),
 }
 
 # A sentence for each error code an API answer can carry (services.errors.ERROR_CODES).

@@ -6,6 +6,7 @@ from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  #
 from models.files import AssetCleanup, PendingFile  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
+from models.presence import TaskPresence  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
 from models.ratelimit import RateHit  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
@@ -31,5 +32,6 @@ ALL_MODELS = [
     PublishLock,
     IdempotencyKey,
     RateHit,
+    TaskPresence,
     EventCounter,
 ]

@@ -1,9 +1,9 @@
 """Deleting a review task, then its files best-effort (CONTRACT §8).
 
 1. One IMMEDIATE transaction removes the task with its publish jobs, timeline, unsent agent
-   notifications and its idempotency record (a replayed creation then makes a new task instead of
-   answering with a task that no longer exists). After this commit the deletion stands, whatever
-   happens to the files.
+   notifications, its presence rows and its idempotency record (a replayed creation then makes a
+   new task instead of answering with a task that no longer exists). After this commit the
+   deletion stands, whatever happens to the files.
 2. Each image the task referred to is counted once (an asset named by id and by URL is one):
    a `review` file that no remaining task refers to is removed with its asset row
    (`deletedFileCount`); a library or remote asset, an external URL, a file still used by another
@@ -28,6 +28,7 @@ from services.files import removed_file, settle_removals
 from services.publishing.jobs import refuse_while_publishing, stale_after
 from services.review.concurrency import load_for_update
 from services.review.notifications import discard_for_task
+from services.review.presence import forget_task
 from services.review.state_machine import rule_for
 from services.settings import Settings
 
@@ -86,6 +87,7 @@ def _delete_task_rows(task_id, if_match, stale_limit):
         PublishJob.delete().where(PublishJob.task == task).execute()
         TimelineEvent.delete().where(TimelineEvent.task == task).execute()
         discard_for_task(task.task_id)
+        forget_task(task.task_id)
         for record in IdempotencyKey.select().where(IdempotencyKey.response.coerce(False).contains(task.task_id)):
             if isinstance(record.response, dict) and record.response.get("id") == task.task_id:
                 record.delete_instance()

@@ -113,7 +113,8 @@
         return;
       }
       done();
-      window.Api.showErrors(document, result.error, fieldFor, $("#decision-error"));
+      if (result.status === 412) window.Presence.stale($("#decision-error"));  // CONTRACT §15: offer a reload
+      else window.Api.showErrors(document, result.error, fieldFor, $("#decision-error"));
     });
   }
 

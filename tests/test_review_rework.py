@@ -173,7 +173,10 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     assert first["status"] == "rejected_rework" and first["rejectedElements"] == ["summary"]
     assert "manualOverrides" not in first  # the patched key's override is cleared
     assert events(first)[-1] == ("rework_submitted", "agent")
-    assert first["timeline"][-1]["data"] == {"fields": ["title"], "remainingElements": ["summary"]}
+    data = first["timeline"][-1]["data"]
+    assert {key: data[key] for key in ("fields", "remainingElements")} == {"fields": ["title"],
+                                                                         "remainingElements": ["summary"]}
+    assert data["changes"] == {"title": {"before": selections["title"], "after": "改好的标题"}}  # CONTRACT §15
 
     # The last field runs the approval-level check: 101 characters pass PATCH but not approval.
     error = assert_error(client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers),

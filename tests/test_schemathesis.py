@@ -300,7 +300,7 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
         ("GET", "/api/review/tasks/{task_id}/package"), ("POST", "/api/review/tasks/{task_id}/publish-jobs"),
         ("POST", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
         ("GET", "/api/review/tasks/{task_id}/publish-progress"), ("POST", "/api/review/tasks/{task_id}/preview"),
-        ("POST", "/api/assets/upload"), ("GET", "/api/assets"),
+        ("POST", "/api/review/tasks/{task_id}/presence"), ("POST", "/api/assets/upload"), ("GET", "/api/assets"),
         ("POST", "/api/feedbacks"), ("GET", "/api/feedbacks"), ("GET", "/api/feedbacks/{feedback_id}"),
         ("PATCH", "/api/feedbacks/{feedback_id}/status"), ("POST", "/api/feedbacks/{feedback_id}/attachments"),
         ("GET", "/api/feedbacks/{feedback_id}/attachments/{attachment_id}"),

@@ -15,6 +15,7 @@ from models import immediate
 from rules.vocabulary import SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, resolve_many, task_references
 from services.errors import Conflict
+from services.review.changes import record
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import patch_body_draft
 from services.review.serialize import task_to_dict
@@ -133,6 +134,8 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
         if trigger in _REWORK_SUMMARY:
             _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
                 _REWORK_SUMMARY[trigger])
+        # CONTRACT §15: a rework PATCH records each element's value at the rejection and its new one.
+        changed = record(task.selections, values) if trigger != "agent_patch" else {}
         task.selections = merged
         task.body_draft = draft
         overrides = {k: v for k, v in (task.manual_overrides or {}).items() if k not in keys}
@@ -142,7 +145,7 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
         elif trigger in ("rework_complete", "rework_whole_task"):
             task.rejected_elements = task.locked_selections = None
         data = {"draft_saved": {"fields": keys},
-                "rework_submitted": {"fields": keys, "remainingElements": remaining or []},
+                "rework_submitted": {"fields": keys, "remainingElements": remaining or [], **changed},
                 "returned_to_review": {}}
         fire(task, trigger, "agent", None, data)
         save_task(task)

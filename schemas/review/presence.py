@@ -1,0 +1,22 @@
+"""POST /api/review/tasks/{taskId}/presence: the task page's heartbeat (CONTRACT §15 Presence)."""
+from marshmallow import Schema, fields
+
+from schemas.common import timestamp
+from schemas.review.refs import StrictBoolean
+
+
+class PresenceSchema(Schema):
+    editing = StrictBoolean(required=True, metadata={
+        "description": "true once this admin has typed into a field of the task page"})
+
+
+class ViewerSchema(Schema):
+    username = fields.String(required=True)
+    since = timestamp("first heartbeat of this stay on the page", required=True)
+    editing = fields.Boolean(required=True)
+
+
+class PresenceResultSchema(Schema):
+    viewers = fields.List(fields.Nested(ViewerSchema), required=True, metadata={
+        "description": "the other admins whose last heartbeat on this task is less than "
+                       "REVIEW_PRESENCE_SECONDS old, earliest first"})
