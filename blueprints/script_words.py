@@ -17,7 +17,7 @@ WORDS = {
     # static/presence.js (CONTRACT §15): who else has the task open; a decision refused as stale
     "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
     "presence.separator": _l(", "), "stale.agent": _l("the agent"), "stale.by": _l("Changed by %(names)s."),
-    "stale.changed": _l("This task was changed by someone else while you had it open; your decision was not saved."),
+    "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),
     "stale.reload": _l("Reload the task"),
 }
 

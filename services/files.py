@@ -5,12 +5,16 @@ removed in the same transaction that inserts the file's record. If the process d
 the entry survives, and the next start removes the file (and any temporary file) it names.
 
 Removal mirrors it: the file is set aside under a tombstone name in the transaction that deletes
-its record and removed after the commit; a stop in between is settled at the next start.
+its record and removed after the commit; a stop in between is settled at the next start. A removal
+holds its folder's removal lock throughout, so a backup that holds it while it copies the database
+and links the files that copy names (pinned()) keeps every one of them, whatever is deleted next.
 """
 import contextlib
+import fcntl
 import logging
 import os
 import re
+import shutil
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -25,6 +29,7 @@ from rules.ids import now_iso
 log = logging.getLogger(__name__)
 TEMP_PREFIX = ".upload-"
 TOMBSTONE = ".deleting-"  # stored names never start with a dot, so none collides with one
+PINS = ".backup-"  # a backup's links to the files it copies, in the uploads folder: <PINS><pid>-<random>
 
 
 def remove_quietly(path: str | os.PathLike) -> None:
@@ -132,10 +137,24 @@ def sweep_pending(uploads_root: str | os.PathLike) -> int:
 
 
 @contextmanager
+def removals_held(folder: str | os.PathLike) -> Iterator[None]:
+    """No file of `folder` is removed while this is held, by any process (an flock of a file beside
+    the folder, so the folder itself holds only stored files). Removals wait, they do not fail."""
+    real = Path(os.path.realpath(folder))
+    handle = os.open(real.parent / f".{real.name}.removals", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
+@contextmanager
 def removed_file(path: str | os.PathLike) -> Iterator[Callable[[], bool]]:
     """For a record deleted in the block's transaction: the yielded set_aside(), called inside that
     transaction, moves the file at `path` aside (False when it is already missing). Once the block
-    has committed the file is removed; if the block fails it is put back."""
+    has committed the file is removed; if the block fails it is put back. Its folder's removal lock
+    is held throughout: take it before the write lock, never inside it."""
     path = Path(path)
     tombstone, moved = path.with_name(TOMBSTONE + path.name), []
 
@@ -145,14 +164,37 @@ def removed_file(path: str | os.PathLike) -> Iterator[Callable[[], bool]]:
             moved.append(tombstone)
         return bool(moved)
 
-    try:
-        yield set_aside
-    except BaseException:
+    with removals_held(path.parent):
+        try:
+            yield set_aside
+        except BaseException:
+            if moved:
+                os.rename(tombstone, path)
+            raise
         if moved:
-            os.rename(tombstone, path)
-        raise
-    if moved:
-        remove_quietly(tombstone)
+            remove_quietly(tombstone)
+
+
+@contextmanager
+def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path]]:
+    """{name: a hard link to root/name} in a hidden folder of `root`, removed afterwards: the files
+    stay readable there however they are removed meanwhile (a backup reads them after the database
+    copy that names them). A name that is missing or cannot be linked (another file system) is left out."""
+    root = Path(root)
+    for stale in root.glob(PINS + "*"):  # of a backup that stopped before removing them
+        pid = stale.name[len(PINS):].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive_at_start(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{PINS}{os.getpid()}-", dir=root))
+    try:
+        links = {}
+        for number, name in enumerate(names):
+            with contextlib.suppress(OSError):
+                os.link(root / name, folder / str(number), follow_symlinks=False)
+                links[name] = folder / str(number)
+        yield links
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:

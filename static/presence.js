@@ -53,7 +53,8 @@
     box.scrollIntoView({ block: "center" });
     const now = await window.Api.call("GET", url);
     if (!now.ok) return;
-    const newer = (now.data.timeline || []).filter((event) => event.at > line.dataset.updatedAt && event.actor !== "system");
+    // The timeline only grows: what came after the events this page was rendered with.
+    const newer = (now.data.timeline || []).slice(Number(line.dataset.eventsSeen)).filter((event) => event.actor !== "system");
     const who = [...new Set(newer.map((event) => (event.actor === "agent" ? T("stale.agent") : event.actorName || event.actor)))];
     if (who.length) message.textContent = `${T("stale.changed")} ${T("stale.by", { names: who.join(T("presence.separator")) })}`;
   }

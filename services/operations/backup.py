@@ -2,8 +2,8 @@
 
 Layout of the .tar.gz: `instance/review.db` (a consistent copy taken while the service writes),
 `instance/secret_key`, `instance/config.py` when present, `uploads/<scope>/...` for every file a row
-of that copy names (files are copied after the copy is taken, so no row in it points at a file the
-archive lacks; files no row names are left out), and `manifest.json` last: the schema version, rows
+of that copy names (linked while deletions wait and read from the links, so no row in it points at
+a file the archive lacks; files no row names are left out), and `manifest.json` last: the schema version, rows
 per table, the file count and the SHA-256 and size of every other member.
 """
 import hashlib
@@ -13,10 +13,12 @@ import os
 import tarfile
 import tempfile
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from models.snapshot import copy_database_to, row_counts, schema_version, stored_files
 from rules.ids import now_iso
+from services.files import pinned, removals_held
 from services.settings import Settings
 
 FORMAT = "content-review-backup/1"
@@ -62,10 +64,14 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
     Path(settings.temp_path).mkdir(parents=True, exist_ok=True)
     target = Path(archive_path)
     partial = target.with_name(target.name + ".partial")
-    with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work:
+    with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work, ExitStack() as held:
         snapshot = Path(work) / "review.db"
-        copy_database_to(str(snapshot))
-        files = list(dict.fromkeys(stored_files(str(snapshot))))
+        # Task deletion, the one remover of stored files, waits while the database is copied and the
+        # files it names are linked: the archive holds each of them, whatever is deleted next.
+        with removals_held(uploads / "review"):
+            copy_database_to(str(snapshot))
+            files = list(dict.fromkeys(stored_files(str(snapshot))))
+            links = held.enter_context(pinned(uploads, files))
         manifest = {"format": FORMAT, "createdAt": now_iso(), "schemaVersion": schema_version(str(snapshot)),
                     "counts": {"rows": row_counts(str(snapshot)), "files": 0}, "files": {}, "missingFiles": []}
         try:
@@ -76,9 +82,9 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
                         _add(archive, f"instance/{name}", instance / name, manifest)
                 for done, name in enumerate(files, 1):
                     try:
-                        _add(archive, f"uploads/{name}", uploads / name, manifest)
+                        _add(archive, f"uploads/{name}", links.get(name, uploads / name), manifest)
                         manifest["counts"]["files"] += 1
-                    except FileNotFoundError:  # gone since the copy (a deletion or an earlier loss)
+                    except FileNotFoundError:  # lost before the copy (or unlinkable and removed since)
                         manifest["missingFiles"].append(name)
                     if progress:
                         progress(done, len(files))
