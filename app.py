@@ -32,7 +32,6 @@ from blueprints import (
     review,
     system,
 )
-from blueprints.sessions import SessionInterface
 from cli import register_commands
 from cli.demo import build_demo_app
 from models import db, init_database
@@ -49,6 +48,7 @@ from services.publishing.jobs import release_orphaned_claims
 from services.review.notifications import Sender
 from services.settings import DEFAULTS, Settings, SettingsError, from_environment, typed
 from services.task_delete import recover_deletions
+from services.team.sender import TeamSender
 
 log = logging.getLogger("review")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -167,13 +167,12 @@ def _init_storage(app):
             sweep_pending(uploads)
             recover_deletions(uploads)
             sweep_stale(app.extensions["settings"].temp_path, at_start=True)  # ZIPs a crash left
-            release_orphaned_claims()
+            release_orphaned_claims(app.extensions["settings"].team)  # a failure the team hears of
 
 
 def _bootstrap_admin(app):
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
     if username and password and _serving():  # at start, not in one-off CLI commands
-
         with db.connection_context():
             user, changed = ensure_admin(username, password, "review,feedback")
         if changed:
@@ -184,7 +183,6 @@ def _bootstrap_admin(app):
 
 
 def _init_login(app):
-    app.session_interface = SessionInterface()
     manager = LoginManager(app)
     app.extensions["ended_sessions"] = ended = EndedSessions()
     with db.connection_context():
@@ -215,13 +213,14 @@ def _register_blueprints(app):
 WORKERS = (
     ("WEBHOOK_SENDER_ENABLED", "webhook_sender", lambda settings: Sender(
         settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, events=settings.webhook_events)),
+    ("WEBHOOK_SENDER_ENABLED", "team_sender", lambda s: TeamSender(s.team, s.webhook_retry_delays, s.default_language)),
     ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),
     ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
 )
 
 
 def _start_workers(app):
-    """The outbox sender, the WAL checkpointer and the feedback search indexer; one each per app."""
+    """The outbox senders (agent, team), the WAL checkpointer and the feedback search indexer; one each per app."""
     if not _serving():
         return
     for setting, name, make in WORKERS:

@@ -16,7 +16,7 @@ bp = Blueprint("agent", __name__)
 @api(body=CreateTaskSchema, responses={201: TaskSchema}, tags=["agent"], max_bytes=CREATE_MAX_BYTES)
 def create_task(body):
     """Create a review task (pending_review); honours Idempotency-Key (see its header)."""
-    status, task, replayed = review.create_task(body, request.headers.get("Idempotency-Key"))
+    status, task, replayed = review.create_task(body, request.headers.get("Idempotency-Key"), settings().team)
     headers = {"Location": f"/api/review/agent/tasks/{task['id']}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"

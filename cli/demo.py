@@ -3,6 +3,7 @@ sample data, in a temporary folder, so a newcomer can click through review, publ
 offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
 import atexit
 import json
+import os
 import secrets
 import shutil
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import click
 
 from fakeplatform import FakePlatform
+from fakeplatform.robots import FakeRobot
 from models import db
 from services.auth import save_admin
 from services.demo import seed
@@ -69,6 +71,19 @@ def mcp_lines(url: str, token: str) -> list[str]:
             f"http://127.0.0.1:8765/mcp with the header Authorization: Bearer {http_token})"]
 
 
+def robot_lines(robot_url: str) -> list[str]:
+    """How the team hears of new work (CONTRACT §15): the demo's own robot, and how to point a real one."""
+    return [f"  Team robot  a demo WeCom group robot at {robot_url} prints each message here;",
+            "              tell your group instead: NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/cgi-bin/"
+            "webhook/send?key=<the robot's key> (or NOTIFY_FEISHU_*, NOTIFY_DINGTALK_*, NOTIFY_EMAIL_TO; README "
+            "\"Tell the team\")"]
+
+
+def start_demo_robot():
+    """A fake WeCom group robot that prints what it gets, as a group chat would show it."""
+    return FakeRobot("wecom", key="demo", on_message=lambda text: print(f"[team robot]\n{text}\n", flush=True)).start()
+
+
 def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEMO_LATENCY):
     """(app, banner lines): a fresh demo instance in a temporary folder, removed at exit. The fake
     platform answers after `latency` (seconds, ± jitter), as the real one does from afar."""
@@ -77,15 +92,19 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     folder = Path(tempfile.mkdtemp(prefix="review-demo-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     atexit.register(fake.stop)
+    robot = start_demo_robot()
+    atexit.register(robot.stop)
     if exit_on_sigterm:  # `kill` ends the demo like Ctrl+C does, so the folder is removed too
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # The demo never touches a configured instance: explicit paths win over the environment.
     config = {"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
-              "DATABASE_URL": "", **platform_settings(base_url)}
+              "DATABASE_URL": "", **platform_settings(base_url), "NOTIFY_WECOM_WEBHOOK_URL": robot.url}
     # Its own tokens too: the banner prints them, and a real token from the environment must not be.
     client_token = "demo-client-" + secrets.token_urlsafe(12)
     config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
     config["FEEDBACK_CLIENT_TOKENS"] = f"demo-app={client_token}"
+    # The links in the robot's messages open this demo (HOST and PORT as the service reads them).
+    config["REVIEW_PUBLIC_URL"] = f"http://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
     app = create_app({**config, **(overrides or {})})
     password = secrets.token_urlsafe(12)
 
@@ -106,6 +125,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"  Agent token {app.config['REVIEW_AGENT_TOKEN']}   (header x-review-agent-token)",
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),
+        *robot_lines(robot.url),
         "",
     ]
     return app, banner

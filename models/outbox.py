@@ -1,13 +1,15 @@
-"""Notifications to the agent, written in the same transaction as the decision that causes them."""
+"""Notifications to the agent and to the team, written in the same transaction as what they report."""
 import peewee
 
 from models.base import BaseModel, JSONField
+
+AGENT_CHANNEL = "agent"  # the agent's webhook; the team's channels are rules.vocabulary.TEAM_CHANNELS
 
 
 class OutboxMessage(BaseModel):
     id = peewee.AutoField()
     message_id = peewee.CharField(max_length=64, unique=True)  # the webhook-id, same on every retry
-    task_id = peewee.CharField(max_length=64, index=True)
+    task_id = peewee.CharField(max_length=64, index=True)  # a team message about feedback: the feedback's id
     event_type = peewee.CharField(max_length=64)
     payload = JSONField()
     # pending | sent | gave_up | not_sent (a type REVIEW_AGENT_WEBHOOK_EVENTS does not choose)
@@ -17,3 +19,5 @@ class OutboxMessage(BaseModel):
     last_error = peewee.CharField(max_length=255, null=True)
     created_at = peewee.CharField(max_length=32)
     sent_at = peewee.CharField(max_length=32, null=True)
+    # Who the message is for: each channel's sender takes only its own (CONTRACT §15: one per channel).
+    channel = peewee.CharField(max_length=16, default=AGENT_CHANNEL, index=True)

@@ -18,6 +18,7 @@ from models.feedback import (
     rebuild_character_index,
     search_index_supported,
 )
+from models.outbox import OutboxMessage
 from models.publishing import PublishLock
 from models.review import PublishJob
 from models.users import AdminUser
@@ -81,6 +82,8 @@ MIGRATIONS = [
     (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
     (11, "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
      _seed_publish_counts),
+    (12, "outbox_message.channel: team notifications beside the agent's", lambda: _add_column_if_missing(
+        OutboxMessage, "channel")),
 ]
 LATEST = MIGRATIONS[-1][0]
 

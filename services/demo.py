@@ -167,5 +167,7 @@ def seed(settings: Settings, admin_username: str | None = None) -> dict[str, lis
         return {"tasks": [], "feedback": [], "library": []}
     uploads_root = settings.uploads_path
     library = [asset_view(asset) for asset in library_images(uploads_root)]
-    tasks = [review.create_task(CreateTaskSchema().load(payload))[1] for payload in sample_tasks(uploads_root)]
+    # As the agent's would, the new tasks and feedback reach the team's channels (the demo's robot).
+    tasks = [review.create_task(CreateTaskSchema().load(payload), team=settings.team)[1]
+             for payload in sample_tasks(uploads_root)]
     return {"tasks": tasks, "feedback": seed_feedback(settings, admin_username), "library": library}

@@ -13,6 +13,7 @@ from playhouse import db_url
 from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS, WECHAT_ID_PATTERN
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, PAGE_LANGUAGES, WEBHOOK_EVENTS
 from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
+from services.team_settings import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -67,13 +68,14 @@ DEFAULTS = {
     "REVIEW_PRESENCE_SECONDS": 60,  # an admin counts as on a task page this long after its last heartbeat
     "REVIEW_DEFAULT_LANGUAGE": "zh-CN",  # admin pages without a review_lang cookie or Accept-Language (CONTRACT §14)
     "REVIEW_TIME_ZONE": "Asia/Shanghai",  # the zone of times in the pages' HTML, before the script shows the browser's
+    **TEAM_DEFAULTS,  # group robots and e-mail (CONTRACT §15), in services/team_settings.py
 }
 
 # Settings whose values are secrets: never logged or shown.
 SECRET_SETTINGS = {
     "REVIEW_AGENT_TOKEN", "REVIEW_AGENT_WEBHOOK_SECRET", "REVIEW_ADMIN_PASSWORD",
     "FEEDBACK_CLIENT_TOKENS", "WECHAT_SILICON_RISE_SECRET", "WECHAT_CARBON_FITNESS_SECRET",
-    "SECRET_KEY", "METRICS_TOKEN",
+    "SECRET_KEY", "METRICS_TOKEN", *TEAM_SECRETS,
 }
 
 
@@ -180,6 +182,10 @@ def check_settings(config: Any) -> None:
     if unknown:
         raise SettingsError(f"REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types {', '.join(sorted(unknown))}; "
                             f"known: {', '.join(WEBHOOK_EVENTS)}")
+    try:
+        team_settings(config)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     for name in RATE_LIMIT_SETTINGS.values():
         try:
             parse_limits(config.get(name, ""))
@@ -245,6 +251,7 @@ class Settings:
     presence_seconds: int  # CONTRACT §15 Presence: how long a page heartbeat counts
     default_language: str  # of the admin pages: zh-CN or en
     time_zone: ZoneInfo  # of the times in the pages' HTML
+    team: TeamSettings  # who hears of tasks and feedback (CONTRACT §15)
 
     @classmethod
     def from_config(cls, config: Any) -> "Settings":
@@ -286,6 +293,7 @@ class Settings:
             presence_seconds=int(config.get("REVIEW_PRESENCE_SECONDS")),
             default_language=config.get("REVIEW_DEFAULT_LANGUAGE"),
             time_zone=time_zone(config.get("REVIEW_TIME_ZONE")),
+            team=team_settings(config),
         )
 
     @classmethod

@@ -24,6 +24,7 @@ from services.feedback.indexing import wake_indexer
 from services.feedback.queries import dump_detail
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
+from services.team.outbox import feedback_received
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,7 @@ def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, s
                 feedback_id=new_id(), feedback_no=_next_feedback_no(now), channel=channel,
                 status="unprocessed", fingerprint=digest, client_ip=client_ip,
                 created_at=created, updated_at=created, **fields)
+            feedback_received(settings.team, record)  # CONTRACT §15: in the same transaction
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
         log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
         raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "

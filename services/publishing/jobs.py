@@ -35,6 +35,8 @@ from services.review import add_event, apply_decision, fire, load_for_update, sa
 from services.review.notifications import enqueue_publish_outcome
 from services.review.state_machine import find_rule, job_rule_for, rule_for
 from services.settings import Settings
+from services.team.outbox import publish_ended
+from services.team_settings import TeamSettings
 
 log = logging.getLogger(__name__)
 TRIGGERS = {"manual": "publish", "auto_after_approval": "auto_publish"}  # state table rows
@@ -56,6 +58,7 @@ class Claim:
     snapshot: dict | None
     draft_media_id: str | None  # of the task's last succeeded job: that draft is updated
     problem: str | None  # why the job fails before any platform call
+    team: TeamSettings | None = None  # who hears of a failure (CONTRACT §15)
 
 
 def publish_task(task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings,
@@ -86,8 +89,6 @@ def retry_job(task_id: str, job_id: str, actor_name: str | None, settings: Setti
     return _execute(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
 
 
-
-
 def stale_after(settings: Settings) -> timedelta:
     """A claim without a heartbeat for this long belongs to a process that died."""
     return max(MIN_STALE_AFTER, timedelta(seconds=10 * settings.wechat_timeout_seconds))
@@ -112,7 +113,7 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
                 # The approval has committed already: the job records why it could not run.
                 snapshot, problem = None, str(exc)
         job_id, now = new_id(), now_iso()
-        _take_lock(task, job_id, now, stale_after(settings))
+        _take_lock(task, job_id, now, stale_after(settings), settings.team)
         PublishJob.create(
             job_id=job_id, task=task, status="failed", trigger_mode=trigger_mode,
             attempt_count=source.attempt_count + 1 if source else 1, retry_of=source.job_id if source else None,
@@ -122,7 +123,7 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
         save_task(task)
         draft = last_draft_job(task)
         return Claim(task.id, task.public_account, task.content_type, job_id, snapshot,
-                     draft.draft_media_id if draft else None, problem)
+                     draft.draft_media_id if draft else None, problem, settings.team)
 
 
 def _source_job(task, job_id):
@@ -147,17 +148,17 @@ def refuse_while_publishing(task: ReviewTask, stale_limit: timedelta,
     return lock
 
 
-def _take_lock(task, job_id, now, stale_limit):
+def _take_lock(task, job_id, now, stale_limit, team):
     lock = refuse_while_publishing(task, stale_limit)
     if lock is not None:
         log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
                     task.task_id, lock.job_id, lock.heartbeat_at)
-        _end_abandoned(task, lock)
+        _end_abandoned(task, lock, team)
         lock.delete_instance()
     PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=this_process())
 
 
-def _end_abandoned(task, lock):
+def _end_abandoned(task, lock, team):
     """The job of a claim taken over is recorded as failed (it would read "still running" forever)."""
     job = PublishJob.get_or_none(PublishJob.job_id == lock.job_id)
     if job is None or job.finished_at:
@@ -166,14 +167,15 @@ def _end_abandoned(task, lock):
     job.last_error = one_line(ABANDONED.format(heartbeat=lock.heartbeat_at))
     job.save()
     add_event(task, "publish_failed", "system", None, {**_job_data(job), "lastError": job.last_error})
-    _ended(task, job)
+    _ended(task, job, team)
 
 
-def _ended(task, job):
+def _ended(task, job, team):
     """A job has its outcome: counted for /metrics (at the event, so deleting the task never lowers
-    the count) and reported to the agent, in the transaction that records it."""
+    the count), reported to the agent and a failure to the team, in the transaction that records it."""
     count_event("review_publish_jobs", job.status, job.trigger_mode)
     enqueue_publish_outcome(task.task_id, job)
+    publish_ended(team, task, job)
 
 
 def _job_data(job):
@@ -184,14 +186,14 @@ def _job_data(job):
     return data
 
 
-def release_orphaned_claims() -> None:
+def release_orphaned_claims(team: TeamSettings | None = None) -> None:
     """At start: the claims of a service process that stopped during a publish end now, their jobs
     recorded as failed, so the task can be published again at once (not after the stale limit)."""
     for lock in list(PublishLock.select()):
         if not gone(lock.owner, lock.created_at):
             continue
         log.warning("job %s: the service stopped during this publish; its claim is released", lock.job_id)
-        claim = Claim(lock.task_id, None, None, lock.job_id, None, None, None)
+        claim = Claim(lock.task_id, None, None, lock.job_id, None, None, None, team)
         try:
             _finish(claim, None, None, INTERRUPTED, actor="system")
         except NotFound:
@@ -283,7 +285,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
             job.last_error = one_line(error)
             trigger, data["lastError"] = "publish_failed", job.last_error
         job.save()
-        _ended(task, job)
+        _ended(task, job, claim.team)
         if find_rule(task.status, trigger):
             fire(task, trigger, actor, actor_name, {trigger: data})
         else:  # the claim was taken over meanwhile and the task moved on: only record what happened

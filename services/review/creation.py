@@ -24,6 +24,8 @@ from services.review.serialize import task_to_dict
 from services.review.state_machine import rule_for
 from services.review.timeline import add_event
 from services.review.validation import Problems
+from services.team.outbox import task_awaiting_review
+from services.team_settings import TeamSettings
 
 IDEMPOTENCY_TTL = timedelta(hours=IDEMPOTENCY_HOURS)
 
@@ -98,8 +100,8 @@ def _replay(key, digest):
     return record.status, record.response
 
 
-def _insert(payload):
-    """The new task and its first events; returns the task's JSON."""
+def _insert(payload, team):
+    """The new task, its first events and the team's notice; returns the task's JSON."""
     now = now_iso()
     rule = rule_for(None, "create")
     task = ReviewTask.create(
@@ -109,11 +111,14 @@ def _insert(payload):
     events = [add_event(task, event, "agent", None, {"contentType": task.content_type,
                                                      "publicAccount": task.public_account})
               for event in rule.events]
+    task_awaiting_review(team, task, "created")
     return task_to_dict(task, events=events, jobs=[])  # all of it is at hand: no reading back
 
 
-def create_task(payload: dict[str, Any], idempotency_key: str | None = None) -> tuple[int, dict[str, Any], bool]:
-    """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer."""
+def create_task(payload: dict[str, Any], idempotency_key: str | None = None,
+                team: TeamSettings | None = None) -> tuple[int, dict[str, Any], bool]:
+    """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer. `team`
+    (Settings.team) hears of a new task, in the same transaction (CONTRACT §15)."""
     check_key(idempotency_key)
     digest = body_hash(payload) if idempotency_key is not None else None
     images = _candidate_images(payload["candidates"])
@@ -126,7 +131,7 @@ def create_task(payload: dict[str, Any], idempotency_key: str | None = None) -> 
                     if earlier is not None:
                         return earlier[0], earlier[1], True
                 _check_candidate_images(*images)
-                body = _insert(payload)
+                body = _insert(payload, team)
                 if idempotency_key is not None:
                     IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
                                           created_at=body["createdAt"])

@@ -18,6 +18,7 @@ import peewee
 import requests
 
 from models import OutboxMessage, immediate
+from models.outbox import AGENT_CHANNEL
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
@@ -141,7 +142,8 @@ def _deliver(url, secret, retry_delays, now, events):
     now = now or utcnow()
     with immediate():
         OutboxMessage.update(status="not_sent").where(
-            (OutboxMessage.status == "pending") & OutboxMessage.event_type.not_in(list(events))).execute()
+            (OutboxMessage.status == "pending") & (OutboxMessage.channel == AGENT_CHANNEL)
+            & OutboxMessage.event_type.not_in(list(events))).execute()
     attempted: list[int] = []
     sent = 0
     while len(attempted) < BATCH and (message := _claim_next(now, attempted)) is not None:
@@ -172,12 +174,14 @@ def _deliver(url, secret, retry_delays, now, events):
 def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
     """The next due message, leased to this sender for CLAIM_SECONDS: no other sender, in this process
     or another one on the same database, takes it meanwhile, and a sender that dies mid-send leaves it
-    due again afterwards (at least once). A message waits while an earlier one of its task is pending."""
+    due again afterwards (at least once). A message waits while an earlier one of its task is pending.
+    Only the agent's messages: the team's channels have their own senders (services/team)."""
     earlier = OutboxMessage.alias()
     waiting = earlier.select(earlier.id).where(
-        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id))
+        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id)
+        & (earlier.channel == AGENT_CHANNEL))
     conditions = [OutboxMessage.status == "pending", OutboxMessage.next_attempt_at <= iso(now),
-                  ~peewee.fn.EXISTS(waiting)]
+                  OutboxMessage.channel == AGENT_CHANNEL, ~peewee.fn.EXISTS(waiting)]
     if skip:  # attempted in this pass already: once per pass
         conditions.append(OutboxMessage.id.not_in(skip))
     with immediate():

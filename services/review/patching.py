@@ -30,6 +30,7 @@ from services.review.validation import (
     crop_fits_images,
 )
 from services.settings import Settings
+from services.team.outbox import task_awaiting_review
 
 
 def _locked_keys(task, keys):
@@ -147,6 +148,7 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
         data = {"draft_saved": {"fields": keys},
                 "rework_submitted": {"fields": keys, "remainingElements": remaining or [], **changed},
                 "returned_to_review": {}}
-        fire(task, trigger, "agent", None, data)
+        if "returned_to_review" in fire(task, trigger, "agent", None, data).events:
+            task_awaiting_review(settings.team, task, "reworked")  # CONTRACT §15: back from rework
         save_task(task)
         return task_to_dict(task)

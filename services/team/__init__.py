@@ -1,0 +1,10 @@
+"""Telling the team (CONTRACT §15): WeCom, Feishu and DingTalk group robots and e-mail, through the outbox.
+
+    outbox.task_awaiting_review(settings.team, task, "created" | "reworked")  inside the write
+    outbox.publish_ended(settings.team, task, job)  (a failed job)              inside the write
+    outbox.feedback_received(settings.team, record)                            inside the write
+    sender.TeamSender(settings.team, retry_delays, language)                   the background workers
+
+Modules: outbox (what is written), messages (what the team reads), channels (each robot's request
+shape and signing, SMTP), sender (claim, fold, rate, send, retry). Settings: services/team_settings.py.
+"""

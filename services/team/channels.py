@@ -1,0 +1,154 @@
+"""The team's channels (CONTRACT §15): WeCom, Feishu and DingTalk group robots, and e-mail over SMTP.
+
+Each sender makes one attempt and returns None on success or a one-line reason to retry on. Reasons
+name what went wrong, never the webhook URL (it holds the robot's key) nor a secret: requests'
+exception texts quote the URL, so only their type is kept. A robot answers HTTP 200 with a code
+in the body; anything but code 0 (WeCom 45009 "api freq out of limit", a Feishu `code`, a DingTalk
+`errcode`) is a failure and is retried.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import smtplib
+import ssl
+import time
+from collections.abc import Callable
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from typing import Any
+from urllib.parse import quote_plus
+
+import requests
+
+from services.outbound import body_chunks
+from services.team.messages import Message, one_line
+from services.team_settings import Robot, Smtp, TeamSettings
+
+TIMEOUT = (5, 10)  # connect, read
+REPLY_SECONDS = 15  # the whole reply, however slowly it trickles
+REPLY_MAX = 64 * 1024
+SMTP_TIMEOUT = 20  # each step of the SMTP conversation
+# WeCom's markdown content is at most 4096 bytes (UTF-8); a digest stays under it on every robot.
+ROBOT_LIMIT_BYTES = 4000
+EMAIL_LIMIT_BYTES = 200_000
+
+Send = Callable[[Message], str | None]
+
+
+def feishu_sign(secret: str, timestamp: int) -> str:
+    """Feishu: Base64 of HMAC-SHA256 keyed with `timestamp + "\\n" + secret`, over an empty message."""
+    return base64.b64encode(hmac.new(f"{timestamp}\n{secret}".encode(), b"", hashlib.sha256).digest()).decode()
+
+
+def dingtalk_sign(secret: str, timestamp_ms: int) -> str:
+    """DingTalk: Base64 of HMAC-SHA256 keyed with the secret, over `timestamp + "\\n" + secret`
+    (URL-encoded when it joins the query)."""
+    mac = hmac.new(secret.encode(), f"{timestamp_ms}\n{secret}".encode(), hashlib.sha256)
+    return base64.b64encode(mac.digest()).decode()
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """(the robot's JSON reply, None) or ({}, why it failed)."""
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    raw = b""
+    try:
+        with requests.post(url, data=data, headers={"content-type": "application/json; charset=utf-8"},
+                           timeout=TIMEOUT, allow_redirects=False, stream=True) as response:
+            status = response.status_code
+            for chunk in body_chunks(response, time.monotonic() + REPLY_SECONDS):
+                raw += chunk
+                if len(raw) > REPLY_MAX:
+                    return {}, "the robot's reply is too large"
+    except requests.Timeout:
+        return {}, "the robot timed out"
+    except requests.RequestException as exc:
+        return {}, f"the robot is unreachable ({type(exc).__name__})"
+    if not 200 <= status < 300:
+        return {}, f"the robot answered HTTP {status}"
+    try:
+        reply = json.loads(raw)
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        return {}, "the robot's reply is not a JSON object"
+    return reply, None
+
+
+def _outcome(reply: dict[str, Any], failure: str | None, code_key: str, message_key: str) -> str | None:
+    if failure is not None or reply.get(code_key) == 0:
+        return failure
+    return f"the robot refused: {code_key} {reply.get(code_key)!r} {one_line(reply.get(message_key), 120)}".strip()
+
+
+def wecom(robot: Robot) -> Send:
+    """WeCom group robot: markdown; reply {"errcode": 0} is success."""
+    def send(message: Message) -> str | None:
+        body = {"msgtype": "markdown", "markdown": {"content": message.markdown}}
+        return _outcome(*_post(robot.url, body), "errcode", "errmsg")
+    return send
+
+
+def feishu(robot: Robot) -> Send:
+    """Feishu custom bot: text; with a secret, `timestamp` (Unix seconds, a string) and `sign`."""
+    def send(message: Message) -> str | None:
+        body: dict[str, Any] = {"msg_type": "text", "content": {"text": message.text}}
+        if robot.secret:
+            timestamp = int(time.time())
+            body = {"timestamp": str(timestamp), "sign": feishu_sign(robot.secret, timestamp), **body}
+        return _outcome(*_post(robot.url, body), "code", "msg")
+    return send
+
+
+def dingtalk(robot: Robot) -> Send:
+    """DingTalk custom robot: markdown; with a secret the URL gets `&timestamp=<ms>&sign=<…>`."""
+    def send(message: Message) -> str | None:
+        url = robot.url
+        if robot.secret:
+            millis = int(time.time() * 1000)
+            sign = quote_plus(dingtalk_sign(robot.secret, millis))
+            url += f"{'&' if '?' in url else '?'}timestamp={millis}&sign={sign}"
+        # DingTalk's markdown breaks a line only after two spaces.
+        body = {"msgtype": "markdown", "markdown": {"title": one_line(message.subject, 60),
+                                                    "text": message.markdown.replace("\n", "  \n")}}
+        return _outcome(*_post(url, body), "errcode", "errmsg")
+    return send
+
+
+def email(smtp: Smtp) -> Send:
+    """E-mail through SMTP: STARTTLS (the certificate checked against the system's authorities) when
+    SMTP_STARTTLS, then the login when SMTP_USER is set."""
+    def send(message: Message) -> str | None:
+        mail = EmailMessage()
+        mail["Subject"] = message.subject
+        mail["From"] = smtp.sender
+        mail["To"] = ", ".join(smtp.recipients)
+        mail["Date"] = formatdate(usegmt=True)
+        mail["Message-ID"] = make_msgid(domain=smtp.sender.rpartition("@")[2])
+        mail.set_content(message.text)
+        try:
+            with smtplib.SMTP(smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
+                if smtp.starttls:
+                    client.starttls(context=ssl.create_default_context())
+                if smtp.user:
+                    client.login(smtp.user, smtp.password)
+                client.send_message(mail)
+        except smtplib.SMTPRecipientsRefused:
+            return "the mail server refused every recipient"
+        except smtplib.SMTPResponseException as exc:  # its text may echo what was sent: the code only
+            return f"the mail server refused ({exc.smtp_code})"
+        except smtplib.SMTPException as exc:
+            return f"mail not sent ({type(exc).__name__})"
+        except OSError as exc:  # refused, unreachable, timed out, or a certificate that does not check
+            return f"the mail server is unreachable ({type(exc).__name__})"
+        return None
+    return send
+
+
+def senders(team: TeamSettings) -> dict[str, tuple[Send, int]]:
+    """channel -> (its sender, the most bytes a message to it may hold), for the configured channels."""
+    robots = {"wecom": wecom, "feishu": feishu, "dingtalk": dingtalk}
+    found = {channel: (robots[channel](robot), ROBOT_LIMIT_BYTES) for channel, robot in team.robots.items()}
+    if team.smtp is not None:
+        found["email"] = (email(team.smtp), EMAIL_LIMIT_BYTES)
+    return found

@@ -1,0 +1,51 @@
+"""Team messages into the outbox (CONTRACT §15), one per configured channel, each written in the
+transaction of what it reports: a task created or back from rework, a failed publish, new feedback.
+
+The facts a message needs are stored with it; services/team/messages.py words them when it is sent.
+Nothing is written for an event NOTIFY_EVENTS leaves out, or when no channel is configured.
+"""
+import threading
+from typing import Any
+
+from models import OutboxMessage
+from rules.ids import new_id, now_iso
+from rules.vocabulary import TEAM_CHANNELS
+from services.team_settings import TeamSettings
+
+# Set when a channel has a new message: its sender looks at once instead of at its next poll.
+WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}
+
+
+def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict[str, Any]) -> int:
+    if team is None or event not in team.events or not team.channels:
+        return 0
+    now = now_iso()
+    OutboxMessage.insert_many([
+        {"message_id": new_id("msg_"), "task_id": subject_id, "event_type": event, "channel": channel,
+         "payload": {"event": event, **facts}, "status": "pending", "attempts": 0, "next_attempt_at": now,
+         "created_at": now} for channel in team.channels]).execute()
+    for channel in team.channels:
+        WAKE[channel].set()
+    return len(team.channels)
+
+
+def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int:
+    """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework)."""
+    return _enqueue(team, "task.awaiting_review", task.task_id, {
+        "kind": kind, "account": task.public_account, "topic": task.topic, "path": f"/review/{task.task_id}"})
+
+
+def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
+    """task.publish_failed when a publish job ended failed; nothing for a success."""
+    if job.status != "failed":
+        return 0
+    return _enqueue(team, "task.publish_failed", task.task_id, {
+        "account": task.public_account, "topic": task.topic, "error": job.last_error, "jobId": job.job_id,
+        "path": f"/review/{task.task_id}"})
+
+
+def feedback_received(team: TeamSettings | None, record: Any) -> int:
+    """feedback.received: the app it came from stands where a task's account does."""
+    return _enqueue(team, "feedback.received", record.feedback_id, {
+        "account": record.app_name, "topic": record.title, "feedbackNo": record.feedback_no, "type": record.type,
+        "path": f"/feedback/{record.feedback_id}"})

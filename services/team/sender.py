@@ -1,0 +1,142 @@
+"""The team's senders (CONTRACT §15): one background worker per configured channel, on the outbox.
+
+A pass takes the due messages of its channel (as many as one message can hold) and leases them for
+CLAIM_SECONDS, as the agent's sender does: one delivery per message across processes, and a sender
+that dies mid-send leaves them due again. It words them as one message, or a digest naming every
+task, sends it with no transaction open, and records the outcome on each: sent, or retried on the
+REVIEW_WEBHOOK_RETRY_DELAYS schedule, then given up. A robot gets at most ROBOT_RATE messages a
+minute, counted in the database so every process shares the budget; meanwhile its messages wait and
+fold into the next digest. Each channel has its own thread, so a slow or failing one holds back no
+other, and requests only write rows: no channel can slow or fail them.
+"""
+import logging
+from datetime import timedelta
+from typing import Any
+
+from models import OutboxMessage, db, immediate
+from models.outbox import AGENT_CHANNEL
+from rules.ids import iso, utcnow
+from services.background import Worker
+from services.ratelimit import SlidingWindowLimiter
+from services.team.channels import Send, senders
+from services.team.messages import Message, render
+from services.team.outbox import WAKE
+from services.team_settings import TeamSettings
+
+log = logging.getLogger(__name__)
+
+ROBOT_RATE = [(20, 60)]  # WeCom's limit (20 a minute), kept for all three robots
+CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP 5 s + 10 s, reply 15 s; SMTP steps 20 s)
+FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
+POLL_SECONDS = 1.0
+SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest
+
+
+def _due(channel: str) -> Any:
+    return (OutboxMessage.select()
+            .where((OutboxMessage.channel == channel) & (OutboxMessage.status == "pending")
+                   & (OutboxMessage.next_attempt_at <= iso(utcnow())))
+            .order_by(OutboxMessage.id).limit(FOLD_MAX))
+
+
+def _claim(channel: str, limiter: SlidingWindowLimiter | None, language: str, public_url: str,
+           limit_bytes: int) -> tuple[list[OutboxMessage], Message] | None:
+    if not _due(channel).exists():  # a plain read while idle: no write lock every second
+        return None
+    with immediate():
+        rows = list(_due(channel))
+        if not rows or (limiter is not None and limiter.hit({"robot": channel}) is not None):
+            return None  # none left, or the robot's minute is full: they wait and fold into the next
+        message = render([row.payload for row in rows], language, public_url, limit_bytes)
+        rows = rows[:message.count]
+        OutboxMessage.update(next_attempt_at=iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))).where(
+            OutboxMessage.id.in_([row.id for row in rows])).execute()
+    return rows, message
+
+
+def _record(rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[float, ...]) -> list[str]:
+    """Store the attempt's outcome on each message; returns the ids of those given up."""
+    now, given_up = utcnow(), list[str]()
+    with immediate():
+        if failure is None:
+            OutboxMessage.update(status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now),
+                                 last_error=None).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
+            return given_up
+        for row in rows:
+            attempts = row.attempts + 1
+            gave_up = attempts > len(retry_delays)
+            if gave_up:
+                given_up.append(row.message_id)
+            delay = 0 if gave_up else retry_delays[attempts - 1]
+            OutboxMessage.update(status="gave_up" if gave_up else "pending", attempts=attempts,
+                                 last_error=failure[:255], next_attempt_at=iso(now + timedelta(seconds=delay)),
+                                 ).where(OutboxMessage.id == row.id).execute()
+    return given_up
+
+
+def deliver(channel: str, send: Send, limit_bytes: int, retry_delays: tuple[float, ...], language: str,
+            public_url: str, limiter: SlidingWindowLimiter | None = None) -> int:
+    """One pass for one channel; returns how many outbox messages it delivered."""
+    claimed = _claim(channel, limiter, language, public_url, limit_bytes)
+    if claimed is None:
+        return 0
+    rows, message = claimed
+    failure = send(message)
+    given_up = _record(rows, failure, retry_delays)
+    # The channel's name, never its URL or secret (CONTRACT §15).
+    if failure is None:
+        log.info("team notification sent to %s (%d message%s)", channel, len(rows), "" if len(rows) == 1 else "s")
+        return len(rows)
+    log.warning("team notification to %s failed (%d message%s): %s", channel, len(rows),
+                "" if len(rows) == 1 else "s", failure)
+    if given_up:
+        log.error("team notification to %s given up after every retry: %s", channel, ", ".join(given_up))
+    return 0
+
+
+def retire(team: TeamSettings) -> int:
+    """Pending team messages that no configured channel or chosen event sends any more (the settings
+    changed since they were written) become `not_sent`; returns how many."""
+    with immediate():
+        return OutboxMessage.update(status="not_sent").where(
+            (OutboxMessage.status == "pending") & (OutboxMessage.channel != AGENT_CHANNEL)
+            & (OutboxMessage.channel.not_in(list(team.channels)) | OutboxMessage.event_type.not_in(sorted(team.events)))
+        ).execute()
+
+
+class ChannelSender(Worker):
+    """One channel's worker: a pass at once when woken by a new message, else every poll."""
+
+    def __init__(self, channel: str, send: Send, limit_bytes: int, retry_delays: tuple[float, ...],
+                 language: str, public_url: str, poll_seconds: float = POLL_SECONDS):
+        super().__init__(f"team-{channel}", self._step, WAKE[channel], poll_seconds, SETTLE_SECONDS)
+        limiter = None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE})
+        self.args = (channel, send, limit_bytes, retry_delays, language, public_url, limiter)
+
+    def _step(self) -> None:
+        # Messages that did not fit in one wait for the next pass, without waiting a poll.
+        while deliver(*self.args) and not self.stopping.is_set():
+            pass
+
+
+class TeamSender:
+    """The configured channels' workers, started and stopped as one (app.py's WORKERS)."""
+
+    def __init__(self, team: TeamSettings, retry_delays: tuple[float, ...], language: str,
+                 poll_seconds: float = POLL_SECONDS):
+        self.team = team
+        self.workers = [ChannelSender(channel, send, limit, retry_delays, language, team.public_url, poll_seconds)
+                        for channel, (send, limit) in senders(team).items()]
+
+    def start(self) -> None:
+        with db.connection_context():
+            retire(self.team)
+        for worker in self.workers:
+            worker.start()
+
+    def stop(self, timeout: float = 5) -> None:
+        for worker in self.workers:  # all told first: each may be in the middle of a send
+            worker.stopping.set()
+            worker.wakeup.set()
+        for worker in self.workers:
+            worker.stop(timeout)

@@ -1,0 +1,159 @@
+"""Team notifications under load and faults (CONTRACT §15): a refusing, slow robot holds back no other
+channel and slows no request; a restart between a failure and its retry loses nothing; two processes
+send each message once; a burst reaches a robot in at most 20 messages a minute, folded into digests."""
+import re
+import time
+from contextlib import contextmanager
+
+import requests
+
+from models import db
+from services.ratelimit import SlidingWindowLimiter
+from services.team.sender import ROBOT_RATE, deliver
+from tests import team_helpers
+from tests.conftest import AGENT_TOKEN
+from tests.review_helpers import article_payload, create_task
+from tests.team_helpers import robot_settings, send_pass, sender_of, team_rows
+from tests.test_connections import served
+
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+robots = team_helpers.robots  # the fixture: a running fake robot of each kind
+
+
+@contextmanager
+def running(make_app, **settings):
+    """The app with its outbox senders running; they stop (and the connection closes) afterwards."""
+    app = make_app(WEBHOOK_SENDER_ENABLED=True, **settings)
+    try:
+        yield app
+    finally:
+        for name in ("team_sender", "webhook_sender"):
+            if name in app.extensions:
+                app.extensions[name].stop()
+        if not db.is_closed():
+            db.close()
+
+
+def topics_in(texts):
+    return {topic for text in texts for topic in re.findall(r"】(任务\d{2}号)", text)}
+
+
+def until(condition, timeout):
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def create_timed(client, numbers):
+    """Seconds spent creating a task for each of `numbers` (topic 任务NN号)."""
+    started = time.perf_counter()
+    for n in numbers:
+        create_task(client, AGENT, article_payload(topic=f"任务{n:02d}号"))
+    return time.perf_counter() - started
+
+
+def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_app, robots):
+    with running(make_app) as app:  # no channel configured: the baseline
+        client = app.test_client()
+        create_timed(client, range(90, 92))  # warm up
+        baseline = create_timed(client, range(80, 90))
+    robots["wecom"].delay = 2.0  # each answer takes 2 s, and the first three are refusals (45009)
+    robots["wecom"].fail_next(3)
+    with running(make_app, **robot_settings(robots, REVIEW_WEBHOOK_RETRY_DELAYS="0.2,0.2,0.2,0.2")) as app:
+        client = app.test_client()
+        create_timed(client, range(70, 72))
+        notified = create_timed(client, range(10))
+        # Wide margin: writing three outbox rows costs little; waiting on a robot would cost seconds.
+        assert notified < 4 * baseline + 0.5, (notified, baseline)
+        wanted = {f"任务{n:02d}号" for n in (*range(70, 72), *range(10))}
+        assert until(lambda: all(topics_in(robots[k].texts) == wanted for k in ("feishu", "dingtalk")), 20)
+        assert robots["wecom"].texts == []  # still refusing: nobody waited for it
+        assert until(lambda: topics_in(robots["wecom"].texts) == wanted, 40)  # after the retries
+    assert [reply["errcode"] for _body, reply in robots["wecom"].attempts[:4]] == [45009, 45009, 45009, 0]
+    assert {row.status for row in team_rows()} == {"sent"}
+    assert max(row.attempts for row in team_rows("wecom")) == 4
+
+
+def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robots):
+    settings = {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "REVIEW_WEBHOOK_RETRY_DELAYS": "1",
+                "REVIEW_DEFAULT_LANGUAGE": "zh-CN"}
+    robots["wecom"].fail_next(1)
+    app = make_app(**settings)  # senders off: one pass by hand, then the process "stops"
+    create_task(app.test_client(), AGENT, article_payload(topic="任务01号"))
+    assert send_pass(app) == {"wecom": 0}
+    [row] = team_rows()
+    assert (row.status, row.attempts) == ("pending", 1)
+    db.close()
+    with running(make_app, **settings):  # the same folders, a new process: its sender retries
+        assert robots["wecom"].wait_for(1, timeout=15)
+    [row] = team_rows()
+    assert (row.status, row.attempts, topics_in(robots["wecom"].texts)) == ("sent", 2, {"任务01号"})
+
+
+def test_two_processes_send_each_message_once(tmp_path, robots):
+    settings = {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
+                "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET, "WEBHOOK_SENDER_ENABLED": "true"}
+    with served(tmp_path, **settings) as (first, _), served(tmp_path, **settings) as (second, _):
+        for n in range(12):
+            answer = requests.post(f"{(first, second)[n % 2]}/api/review/agent/tasks", headers=AGENT, timeout=30,
+                                   json=article_payload(topic=f"任务{n:02d}号"))
+            assert answer.status_code == 201, answer.text
+        wanted = {f"任务{n:02d}号" for n in range(12)}
+        for kind in ("wecom", "feishu"):
+            assert until(lambda kind=kind: topics_in(robots[kind].texts) == wanted, 30), robots[kind].texts
+        time.sleep(2)  # a second delivery, were there one, would have come by now
+    for kind in ("wecom", "feishu"):
+        named = [topic for text in robots[kind].texts for topic in re.findall(r"】(任务\d{2}号)", text)]
+        assert sorted(named) == sorted(wanted), kind  # each once
+
+
+def test_a_burst_of_25_tasks_reaches_a_robot_in_at_most_20_messages(make_app, robots):
+    with running(make_app, NOTIFY_WECOM_WEBHOOK_URL=robots["wecom"].url, REVIEW_DEFAULT_LANGUAGE="zh-CN") as app:
+        create_timed(app.test_client(), range(25))
+        wanted = {f"任务{n:02d}号" for n in range(25)}
+        assert until(lambda: topics_in(robots["wecom"].texts) == wanted, 90)
+    assert len(robots["wecom"].texts) <= 20
+    assert all(reply["errcode"] == 0 for _body, reply in robots["wecom"].attempts)  # never over WeCom's limit
+    assert any(text.startswith("**内容审核：") for text in robots["wecom"].texts)  # a digest
+
+
+def test_a_full_minute_holds_messages_and_folds_them_into_one_digest(make_app, robots):
+    now = [1_000_000.0]
+    limiter = SlidingWindowLimiter({"robot": ROBOT_RATE}, clock=lambda: now[0])
+    app = make_app(NOTIFY_FEISHU_WEBHOOK_URL=robots["feishu"].url, NOTIFY_FEISHU_SECRET=team_helpers.FEISHU_SECRET,
+                   REVIEW_DEFAULT_LANGUAGE="zh-CN")
+    [worker] = sender_of(app).workers
+    args = (*worker.args[:-1], limiter)
+    client = app.test_client()
+    for n in range(20):
+        create_timed(client, [n])
+        with db.connection_context():
+            assert deliver(*args) == 1
+    create_timed(client, range(20, 25))
+    with db.connection_context():
+        assert deliver(*args) == 0  # the robot's minute is full: they wait
+        now[0] += 60.5
+        assert deliver(*args) == 5
+    assert len(robots["feishu"].texts) == 21
+    assert topics_in(robots["feishu"].texts[-1:]) == {f"任务{n:02d}号" for n in range(20, 25)}
+    db.close()
+
+
+def test_the_demo_points_a_robot_at_itself(capsys):
+    from app import create_app
+    from cli.demo import build_demo_app
+
+    app, banner = build_demo_app(create_app, {"FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False},
+                                 exit_on_sigterm=False, latency=(0, 0))
+    try:
+        text = "\n".join(banner)
+        assert "Team robot" in text and "NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/" in text
+        seen = []
+        assert until(lambda: seen.append(capsys.readouterr().out) or "[team robot]" in "".join(seen), 15)
+        assert until(lambda: seen.append(capsys.readouterr().out) or "新任务待审核" in "".join(seen), 5)
+        assert f"http://{app.config['HOST']}:{app.config['PORT']}/review/" in "".join(seen)
+    finally:
+        app.extensions["team_sender"].stop()
+        app.extensions["webhook_sender"].stop()
+        db.close()
