@@ -35,7 +35,7 @@ from blueprints import (
 from cli import register_commands
 from cli.demo import build_demo_app
 from models import db, init_database
-from models.schema import upgrade
+from models.schema import SchemaTooNew, upgrade
 from models.users import admin_by_pk
 from rules.client_input import load_json
 from services import logs
@@ -44,6 +44,7 @@ from services.background import checkpointer
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
 from services.files import sweep_pending
+from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
 from services.review.notifications import Sender
 from services.settings import DEFAULTS, Settings, SettingsError, from_environment, typed
@@ -243,6 +244,7 @@ def create_app(config=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
     _ensure_logging()
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
+    resumed = resume_restore(instance)  # a restore killed midway: finished or undone before config.py is read
     _private_folder(instance)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.json = JSONProvider(app)
@@ -252,6 +254,7 @@ def create_app(config=None):
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     # Checked and typed once (a bad value stops the start naming it); services get this object.
     app.extensions["settings"] = Settings.from_config(app.config)
+    app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not _serving())
     app.json.ensure_ascii = False
     app.json.sort_keys = False
     if app.config["TRUSTED_PROXIES"]:
@@ -263,7 +266,6 @@ def create_app(config=None):
     _init_login(app)
     hooks.init_app(app)
     _register_blueprints(app)
-
     register_commands(app)
     _bootstrap_admin(app)
     _start_workers(app)
@@ -286,7 +288,7 @@ def main(argv=None):
             print("\n".join(banner), flush=True)
         else:
             app = create_app()
-    except SettingsError as exc:
+    except (SettingsError, SchemaTooNew) as exc:
         raise SystemExit(f"error: {exc}") from None
     with db.connection_context():  # a new instance: nobody can sign in until an admin is created
         if not has_active_admin():

@@ -1,4 +1,4 @@
-"""`flask --app app backup PATH` and `flask --app app restore PATH [--force]` (CONTRACT §11)."""
+"""`flask --app app backup PATH` and `flask --app app restore PATH [--force] [--config]` (CONTRACT §11, §16)."""
 import sys
 
 import click
@@ -7,7 +7,7 @@ from models import init_database
 from models.schema import upgrade
 from models.snapshot import close_store
 from services.operations.backup import create_backup
-from services.operations.restore import RestoreRefused, restore_backup
+from services.operations.restore import RestoreRefused, remove_made, restore_backup
 
 
 def _progress(verb):
@@ -43,12 +43,16 @@ def register(app):
     @app.cli.command("restore")
     @click.argument("path", type=click.Path(dir_okay=False))
     @click.option("--force", is_flag=True, help="Replace an instance that already holds tasks, feedback or files.")
-    def restore_command(path, force):
+    @click.option("--config", "with_config", is_flag=True,
+                  help="Restore the archive's config.py too (it is code the next command runs: trusted archives only).")
+    def restore_command(path, force, with_config):
         """Restore an archive of `backup` into this instance (stop the service first). Exit 2: nothing changed."""
         close_store()
         try:
-            manifest = restore_backup(settings, path, force, _progress("restore"))
+            restored = restore_backup(settings, path, force, _progress("restore"), config=with_config)
         except RestoreRefused as exc:
+            close_store()
+            remove_made(app.extensions["made_at_start"])  # this command's start made them (CONTRACT §16)
             click.echo(f"restore refused: {exc}", err=True)
             sys.exit(2)
         finally:
@@ -56,4 +60,7 @@ def register(app):
                 click.echo(err=True)
         init_database(settings.database_url or None, f"{settings.instance_path}/review.db")
         upgrade()  # an archive of an older version is upgraded as at start
-        click.echo(f"restored {path}: {_counts(manifest)}")
+        click.echo(f"restored {path}: {_counts(restored.manifest)}")
+        if restored.config_left_out:
+            click.echo("the archive's config.py was left out: it is code the next command runs; "
+                       "restore with --config to bring it back from an archive you trust")

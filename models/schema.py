@@ -25,6 +25,14 @@ from models.users import AdminUser
 from models.writes import immediate
 
 
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer release: this code would serve it wrongly (CONTRACT §16)."""
+
+    def __init__(self, found: int):
+        super().__init__(f"the database is at schema version {found}, newer than this release knows (up to "
+                         f"{LATEST}): run the release that wrote it, or restore a backup this release made")
+
+
 class SchemaVersion(BaseModel):
     id = peewee.AutoField()
     version = peewee.IntegerField()
@@ -102,6 +110,8 @@ def upgrade() -> list[int]:
         # the new version (a deferred transaction would fail when its read turned into a write).
         with immediate():
             found = current_version() or 0
+            if found > LATEST:
+                raise SchemaTooNew(found)
             models = [SchemaVersion, *ALL_MODELS]
             # New tables are created whole; existing ones only gain what migrations add.
             db.create_tables([m for m in models if not m.table_exists()], safe=True)

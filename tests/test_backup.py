@@ -1,6 +1,7 @@
 """Backup and restore (CONTRACT §11): consistent under writes, checked before anything changes."""
 import io
 import json
+import os
 import sqlite3
 import sys
 import tarfile
@@ -167,13 +168,11 @@ def test_a_target_in_use_needs_force(backed_up, agent_headers):
 
 def test_a_swap_that_fails_midway_puts_everything_back(backed_up, agent_headers, monkeypatch):
     """The disk refuses a rename halfway through the swap: the target is as it was, not half restored."""
-    from services.operations import restore
-
     archive, target, folder = backed_up
     create_task(target.test_client(), agent_headers, article_payload(topic="already here"))
     db.close()
     before = _contents(folder)
-    real_replace, calls = restore.os.replace, []
+    real_replace, calls = os.replace, []
 
     def failing(source, destination):
         calls.append(destination)
@@ -181,7 +180,7 @@ def test_a_swap_that_fails_midway_puts_everything_back(backed_up, agent_headers,
             raise OSError(28, "No space left on device")
         return real_replace(source, destination)
 
-    monkeypatch.setattr(restore.os, "replace", failing)
+    monkeypatch.setattr(os, "replace", failing)
     result = target.test_cli_runner().invoke(args=["restore", str(archive), "--force"])
     assert result.exit_code == 2 and len(calls) > 5  # failed in the swap, then moved back
     assert "No space left on device" in result.output and "put back" in result.output

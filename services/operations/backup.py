@@ -61,7 +61,8 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
 def create_backup(settings: Settings, archive_path: str, progress: Progress | None = None) -> dict:
     """Write the archive (whole or not at all: a partial file is removed); returns its manifest."""
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
-    Path(settings.temp_path).mkdir(parents=True, exist_ok=True)
+    Path(settings.temp_path).mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(settings.temp_path, 0o700)  # whatever the umask (CONTRACT §11: folders 0700)
     target = Path(archive_path)
     partial = target.with_name(target.name + ".partial")
     with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work, ExitStack() as held:

@@ -1,96 +1,122 @@
-"""Restore an archive of services.operations.backup (CONTRACT §11): check everything, then swap.
+"""Restore an archive of services.operations.backup (CONTRACT §11, §16): check everything, then swap.
 
-Every member is unpacked into staging folders inside the instance and uploads folders (same disks,
-so the swap is renames) and checked against the manifest: SHA-256 and size of each file, rows per
-table of the database, the file count. Only then are the current files moved aside, the staged ones
-moved in, and the old ones removed; a failure during the swap moves everything back. With
-DATABASE_URL naming PostgreSQL, the archive's rows go into that database first, in one transaction
-(replacing what it holds with --force). The service must be stopped while it runs.
+The archive is read twice (services.operations.archive): once to check its members, its manifest
+and its gzip stream without writing anything, then to unpack what the manifest lists into `.restore/`
+folders inside the instance and uploads folders (same disks, so the swap is renames), bounded by
+the manifest's sizes and checked against its SHA-256s, the database's rows per table and schema
+version. `config.py` is unpacked only when asked for (it is code the next command runs). Only then
+does the journal (services.operations.restore_journal) take the swap over: the current files moved
+aside, the new ones moved in, on PostgreSQL the rows put into the DATABASE_URL database in one
+transaction; killed at any point, the next start or restore finishes it. A refused restore removes
+what it made. The service must be stopped while it runs.
 """
-import hashlib
-import json
-import os
 import shutil
-import tarfile
-import tempfile
-import zlib
-from pathlib import Path, PurePosixPath
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TypeGuard
 
-from models.snapshot import bound_row_counts, restore_rows_from, row_counts
-from services.operations.backup import DATABASE, FORMAT, MANIFEST, Progress
+import peewee
+
+from models.migration import TargetNotEmpty
+from models.schema import LATEST
+from models.snapshot import bound_row_counts, restore_rows_from, row_counts, schema_version
+from services.operations import restore_journal
+from services.operations.archive import (
+    INSTANCE_FILES,
+    SCOPES,
+    RestoreRefused,
+    Survey,
+    fsync_tree,
+    missing_top,
+    private_folder,
+    survey,
+    unpack,
+)
+from services.operations.backup import DATABASE, FORMAT, Progress
+from services.operations.restore_journal import Journal, checkpoint, remove_made
 from services.settings import Settings
 
-SCOPES = ("review", "library", "feedback")
-PRIVATE_FILES = ("review.db", "secret_key", "config.py")
+__all__ = ["RestoreRefused", "Restored", "remove_made", "restore_backup", "target_in_use"]
 SIDE_FILES = ("review.db-wal", "review.db-shm")
+KEY_FILE = "instance/secret_key"
 
 
-class RestoreRefused(Exception):
-    """The archive or the target is not fit; nothing was changed. str() names the problem."""
+@dataclass
+class Restored:
+    manifest: dict
+    config_left_out: bool  # the archive holds config.py and it was not asked for
 
 
-def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
-    path = PurePosixPath(member.name)
-    top = path.parts[0] if path.parts else ""
-    if path.is_absolute() or ".." in path.parts or not member.isfile() \
-            or (top not in ("instance", "uploads") and member.name != MANIFEST):
-        raise RestoreRefused(f"the archive holds {member.name!r}, which no backup of this service holds")
-    return path
+def _count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _unpack(archive_path: str, staging: dict[str, Path], progress: Progress | None) -> tuple[dict, dict]:
-    """Unpack into the staging folders; (manifest, {member name: (sha256, size)})."""
-    seen: dict[str, tuple[str, int]] = {}
-    manifest = None
-    try:
-        with tarfile.open(archive_path, "r:gz") as archive:
-            for member in archive:
-                path = _member_path(member)
-                source = archive.extractfile(member)
-                assert source is not None  # a regular file (checked above)
-                if member.name == MANIFEST:
-                    manifest = json.loads(source.read())
-                    continue
-                target = staging[path.parts[0]].joinpath(*path.parts[1:])
-                target.parent.mkdir(parents=True, exist_ok=True)
-                digest = hashlib.sha256()
-                with open(target, "xb") as out:
-                    while chunk := source.read(1024 * 1024):
-                        digest.update(chunk)
-                        out.write(chunk)
-                seen[member.name] = (digest.hexdigest(), member.size)
-                if progress:
-                    progress(len(seen), 0)
-    except FileNotFoundError:
-        raise RestoreRefused(f"no archive at {archive_path}") from None
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise RestoreRefused(f"the archive is truncated or damaged ({type(exc).__name__}: {exc})") from None
-    except (ValueError, UnicodeDecodeError):
-        raise RestoreRefused("manifest.json is not valid JSON") from None
+def _shown(value: object) -> str:
+    return "missing" if value is None else repr(value)
+
+
+def _newer(version: int) -> RestoreRefused:
+    return RestoreRefused(f"the archive is of schema version {version}, newer than this release knows (up to "
+                          f"{LATEST}): restore it with the release that made it, or a newer one")
+
+
+def _check_manifest(manifest: object) -> dict:
+    """The manifest's shape, each flaw named."""
+    if manifest is None:
+        raise RestoreRefused("the archive holds no manifest.json (the last member of every backup): it is "
+                             "incomplete, or was not made by `backup`")
     if not isinstance(manifest, dict):
-        raise RestoreRefused("the archive has no manifest.json: it is not a backup of this service")
-    return manifest, seen
-
-
-def _check(manifest: dict, seen: dict, staging: dict[str, Path]) -> None:
+        raise RestoreRefused("manifest.json is damaged: it is not a JSON object")
     if manifest.get("format") != FORMAT:
         raise RestoreRefused(f"manifest.json names format {manifest.get('format')!r}, not {FORMAT!r}")
-    listed = manifest.get("files") or {}
-    for name in sorted(set(listed) | set(seen)):
-        if name not in seen:
+    version, files, counts = manifest.get("schemaVersion"), manifest.get("files"), manifest.get("counts")
+    if not _count(version):
+        raise RestoreRefused(f"manifest.json is damaged: schemaVersion is {_shown(version)}, not a version number")
+    if version > LATEST:
+        raise _newer(version)
+    if not isinstance(files, dict):
+        raise RestoreRefused(f"manifest.json is damaged: its list of files is {_shown(files)}")
+    for name, entry in files.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and _count(entry.get("size"))):
+            raise RestoreRefused(f"manifest.json is damaged: the entry of {name} lacks its SHA-256 or size")
+    if not isinstance(counts, dict):
+        raise RestoreRefused(f"manifest.json is damaged: its counts are {_shown(counts)}")
+    if not _count(counts.get("files")):
+        raise RestoreRefused(f"manifest.json is damaged: counts.files is {_shown(counts.get('files'))}, not a count")
+    rows = counts.get("rows")
+    if not isinstance(rows, dict) or not all(_count(number) for number in rows.values()):
+        raise RestoreRefused("manifest.json is damaged: counts.rows is not a count of rows per table")
+    return manifest
+
+
+def _compare(found: Survey, manifest: dict) -> None:
+    """The archive's members against the manifest, before anything is written."""
+    listed = manifest["files"]
+    for name in sorted(set(listed) | set(found.sizes)):
+        if name not in found.sizes:
             raise RestoreRefused(f"{name} is listed in the manifest but missing from the archive")
         if name not in listed:
             raise RestoreRefused(f"{name} is in the archive but not in the manifest")
-        if listed[name].get("sha256") != seen[name][0] or listed[name].get("size") != seen[name][1]:
-            raise RestoreRefused(f"{name} does not match its SHA-256 in the manifest: the archive is damaged")
-    if DATABASE not in seen:
-        raise RestoreRefused(f"the archive holds no {DATABASE}")
-    counts = manifest.get("counts") or {}
-    uploads = sum(1 for name in seen if name.startswith("uploads/"))
-    if counts.get("files") != uploads:
-        raise RestoreRefused(f"the manifest counts {counts.get('files')} files, the archive holds {uploads}")
-    rows = row_counts(str(staging["instance"] / "review.db"))
-    for table, expected in (counts.get("rows") or {}).items():
+        if found.sizes[name] != listed[name]["size"]:
+            raise RestoreRefused(f"{name} holds {found.sizes[name]} bytes, the manifest says "
+                                 f"{listed[name]['size']}: the archive is damaged")
+    for name in (DATABASE, KEY_FILE):
+        if name not in found.sizes:
+            raise RestoreRefused(f"the archive holds no {name}")
+    uploads = sum(1 for name in found.sizes if name.startswith("uploads/"))
+    if manifest["counts"]["files"] != uploads:
+        raise RestoreRefused(f"the manifest counts {manifest['counts']['files']} files, the archive holds {uploads}")
+
+
+def _check_database(path: Path, manifest: dict) -> None:
+    try:
+        version, rows = schema_version(str(path)), row_counts(str(path))
+    except sqlite3.DatabaseError:
+        raise RestoreRefused(f"{DATABASE} in the archive is not an SQLite database") from None
+    if version is not None and version > LATEST:
+        raise _newer(version)
+    for table, expected in manifest["counts"]["rows"].items():
         if rows.get(table, 0) != expected:
             raise RestoreRefused(f"table {table} holds {rows.get(table, 0)} rows, the manifest says {expected}")
 
@@ -111,65 +137,110 @@ def target_in_use(settings: Settings) -> str | None:
     return None
 
 
-def _swap(moves: list[tuple[Path, Path, Path]]) -> None:
-    """Each (current, staged, aside): current -> aside, staged -> current; undone on failure."""
-    done: list[tuple[Path, Path, Path]] = []
+def _moves(instance: Path, uploads: Path, new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
+    """[label, current, staged (None: only moved aside), aside]: an old database's WAL first."""
+    moves: list[list] = [] if rows else [[f"instance/{name}", str(instance / name), None, str(old["instance"] / name)]
+                                         for name in SIDE_FILES]
+    for name in INSTANCE_FILES:
+        if (new["instance"] / name).exists() and not (rows and name == "review.db"):
+            moves.append([f"instance/{name}", str(instance / name), str(new["instance"] / name),
+                          str(old["instance"] / name)])
+    for scope in SCOPES:
+        moves.append([f"uploads/{scope}", str(uploads / scope), str(new["uploads"] / scope),
+                      str(old["uploads"] / scope)])
+    return moves
+
+
+def _stage(settings: Settings, handle: IO[bytes], manifest: dict, config: bool, progress: Progress | None,
+           journal: Journal) -> None:
+    """The new set unpacked, checked and on disk in the journal's .restore folders; its moves listed."""
+    instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
+    work = {"instance": Path(journal.work[0]), "uploads": Path(journal.work[1])}
+    new = {key: folder / "new" for key, folder in work.items()}
+    old = {key: folder / "old" for key, folder in work.items()}
+    for folder in (work["uploads"], *new.values(), *old.values()):
+        private_folder(folder)
+
+    def destination(parts: tuple[str, ...]) -> Path | None:
+        if parts[0] == "instance" and parts[1] == "config.py" and not config:
+            return None  # checked, not written
+        return new[parts[0]].joinpath(*parts[1:])
+
+    if unpack(handle, manifest["files"], destination, progress) != set(manifest["files"]):
+        raise RestoreRefused("the archive changed while it was read: members it listed are gone")
+    checkpoint("unpacked")
+    _check_database(new["instance"] / "review.db", manifest)
+    for scope in SCOPES:
+        private_folder(new["uploads"] / scope)
+    for folder in work.values():
+        fsync_tree(folder)
+    journal.moves = _moves(instance, uploads, new, old, bool(settings.database_url))
+    journal.rows = str(new["instance"] / "review.db") if settings.database_url else None
+    checkpoint("staged")
+
+
+def _swap(journal: Journal, replace: bool) -> None:
+    """The journal's moves, then its rows; a failure undoes the moves (the rows' transaction rolls back)."""
     try:
-        for current, staged, aside in moves:
-            if current.exists():
-                os.replace(current, aside)
-            done.append((current, staged, aside))
-            if staged.exists():
-                os.replace(staged, current)
-    except OSError:
-        for current, staged, aside in reversed(done):
-            if current.exists() and not staged.exists():
-                os.replace(current, staged)
-            if aside.exists():
-                os.replace(aside, current)
+        journal.forward()
+        if journal.rows:
+            restore_rows_from(journal.rows, replace=replace)
+            checkpoint("rows")
+    except (OSError, peewee.DatabaseError, TargetNotEmpty) as exc:
+        journal.phase = "back"
+        try:
+            journal.write()
+        except OSError:
+            pass  # the undo goes on; killed now, the next start would finish it forward (whole either way)
+        journal.back()
+        journal.end()
+        raise RestoreRefused(f"the restore could not be completed ({getattr(exc, 'strerror', None) or exc}); "
+                             "the target was put back as it was") from None
+    except BaseException:
+        journal.release()  # interrupted: the journal stays, the next start or restore finishes it
         raise
+    checkpoint("swapped")
+    journal.end()
 
 
 def restore_backup(settings: Settings, archive_path: str, force: bool = False,
-                   progress: Progress | None = None) -> dict:
-    """Restore into the configured instance and uploads folders; returns the manifest.
+                   progress: Progress | None = None, config: bool = False) -> Restored:
+    """Restore into the configured instance and uploads folders (config.py only when `config`).
 
-    RestoreRefused (nothing changed) when the archive fails a check, or when the target holds
-    tasks, feedback or files and `force` is not given. Close the database before calling.
+    RestoreRefused (nothing changed, nothing made) when the archive fails a check, or when the target
+    holds tasks, feedback or files and `force` is not given. Close the database before calling.
     """
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
+    restore_journal.finish(restore_journal.resume(instance), uploads, settings.database_url)  # a killed one first
     if not force and (held := target_in_use(settings)):
         raise RestoreRefused(f"the target already holds {held}; restore into an empty instance or use --force")
-    instance.mkdir(parents=True, exist_ok=True)
-    uploads.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".restore-", dir=instance) as work_instance, \
-            tempfile.TemporaryDirectory(prefix=".restore-", dir=uploads) as work_uploads:
-        staging = {"instance": Path(work_instance) / "new", "uploads": Path(work_uploads) / "new"}
-        aside = {"instance": Path(work_instance) / "old", "uploads": Path(work_uploads) / "old"}
-        for folder in (*staging.values(), *aside.values()):
-            folder.mkdir(mode=0o700)
-        manifest, seen = _unpack(archive_path, staging, progress)
-        _check(manifest, seen, staging)
-        for name in PRIVATE_FILES:
-            if (staging["instance"] / name).exists():
-                os.chmod(staging["instance"] / name, 0o600)
-        if settings.database_url:
-            # The rows go into that database, in one transaction, before any file moves; the
-            # archive's SQLite file is only their carrier.
-            restore_rows_from(str(staging["instance"] / "review.db"), replace=force)
-            (staging["instance"] / "review.db").unlink()
-        side_files = () if settings.database_url else SIDE_FILES
-        moves = [(instance / name, staging["instance"] / name, aside["instance"] / name)
-                 for name in (*PRIVATE_FILES, *side_files) if (staging["instance"] / name).exists()
-                 or name in side_files]
-        for scope in SCOPES:
-            (staging["uploads"] / scope).mkdir(exist_ok=True)
-            moves.append((uploads / scope, staging["uploads"] / scope, aside["uploads"] / scope))
+    try:
+        handle = open(archive_path, "rb")  # noqa: SIM115  # read twice, closed below
+    except FileNotFoundError:
+        raise RestoreRefused(f"no archive at {archive_path}") from None
+    except OSError as exc:
+        raise RestoreRefused(f"the archive {archive_path} cannot be read ({exc.strerror})") from None
+    with handle:
+        found = survey(handle)  # nothing is written before the archive has passed this
+        manifest = _check_manifest(found.manifest)
+        _compare(found, manifest)
+        made = [top for top in (missing_top(instance), missing_top(uploads)) if top]
+        work = [instance / restore_journal.WORK, uploads / restore_journal.WORK]
+        private_folder(instance)
         try:
-            _swap(moves)
-        except OSError as exc:
-            raise RestoreRefused(f"the restored files could not be moved in ({exc.strerror or exc}); "
-                                 "the target was put back as it was") from None
-        shutil.rmtree(aside["instance"], ignore_errors=True)
-        shutil.rmtree(aside["uploads"], ignore_errors=True)
-    return manifest
+            work[0].mkdir(mode=0o700)
+        except FileExistsError:
+            raise RestoreRefused(f"another restore is under way ({work[0]} exists)") from None
+        journal = Journal(work=[str(folder) for folder in work], moves=[], lock=restore_journal.lock(work[0]))
+        try:
+            _stage(settings, handle, manifest, config, progress, journal)
+            journal.write()
+        except BaseException:
+            journal.release()
+            for folder in reversed(work):
+                shutil.rmtree(folder, ignore_errors=True)
+            remove_made(made)
+            raise
+    checkpoint("journal")
+    _swap(journal, replace=force)
+    return Restored(manifest, "instance/config.py" in manifest["files"] and not config)
