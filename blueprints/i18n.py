@@ -5,6 +5,7 @@ Accept-Language, then REVIEW_DEFAULT_LANGUAGE. Each catalogue's compiled .mo fil
 its .po (tests/test_i18n.py checks that they agree), so a fresh `pip install -e .` serves both
 languages with no build step. The JSON API never asks: it keeps codes and English messages.
 """
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from flask import current_app, g, request
@@ -12,9 +13,11 @@ from flask_babel import Babel, ngettext
 
 from blueprints.common import settings
 from rules.vocabulary import PAGE_LANGUAGES
+from services.setting_values import time_zone
 
 COOKIE = "review_lang"
 COOKIE_SECONDS = 365 * 24 * 3600
+ZONE_COOKIE = "review_tz"  # the browser's time zone, set by static/words.js: the list filters' days are its days
 TRANSLATIONS = Path(__file__).resolve().parents[1] / "translations"
 LOCALES = {"zh-CN": "zh_Hans_CN", "en": "en"}  # page language -> Babel's locale name (translations/<name>/)
 
@@ -54,6 +57,31 @@ def duration_words(seconds):
 
 def login_wait():
     return duration_words(settings().login_failure_window_seconds)
+
+
+def local_time(value):
+    """A stored UTC time as REVIEW_TIME_ZONE's YYYY-MM-DD HH:MM (the page script then shows the browser's zone)."""
+    moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return moment.astimezone(settings().time_zone).strftime("%Y-%m-%d %H:%M")
+
+
+def viewer_days(args):
+    """`from`/`to` dates of a list filter as date-times bounding those days in the viewer's zone
+    (CONTRACT §14); anything else is left for the list's own checks to judge."""
+    zone = time_zone(request.cookies.get(ZONE_COOKIE)) if request.cookies.get(ZONE_COOKIE) else None
+    zone = zone or settings().time_zone
+    out = dict(args)
+    for name, end in (("from", False), ("to", True)):
+        try:
+            day = date.fromisoformat(args.get(name, ""))
+        except ValueError:
+            continue
+        if end:  # a date-time `to` covers its millisecond: the last one of the day
+            moment = datetime.combine(day + timedelta(days=1), time(), zone) - timedelta(milliseconds=1)
+        else:
+            moment = datetime.combine(day, time(), zone)
+        out[name] = moment.isoformat(timespec="milliseconds")
+    return out
 
 
 def _vary(response):

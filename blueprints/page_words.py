@@ -37,7 +37,7 @@ EVENT_DATA_LABELS = {
     "rejectedElements": _l("Fields to rework"), "note": _l("Note"), "rejectionNote": _l("Note"),
     "jobId": _l("Job"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "wechatName": _l("WeChat ID"),
     "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"), "fields": _l("Fields"),
-    "elements": _l("Fields"), "event": _l("Event"), "error": _l("Error"),
+    "elements": _l("Fields"), "event": _l("Event"), "error": _l("Error"), "to": _l("Recipient"),
 }
 # Data values that are codes, by key: shown through these tables.
 EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "reason": REASON_LABELS, "rejectionReason": REASON_LABELS,

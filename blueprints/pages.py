@@ -8,6 +8,7 @@ import json
 from urllib.parse import urlencode
 
 from flask import Blueprint, redirect, render_template, request
+from flask_babel import ngettext
 from flask_login import current_user
 from marshmallow import EXCLUDE
 
@@ -18,6 +19,7 @@ from blueprints.common import settings
 from blueprints.guards import admin_required, check_same_origin
 from blueprints.page_words import LABELS
 from blueprints.script_words import ERROR_WORDS, script_words
+from rules.ids import now_iso
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
 from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
@@ -65,10 +67,15 @@ def sentence(message):
 
 
 @bp.app_template_filter()
+def local_time(value):
+    return i18n.local_time(value)
+
+
+@bp.app_template_filter()
 def filesize(size):
     """Bytes for people: 32 bytes, 4.2 KiB, 1.5 MiB."""
     if size < 1024:
-        return f"{size} byte{'' if size == 1 else 's'}"
+        return ngettext("%(num)d byte", "%(num)d bytes", size)
     kib = size / 1024
     return f"{kib:.1f} KiB" if round(kib, 1) < 1024 else f"{kib / 1024:.1f} MiB"
 
@@ -109,8 +116,8 @@ def review_list():
     trail = [c for c in args.get("trail", "").split(",") if c]
     tasks, total, next_cursor, counts, errors, message = [], 0, None, {}, {}, None
     try:
-        query = load(TaskListQuerySchema, {**{k: v for k, v in args.items() if k != "trail"}, "limit": PAGE_SIZE},
-                     unknown=EXCLUDE, where="query")
+        query = load(TaskListQuerySchema, {**i18n.viewer_days({k: v for k, v in args.items() if k != "trail"}),
+                                           "limit": PAGE_SIZE}, unknown=EXCLUDE, where="query")
         tasks, total, next_cursor = review.list_tasks(query)
         counts = review.status_counts(query)
     except ValidationFailed as err:
@@ -148,7 +155,7 @@ def review_detail(task_id):
     return render_template("review_detail.html", task=task, state=state, assets=assets,
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: theme["label"] for name, theme in THEMES.items()},
-                           element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS,
+                           element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS, now_iso=now_iso(),
                            preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
                            rework=rework_rounds(task), presence_seconds=settings().presence_seconds)
 
@@ -174,15 +181,17 @@ def feedback_list():
     """Feedback with filters, whole-table counts per status and page numbers."""
     args = _clean(request.args, FEEDBACK_FILTERS)
     result, errors, message = None, {}, None
+    bounded = i18n.viewer_days(args)  # the viewer's days (CONTRACT §14), for the list and its CSV export
     try:
-        result = feedback_queries.list_feedbacks(load(FeedbackListQuerySchema, {**args, "pageSize": PAGE_SIZE},
+        result = feedback_queries.list_feedbacks(load(FeedbackListQuerySchema, {**bounded, "pageSize": PAGE_SIZE},
                                                       unknown=EXCLUDE, where="query"))
     except ValidationFailed as err:
         errors, message = dict(err.details), err.message
     shown = {name: args.get(name, "") for name in FEEDBACK_FILTERS}
     shown["status"] = shown["status"] or "all"
+    export = {name: bounded.get(name, "") for name in FEEDBACK_FILTERS if name != "page"}
     return render_template("feedback_list.html", result=result, errors=errors, message=message, shown=shown,
-                           types=settings().feedback_types)
+                           types=settings().feedback_types, export=export)
 
 
 @bp.get("/feedback/<feedback_id>")

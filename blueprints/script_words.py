@@ -7,6 +7,8 @@ own English message, which stays as it came (the JSON API keeps English).
 """
 from flask_babel import lazy_gettext as _l
 
+from blueprints.page_words import ELEMENT_LABELS, EVENT_LABELS, FEEDBACK_LABELS
+
 WORDS = {
     # static/api.js
     "network": _l("The server could not be reached; check the connection and try again."),
@@ -19,6 +21,48 @@ WORDS = {
     "presence.separator": _l(", "), "stale.agent": _l("the agent"), "stale.by": _l("Changed by %(names)s."),
     "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),
     "stale.reload": _l("Reload the task"),
+    # static/words.js, static/review_preview.js
+    "preview.updating": _l("Updating…"),
+    # static/review_detail.js
+    "confirm.replace_body": _l("Replace your edited body with the text of the chosen option?"),
+    "confirm.replace_text": _l("Replace your edited %(field)s with the chosen candidate?"),
+    "confirm.replace_images": _l("Replace your edited image list with the images of the chosen group?"),
+    "tile.library": _l("From the library"), "tile.uploaded": _l("Uploaded"),
+    "image.cover": _l("(cover)"), "image.up": _l("Move image %(num)s up"), "image.down": _l("Move image %(num)s down"),
+    "image.remove": _l("Remove"), "image.remove_label": _l("Remove image %(num)s"),
+    "image.twice": _l("%(name)s is image %(num)s of the list already."), "image.an_image": _l("an image"),
+    # static/review_actions.js
+    "publish.uploading": _l("Uploading images: %(done)s of %(total)s…"),
+    "publish.saving": _l("Saving the draft on WeChat…"), "publish.starting": _l("Starting the publish…"),
+    "publish.done": _l("Published as WeChat draft %(draft)s."),
+    "publish.failed": _l("Publishing failed: %(error)s. Fix the cause and retry the job."),
+    "publish.no_reason": _l("no reason given"), "publish.finished": _l("Publish attempt finished."),
+    "decision.choose": _l("Choose what should happen to this task."),
+    "decision.choose_one": _l("Choose one of the three decisions."),
+    "decision.approved": _l("Approved."), "decision.approved_only": _l("Approved without publishing."),
+    "decision.rejected": _l("Sent back to the agent for rework."),
+    "busy.submitting": _l("Submitting…"), "busy.publishing": _l("Publishing…"), "busy.retrying": _l("Retrying…"),
+    "busy.sending": _l("Sending…"), "busy.preparing": _l("Preparing…"), "busy.deleting": _l("Deleting…"),
+    "preview.sent": _l("Preview sent to %(name)s's phone."),
+    "event.preview_sent": EVENT_LABELS["preview_sent"], "event.by": _l("by %(who)s"),
+    "event.recipient": _l("Recipient"),
+    "confirm.delete": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too. "
+                         "This cannot be undone."),
+    "deleted": _l("Deleted the task \"%(topic)s\" (%(count)s files removed)."),
+    # static/feedback_detail.js
+    "feedback.choose": _l("Choose a status."), "feedback.choose_one": _l("Choose one of the three statuses."),
+    "feedback.saved": _l("Saved: %(status)s."), "feedback.saved_by": _l("Saved: %(status)s by %(who)s."),
+    "feedback.processed_at": _l("Processed by %(who)s at %(when)s."),
+    "feedback.last_processed": _l("Last processed by %(who)s."), "feedback.not_processed": _l("Not processed yet."),
+    # static/library.js, static/crop.js
+    "library.use": _l("Use %(name)s (%(size)s)"),
+    "library.empty": _l("No images in the library match. Add some with: flask --app app assets import PATH"),
+    "library.page": _l("Page %(page)s of %(pages)s (%(total)s images)"),
+    "crop.readout": _l("Box %(box)s px of %(image)s, from %(at)s."),
+    "crop.none": _l("Choose at least one image; the crop is taken from the first one."),
+    # the words of codes the scripts show
+    **{f"field.{key}": label for key, label in ELEMENT_LABELS.items()},
+    **{f"feedback.status.{key}": label for key, label in FEEDBACK_LABELS.items()},
 }
 
 # A sentence for each error code an API answer can carry (services.errors.ERROR_CODES).

@@ -29,13 +29,14 @@
     return error;
   }
 
-  /* An API error in the page's words: the code's sentence, then (in another language) the API's message. */
+  /* An API error in the page's words: on a Chinese page the code's sentence, then the API's English
+     message in brackets (it carries the particulars); on an English page the API's message. */
   function describe(error) {
     if (!error) return "";
     if (error.said) return sentence(error.message);
     const own = window.Words.has(`error.${error.code}`) ? T(`error.${error.code}`) : "";
-    if (!own) return sentence(error.message);
-    return window.Words.language === "en" ? `${own} ${sentence(error.message)}` : `${own}（${sentence(error.message)}）`;
+    if (!own || window.Words.language === "en") return sentence(error.message);
+    return `${own}（${sentence(error.message)}）`;
   }
 
   /* fetch() with JSON in and out (a FormData body goes as multipart). Resolves to

@@ -8,6 +8,7 @@
   let els = null;
   let image = null; // {assetId, url, width, height}
   let onChange = () => {};
+  const T = window.T;
 
   const round = (value) => Math.round(value * 1e6) / 1e6;
   const clamp = (value, low, high) => Math.min(high, Math.max(low, value));
@@ -29,8 +30,10 @@
       left: `${b.x1 * 100}%`, top: `${b.y1 * 100}%`,
       width: `${(b.x2 - b.x1) * 100}%`, height: `${(b.y2 - b.y1) * 100}%`,
     });
-    els.readout.textContent = `Box ${Math.round(b.w)}×${Math.round(b.h)} px of ${image.width}×${image.height}, ` +
-      `from (${Math.round(b.x1 * image.width)}, ${Math.round(b.y1 * image.height)}).`;
+    els.readout.textContent = T("crop.readout", {
+      box: `${Math.round(b.w)}×${Math.round(b.h)}`, image: `${image.width}×${image.height}`,
+      at: `(${Math.round(b.x1 * image.width)}, ${Math.round(b.y1 * image.height)})`,
+    });
     onChange();
   }
 
@@ -54,7 +57,7 @@
     els.stage.hidden = !image;
     [els.size, els.x, els.y].forEach((input) => { input.disabled = !image; });
     if (!image) {
-      els.readout.textContent = "Choose at least one image; the crop is taken from the first one.";
+      els.readout.textContent = T("crop.none");
       onChange();
       return;
     }

@@ -6,6 +6,7 @@
   const PAGE_SIZE = 12;
   let dialog, list, errorBox, pageLabel, prev, next, query, fileInput, keep;
   let page = 1, totalPages = 1, onPick = null;
+  const T = window.T;
 
   function item(asset) {
     const li = document.createElement("li");
@@ -19,7 +20,7 @@
     const caption = document.createElement("span");
     caption.textContent = `${asset.fileName} · ${asset.width}×${asset.height}`;
     button.append(img, caption);
-    button.setAttribute("aria-label", `Use ${asset.fileName} (${asset.width}×${asset.height})`);
+    button.setAttribute("aria-label", T("library.use", { name: asset.fileName, size: `${asset.width}×${asset.height}` }));
     button.addEventListener("click", () => pick(asset));
     li.append(button);
     return li;
@@ -32,7 +33,7 @@
     const result = await window.Api.call("GET", `/api/assets?${params}`);
     list.replaceChildren();
     if (!result.ok) {
-      window.Api.showMessage(errorBox, result.error.message);
+      window.Api.showMessage(errorBox, window.Api.describe(result.error));
       pageLabel.textContent = "";
       prev.disabled = next.disabled = true;
       return;
@@ -42,11 +43,11 @@
     if (!items.length) {
       const empty = document.createElement("li");
       empty.className = "muted";
-      empty.textContent = "No images in the library match. Add some with: flask --app app assets import PATH";
+      empty.textContent = T("library.empty");
       list.append(empty);
     }
     items.forEach((asset) => list.append(item(asset)));
-    pageLabel.textContent = `Page ${pagination.page} of ${totalPages} (${pagination.total} images)`;
+    pageLabel.textContent = T("library.page", { page: pagination.page, pages: totalPages, total: pagination.total });
     prev.disabled = page <= 1;
     next.disabled = page >= totalPages;
   }
@@ -65,7 +66,7 @@
     form.append("scope", keep.checked ? "library" : "review");
     const result = await window.Api.call("POST", "/api/assets/upload", form);
     if (!result.ok) {
-      window.Api.showMessage(errorBox, result.error.message);
+      window.Api.showMessage(errorBox, window.Api.describe(result.error));
       return;
     }
     fileInput.value = "";

@@ -7,11 +7,11 @@
   const { task } = F;
   const base = `/api/review/tasks/${encodeURIComponent(task.id)}`;
   const $ = (selector) => document.querySelector(selector);
+  const T = window.T;
   const pageError = $("#page-error");
+  const pageMessage = $("#page-message");
+  const toolbarError = $("#toolbar-error");  // beside the toolbar's buttons (download, delete)
   const WRAPPERS = ["selections", "lockedSelections", "manualOverrides"];
-  const FIELD_WORDS = {
-    coverImage: "cover image", bodyImages: "body image", images: "image", coverCrop: "cover crop", body: "body",
-  };
 
   /* An error path of the decision API -> the data-error-for key of the field it concerns. */
   function fieldFor(path) {
@@ -36,8 +36,8 @@
       .filter((element) => !element.disabled);
     controls.forEach((element) => { element.disabled = true; });
     let stopped = false;
-    const words = (p) => (p.step === "uploading_images" ? `Uploading images: ${p.done} of ${p.total}…`
-      : p.step === "saving_draft" ? "Saving the draft on WeChat…" : "Starting the publish…");
+    const words = (p) => (p.step === "uploading_images" ? T("publish.uploading", { done: p.done, total: p.total })
+      : p.step === "saving_draft" ? T("publish.saving") : T("publish.starting"));
     (async function poll() {
       while (!stopped) {
         const result = await window.Api.call("GET", `${base}/publish-progress`);
@@ -62,24 +62,37 @@
     const job = added[added.length - 1];
     if (!job) return {};
     return job.status === "succeeded"
-      ? { ok: `Published as WeChat draft ${job.draftMediaId}.` }
-      : { failure: `Publishing failed: ${job.lastError || "no reason given"}. Fix the cause and retry the job.` };
+      ? { ok: T("publish.done", { draft: job.draftMediaId }) }
+      : { failure: T("publish.failed", { error: job.lastError || T("publish.no_reason") }) };
   }
 
   /* One entry of details.faultyImages in words: which field, which file, what is wrong. */
   function faultyImage(item) {
     if (typeof item !== "object" || item === null) return String(item);
     const [, name, index] = String(item.field || "").match(/^(?:selections\.)?(\w+)(?:\.(\d+))?/) || [];
-    const field = (FIELD_WORDS[name] || name || "an image") + (index === undefined ? "" : ` ${Number(index) + 1}`);
+    const word = name && window.Words.has(`field.${name}`) ? T(`field.${name}`).toLowerCase() : name || T("image.an_image");
+    const field = word + (index === undefined ? "" : ` ${Number(index) + 1}`);
     const asset = F.assets[item.ref];
     return `${field} (${asset ? asset.fileName : item.ref}): ${item.reason}`;
+  }
+
+  /* ---- the decision panel: a bar fixed at the bottom on phones; the page ends above it ---- */
+  const panel = $('[data-role="decision"]');
+  const layout = $(".task-layout");
+  if (panel && layout && window.ResizeObserver) {
+    new ResizeObserver(() => {
+      const fixed = getComputedStyle(panel).position === "fixed";
+      layout.style.setProperty("--decision-bar", fixed ? `${Math.ceil(panel.offsetHeight) + 16}px` : "0px");
+    }).observe(panel);
   }
 
   /* ---- decision ---- */
   const form = $("#decision-form");
   if (form) {
     const details = $("#reject-details");
-    const syncDetails = () => { details.disabled = form.elements.action.value !== "reject_rework"; };
+    const syncDetails = () => {
+      details.disabled = details.hidden = form.elements.action.value !== "reject_rework";
+    };
     form.querySelectorAll('input[name="action"]').forEach((radio) => radio.addEventListener("change", syncDetails));
     syncDetails();
     const imagesBox = form.querySelector('input[name="rejectedElements"][value="images"]');
@@ -95,18 +108,18 @@
       $("#decision-error").hidden = true;
       const action = form.elements.action.value;
       if (!action) {
-        window.Api.showErrors(document, { message: "choose what should happen to this task", details: { action: ["choose one of the three decisions"] } }, null, $("#decision-error"));
+        window.Api.showErrors(document, { message: T("decision.choose"), details: { action: [T("decision.choose_one")] }, said: true }, null, $("#decision-error"));
         form.querySelector('input[name="action"]').focus();
         return;
       }
       const rejected = [...form.querySelectorAll('input[name="rejectedElements"]:checked')].map((box) => box.value);
       const payload = F.decisionPayload(action, rejected, $("#rejection-reason").value, $("#rejection-note").value);
-      const done = busy($("#decision-submit"), "Submitting…");
+      const done = busy($("#decision-submit"), T("busy.submitting"));
       const ended = action === "approve_and_publish" ? followPublish() : () => {};
       const result = await window.Api.call("POST", `${base}/decision`, payload, { ifMatch: task.version });
       ended();
       if (result.ok) {
-        const words = { approve_and_publish: "Approved.", approve_without_publish: "Approved without publishing.", reject_rework: "Sent back to the agent for rework." };
+        const words = { approve_and_publish: T("decision.approved"), approve_without_publish: T("decision.approved_only"), reject_rework: T("decision.rejected") };
         const outcome = jobOutcome(result.data, task.publishJobs);
         window.Api.flash([words[action], outcome.ok].filter(Boolean).join(" "), outcome.failure);
         window.location.reload();
@@ -127,52 +140,84 @@
     ended();
     if (result.ok) {
       const outcome = jobOutcome(result.data, task.publishJobs);
-      window.Api.flash(outcome.ok || (outcome.failure ? "" : "Publish attempt finished."), outcome.failure);
+      window.Api.flash(outcome.ok || (outcome.failure ? "" : T("publish.finished")), outcome.failure);
       window.location.reload();
       return;
     }
     done();
-    window.Api.showMessage(pageError, result.error.message);
+    window.Api.showMessage(pageError, window.Api.describe(result.error));
   }
 
   const publishButton = $("#publish-btn");
-  if (publishButton) publishButton.addEventListener("click", () => publish(publishButton, `${base}/publish-jobs`, "Publishing…"));
+  if (publishButton) publishButton.addEventListener("click", () => publish(publishButton, `${base}/publish-jobs`, T("busy.publishing")));
   document.querySelectorAll(".retry-btn").forEach((button) => {
     const url = `${base}/publish-jobs/${encodeURIComponent(button.dataset.jobId)}/retry`;
-    button.addEventListener("click", () => publish(button, url, "Retrying…"));
+    button.addEventListener("click", () => publish(button, url, T("busy.retrying")));
   });
 
-  /* ---- phone preview: the current draft to one follower's phone (a preview_sent timeline event) ---- */
+  /* ---- phone preview: the current draft to one follower's phone (a preview_sent timeline event). The
+     result shows beside the button and in the decision panel's live region, both in view. ---- */
   const previewForm = $("#phone-preview");
   if (previewForm) {
+    const beside = $("#phone-preview-result");
+    const tell = (text, failed) => {
+      beside.textContent = text;
+      beside.classList.toggle("error", Boolean(failed));
+      beside.hidden = false;
+      window.Api.showMessage(failed ? pageError : pageMessage, text);
+      (failed ? pageMessage : pageError).hidden = true;
+    };
     previewForm.addEventListener("submit", async (event) => {
       event.preventDefault();
       window.Api.clearErrors(previewForm);
       pageError.hidden = true;
+      beside.hidden = true;
       const chosen = previewForm.elements.recipient ? previewForm.elements.recipient.value : "";
       const wechatName = chosen || previewForm.elements.wechatName.value.trim();
-      const done = busy($("#phone-preview-btn"), "Sending…");
+      const done = busy($("#phone-preview-btn"), T("busy.sending"));
       const result = await window.Api.call("POST", `${base}/preview`, { wechatName }, { ifMatch: task.version });
+      done();
       if (result.ok) {
-        window.Api.flash(`Preview sent to ${wechatName}'s phone.`);
-        window.location.reload();
+        tell(T("preview.sent", { name: wechatName }));
+        const events = result.data.timeline || [];
+        addTimelineEvent(events[events.length - 1]);
+        task.version = result.data.version;
         return;
       }
-      done();
-      if (result.error.code === "validation_error") window.Api.showErrors(previewForm, result.error, (path) => path, pageError);
-      else window.Api.showMessage(pageError, result.error.message);  // the platform's errcode is in the message
+      if (result.error.code === "validation_error") {
+        window.Api.showErrors(previewForm, result.error, (path) => path, null);
+      }
+      tell(window.Api.describe(result.error), true);  // the platform's errcode is in the message
     });
+  }
+
+  /* The preview_sent event the answer added, at the top of the timeline (the page is not reloaded, so the
+     reviewer stays at the button). */
+  function addTimelineEvent(event) {
+    const list = $(".timeline");
+    if (!event || !list || event.type !== "preview_sent") return;
+    const item = document.createElement("li");
+    item.dataset.event = event.type;
+    const time = Object.assign(document.createElement("time"), { dateTime: event.at });
+    const kind = Object.assign(document.createElement("strong"), { textContent: T("event.preview_sent") });
+    const who = Object.assign(document.createElement("span"), { className: "muted", textContent: T("event.by", { who: event.actorName || event.actor }) });
+    const to = Object.values((event.data || {}).to || {}).join(", ");
+    const data = Object.assign(document.createElement("span"), { className: "event-data", textContent: `${T("event.recipient")}: ${to}` });
+    item.append(time, " ", kind, " ", who, " ", data);
+    list.prepend(item);
+    window.Words.showTimes(item);
   }
 
   /* ---- package download: errors (409 export_failed) are shown in words instead of a JSON page ---- */
   $("#package-btn").addEventListener("click", async (event) => {
-    pageError.hidden = true;
-    const done = busy(event.currentTarget, "Preparing…");
+    pageError.hidden = toolbarError.hidden = true;
+    const done = busy(event.currentTarget, T("busy.preparing"));
     const result = await window.Api.call("GET", `${base}/package`, undefined, { raw: true });
     done();
     if (!result.ok) {
       const faulty = [].concat((result.error.details || {}).faultyImages || []);
-      window.Api.showMessage(pageError, [result.error.message, ...faulty.map(faultyImage)].map(window.Api.sentence).join(" "));
+      const text = [window.Api.describe(result.error), ...faulty.map(faultyImage).map(window.Api.sentence)].join(" ");
+      window.Api.showMessage(toolbarError, text);
       return;
     }
     const url = URL.createObjectURL(await result.response.blob());
@@ -185,16 +230,16 @@
 
   /* ---- delete ---- */
   $("#delete-btn").addEventListener("click", async (event) => {
-    if (!window.confirm(`Delete the task "${task.topic}"? Its uploaded review images are removed too. This cannot be undone.`)) return;
-    pageError.hidden = true;
-    const done = busy(event.currentTarget, "Deleting…");
+    if (!window.confirm(T("confirm.delete", { topic: task.topic }))) return;
+    pageError.hidden = toolbarError.hidden = true;
+    const done = busy(event.currentTarget, T("busy.deleting"));
     const result = await window.Api.call("DELETE", base, undefined, { ifMatch: task.version });
     if (result.ok) {
-      window.Api.flash(`Deleted the task "${task.topic}" (${result.data.deletedFileCount} files removed).`);
+      window.Api.flash(T("deleted", { topic: task.topic, count: result.data.deletedFileCount }));
       window.location.assign(result.data.redirectTo || "/review");
       return;
     }
     done();
-    window.Api.showMessage(pageError, result.error.message);
+    window.Api.showMessage(toolbarError, window.Api.describe(result.error));
   });
 })();

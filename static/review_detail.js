@@ -6,6 +6,7 @@
   const F = window.ReviewForm;
   const { task, assets, images } = F;
   const $ = (selector) => document.querySelector(selector);
+  const T = window.T;
 
   /* Choosing another candidate replaces an edit only once the reviewer agrees; when declined, the
      previous choice (`current`, or none) stays checked. True to go on replacing. */
@@ -34,7 +35,7 @@
     let current = document.querySelector(`input[name="${key}-choice"]:checked`);
     document.querySelectorAll(`input[name="${key}-choice"]`).forEach((radio) => {
       radio.addEventListener("change", () => {
-        if (!replaceConfirmed(textWasEdited[key], `Replace your edited ${key} with the chosen candidate?`,
+        if (!replaceConfirmed(textWasEdited[key], T("confirm.replace_text", { field: T(`field.${key}`).toLowerCase() }),
                               current, radio)) return;
         current = radio;
         $(`#final-${key}`).value = F.normalize(F.candidateText(key));
@@ -45,22 +46,8 @@
     refreshText(key);
   });
 
-  /* ---- article body: option, editor, theme, preview ---- */
-  let previewTimer = null;
-
-  async function refreshPreview() {
-    const target = $("#preview");
-    const error = $("#preview-error");
-    const result = await window.Api.call("POST", "/api/review/preview", {
-      markdown: F.bodyMarkdown(), themeTemplate: $("#theme-template").value, publicAccount: task.publicAccount,
-    });
-    if (result.ok) {
-      target.innerHTML = result.data.html; // sanitized by the server (nh3), inline styles only
-      error.hidden = true;
-    } else {
-      window.Api.showMessage(error, result.error.message);
-    }
-  }
+  /* ---- article body: option, editor, theme (the preview is review_preview.js's) ---- */
+  const refreshPreview = () => window.Preview.refresh();
 
   function bodyEdited(option) {
     return option ? $("#final-body").value !== F.normalize(option.content) : false;
@@ -75,7 +62,7 @@
     document.querySelectorAll('input[name="body-choice"]').forEach((radio) => {
       radio.addEventListener("change", () => {
         const next = F.bodyOption();
-        if (bodyEdited(current) && !window.confirm("Replace your edited body with the text of the chosen option?")) {
+        if (bodyEdited(current) && !window.confirm(T("confirm.replace_body"))) {
           document.querySelector(`input[name="body-choice"][value="${CSS.escape(current.id)}"]`).checked = true;
           return;
         }
@@ -85,11 +72,7 @@
         refreshPreview();
       });
     });
-    $("#final-body").addEventListener("input", () => {
-      refreshBodyFlag();
-      clearTimeout(previewTimer);
-      previewTimer = setTimeout(refreshPreview, 700);
-    });
+    $("#final-body").addEventListener("input", refreshBodyFlag);
     const reset = $("#body-reset");  // absent on an article created without body options
     if (reset) reset.addEventListener("click", () => {
       const option = F.bodyOption();
@@ -98,8 +81,6 @@
       refreshBodyFlag();
       refreshPreview();
     });
-    $("#theme-template").addEventListener("change", refreshPreview);
-    $("#preview-refresh").addEventListener("click", refreshPreview);
     refreshBodyFlag();
   }
 
@@ -149,7 +130,7 @@
     input.dataset.origin = "library"; // the reviewer's own pick (library or upload), not a candidate
     const img = Object.assign(document.createElement("img"), { src: asset.url, alt: asset.fileName });
     const caption = document.createElement("span");
-    caption.textContent = `${asset.scope === "library" ? "From the library" : "Uploaded"} · ${asset.width}×${asset.height}`;
+    caption.textContent = `${asset.scope === "library" ? T("tile.library") : T("tile.uploaded")} · ${asset.width}×${asset.height}`;
     label.append(input, img, caption);
     container.append(label);
     input.dispatchEvent(new Event("change", { bubbles: true }));
@@ -182,7 +163,7 @@
       const li = document.createElement("li");
       const img = Object.assign(document.createElement("img"), { src: asset ? asset.url : "", alt: asset ? asset.fileName : ref.assetId });
       const caption = document.createElement("span");
-      caption.textContent = `${index + 1}. ${asset ? `${asset.fileName} · ${asset.width}×${asset.height}` : ref.assetId}${index === 0 ? " (cover)" : ""}`;
+      caption.textContent = `${index + 1}. ${asset ? `${asset.fileName} · ${asset.width}×${asset.height}` : ref.assetId}${index === 0 ? ` ${T("image.cover")}` : ""}`;
       const move = (to, action) => () => {
         images.splice(to, 0, images.splice(index, 1)[0]);
         renderImages();
@@ -196,9 +177,9 @@
       const controls = document.createElement("div");
       controls.className = "controls";
       controls.append(
-        imageButton("↑", `Move image ${index + 1} up`, "up", move(index - 1, "up"), index === 0),
-        imageButton("↓", `Move image ${index + 1} down`, "down", move(index + 1, "down"), index === images.length - 1),
-        imageButton("Remove", `Remove image ${index + 1}`, "remove", remove, false));
+        imageButton("↑", T("image.up", { num: index + 1 }), "up", move(index - 1, "up"), index === 0),
+        imageButton("↓", T("image.down", { num: index + 1 }), "down", move(index + 1, "down"), index === images.length - 1),
+        imageButton(T("image.remove"), T("image.remove_label", { num: index + 1 }), "remove", remove, false));
       li.append(img, caption, controls);
       list.append(li);
     });
@@ -217,7 +198,7 @@
         // Edited = not the list the previous choice gave (with no group chosen: the list the page opened with).
         const before = currentGroup ? groupOf(currentGroup).images : F.state.images || [];
         if (!replaceConfirmed(!F.sameRefs(before, images),
-                              "Replace your edited image list with the images of the chosen group?",
+                              T("confirm.replace_images"),
                               currentGroup, radio)) return;
         currentGroup = radio;
         images.splice(0, images.length, ...groupOf(radio).images.map((ref) => ({ assetId: ref.assetId })));
@@ -235,7 +216,7 @@
           assets[asset.assetId] = asset;
           const at = images.findIndex((ref) => ref.assetId === asset.assetId);
           if (at >= 0) { // the same picture twice would be published twice
-            window.Api.showMessage($('[data-error-for="images"]'), `${asset.fileName} is image ${at + 1} of the list already`);
+            window.Api.showMessage($('[data-error-for="images"]'), T("image.twice", { name: asset.fileName, num: at + 1 }));
             button.focus();
             return;
           }

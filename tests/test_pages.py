@@ -2,7 +2,9 @@
 route, and the demo mode's setup."""
 import json
 import re
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -95,8 +97,9 @@ def test_every_page_renders_with_logout_and_the_sample_data(admin_client, demo_d
         assert "pages.css" in html
     listing = admin_client.get("/review?status=all").get_data(as_text=True)
     assert all(task["topic"] in listing for task in demo_data["tasks"])
-    created = demo_data["tasks"][0]["createdAt"]  # times are shown with their zone
-    assert f'<time datetime="{created}">{created[:10]} {created[11:16]} UTC</time>' in listing
+    created = demo_data["tasks"][0]["createdAt"]  # UTC in datetime, REVIEW_TIME_ZONE in the text (CONTRACT §14)
+    local = datetime.fromisoformat(created.replace("Z", "+00:00")).astimezone(ZoneInfo("Asia/Shanghai"))
+    assert f'<time datetime="{created}">{local:%Y-%m-%d %H:%M}</time>' in listing
 
 
 def test_detail_shows_outline_segments_and_comment_defaults(admin_client, demo_data):
@@ -286,7 +289,7 @@ def test_feedback_detail_shows_extra_as_readable_json_and_small_files_in_bytes(a
     shown = html_module.unescape(re.search(r'<pre class="extra">(.*?)</pre>', html, re.S).group(1))
     assert json.loads(shown) == {"screen": "<b>首页</b>", "retries": 2}  # escaped once, as text (no \\u003c)
     assert "<b>首页" not in html
-    assert "log file · 32 bytes ·" in html
+    assert "Log file · 32 bytes ·" in html
     from blueprints.pages import filesize
 
     assert [filesize(n) for n in (1, 1024, 1048575, 3 * 1048576)] == ["1 byte", "1.0 KiB", "1.0 MiB", "3.0 MiB"]

@@ -32,7 +32,7 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     page.get_by_label("林一", exact=True).check()
 
     # Body: start from option B, edit it, choose a theme; the preview follows.
-    page.get_by_label("Option 2 chip-b").check()
+    page.get_by_label("Option 2", exact=True).check()  # the option's id is no longer shown (CONTRACT §14)
     body = page.get_by_label("Final body (Markdown)")
     expect(body).to_have_value(option_b["content"])
     edited = option_b["content"] + "\n## 结语\n\n封装决定未来。\n"
@@ -54,9 +54,9 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     expect(page.locator("#page-message")).to_contain_text("Published as WeChat draft")
     expect(page.locator("#task-status")).to_have_text("Published")
     job = page.locator("table.jobs tbody tr").first
-    expect(job).to_contain_text("succeeded")
-    expect(job).to_contain_text("after approval")
-    expect(page.locator(".timeline")).to_contain_text("publish succeeded")
+    expect(job).to_contain_text("Succeeded")  # job states and event kinds as words (CONTRACT §14)
+    expect(job).to_contain_text("After approval")
+    expect(page.locator('.timeline li[data-event="publish_succeeded"]')).to_contain_text("Published")
     screenshot(page, "review-article-published")
 
     saved = stored_task(task["id"])
@@ -152,7 +152,7 @@ def test_a_picked_body_image_replaces_the_one_the_body_shows(page, demo, live_se
     task = task_by_topic(demo, TOPIC)
     first, second = task["candidates"]["bodyImageCandidates"][0]["options"]
     sign_in(page, f"/review/{task['id']}")
-    page.get_by_label("Option 1 chip-a").check()
+    page.get_by_label("Option 1", exact=True).check()
     body = page.get_by_label("Final body (Markdown)")
     original = body.input_value()
     assert f"]({first})" in original

@@ -106,7 +106,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     expect(page.locator("#page-error")).to_have_class("notice error")
     expect(page.locator("#page-message")).to_be_hidden()
     failed = page.locator("table.jobs tbody tr").first
-    expect(failed).to_contain_text("failed")
+    expect(failed).to_contain_text("Failed")
     expect(failed.locator(".job-error")).to_contain_text("45003")
     expect(page.locator("#task-status")).to_have_text("Approved")
     screenshot(page, "review-image-post-failed-job")
@@ -115,9 +115,9 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     expect(page.locator("#task-status")).to_have_text("Published")
     rows = page.locator("table.jobs tbody tr")
     expect(rows).to_have_count(2)
-    expect(rows.first).to_contain_text("succeeded")
+    expect(rows.first).to_contain_text("Succeeded")
     expect(rows.first).to_contain_text("(retry)")
-    expect(rows.nth(1)).to_contain_text("failed")
+    expect(rows.nth(1)).to_contain_text("Failed")
     screenshot(page, "review-image-post-published")
 
     jobs = stored_task(task["id"])["publishJobs"]
