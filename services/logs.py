@@ -4,11 +4,16 @@ A path, header, user name or platform message can carry a newline; logged raw it
 looks like the service's own ("...%0A2026-11-24 23:59:59,000 INFO review admin account mallory
 created"). The filter escapes every control character of a record's message on the handlers it
 guards; tracebacks, which the formatter appends afterwards, keep their lines.
+
+It also masks the credentials that travel in URLs, should a library log one (urllib3 does at DEBUG):
+a group robot's webhook key (WeCom `key=`, DingTalk `access_token=` and `sign=`, Feishu's hook id,
+CONTRACT §15) and the platform's `access_token`.
 """
 import logging
 import re
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_URL_SECRETS = re.compile(r"([?&](?:key|access_token|sign)=|/open-apis/bot/v2/hook/)[^&\s\"'#]+")
 
 
 def escape_controls(text: str) -> str:
@@ -16,11 +21,16 @@ def escape_controls(text: str) -> str:
     return _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def mask_url_secrets(text: str) -> str:
+    """'…/send?key=abc&x=1' -> '…/send?key=***&x=1'"""
+    return _URL_SECRETS.sub(r"\1***", text)
+
+
 class EscapeControls(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if _UNSAFE.search(message):
-            record.msg, record.args = escape_controls(message), None
+        if _UNSAFE.search(message) or _URL_SECRETS.search(message):
+            record.msg, record.args = mask_url_secrets(escape_controls(message)), None
         return True
 
 

@@ -1,6 +1,7 @@
 """Team notifications (CONTRACT §15): each robot's documented shape and signature against a fake that
 checks them and answers as the real one does, e-mail through a real SMTP server, the three events,
 the words and links of a message, the settings. Delivery under faults: tests/test_team_delivery.py."""
+import io
 import logging
 
 import pytest
@@ -64,6 +65,27 @@ def test_a_wrong_signing_secret_is_refused_by_the_robot_and_never_logged(make_ap
     assert kind in service_log
     for secret in (robots[kind].key, robots[kind].url, "not-the-secret", FEISHU_SECRET, DINGTALK_SECRET):
         assert secret not in service_log and secret not in row.last_error
+
+
+def test_webhook_keys_reach_no_log_line_even_at_debug(make_app, robots):
+    """urllib3 logs each request's path and query at DEBUG: the service's handlers mask the keys."""
+    stream, root = io.StringIO(), logging.getLogger()
+    handler, level = logging.StreamHandler(stream), root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    robots["wecom"].fail_next(1)
+    try:
+        with built_app(make_app, **robot_settings(robots, REVIEW_WEBHOOK_RETRY_DELAYS="0")) as app:  # guards it
+            create_task(app.test_client(), AGENT, article_payload())
+            assert send_pass(app) == {"wecom": 0, "feishu": 1, "dingtalk": 1}
+            assert send_pass(app) == {"wecom": 1, "feishu": 0, "dingtalk": 0}
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    logged = stream.getvalue()
+    assert "team notification to wecom failed" in logged and "45009" in logged and "send?key=***" in logged
+    for secret in (*(robot.key for robot in robots.values()), FEISHU_SECRET, DINGTALK_SECRET):
+        assert secret not in logged
 
 
 @pytest.mark.parametrize("kind", ["wecom", "feishu", "dingtalk"])
