@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import screenshot, sign_in
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
 from tests.review_helpers import (
     article_payload,
@@ -80,6 +80,10 @@ def test_the_page_marks_what_the_agent_changed_in_title_and_summary(page, admins
     timeline = page.locator(".timeline")
     timeline.locator("details.event-changes summary").first.click()
     expect(timeline.locator("details[open] ins")).to_have_text(["讲", "散热"])
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the marks wrap, the page does not scroll sideways
+    expect(changes.locator('[data-change="summary"] ins').first).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot(page, "rework-changes-phone")
     console.assert_clean()
 
 
