@@ -29,7 +29,7 @@ STORE_MODULES = {
     "test_publishing_preview", "test_publishing_concurrency", "test_notifications", "test_agent_events",
     "test_delete", "test_assets", "test_package", "test_feedback_intake", "test_feedback_admin",
     "test_feedback_attachments", "test_feedback_ratelimit", "test_auth", "test_multiprocess",
-    "test_presence", "test_rework_changes",
+    "test_presence", "test_rework_changes", "test_team_notifications", "test_team_delivery",
 }
 
 

@@ -1,6 +1,7 @@
-"""Team notifications under load and faults (CONTRACT §15): a refusing, slow robot holds back no other
-channel and slows no request; a restart between a failure and its retry loses nothing; two processes
-send each message once; a burst reaches a robot in at most 20 messages a minute, folded into digests."""
+"""Team notifications under load and faults (CONTRACT §15), on SQLite and PostgreSQL: a refusing, slow
+robot holds back no other channel and slows no request; a restart between a failure and its retry
+loses nothing; two processes send each message once; a burst reaches a robot in at most 20 messages
+a minute, folded into digests."""
 import re
 import time
 from contextlib import contextmanager
@@ -91,9 +92,10 @@ def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robot
     assert (row.status, row.attempts, topics_in(robots["wecom"].texts)) == ("sent", 2, {"任务01号"})
 
 
-def test_two_processes_send_each_message_once(tmp_path, robots):
+def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
     settings = {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
-                "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET, "WEBHOOK_SENDER_ENABLED": "true"}
+                "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET, "WEBHOOK_SENDER_ENABLED": "true",
+                "DATABASE_URL": database_url}
     with served(tmp_path, **settings) as (first, _), served(tmp_path, **settings) as (second, _):
         for n in range(12):
             answer = requests.post(f"{(first, second)[n % 2]}/api/review/agent/tasks", headers=AGENT, timeout=30,
