@@ -39,6 +39,7 @@ class TimelineEvent(BaseModel):
     id = peewee.AutoField()
     event_id = peewee.CharField(max_length=64, unique=True)
     task = peewee.ForeignKeyField(ReviewTask, backref="timeline_events", on_delete="CASCADE", index=True)
+    task_id: int  # the key itself (peewee names it so); declared for the type checker
     type = peewee.CharField(max_length=48)
     at = peewee.CharField(max_length=32)
     actor = peewee.CharField(max_length=16)  # agent | admin | system
@@ -50,6 +51,7 @@ class PublishJob(BaseModel):
     id = peewee.AutoField()
     job_id = peewee.CharField(max_length=64, unique=True)
     task = peewee.ForeignKeyField(ReviewTask, backref="publish_jobs", on_delete="CASCADE", index=True)
+    task_id: int  # the key itself (peewee names it so); declared for the type checker
     status = peewee.CharField(max_length=16)  # succeeded | failed
     trigger_mode = peewee.CharField(max_length=32)  # manual | auto_after_approval
     attempt_count = peewee.IntegerField(default=1)

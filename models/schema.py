@@ -4,6 +4,8 @@ Each migration is (version, description, function). A fresh database gets every 
 created whole and is stamped with the latest version; an older file runs only the
 migrations above its stamp. Migrations are written to be safe when the change already exists.
 """
+from typing import Any
+
 import peewee
 from playhouse.migrate import SchemaMigrator, migrate
 
@@ -71,7 +73,8 @@ def _seed_publish_counts():
     """The jobs that have ended so far are counted once; from now on each is counted as it ends."""
     jobs = (PublishJob.select(PublishJob.status, PublishJob.trigger_mode, peewee.fn.COUNT(PublishJob.id))
             .where(PublishJob.finished_at.is_null(False)).group_by(PublishJob.status, PublishJob.trigger_mode))
-    for status, trigger, count in jobs.tuples():
+    rows: list[Any] = list(jobs.tuples())  # (status, trigger, count)
+    for status, trigger, count in rows:
         EventCounter.insert(name="review_publish_jobs", labels=f"{status},{trigger}", value=count).on_conflict_ignore(
         ).execute()
 

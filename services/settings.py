@@ -292,7 +292,7 @@ class Settings:
             metrics_token=config.get("METRICS_TOKEN") or "",
             presence_seconds=int(config.get("REVIEW_PRESENCE_SECONDS")),
             default_language=config.get("REVIEW_DEFAULT_LANGUAGE"),
-            time_zone=time_zone(config.get("REVIEW_TIME_ZONE")),
+            time_zone=time_zone(config.get("REVIEW_TIME_ZONE")) or ZoneInfo("UTC"),  # checked at start
             team=team_settings(config),
         )
 
