@@ -234,3 +234,16 @@ def test_rows_of_a_channel_no_longer_configured_are_retired(make_app, robots):
             assert retire(app.extensions["settings"].team) == 2
             assert {(r.channel, r.status) for r in OutboxMessage.select().where(OutboxMessage.channel != "agent")} == {
                 ("wecom", "pending"), ("feishu", "not_sent"), ("dingtalk", "not_sent")}
+
+
+def test_a_deleted_tasks_unsent_team_messages_go_with_it(make_app, robots):
+    with built_app(make_app, **robot_settings(robots)) as app:
+        admin = app.test_client()
+        create_admin()
+        login(admin)
+        task = create_task(app.test_client(), AGENT, article_payload())
+        kept = create_task(app.test_client(), AGENT, article_payload(topic="另一个任务"))
+        assert admin.delete(f"/api/review/tasks/{task['id']}").status_code == 200
+        assert {row.task_id for row in team_rows()} == {kept["id"]}
+        assert send_pass(app) == {"wecom": 1, "feishu": 1, "dingtalk": 1}
+    assert all("另一个任务" in robot.texts[0] and "芯片的未来" not in robot.texts[0] for robot in robots.values())
