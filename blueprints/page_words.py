@@ -31,17 +31,20 @@ EVENT_LABELS = {
     "agent_notified": _l("Agent notified"), "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
 }
-# Keys of a timeline event's data; a key missing here is shown as it is.
+ACTION_LABELS = {"approve_and_publish": _l("Approve and publish"),
+                 "approve_without_publish": _l("Approve without publishing"), "reject_rework": _l("Reject for rework")}
+# Keys of a timeline event's data (services write them); a key missing here is shown as it is.
 EVENT_DATA_LABELS = {
-    "contentType": _l("Type"), "reason": _l("Reason"), "rejectionReason": _l("Reason"),
-    "rejectedElements": _l("Fields to rework"), "note": _l("Note"), "rejectionNote": _l("Note"),
-    "jobId": _l("Job"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "wechatName": _l("WeChat ID"),
-    "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"), "fields": _l("Fields"),
-    "elements": _l("Fields"), "event": _l("Event"), "error": _l("Error"), "to": _l("Recipient"),
+    "contentType": _l("Type"), "publicAccount": _l("Account"), "action": _l("Decision"),
+    "rejectionReason": _l("Reason"), "rejectedElements": _l("Fields to rework"), "rejectionNote": _l("Note"),
+    "fields": _l("Fields"), "remainingElements": _l("Still to rework"), "jobId": _l("Job"),
+    "retryOf": _l("Retry of"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "to": _l("Recipient"),
+    "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"),
+    "messageId": _l("Message"), "eventType": _l("Event"), "error": _l("Error"), "willRetry": _l("Will retry"),
 }
 # Data values that are codes, by key: shown through these tables.
-EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "reason": REASON_LABELS, "rejectionReason": REASON_LABELS,
-                     "rejectedElements": ELEMENT_LABELS, "fields": ELEMENT_LABELS, "elements": ELEMENT_LABELS,
+EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "rejectionReason": REASON_LABELS, "action": ACTION_LABELS,
+                     "rejectedElements": ELEMENT_LABELS, "fields": ELEMENT_LABELS, "remainingElements": ELEMENT_LABELS,
                      "triggerMode": TRIGGER_LABELS}
 
 LABELS = {"STATUS_LABELS": STATUS_LABELS, "FEEDBACK_LABELS": FEEDBACK_LABELS,

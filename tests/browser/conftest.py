@@ -139,3 +139,74 @@ def stored_task(task_id):
 
     with db.connection_context():
         return review.get_task(task_id)
+
+
+# ---- the reviewer's workspace (CONTRACT §14): both languages, a wide screen and a phone ----
+SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+SIGN_IN_WORDS = {"zh-CN": ("用户名", "密码", "登录"), "en": ("User name", "Password", "Sign in")}
+AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+@pytest.fixture
+def open_page(browser, live_server, console):
+    """open_page(language, size, timezone=None): a page in its own context with the review_lang cookie set
+    (as the language switch sets it), the viewport of `size` and, given, the browser's time zone."""
+    contexts = []
+
+    def make(language, size, timezone=None):
+        options = {"timezone_id": timezone} if timezone else {}
+        context = browser.new_context(base_url=live_server.url, viewport=SIZES[size], locale=language,
+                                      has_touch=size == "phone", **options)
+        context.set_default_timeout(10_000)
+        context.add_cookies([{"name": "review_lang", "value": language, "url": live_server.url}])
+        contexts.append(context)
+        opened = context.new_page()
+        console.attach(opened)
+        return opened
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def sign_in_as(page, language, next_path="/review"):
+    """The login form in the page's language."""
+    user, password, button = SIGN_IN_WORDS[language]
+    page.goto(next_path)
+    page.get_by_label(user).fill(DEMO_ADMIN)
+    page.get_by_label(password).fill(ADMIN_PASSWORD)
+    page.get_by_role("button", name=button, exact=True).click()
+    page.wait_for_url(re.compile(re.escape(next_path.split("?")[0]) + r"(\?.*)?$"))
+
+
+def axe_violations(page, impacts=("critical", "serious")):
+    """axe-core's violations of the WCAG 2.0/2.1/2.2 A and AA rules on the page, as "rule: target" lines.
+
+    axe-core comes from npm (.ci/run installs it into tests/browser/node_modules); without it the test is
+    skipped with the reason, unless CI is set: then it fails."""
+    if not AXE.exists():
+        reason = (f"axe-core is not installed at {AXE} "
+                  "(npm install --prefix tests/browser axe-core@4.11.4; .ci/run does it)")
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.evaluate(AXE.read_text())  # through the DevTools protocol: the page's CSP allows no inline script
+    # The rendered articles (the body options' drafts and the live preview) carry the publish theme's own
+    # colours, as WeChat will show them: their contrast is the theme's, not the page's. Every other rule
+    # checks them too; the page's own text is checked for contrast everywhere else.
+    results = page.evaluate("""async (tags) => {
+        const only = {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']};
+        const all = await axe.run(document, {...only, rules: {'color-contrast': {enabled: false}}});
+        const contrast = await axe.run({include: [document], exclude: [['.rendered'], ['.wx-body']]},
+                                       {...only, runOnly: {type: 'rule', values: ['color-contrast']}});
+        return [...all.violations, ...contrast.violations];
+    }""", AXE_TAGS)
+    return [f"{v['id']} ({v['impact']}): {node['target']} {node.get('failureSummary', '')[:200]}"
+            for v in results if v["impact"] in impacts for node in v["nodes"]]
+
+
+def sideways_overflow(page):
+    """How many CSS px the page is wider than the window (0: no sideways scrolling)."""
+    return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
