@@ -1,4 +1,4 @@
-"""Application factory; `python app.py` serves with waitress (CONTRACT §1)."""
+"""Application factory; `python app.py` serves with waitress (docs/api.md §1)."""
 import argparse
 import logging
 import os
@@ -137,7 +137,7 @@ def _seconds(value):
 
 
 def _private_folder(folder):
-    """Created 0700 (CONTRACT §11): the state folders hold password hashes, tokens and uploads."""
+    """Created 0700 (docs/api.md §11): the state folders hold password hashes, tokens and uploads."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
 

@@ -1,4 +1,4 @@
-"""Serving the app with waitress (CONTRACT §1, §11): `python app.py` ends here.
+"""Serving the app with waitress (docs/api.md §1, §11): `python app.py` ends here.
 
 SIGTERM or SIGINT stops accepting connections at once; requests in flight finish and their answers
 are sent (up to SHUTDOWN_GRACE_SECONDS: a publish in flight completes and its job is recorded),
@@ -6,7 +6,7 @@ then the background threads stop and the process exits 0. waitress writes answer
 loop, so the loop keeps running while the requests drain instead of being interrupted.
 
 A body declared larger than the largest legitimate one is refused (413) before it is read, and
-`/healthz` runs on its own thread so it never queues behind the API's work (CONTRACT §16). These,
+`/healthz` runs on its own thread so it never queues behind the API's work (docs/api.md §16). These,
 and the drain, are the only places waitress is used past its public API.
 """
 import json
@@ -48,7 +48,7 @@ def open_file_limit() -> int:
 
 
 def connection_settings(idle_seconds: int, body_bytes: int = MAX_REQUEST_BODY_BYTES) -> dict:
-    """waitress's connection envelope (CONTRACT §11). Its defaults (100 connections, idle ones kept
+    """waitress's connection envelope (docs/api.md §11). Its defaults (100 connections, idle ones kept
     120 s) let 100 idle sockets lock every client out. Connections are cheap here: waitress reads
     headers in its poll loop, so an idle or slow connection holds no worker thread, only a file.
     Its default body limit (1 GB) spooled a 300 MB POST to disk before the app could refuse it."""
@@ -62,7 +62,7 @@ def connection_settings(idle_seconds: int, body_bytes: int = MAX_REQUEST_BODY_BY
 
 
 class _ErrorTask(ErrorTask):
-    """waitress's refusals in the error shape of CONTRACT §2 instead of its plain text."""
+    """waitress's refusals in the error shape of docs/api.md §2 instead of its plain text."""
 
     def execute(self):
         error = self.request.error

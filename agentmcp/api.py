@@ -16,7 +16,7 @@ TIMEOUT = (5, 60)  # connect, read: a create may render a long body
 
 @dataclass
 class ApiError(Exception):
-    """An answer other than 2xx: the service's error code, message and details (CONTRACT §2)."""
+    """An answer other than 2xx: the service's error code, message and details (docs/api.md §2)."""
 
     status: int
     code: str
@@ -96,7 +96,7 @@ class ReviewApi:
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
-    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, CONTRACT §16), at most `limit` of them.
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16), at most `limit` of them.
 
     `..` and symlinks are resolved before the check, and nothing outside the root is opened or
     looked at, so the answer never tells whether a file out there exists.

@@ -72,7 +72,7 @@ UNAUTHORIZED = json.dumps({"error": {"code": "unauthorized", "message": "send Au
 
 
 class BearerToken:
-    """ASGI middleware: every HTTP request needs `Authorization: Bearer <MCP_HTTP_TOKEN>` (CONTRACT §16).
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <MCP_HTTP_TOKEN>` (docs/api.md §16).
 
     Any local process can reach 127.0.0.1, and the tools act with the agent's token.
     """

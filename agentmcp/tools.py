@@ -1,4 +1,4 @@
-"""The five tools of CONTRACT §13: input schemas generated from the API's own marshmallow schemas."""
+"""The five tools of docs/api.md §13: input schemas generated from the API's own marshmallow schemas."""
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

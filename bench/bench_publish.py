@@ -1,4 +1,4 @@
-"""Wall time of one publish at the platform's real latency (CONTRACT §12), in one process:
+"""Wall time of one publish at the platform's real latency (docs/api.md §12), in one process:
 
     python bench/bench_publish.py [--latency-ms 150] [--jitter-ms 30] [--concurrency 4] [--rounds 3]
 

@@ -1,4 +1,4 @@
-"""The connection envelope (CONTRACT §11): the worst /healthz latency while N connections sit idle,
+"""The connection envelope (docs/api.md §11): the worst /healthz latency while N connections sit idle,
 and while N connections send their headers one byte a second, for N = 100, 500, 1,000, 2,000:
 
     python bench/connections.py [--counts 100,500,1000,2000] [--probes 20]

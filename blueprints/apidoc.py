@@ -198,7 +198,7 @@ def _schema_ref(schema, spec):
 def _request_headers(method, rule, meta):
     names = []
     if method != "GET" and "task_id" in rule.arguments and meta["responses"].get(200) is not PresenceResultSchema:
-        names.append("If-Match")  # every write to one task (CONTRACT §4); a heartbeat changes no task
+        names.append("If-Match")  # every write to one task (docs/api.md §4); a heartbeat changes no task
     if method == "POST" and meta["responses"].get(201) is TaskSchema:
         names.append("Idempotency-Key")  # task creation
     return names  # apispec turns a component's name into its $ref

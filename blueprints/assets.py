@@ -1,4 +1,4 @@
-"""Asset routes (CONTRACT §6): upload, library listing, one asset, and serving the local files."""
+"""Asset routes (docs/api.md §6): upload, library listing, one asset, and serving the local files."""
 from flask import Blueprint, g, request, send_from_directory
 from werkzeug.routing import BaseConverter
 

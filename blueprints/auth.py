@@ -1,4 +1,4 @@
-"""Sign in and out with the admin session cookie (CONTRACT §3)."""
+"""Sign in and out with the admin session cookie (docs/api.md §3)."""
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from flask import Blueprint, current_app, redirect, render_template, request, session
@@ -37,7 +37,7 @@ def safe_next(target):
 
 def _next_of_referrer():
     """`next` of the sign-in page a failed attempt was posted from (its redirect carries only the
-    error, CONTRACT §3), so the admin still lands where they were going."""
+    error, docs/api.md §3), so the admin still lands where they were going."""
     referrer = urlsplit(request.referrer or "")
     if referrer.netloc != request.host or referrer.path != "/login":
         return ""
@@ -102,7 +102,7 @@ def _known_device(username):
 
 
 def _remember_device(response, username):
-    """After a sign-in: this browser is a known device of `username` for DEVICE_DAYS (CONTRACT §3)."""
+    """After a sign-in: this browser is a known device of `username` for DEVICE_DAYS (docs/api.md §3)."""
     response.set_cookie(DEVICE_COOKIE, _devices().dumps([username, new_device_id()]),
                         max_age=DEVICE_DAYS * 86400, httponly=True, samesite="Lax", path="/",
                         secure=current_app.config["SESSION_COOKIE_SECURE"])

@@ -1,4 +1,4 @@
-"""Every failure becomes the JSON error of CONTRACT §2 (or an HTML page for browser pages)."""
+"""Every failure becomes the JSON error of docs/api.md §2 (or an HTML page for browser pages)."""
 import logging
 import traceback
 

@@ -1,4 +1,4 @@
-"""The one place that decides who may call a route (CONTRACT §3)."""
+"""The one place that decides who may call a route (docs/api.md §3)."""
 from functools import wraps
 from urllib.parse import quote, urlsplit
 

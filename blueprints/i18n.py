@@ -1,4 +1,4 @@
-"""The admin pages' language (CONTRACT §14): Flask-Babel with the gettext catalogues in translations/.
+"""The admin pages' language (docs/api.md §14): Flask-Babel with the gettext catalogues in translations/.
 
 zh-CN (the default) and en, chosen by the review_lang cookie (the switch on every page), then
 Accept-Language, then REVIEW_DEFAULT_LANGUAGE. Each catalogue's compiled .mo file is committed beside
@@ -67,7 +67,7 @@ def local_time(value):
 
 def viewer_days(args):
     """`from`/`to` dates of a list filter as date-times bounding those days in the viewer's zone
-    (CONTRACT §14); anything else is left for the list's own checks to judge."""
+    (docs/api.md §14); anything else is left for the list's own checks to judge."""
     zone = time_zone(request.cookies.get(ZONE_COOKIE)) if request.cookies.get(ZONE_COOKIE) else None
     zone = zone or settings().time_zone
     out = dict(args)

@@ -1,4 +1,4 @@
-"""GET /metrics for Prometheus (CONTRACT §11), and the per-request observation that feeds it."""
+"""GET /metrics for Prometheus (docs/api.md §11), and the per-request observation that feeds it."""
 import hmac
 import time
 

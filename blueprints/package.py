@@ -1,4 +1,4 @@
-"""Task package download (CONTRACT §7) and task deletion (CONTRACT §8); admin session only."""
+"""Task package download (docs/api.md §7) and task deletion (docs/api.md §8); admin session only."""
 import os
 
 from flask import Blueprint, Response

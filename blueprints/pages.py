@@ -1,4 +1,4 @@
-"""Admin HTML pages (CONTRACT §10): review list and detail, feedback list and detail, a body preview.
+"""Admin HTML pages (docs/api.md §10): review list and detail, feedback list and detail, a body preview.
 
 Pages read through the same service functions as the JSON routes. Every change (decision,
 publish, retry, delete, feedback status) is made by the page's JavaScript through the JSON API,
@@ -50,7 +50,7 @@ def labels():
 
 @bp.post("/language")
 def choose_language():
-    """The language switch of every page: the review_lang cookie for a year, back to the page (CONTRACT §14)."""
+    """The language switch of every page: the review_lang cookie for a year, back to the page (docs/api.md §14)."""
     check_same_origin()
     chosen = request.form.get("lang", "")
     response = redirect(safe_next(request.form.get("next", "")), 303)
@@ -181,7 +181,7 @@ def feedback_list():
     """Feedback with filters, whole-table counts per status and page numbers."""
     args = _clean(request.args, FEEDBACK_FILTERS)
     result, errors, message = None, {}, None
-    bounded = i18n.viewer_days(args)  # the viewer's days (CONTRACT §14), for the list and its CSV export
+    bounded = i18n.viewer_days(args)  # the viewer's days (docs/api.md §14), for the list and its CSV export
     try:
         result = feedback_queries.list_feedbacks(load(FeedbackListQuerySchema, {**bounded, "pageSize": PAGE_SIZE},
                                                       unknown=EXCLUDE, where="query"))

@@ -1,8 +1,8 @@
-"""The messages of the pages' scripts, in the page's language (CONTRACT §14).
+"""The messages of the pages' scripts, in the page's language (docs/api.md §14).
 
 base.html hands `script_words()` to the scripts as JSON; static/words.js looks them up by key
 (`T("key", {name: value})`, with `%(name)s` placeholders). tests/test_i18n.py checks that every key a
-script uses is here. Error codes of the API (CONTRACT §2) have a sentence each, shown before the API's
+script uses is here. Error codes of the API (docs/api.md §2) have a sentence each, shown before the API's
 own English message, which stays as it came (the JSON API keeps English).
 """
 from flask_babel import lazy_gettext as _l
@@ -16,7 +16,7 @@ WORDS = {
     "stale": _l("This task was changed since the page was opened; reload the page to see the current version."),
     "http_status": _l("The server answered %(status)s."),
     "field_check": _l("Check this field:"),
-    # static/presence.js (CONTRACT §15): who else has the task open; a decision refused as stale
+    # static/presence.js (docs/api.md §15): who else has the task open; a decision refused as stale
     "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
     "presence.separator": _l(", "), "stale.agent": _l("the agent"), "stale.by": _l("Changed by %(names)s."),
     "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),

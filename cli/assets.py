@@ -1,4 +1,4 @@
-"""`flask --app app assets import PATH…` and `flask --app app assets sync ACCOUNT` (CONTRACT §6)."""
+"""`flask --app app assets import PATH…` and `flask --app app assets sync ACCOUNT` (docs/api.md §6)."""
 import functools
 import os
 from pathlib import Path

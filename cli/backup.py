@@ -1,4 +1,4 @@
-"""`flask --app app backup PATH` and `flask --app app restore PATH [--force] [--config]` (CONTRACT §11, §16)."""
+"""`flask --app app backup PATH` and `flask --app app restore PATH [--force] [--config]` (docs/api.md §11, §16)."""
 import sys
 
 import click
@@ -52,7 +52,7 @@ def register(app):
             restored = restore_backup(settings, path, force, _progress("restore"), config=with_config)
         except RestoreRefused as exc:
             close_store()
-            remove_made(app.extensions["made_at_start"])  # this command's start made them (CONTRACT §16)
+            remove_made(app.extensions["made_at_start"])  # this command's start made them (docs/api.md §16)
             click.echo(f"restore refused: {exc}", err=True)
             sys.exit(2)
         finally:

@@ -63,7 +63,7 @@ def mcp_lines(url: str, token: str) -> list[str]:
     command = {"command": sys.executable, "args": ["-m", "agentmcp"], "cwd": PROJECT_ROOT,
                "env": {"REVIEW_BASE_URL": url, "REVIEW_AGENT_TOKEN": token}}
     config = json.dumps({"mcpServers": {"content-review": command}}, ensure_ascii=False)
-    http_token = secrets.token_urlsafe(16)  # --http refuses to start without one (CONTRACT §16)
+    http_token = secrets.token_urlsafe(16)  # --http refuses to start without one (docs/api.md §16)
     return ["  MCP         add this server to your MCP client's configuration (stdio):",
             f"              {config}",
             f"              or serve streamable HTTP: MCP_HTTP_TOKEN={http_token} REVIEW_BASE_URL={url} "
@@ -72,7 +72,7 @@ def mcp_lines(url: str, token: str) -> list[str]:
 
 
 def robot_lines(robot_url: str) -> list[str]:
-    """How the team hears of new work (CONTRACT §15): the demo's own robot, and how to point a real one."""
+    """How the team hears of new work (docs/api.md §15): the demo's own robot, and how to point a real one."""
     return [f"  Team robot  a demo WeCom group robot at {robot_url} prints each message here;",
             "              tell your group instead: NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/cgi-bin/"
             "webhook/send?key=<the robot's key> (or NOTIFY_FEISHU_*, NOTIFY_DINGTALK_*, NOTIFY_EMAIL_TO; README "

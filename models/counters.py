@@ -1,4 +1,4 @@
-"""Monotonic event counters for /metrics (CONTRACT §16), kept in the store so every process on it
+"""Monotonic event counters for /metrics (docs/api.md §16), kept in the store so every process on it
 counts together, restarts keep them, and deleting the rows they counted never lowers them."""
 import peewee
 

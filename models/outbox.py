@@ -19,5 +19,5 @@ class OutboxMessage(BaseModel):
     last_error = peewee.CharField(max_length=255, null=True)
     created_at = peewee.CharField(max_length=32)
     sent_at = peewee.CharField(max_length=32, null=True)
-    # Who the message is for: each channel's sender takes only its own (CONTRACT §15: one per channel).
+    # Who the message is for: each channel's sender takes only its own (docs/api.md §15: one per channel).
     channel = peewee.CharField(max_length=16, default=AGENT_CHANNEL, index=True)

@@ -1,4 +1,4 @@
-"""Who has a task page open (CONTRACT §15 Presence): one row per (task, admin), refreshed by the
+"""Who has a task page open (docs/api.md §15 Presence): one row per (task, admin), refreshed by the
 page's heartbeat; rows older than REVIEW_PRESENCE_SECONDS mean nothing and are pruned on write."""
 import peewee
 

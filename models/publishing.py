@@ -1,4 +1,4 @@
-"""The per-task publish claim: at most one publish of a task runs at a time (CONTRACT §5).
+"""The per-task publish claim: at most one publish of a task runs at a time (docs/api.md §5).
 
 A row exists while a publish of the task is between its two transactions (the platform calls run
 with no transaction open). It is a row, not a thread lock, so it holds across threads and server

@@ -1,4 +1,4 @@
-"""Rate-limit hits (CONTRACT §9), in the database so every service process on it counts together."""
+"""Rate-limit hits (docs/api.md §9), in the database so every service process on it counts together."""
 import peewee
 
 from models.base import BaseModel

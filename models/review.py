@@ -1,7 +1,7 @@
 """Review tasks, their timeline, publish jobs, and the idempotency keys of task creation.
 
 Filterable fields are indexed columns; nested parts (candidates, selections, overrides, drafts)
-are JSON. `version` goes up by one on every write and is the task's ETag (CONTRACT §4).
+are JSON. `version` goes up by one on every write and is the task's ETag (docs/api.md §4).
 """
 
 import peewee

@@ -28,7 +28,7 @@ from models.writes import immediate
 
 
 class SchemaTooNew(RuntimeError):
-    """The database was written by a newer release: this code would serve it wrongly (CONTRACT §16)."""
+    """The database was written by a newer release: this code would serve it wrongly (docs/api.md §16)."""
 
     def __init__(self, found: int):
         super().__init__(f"the database is at schema version {found}, newer than this release knows (up to "

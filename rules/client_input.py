@@ -1,4 +1,4 @@
-"""Rules for raw client input that several parsers share (CONTRACT §2): JSON bodies, ISO dates.
+"""Rules for raw client input that several parsers share (docs/api.md §2): JSON bodies, ISO dates.
 
 Every failure is a ValueError whose text is fit for a person; callers turn it into their 400.
 """

@@ -3,7 +3,7 @@
 Sizes are characters unless the name says BYTES or PIXELS.
 """
 
-# Task content (CONTRACT §4).
+# Task content (docs/api.md §4).
 MAX_LIST = 50  # entries in any candidate list
 MAX_CONTENT = 200_000  # a Markdown body or an override value
 MAX_TEXT = 2000  # a description, a note, a label
@@ -26,14 +26,14 @@ IDEMPOTENCY_HOURS = 24  # how long a creation answer is replayed for its key
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 MAX_PIXELS = 40_000_000  # width x height; checked from the header, before any pixel is decoded
 
-# Feedback (CONTRACT §8).
+# Feedback (docs/api.md §9).
 SCREENSHOT_MAX_BYTES = 10 * 1024 * 1024
 LOG_MAX_BYTES = 20 * 1024 * 1024
 MAX_ATTACHMENTS = 10  # per feedback record
 MAX_EXTRA_BYTES = 4096  # the `extra` object, as JSON
 DEFAULT_DUPLICATE_WINDOW_SECONDS = 24 * 3600  # FEEDBACK_DUPLICATE_WINDOW_SECONDS
 
-# Request bodies (CONTRACT §16): the largest legitimate one is the largest file in its multipart form;
+# Request bodies (docs/api.md §16): the largest legitimate one is the largest file in its multipart form;
 # the server refuses a body declared larger (413) before reading it.
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the form's text fields
 MAX_REQUEST_BODY_BYTES = max(MAX_UPLOAD_BYTES, SCREENSHOT_MAX_BYTES, LOG_MAX_BYTES) + MULTIPART_OVERHEAD
@@ -55,7 +55,7 @@ def duration(seconds: float) -> str:
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds:g} seconds"
 
-# Phone previews (CONTRACT §16): each one is a message on a reviewer's phone and a platform call.
+# Phone previews (docs/api.md §16): each one is a message on a reviewer's phone and a platform call.
 PREVIEWS_PER_TASK = 10
 PREVIEW_WINDOW_SECONDS = 60
 # WeChat IDs and openids as the platform makes them: letters, digits, "_" and "-" (no spaces or controls).

@@ -29,24 +29,24 @@ OVERRIDE_KEYS = {
     "article": ("title", "summary", "body", "coverImage", "bodyImages"),
     "image_post": ("title", "description", "images"),
 }
-# Timeline (CONTRACT §4 Timeline).
+# Timeline (docs/api.md §4 Timeline).
 EVENT_TYPES = (
     "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
     "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed", "preview_sent",
 )
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
-# Webhooks to the agent (CONTRACT §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
+# Webhooks to the agent (docs/api.md §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
 # chooses which are sent.
 WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
                   "review_task.publish_failed")
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
-# Team notifications (CONTRACT §15): what NOTIFY_EVENTS may choose, and where they go.
+# Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.
 TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
-# Body themes (CONTRACT §5); services.rendering.themes holds their styles, in this order.
+# Body themes (docs/api.md §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")
 
 FEEDBACK_STATUSES = ("unprocessed", "processing", "processed")
-PAGE_LANGUAGES = ("zh-CN", "en")  # of the admin pages (CONTRACT §14); the JSON API speaks English
+PAGE_LANGUAGES = ("zh-CN", "en")  # of the admin pages (docs/api.md §14); the JSON API speaks English
 ATTACHMENT_KINDS = ("screenshot", "log_file")

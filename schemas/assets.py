@@ -1,4 +1,4 @@
-"""Shapes of asset records, the upload form and the library listing (CONTRACT §6)."""
+"""Shapes of asset records, the upload form and the library listing (docs/api.md §6)."""
 from marshmallow import Schema, fields, validate
 
 from schemas.common import PageQuerySchema, PaginationSchema, timestamp

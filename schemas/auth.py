@@ -1,4 +1,4 @@
-"""Shape of the sign-in request (CONTRACT §3), for the OpenAPI document: the route reads the fields
+"""Shape of the sign-in request (docs/api.md §3), for the OpenAPI document: the route reads the fields
 itself, since any failure is a redirect back to /login rather than a 400."""
 from marshmallow import EXCLUDE, Schema, fields
 

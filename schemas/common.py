@@ -32,7 +32,7 @@ class PaginationSchema(Schema):
 
 
 def timestamp(description=None, **kwargs):
-    """A moment the service wrote: ISO 8601 UTC with milliseconds and Z (CONTRACT §4), `date-time` in
+    """A moment the service wrote: ISO 8601 UTC with milliseconds and Z (docs/api.md §4), `date-time` in
     the OpenAPI document."""
     metadata = {"format": "date-time", **({"description": description} if description else {})}
     return fields.String(metadata=metadata, **kwargs)

@@ -1,4 +1,4 @@
-"""Admin accounts, password checks with throttling, and token checks (CONTRACT §3)."""
+"""Admin accounts, password checks with throttling, and token checks (docs/api.md §3)."""
 import hmac
 import logging
 import re
@@ -130,7 +130,7 @@ def is_throttled(username: str, ip: str | None, max_failures: int, window_second
 
 
 def new_device_id() -> str:
-    """The id a known-device cookie carries (CONTRACT §3)."""
+    """The id a known-device cookie carries (docs/api.md §3)."""
     return secrets.token_urlsafe(16)
 
 

@@ -1,4 +1,4 @@
-"""The one exception type services raise; blueprints/errors.py turns it into JSON (CONTRACT §2)."""
+"""The one exception type services raise; blueprints/errors.py turns it into JSON (docs/api.md §2)."""
 
 
 class ServiceError(Exception):
@@ -20,7 +20,7 @@ def _kind(name: str, status: int, code: str, doc: str) -> type[ServiceError]:
     return type(name, (ServiceError,), {"status": status, "code": code, "__doc__": doc})
 
 
-# The kinds of failure a service raises, by HTTP status (CONTRACT §2).
+# The kinds of failure a service raises, by HTTP status (docs/api.md §2).
 ValidationFailed = _kind("ValidationFailed", 400, "validation_error", "A rule is broken; details name the fields.")
 Unauthorized = _kind("Unauthorized", 401, "unauthorized", "No valid credentials.")
 Forbidden = _kind("Forbidden", 403, "forbidden", "Credentials without the right to this.")

@@ -84,7 +84,7 @@ def _png_rows_needed(header: bytes) -> int:
 def _png_data_problem(data: bytes) -> str | None:
     """What is wrong with a PNG's image data for its header: "short" (Pillow decodes rows cut short
     without complaint and leaves them blank), "long" (more than the rows hold: a small file that
-    inflates to gigabytes), None when it fits (CONTRACT §16). Inflated in steps and only counted,
+    inflates to gigabytes), None when it fits (docs/api.md §16). Inflated in steps and only counted,
     so at most INFLATE_STEP bytes of it are held; a stream that is not deflate raises zlib.error."""
     needed, size, pos = None, 0, 8
     inflate = zlib.decompressobj()

@@ -1,4 +1,4 @@
-"""Log lines that request data cannot forge (CONTRACT §11 Logs).
+"""Log lines that request data cannot forge (docs/api.md §11 Logs).
 
 A path, header, user name or platform message can carry a newline; logged raw it starts a line that
 looks like the service's own ("...%0A2026-11-24 23:59:59,000 INFO review admin account mallory
@@ -7,7 +7,7 @@ guards; tracebacks, which the formatter appends afterwards, keep their lines.
 
 It also masks the credentials that travel in URLs, should a library log one (urllib3 does at DEBUG):
 a group robot's webhook key (WeCom `key=`, DingTalk `access_token=` and `sign=`, Feishu's hook id,
-CONTRACT §15) and the platform's `access_token`.
+docs/api.md §15) and the platform's `access_token`.
 """
 import logging
 import re

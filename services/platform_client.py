@@ -1,4 +1,4 @@
-"""Client of the WeChat Official Account API (CONTRACT §5): token, uploads, drafts, materials.
+"""Client of the WeChat Official Account API (docs/api.md §5): token, uploads, drafts, materials.
 
 Every call makes one HTTP request with a timeout; only a rejected access token (40001, 40014,
 42001) leads to one forced token refresh and one repeat of that call. Nothing else is repeated

@@ -1,5 +1,5 @@
-"""Sliding-window rate limits counted in the database: feedback intake (CONTRACT §9) and phone
-previews (CONTRACT §16).
+"""Sliding-window rate limits counted in the database: feedback intake (docs/api.md §9) and phone
+previews (docs/api.md §16).
 
 Each category (feedback: ip, device, version, channel; preview: task) has limits such as
 `20/minute;200/day`. A request is checked against every key it carries and recorded against all of

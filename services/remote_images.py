@@ -1,4 +1,4 @@
-"""Fetching a remote image (package export, publishing), guarded against SSRF (CONTRACT §7).
+"""Fetching a remote image (package export, publishing), guarded against SSRF (docs/api.md §7).
 
     fetch_to_file(url, path, allowed_hosts=["mmbiz.qpic.cn"])   # raises FetchRefused
     fetch_bytes(url, allowed_hosts=["mmbiz.qpic.cn"])           # the same checks, into memory

@@ -1,4 +1,4 @@
-"""Settings: defaults -> instance/config.py -> environment -> test config (CONTRACT §1)."""
+"""Settings: defaults -> instance/config.py -> environment -> test config (docs/api.md §1)."""
 import importlib.util
 import os
 import re
@@ -20,7 +20,7 @@ DEFAULTS = {
     "PORT": 8000,
     "THREADS": 8,
     "SHUTDOWN_GRACE_SECONDS": 30,  # after SIGTERM/SIGINT, requests in flight get this long to finish
-    "CONNECTION_IDLE_SECONDS": 30,  # an idle keep-alive connection is closed after this (CONTRACT §11)
+    "CONNECTION_IDLE_SECONDS": 30,  # an idle keep-alive connection is closed after this (docs/api.md §11)
     "DATABASE_URL": "",
     "REVIEW_AGENT_TOKEN": "",
     "REVIEW_AGENT_WEBHOOK_URL": "",
@@ -66,9 +66,9 @@ DEFAULTS = {
     "REVIEW_WEBHOOK_RETRY_DELAYS": "",  # seconds after each failed attempt, e.g. "10,30,120"
     "METRICS_TOKEN": "",  # GET /metrics answers only with `Authorization: Bearer <this>`; unset: 404
     "REVIEW_PRESENCE_SECONDS": 60,  # an admin counts as on a task page this long after its last heartbeat
-    "REVIEW_DEFAULT_LANGUAGE": "zh-CN",  # admin pages without a review_lang cookie or Accept-Language (CONTRACT §14)
+    "REVIEW_DEFAULT_LANGUAGE": "zh-CN",  # admin pages without a review_lang cookie or Accept-Language (docs/api.md §14)
     "REVIEW_TIME_ZONE": "Asia/Shanghai",  # the zone of times in the pages' HTML, before the script shows the browser's
-    **TEAM_DEFAULTS,  # group robots and e-mail (CONTRACT §15), in services/team_settings.py
+    **TEAM_DEFAULTS,  # group robots and e-mail (docs/api.md §15), in services/team_settings.py
 }
 
 # Settings whose values are secrets: never logged or shown.
@@ -248,10 +248,10 @@ class Settings:
     login_max_failures: int
     login_failure_window_seconds: int
     metrics_token: str = field(repr=False)
-    presence_seconds: int  # CONTRACT §15 Presence: how long a page heartbeat counts
+    presence_seconds: int  # docs/api.md §15 Presence: how long a page heartbeat counts
     default_language: str  # of the admin pages: zh-CN or en
     time_zone: ZoneInfo  # of the times in the pages' HTML
-    team: TeamSettings  # who hears of tasks and feedback (CONTRACT §15)
+    team: TeamSettings  # who hears of tasks and feedback (docs/api.md §15)
 
     @classmethod
     def from_config(cls, config: Any) -> "Settings":

@@ -1,4 +1,4 @@
-"""Deleting a review task, then its files best-effort (CONTRACT §8).
+"""Deleting a review task, then its files best-effort (docs/api.md §8).
 
 1. One IMMEDIATE transaction removes the task with its publish jobs, timeline, unsent agent
    notifications, its presence rows and its idempotency record (a replayed creation then makes a
@@ -55,7 +55,7 @@ def referenced_elsewhere(asset: Asset) -> bool:
 
     A substring search (LIKE, wildcards escaped) over the JSON text finds the few tasks that mention
     the asset's id or URL at all; each is then read for real references, so a plain hyperlink or a
-    topic quoting the URL does not keep the file (CONTRACT §8). It scans the table once per asset;
+    topic quoting the URL does not keep the file (docs/api.md §8). It scans the table once per asset;
     that stays quick for the sizes a team produces, with no reference table to keep in step.
     `coerce(False)`: without it peewee would JSON-encode the pattern through JSONField.db_value.
     """
@@ -173,7 +173,7 @@ def recover_deletions(uploads_root: str) -> int:
 
 def delete_task(task_id: str, settings: Settings, if_match: str | None = None) -> dict[str, Any]:
     """Delete the task (404, 412, 409 while it is being published) and then its unshared review
-    files; the counts of CONTRACT §8."""
+    files; the counts of docs/api.md §8."""
     assets, unresolved = _delete_task_rows(task_id, if_match, stale_after(settings))
     review_root = _review_root(settings.uploads_path)
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))

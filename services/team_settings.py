@@ -1,4 +1,4 @@
-"""Team notification settings (CONTRACT §15): their defaults, and how they read, checked once at start.
+"""Team notification settings (docs/api.md §15): their defaults, and how they read, checked once at start.
 
 services/settings.py merges TEAM_DEFAULTS into its DEFAULTS and keeps `team_settings(config)` as
 `Settings.team`. Webhook URLs carry the robot's key (WeCom `key=`, DingTalk `access_token=`, Feishu's

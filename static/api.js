@@ -1,5 +1,5 @@
 /* Calls to the JSON API with the admin session cookie, and the API's errors shown in words
-   next to the fields they concern (error.details keys are dotted paths, CONTRACT §2). */
+   next to the fields they concern (error.details keys are dotted paths, docs/api.md §2). */
 (function () {
   "use strict";
 
@@ -18,7 +18,7 @@
     return { code: "network", message: T("network"), details: {}, said: true };
   }
 
-  /* The API's message is English (CONTRACT §14): the page says what happened in its own language first
+  /* The API's message is English (docs/api.md §14): the page says what happened in its own language first
      (a sentence per error code), then the API's words, which carry the particulars. */
   function explain(status, error) {
     if (status === 401) return { ...error, message: T("session_ended"), said: true };

@@ -1,6 +1,6 @@
 /* The 3:4 cover crop chooser of image posts. The box is the largest 3:4 rectangle that fits the
    first image, scaled by "size" and placed by the two position sliders (or by dragging on the
-   picture); the value is the coverCrop of the decision API, in fractions of the image (CONTRACT §4). */
+   picture); the value is the coverCrop of the decision API, in fractions of the image (docs/api.md §4). */
 (function () {
   "use strict";
 

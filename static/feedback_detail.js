@@ -1,5 +1,5 @@
 /* /feedback/<id>: the status form, saved through PATCH /api/feedbacks/<id>/status. The result shows
-   beside the button and the page stays where it is (CONTRACT §14). */
+   beside the button and the page stays where it is (docs/api.md §14). */
 (function () {
   "use strict";
 

@@ -1,4 +1,4 @@
-/* Keyboard shortcuts (CONTRACT §14): j/k/Enter in the review list, 1/2/3/d/p on a task page, ? lists
+/* Keyboard shortcuts (docs/api.md §14): j/k/Enter in the review list, 1/2/3/d/p on a task page, ? lists
    them. Nothing fires while the reviewer types in a field, or with Ctrl, Alt or Cmd held. */
 (function () {
   "use strict";

@@ -1,4 +1,4 @@
-/* /review/<taskId>: who else has this task open (CONTRACT §15 Presence), and the offer to reload when
+/* /review/<taskId>: who else has this task open (docs/api.md §15 Presence), and the offer to reload when
    a decision was refused because the task changed meanwhile (412). The heartbeat goes every
    REVIEW_PRESENCE_SECONDS / 3 (data-interval-seconds) and says whether this reviewer has typed into
    a field; the answer names the other admins on the task. Messages come from words.js (T). */

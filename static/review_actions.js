@@ -126,7 +126,7 @@
         return;
       }
       done();
-      if (result.status === 412) window.Presence.stale($("#decision-error"));  // CONTRACT §15: offer a reload
+      if (result.status === 412) window.Presence.stale($("#decision-error"));  // docs/api.md §15: offer a reload
       else window.Api.showErrors(document, result.error, fieldFor, $("#decision-error"));
     });
   }

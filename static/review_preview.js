@@ -1,4 +1,4 @@
-/* The live WeChat preview of an article (CONTRACT §14): the body rendered by the publish renderer with
+/* The live WeChat preview of an article (docs/api.md §14): the body rendered by the publish renderer with
    its theme (POST /api/review/preview, the route publishing's rendering sits behind), in a 375 px frame
    under the final title, author, account and date. It follows the typing: each pause of a quarter
    second sends one request, and only the newest answer is shown. */

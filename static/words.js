@@ -1,4 +1,4 @@
-/* The page's language and time for its scripts (CONTRACT §14).
+/* The page's language and time for its scripts (docs/api.md §14).
    - Messages: base.html hands them over as JSON, by key; T(key, {name: value}) fills %(name)s.
      A missing key shows itself, so a test can find it.
    - Times: every <time datetime="…UTC…"> shows the browser's own zone as YYYY-MM-DD HH:MM, with a

@@ -1,4 +1,4 @@
-"""Outcome events to the agent (CONTRACT §13): chosen types sent, signed, in order per task, after an outage.
+"""Outcome events to the agent (docs/api.md §13): chosen types sent, signed, in order per task, after an outage.
 
 Signatures are checked with the `standardwebhooks` library's own Webhook.verify, not our code.
 """
@@ -168,7 +168,7 @@ def test_a_receiver_that_was_down_gets_one_tasks_events_in_order(make_app, fake,
 
 
 def test_the_document_describes_every_event_as_sent(make_app, fake, receiver, agent_headers):
-    """Each x-webhooks entry validates the body the service sends (CONTRACT §13)."""
+    """Each x-webhooks entry validates the body the service sends (docs/api.md §13)."""
     from tests.test_openapi import _validator
 
     app = served(make_app, fake, receiver, ALL)

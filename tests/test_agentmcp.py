@@ -1,4 +1,4 @@
-"""The MCP server (CONTRACT §13) driven by the `mcp` SDK's own client, over stdio and streamable HTTP,
+"""The MCP server (docs/api.md §13) driven by the `mcp` SDK's own client, over stdio and streamable HTTP,
 against the service on a real HTTP server."""
 import asyncio
 import os

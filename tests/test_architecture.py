@@ -2,6 +2,7 @@
 stands), no project import hidden in a function or behind `except ImportError`, ruff, and mypy over
 services/ and models/. The same checks run from .pre-commit-config.yaml."""
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,7 +100,7 @@ def test_every_service_and_model_entry_point_is_typed():
     assert missing == []
 
 
-# peewee's own private members (CONTRACT §17): a pinned upgrade may change them without notice.
+# peewee's own private members (docs/api.md §17): a pinned upgrade may change them without notice.
 PEEWEE_PRIVATE = {"__data__", "_dirty", "_populate_unsaved_relations", "_pk", "_schema", "_meta", "__rel__"}
 STORE_CLASSES = {"SqliteDatabase", "PostgresqlDatabase", "PooledSqliteDatabase", "PooledPostgresqlDatabase"}
 
@@ -136,3 +137,28 @@ def test_ruff_passes():
 def test_mypy_passes_on_services_and_models():
     code, out = _run("mypy", "services", "models")
     assert code == 0, out
+
+
+# Citations lead inside the repository (docs/api.md §17): the rules are docs/api.md's, not a document
+# beside the project that a clone does not have.
+OUTSIDE_DOCUMENTS = re.compile(r"\bCONTRACT\b|service-spec|\.\./shared|ARCHITECTURE\.md")
+DOC_PATH = re.compile(r"\bdocs/[\w.-]+\.md\b")
+CITING = (".py", ".md", ".html", ".js", ".css", ".toml", ".conf", ".service", "Dockerfile")
+
+
+def _cited_files():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [ROOT / name for name in tracked.splitlines() if name.endswith(CITING) and (ROOT / name).is_file()]
+
+
+def test_every_cited_document_is_in_the_repository():
+    outside, missing = [], []
+    for path in _cited_files():
+        if path == Path(__file__).resolve():
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            place = f"{path.relative_to(ROOT)}:{number}"
+            if OUTSIDE_DOCUMENTS.search(line):
+                outside.append(place)
+            missing += [f"{place}: {doc}" for doc in DOC_PATH.findall(line) if not (ROOT / doc).is_file()]
+    assert outside == [] and missing == []

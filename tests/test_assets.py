@@ -1,4 +1,4 @@
-"""Asset upload, storage, serving, listing and reference resolution (CONTRACT §6)."""
+"""Asset upload, storage, serving, listing and reference resolution (docs/api.md §6)."""
 import hashlib
 import io
 import re
@@ -310,7 +310,7 @@ def test_markdown_image_references():
 
 
 def test_a_link_out_of_the_upload_folder_is_not_served(app, admin_client, agent_headers):
-    """A symlink in uploads/review/ to instance/secret_key served the key (CONTRACT §11: files are served
+    """A symlink in uploads/review/ to instance/secret_key served the key (docs/api.md §6: files are served
     only when their real path is inside their folder)."""
     import os
     from pathlib import Path
@@ -347,7 +347,7 @@ def _rows_cut_short(data):
 
 @pytest.mark.parametrize("interlace", [False, True])
 def test_a_png_whose_rows_are_cut_short_is_refused(app, admin_client, interlace):
-    """Pillow decoded it without complaint, blank below the cut (CONTRACT §11: every pixel row must decode)."""
+    """Pillow decoded it without complaint, blank below the cut (docs/api.md §16: every pixel row must decode)."""
     import io
 
     from PIL import Image

@@ -1,4 +1,4 @@
-"""`flask --app app assets import` and `assets sync` (CONTRACT §6)."""
+"""`flask --app app assets import` and `assets sync` (docs/api.md §6)."""
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,4 @@
-"""Admin sign-in, sessions, guards and tokens (CONTRACT §3)."""
+"""Admin sign-in, sessions, guards and tokens (docs/api.md §3)."""
 import html
 import logging
 import os
@@ -269,7 +269,7 @@ def test_next_survives_the_login_round_trip(guarded, path):
 
 
 def test_next_survives_failed_sign_ins(guarded):
-    """The failure redirect is exactly /login?error=… (CONTRACT §3); the form page keeps `next`."""
+    """The failure redirect is exactly /login?error=… (docs/api.md §3); the form page keeps `next`."""
     app = guarded()
     create_admin()
     client = app.test_client()
@@ -629,7 +629,7 @@ def test_a_logout_during_a_reread_of_the_records_is_not_lost(guarded, monkeypatc
 
 
 def test_a_stranger_cannot_lock_an_admin_out_of_a_known_device(guarded):
-    """Five wrong passwords for an admin's name, from anywhere, locked them out for 15 minutes (CONTRACT §3:
+    """Five wrong passwords for an admin's name, from anywhere, locked them out for 15 minutes (docs/api.md §3:
     a sign-in carrying the user's known-device cookie is not held back by the name or address lockout)."""
     app = guarded()
     create_admin()

@@ -1,4 +1,4 @@
-"""Backup and restore (CONTRACT §11): consistent under writes, checked before anything changes."""
+"""Backup and restore (docs/api.md §11): consistent under writes, checked before anything changes."""
 import io
 import json
 import os

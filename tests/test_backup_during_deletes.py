@@ -1,4 +1,4 @@
-"""A backup taken while tasks are deleted (issue 29, CONTRACT §11): the archive holds every file its
+"""A backup taken while tasks are deleted (issue 29, docs/api.md §11): the archive holds every file its
 database names. Before, a task deleted after the database was copied lost its files before they
 were read, and the archive named them without holding them (5-7 per archive under load)."""
 import io

@@ -330,7 +330,7 @@ def test_session_cookie_flags_in_a_production_config(make_app):
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert response.status_code == 303 and "error" not in response.headers["Location"]
     cookies = response.headers.getlist("Set-Cookie")
-    # The session and the known-device cookie (CONTRACT §3); no remember-me cookie.
+    # The session and the known-device cookie (docs/api.md §3); no remember-me cookie.
     assert sorted(cookie.split("=", 1)[0] for cookie in cookies) == ["review_admin_session", "review_known_device"]
     device = next(cookie for cookie in cookies if cookie.startswith("review_known_device="))
     assert "Secure" in device and "HttpOnly" in device

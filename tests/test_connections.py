@@ -1,4 +1,4 @@
-"""The connection envelope of CONTRACT §11, against the served process (`python app.py`) over sockets:
+"""The connection envelope of docs/api.md §11, against the served process (`python app.py`) over sockets:
 idle and slow connections do not lock the service out, and idle keep-alive connections are closed.
 
 Timings are measured in bench/connections.py; here an answer only has to come at all, within a

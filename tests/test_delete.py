@@ -1,4 +1,4 @@
-"""Task deletion (CONTRACT §8): record first, then best-effort cleanup of unshared review files."""
+"""Task deletion (docs/api.md §8): record first, then best-effort cleanup of unshared review files."""
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,7 +101,7 @@ def test_delete_counts_each_reference_once_and_keeps_what_others_use(app, admin_
 
 
 def test_a_plain_link_in_another_task_does_not_keep_the_file(app, admin_client):
-    """Only image references count (CONTRACT §8): another task linking the file's URL as a plain
+    """Only image references count (docs/api.md §8): another task linking the file's URL as a plain
     hyperlink, or naming it in its topic, does not keep it."""
     asset = review_upload(admin_client, 11)
     task_id = make_task(selections={"title": "T", "coverImage": {"assetId": asset["assetId"]}})

@@ -1,4 +1,4 @@
-"""POST /api/feedbacks/:id/attachments and the admin download (CONTRACT §9)."""
+"""POST /api/feedbacks/:id/attachments and the admin download (docs/api.md §9)."""
 # ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import gzip
 import hashlib

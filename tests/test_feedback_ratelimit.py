@@ -1,4 +1,4 @@
-"""Rate limits of feedback intake and the order of the checks (CONTRACT §9).
+"""Rate limits of feedback intake and the order of the checks (docs/api.md §9).
 
 Time is the limiter's clock, set by the test (no sleeping).
 """
@@ -201,7 +201,7 @@ def test_limiter_from_settings_skips_empty_categories(stored):
 
 
 def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
-    """Uploads are the costly requests: they used to be unlimited (CONTRACT §9: every authenticated
+    """Uploads are the costly requests: they used to be unlimited (docs/api.md §9: every authenticated
     request counts). A feedback's attachments do not use up its device's submissions."""
     import io
 

@@ -1,4 +1,4 @@
-"""500 storage_unavailable on real storage failures, and nothing half-written (CONTRACT §9).
+"""500 storage_unavailable on real storage failures, and nothing half-written (docs/api.md §9).
 
 The tests may run as root, where file modes do not stop writes, so the failures are made another
 real way: the database file replaced by a directory, a table the write needs removed by another

@@ -447,7 +447,7 @@ def test_ids_are_url_safe_and_start_with_a_letter_or_digit(monkeypatch):
 
 
 def test_state_files_are_private(tmp_path):
-    """review.db held 0644 (password hashes, platform tokens): CONTRACT §11 asks 0600 files, 0700 folders."""
+    """review.db held 0644 (password hashes, platform tokens): docs/api.md §11 asks 0600 files, 0700 folders."""
     import stat
 
     instance, uploads = tmp_path / "instance", tmp_path / "uploads"

@@ -1,4 +1,4 @@
-"""The admin pages' two languages (CONTRACT §14): the choice (cookie, Accept-Language, setting), the
+"""The admin pages' two languages (docs/api.md §14): the choice (cookie, Accept-Language, setting), the
 switch, the catalogue (every page string translated, the committed .mo compiled from the .po), the
 scripts' message keys, and the JSON API left in English."""
 import importlib.util

@@ -1,4 +1,4 @@
-"""Request data cannot forge a log line (CONTRACT §11 Logs), checked on the served process's output."""
+"""Request data cannot forge a log line (docs/api.md §11 Logs), checked on the served process's output."""
 import http.client
 import os
 import signal

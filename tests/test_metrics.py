@@ -1,4 +1,4 @@
-"""GET /metrics (CONTRACT §11): hidden without its setting, bearer token, counters that move exactly."""
+"""GET /metrics (docs/api.md §11): hidden without its setting, bearer token, counters that move exactly."""
 import re
 
 import pytest

@@ -1,4 +1,4 @@
-"""Counters of /metrics counted at the event (CONTRACT §16): deleting what they counted never lowers them."""
+"""Counters of /metrics counted at the event (docs/api.md §16): deleting what they counted never lowers them."""
 import pytest
 
 from tests.test_metrics import BEARER, TOKEN, scrape, value

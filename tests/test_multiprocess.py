@@ -1,4 +1,4 @@
-"""Several service processes on one database (CONTRACT: a team that outgrows one process), on each
+"""Several service processes on one database (README: a team that outgrows one process), on each
 store: three `python app.py` processes share one PostgreSQL database or one SQLite file, with
 clients spread across them, and the guarantees of one process still hold."""
 import threading

@@ -1,4 +1,4 @@
-"""Agent notifications: outbox, Standard Webhooks signing, retries, restart (CONTRACT §4)."""
+"""Agent notifications: outbox, Standard Webhooks signing, retries, restart (docs/api.md §4)."""
 import base64
 import hashlib
 import hmac

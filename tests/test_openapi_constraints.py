@@ -1,4 +1,4 @@
-"""Rules the validators enforce on single fields are stated in the OpenAPI document (CONTRACT §16):
+"""Rules the validators enforce on single fields are stated in the OpenAPI document (docs/api.md §16):
 each value below is refused by the service and invalid by the document too (was valid by it)."""
 import re
 

@@ -1,4 +1,4 @@
-"""Task package (CONTRACT §7): archive contents, every state, faulty images, streaming and cleanup."""
+"""Task package (docs/api.md §7): archive contents, every state, faulty images, streaming and cleanup."""
 import os
 import re
 from pathlib import Path

@@ -97,7 +97,7 @@ def test_every_page_renders_with_logout_and_the_sample_data(admin_client, demo_d
         assert "pages.css" in html
     listing = admin_client.get("/review?status=all").get_data(as_text=True)
     assert all(task["topic"] in listing for task in demo_data["tasks"])
-    created = demo_data["tasks"][0]["createdAt"]  # UTC in datetime, REVIEW_TIME_ZONE in the text (CONTRACT §14)
+    created = demo_data["tasks"][0]["createdAt"]  # UTC in datetime, REVIEW_TIME_ZONE in the text (docs/api.md §14)
     local = datetime.fromisoformat(created.replace("Z", "+00:00")).astimezone(ZoneInfo("Asia/Shanghai"))
     assert f'<time datetime="{created}">{local:%Y-%m-%d %H:%M}</time>' in listing
 

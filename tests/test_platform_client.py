@@ -1,4 +1,4 @@
-"""The platform client against the fake platform over real HTTP (CONTRACT §5)."""
+"""The platform client against the fake platform over real HTTP (docs/api.md §5)."""
 import io
 import json
 import os

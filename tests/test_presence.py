@@ -1,4 +1,4 @@
-"""Who else has a task open (CONTRACT §15 Presence): POST /api/review/tasks/<taskId>/presence."""
+"""Who else has a task open (docs/api.md §15 Presence): POST /api/review/tasks/<taskId>/presence."""
 from datetime import timedelta
 
 import pytest

@@ -36,7 +36,7 @@ def test_sign_in_throttle_counts_the_forwarded_address(make_app):
     for _ in range(2):
         assert sign_in("203.0.113.66", "wrong").headers["Location"] == "/login?error=invalid_credentials"
     assert sign_in("203.0.113.66", "wrong").headers["Location"] == "/login?error=too_many_attempts"
-    # The same user name is throttled too (CONTRACT §3), so another address signs in as another admin.
+    # The same user name is throttled too (docs/api.md §3), so another address signs in as another admin.
     create_admin("other")
     answer = client.post("/api/auth/login", data={"username": "other", "password": ADMIN_PASSWORD},
                          headers={"X-Forwarded-For": "203.0.113.5"}, environ_base={"REMOTE_ADDR": PROXY})

@@ -1,4 +1,4 @@
-"""Publishing article drafts against the fake platform over real HTTP (spec: publish-jobs; CONTRACT §5).
+"""Publishing article drafts against the fake platform over real HTTP (spec: publish-jobs; docs/api.md §5).
 
 The other tests/test_publishing_*.py modules import the fixtures and builders defined here.
 """

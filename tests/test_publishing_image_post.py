@@ -1,4 +1,4 @@
-"""Image posts become newspic drafts (CONTRACT §5): materials, crop as strings, comment flags 0/1."""
+"""Image posts become newspic drafts (docs/api.md §5): materials, crop as strings, comment flags 0/1."""
 from services.publishing.pipeline import coordinate
 from tests import test_publishing as base
 from tests.review_helpers import make_asset

@@ -1,4 +1,4 @@
-"""Phone preview (CONTRACT §12): the task's current draft sent to one follower through the platform."""
+"""Phone preview (docs/api.md §12): the task's current draft sent to one follower through the platform."""
 import pytest
 
 from tests import test_publishing as base

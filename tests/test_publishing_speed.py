@@ -1,4 +1,4 @@
-"""Publishing at the platform's real latency (CONTRACT §12): concurrent uploads, exactly the serial
+"""Publishing at the platform's real latency (docs/api.md §12): concurrent uploads, exactly the serial
 article, one upload per asset and account, single-flight token refresh, progress while it runs."""
 import hashlib
 import re

@@ -1,4 +1,4 @@
-"""The README's examples run as written (CONTRACT §16 Docs): the agent's curl bodies and the MCP
+"""The README's examples run as written (docs/api.md §16 Docs): the agent's curl bodies and the MCP
 walk-through's arguments are sent to the service and accepted, and the ids the README shows have the
 form the service makes (rules/ids.py). A new instance's start says how to create the first admin."""
 import asyncio

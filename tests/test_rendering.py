@@ -1,4 +1,4 @@
-"""Markdown -> WeChat-safe HTML (CONTRACT §5, Article bodyHtml and Themes)."""
+"""Markdown -> WeChat-safe HTML (docs/api.md §5, Article bodyHtml and Themes)."""
 
 import re
 from html.parser import HTMLParser

@@ -1,4 +1,4 @@
-"""A restore killed at any step leaves the old instance or the new one, never a mix (CONTRACT §16
+"""A restore killed at any step leaves the old instance or the new one, never a mix (docs/api.md §16
 "Restore, continued"): `flask --app app restore` runs in a process of its own and ends itself at the
 step REVIEW_RESTORE_FAULT names (os._exit, as a kill would); the next start finishes or undoes it.
 An instance is (its tasks, its secret_key, its uploaded files); the old and the new one differ in all three."""

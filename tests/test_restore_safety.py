@@ -1,4 +1,4 @@
-"""Restore of a hostile or damaged archive (CONTRACT §16 "Restore", "Restore, continued"): refused
+"""Restore of a hostile or damaged archive (docs/api.md §16 "Restore", "Restore, continued"): refused
 with a message saying what is wrong, before anything is written beyond the manifest's sizes, and
 without creating anything; config.py only on request; a newer schema refused, at restore and at start."""
 import gzip

@@ -1,4 +1,4 @@
-"""Task creation by the agent: every rule, idempotency, size limit, auth, reads (spec + CONTRACT §4)."""
+"""Task creation by the agent: every rule, idempotency, size limit, auth, reads (spec + docs/api.md §4)."""
 import copy
 import json
 

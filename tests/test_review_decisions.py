@@ -34,7 +34,7 @@ def test_approval_saves_selections_and_derives_the_body_draft(admin_client, arti
     assert [(e["actor"], e["actorName"], e["data"]) for e in approvals] == [("admin", "admin", {"action": action})]
     assert response.headers["ETag"] == f'"{done["version"]}"'
     assert outbox_count() == 0
-    assert outbox_count("review_task.approved") == 1  # recorded; sent only when chosen (CONTRACT §13)
+    assert outbox_count("review_task.approved") == 1  # recorded; sent only when chosen (docs/api.md §13)
     if action == "approve_without_publish":
         assert done["status"] == "approved" and done["version"] == 2 and done["publishJobs"] == []
     else:  # the publishing area runs its job after the approval committed; the approval stands either way

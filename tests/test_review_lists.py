@@ -166,7 +166,7 @@ def test_agent_list_has_the_same_filters_plus_external_id(client, agent_headers,
 
 
 def test_agent_lists_what_changed_since_a_moment(client, agent_headers, many):
-    """updatedSince (the MCP tool's filter, CONTRACT §13): updatedAt at or after the bound, inclusive."""
+    """updatedSince (the MCP tool's filter, docs/api.md §13): updatedAt at or after the bound, inclusive."""
     bound = "2026-04-01T00:04:00.000Z"
     response = client.get(f"/api/review/agent/tasks?status=all&updatedSince={bound}", headers=agent_headers)
     expected = newest_first([r for r in many if r["updated"] >= bound])

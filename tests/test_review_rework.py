@@ -176,7 +176,7 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     data = first["timeline"][-1]["data"]
     assert {key: data[key] for key in ("fields", "remainingElements")} == {"fields": ["title"],
                                                                          "remainingElements": ["summary"]}
-    assert data["changes"] == {"title": {"before": selections["title"], "after": "改好的标题"}}  # CONTRACT §15
+    assert data["changes"] == {"title": {"before": selections["title"], "after": "改好的标题"}}  # docs/api.md §15
 
     # The last field runs the approval-level check: 101 characters pass PATCH but not approval.
     error = assert_error(client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers),

@@ -1,4 +1,4 @@
-"""What the agent changed since the rejection (CONTRACT §15): the before/after record of each rework
+"""What the agent changed since the rejection (docs/api.md §15): the before/after record of each rework
 PATCH in its timeline event, and the task page's character-level <del>/<ins> per element."""
 import re
 

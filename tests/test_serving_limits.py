@@ -1,5 +1,5 @@
 """The served process (`python app.py`) against bodies too large to read and a burst of work
-(CONTRACT §16): a body declared larger than the largest legitimate one is refused (413) before it is
+(docs/api.md §16): a body declared larger than the largest legitimate one is refused (413) before it is
 read; `/healthz` answers while every API thread is busy instead of waiting behind the queue."""
 import json
 import socket

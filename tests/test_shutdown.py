@@ -1,4 +1,4 @@
-"""Graceful shutdown of the served process (CONTRACT §11): SIGTERM during a slow publish."""
+"""Graceful shutdown of the served process (docs/api.md §11): SIGTERM during a slow publish."""
 import os
 import signal
 import socket

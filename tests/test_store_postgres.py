@@ -69,7 +69,7 @@ def test_one_writer_at_a_time_across_connections(pg_app):
 
 @pytest.mark.timeout(180)
 def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster, tmp_path):
-    """CONTRACT §11 on PostgreSQL: the rows of every table go into the archive (as its SQLite file, one
+    """docs/api.md §11 on PostgreSQL: the rows of every table go into the archive (as its SQLite file, one
     consistent read) and come back into another PostgreSQL database with every answer unchanged."""
     from tests.test_migrate import answers, populate
     from tests.test_publishing import ACCOUNTS, FakePlatform, platform_settings

@@ -1,4 +1,4 @@
-"""Team notifications under load and faults (CONTRACT §15), on SQLite and PostgreSQL: a refusing, slow
+"""Team notifications under load and faults (docs/api.md §15), on SQLite and PostgreSQL: a refusing, slow
 robot holds back no other channel and slows no request; a restart between a failure and its retry
 loses nothing; two processes send each message once; a burst reaches a robot in at most 20 messages
 a minute, folded into digests."""

@@ -1,4 +1,4 @@
-"""Team notifications (CONTRACT §15): each robot's documented shape and signature against a fake that
+"""Team notifications (docs/api.md §15): each robot's documented shape and signature against a fake that
 checks them and answers as the real one does, e-mail through a real SMTP server, the three events,
 the words and links of a message, the settings. Delivery under faults: tests/test_team_delivery.py."""
 import io

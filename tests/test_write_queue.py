@@ -97,7 +97,7 @@ def _hold_the_write_lock(path, held, release):
 
 def test_writers_of_other_processes_queue_on_the_file_lock(app, tmp_path):
     """A writer of a second process waits for the first on `review.db-writer` (an flock: it wakes at
-    once), not in SQLite's busy handler, and the lock file is the owner's only (CONTRACT §11)."""
+    once), not in SQLite's busy handler, and the lock file is the owner's only (docs/api.md §11)."""
     import multiprocessing
     import os
     import stat

@@ -1,4 +1,4 @@
-"""The admin pages' gettext catalogue (CONTRACT §14): `python translations/catalogue.py update` after
+"""The admin pages' gettext catalogue (docs/api.md §14): `python translations/catalogue.py update` after
 changing a page's words (new messages come in untranslated, gone ones leave), translate the new
 entries of zh_Hans_CN/LC_MESSAGES/messages.po (zh-CN), then `python translations/catalogue.py compile` to write the
 .mo the service reads (committed, so a fresh install needs no build step). English needs no

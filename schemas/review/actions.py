@@ -34,7 +34,7 @@ _WECHAT_ID = [validate.Length(min=1, max=64),
 
 
 class PhonePreviewSchema(Schema):
-    """POST /api/review/tasks/{taskId}/preview: one recipient, by WeChat ID or by openid (CONTRACT §12)."""
+    """POST /api/review/tasks/{taskId}/preview: one recipient, by WeChat ID or by openid (docs/api.md §12)."""
 
     JSON_SCHEMA_EXTRA = {"oneOf": [{"required": ["wechatName"]}, {"required": ["openId"]}]}
 

@@ -11,7 +11,7 @@ def _texts(description):
                        validate=validate.Length(max=MAX_LIST), metadata={"description": description})
 
 
-# Candidate images are stored as sent; only asset urls can be chosen at approval (CONTRACT §4).
+# Candidate images are stored as sent; only asset urls can be chosen at approval (docs/api.md §4).
 APPROVABLE = ("the `url` of an asset (POST /api/assets/upload, or GET /api/assets?scope=library) to be "
               "approvable: other web addresses are stored but refused when a reviewer selects them, and a "
               "local path that is no asset is refused (400)")

@@ -1,4 +1,4 @@
-"""POST /api/review/tasks/{taskId}/presence: the task page's heartbeat (CONTRACT §15 Presence)."""
+"""POST /api/review/tasks/{taskId}/presence: the task page's heartbeat (docs/api.md §15 Presence)."""
 from marshmallow import Schema, fields
 
 from schemas.common import timestamp

@@ -1,4 +1,4 @@
-"""Package export of a review task (CONTRACT §7): a ZIP with manuscript.md and images/.
+"""Package export of a review task (docs/api.md §7): a ZIP with manuscript.md and images/.
 
     from services.export import build_package
     package = build_package(task_id, settings)

@@ -1,4 +1,4 @@
-"""manuscript.md of a package: the final texts, with every image pointing into images/ (CONTRACT §7).
+"""manuscript.md of a package: the final texts, with every image pointing into images/ (docs/api.md §7).
 
 Text from the task (title, summary, description) is escaped, so a title such as
 `![x](http://elsewhere/a.png)` stays text and never becomes an image reference to a file outside

@@ -1,4 +1,4 @@
-"""The ZIP package of a task (CONTRACT §7): every final image checked first, then one archive.
+"""The ZIP package of a task (docs/api.md §7): every final image checked first, then one archive.
 
     package = build_package(task_id, settings)
     ... stream package.path ...

@@ -1,4 +1,4 @@
-"""Feedback attachments (CONTRACT §9): screenshots and log files uploaded after the record exists.
+"""Feedback attachments (docs/api.md §9): screenshots and log files uploaded after the record exists.
 
 Rules, checked in this order: anonymous channel 403; unknown feedback 404; another channel's
 feedback 403; more than 7 days after the feedback was created 409 `invalid_state` (the record is

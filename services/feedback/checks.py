@@ -1,4 +1,4 @@
-"""What an attachment file must be (CONTRACT §9).
+"""What an attachment file must be (docs/api.md §9).
 
 - screenshot: PNG, JPEG or WebP, at most 10 MiB and 40 megapixels (read from the header before any
   pixel is decoded, so a decompression bomb never reaches memory); decoded and encoded again in

@@ -1,4 +1,4 @@
-"""Feedback creation by client apps (CONTRACT §9): rate-limit keys, the anonymous-channel rule,
+"""Feedback creation by client apps (docs/api.md §9): rate-limit keys, the anonymous-channel rule,
 the duplicate fingerprint, the per-day feedbackNo, and one atomic write.
 
 The route runs the checks in the contract's order: token 401 -> size 413 -> rate limits 429 ->
@@ -168,7 +168,7 @@ def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, s
                 feedback_id=new_id(), feedback_no=_next_feedback_no(now), channel=channel,
                 status="unprocessed", fingerprint=digest, client_ip=client_ip,
                 created_at=created, updated_at=created, **fields)
-            feedback_received(settings.team, record)  # CONTRACT §15: in the same transaction
+            feedback_received(settings.team, record)  # docs/api.md §15: in the same transaction
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
         log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
         raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "

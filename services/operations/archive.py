@@ -1,4 +1,4 @@
-"""Reading a backup archive safely (CONTRACT §16 "Restore, continued"): two passes over the stream.
+"""Reading a backup archive safely (docs/api.md §16 "Restore, continued"): two passes over the stream.
 
 The manifest is the archive's last member, so the first pass (`survey`) writes nothing: it reads
 every member's header (only plain files, only where a backup puts them, each name once), the

@@ -1,4 +1,4 @@
-"""One archive of an instance (CONTRACT §11): the database, the secret key, config.py, the files rows name.
+"""One archive of an instance (docs/api.md §11): the database, the secret key, config.py, the files rows name.
 
 Layout of the .tar.gz: `instance/review.db` (a consistent copy taken while the service writes),
 `instance/secret_key`, `instance/config.py` when present, `uploads/<scope>/...` for every file a row
@@ -62,7 +62,7 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
     """Write the archive (whole or not at all: a partial file is removed); returns its manifest."""
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
     Path(settings.temp_path).mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(settings.temp_path, 0o700)  # whatever the umask (CONTRACT §11: folders 0700)
+    os.chmod(settings.temp_path, 0o700)  # whatever the umask (docs/api.md §11: folders 0700)
     target = Path(archive_path)
     partial = target.with_name(target.name + ".partial")
     with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work, ExitStack() as held:

@@ -1,4 +1,4 @@
-"""Prometheus metrics (CONTRACT §11) through prometheus-client: requests by URL rule, and the store's state.
+"""Prometheus metrics (docs/api.md §11) through prometheus-client: requests by URL rule, and the store's state.
 
 Counters of this process (requests, durations, refused feedback) and the process collector (memory,
 open files) live in one registry per app; the store's numbers (tasks, jobs, outbox, feedback) are read

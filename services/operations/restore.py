@@ -1,4 +1,4 @@
-"""Restore an archive of services.operations.backup (CONTRACT §11, §16): check everything, then swap.
+"""Restore an archive of services.operations.backup (docs/api.md §11, §16): check everything, then swap.
 
 The archive is read twice (services.operations.archive): once to check its members, its manifest
 and its gzip stream without writing anything, then to unpack what the manifest lists into `.restore/`

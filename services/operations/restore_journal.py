@@ -1,4 +1,4 @@
-"""The journal of a restore (CONTRACT §16 "Restore, continued"): killed at any point, a restore leaves
+"""The journal of a restore (docs/api.md §16 "Restore, continued"): killed at any point, a restore leaves
 the old instance or the new one, never a mix.
 
 A restore works in `.restore/` folders inside the instance and uploads folders (same disks: every
@@ -163,7 +163,7 @@ def resume_restore(instance: Path) -> Resumed:
 
 def finish_restore(resumed: Resumed, settings: Settings, one_off: bool) -> list[Path]:
     """create_app's step once the settings are read: finish(); for a one-off command (`flask --app app
-    restore`) what its start made, which a refused restore removes again (CONTRACT §16)."""
+    restore`) what its start made, which a refused restore removes again (docs/api.md §16)."""
     uploads = Path(settings.uploads_path)
     top = missing_top(uploads)
     made = resumed.made + ([top] if top else [uploads / scope for scope in SCOPES if not (uploads / scope).exists()])
@@ -172,7 +172,7 @@ def finish_restore(resumed: Resumed, settings: Settings, one_off: bool) -> list[
 
 
 def remove_made(paths: list[Path]) -> None:
-    """Remove what was made for a restore that was then refused (CONTRACT §16: it creates nothing)."""
+    """Remove what was made for a restore that was then refused (docs/api.md §16: it creates nothing)."""
     for path in reversed(paths):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

@@ -58,7 +58,7 @@ class Claim:
     snapshot: dict | None
     draft_media_id: str | None  # of the task's last succeeded job: that draft is updated
     problem: str | None  # why the job fails before any platform call
-    team: TeamSettings | None = None  # who hears of a failure (CONTRACT §15)
+    team: TeamSettings | None = None  # who hears of a failure (docs/api.md §15)
 
 
 def publish_task(task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings,
@@ -274,7 +274,7 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
             raise NotFound("the task was deleted while it was being published")
         outcome = job_rule_for(job, "finish_succeeded" if error is None else "finish_failed")
         job.finished_at = now_iso()
-        if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (CONTRACT §5)
+        if sent_html is not None:  # the snapshot's bodyHtml becomes what the platform was sent (docs/api.md §5)
             job.snapshot = {**job.snapshot, "bodyHtml": sent_html}
         data = _job_data(job)
         job.status = str(outcome.next_state)

@@ -3,7 +3,7 @@
 Runs with no database transaction open (only short cache writes between calls). Raises
 PlatformError, images.PublishFailed or ContentTooLarge, each one line for the job's lastError.
 
-Article draft (CONTRACT §5): title, author, digest, content, thumb_media_id; content is the
+Article draft (docs/api.md §5): title, author, digest, content, thumb_media_id; content is the
 snapshot's Markdown rendered again with the uploadimg URLs in place of the local ones.
 Image post: article_type newspic, title, content (the description as plain text),
 image_info.image_list, cover_info.crop_percent_list (coordinates as strings), comment flags 0/1.
@@ -22,7 +22,7 @@ INVALID_MEDIA_ID = 40007
 def build_article(images: JobImages, content_type: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     """The draft article of `snapshot`, its images uploaded first, concurrently (every platform call
     but the draft's); the article is then put together in order from the upload cache, exactly as
-    with one upload after another (CONTRACT §12)."""
+    with one upload after another (docs/api.md §12)."""
     images.upload_all(needed_images(images, content_type, snapshot))
     if content_type == "image_post":
         return image_post_article(images, snapshot)

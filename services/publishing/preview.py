@@ -1,4 +1,4 @@
-"""Phone preview (CONTRACT §12): the task's current platform draft sent to one follower's phone."""
+"""Phone preview (docs/api.md §12): the task's current platform draft sent to one follower's phone."""
 from typing import Any
 
 from models import immediate

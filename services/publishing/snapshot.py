@@ -8,7 +8,7 @@ Article (spec: PublishJobRecord): title, author (when selected), summary, themeT
 themeConfig {cssVariables}, bodyMarkdown, bodyHtml (rendered with the local image URLs here; once
 the job has uploaded the body images, the HTML sent to the platform, with their URLs),
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
-Image post (CONTRACT §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
+Image post (docs/api.md §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
 """
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Markdown -> WeChat-safe HTML for a draft's `content` field (CONTRACT §5). No Flask here.
+"""Markdown -> WeChat-safe HTML for a draft's `content` field (docs/api.md §5). No Flask here.
 
     cfg = theme_config("tech-blue", account.theme_overrides)      # {"cssVariables": {...}}
     html = render_article(md, "tech-blue", cfg, image_map={src: uploaded_url, ...})

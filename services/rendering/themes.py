@@ -1,4 +1,4 @@
-"""Theme templates: CSS variables plus a role -> inline-style map (CONTRACT §5, Themes).
+"""Theme templates: CSS variables plus a role -> inline-style map (docs/api.md §5, Themes).
 
 Every theme shares one set of variable names (so a stored themeConfig stays valid whichever
 template it is later combined with) and writes its styles with var(--x). WeChat ignores CSS

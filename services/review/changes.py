@@ -1,4 +1,4 @@
-"""What the agent changed since the rejection (CONTRACT §15 "What changed since the rejection").
+"""What the agent changed since the rejection (docs/api.md §15 "What changed since the rejection").
 
 record(selections, values) -> the `changes` ({key: {"before", "after"}}) of a rework PATCH, and
 `textDiff` ({key: [[op, length], ...]}) for its text elements: the diff is computed once, when the

@@ -1,4 +1,4 @@
-"""Versions and If-Match (CONTRACT §4): every write bumps `version`; a stale If-Match is 412.
+"""Versions and If-Match (docs/api.md §4): every write bumps `version`; a stale If-Match is 412.
 
 Writers use, inside one `immediate()` transaction:
 

@@ -1,4 +1,4 @@
-"""Task creation by the agent, with Idempotency-Key replay (CONTRACT §4 "Identity and shape").
+"""Task creation by the agent, with Idempotency-Key replay (docs/api.md §4 "Identity and shape").
 
 The payload arrives loaded by schemas.review.CreateTaskSchema (shape rules); this module adds the
 database rules (image-group assets exist, local image paths are uploaded assets) and writes task,
@@ -118,7 +118,7 @@ def _insert(payload, team):
 def create_task(payload: dict[str, Any], idempotency_key: str | None = None,
                 team: TeamSettings | None = None) -> tuple[int, dict[str, Any], bool]:
     """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer. `team`
-    (Settings.team) hears of a new task, in the same transaction (CONTRACT §15)."""
+    (Settings.team) hears of a new task, in the same transaction (docs/api.md §15)."""
     check_key(idempotency_key)
     digest = body_hash(payload) if idempotency_key is not None else None
     images = _candidate_images(payload["candidates"])

@@ -1,4 +1,4 @@
-"""Admin decisions on a pending_review task (spec: POST .../decision, rules 1-10; CONTRACT §4).
+"""Admin decisions on a pending_review task (spec: POST .../decision, rules 1-10; docs/api.md §4).
 
 Validation runs in the spec's order, one stage at a time: the action's need for selections and
 the complete selections object first, then the action-specific fields. Everything happens in

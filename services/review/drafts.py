@@ -1,4 +1,4 @@
-"""Body drafts and manual overrides (CONTRACT §4 "Selections, references, overrides")."""
+"""Body drafts and manual overrides (docs/api.md §4 "Selections, references, overrides")."""
 from difflib import SequenceMatcher
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Agent PATCH of elements (spec: PATCH .../elements; CONTRACT §4 "States the spec leaves open").
+"""Agent PATCH of elements (spec: PATCH .../elements; docs/api.md §4 "States the spec leaves open").
 
 pending_review: any field of the content type; values into selections, body into bodyDraft,
 manualOverrides of patched keys cleared. rejected_rework: only keys still in rejectedElements
@@ -135,7 +135,7 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
         if trigger in _REWORK_SUMMARY:
             _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
                 _REWORK_SUMMARY[trigger])
-        # CONTRACT §15: a rework PATCH records each element's value at the rejection and its new one.
+        # docs/api.md §15: a rework PATCH records each element's value at the rejection and its new one.
         changed = record(task.selections, values) if trigger != "agent_patch" else {}
         task.selections = merged
         task.body_draft = draft
@@ -149,6 +149,6 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
                 "rework_submitted": {"fields": keys, "remainingElements": remaining or [], **changed},
                 "returned_to_review": {}}
         if "returned_to_review" in fire(task, trigger, "agent", None, data).events:
-            task_awaiting_review(settings.team, task, "reworked")  # CONTRACT §15: back from rework
+            task_awaiting_review(settings.team, task, "reworked")  # docs/api.md §15: back from rework
         save_task(task)
         return task_to_dict(task)

@@ -1,4 +1,4 @@
-"""Who else has a task page open (CONTRACT §15 Presence), from the pages' heartbeats.
+"""Who else has a task page open (docs/api.md §15 Presence), from the pages' heartbeats.
 
 heartbeat(task_id, username, editing, settings, now=) records this admin on the task and returns
 the other admins whose last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests

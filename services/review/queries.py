@@ -1,4 +1,4 @@
-"""Reads: one task, and the filtered, keyset-paged lists of admins and the agent (CONTRACT §4 Listing)."""
+"""Reads: one task, and the filtered, keyset-paged lists of admins and the agent (docs/api.md §4 Listing)."""
 import base64
 import binascii
 import json

@@ -1,4 +1,4 @@
-"""Decisions this code makes where the spec and CONTRACT leave room (listed in docs/review-states.md)."""
+"""Decisions this code makes where the spec and docs/api.md leave room (listed in docs/review-states.md)."""
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 
 RULINGS = (
@@ -50,7 +50,7 @@ RULINGS = (
     "must pass the approval-level checks when it is patched (400 otherwise): the task can never be left "
     "with a fixed key that fails approval. A PATCH never blanks `title`, `summary` or `description`.",
     "The background sender's `agent_notified` and `agent_notification_failed` timeline events record a "
-    "delivery, not a write of the task (CONTRACT: version +1 on every write), so `version`, ETag and "
+    "delivery, not a write of the task (docs/api.md §4: version +1 on every write), so `version`, ETag and "
     "`updatedAt` stay and the agent's next If-Match still matches.",
     "A body that fails its schema (shape, types, limits, unknown fields) is 400 before the task is read; "
     "then the If-Match check (412) comes before the state check (409), which comes before the rules "

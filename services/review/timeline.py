@@ -1,4 +1,4 @@
-"""Timeline events of a task (CONTRACT §4 Timeline): {"id","type","at","actor","actorName","data"}."""
+"""Timeline events of a task (docs/api.md §4 Timeline): {"id","type","at","actor","actorName","data"}."""
 from typing import Any
 
 from models.review import ReviewTask, TimelineEvent

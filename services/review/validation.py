@@ -1,7 +1,7 @@
 """Checks of selection values: references resolve, cover ratio, crop box, completeness, limits.
 
 Every check adds messages to a `Problems` map of dotted path -> messages; the caller raises once per
-stage so one answer lists everything wrong at that stage (CONTRACT §2 `details`).
+stage so one answer lists everything wrong at that stage (docs/api.md §2 `details`).
 """
 from collections.abc import Iterable
 from typing import Any

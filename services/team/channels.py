@@ -1,4 +1,4 @@
-"""The team's channels (CONTRACT §15): WeCom, Feishu and DingTalk group robots, and e-mail over SMTP.
+"""The team's channels (docs/api.md §15): WeCom, Feishu and DingTalk group robots, and e-mail over SMTP.
 
 Each sender makes one attempt and returns None on success or a one-line reason to retry on. Reasons
 name what went wrong, never the webhook URL (it holds the robot's key) nor a secret: requests'

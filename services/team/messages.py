@@ -1,4 +1,4 @@
-"""What the team reads (CONTRACT §15): short, account and topic first, what happened, the page's link.
+"""What the team reads (docs/api.md §15): short, account and topic first, what happened, the page's link.
 
 A message is rendered when it is sent, from the facts stored with it in the outbox, in the
 language of REVIEW_DEFAULT_LANGUAGE (Chinese unless `en`). Several pending messages of one channel

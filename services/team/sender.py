@@ -1,4 +1,4 @@
-"""The team's senders (CONTRACT §15): one background worker per configured channel, on the outbox.
+"""The team's senders (docs/api.md §15): one background worker per configured channel, on the outbox.
 
 A pass takes the due messages of its channel (as many as one message can hold) and leases them for
 CLAIM_SECONDS, as the agent's sender does: one delivery per message across processes, and a sender
@@ -83,7 +83,7 @@ def deliver(channel: str, send: Send, limit_bytes: int, retry_delays: tuple[floa
     rows, message = claimed
     failure = send(message)
     given_up = _record(rows, failure, retry_delays)
-    # The channel's name, never its URL or secret (CONTRACT §15).
+    # The channel's name, never its URL or secret (docs/api.md §15).
     if failure is None:
         log.info("team notification sent to %s (%d message%s)", channel, len(rows), "" if len(rows) == 1 else "s")
         return len(rows)

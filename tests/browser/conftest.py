@@ -141,7 +141,7 @@ def stored_task(task_id):
         return review.get_task(task_id)
 
 
-# ---- the reviewer's workspace (CONTRACT §14): both languages, a wide screen and a phone ----
+# ---- the reviewer's workspace (docs/api.md §14): both languages, a wide screen and a phone ----
 SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 SIGN_IN_WORDS = {"zh-CN": ("用户名", "密码", "登录"), "en": ("User name", "Password", "Sign in")}
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"

@@ -1,5 +1,5 @@
 """Publishing from the page at the platform's latency: the step it is at while it runs, the controls
-held until it ends, then the draft sent to a phone (CONTRACT §12)."""
+held until it ends, then the draft sent to a phone (docs/api.md §12)."""
 from playwright.sync_api import expect
 
 from tests.browser.conftest import sign_in, stored_task, task_by_topic

@@ -32,7 +32,7 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     page.get_by_label("林一", exact=True).check()
 
     # Body: start from option B, edit it, choose a theme; the preview follows.
-    page.get_by_label("Option 2", exact=True).check()  # the option's id is no longer shown (CONTRACT §14)
+    page.get_by_label("Option 2", exact=True).check()  # the option's id is no longer shown (docs/api.md §14)
     body = page.get_by_label("Final body (Markdown)")
     expect(body).to_have_value(option_b["content"])
     edited = option_b["content"] + "\n## 结语\n\n封装决定未来。\n"
@@ -54,7 +54,7 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     expect(page.locator("#page-message")).to_contain_text("Published as WeChat draft")
     expect(page.locator("#task-status")).to_have_text("Published")
     job = page.locator("table.jobs tbody tr").first
-    expect(job).to_contain_text("Succeeded")  # job states and event kinds as words (CONTRACT §14)
+    expect(job).to_contain_text("Succeeded")  # job states and event kinds as words (docs/api.md §14)
     expect(job).to_contain_text("After approval")
     expect(page.locator('.timeline li[data-event="publish_succeeded"]')).to_contain_text("Published")
     screenshot(page, "review-article-published")

@@ -72,7 +72,7 @@ def test_a_stale_page_says_to_reload_without_internal_details(page, demo, consol
 
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
-    # CONTRACT §15: who changed it and a reload button (tests/browser/test_team_presence.py), no version numbers.
+    # docs/api.md §15: who changed it and a reload button (tests/browser/test_team_presence.py), no version numbers.
     expect(page.locator("#decision-error")).to_have_text(
         "This task was changed after this page was opened; your decision was not saved. Changed by demo. "
         "Reload the task")

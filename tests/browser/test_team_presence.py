@@ -1,4 +1,4 @@
-"""The team around a task in the browser (CONTRACT §15): what the agent changed since the rejection,
+"""The team around a task in the browser (docs/api.md §15): what the agent changed since the rejection,
 who else has the task open, and a decision refused as stale offering a reload."""
 import dataclasses
 

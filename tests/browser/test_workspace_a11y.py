@@ -1,4 +1,4 @@
-"""Every admin page on a phone and for assistive technology (CONTRACT §14): at 1366×900 and 390×844, in
+"""Every admin page on a phone and for assistive technology (docs/api.md §14): at 1366×900 and 390×844, in
 Chinese and English, no sideways scrolling and no critical or serious axe-core violation of the WCAG
 2.0/2.1/2.2 A and AA rules (target size included). The list and both kinds of task are photographed in
 Chinese at phone size into tests/output/."""
