@@ -7,6 +7,7 @@ languages with no build step. The JSON API never asks: it keeps codes and Englis
 """
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
+from urllib.parse import unquote
 
 from flask import current_app, g, request
 from flask_babel import Babel, ngettext
@@ -68,8 +69,8 @@ def local_time(value):
 def viewer_days(args):
     """`from`/`to` dates of a list filter as date-times bounding those days in the viewer's zone
     (docs/api.md §14); anything else is left for the list's own checks to judge."""
-    zone = time_zone(request.cookies.get(ZONE_COOKIE)) if request.cookies.get(ZONE_COOKIE) else None
-    zone = zone or settings().time_zone
+    named = unquote(request.cookies.get(ZONE_COOKIE, ""))  # words.js writes it URI-encoded
+    zone = (time_zone(named) if named else None) or settings().time_zone
     out = dict(args)
     for name, end in (("from", False), ("to", True)):
         try:
