@@ -6,15 +6,13 @@ import secrets
 import sys
 import tempfile
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
-import click
 from flask import Flask, session
-from flask.helpers import get_debug_flag
 from flask.json.provider import DefaultJSONProvider
 from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.serving import is_running_from_reloader
 
 import serving
 from blueprints import (
@@ -61,22 +59,6 @@ class JSONProvider(DefaultJSONProvider):
 
     def loads(self, s):
         return load_json(s)
-
-
-def _serving():
-    """Whether this app will serve: not a one-off `flask --app app …` command (`flask run` serves).
-
-    Under `flask run`'s reloader the watching parent loads the app too but never serves it.
-    """
-    context = click.get_current_context(silent=True)
-    if context is None:
-        return True
-    if context.info_name != "run":
-        return False
-    reload = context.params.get("reload")
-    if reload is None:
-        reload = get_debug_flag()
-    return not reload or is_running_from_reloader()
 
 
 def _state_path(config, name, default):
@@ -151,7 +133,7 @@ def _private_files(database):
             os.chmod(path, 0o600)
 
 
-def _init_storage(app):
+def _init_storage(app, serve):
     uploads = Path(app.config["REVIEW_UPLOADS_PATH"])
     for folder in (uploads, *(uploads / scope for scope in UPLOAD_SCOPES)):
         _private_folder(folder)
@@ -164,7 +146,7 @@ def _init_storage(app):
     with db.connection_context():
         # Recovery is the serving start's: a command run beside the service (perhaps in another
         # container) must not settle the service's uploads, deletions, packages or publishes in flight.
-        if _serving():
+        if serve:
             sweep_pending(uploads)
             recover_deletions(uploads)
             sweep_stale(app.extensions["settings"].temp_path, at_start=True)  # ZIPs a crash left
@@ -172,8 +154,9 @@ def _init_storage(app):
 
 
 def _bootstrap_admin(app):
+    """At a serving start (not in one-off commands): the admin named by the settings."""
     username, password = app.config["REVIEW_ADMIN_USERNAME"], app.config["REVIEW_ADMIN_PASSWORD"]
-    if username and password and _serving():  # at start, not in one-off CLI commands
+    if username and password:
         with db.connection_context():
             user, changed = ensure_admin(username, password, "review,feedback")
         if changed:
@@ -222,8 +205,6 @@ WORKERS = (
 
 def _start_workers(app):
     """The outbox senders (agent, team), the WAL checkpointer and the feedback search indexer; one each per app."""
-    if not _serving():
-        return
     for setting, name, make in WORKERS:
         if app.config[setting]:
             app.extensions[name] = worker = make(app.extensions["settings"])
@@ -235,14 +216,23 @@ def _ensure_logging():
 
     Without it the access log and start-up notes went nowhere: only warnings reached stderr.
     """
-    if not logging.getLogger().handlers and _serving():
+    if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     logs.guard(logging.getLogger())  # request data cannot start a log line of its own
 
 
-def create_app(config=None):
-    """Build the app: settings, state folders, database (created/upgraded), auth, blueprints."""
-    _ensure_logging()
+def create_app(config=None, *, serve=False):
+    """Build the app: settings, state folders, database (created/upgraded), auth, blueprints.
+
+    `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
+    settles what a crash left, creates the admin the settings name and starts the background workers.
+    Without it (one-off `flask --app app …` commands, scripts) it does none of that, so a command run
+    beside the service never settles the service's uploads, deletions or publishes in flight.
+    """
+    if serve:
+        _ensure_logging()
+    else:
+        logs.guard(logging.getLogger())
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
     resumed = resume_restore(instance)  # a restore killed midway: finished or undone before config.py is read
     _private_folder(instance)
@@ -254,7 +244,7 @@ def create_app(config=None):
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     # Checked and typed once (a bad value stops the start naming it); services get this object.
     app.extensions["settings"] = Settings.from_config(app.config)
-    app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not _serving())
+    app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not serve)
     app.json.ensure_ascii = False
     app.json.sort_keys = False
     if app.config["TRUSTED_PROXIES"]:
@@ -262,17 +252,22 @@ def create_app(config=None):
         # value: inner proxies pass it on). The Host header stays the proxy's to set (nginx: $host);
         # X-Forwarded-Host is not believed, as a proxy that leaves it alone passes the client's own.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)
-    _init_storage(app)
+    _init_storage(app, serve)
     _init_login(app)
     hooks.init_app(app)
     _register_blueprints(app)
     register_commands(app)
-    _bootstrap_admin(app)
-    _start_workers(app)
-    if not app.config["REVIEW_AGENT_TOKEN"] and _serving():
-        # Only where the app serves: `flask --app app …` commands make no agent calls.
+    if serve:
+        _bootstrap_admin(app)
+        _start_workers(app)
+    if not app.config["REVIEW_AGENT_TOKEN"] and serve:  # one-off commands make no agent calls
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app
+
+
+def serving_app():
+    """The factory for other WSGI servers: `waitress-serve --call app:serving_app`."""
+    return create_app(serve=True)
 
 
 def main(argv=None):
@@ -284,10 +279,10 @@ def main(argv=None):
     logs.guard(logging.getLogger())
     try:
         if args.demo:
-            app, banner = build_demo_app(create_app)
+            app, banner = build_demo_app(partial(create_app, serve=True))
             print("\n".join(banner), flush=True)
         else:
-            app = create_app()
+            app = create_app(serve=True)
     except (SettingsError, SchemaTooNew) as exc:
         raise SystemExit(f"error: {exc}") from None
     with db.connection_context():  # a new instance: nobody can sign in until an admin is created

@@ -121,7 +121,7 @@ def peak_rss_growth_mb(fn, *args):
 def memory_child(base, task_id):
     """In a fresh process: peak RSS growth of one cold build (app created and imports done first)."""
     app = create_app({"REVIEW_INSTANCE_PATH": f"{base}/instance", "REVIEW_UPLOADS_PATH": f"{base}/uploads",
-                      "WEBHOOK_SENDER_ENABLED": False, "TESTING": True})
+                      "WEBHOOK_SENDER_ENABLED": False, "TESTING": True}, serve=True)
     Image.init()
     print(f"{peak_rss_growth_mb(build, app, task_id):.1f}")
 
@@ -141,7 +141,7 @@ def main():
         return memory_child(*args.memory_child)
     with tempfile.TemporaryDirectory() as base:
         app = create_app({"REVIEW_INSTANCE_PATH": f"{base}/instance", "REVIEW_UPLOADS_PATH": f"{base}/uploads",
-                          "WEBHOOK_SENDER_ENABLED": False, "TESTING": True})
+                          "WEBHOOK_SENDER_ENABLED": False, "TESTING": True}, serve=True)
         from services.auth import save_admin
 
         with db.connection_context():

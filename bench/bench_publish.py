@@ -105,7 +105,7 @@ def main(argv=None):
     fake, base_url = start_fake_platform()
     app = create_app({"REVIEW_INSTANCE_PATH": str(work / "instance"), "REVIEW_UPLOADS_PATH": str(work / "uploads"),
                       "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False, **platform_settings(base_url)})
+                      "WAL_CHECKPOINTER_ENABLED": False, **platform_settings(base_url)}, serve=True)
     call = args.latency_ms / 1000
     with app.app_context(), db.connection_context():
         timed_publish(app, 1, lambda s: approved_article(s, 0))  # the token is fetched once, then cached

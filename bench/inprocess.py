@@ -33,7 +33,7 @@ def main(argv=None):
     work = work_folder("review-inprocess-")
     ids = seed(work / "instance", work / "uploads", args.rows)
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(work / "instance"),
-                      "REVIEW_UPLOADS_PATH": str(work / "uploads")})
+                      "REVIEW_UPLOADS_PATH": str(work / "uploads")}, serve=True)
     app.add_url_rule("/__bench/bare", "bench_bare", lambda: {"ok": True})
 
     def call(method, path, body=None, headers=None):

@@ -59,7 +59,7 @@ def seed(instance, uploads, rows, database_url=""):
     logging.basicConfig(level=logging.WARNING)  # no access log line per seeding request
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
                       # the server process indexes; seed drains itself
-                      "FEEDBACK_INDEXER_ENABLED": False, "DATABASE_URL": database_url})
+                      "FEEDBACK_INDEXER_ENABLED": False, "DATABASE_URL": database_url}, serve=True)
     client = app.test_client()
     agent, feedback_client = {"x-review-agent-token": AGENT_TOKEN}, {"x-feedback-client-token": CLIENT_TOKEN}
     created = client.post("/api/review/agent/tasks", json=task_payload(0), headers=agent)

@@ -62,7 +62,7 @@ def main():
         services.review.create_task = _unstored_task
         services.feedback.intake.create_feedback = _unstored_feedback
     app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": instance, "REVIEW_UPLOADS_PATH": uploads,
-                      "DATABASE_URL": os.environ.get("BENCH_DATABASE_URL", "")})
+                      "DATABASE_URL": os.environ.get("BENCH_DATABASE_URL", "")}, serve=True)
 
     @app.get("/__bench/bare")
     def bare():

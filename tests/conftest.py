@@ -92,7 +92,7 @@ def make_app(tmp_path, database_url):
             "REVIEW_DEFAULT_LANGUAGE": "en",
         }
         config.update(overrides)
-        application = create_app(config)
+        application = create_app(config, serve=True)
         response_check.install(application)
         return application
 

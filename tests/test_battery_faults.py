@@ -132,7 +132,7 @@ CHILD = textwrap.dedent("""
     from models import db
 
     config, table, method, url, headers, fields = json.loads(sys.argv[1])
-    app = create_app(config)
+    app = create_app(config, serve=True)
     db.obj.register_function(lambda: os._exit({crashed}), "crash_now", 0)
     db.obj.close_all()  # connections opened from now on know crash_now()
     with db.connection_context():
@@ -156,7 +156,7 @@ def _crash_child(config, table, method, url, headers, fields, data):
 def test_a_crash_between_file_and_record_leaves_no_orphan_after_a_restart(tmp_path, kind):
     table, method, path, headers, fields = UPLOADS[kind]
     config = _config(tmp_path)
-    app = create_app(config)
+    app = create_app(config, serve=True)
     feedback_id = _new_feedback(app.test_client())
     if not db.is_closed():
         db.close()
@@ -165,7 +165,7 @@ def test_a_crash_between_file_and_record_leaves_no_orphan_after_a_restart(tmp_pa
     child = _crash_child(config, table, method, path.format(feedback_id=feedback_id), headers, fields, _png(3))
     assert child.returncode == CRASHED, (child.returncode, child.stdout[-2000:], child.stderr[-2000:])
 
-    restarted = create_app(config)  # the service starts again on the same folders
+    restarted = create_app(config, serve=True)  # the service starts again on the same folders
     with db.connection_context():
         db.execute_sql("DROP TRIGGER crash_on_insert")
         assert db.execute_sql(f"SELECT count(*) FROM {table}").fetchone()[0] == 0

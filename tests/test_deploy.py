@@ -43,7 +43,7 @@ def test_the_image_runs_from_exactly_what_the_dockerfile_copies(tmp_path):
     for path in _copied():
         source = ROOT / path
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, tmp_path / path)
-    script = ("from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False}); "
+    script = ("from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False}, serve=True); "
               "print(app.test_client().get('/healthz').status_code, app.test_client().get('/login').status_code)")
     env = {"PATH": "/usr/bin:/bin", "REVIEW_INSTANCE_PATH": str(tmp_path / "state" / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "state" / "uploads")}

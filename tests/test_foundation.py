@@ -75,7 +75,7 @@ def test_settings_layering(tmp_path, monkeypatch):
     monkeypatch.setenv("PORT", "9002")
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "true")
     monkeypatch.setenv("REVIEW_UPLOADS_PATH", str(tmp_path / "elsewhere"))
-    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "THREADS": 5})
+    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "THREADS": 5}, serve=True)
     assert app.config["FEEDBACK_TYPES"] == "bug,idea"  # config.py over the default
     assert app.config["PORT"] == 9002  # environment over config.py, typed
     assert app.config["SESSION_COOKIE_SECURE"] is True
@@ -90,7 +90,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     instance.mkdir()
     (instance / "config.py").write_text('SESSION_COOKIE_SECURE = "false"\nWAL_CHECKPOINTER_ENABLED = "off"\n'
                                         'PORT = "8123"\nWECHAT_TIMEOUT_SECONDS = "7.5"\n')
-    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     assert app.config["SESSION_COOKIE_SECURE"] is False and app.config["WAL_CHECKPOINTER_ENABLED"] is False
     assert (app.config["PORT"], app.config["WECHAT_TIMEOUT_SECONDS"]) == (8123, 7.5)
     assert "wal_checkpointer" not in app.extensions
@@ -98,7 +98,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     from services.settings import SettingsError
 
     with pytest.raises(SettingsError, match="SESSION_COOKIE_SECURE must be true or false, not 'ja'"):
-        create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+        create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
 
 
 
@@ -136,11 +136,11 @@ def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeyp
 
     monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError) as raised:
-        create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+        create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     assert message in str(raised.value) and "secret-token" not in str(raised.value)
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "off")
     monkeypatch.delenv(name)
-    assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
 
 def test_preview_recipients_per_account_or_for_both():
     from services.setting_values import preview_recipients
@@ -155,7 +155,7 @@ def test_preview_recipients_per_account_or_for_both():
 def test_instance_path_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("REVIEW_INSTANCE_PATH", str(tmp_path / "env-instance"))
     monkeypatch.setenv("REVIEW_UPLOADS_PATH", str(tmp_path / "env-uploads"))
-    create_app({})
+    create_app({}, serve=True)
     assert (tmp_path / "env-instance" / "review.db").exists()
     assert (tmp_path / "env-uploads" / "library").is_dir()
 
@@ -165,7 +165,7 @@ def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatc
     for name in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     app = create_app({"WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False})
+                      "WAL_CHECKPOINTER_ENABLED": False}, serve=True)
     assert (tmp_path / "instance" / "review.db").exists()
     assert (tmp_path / "uploads" / "review").is_dir()
     assert app.config["REVIEW_INSTANCE_PATH"] == str(tmp_path.resolve() / "instance")
@@ -175,7 +175,7 @@ def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatc
 def test_database_url_setting(tmp_path):
     target = tmp_path / "custom.db"
     create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u"),
-                "DATABASE_URL": f"sqlite:///{target}"})
+                "DATABASE_URL": f"sqlite:///{target}"}, serve=True)
     assert target.exists()
     assert not (tmp_path / "i" / "review.db").exists()
 
@@ -203,7 +203,7 @@ def test_schema_upgrade_keeps_rows(tmp_path):
     """)
     con.commit()
     con.close()
-    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     with db.connection_context():
         assert current_version() == LATEST
         columns = {c.name for c in db.get_columns("admin_user")}
@@ -212,7 +212,7 @@ def test_schema_upgrade_keeps_rows(tmp_path):
         assert user.permissions == "review" and user.last_login_at is None
         assert db.table_exists("login_attempt")  # tables added since are created
     # Starting again changes nothing and loses nothing.
-    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")})
+    create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     with db.connection_context():
         assert AdminUser.select().count() == 1
 
@@ -398,17 +398,31 @@ def _served_stderr(tmp_path, command, **settings):
     return stderr
 
 
-def test_flask_run_reloader_parent_does_not_start_the_service(tmp_path):
-    """`flask run --debug` loads the app in the reloader's watching parent too: only the child serves."""
-    stderr = _served_stderr(tmp_path, ["flask", "--app", "app", "run", "--debug", "--port", "{port}"],
-                            REVIEW_AGENT_TOKEN="")
-    # The start-up warning comes from the serving start only: once, from the child.
-    assert stderr.count("REVIEW_AGENT_TOKEN is not set") == 1, stderr
+def test_only_a_serving_start_settles_what_a_crash_left(tmp_path):
+    """create_app(serve=True) says it will serve: it sweeps a dead process's half-placed upload. A
+    one-off `flask --app app …` command beside the service builds the app without and leaves it."""
+    from models.files import PendingFile
+
+    folders = {"REVIEW_INSTANCE_PATH": str(tmp_path / "instance"), "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    create_app(folders)  # the folders and the database
+    placed = tmp_path / "uploads" / "review" / "half-placed.png"
+    placed.write_bytes(b"partial")
+    with db.connection_context():
+        PendingFile.create(path="review/half-placed.png", pid=2**22 + 7, created_at="2026-01-01T00:00:00.000Z")
+    env = {**os.environ, **folders}
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert "nobody" in done.stdout + done.stderr and placed.exists()
+    create_app(folders)
+    assert placed.exists()
+    create_app(folders, serve=True)
+    assert not placed.exists()
 
 
 def test_waitress_serve_writes_the_access_log(tmp_path):
-    """`waitress-serve --call app:create_app` configures no logging itself: the app does."""
-    stderr = _served_stderr(tmp_path, ["waitress", "--listen=127.0.0.1:{port}", "--call", "app:create_app"],
+    """`waitress-serve --call app:serving_app` configures no logging itself: the app does."""
+    stderr = _served_stderr(tmp_path, ["waitress", "--listen=127.0.0.1:{port}", "--call", "app:serving_app"],
                             REVIEW_AGENT_TOKEN="t")
     assert re.search(r"INFO review\.access GET /healthz 200 [0-9.]+ms request_id=[0-9a-f]{16}", stderr), stderr
 
@@ -455,7 +469,7 @@ def test_state_files_are_private(tmp_path):
     (instance / "config.py").write_text("THREADS = 4\n")
     app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
                       "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False})
+                      "WAL_CHECKPOINTER_ENABLED": False}, serve=True)
     assert app.test_client().get("/healthz").status_code == 200
     with db.connection_context():
         db.execute_sql("CREATE TABLE IF NOT EXISTS probe (x)")  # a write: the WAL exists now

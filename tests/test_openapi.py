@@ -147,7 +147,7 @@ def test_invalid_json_is_worded_alike_on_every_route(client):
 
 def test_readme_names_the_admin_commands_and_the_sign_in_settings():
     readme = (ROOT / "README.md").read_text()
-    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:create_app", "`WECHAT_THEME_OVERRIDES`",
+    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:serving_app", "`WECHAT_THEME_OVERRIDES`",
                  "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`", "`LOGIN_FAILURE_WINDOW_SECONDS`"):
         assert text in readme, text
 

@@ -175,7 +175,7 @@ def _real_parameters(pools, method, path_parameters):
 def _document():
     """The OpenAPI document of an app on throw-away folders, read once when this module is collected."""
     with tempfile.TemporaryDirectory(prefix="fuzz-doc-") as folder:
-        app = create_app(_config(Path(folder)))
+        app = create_app(_config(Path(folder)), serve=True)
         document = app.test_client().get("/api/openapi.json").get_json()
         if not db.is_closed():
             db.close()
@@ -250,7 +250,7 @@ def flatmap_body(context, body):
 
 @pytest.fixture(scope="module")
 def fuzz_state(tmp_path_factory):
-    app = create_app(_config(tmp_path_factory.mktemp("fuzz"), **UNLIMITED))
+    app = create_app(_config(tmp_path_factory.mktemp("fuzz"), **UNLIMITED), serve=True)
     database = db.obj
     cookie = _session_cookie(app)
     POOLS.update(_seed(app, cookie))
