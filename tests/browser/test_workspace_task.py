@@ -1,4 +1,4 @@
-"""The reviewer's workspace in Chromium (CONTRACT §14), part two: the task page.
+"""The reviewer's workspace in Chromium (docs/api.md §14), part two: the task page.
 
 - the decision in reach wherever the reviewer has scrolled (a side panel on a wide screen, a bar at the
   bottom of a phone), covering none of the task;

@@ -1,4 +1,4 @@
-"""The reviewer's workspace in Chromium (CONTRACT §14), part one: the pages' language and times.
+"""The reviewer's workspace in Chromium (docs/api.md §14), part one: the pages' language and times.
 
 - every page in the language asked for, codes as words, no English left on a Chinese page, the switch;
 - times in the browser's own zone, relative hints, and the list's date filters in the viewer's days.
