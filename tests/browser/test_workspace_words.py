@@ -57,7 +57,17 @@ def english_left(page):
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
 def test_every_page_speaks_the_language_asked_for(open_page, demo, console, language, size):
     page = open_page(language, size)
+    page.goto("/login")
+    assert page.evaluate("document.documentElement.lang") == language
+    if language == "zh-CN":
+        assert english_left(page) == [], "login"
     sign_in_as(page, language, "/review?status=all")
+    console.allow(r"status of 404")
+    page.goto("/review/no-such-task")  # an error page
+    back = "返回审核列表" if language == "zh-CN" else "Back to the review list"
+    expect(page.get_by_role("link", name=back)).to_be_visible()
+    if language == "zh-CN":
+        assert english_left(page) == [], "error page"
     article = task_by_topic(demo, "芯片的下一个十年")
     feedback = demo["feedback"][0]
     post = task_by_topic(demo, "一周力量训练打卡")
