@@ -42,3 +42,19 @@ def test_every_page_fits_the_screen_and_passes_axe(open_page, demo, console, lan
             screenshot(page, f"workspace-{name}-zh-phone")  # the whole page
             page.screenshot(path=str(OUTPUT / f"workspace-{name}-zh-phone-screen.png"))  # what the phone shows
     console.assert_clean()
+
+
+def test_the_check_finds_what_it_looks_for(open_page, demo, console):
+    """The helper is not blind: a 12 px button crowded by another and pale text are reported."""
+    page = open_page("en", "phone")
+    page.goto("/login")
+    page.evaluate("""() => {
+        const box = document.createElement('div');
+        box.innerHTML = '<button style="all:unset;width:12px;height:12px;display:inline-block">a</button>'
+            + '<button style="all:unset;width:12px;height:12px;display:inline-block">b</button>'
+            + '<p style="color:#ccc;background:#fff">pale words</p>';
+        document.querySelector('main').append(box);
+    }""")
+    found = " ".join(axe_violations(page))
+    assert "target-size" in found and "color-contrast" in found
+    console.assert_clean()
