@@ -44,7 +44,7 @@ from services.feedback.indexing import indexer
 from services.files import sweep_pending
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
-from services.review.notifications import Sender
+from services.review.webhooks import WebhookSender
 from services.settings import DEFAULTS, Settings, SettingsError, from_environment, typed
 from services.task_delete import recover_deletions
 from services.team.sender import TeamSender
@@ -195,7 +195,7 @@ def _register_blueprints(app):
 
 # (setting that enables it, name in app.extensions, factory of the typed settings)
 WORKERS = (
-    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", lambda settings: Sender(
+    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", lambda settings: WebhookSender(
         settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, events=settings.webhook_events)),
     ("WEBHOOK_SENDER_ENABLED", "team_sender", lambda s: TeamSender(s.team, s.webhook_retry_delays, s.default_language)),
     ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),

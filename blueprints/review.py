@@ -1,4 +1,5 @@
-"""Admin review API: list, detail, decision, presence (publish, retry, package and delete routes join here)."""
+"""Admin review API: the task list, a task's detail, the decision and presence. Publishing is
+blueprints/publishing.py's, the package download and deletion blueprints/package.py's."""
 from flask import Blueprint, g
 
 from blueprints.apidoc import api

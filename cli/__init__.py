@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from cli import assets, backup, demo, migrate
+from cli import assets, backup, copy_to, demo
 from models import AdminUser, db
 from services.auth import save_admin, set_active
 from services.errors import ServiceError
@@ -49,5 +49,5 @@ def register_commands(app):
         click.echo(f"admin {username} deactivated in {_where(app)}")
 
     # Each area adds its module here with register(app).
-    for module in (assets, demo, backup, migrate):
+    for module in (assets, demo, backup, copy_to):
         module.register(app)

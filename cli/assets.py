@@ -10,7 +10,7 @@ from rules.limits import MAX_UPLOAD_BYTES, mib
 from rules.vocabulary import ACCOUNTS
 from services import assets as asset_service
 from services.errors import ServiceError
-from services.platform_client import PlatformError, client_for
+from services.platform.client import PlatformError, client_for
 
 
 def _files_under(path):

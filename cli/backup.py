@@ -4,8 +4,8 @@ import sys
 import click
 
 from models import init_database
+from models.backup_copy import close_store
 from models.schema import upgrade
-from models.snapshot import close_store
 from services.operations.backup import create_backup
 from services.operations.restore import RestoreRefused, remove_made, restore_backup
 

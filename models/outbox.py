@@ -1,4 +1,4 @@
-"""Notifications to the agent and to the team, written in the same transaction as what they report."""
+"""The outbox: outbox messages (the agent's webhooks, team notifications), written with what they report."""
 import peewee
 
 from models.base import BaseModel, JSONField

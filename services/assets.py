@@ -23,9 +23,9 @@ from schemas.assets import AssetSchema
 from schemas.dump import dumper
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import clean_file_name, placed_file, write_atomically
-from services.imaging import check_size, decoded
+from services.image_checks import check_size, decoded
+from services.image_fetch import FetchRefused, fetch_bytes
 from services.platform.uploads import remember_upload
-from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
 

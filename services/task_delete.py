@@ -27,9 +27,9 @@ from services.assets import STORED_NAME
 from services.files import removed_file, settle_removals
 from services.publishing.jobs import refuse_while_publishing, stale_after
 from services.review.concurrency import load_for_update
-from services.review.notifications import discard_for_task
 from services.review.presence import forget_task
 from services.review.state_machine import rule_for
+from services.review.webhooks import discard_for_task
 from services.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The webhooks sent to the agent (docs/api.md §4, §13): one body schema per event type, written by
-services.review.notifications and described under the OpenAPI document's `x-webhooks`."""
+services.review.webhooks and described under the OpenAPI document's `x-webhooks`."""
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import (

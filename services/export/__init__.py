@@ -3,6 +3,7 @@
     from services.export import build_package
     package = build_package(task_id, settings)
 
-`remote.fetch_to_file` is the SSRF-guarded fetcher of remote images.
+Modules: package (the ZIP), manuscript (manuscript.md), package_images (checking each image). Remote
+images are fetched by services/image_fetch.py. package.py imports its siblings, never this package.
 """
 from services.export.package import PackageFile, build_package  # noqa: F401

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from services.asset_refs import ref_key, resolve_many
 from services.errors import Conflict, StorageUnavailable
-from services.export import manuscript
-from services.export.images import FaultyImage, check_decodable, open_local
+from services.export.manuscript import article, image_post, rewrite_images, topic_only
+from services.export.package_images import FaultyImage, check_decodable, open_local
 from services.files import alive_at_start
-from services.remote_images import FetchRefused, fetch_to_file
+from services.image_fetch import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
 from services.settings import Settings
@@ -183,20 +183,20 @@ def _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private):
 
 def _manuscript(task, plan, planned):
     if not task.selections:
-        return manuscript.topic_only(task)
+        return topic_only(task)
     if task.content_type == "image_post":
-        return manuscript.image_post(task, task.selections, [plan.path(*item) for item in planned])
+        return image_post(task, task.selections, [plan.path(*item) for item in planned])
     body, cover_item, body_items, link_items = planned
     mapping = {src: plan.path(*item) for src, item in link_items.items()}
     if body is not None:
-        body, left = manuscript.rewrite_images(body, mapping)
+        body, left = rewrite_images(body, mapping)
         if left:
             reason = ("some Markdown reader would load this from outside the archive (image or raw HTML "
                       "syntax the rewriter cannot point into images/); simplify it in the body")
             raise Conflict("an image of the body could not be pointed into the archive",
                            {"faultyImages": [{"ref": src, "field": "body", "reason": reason} for src in left]},
                            code="export_failed")
-    return manuscript.article(task, task.selections, body, plan.path(*cover_item) if cover_item else None,
+    return article(task, task.selections, body, plan.path(*cover_item) if cover_item else None,
                               [plan.path(*item) for item in body_items],
                               (task.body_draft or {}).get("themeTemplate"))
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from models.snapshot import copy_database_to, row_counts, schema_version, stored_files
+from models.backup_copy import copy_database_to, row_counts, schema_version, stored_files
 from rules.ids import now_iso
 from services.files import pinned, removals_held
 from services.settings import Settings

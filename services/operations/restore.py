@@ -18,9 +18,9 @@ from typing import IO, TypeGuard
 
 import peewee
 
-from models.migration import TargetNotEmpty
+from models.backup_copy import bound_row_counts, restore_rows_from, row_counts, schema_version
+from models.row_copy import TargetNotEmpty
 from models.schema import LATEST
-from models.snapshot import bound_row_counts, restore_rows_from, row_counts, schema_version
 from services.operations import restore_journal
 from services.operations.archive import (
     INSTANCE_FILES,

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from models import init_database
-from models.snapshot import close_store, restore_rows_from
+from models.backup_copy import close_store, restore_rows_from
 from services.operations.archive import SCOPES, fsync_folder, missing_top
 from services.settings import Settings, SettingsError
 

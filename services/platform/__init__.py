@@ -1,1 +1,2 @@
-"""Parts of the platform client (services/platform_client.py is the module callers import)."""
+"""The WeChat Official Account platform: its API client (client.py), the upload cache (uploads.py) and
+the body images it accepts (body_images.py). Callers import services.platform.client."""

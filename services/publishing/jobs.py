@@ -25,15 +25,15 @@ from models.review import PublishJob, ReviewTask, task_by_id
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import TRIGGER_MODES
 from services.errors import Conflict, NotFound
-from services.platform_client import PlatformError, client_for
-from services.publishing.images import JobImages, PublishFailed
+from services.platform.client import PlatformError, client_for
+from services.publishing.image_uploads import JobImages, PublishFailed
 from services.publishing.owners import gone, this_process
 from services.publishing.pipeline import build_article, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
-from services.review.notifications import enqueue_publish_outcome
 from services.review.state_machine import find_rule, job_rule_for, rule_for
+from services.review.webhooks import enqueue_publish_outcome
 from services.settings import Settings
 from services.team.outbox import publish_ended
 from services.team_settings import TeamSettings

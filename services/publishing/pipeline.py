@@ -1,7 +1,7 @@
 """The platform calls of one publish: images, the draft body, then draft/add or draft/update.
 
 Runs with no database transaction open (only short cache writes between calls). Raises
-PlatformError, images.PublishFailed or ContentTooLarge, each one line for the job's lastError.
+PlatformError, image_uploads.PublishFailed or ContentTooLarge, each one line for the job's lastError.
 
 Article draft (docs/api.md §5): title, author, digest, content, thumb_media_id; content is the
 snapshot's Markdown rendered again with the uploadimg URLs in place of the local ones.
@@ -11,8 +11,8 @@ image_info.image_list, cover_info.crop_percent_list (coordinates as strings), co
 import logging
 from typing import Any
 
-from services.platform_client import PlatformError
-from services.publishing.images import JobImages, Needed
+from services.platform.client import PlatformError
+from services.publishing.image_uploads import JobImages, Needed
 from services.rendering import check_size, image_urls, render_article
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from models import immediate
 from models.review import task_by_id
 from rules.limits import PREVIEW_WINDOW_SECONDS, PREVIEWS_PER_TASK
 from services.errors import Conflict, NotFound, PlatformRefused, RateLimited
-from services.platform_client import PlatformError, client_for
+from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
 from services.ratelimit import SlidingWindowLimiter
 from services.review import add_event, load_for_update, task_to_dict

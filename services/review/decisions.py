@@ -12,7 +12,6 @@ from models.review import ReviewTask
 from rules.vocabulary import APPROVE_ACTIONS, ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import body_options, check_overrides, complete_overrides, decision_body_draft
-from services.review.notifications import enqueue_approval, enqueue_rejection
 from services.review.serialize import task_to_dict
 from services.review.state_machine import fire, rule_for
 from services.review.validation import (
@@ -25,6 +24,7 @@ from services.review.validation import (
     join,
     same_value,
 )
+from services.review.webhooks import enqueue_approval, enqueue_rejection
 from services.settings import Settings
 
 REJECTION_ONLY = ("rejectedElements", "lockedSelections", "rejectionReason", "rejectionNote")

@@ -1,4 +1,4 @@
-"""Telling the team (docs/api.md §15): WeCom, Feishu and DingTalk group robots and e-mail, through the outbox.
+"""Team notifications (docs/api.md §15): WeCom, Feishu and DingTalk group robots and e-mail, through the outbox.
 
     outbox.task_awaiting_review(settings.team, task, "created" | "reworked")  inside the write
     outbox.publish_ended(settings.team, task, job)  (a failed job)              inside the write

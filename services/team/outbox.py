@@ -1,4 +1,4 @@
-"""Team messages into the outbox (docs/api.md §15), one per configured channel, each written in the
+"""Team notifications into the outbox (docs/api.md §15), one per configured channel, each written in the
 transaction of what it reports: a task created or back from rework, a failed publish, new feedback.
 
 The facts a message needs are stored with it; services/team/messages.py words them when it is sent.

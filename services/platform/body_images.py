@@ -1,4 +1,4 @@
-"""Images for the platform: body images for media/uploadimg (jpg/png of at most 1 MB), upload names."""
+"""Body images the platform accepts: re-encoding for media/uploadimg (jpg/png, at most 1 MB), kinds, upload names."""
 import io
 import re
 

@@ -1,9 +1,9 @@
-"""The store's side of backup and restore (docs/api.md §11): a consistent copy, row counts, the files rows name.
+"""The database copy of backup and restore (docs/api.md §11): a consistent copy, row counts, the files rows name.
 
 The copy is SQLite's online backup of the bound database, taken while the service writes (writers
 go on; the copy is one moment); on PostgreSQL the rows of every table, read in one REPEATABLE READ
 transaction, are written into a new SQLite file of the same schema (docs/api.md §11: "the rows of every
-table"). A snapshot is thus always a plain SQLite file that the other functions read with sqlite3
+table"). The copy is thus always a plain SQLite file that the other functions read with sqlite3
 alone, without binding the service's database to it.
 """
 import sqlite3
@@ -13,8 +13,8 @@ from contextlib import closing
 import peewee
 
 from models import ALL_MODELS, Asset, Feedback, FeedbackAttachment, db
-from models.migration import copy_rows
-from models.migration import row_counts as migration_row_counts
+from models.row_copy import copy_rows
+from models.row_copy import row_counts as bound_table_counts
 from models.schema import SchemaVersion, upgrade
 
 
@@ -70,7 +70,7 @@ def stored_files(path: str) -> Iterator[str]:
 
 
 def restore_rows_from(path: str, replace: bool) -> None:
-    """Put the rows of the SQLite snapshot `path` into the bound (non-SQLite) database, in one
+    """Put the rows of the SQLite copy `path` into the bound (non-SQLite) database, in one
     transaction; `replace` deletes what it holds first (else it must hold none)."""
     source, target = peewee.SqliteDatabase(path), db.obj
     try:
@@ -87,7 +87,7 @@ def restore_rows_from(path: str, replace: bool) -> None:
 def bound_row_counts() -> dict[str, int]:
     """Rows per table of the bound database."""
     with db.connection_context():
-        return migration_row_counts()
+        return bound_table_counts()
 
 
 def close_store() -> None:

@@ -1,5 +1,6 @@
-"""Copying an instance's rows to another database: `flask --app app migrate-to DATABASE_URL`, and the
+"""Copying an instance's rows to another database: `flask --app app copy-to DATABASE_URL`, and the
 backup and restore of a PostgreSQL instance (its rows into and out of the archive's SQLite file).
+Schema migrations are models/schema.py's.
 
 The target is given the schema exactly as a fresh start would (models.schema.upgrade), then every
 table is copied in batches, ids kept, each value passed through its field (SQLite's 0/1 become
@@ -30,7 +31,7 @@ def row_counts() -> dict[str, int]:
     return {model._meta.table_name: model.select().count() if model.table_exists() else 0 for model in _models()}
 
 
-def copy_to(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+def copy_rows_to(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Copy every row of the bound database into the empty database at `target_url`; returns the
     rows copied per table."""
     target = connect(target_url)

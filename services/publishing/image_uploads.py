@@ -1,4 +1,4 @@
-"""A job's images on the platform: each asset uploaded once per account, then reused (cached).
+"""A job's image uploads to the platform, run concurrently: each asset uploaded once per account, then reused.
 
 Covers and image-post images become permanent materials (material/add_material -> media_id);
 images inside an article body go through media/uploadimg (-> URL). A library asset synced from
@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 from models import Asset, db
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
+from services.image_fetch import FetchRefused, fetch_bytes
+from services.platform.client import PlatformError
 from services.platform.uploads import cached_upload, claim_upload, forget_upload, release_claim, remember_upload
-from services.platform_client import PlatformError
-from services.remote_images import FetchRefused, fetch_bytes
 
 log = logging.getLogger(__name__)
 

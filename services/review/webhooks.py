@@ -1,4 +1,4 @@
-"""Agent notifications: an outbox row per event, delivered after commit by a background sender.
+"""The agent's webhooks: an outbox message per event, delivered after commit by a background sender.
 
 Delivery is at-least-once with Standard Webhooks headers; the row survives restarts, and a
 failure never touches the decision that caused it (docs/api.md §4 "Agent notification"). Every event
@@ -39,7 +39,7 @@ _DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items
 
 
 def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> OutboxMessage:
-    """Record one notification; call inside the transaction of what it reports."""
+    """Record one webhook as an outbox message; call inside the transaction of what it reports."""
     now = now_iso()
     payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
     message = OutboxMessage.create(message_id=new_id("msg_"), task_id=task_id, event_type=event_type,
@@ -66,7 +66,7 @@ def enqueue_publish_outcome(task_id: str, job: PublishJob) -> OutboxMessage:
 
 
 def discard_for_task(task_id: str) -> int:
-    """Unsent notifications of a deleted task go with it."""
+    """Unsent webhooks of a deleted task go with it."""
     return OutboxMessage.delete().where(
         (OutboxMessage.task_id == task_id) & (OutboxMessage.status == "pending")
     ).execute()
@@ -193,8 +193,8 @@ def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
     return message
 
 
-class Sender(Worker):
-    """Polls the outbox about once a second, and at once when woken by a new message."""
+class WebhookSender(Worker):
+    """Polls the outbox for the agent's messages about once a second, and at once when woken by a new message."""
 
     def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0,
                  events=DEFAULT_WEBHOOK_EVENTS):

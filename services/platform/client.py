@@ -22,7 +22,7 @@ from models.platform import PlatformToken
 from models.writes import immediate
 from rules.ids import iso, now_iso, utcnow
 from services.outbound import body_chunks
-from services.platform.images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
+from services.platform.body_images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
     BODY_IMAGE_MAX,
     KIND_TYPES,
     image_kind,
