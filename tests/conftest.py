@@ -1,7 +1,8 @@
 """Fixtures: an app on a temporary database and uploads folder, clients, signed-in helpers.
 
-The store-dependent modules in STORE_MODULES run every test twice, on SQLite and on PostgreSQL (a
-throwaway cluster, tests/postgres.py): every rule they check holds on both stores."""
+A module marked `pytestmark = pytest.mark.both_stores` runs every test that takes the `store` fixture
+(through `app`, `make_app`, `database_url`) twice, on SQLite and on PostgreSQL (a throwaway cluster,
+tests/helpers/postgres.py): every rule it checks holds on both stores."""
 import os
 import shutil
 import tempfile
@@ -11,36 +12,30 @@ from pathlib import Path
 import pytest
 
 from app import create_app
+from fakeplatform import FakePlatform
 from models import db
 from services.settings import Settings
-from tests import response_check
-from tests.postgres import Cluster, binaries
-from tests.review_helpers import article, post  # noqa: F401 (fixtures: a pending article and image post)
+from tests.helpers import response_check
+from tests.helpers.feedback import UNLIMITED
+from tests.helpers.postgres import Cluster, binaries
+from tests.helpers.publishing import ACCOUNTS, platform_settings
+from tests.helpers.review import article_payload, create_task, image_post_payload, make_asset
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
 ADMIN_PASSWORD = "correct horse battery"
 
 
 STORES = ("sqlite", "postgresql")
-STORE_MODULES = {
-    "test_review_creation", "test_review_decisions", "test_review_rejections", "test_review_rework",
-    "test_review_lists", "test_review_titles_only", "test_review_concurrency", "test_publishing",
-    "test_publishing_failures", "test_publishing_image_post", "test_publishing_preconditions",
-    "test_publishing_preview", "test_publishing_concurrency", "test_notifications", "test_agent_events",
-    "test_delete", "test_assets", "test_package", "test_feedback_intake", "test_feedback_admin",
-    "test_feedback_attachments", "test_feedback_ratelimit", "test_auth", "test_multiprocess",
-    "test_presence", "test_rework_changes", "test_team_notifications", "test_team_delivery",
-}
 
 
 def pytest_generate_tests(metafunc):
-    if "store" in metafunc.fixturenames and metafunc.module.__name__.rpartition(".")[2] in STORE_MODULES:
+    if "store" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_stores"):
         metafunc.parametrize("store", STORES, indirect=True)
 
 
 @pytest.fixture
 def store(request):
-    """"sqlite" or "postgresql": the store the test's app runs on (SQLite outside STORE_MODULES)."""
+    """"sqlite" or "postgresql": the store the test's app runs on (SQLite unless marked both_stores)."""
     return getattr(request, "param", "sqlite")
 
 
@@ -128,6 +123,57 @@ def built_app(make_app, **overrides):
 def app(make_app):
     with built_app(make_app) as application:
         yield application
+
+
+@pytest.fixture
+def fake():
+    """The fake WeChat platform (fakeplatform/) running on 127.0.0.1, knowing both test accounts."""
+    platform = FakePlatform(dict(ACCOUNTS.values()))
+    platform.start()
+    yield platform
+    platform.stop()
+
+
+@pytest.fixture
+def platform_app(make_app, fake):
+    """The service pointed at the fake platform, with credentials of both accounts (tests/publishing/
+    takes it as its `app`)."""
+    with built_app(make_app, **platform_settings(fake)) as application:
+        yield application
+
+
+@pytest.fixture
+def feedback_app(make_app):
+    """The app without rate limits (tests that create many records), admin 'admin' created."""
+    with built_app(make_app, **UNLIMITED) as application:
+        create_admin()
+        yield application
+
+
+@pytest.fixture
+def fb_client(feedback_app):
+    return feedback_app.test_client()
+
+
+@pytest.fixture
+def fb_admin(feedback_app):
+    test_client = feedback_app.test_client()
+    login(test_client)
+    return test_client
+
+
+@pytest.fixture
+def article(app, client, agent_headers):
+    """A pending article task and its cover asset."""
+    cover = make_asset(app, 900, 500)
+    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
+
+
+@pytest.fixture
+def post(app, client, agent_headers):
+    """A pending image post task and its three images."""
+    images = [make_asset(app, 600, 800) for _ in range(3)]
+    return create_task(client, agent_headers, image_post_payload(images)), images
 
 
 @pytest.fixture

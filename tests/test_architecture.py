@@ -128,6 +128,22 @@ def test_no_store_branch_outside_models():
     assert leaks == []
 
 
+# Names that lead to the code (docs/api.md §17): a module says in its first line what it owns, and no
+# generic word names two modules (three `images` and two `snapshot` modules once sent readers astray).
+GENERIC_NAMES = {"images", "snapshot", "notifications", "migrate", "migration"}
+
+
+def test_every_service_and_model_module_says_what_it_owns():
+    modules = [path for name in ("services", "models") for path in sorted((ROOT / name).rglob("*.py"))]
+    silent = [str(path.relative_to(ROOT)) for path in modules
+              if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()]
+    shared: dict[str, list[str]] = {}
+    for path in modules:
+        if path.stem in GENERIC_NAMES:
+            shared.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    assert silent == [] and {stem: paths for stem, paths in shared.items() if len(paths) > 1} == {}
+
+
 def test_ruff_passes():
     code, out = _run("ruff", "check", ".")
     assert code == 0, out
@@ -162,3 +178,19 @@ def test_every_cited_document_is_in_the_repository():
                 outside.append(place)
             missing += [f"{place}: {doc}" for doc in DOC_PATH.findall(line) if not (ROOT / doc).is_file()]
     assert outside == [] and missing == []
+
+
+def test_no_test_module_imports_another_test_module():
+    """Fixtures live in conftest.py files and builders in tests/helpers/: a test module that imports
+    another ties the two together, and renaming one silently breaks the other."""
+    imports = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if "node_modules" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            if any(name.startswith("tests.") and name.rpartition(".")[2].startswith("test_") for name in names):
+                imports.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert imports == []

@@ -63,7 +63,7 @@ def test_an_article_created_with_titles_only_gets_its_body_from_the_reviewer(pag
     import requests
 
     from tests.conftest import AGENT_TOKEN
-    from tests.review_helpers import png_bytes
+    from tests.helpers.review import png_bytes
 
     agent = {"x-review-agent-token": AGENT_TOKEN}
     cover = requests.post(f"{live_server.url}/api/assets/upload", headers=agent, timeout=10,

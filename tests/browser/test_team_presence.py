@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
-from tests.review_helpers import (
+from tests.helpers.review import (
     article_payload,
     article_selections,
     create_task,

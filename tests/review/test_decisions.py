@@ -4,7 +4,7 @@ import json
 import pytest
 
 from tests.conftest import assert_error
-from tests.review_helpers import (
+from tests.helpers.review import (
     approve_article,
     approve_image_post,
     article_payload,
@@ -16,6 +16,8 @@ from tests.review_helpers import (
     make_asset,
     outbox_count,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 @pytest.mark.parametrize("action", ["approve_without_publish", "approve_and_publish"])

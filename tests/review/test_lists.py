@@ -10,9 +10,11 @@ from models import ReviewTask, db
 from services.review import create_task as create_in_service
 from services.review.state_machine import render_markdown
 from tests.conftest import assert_error
-from tests.review_helpers import article_payload
+from tests.helpers.review import article_payload
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
+ROOT = Path(__file__).resolve().parents[2]
 ACCOUNTS = ("silicon-rise", "carbon-fitness")
 STATUSES = ("pending_review", "approved", "published", "rejected_rework")
 

@@ -1,33 +1,22 @@
-"""Shared by the team notification tests: fake robots, an SMTP server (aiosmtpd), the settings that
-point the service at them, and a way to run one sender pass per channel by hand."""
+"""Shared by the team notification tests: the robots' secrets, an SMTP server (aiosmtpd), the settings
+that point the service at them, and a way to run one sender pass per channel by hand (the robots
+themselves are the `robots` fixture of tests/agent/conftest.py)."""
 import ssl
 import subprocess
 from contextlib import contextmanager
 from email import message_from_bytes, policy
 
-import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from fakeplatform.robots import FakeRobot
 from models import OutboxMessage, db
 from services.team.sender import TeamSender, deliver
-from tests.test_connections import free_port
+from tests.helpers.served import free_port
 
 FEISHU_SECRET = "feishu-secret-abc123"
 DINGTALK_SECRET = "SEC0123456789abcdef0123456789abcdef"
 PUBLIC_URL = "https://review.example.com"
 SMTP_USER, SMTP_PASSWORD = "notify@example.com", "smtp-password-xyz"
-
-
-@pytest.fixture
-def robots():
-    """{kind: FakeRobot} for WeCom, Feishu (signed) and DingTalk (signed), running."""
-    found = {"wecom": FakeRobot("wecom").start(), "feishu": FakeRobot("feishu", secret=FEISHU_SECRET).start(),
-             "dingtalk": FakeRobot("dingtalk", key="ding-token-42", secret=DINGTALK_SECRET).start()}
-    yield found
-    for robot in found.values():
-        robot.stop()
 
 
 def robot_settings(robots, **extra):

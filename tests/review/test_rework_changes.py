@@ -2,8 +2,10 @@
 PATCH in its timeline event, and the task page's character-level <del>/<ins> per element."""
 import re
 
+import pytest
+
 from services.review import changes
-from tests.review_helpers import (
+from tests.helpers.review import (
     article_selections,
     create_task,
     decision_url,
@@ -14,6 +16,8 @@ from tests.review_helpers import (
     make_asset,
     patch_url,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def patch(client, headers, task, body):

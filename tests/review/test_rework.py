@@ -2,7 +2,7 @@
 import pytest
 
 from tests.conftest import assert_error
-from tests.review_helpers import (
+from tests.helpers.review import (
     approve_article,
     approve_image_post,
     article_payload,
@@ -17,6 +17,8 @@ from tests.review_helpers import (
     make_asset,
     patch_url,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 @pytest.fixture
@@ -194,7 +196,6 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
                                                            "selections": last["selections"]})
     assert approved.status_code == 200, approved.get_json()
     assert "rejectionReason" not in approved.get_json()
-
 
 
 def test_a_rework_patch_cannot_give_up_a_rejected_field_it_cannot_fix_later(client, admin_client, agent_headers,

@@ -12,7 +12,6 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from PIL import Image
 from werkzeug.serving import make_server
 
@@ -143,19 +142,6 @@ def live_server(app):
     finally:
         server.shutdown()
         thread.join(timeout=10)
-
-
-# Fixtures shared by the decision and rejection tests: a pending article and image post.
-@pytest.fixture
-def article(app, client, agent_headers):
-    cover = make_asset(app, 900, 500)
-    return create_task(client, agent_headers, article_payload([cover["url"]])), cover
-
-
-@pytest.fixture
-def post(app, client, agent_headers):
-    images = [make_asset(app, 600, 800) for _ in range(3)]
-    return create_task(client, agent_headers, image_post_payload(images)), images
 
 
 def outbox_count(event_type="review_task.rejected"):

@@ -7,13 +7,17 @@ import pytest
 
 from services.publishing.jobs import TRIGGERS
 from services.review import state_machine
-from tests import test_publishing as base
 from tests.conftest import assert_error
-from tests.test_publishing import approved_article, publish, publish_url, retry_url
+from tests.helpers.publishing import approved_article, publish, publish_url, retry_url
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GATES = ("rule_for", "find_rule", "fire", "job_rule_for")
+
+
+@pytest.fixture
+def app(platform_app):
+    """The service pointed at the fake platform (tests/conftest.py)."""
+    return platform_app
 
 
 def _triggers_in_code():

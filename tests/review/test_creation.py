@@ -7,14 +7,9 @@ import requests
 
 from models import IdempotencyKey, ReviewTask, db
 from tests.conftest import assert_error
-from tests.review_helpers import (
-    article_payload,
-    body_option,
-    create_task,
-    image_post_payload,
-    live_server,
-    make_asset,
-)
+from tests.helpers.review import article_payload, body_option, create_task, image_post_payload, live_server, make_asset
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 URL = "/api/review/agent/tasks"
 
@@ -160,7 +155,6 @@ def test_unknown_image_group_asset_is_named_among_valid_ones(app, client, agent_
     error = assert_error(client.post(URL, json=image_post_payload(images), headers=agent_headers), 400,
                          "validation_error")
     assert set(error["details"]) == {"candidates.imageGroups.0.images.1.assetId"}
-
 
 
 def test_candidate_images_are_uploaded_assets_or_web_addresses(app, client, agent_headers):

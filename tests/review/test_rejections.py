@@ -3,7 +3,7 @@ import pytest
 
 from models import OutboxMessage, db
 from tests.conftest import assert_error
-from tests.review_helpers import (
+from tests.helpers.review import (
     approve_article,
     article_selections,
     decision_url,
@@ -13,6 +13,8 @@ from tests.review_helpers import (
     make_asset,
     outbox_count,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def test_selections_are_checked_before_action_specific_fields(admin_client, article):
@@ -155,7 +157,7 @@ def test_decisions_only_from_pending_review(admin_client, article):
 
 
 def test_delivery_events_do_not_change_the_version(admin_client, article):
-    from services.review import notifications
+    from services.review import webhooks as notifications
 
     task, cover = article
     rejected = admin_client.post(decision_url(task), json=_reject(task, cover, ["title"])).get_json()

@@ -12,10 +12,10 @@ from contextlib import closing
 from pathlib import Path
 
 from tests.conftest import AGENT_TOKEN
-from tests.review_helpers import article_payload, create_task, png_bytes
-from tests.test_feedback_helpers import image_bytes, payload, upload
+from tests.helpers.feedback import image_bytes, payload, upload
+from tests.helpers.review import article_payload, create_task, png_bytes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 WEB = {"x-feedback-client-token": "client-web-token"}
 
@@ -94,3 +94,12 @@ def run_restore(root, archive, *options, fault=None, database_url="", limit=None
     return subprocess.run([sys.executable, "-m", "flask", "--app", "app", "restore", str(archive), *options],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
                           preexec_fn=limited if limit else None)
+
+
+def contents(root):
+    """Every file under `root`, the database by its rows (closing connections checkpoints its WAL)."""
+    out = {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
+           if path.is_file() and not path.name.startswith("review.db")}
+    with closing(sqlite3.connect(root / "instance" / "review.db")) as connection:
+        out["rows"] = list(connection.iterdump())
+    return out

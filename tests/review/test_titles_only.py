@@ -4,13 +4,21 @@ the package all work with a body that names no source option."""
 import io
 import zipfile
 
-from tests import test_publishing as base
-from tests.conftest import assert_error
-from tests.review_helpers import create_task, decision_url, make_asset, patch_url
-from tests.test_publishing import events_of
+import pytest
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+from tests.conftest import assert_error
+from tests.helpers.publishing import events_of
+from tests.helpers.review import create_task, decision_url, make_asset, patch_url
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
 BODY = "# 芯片\n\n评审人自己写的正文。"
+
+
+@pytest.fixture
+def app(platform_app):
+    """The service pointed at the fake platform (tests/conftest.py)."""
+    return platform_app
 
 
 def titles_only(**candidates):

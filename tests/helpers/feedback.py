@@ -4,14 +4,12 @@ import itertools
 import threading
 import zipfile
 
-import pytest
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 from werkzeug.serving import make_server
 
 from models import db
 from models.feedback import Feedback
-from tests.conftest import built_app, create_admin, login
 
 WEB = {"x-feedback-client-token": "client-web-token"}
 MINI = {"x-feedback-client-token": "client-mini-token"}
@@ -77,26 +75,6 @@ def zip_bytes():
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("app.log", "line one\n")
     return buffer.getvalue()
-
-
-@pytest.fixture
-def feedback_app(make_app):
-    """The app without rate limits (tests that create many records), admin 'admin' created."""
-    with built_app(make_app, **UNLIMITED) as application:
-        create_admin()
-        yield application
-
-
-@pytest.fixture
-def fb_client(feedback_app):
-    return feedback_app.test_client()
-
-
-@pytest.fixture
-def fb_admin(feedback_app):
-    test_client = feedback_app.test_client()
-    login(test_client)
-    return test_client
 
 
 class LiveServer:

@@ -1,0 +1,93 @@
+"""The two platform accounts the tests configure and the builders of approved tasks and publishes
+(the fake platform itself is the `fake` fixture of tests/conftest.py)."""
+from models import db
+from models.platform import PlatformUpload
+from tests.helpers.review import (
+    approve_article,
+    approve_image_post,
+    article_payload,
+    body_option,
+    create_task,
+    decision_url,
+    image_post_payload,
+    make_asset,
+)
+
+ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
+            "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
+ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
+
+
+SNAPSHOT_KEYS = {"title", "author", "summary", "themeTemplate", "themeConfig", "bodyMarkdown", "bodyHtml",
+                 "bodyImages", "coverImage", "sourceBodyCandidate", "bodyEditedFromCandidate"}
+
+
+def platform_settings(fake, accounts=tuple(ACCOUNTS), **extra):
+    settings = {"WECHAT_API_BASE": fake.base_url, "WECHAT_TIMEOUT_SECONDS": 5}
+    for account in accounts:
+        prefix = "WECHAT_" + account.upper().replace("-", "_")
+        settings[prefix + "_APPID"], settings[prefix + "_SECRET"] = ACCOUNTS[account]
+    settings.update(extra)
+    return settings
+
+
+def publish_url(task):
+    return f"/api/review/tasks/{task['id']}/publish-jobs"
+
+
+def retry_url(task, job):
+    return f"/api/review/tasks/{task['id']}/publish-jobs/{job['id']}/retry"
+
+
+def approved_article(app, admin_client, agent_headers, body=None, action="approve_without_publish",
+                     account="silicon-rise", cover=None, body_draft=None):
+    """An approved article task whose body is `body` (Markdown, may link assets); returns (task, cover)."""
+    cover = cover or make_asset(app, 900, 500)
+    payload = article_payload(publicAccount=account)
+    if body is not None:
+        payload["candidates"]["bodyOptions"] = [body_option("opt-a", body)]
+    task = create_task(admin_client, agent_headers, payload)
+    decision = approve_article(task, cover, action=action)
+    if body_draft is not None:
+        decision["bodyDraft"] = {"sourceBodyCandidateId": "opt-a", "markdown": decision["selections"]["body"],
+                                 **body_draft}
+    response = admin_client.post(decision_url(task), json=decision)
+    assert response.status_code == 200, response.get_data(as_text=True)[:800]
+    return response.get_json(), cover
+
+
+def approved_image_post(app, admin_client, agent_headers, images, action="approve_without_publish", **selections):
+
+    task = create_task(admin_client, agent_headers, image_post_payload(images))
+    decision = approve_image_post(images, action=action)
+    decision["selections"].update(selections)
+    response = admin_client.post(decision_url(task), json=decision)
+    assert response.status_code == 200, response.get_data(as_text=True)[:800]
+    return response.get_json()
+
+
+def publish(admin_client, task, status=200, **kwargs):
+    response = admin_client.post(publish_url(task), **kwargs)
+    assert response.status_code == status, response.get_data(as_text=True)[:800]
+    return response
+
+
+def file_bytes(app, asset):
+    from pathlib import Path
+
+    return (Path(app.config["REVIEW_UPLOADS_PATH"]) / asset["url"].removeprefix("/uploads/")).read_bytes()
+
+
+def uploadimg_urls(account="silicon-rise"):
+    with db.connection_context():
+        return {row.asset_id: row.url for row in PlatformUpload.select().where(
+            (PlatformUpload.kind == "uploadimg") & (PlatformUpload.account == account))}
+
+
+def only_draft(fake, media_id):
+    assert list(fake.drafts) == [media_id]
+    return fake.drafts[media_id]["articles"]
+
+
+def events_of(task, type_):
+    return [event for event in task["timeline"] if event["type"] == type_]

@@ -1,0 +1,100 @@
+"""The served process (`python app.py`) for black-box tests that need its pid, port or URL: memory, body
+limits, health, connections, shutdown."""
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+from tests.conftest import AGENT_TOKEN
+from tests.helpers.feedback import UNLIMITED
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+CLIENT = {"x-feedback-client-token": "client-web-token"}
+
+
+@contextmanager
+def served_process(tmp_path, **settings):
+    """`python app.py` on a free port with an agent and a feedback client token; yields (base URL, Popen)."""
+    port = free_port()
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+           "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": "false", **UNLIMITED,
+           **{key: str(value) for key, value in settings.items()}}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.1)
+        yield base, server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def peak_memory(pid):
+    """The process's peak resident memory so far (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM in /proc/<pid>/status")
+
+
+ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections timed out (120 s)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def served(tmp_path, **settings):
+    """`python app.py` on a free port; yields its base URL."""
+    port = free_port()
+    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.1)
+        yield base, port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def wait_until(condition, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def answers_ok(url):
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
