@@ -1,11 +1,10 @@
 """Phone preview (docs/api.md §12): the task's current draft sent to one follower through the platform."""
 import pytest
 
-from tests import test_publishing as base
 from tests.conftest import assert_error, create_admin, login
-from tests.test_publishing import approved_article, events_of, publish
+from tests.helpers.publishing import approved_article, events_of, publish
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def preview_url(task):

@@ -1,10 +1,11 @@
 """Image posts become newspic drafts (docs/api.md §5): materials, crop as strings, comment flags 0/1."""
-from services.publishing.pipeline import coordinate
-from tests import test_publishing as base
-from tests.review_helpers import make_asset
-from tests.test_publishing import approved_image_post, events_of, file_bytes, only_draft, publish
+import pytest
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+from services.publishing.pipeline import coordinate
+from tests.helpers.publishing import approved_image_post, events_of, file_bytes, only_draft, publish
+from tests.helpers.review import make_asset
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 NEWSPIC_KEYS = {"article_type", "title", "content", "image_info", "cover_info", "need_open_comment",
                 "only_fans_can_comment"}

@@ -364,6 +364,6 @@ def test_check_size_allows_the_limits_and_names_the_size_when_over():
 
 
 def test_rendering_package_does_not_import_flask():
-    package = Path(__file__).resolve().parent.parent / "services" / "rendering"
+    package = Path(__file__).resolve().parents[2] / "services" / "rendering"
     for module in package.glob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+flask", module.read_text(), re.M), module.name

@@ -1,118 +1,27 @@
 """Publishing article drafts against the fake platform over real HTTP (spec: publish-jobs; docs/api.md §5).
 
-The other tests/test_publishing_*.py modules import the fixtures and builders defined here.
+The fixtures (`fake`, `platform_app`) are in tests/conftest.py, the builders in tests/helpers/publishing.py.
 """
+
 import pytest
 
-from fakeplatform import FakePlatform
 from models import db
-from models.platform import PlatformUpload
 from services.rendering import render_article
-from tests.review_helpers import (
-    approve_article,
-    approve_image_post,
-    article_payload,
-    body_option,
-    create_task,
-    decision_url,
-    make_asset,
+from tests.helpers.publishing import (
+    ACCOUNTS,
+    ARTICLE_KEYS,
+    SNAPSHOT_KEYS,
+    approved_article,
+    events_of,
+    file_bytes,
+    only_draft,
+    platform_settings,
+    publish,
+    uploadimg_urls,
 )
+from tests.helpers.review import make_asset
 
-ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
-            "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
-ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
-SNAPSHOT_KEYS = {"title", "author", "summary", "themeTemplate", "themeConfig", "bodyMarkdown", "bodyHtml",
-                 "bodyImages", "coverImage", "sourceBodyCandidate", "bodyEditedFromCandidate"}
-
-
-@pytest.fixture
-def fake():
-    platform = FakePlatform(dict(ACCOUNTS.values()))
-    platform.start()
-    yield platform
-    platform.stop()
-
-
-def platform_settings(fake, accounts=tuple(ACCOUNTS), **extra):
-    settings = {"WECHAT_API_BASE": fake.base_url, "WECHAT_TIMEOUT_SECONDS": 5}
-    for account in accounts:
-        prefix = "WECHAT_" + account.upper().replace("-", "_")
-        settings[prefix + "_APPID"], settings[prefix + "_SECRET"] = ACCOUNTS[account]
-    settings.update(extra)
-    return settings
-
-
-@pytest.fixture
-def app(make_app, fake):
-    """The service pointed at the fake platform, with credentials of both accounts."""
-    application = make_app(**platform_settings(fake))
-    yield application
-    if not db.is_closed():
-        db.close()
-
-
-# ---- builders -----------------------------------------------------------------------------------
-def publish_url(task):
-    return f"/api/review/tasks/{task['id']}/publish-jobs"
-
-
-def retry_url(task, job):
-    return f"/api/review/tasks/{task['id']}/publish-jobs/{job['id']}/retry"
-
-
-def approved_article(app, admin_client, agent_headers, body=None, action="approve_without_publish",
-                     account="silicon-rise", cover=None, body_draft=None):
-    """An approved article task whose body is `body` (Markdown, may link assets); returns (task, cover)."""
-    cover = cover or make_asset(app, 900, 500)
-    payload = article_payload(publicAccount=account)
-    if body is not None:
-        payload["candidates"]["bodyOptions"] = [body_option("opt-a", body)]
-    task = create_task(admin_client, agent_headers, payload)
-    decision = approve_article(task, cover, action=action)
-    if body_draft is not None:
-        decision["bodyDraft"] = {"sourceBodyCandidateId": "opt-a", "markdown": decision["selections"]["body"],
-                                 **body_draft}
-    response = admin_client.post(decision_url(task), json=decision)
-    assert response.status_code == 200, response.get_data(as_text=True)[:800]
-    return response.get_json(), cover
-
-
-def approved_image_post(app, admin_client, agent_headers, images, action="approve_without_publish", **selections):
-    from tests.review_helpers import image_post_payload
-
-    task = create_task(admin_client, agent_headers, image_post_payload(images))
-    decision = approve_image_post(images, action=action)
-    decision["selections"].update(selections)
-    response = admin_client.post(decision_url(task), json=decision)
-    assert response.status_code == 200, response.get_data(as_text=True)[:800]
-    return response.get_json()
-
-
-def publish(admin_client, task, status=200, **kwargs):
-    response = admin_client.post(publish_url(task), **kwargs)
-    assert response.status_code == status, response.get_data(as_text=True)[:800]
-    return response
-
-
-def file_bytes(app, asset):
-    from pathlib import Path
-
-    return (Path(app.config["REVIEW_UPLOADS_PATH"]) / asset["url"].removeprefix("/uploads/")).read_bytes()
-
-
-def uploadimg_urls(account="silicon-rise"):
-    with db.connection_context():
-        return {row.asset_id: row.url for row in PlatformUpload.select().where(
-            (PlatformUpload.kind == "uploadimg") & (PlatformUpload.account == account))}
-
-
-def only_draft(fake, media_id):
-    assert list(fake.drafts) == [media_id]
-    return fake.drafts[media_id]["articles"]
-
-
-def events_of(task, type_):
-    return [event for event in task["timeline"] if event["type"] == type_]
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 # ---- article drafts -----------------------------------------------------------------------------
@@ -223,8 +132,8 @@ def test_uploads_are_reused_for_the_same_asset_on_the_same_account(app, admin_cl
 
 def test_a_synced_material_of_the_same_account_is_used_without_uploading(app, admin_client, agent_headers, fake):
     from services.assets import sync_platform_images
-    from services.platform_client import client_for
-    from tests.review_helpers import png_bytes
+    from services.platform.client import client_for
+    from tests.helpers.review import png_bytes
 
     fake.seed_image_material("cover.png", png_bytes(900, 500), appid=ACCOUNTS["silicon-rise"][0])
     with db.connection_context():

@@ -2,10 +2,8 @@
 import threading
 
 from services.publishing import jobs
-from tests import test_publishing as base
 from tests.conftest import assert_error, create_admin, login, reload_settings
-from tests.review_helpers import make_asset
-from tests.test_publishing import (
+from tests.helpers.publishing import (
     ARTICLE_KEYS,
     approved_article,
     approved_image_post,
@@ -14,8 +12,7 @@ from tests.test_publishing import (
     publish_url,
     retry_url,
 )
-
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+from tests.helpers.review import make_asset
 
 
 def test_approve_and_publish_creates_the_draft_and_publishes_the_task(app, admin_client, agent_headers, fake):
@@ -49,7 +46,7 @@ def test_no_manual_publish_comes_between_the_approval_and_its_auto_job(app, admi
                                                                        monkeypatch):
     """A manual publish sent while approve_and_publish runs waits for it (was: it took the claim
     after the approval committed, and the decision answered 409 although it had taken effect)."""
-    from tests.review_helpers import approve_article, article_payload, create_task, decision_url
+    from tests.helpers.review import approve_article, article_payload, create_task, decision_url
 
     task = create_task(admin_client, agent_headers, article_payload())
     decision = approve_article(task, make_asset(app, 900, 500), action="approve_and_publish")

@@ -1,12 +1,13 @@
 """Publish preconditions: state, permission, If-Match; the routes in the OpenAPI document."""
 import json
 
-from tests import test_publishing as base
-from tests.conftest import assert_error
-from tests.review_helpers import article_payload, create_task, make_asset
-from tests.test_publishing import approved_article, publish, publish_url
+import pytest
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+from tests.conftest import assert_error
+from tests.helpers.publishing import approved_article, publish, publish_url
+from tests.helpers.review import article_payload, create_task, make_asset
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 # ---- preconditions ------------------------------------------------------------------------------
@@ -48,7 +49,6 @@ def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
 
     published = publish(admin_client, task, headers={"If-Match": f'"{task["version"]}"'}).get_json()
     assert published["status"] == "published"
-
 
 
 def test_the_bodiless_routes_refuse_a_body(app, admin_client, agent_headers, fake):

@@ -7,12 +7,10 @@ import time
 from pathlib import Path
 
 from models import db
-from tests import test_publishing as base
 from tests.conftest import create_admin, login, reload_settings
-from tests.review_helpers import make_asset
-from tests.test_publishing import approved_article, approved_image_post, publish
+from tests.helpers.publishing import approved_article, approved_image_post, publish
+from tests.helpers.review import make_asset
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
 URL = re.compile(r"https?://[^\s\"')]+/mmbiz/[^\s\"')]+")
 
 

@@ -5,12 +5,11 @@ import pytest
 
 from models import db
 from models.review import ReviewTask
-from tests import test_publishing as base
 from tests.conftest import assert_error, create_admin, login, reload_settings
-from tests.review_helpers import make_asset
-from tests.test_publishing import approved_article, events_of, platform_settings, publish, retry_url
+from tests.helpers.publishing import ACCOUNTS, approved_article, events_of, platform_settings, publish, retry_url
+from tests.helpers.review import make_asset
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def retry(admin_client, task, job, status=200):
@@ -97,7 +96,7 @@ def test_an_account_without_credentials_fails_the_job_until_they_are_configured(
     reload_settings(app)  # as a restart with the added credentials would
     retried = retry(admin_client, failed, job)
     second = assert_retried(retried, job, fake)
-    assert fake.drafts[second["draftMediaId"]]["appid"] == base.ACCOUNTS["carbon-fitness"][0]
+    assert fake.drafts[second["draftMediaId"]]["appid"] == ACCOUNTS["carbon-fitness"][0]
 
 
 def test_an_oversize_body_fails_before_the_draft_call_and_a_retry_keeps_the_frozen_body(app, admin_client,

@@ -20,7 +20,7 @@ from fakeplatform import FakePlatform
 from models.base import db, init_database
 from models.platform import PlatformToken, PlatformUpload
 from rules.ids import iso, utcnow
-from services.platform_client import (
+from services.platform.client import (
     PlatformClient,
     PlatformError,
     cached_upload,
@@ -223,7 +223,6 @@ def test_add_material_uploads_a_multipart_media_file(client, fake_platform):
     assert sent["files"]["media"]["content_type"] == "image/png"
     assert fake_platform.materials[result["media_id"]]["data"] == data
     assert requests.get(result["url"], timeout=5).content == data
-
 
 
 @pytest.mark.parametrize("name, sent_name", [
@@ -514,7 +513,7 @@ def test_fake_runs_standalone_and_prints_its_settings():
     env = {k: v for k, v in os.environ.items() if not k.startswith("WECHAT_")}
     env["WECHAT_CARBON_FITNESS_SECRET"] = "from-env"
     proc = subprocess.Popen([sys.executable, "-m", "fakeplatform", "--port", str(port)],
-                            cwd=Path(__file__).resolve().parent.parent, env=env,
+                            cwd=Path(__file__).resolve().parents[2], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         lines = [proc.stdout.readline() for _ in range(9)]

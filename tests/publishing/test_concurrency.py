@@ -5,18 +5,18 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 import requests
 
 from models import db
 from models.publishing import PublishLock
 from models.review import ReviewTask
 from rules.ids import iso, utcnow
-from tests import test_publishing as base
 from tests.conftest import ADMIN_PASSWORD, assert_error
-from tests.review_helpers import live_server
-from tests.test_publishing import approved_article, platform_settings, publish, publish_url
+from tests.helpers.publishing import approved_article, platform_settings, publish, publish_url
+from tests.helpers.review import live_server
 
-app, fake = base.app, base.fake  # the fixtures: the service pointed at a running fake platform
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 class Answer:
@@ -141,7 +141,6 @@ def _interrupted_publish(app, task, **owner):
     return claim.job_id
 
 
-
 def test_a_claim_taken_over_records_its_job_as_failed(app, admin_client, agent_headers, fake):
     """A restarted container cannot end its predecessor's claim: the next publish takes it over after
     the stale limit. The abandoned job used to read "has not finished" forever."""
@@ -209,7 +208,7 @@ def test_a_command_beside_the_service_leaves_its_claims_alone(app, admin_client,
     env = {**os.environ, "REVIEW_INSTANCE_PATH": app.config["REVIEW_INSTANCE_PATH"],
            "REVIEW_UPLOADS_PATH": app.config["REVIEW_UPLOADS_PATH"]}
     done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
                           timeout=60)
     assert "nobody" in done.stdout + done.stderr
     with db.connection_context():
