@@ -11,17 +11,9 @@ from schemas.common import MAX_PAGE
 from services.errors import Unauthorized
 from services.feedback import queries, triage
 from tests.conftest import assert_error, create_admin, login
-from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
-    MINI,
-    created,
-    fb_admin,
-    fb_client,
-    feedback_app,
-    payload,
-    set_fields,
-    submit,
-    upload,
-)
+from tests.helpers.feedback import MINI, created, payload, set_fields, submit, upload
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def listing(admin, **params):

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.conftest import assert_error
-from tests.test_feedback_helpers import UNLIMITED, payload, submit, upload
+from tests.helpers.feedback import UNLIMITED, payload, submit, upload
 
 
 def database_file(app):

@@ -8,7 +8,7 @@ from models.feedback import INDEX_BATCH, fold_case, index_pending
 from models.schema import LATEST, current_version
 from services.feedback import indexing
 from tests.conftest import built_app, create_admin, login
-from tests.test_feedback_helpers import UNLIMITED, created, fb_admin, fb_client, feedback_app  # noqa: F401
+from tests.helpers.feedback import UNLIMITED, created
 
 QUEUED = "SELECT COUNT(*) FROM feedback_search_pending"
 

@@ -11,7 +11,9 @@ from services.ratelimit import SlidingWindowLimiter
 from services.setting_values import parse_limits
 from services.settings import Settings
 from tests.conftest import assert_error
-from tests.test_feedback_helpers import UNLIMITED, WEB, payload, submit
+from tests.helpers.feedback import UNLIMITED, WEB, payload, submit
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 class Clock:
@@ -205,7 +207,7 @@ def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
     request counts). A feedback's attachments do not use up its device's submissions."""
     import io
 
-    from tests.test_feedback_helpers import image_bytes
+    from tests.helpers.feedback import image_bytes
 
     client, _clock = limited(FEEDBACK_RATE_LIMIT_PER_IP="3/minute", FEEDBACK_RATE_LIMIT_PER_DEVICE="1/minute")
     record = submit(client, payload(deviceId="dev-1"), ip="10.0.2.1").get_json()
@@ -226,10 +228,10 @@ def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
 
 def test_large_images_are_decoded_one_at_a_time(monkeypatch):
     """Eight 40-megapixel screenshots decoded at once took the process to 1.3 GB."""
-    import services.imaging
+    import services.image_checks
     from services.assets import check_image
     from services.feedback.checks import check_screenshot
-    from tests.test_feedback_helpers import image_bytes
+    from tests.helpers.feedback import image_bytes
 
     taken = []
 
@@ -240,7 +242,7 @@ def test_large_images_are_decoded_one_at_a_time(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(services.imaging, "_LARGE_DECODE", Recording())
+    monkeypatch.setattr(services.image_checks, "_LARGE_DECODE", Recording())
     check_screenshot(image_bytes(size=(40, 30)))
     check_image(image_bytes(size=(40, 30)))
     assert taken == []

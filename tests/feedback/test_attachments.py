@@ -14,21 +14,20 @@ from models import db
 from models.feedback import FeedbackAttachment
 from rules.ids import iso, utcnow
 from tests.conftest import assert_error
-from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
+from tests.helpers.feedback import (
     MINI,
     UNLIMITED,
     WEB,
     created,
     exif_block,
-    fb_admin,
-    fb_client,
-    feedback_app,
     image_bytes,
     png_with_text,
     set_fields,
     upload,
     zip_bytes,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 META_KEYS = {"id", "kind", "fileName", "contentType", "size", "sha256", "createdAt"}
 
@@ -260,9 +259,9 @@ def test_an_attachment_file_replaced_by_a_link_out_of_the_folder_is_not_served(f
 
 
 def test_a_screenshot_whose_rows_are_cut_short_is_refused(fb_client):
-    from tests.test_assets import _rows_cut_short
+    from tests.helpers.assets import rows_cut_short
 
     record = created(fb_client)
-    response = upload(fb_client, record["id"], _rows_cut_short(image_bytes(size=(60, 40))), "s.png", "screenshot")
+    response = upload(fb_client, record["id"], rows_cut_short(image_bytes(size=(60, 40))), "s.png", "screenshot")
     assert_error(response, 400, "validation_error")
     assert response.get_json()["error"]["details"] == {"file": ["truncated or damaged image"]}

@@ -10,16 +10,9 @@ from models import db
 from models.feedback import Feedback, FeedbackDaySequence
 from rules.ids import iso, utcnow
 from tests.conftest import assert_error
-from tests.test_feedback_helpers import (  # noqa: F401 - fixtures
-    MINI,
-    UNLIMITED,
-    WEB,
-    fb_client,
-    feedback_app,
-    payload,
-    set_fields,
-    submit,
-)
+from tests.helpers.feedback import MINI, UNLIMITED, WEB, payload, set_fields, submit
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 DETAIL_KEYS = {
     "id", "feedbackNo", "type", "title", "content", "appName", "appVersion", "platform", "userId",
@@ -183,7 +176,7 @@ def test_the_duplicate_window_is_24_hours(fb_client):
 
 
 def test_the_duplicate_window_is_a_setting_and_the_message_names_it(make_app):
-    from tests.test_feedback_helpers import UNLIMITED
+    from tests.helpers.feedback import UNLIMITED
 
     client = make_app(**UNLIMITED, FEEDBACK_DUPLICATE_WINDOW_SECONDS=2 * 3600).test_client()
     body = payload(content="reported two hours ago", userId="u-2")

@@ -7,7 +7,7 @@ import requests
 
 from models import db
 from models.feedback import Feedback, FeedbackAttachment
-from tests.test_feedback_helpers import UNLIMITED, WEB, LiveServer, payload, run_together
+from tests.helpers.feedback import UNLIMITED, WEB, LiveServer, payload, run_together
 
 
 def test_ten_identical_requests_at_once_create_one_record(make_app):
