@@ -6,7 +6,7 @@ import pytest
 from models import Asset, db
 from services import assets
 from services.assets import asset_view
-from tests.test_assets import ID_NAME, bomb_png, image_bytes
+from tests.helpers.assets import ID_NAME, bomb_png, image_bytes
 
 
 def library_rows():
@@ -185,7 +185,7 @@ def test_sync_without_credentials_or_with_an_unknown_account(runner):
 
 def test_synced_images_are_measured_so_they_can_be_article_covers(sync_runner, platform, admin_client, agent_headers):
     """A synced image had no size, so an approval refused it as a cover ("not a decodable image")."""
-    from tests.review_helpers import approve_article, article_payload, create_task, decision_url
+    from tests.helpers.review import approve_article, article_payload, create_task, decision_url
 
     material = platform.seed_image_material("wide.png", image_bytes(size=(900, 500)))
     assert sync_runner.invoke(args=["assets", "sync", "silicon-rise"]).exit_code == 0

@@ -31,7 +31,6 @@ def test_sweep_removes_files_of_dead_processes_only(app, tmp_path):
     assert (tmp_path / "outside.png").exists()
 
 
-
 def test_sweep_removes_the_record_folder_it_empties(app, tmp_path):
     """A feedback's first attachment that never got its record left an empty uploads/feedback/<id>/."""
     uploads = tmp_path / "uploads"

@@ -11,8 +11,8 @@ import requests
 from PIL import Image
 
 from tests.conftest import assert_error
-from tests.served import AGENT, CLIENT, peak_memory, served_process
-from tests.test_feedback_helpers import created, fb_client, feedback_app, image_bytes, upload  # noqa: F401
+from tests.helpers.feedback import created, image_bytes, upload
+from tests.helpers.served import AGENT, CLIENT, peak_memory, served_process
 
 BOMB_INFLATED = 1 << 30  # a 1x1 image whose pixel data inflates to 1 GiB (about 1 MB compressed)
 GROWTH_ALLOWED = 64 * 1024 * 1024

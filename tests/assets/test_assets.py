@@ -1,9 +1,6 @@
 """Asset upload, storage, serving, listing and reference resolution (docs/api.md §6)."""
 import hashlib
 import io
-import re
-import struct
-import zlib
 from pathlib import Path
 
 import peewee
@@ -13,26 +10,9 @@ from PIL import Image
 from models import Asset, db
 from services import asset_refs, assets, files
 from tests.conftest import assert_error, create_admin, login
+from tests.helpers.assets import ID_NAME, bomb_png, image_bytes, rows_cut_short
 
-ID_NAME = re.compile(r"^[A-Za-z0-9_-]{16,64}\.(png|jpg|gif)$")
-
-
-def image_bytes(fmt="PNG", size=(40, 30), color=(200, 30, 30), mode="RGB"):
-    out = io.BytesIO()
-    Image.new(mode, size, color).save(out, fmt)
-    return out.getvalue()
-
-
-def bomb_png(width, height):
-    """A valid 1-bit PNG whose header promises width x height pixels; a few kB on disk."""
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    packer = zlib.compressobj(9)
-    row = b"\0" * (1 + (width + 7) // 8)
-    idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
-    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def upload(client, data, name="photo.png", headers=None, **form):
@@ -326,25 +306,6 @@ def test_a_link_out_of_the_upload_folder_is_not_served(app, admin_client, agent_
         assert client.get("/uploads/review/alias.png", headers=headers).status_code == 200
 
 
-def _rows_cut_short(data):
-    """The PNG with its image data cut to half its rows, recompressed, CRCs right and IEND present."""
-    import struct
-    import zlib
-
-    parts, pos = [], 8
-    while pos < len(data):
-        length = struct.unpack(">I", data[pos:pos + 4])[0]
-        parts.append((data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]))
-        pos += 12 + length
-    raw = zlib.decompress(b"".join(body for kind, body in parts if kind == b"IDAT"))
-
-    def chunk(kind, body):
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    head = b"".join(chunk(kind, body) for kind, body in parts if kind not in (b"IDAT", b"IEND"))
-    return data[:8] + head + chunk(b"IDAT", zlib.compress(raw[: len(raw) // 2])) + chunk(b"IEND", b"")
-
-
 @pytest.mark.parametrize("interlace", [False, True])
 def test_a_png_whose_rows_are_cut_short_is_refused(app, admin_client, interlace):
     """Pillow decoded it without complaint, blank below the cut (docs/api.md §16: every pixel row must decode)."""
@@ -354,7 +315,7 @@ def test_a_png_whose_rows_are_cut_short_is_refused(app, admin_client, interlace)
 
     buffer = io.BytesIO()
     Image.new("RGB", (120, 90), (200, 30, 30)).save(buffer, "PNG", interlace=interlace)
-    for data, status in ((_rows_cut_short(buffer.getvalue()), 400), (buffer.getvalue(), 201)):
+    for data, status in ((rows_cut_short(buffer.getvalue()), 400), (buffer.getvalue(), 201)):
         response = admin_client.post("/api/assets/upload", content_type="multipart/form-data",
                                      data={"file": (io.BytesIO(data), "cut.png"), "scope": "review"})
         assert response.status_code == status, response.get_json()
