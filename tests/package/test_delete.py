@@ -8,7 +8,7 @@ import pytest
 from models import Asset, AssetCleanup, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
 from rules.ids import new_id, now_iso
 from tests.conftest import assert_error, create_admin, login
-from tests.export_helpers import (
+from tests.helpers.export import (
     download,
     image_bytes,
     link_outside,
@@ -18,7 +18,9 @@ from tests.export_helpers import (
     stored_path,
     upload,
 )
-from tests.review_helpers import approve_article, article_payload, create_task, decision_url
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 def delete(client, task_id, **headers):
@@ -184,7 +186,6 @@ def test_a_deletion_cut_short_is_settled_at_the_next_start(make_app, tmp_path):
     assert [p.name for p in stored_path(app, kept).parent.iterdir() if p.name.startswith(".")] == []
 
 
-
 def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_app, monkeypatch):
     """The task's row was gone but a stop (kill -9) came before its files: they stayed for good, and
     nothing could remove them any more. A file another task uses still stays."""
@@ -215,7 +216,6 @@ def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_
     assert asset_exists(shared) and stored_path(app, shared).is_file()
     with db.connection_context():
         assert AssetCleanup.select().count() == 0
-
 
 
 def test_a_cleanup_entry_that_cannot_be_cleared_does_not_fail_the_committed_delete(app, admin_client, tmp_path,

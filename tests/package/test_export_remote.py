@@ -1,10 +1,10 @@
-"""The SSRF-guarded remote image fetcher of the package export (services/remote_images.py)."""
+"""The SSRF-guarded remote image fetcher of the package export (services/image_fetch.py)."""
 import pytest
 import requests
 
-from services import remote_images as remote
-from services.remote_images import FetchRefused, address_allowed, fetch_to_file
-from tests.export_helpers import ImageServer
+from services import image_fetch as remote
+from services.image_fetch import FetchRefused, address_allowed, fetch_to_file
+from tests.helpers.export import ImageServer
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from models import Asset, db
 from rules.vocabulary import STATUSES
 from services.rendering import image_urls
 from tests.conftest import assert_error, create_admin, login, signed_in_admin
-from tests.export_helpers import (
+from tests.helpers.export import (
     ImageServer,
     download,
     image_bytes,
@@ -23,6 +23,8 @@ from tests.export_helpers import (
     temp_entries,
     upload,
 )
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 LOCAL_HOSTS = {"REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": True}
 
@@ -417,7 +419,7 @@ def test_a_deep_quote_that_is_no_definition_does_not_make_the_rewrite_backtrack(
     script = ("import sys; from services.export.manuscript import rewrite_images; "
               "print(rewrite_images(sys.stdin.read(), {}))")
     done = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == repr((body, []))
 
@@ -541,7 +543,7 @@ def test_a_command_beside_the_service_leaves_its_folders_alone(make_app, tmp_pat
     env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
     done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
                           timeout=60)
     assert "nobody" in done.stdout + done.stderr and folder.exists()
     make_app()  # the service's own start settles it
