@@ -47,7 +47,6 @@ def test_pages_are_not_kept_in_the_browser_cache(admin_client, demo_data):
         assert admin_client.get(url).headers["Cache-Control"] == "no-store", url
 
 
-
 def test_pages_run_only_their_own_scripts_in_no_frame_and_answers_are_not_cached(admin_client, demo_data):
     task = demo_data["tasks"][0]
     for url in ("/review", f"/review/{task['id']}", "/feedback", "/api/docs", "/login"):
@@ -159,11 +158,10 @@ def test_preview_renders_the_themed_article(admin_client):
     assert "themeTemplate" in response.get_json()["error"]["details"]
 
 
-
 def test_a_body_image_that_is_no_asset_is_not_loaded_by_the_page(app, client, admin_client, agent_headers):
     """An agent's body could sign every reviewer who opens the task out (<img src="/api/auth/logout">) or
     tell an outside host who reads it; the page shows a placeholder for any image that is no asset."""
-    from tests.review_helpers import article_payload, body_option, create_task, make_asset
+    from tests.helpers.review import article_payload, body_option, create_task, make_asset
 
     picture = make_asset(app, 900, 500)
     body = f"![out](/api/auth/logout)\n\n![tracker](https://tracker.example/p.png)\n\n![ok]({picture['url']})"

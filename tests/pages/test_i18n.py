@@ -10,7 +10,7 @@ import pytest
 from blueprints.script_words import WORDS
 from tests.conftest import assert_error, login
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("catalogue", ROOT / "translations" / "catalogue.py")
 catalogue = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(catalogue)
