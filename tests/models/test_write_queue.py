@@ -14,7 +14,9 @@ import pytest
 from models import db, writes
 from services.feedback import indexing
 from tests.conftest import built_app, signed_in_admin
-from tests.review_helpers import (
+from tests.helpers.feedback import UNLIMITED, WEB, created
+from tests.helpers.publishing import platform_settings
+from tests.helpers.review import (
     approve_article,
     article_payload,
     article_selections,
@@ -24,8 +26,6 @@ from tests.review_helpers import (
     patch_url,
     png_bytes,
 )
-from tests.test_feedback_helpers import UNLIMITED, WEB, created
-from tests.test_publishing import fake, platform_settings  # noqa: F401 - fixture
 
 WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 

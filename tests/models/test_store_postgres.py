@@ -6,7 +6,7 @@ import time
 import pytest
 
 from models import db, immediate
-from tests.test_feedback_helpers import UNLIMITED, payload, submit
+from tests.helpers.feedback import UNLIMITED, payload, submit
 
 
 @pytest.fixture
@@ -71,8 +71,9 @@ def test_one_writer_at_a_time_across_connections(pg_app):
 def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster, tmp_path):
     """docs/api.md §11 on PostgreSQL: the rows of every table go into the archive (as its SQLite file, one
     consistent read) and come back into another PostgreSQL database with every answer unchanged."""
-    from tests.test_migrate import answers, populate
-    from tests.test_publishing import ACCOUNTS, FakePlatform, platform_settings
+    from fakeplatform import FakePlatform
+    from tests.helpers.publishing import ACCOUNTS, platform_settings
+    from tests.helpers.store_copy import answers, populate
 
     fake = FakePlatform(dict(ACCOUNTS.values()))
     fake.start()
@@ -107,8 +108,8 @@ def test_an_older_archive_database_is_upgraded_before_its_rows_go_in(pg_app, tmp
     """Restore into PostgreSQL of an archive from schema 7 (before publish_lock.progress and rate_hit)."""
     import sqlite3
 
-    from models.migration import row_counts
-    from models.snapshot import copy_database_to, restore_rows_from
+    from models.backup_copy import copy_database_to, restore_rows_from
+    from models.row_copy import row_counts
 
     client = pg_app.test_client()
     for n in range(3):
