@@ -6,19 +6,21 @@ import re
 import time
 from contextlib import contextmanager
 
+import pytest
 import requests
 
 from models import db
 from services.ratelimit import SlidingWindowLimiter
 from services.team.sender import ROBOT_RATE, deliver
-from tests import team_helpers
 from tests.conftest import AGENT_TOKEN
-from tests.review_helpers import article_payload, create_task
-from tests.team_helpers import robot_settings, send_pass, sender_of, team_rows
-from tests.test_connections import served
+from tests.helpers import team as team_helpers
+from tests.helpers.review import article_payload, create_task
+from tests.helpers.served import served
+from tests.helpers.team import robot_settings, send_pass, sender_of, team_rows
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
-robots = team_helpers.robots  # the fixture: a running fake robot of each kind
 
 
 @contextmanager

@@ -12,12 +12,13 @@ from standardwebhooks import Webhook
 
 from models import OutboxMessage, db
 from rules.vocabulary import WEBHOOK_EVENTS
-from services.review import notifications
+from services.review import webhooks as notifications
 from services.settings import SettingsError
-from tests import test_publishing as base
-from tests.receivers import WebhookReceiver
-from tests.review_helpers import (
+from tests.helpers.publishing import platform_settings, retry_url
+from tests.helpers.receivers import WebhookReceiver
+from tests.helpers.review import (
     approve_article,
+    article_payload,
     article_selections,
     create_task,
     decision_url,
@@ -25,9 +26,9 @@ from tests.review_helpers import (
     make_asset,
     patch_url,
 )
-from tests.test_publishing import article_payload, platform_settings, retry_url
 
-fake = base.fake  # the fixture: a running fake platform
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
 SECRET = "whsec_" + base64.b64encode(b"agent-events-secret-0123456789ab").decode()
 ALL = ",".join(WEBHOOK_EVENTS)
 
@@ -169,7 +170,7 @@ def test_a_receiver_that_was_down_gets_one_tasks_events_in_order(make_app, fake,
 
 def test_the_document_describes_every_event_as_sent(make_app, fake, receiver, agent_headers):
     """Each x-webhooks entry validates the body the service sends (docs/api.md §13)."""
-    from tests.test_openapi import _validator
+    from tests.helpers.openapi import schema_validator
 
     app = served(make_app, fake, receiver, ALL)
     full_lifecycle(app, fake, agent_headers)
@@ -179,7 +180,7 @@ def test_the_document_describes_every_event_as_sent(make_app, fake, receiver, ag
     for payload in verified(receiver):
         entry = document["x-webhooks"][payload["type"]]["post"]
         ref = entry["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-        validator = _validator(document, ref)
+        validator = schema_validator(document, ref)
         assert list(validator.iter_errors(payload)) == []
         wrong = {**payload, "type": "review_task.something_else"}
         assert list(validator.iter_errors(wrong)), "the check can fail"

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from agentmcp.api import ApiError, read_upload
 from models import Asset, db
 from tests.conftest import AGENT_TOKEN, signed_in_admin
-from tests.review_helpers import (
+from tests.helpers.review import (
     approve_article,
     article_payload,
     article_selections,
@@ -28,7 +28,7 @@ from tests.review_helpers import (
     png_bytes,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements"}
 
 

@@ -10,10 +10,9 @@ from fakeplatform.robots import REFUSALS
 from models import OutboxMessage, db
 from services.settings import Settings, SettingsError
 from services.team.sender import retire
-from tests import team_helpers
 from tests.conftest import AGENT_TOKEN, built_app, create_admin, login
-from tests.review_helpers import article_payload, create_task, decision_url, make_asset, patch_url
-from tests.team_helpers import (
+from tests.helpers.review import article_payload, create_task, decision_url, make_asset, patch_url
+from tests.helpers.team import (
     DINGTALK_SECRET,
     FEISHU_SECRET,
     PUBLIC_URL,
@@ -26,9 +25,10 @@ from tests.team_helpers import (
     team_rows,
 )
 
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 CLIENT = {"x-feedback-client-token": "client-web-token"}
-robots = team_helpers.robots  # the fixture: a running fake robot of each kind
 
 
 def test_each_robot_gets_its_documented_shape_signed_with_the_link(make_app, robots):

@@ -10,8 +10,10 @@ import pytest
 
 from models import OutboxMessage, db
 from rules.ids import utcnow
-from services.review import notifications
-from tests.receivers import WebhookReceiver
+from services.review import webhooks as notifications
+from tests.helpers.receivers import WebhookReceiver
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
 
@@ -169,7 +171,7 @@ def test_discard_for_task_removes_only_pending(app):
 def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make_app, receiver):
     """decision reject_rework -> outbox -> signed webhook -> agent_notified on the task's timeline."""
     from tests.conftest import AGENT_TOKEN, create_admin, login
-    from tests.review_helpers import (
+    from tests.helpers.review import (
         article_payload,
         article_selections,
         create_task,
