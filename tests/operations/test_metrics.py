@@ -4,33 +4,11 @@ import re
 import pytest
 
 from tests.conftest import assert_error, create_admin, login
-from tests.review_helpers import approve_article, article_payload, create_task, make_asset
-from tests.test_feedback_helpers import payload
+from tests.helpers.feedback import payload
+from tests.helpers.metrics import BEARER, TOKEN, scrape, value
+from tests.helpers.review import approve_article, article_payload, create_task, make_asset
 
-TOKEN = "metrics-token-for-tests"
-BEARER = {"Authorization": f"Bearer {TOKEN}"}
 WEB = {"x-feedback-client-token": "client-web-token"}
-
-
-def scrape(client):
-    response = client.get("/metrics", headers=BEARER)
-    assert response.status_code == 200 and response.content_type.startswith("text/plain")
-    values = {}
-    for line in response.get_data(as_text=True).splitlines():
-        if line and not line.startswith("#"):
-            series, value = line.rsplit(" ", 1)
-            values[series] = float(value)
-    return values
-
-
-def value(values, name, **labels):
-    """The sample of `name` whose labels are exactly `labels` (0 when absent)."""
-    for series, number in values.items():
-        match = re.fullmatch(r"([a-z_]+)(?:\{(.*)\})?", series)
-        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ""))
-        if match.group(1) == name and found == {k: str(v) for k, v in labels.items()}:
-            return number
-    return 0.0
 
 
 def test_metrics_are_hidden_without_the_setting(client):

@@ -13,9 +13,8 @@ from models import db
 from models.review import ReviewTask
 from rules.limits import LOG_MAX_BYTES, MAX_REQUEST_BODY_BYTES
 from tests.conftest import built_app
-from tests.review_helpers import article_payload, body_option
-from tests.served import AGENT, CLIENT, served_process
-from tests.test_connections import ANSWER_TIMEOUT
+from tests.helpers.review import article_payload, body_option
+from tests.helpers.served import AGENT, ANSWER_TIMEOUT, CLIENT, served_process
 
 
 def _raw(port, request):

@@ -3,30 +3,20 @@ idle and slow connections do not lock the service out, and idle keep-alive conne
 
 Timings are measured in bench/connections.py; here an answer only has to come at all, within a
 timeout far below waitress's old 120-second idle limit that used to free the slots."""
-import os
 import resource
 import socket
-import subprocess
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
 
 from tests.conftest import AGENT_TOKEN
+from tests.helpers.served import ANSWER_TIMEOUT, served
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IDLE_SECONDS = 3
-ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections timed out (120 s)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def raise_open_file_limit(needed):
@@ -35,31 +25,6 @@ def raise_open_file_limit(needed):
         if hard != resource.RLIM_INFINITY and hard < needed:
             pytest.skip(f"this machine allows {hard} open files; the test needs {needed}")
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
-
-
-@contextmanager
-def served(tmp_path, **settings):
-    """`python app.py` on a free port; yields its base URL."""
-    port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
-            time.sleep(0.1)
-        yield base, port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def open_sockets(port, count):

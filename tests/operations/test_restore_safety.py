@@ -14,8 +14,7 @@ import pytest
 import app as app_module
 from models import db
 from models.schema import LATEST
-from tests.restore_helpers import folders, members, pack, populate, run_restore
-from tests.test_backup import _contents
+from tests.helpers.restore import contents, folders, members, pack, populate, run_restore
 
 BIG = 256 * 1024 * 1024  # what a bomb unpacks to
 LIMIT = 16 * 1024 * 1024  # the largest file the restore process may write
@@ -42,7 +41,7 @@ def target(make_app, tmp_path):
 
 def _restore(target, archive, *options):
     app, root = target
-    before = _contents(root)
+    before = contents(root)
     result = app.test_cli_runner().invoke(args=["restore", str(archive), *options])
     return result, before
 
@@ -52,7 +51,7 @@ def _refused(target, archive, named):
     assert result.exit_code == 2, result.output
     assert named in result.output, result.output
     assert "not a backup of this service" not in result.output
-    assert _contents(target[1]) == before
+    assert contents(target[1]) == before
 
 
 def _schema(data, version, tmp_path):
@@ -126,7 +125,7 @@ def _bomb(contents, name):
     return [(info, io.BufferedReader(_Zeros(BIG)))]
 
 
-def _sparse(_contents, name):
+def _sparse(contents, name):
     """A sparse member: one byte stored, BIG bytes long once unpacked."""
     info = tarfile.TarInfo(name + ".sparse")
     info.size = 1

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 from services.logs import escape_controls
-from tests.test_shutdown import _answers, _free_port, _wait_until
+from tests.helpers.served import answers_ok, free_port, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORGED = "2026-11-24 23:59:59,000 INFO review admin account mallory created"
 
 
@@ -20,12 +20,12 @@ def test_escape_controls_makes_control_characters_visible():
 
 
 def test_a_newline_in_a_request_path_cannot_start_a_log_line(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PORT": str(port), "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_until(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
+        wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request("GET", "/api/x%0A" + FORGED.replace(" ", "%20") + "%0D%1B[2J")
         assert connection.getresponse().status == 404

@@ -1,8 +1,8 @@
 """Counters of /metrics counted at the event (docs/api.md §16): deleting what they counted never lowers them."""
 import pytest
 
-from tests.test_metrics import BEARER, TOKEN, scrape, value
-from tests.test_publishing import approved_article, fake, platform_settings, publish  # noqa: F401 (fixture)
+from tests.helpers.metrics import BEARER, TOKEN, scrape, value
+from tests.helpers.publishing import approved_article, platform_settings, publish
 
 
 @pytest.fixture

@@ -2,19 +2,18 @@
 import io
 import json
 import os
-import sqlite3
 import sys
 import tarfile
 import threading
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from models import db
 from tests.conftest import AGENT_TOKEN, create_admin, login
-from tests.review_helpers import article_payload, create_task, png_bytes
-from tests.test_feedback_helpers import image_bytes, payload, upload
+from tests.helpers.feedback import image_bytes, payload, upload
+from tests.helpers.restore import contents
+from tests.helpers.review import article_payload, create_task, png_bytes
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 WEB = {"x-feedback-client-token": "client-web-token"}
@@ -40,15 +39,6 @@ def _writer(app, number, stop, made):
         added = upload(client, record.get_json()["id"], image_bytes(size=(30 + serial, 20)), "s.png", "screenshot")
         assert added.status_code == 201, added.get_json()
         made.append(serial)
-
-
-def _contents(root):
-    """Every file under `root`, the database by its rows (closing connections checkpoints its WAL)."""
-    out = {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
-           if path.is_file() and not path.name.startswith("review.db")}
-    with closing(sqlite3.connect(root / "instance" / "review.db")) as connection:
-        out["rows"] = list(connection.iterdump())
-    return out
 
 
 def test_a_backup_under_write_load_restores_every_record_file_and_session(make_app, tmp_path):
@@ -144,21 +134,21 @@ def _flip(name_start):
 def test_a_damaged_archive_is_refused_and_changes_nothing(backed_up, damage, named):
     archive, target, folder = backed_up
     damage(archive)
-    before = _contents(folder)
+    before = contents(folder)
     result = target.test_cli_runner().invoke(args=["restore", str(archive)])
     assert result.exit_code == 2
     assert named in result.output
-    assert _contents(folder) == before
+    assert contents(folder) == before
 
 
 def test_a_target_in_use_needs_force(backed_up, agent_headers):
     archive, target, folder = backed_up
     create_task(target.test_client(), agent_headers, article_payload(topic="already here"))
     db.close()
-    before = _contents(folder)
+    before = contents(folder)
     refused = target.test_cli_runner().invoke(args=["restore", str(archive)])
     assert refused.exit_code == 2 and "already holds 1 tasks" in refused.output
-    assert _contents(folder) == before
+    assert contents(folder) == before
     forced = target.test_cli_runner().invoke(args=["restore", str(archive), "--force"])
     assert forced.exit_code == 0, forced.output
     with db.connection_context():
@@ -171,7 +161,7 @@ def test_a_swap_that_fails_midway_puts_everything_back(backed_up, agent_headers,
     archive, target, folder = backed_up
     create_task(target.test_client(), agent_headers, article_payload(topic="already here"))
     db.close()
-    before = _contents(folder)
+    before = contents(folder)
     real_replace, calls = os.replace, []
 
     def failing(source, destination):
@@ -185,7 +175,7 @@ def test_a_swap_that_fails_midway_puts_everything_back(backed_up, agent_headers,
     assert result.exit_code == 2 and len(calls) > 5  # failed in the swap, then moved back
     assert "No space left on device" in result.output and "put back" in result.output
     monkeypatch.undo()
-    assert _contents(folder) == before
+    assert contents(folder) == before
 
 
 def test_a_progress_line_only_on_a_terminal(monkeypatch):

@@ -1,7 +1,6 @@
 """Graceful shutdown of the served process (docs/api.md §11): SIGTERM during a slow publish."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -13,31 +12,12 @@ import requests
 
 from models import PublishJob, PublishLock, db
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
-from tests.review_helpers import approve_article, article_payload, create_task, decision_url, make_asset
-from tests.test_publishing import fake, platform_settings  # noqa: F401 (fixture)
+from tests.helpers.publishing import platform_settings
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
+from tests.helpers.served import answers_ok, free_port, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GRACE = 10
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_until(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
-
-
-def _answers(url):
-    try:
-        return requests.get(url, timeout=2).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 @pytest.mark.timeout(120)
@@ -54,13 +34,13 @@ def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_pat
     assert approved.status_code == 200, approved.get_json()
     db.close()
 
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, **{key: str(value) for key, value in settings.items()}, "PORT": str(port),
            "REVIEW_AGENT_TOKEN": AGENT_TOKEN, "SHUTDOWN_GRACE_SECONDS": str(GRACE)}
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until(lambda: _answers(f"{base}/healthz"), 60, "the service did not start")
+        wait_until(lambda: answers_ok(f"{base}/healthz"), 60, "the service did not start")
         session = requests.Session()
         signed_in = session.post(f"{base}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
                                  allow_redirects=False, timeout=10)
@@ -70,10 +50,10 @@ def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_pat
         publish = threading.Thread(target=lambda: answer.update(response=session.post(
             f"{base}/api/review/tasks/{task['id']}/publish-jobs", timeout=30)))
         publish.start()
-        _wait_until(lambda: fake.requests_to("draft/add"), 20, "the publish never reached the draft call")
+        wait_until(lambda: fake.requests_to("draft/add"), 20, "the publish never reached the draft call")
         os.kill(server.pid, signal.SIGTERM)
         stopped_at = time.monotonic()
-        _wait_until(lambda: not _answers(f"{base}/healthz"), 2, "still accepting connections after SIGTERM")
+        wait_until(lambda: not answers_ok(f"{base}/healthz"), 2, "still accepting connections after SIGTERM")
         publish.join(timeout=30)
         code = server.wait(timeout=GRACE + 5)
         took = time.monotonic() - stopped_at

@@ -9,17 +9,17 @@ from contextlib import ExitStack, contextmanager
 import pytest
 import requests
 
-from tests import test_publishing
-from tests.receivers import WebhookReceiver
-from tests.review_helpers import article_payload, png_bytes
-from tests.test_connections import served
-from tests.test_publishing import ACCOUNTS
+from tests.helpers.publishing import ACCOUNTS
+from tests.helpers.receivers import WebhookReceiver
+from tests.helpers.review import article_payload, png_bytes
+from tests.helpers.served import served
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 AGENT = {"x-review-agent-token": "multi-process-agent-token-0123456789"}
 CLIENT = {"x-feedback-client-token": "multi-process-client-token"}
 PASSWORD = "a long enough password"
 PROCESSES = 3
-fake = test_publishing.fake  # the fixture: a running fake platform
 
 
 @contextmanager

@@ -18,8 +18,8 @@ from PIL import Image
 from models import db
 from services.operations.backup import create_backup
 from services.task_delete import delete_task
-from tests.review_helpers import article_payload, create_task, png_bytes
-from tests.served import AGENT, ROOT, served_process
+from tests.helpers.review import article_payload, create_task, png_bytes
+from tests.helpers.served import AGENT, ROOT, served_process
 
 TASKS = 12
 PASSWORD = "a long enough password"

@@ -11,9 +11,9 @@ import pytest
 import requests
 
 from tests.conftest import AGENT_TOKEN
-from tests.test_connections import free_port, served
+from tests.helpers.served import free_port, served
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 SAMPLE = ROOT / "deploy" / "nginx.conf"
 CLIENT_TOKEN = "nginx-test-client-token-0123456789"

@@ -53,7 +53,8 @@ def test_16_connections_for_5_seconds_without_errors_and_exact_counts(served):
     assert min(created, patched, deleted, feedback, uploaded) > 0, result["kinds"]  # every kind of write ran
     assert sum(k["count"] for k in result["kinds"].values()) == result["count"]
 
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads)}, serve=True)
+    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads)},
+                     serve=True)
     with db.connection_context():
         assert ReviewTask.select().count() == ROWS + created - deleted
         assert TimelineEvent.select().where(TimelineEvent.type == "draft_saved").count() == patched
