@@ -1,17 +1,19 @@
 """Settings: defaults -> instance/config.py -> environment -> test config (docs/api.md §1)."""
-import importlib.util
 import os
-import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from playhouse import db_url
-
-from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS, WECHAT_ID_PATTERN
-from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS, PAGE_LANGUAGES, WEBHOOK_EVENTS
+from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
+from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
+from services.setting_checks import (  # noqa: F401 (SettingsError and check_database_url: for callers)
+    ACCOUNT_SETTING_PREFIX,
+    RATE_LIMIT_SETTINGS,
+    SettingsError,
+    check_database_url,
+    check_settings,
+)
 from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 from services.team_settings import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
 
@@ -79,16 +81,7 @@ SECRET_SETTINGS = {
 }
 
 
-class SettingsError(ValueError):
-    """A setting the service cannot run with; the message names it (start-up stops)."""
-
-
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-# Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
-_AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS",
-                 "CONNECTION_IDLE_SECONDS", "REVIEW_PRESENCE_SECONDS")
-
-
 def _coerce(name, raw, default):
     """Environment values are strings; give them the type of the default."""
     try:
@@ -123,91 +116,7 @@ def typed(config: MutableMapping[str, Any], known: dict[str, Any] | None = None)
             config[name] = _coerce(name, value, default)
 
 
-def check_settings(config: Any) -> None:
-    """Refuse values that would only fail later (a port out of range, no threads, no sign-in)."""
-    for name in ("PORT", *_AT_LEAST_ONE):
-        value = config.get(name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (name == "PORT" and value > 65535):
-            limit = "1 to 65535" if name == "PORT" else "a whole number of at least 1"
-            raise SettingsError(f"{name} must be {limit}, not {value!r}")
-    proxies = config.get("TRUSTED_PROXIES")
-    if isinstance(proxies, bool) or not isinstance(proxies, int) or proxies < 0:
-        raise SettingsError(f"TRUSTED_PROXIES must be a whole number of at least 0, not {proxies!r}")
-    timeout = config.get("WECHAT_TIMEOUT_SECONDS")
-    if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0, not {timeout!r}")
-    concurrency = config.get("WECHAT_UPLOAD_CONCURRENCY")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or not 1 <= concurrency <= 32:
-        raise SettingsError(f"WECHAT_UPLOAD_CONCURRENCY must be a whole number from 1 to 32, not {concurrency!r}")
-    recipients = config.get("WECHAT_PREVIEW_RECIPIENTS")
-    if isinstance(recipients, str) and ":" in recipients:
-        named = {part.partition(":")[0].strip() for part in recipients.split(";") if part.strip()}
-        if unknown_accounts := sorted(named - set(ACCOUNT_SETTING_PREFIX)):
-            raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS names unknown accounts {', '.join(unknown_accounts)}; "
-                                "write account: id1, id2; other-account: id3")
-    low, high = config.get("REVIEW_COVER_RATIO_MIN"), config.get("REVIEW_COVER_RATIO_MAX")
-    if not 0 < low <= high:
-        raise SettingsError(f"REVIEW_COVER_RATIO_MIN ({low}) must be above 0 and at most "
-                            f"REVIEW_COVER_RATIO_MAX ({high})")
-    tokens = config.get("FEEDBACK_CLIENT_TOKENS")
-    if isinstance(tokens, str):
-        items = split_list(tokens)
-        for number, item in enumerate(items, 1):
-            name, sep, token = item.partition("=")
-            if not (sep and name.strip() and token.strip()):  # the value is a secret: never quoted
-                raise SettingsError(f"FEEDBACK_CLIENT_TOKENS must be channel=token pairs separated by commas; "
-                                    f"item {number} of {len(items)} is not one")
-    if (language := config.get("REVIEW_DEFAULT_LANGUAGE")) not in PAGE_LANGUAGES:
-        raise SettingsError(f"REVIEW_DEFAULT_LANGUAGE must be {' or '.join(PAGE_LANGUAGES)}, not {language!r}")
-    if time_zone(zone := config.get("REVIEW_TIME_ZONE")) is None:
-        raise SettingsError(f"REVIEW_TIME_ZONE must be a time zone name like Asia/Shanghai, not {zone!r}")
-    if not split_list(config.get("FEEDBACK_TYPES")):
-        raise SettingsError("FEEDBACK_TYPES must name at least one feedback type")
-    for name in ("WECHAT_API_BASE", "REVIEW_AGENT_WEBHOOK_URL"):
-        value = str(config.get(name) or "")
-        parts = urlsplit(value)
-        if value and (parts.scheme not in ("http", "https") or not parts.hostname):
-            raise SettingsError(f"{name} must be an http:// or https:// address, not {value!r}")
-    if config.get("DATABASE_URL"):
-        check_database_url(config["DATABASE_URL"])
-    try:
-        parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or "")
-    except ValueError:
-        raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
-            from None
-    offered = [name for names in preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS")).values() for name in names]
-    if bad := [name for name in offered if not re.fullmatch(WECHAT_ID_PATTERN, name)]:
-        raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS holds {bad[0]!r}, not a WeChat ID (letters, digits, '_', '-')")
-    unknown = set(split_list(config.get("REVIEW_AGENT_WEBHOOK_EVENTS"))) - set(WEBHOOK_EVENTS)
-    if unknown:
-        raise SettingsError(f"REVIEW_AGENT_WEBHOOK_EVENTS names unknown event types {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(WEBHOOK_EVENTS)}")
-    try:
-        team_settings(config)
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
-    for name in RATE_LIMIT_SETTINGS.values():
-        try:
-            parse_limits(config.get(name, ""))
-        except ValueError as exc:
-            raise SettingsError(f"{name}: {exc}") from None
-
-
-def check_database_url(url: str) -> None:
-    """SettingsError unless `url` names a database peewee can open with an installed driver."""
-    if urlsplit(url).scheme not in db_url.schemes:
-        raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
-    if urlsplit(url).scheme.startswith("postgres") \
-            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
-        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
-                            "pip install -e '.[postgres]'")
-
-
 # --- Typed settings: parsed and checked once at start; services receive this object, never a dict. ---
-
-RATE_LIMIT_SETTINGS = {"ip": "FEEDBACK_RATE_LIMIT_PER_IP", "device": "FEEDBACK_RATE_LIMIT_PER_DEVICE",
-                       "version": "FEEDBACK_RATE_LIMIT_PER_VERSION", "channel": "FEEDBACK_RATE_LIMIT_PER_CHANNEL"}
-ACCOUNT_SETTING_PREFIX = {"silicon-rise": "WECHAT_SILICON_RISE", "carbon-fitness": "WECHAT_CARBON_FITNESS"}
 
 RateLimits = tuple[tuple[int, int], ...]
 
