@@ -10,21 +10,19 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 
-import peewee
-
 from models import ALL_MODELS, Asset, Feedback, FeedbackAttachment, db
 from models.row_copy import copy_rows
 from models.row_copy import row_counts as bound_table_counts
 from models.schema import SchemaVersion, upgrade
+from models.store import on_sqlite, sqlite_database
 
 
 def copy_database_to(path: str) -> None:
     """Write a consistent copy of the bound database to the new SQLite file `path`."""
-    database = db.obj
-    if not isinstance(database, peewee.SqliteDatabase):
-        carrier = peewee.SqliteDatabase(path)
+    if not on_sqlite():
+        carrier = sqlite_database(path)
         try:
-            copy_rows(database, carrier)
+            copy_rows(db.obj, carrier)
         finally:
             carrier.close()
         return
@@ -72,14 +70,10 @@ def stored_files(path: str) -> Iterator[str]:
 def restore_rows_from(path: str, replace: bool) -> None:
     """Put the rows of the SQLite copy `path` into the bound (non-SQLite) database, in one
     transaction; `replace` deletes what it holds first (else it must hold none)."""
-    source, target = peewee.SqliteDatabase(path), db.obj
+    source = sqlite_database(path)
     try:
-        db.initialize(source)  # an archive of an older version is upgraded first, as at start
-        try:
-            upgrade()
-        finally:
-            db.initialize(target)
-        copy_rows(source, target, replace=replace)
+        upgrade(source)  # an archive of an older version is upgraded first, as at start
+        copy_rows(source, db.obj, replace=replace)
     finally:
         source.close()
 

@@ -17,12 +17,13 @@ On SQLite:
 """
 import logging
 import re
-import sqlite3
 from typing import Any
 
 import peewee
+from playhouse.sqlite_ext import FTS5Model, SearchField, VirtualTableSchemaManager
 
-from models.base import SQLITE_FUNCTIONS, BaseModel, JSONField, db
+from models.base import BaseModel, JSONField, db
+from models.store import fold_case, on_sqlite, trigram_search_available  # noqa: F401 - fold_case: for the search
 from models.writes import immediate
 
 SEARCH_TABLE = "feedback_fts"
@@ -79,10 +80,7 @@ class Feedback(BaseModel):
     @classmethod
     def create_table(cls, safe: bool = True, **options: Any) -> None:
         super().create_table(safe=safe, **options)
-        if search_index_supported():
-            create_search_index()
-        elif isinstance(db.obj, peewee.PostgresqlDatabase):
-            create_trigram_indexes()
+        create_search_structures()
 
 
 class FeedbackAttachment(BaseModel):
@@ -105,13 +103,46 @@ class FeedbackDaySequence(BaseModel):
     last = peewee.IntegerField(default=0)
 
 
-def search_index_supported() -> bool:
-    """FTS5 with the trigram tokenizer needs SQLite 3.34+; other databases fall back to LIKE."""
-    return isinstance(db.obj, peewee.SqliteDatabase) and sqlite3.sqlite_version_info >= (3, 34, 0)
+def search_index_supported(database: Any = None) -> bool:
+    """FTS5 with the trigram tokenizer (SQLite 3.34+); other databases fall back to LIKE."""
+    return trigram_search_available(database)
 
 
-# Written out in full (no string building): the statements are the schema. The trigram index only
-# holds rows that left the pending queue, so deletes and edits touch it only for those rows.
+class _SearchIndex(FTS5Model):
+    title = SearchField()
+    content = SearchField()
+    feedback_no = SearchField()
+    user_id = SearchField()
+    contact_email = SearchField()
+    contact_wechat = SearchField()
+
+    class Meta:
+        database = db
+
+
+class FeedbackSearch(_SearchIndex):
+    """feedback_fts: the trigram index over the feedback table's own columns (external content)."""
+
+    class Meta:
+        table_name = SEARCH_TABLE
+        options = {"content": Feedback, "content_rowid": "id", "tokenize": "trigram"}
+
+
+class FeedbackChars(_SearchIndex):
+    """feedback_chars: contentless, it holds only the index (the spacing is done in Python, so no
+    trigger can fill it). Feedback is never deleted or edited; a deletion would pass the original
+    values with the 'delete' command."""
+
+    class Meta:
+        table_name = CHARS_TABLE
+        options = {"content": "", "tokenize": "unicode61"}
+
+
+SEARCH_INDEXES = (FeedbackSearch, FeedbackChars)
+
+# Triggers and the two plain tables beside the indexes, written out in full (peewee has no trigger
+# API): the statements are the schema. The trigram index only holds rows that left the pending
+# queue, so deletes and edits touch it only for those rows.
 _FTS_COLUMNS = "title, content, feedback_no, user_id, contact_email, contact_wechat"
 _INDEXED_OLD = "WHERE NOT EXISTS (SELECT 1 FROM feedback_search_pending WHERE id = old.id)"
 _DELETE_OLD = ("INSERT INTO feedback_fts(feedback_fts, rowid, title, content, feedback_no, user_id, contact_email, "
@@ -125,13 +156,6 @@ _COUNT_NEW = ("INSERT INTO feedback_status_count(status, n) VALUES (new.status, 
               "ON CONFLICT(status) DO UPDATE SET n = n + 1;")
 _UNCOUNT_OLD = "UPDATE feedback_status_count SET n = n - 1 WHERE status = old.status;"
 SQLITE_EXTRAS = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS feedback_fts USING fts5(" + _FTS_COLUMNS + ", "
-    "content='feedback', content_rowid='id', tokenize='trigram')",
-    # Contentless: it holds only the index (the spacing is done in Python, so no trigger can fill
-    # it). Feedback is never deleted or edited; a deletion would pass the original values with the
-    # 'delete' command.
-    "CREATE VIRTUAL TABLE IF NOT EXISTS feedback_chars USING fts5(" + _FTS_COLUMNS + ", content='', "
-    "tokenize='unicode61')",
     "CREATE TABLE IF NOT EXISTS feedback_search_pending (id INTEGER PRIMARY KEY)",
     "CREATE TRIGGER IF NOT EXISTS feedback_search_queue AFTER INSERT ON feedback BEGIN "
     "INSERT INTO feedback_search_pending(id) VALUES (new.id); END",
@@ -147,10 +171,6 @@ SQLITE_EXTRAS = (
 )
 # Schema 2 indexed each row inside its own insert; these triggers are replaced by the ones above.
 OLD_TRIGGERS = ("feedback_fts_insert", "feedback_fts_delete", "feedback_fts_update")
-_INSERT_TRIGRAMS = ("INSERT INTO feedback_fts(rowid, title, content, feedback_no, user_id, contact_email, "
-                    "contact_wechat) VALUES (?, ?, ?, ?, ?, ?, ?)")
-_INSERT_CHARS = ("INSERT INTO feedback_chars(rowid, title, content, feedback_no, user_id, contact_email, "
-                 "contact_wechat) VALUES (?, ?, ?, ?, ?, ?, ?)")
 _PENDING_ROWS = ("SELECT f.id, f.title, f.content, f.feedback_no, f.user_id, f.contact_email, f.contact_wechat "
                  "FROM feedback_search_pending AS p JOIN feedback AS f ON f.id = p.id ORDER BY p.id LIMIT ?")
 _INDEXED_ROWS = ("SELECT id, title, content, feedback_no, user_id, contact_email, contact_wechat FROM feedback "
@@ -158,27 +178,40 @@ _INDEXED_ROWS = ("SELECT id, title, content, feedback_no, user_id, contact_email
 INDEX_BATCH = 200
 
 
-def create_search_index() -> None:
+def create_search_structures(database: Any = None) -> None:
+    """What the feedback table brings beside it: on SQLite the search indexes and status counters, on
+    PostgreSQL the trigram indexes."""
+    if search_index_supported(database):
+        create_search_index(database)
+    else:
+        create_trigram_indexes(database)
+
+
+def create_search_index(database: Any = None) -> None:
     """The trigram index, the CJK character index and the status counters (SQLite only)."""
+    database = db if database is None else database
+    for index in SEARCH_INDEXES:
+        VirtualTableSchemaManager(index, database=database).create_table(safe=True)
     for statement in SQLITE_EXTRAS:
-        db.execute_sql(statement)
+        database.execute_sql(statement)
 
 
-def create_trigram_indexes() -> bool:
+def create_trigram_indexes(database: Any = None) -> bool:
     """PostgreSQL: pg_trgm GIN indexes under the searched columns, so the keyword search's ILIKE
     '%keyword%' (3+ characters) reads an index instead of every row. Without the right to add the
     extension the search still works, by scanning; False then."""
-    if not isinstance(db.obj, peewee.PostgresqlDatabase):
+    database = db if database is None else database
+    if on_sqlite(database):
         return False
     try:
-        with db.atomic():  # a savepoint: a refused CREATE EXTENSION must not abort the upgrade
-            db.execute_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        with database.atomic():  # a savepoint: a refused CREATE EXTENSION must not abort the upgrade
+            database.execute_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
     except peewee.DatabaseError as exc:
         log.warning("keyword search will scan: the pg_trgm extension could not be added (%s)", exc)
         return False
     for column in SEARCH_COLUMNS:
-        db.execute_sql(f"CREATE INDEX IF NOT EXISTS feedback_{column}_trgm ON feedback "
-                       f"USING gin ({column} gin_trgm_ops)")
+        database.execute_sql(f"CREATE INDEX IF NOT EXISTS feedback_{column}_trgm ON feedback "
+                             f"USING gin ({column} gin_trgm_ops)")
     return True
 
 
@@ -210,39 +243,22 @@ def spaced_characters(text: str) -> str:
     return _CJK.sub(r" \1 ", _SEPARATORS.sub(f" {SEPARATOR_MARK} ", text or ""))
 
 
-def rebuild_character_index(batch: int = 1000) -> None:
+def _insert_rows(index: type[FTS5Model], rows: list, database: Any, spaced: bool = False) -> None:
+    """(id, title, content, ...) rows into a search index, each text spaced for the character index."""
+    fields = [index.rowid, *(index._meta.fields[name] for name in SEARCH_COLUMNS)]
+    values = [(row[0], *map(spaced_characters, row[1:])) for row in rows] if spaced else rows
+    index.insert_many(values, fields=fields).as_rowcount().execute(database)
+
+
+def rebuild_character_index(database: Any = None, batch: int = 1000) -> None:
     """Index every row that left the pending queue again in feedback_chars (after its spacing changed)."""
-    db.execute_sql("INSERT INTO feedback_chars(feedback_chars) VALUES ('delete-all')")
+    database = db if database is None else database
+    # FTS5Model.delete_all() runs on the model's own database; this may be a database being upgraded.
+    database.execute_sql("INSERT INTO feedback_chars(feedback_chars) VALUES ('delete-all')")
     last = 0
-    while rows := db.execute_sql(_INDEXED_ROWS, (last, batch)).fetchall():
-        db.cursor().executemany(_INSERT_CHARS, [(row[0], *map(spaced_characters, row[1:])) for row in rows])
+    while rows := database.execute_sql(_INDEXED_ROWS, (last, batch)).fetchall():
+        _insert_rows(FeedbackChars, rows, database, spaced=True)
         last = rows[-1][0]
-
-
-class _CaseFolds(dict):
-    """str.translate table of fold_case, filled as characters are met."""
-
-    def __missing__(self, code):
-        char = chr(code)
-        folded = next((f for f in (char.casefold(), char.lower()) if len(f) == 1), char)
-        self[code] = folded
-        return folded
-
-
-_FOLDS = _CaseFolds()
-
-
-def fold_case(text: str) -> str:
-    """`text` with each character folded to one character, as FTS5's trigram tokenizer folds
-    (ΣΑΣ and σας -> σασ, É -> é; ß and İ stay: it never turns one character into two).
-
-    Python's Unicode tables are newer than SQLite's: letters added since (Cherokee small
-    letters, Georgian Mtavruli, Osage, Adlam...) fold here but not in the index.
-    """
-    return None if text is None else text.translate(_FOLDS)
-
-
-SQLITE_FUNCTIONS["fold_case"] = fold_case  # for the queued rows (services.feedback.queries)
 
 
 def index_pending(limit: int = INDEX_BATCH) -> int:
@@ -252,10 +268,9 @@ def index_pending(limit: int = INDEX_BATCH) -> int:
     with immediate():
         rows = db.execute_sql(_PENDING_ROWS, (limit,)).fetchall()
         if rows:
-            cursor = db.cursor()
-            cursor.executemany(_INSERT_TRIGRAMS, rows)
-            cursor.executemany(_INSERT_CHARS, [(row[0], *map(spaced_characters, row[1:])) for row in rows])
-            cursor.execute("DELETE FROM feedback_search_pending WHERE id <= ?", (rows[-1][0],))
+            _insert_rows(FeedbackSearch, rows, db)
+            _insert_rows(FeedbackChars, rows, db, spaced=True)
+            db.execute_sql("DELETE FROM feedback_search_pending WHERE id <= ?", (rows[-1][0],))
     return len(rows)
 
 

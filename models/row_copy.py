@@ -8,12 +8,14 @@ PostgreSQL's booleans, JSON text stays text); PostgreSQL's id sequences then con
 copied ids. The source is only read.
 """
 from collections.abc import Callable
+from typing import Any
 
 import peewee
 from playhouse.db_url import connect
 
 from models import ALL_MODELS, db
 from models.schema import SchemaVersion, upgrade
+from models.store import continue_ids, read_one_snapshot
 
 BATCH = 500
 
@@ -26,9 +28,11 @@ def _models():
     return [SchemaVersion, *ALL_MODELS]  # parents before children (ALL_MODELS is in that order)
 
 
-def row_counts() -> dict[str, int]:
-    """Rows per table of the bound database (a table it lacks counts 0)."""
-    return {model._meta.table_name: model.select().count() if model.table_exists() else 0 for model in _models()}
+def row_counts(database: Any = None) -> dict[str, int]:
+    """Rows per table of the database, the bound one unless given another (a table it lacks counts 0)."""
+    database = db if database is None else database
+    return {model._meta.table_name: model.select().count(database)
+            if database.table_exists(model._meta.table_name) else 0 for model in _models()}
 
 
 def copy_rows_to(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
@@ -46,37 +50,35 @@ def copy_rows(source: peewee.Database, target: peewee.Database, *, replace: bool
     """Every row of `source` into `target`, whose schema is brought up to date first, in one transaction
     of each (the source read is one consistent moment, even while a service writes to it). `target`
     must hold no rows unless `replace`, which deletes them in the same transaction (a failure leaves
-    the target as it was). The proxy `db` is bound to `target` meanwhile, and to what it was after."""
-    previous = db.obj
+    the target as it was). Every query names the database it runs on: the proxy `db` stays bound to
+    the service's database throughout, so the service's other threads go on reading their own rows.
+    Inserts ask for the row count: a query built on a model otherwise asks for RETURNING when `db`
+    (not the database it runs on) is PostgreSQL."""
     source.connect(reuse_if_open=True)
     try:
-        db.initialize(target)
         if not replace:
-            with db.connection_context():
-                busy = {name: n for name, n in row_counts().items() if n and name != SchemaVersion._meta.table_name}
+            with target.connection_context():
+                busy = {name: n for name, n in row_counts(target).items()
+                        if n and name != SchemaVersion._meta.table_name}
             if busy:
                 raise TargetNotEmpty("the target database already holds "
                                      + ", ".join(f"{n} {name} rows" for name, n in sorted(busy.items())))
-        upgrade()  # the schema a fresh start creates, at the latest version
+        upgrade(target)  # the schema a fresh start creates, at the latest version
         copied = dict.fromkeys((model._meta.table_name for model in ALL_MODELS), 0)
-        with db.connection_context(), db.atomic(), source.atomic():
-            if isinstance(source, peewee.PostgresqlDatabase):  # one snapshot for every table
-                source.execute_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        with target.connection_context(), target.atomic(), source.atomic():
+            read_one_snapshot(source)
             if replace:
                 for model in reversed(ALL_MODELS):
-                    model.delete().execute()
+                    model.delete().execute(target)
             for model in ALL_MODELS:
                 for rows in _batches(source, model):
-                    model.insert_many(rows).execute()
+                    model.insert_many(rows).as_rowcount().execute(target)
                     copied[model._meta.table_name] += len(rows)
                     if progress:
                         progress(model._meta.table_name, copied[model._meta.table_name])
-            if isinstance(target, peewee.PostgresqlDatabase):
-                for model in ALL_MODELS:
-                    _continue_sequence(model)
+            continue_ids(target, ALL_MODELS)
         return copied
     finally:
-        db.initialize(previous)
         source.close()
 
 
@@ -89,13 +91,3 @@ def _batches(source, model):
     while rows := cursor.fetchmany(BATCH):
         yield [{field.name: field.python_value(value) for field, value in zip(fields, row, strict=True)}
                for row in rows]
-
-
-def _continue_sequence(model):
-    primary = model._meta.primary_key
-    if not isinstance(primary, peewee.AutoField):
-        return
-    table = model._meta.table_name
-    db.execute_sql(f"SELECT setval(pg_get_serial_sequence('{table}', '{primary.column_name}'), "  # noqa: S608
-                   f'COALESCE(MAX("{primary.column_name}"), 1), MAX("{primary.column_name}") IS NOT NULL) '
-                   f'FROM "{table}"')

@@ -7,6 +7,7 @@ migrations above its stamp. Migrations are written to be safe when the change al
 from typing import Any
 
 import peewee
+from peewee import SchemaManager
 from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
@@ -16,6 +17,7 @@ from models.feedback import (
     OLD_TRIGGERS,
     Feedback,
     create_search_index,
+    create_search_structures,
     create_trigram_indexes,
     rebuild_character_index,
     search_index_supported,
@@ -40,92 +42,107 @@ class SchemaVersion(BaseModel):
     version = peewee.IntegerField()
 
 
-def _add_column_if_missing(model, field_name):
+def _add_column_if_missing(model, field_name, database):
     table = model._meta.table_name
-    if field_name in {c.name for c in db.get_columns(table)}:
+    if field_name in {c.name for c in database.get_columns(table)}:
         return
     field = model._meta.fields[field_name]
-    migrate(SchemaMigrator.from_database(db.obj).add_column(table, field.column_name, field))
+    migrate(SchemaMigrator.from_database(database).add_column(table, field.column_name, field))
 
 
-def _queue_feedback_search():
+def _feedback_exists(database):
+    return database.table_exists(Feedback._meta.table_name)
+
+
+def _queue_feedback_search(database):
     """Search indexing leaves the insert: drop the per-row triggers, add the pending queue. Rows
     already stored were indexed by the old triggers, so the queue starts empty."""
-    if not search_index_supported() or not Feedback.table_exists():
+    if not search_index_supported(database) or not _feedback_exists(database):
         return
     for name in OLD_TRIGGERS:
-        db.execute_sql(f"DROP TRIGGER IF EXISTS {name}")
-    create_search_index()
+        database.execute_sql(f"DROP TRIGGER IF EXISTS {name}")
+    create_search_index(database)
 
 
-def _respace_character_index():
+def _respace_character_index(database):
     """Separators between characters are indexed as a marker token now: index the stored rows again."""
-    if search_index_supported() and Feedback.table_exists():
-        rebuild_character_index()
+    if search_index_supported(database) and _feedback_exists(database):
+        rebuild_character_index(database)
 
 
-def _drop_indexes(*names):
+def _drop_indexes(database, *names):
     for name in names:
-        db.execute_sql(f"DROP INDEX IF EXISTS {name}")
+        database.execute_sql(f"DROP INDEX IF EXISTS {name}")
 
 
-def _seed_publish_counts():
+def _seed_publish_counts(database):
     """The jobs that have ended so far are counted once; from now on each is counted as it ends."""
     jobs = (PublishJob.select(PublishJob.status, PublishJob.trigger_mode, peewee.fn.COUNT(PublishJob.id))
             .where(PublishJob.finished_at.is_null(False)).group_by(PublishJob.status, PublishJob.trigger_mode))
-    rows: list[Any] = list(jobs.tuples())  # (status, trigger, count)
+    rows: list[Any] = list(jobs.tuples().execute(database))  # (status, trigger, count)
     for status, trigger, count in rows:
         EventCounter.insert(name="review_publish_jobs", labels=f"{status},{trigger}", value=count).on_conflict_ignore(
-        ).execute()
+        ).as_rowcount().execute(database)
 
 
+# Each step takes the database it upgrades (the bound one, or an archive or copy target of its own).
+# Inserts ask for the row count: built on a model, they would otherwise ask for RETURNING when `db`
+# (not the database upgraded) is PostgreSQL.
 MIGRATIONS = [
-    (1, "initial tables", lambda: None),
-    (2, "admin_user.last_login_at", lambda: _add_column_if_missing(AdminUser, "last_login_at")),
+    (1, "initial tables", lambda database: None),
+    (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
     (3, "feedback search indexed after the request", _queue_feedback_search),
-    (4, "review_task indexes no query uses", lambda: _drop_indexes("review_task_status", "review_task_content_type")),
+    (4, "review_task indexes no query uses",
+     lambda database: _drop_indexes(database, "review_task_status", "review_task_content_type")),
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
-    (6, "publish_lock.owner", lambda: _add_column_if_missing(PublishLock, "owner")),
-    (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda: None),
+    (6, "publish_lock.owner", lambda database: _add_column_if_missing(PublishLock, "owner", database)),
+    (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda database: None),
     (8, "publish_lock.progress: the step a running publish is at",
-     lambda: _add_column_if_missing(PublishLock, "progress")),
-    (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda: None),
+     lambda database: _add_column_if_missing(PublishLock, "progress", database)),
+    (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda database: None),
     (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
     (11, "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
      _seed_publish_counts),
-    (12, "outbox_message.channel: team notifications beside the agent's", lambda: _add_column_if_missing(
-        OutboxMessage, "channel")),
+    (12, "outbox_message.channel: team notifications beside the agent's",
+     lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
 ]
 LATEST = MIGRATIONS[-1][0]
 
 
-def current_version() -> int | None:
-    if not db.table_exists(SchemaVersion._meta.table_name):
+def current_version(database: Any = None) -> int | None:
+    database = db if database is None else database
+    if not database.table_exists(SchemaVersion._meta.table_name):
         return None
-    row = SchemaVersion.select().order_by(SchemaVersion.version.desc()).first()
+    row = SchemaVersion.select().order_by(SchemaVersion.version.desc()).first(database)
     return row.version if row else None
 
 
-def upgrade() -> list[int]:
-    """Bring the bound database to the latest schema; returns the versions applied."""
-    with db.connection_context():
+def upgrade(database: Any = None) -> list[int]:
+    """Bring the database (the bound one unless given another) to the latest schema; returns the
+    versions applied. The tables are created and changed on that database's own connection."""
+    database = db if database is None else database
+    with database.connection_context():
         # The write lock up front: a second process starting at the same moment waits, then finds
         # the new version (a deferred transaction would fail when its read turned into a write).
-        with immediate():
-            found = current_version() or 0
+        with immediate(database):
+            found = current_version(database) or 0
             if found > LATEST:
                 raise SchemaTooNew(found)
             models = [SchemaVersion, *ALL_MODELS]
             # New tables are created whole; existing ones only gain what migrations add.
-            db.create_tables([m for m in models if not m.table_exists()], safe=True)
+            for model in models:
+                if not database.table_exists(model._meta.table_name):
+                    SchemaManager(model, database=database).create_table(safe=True)
+                    if model is Feedback:
+                        create_search_structures(database)
             applied = []
             for version, _description, step in MIGRATIONS:
                 if version > found:
-                    step()
+                    step(database)
                     applied.append(version)
             for model in models:
-                model._schema.create_indexes(safe=True)  # type: ignore[attr-defined]  # not in peewee's hints
+                SchemaManager(model, database=database).create_indexes(safe=True)
             if applied:
-                SchemaVersion.delete().execute()
-                SchemaVersion.create(version=LATEST)
+                SchemaVersion.delete().execute(database)
+                SchemaVersion.insert(version=LATEST).as_rowcount().execute(database)
             return applied

@@ -1,17 +1,47 @@
-"""The seam between the two stores: what services and views need that SQLite and PostgreSQL do
-differently, asked here so that nothing outside models/ asks which store it runs on."""
+"""The seam between the two stores: everything SQLite and PostgreSQL do differently, named here, so that
+other models modules call these operations and nothing outside models/ asks which store it runs on
+(docs/api.md §17; tests/test_architecture.py keeps the store classes in this module and models/base.py).
+
+Each operation works on the bound database `db` unless given another one (backup, restore and copy-to
+work on connections of their own and leave `db` bound to the service's database).
+"""
 import os
+import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 import peewee
 
-from models.base import db
-from models.feedback import fold_case
+from models.base import SQLITE_FUNCTIONS, db
 
 
-def on_sqlite() -> bool:
-    """For models/ only (tests/test_architecture.py keeps store branches here)."""
-    return isinstance(db.obj, peewee.SqliteDatabase)
+def _concrete(database: Any) -> Any:
+    """The database itself: `db`'s when given none or the proxy."""
+    return db.obj if database is None or isinstance(database, peewee.DatabaseProxy) else database
+
+
+def on_sqlite(database: Any = None) -> bool:
+    """For models/ only: SQLite (else PostgreSQL)."""
+    return isinstance(_concrete(database), peewee.SqliteDatabase)
+
+
+def sqlite_file(database: Any = None) -> str | None:
+    """The SQLite file of the database; None for PostgreSQL or an in-memory SQLite database."""
+    database = _concrete(database)
+    if not isinstance(database, peewee.SqliteDatabase) or database.database == ":memory:":
+        return None
+    return database.database
+
+
+def sqlite_database(path: str) -> peewee.Database:
+    """A plain SQLite database on the file `path`, whatever the service runs on (a backup archive)."""
+    return peewee.SqliteDatabase(path)
+
+
+def trigram_search_available(database: Any = None) -> bool:
+    """SQLite's FTS5 with the trigram tokenizer (SQLite 3.34+) answers keyword searches; other
+    databases fall back to LIKE (PostgreSQL: under pg_trgm indexes)."""
+    return on_sqlite(database) and sqlite3.sqlite_version_info >= (3, 34, 0)
 
 
 def answers() -> bool:
@@ -23,6 +53,68 @@ def answers() -> bool:
     except Exception:  # noqa: BLE001 - any failure means "not answering"
         return False
     return True
+
+
+# ---- the write lock's PostgreSQL part (SQLite's is models/writes.py: queues, flock, BEGIN IMMEDIATE) ----
+
+# A transaction-level advisory lock (released at commit or rollback); its key is any constant of our own.
+PG_WRITE_LOCK_KEY = 0x72657669657700
+
+
+def take_pg_write_lock(database: Any) -> None:
+    """Inside the outermost transaction on PostgreSQL: wait until every other writer is done."""
+    database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
+
+
+# ---- copying rows between databases (models/row_copy.py) ----
+
+def read_one_snapshot(source: peewee.Database) -> None:
+    """First statement of the copy's read transaction: every table read at one moment. PostgreSQL
+    needs REPEATABLE READ for that; a SQLite read transaction is one snapshot already."""
+    if not on_sqlite(source):
+        source.execute_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+
+def continue_ids(target: peewee.Database, models: Iterable[type[peewee.Model]]) -> None:
+    """After rows were inserted with their ids: PostgreSQL's id sequences continue after the highest
+    copied id (SQLite's AUTOINCREMENT-less ids follow MAX(id) by themselves)."""
+    if on_sqlite(target):
+        return
+    for model in models:
+        primary = model._meta.primary_key
+        if not isinstance(primary, peewee.AutoField):
+            continue
+        table, column = model._meta.table_name, primary.column_name
+        target.execute_sql(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "  # noqa: S608
+                           f'COALESCE(MAX("{column}"), 1), MAX("{column}") IS NOT NULL) FROM "{table}"')
+
+
+# ---- case-folded matching ----
+
+class _CaseFolds(dict):
+    """str.translate table of fold_case, filled as characters are met."""
+
+    def __missing__(self, code):
+        char = chr(code)
+        folded = next((f for f in (char.casefold(), char.lower()) if len(f) == 1), char)
+        self[code] = folded
+        return folded
+
+
+_FOLDS = _CaseFolds()
+
+
+def fold_case(text: str) -> str:
+    """`text` with each character folded to one character, as FTS5's trigram tokenizer folds
+    (ΣΑΣ and σας -> σασ, É -> é; ß and İ stay: it never turns one character into two).
+
+    Python's Unicode tables are newer than SQLite's: letters added since (Cherokee small
+    letters, Georgian Mtavruli, Osage, Adlam...) fold here but not in the index.
+    """
+    return None if text is None else text.translate(_FOLDS)
+
+
+SQLITE_FUNCTIONS["fold_case"] = fold_case  # SQLite's fold_case(), for contains_folded and queued feedback
 
 
 def contains_folded(column: peewee.Field, keyword: str) -> Any:

@@ -9,10 +9,10 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import peewee
+from typing import Any
 
 from models.base import SQLITE_PRAGMAS, db
+from models.store import on_sqlite, sqlite_file, take_pg_write_lock
 
 CHECKPOINT_AFTER_BYTES = 4 * 1024 * 1024
 RESTART_WAIT_MS = 50
@@ -53,23 +53,21 @@ def _process_writer_lock(path: str) -> Iterator[None]:
         fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-# PostgreSQL: the same one-writer-at-a-time rule across every process, as a transaction-level
-# advisory lock (released at commit or rollback); its key is any constant of our own.
-PG_WRITE_LOCK_KEY = 0x72657669657700
-
-
 @contextmanager
-def immediate() -> Iterator[None]:
+def immediate(database: Any = None) -> Iterator[None]:
     """Transaction that takes the write lock up front (reads that lead to writes): SQLite's IMMEDIATE,
     or on PostgreSQL an advisory lock, so a read-check-write runs alone on both stores, across
-    processes too (READ COMMITTED then reads everything committed before the lock was granted)."""
-    if not isinstance(db.obj, peewee.SqliteDatabase):
-        with db.atomic():
-            if db.transaction_depth() == 1:  # the outermost transaction; nested ones hold it already
-                db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
+    processes too (READ COMMITTED then reads everything committed before the lock was granted).
+    On the bound database unless given another (a copy's target, an archive being upgraded)."""
+    database = db if database is None else database
+    if not on_sqlite(database):
+        with database.atomic():
+            if database.transaction_depth() == 1:  # the outermost transaction; nested ones hold it already
+                take_pg_write_lock(database)
             yield
         return
-    with _WRITE_LOCK, _process_writer_lock(db.obj.database), db.atomic("IMMEDIATE"):
+    path = sqlite_file(database) or ":memory:"
+    with _WRITE_LOCK, _process_writer_lock(path), database.atomic("IMMEDIATE"):
         yield
 
 
@@ -80,11 +78,11 @@ def checkpoint_wal(min_bytes: int = CHECKPOINT_AFTER_BYTES) -> bool:
     made that request copy and fsync while every other writer queued behind it. PASSIVE never
     waits for readers or writers; each page is copied once however often it was rewritten since.
     """
-    database = db.obj
-    if not isinstance(database, peewee.SqliteDatabase) or database.database == ":memory:":
+    path = sqlite_file()
+    if path is None:
         return False
     try:
-        size = os.stat(database.database + "-wal").st_size
+        size = os.stat(path + "-wal").st_size
     except FileNotFoundError:
         return False
     if size < min_bytes:
