@@ -43,7 +43,8 @@ from schemathesis.specs.openapi.checks import (
 from app import create_app
 from models import db
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
-from tests.review_helpers import (
+from tests.helpers.feedback import UNLIMITED
+from tests.helpers.review import (
     approve_article,
     approve_image_post,
     article_payload,
@@ -52,7 +53,6 @@ from tests.review_helpers import (
     image_post_payload,
     make_asset,
 )
-from tests.test_feedback_helpers import UNLIMITED
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
           response_headers_conformance]

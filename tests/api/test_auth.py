@@ -11,7 +11,9 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
+import itsdangerous.timed
 import pytest
 from flask import Blueprint, Flask
 from flask.sessions import SecureCookieSessionInterface
@@ -23,7 +25,9 @@ from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class NameSchema(Schema):
@@ -238,7 +242,6 @@ def test_cross_origin_logout_refused(guarded):
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 
 
-
 def test_a_sign_in_from_another_origin_is_refused(guarded):
     """Login CSRF: a foreign page must not sign a browser into an account of its choosing."""
     app = guarded()
@@ -261,7 +264,8 @@ def test_next_survives_the_login_round_trip(guarded, path):
     client = app.test_client()
     to_login = client.get(path).headers["Location"]
     form = client.get(to_login).get_data(as_text=True)
-    next_value = html.unescape(re.search(r'name="next" value="([^"]*)"', form).group(1))
+    sign_in_form = form[form.index('action="/api/auth/login"'):]  # the language switch carries a next of its own
+    next_value = html.unescape(re.search(r'name="next" value="([^"]*)"', sign_in_form).group(1))
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
                                                     "next": next_value})
     assert response.headers["Location"] == path
@@ -301,7 +305,6 @@ def test_logout_get_and_post_clear_cookie(guarded):
         assert response.status_code == 303 and response.headers["Location"] == "/login"
         assert "review_admin_session=;" in response.headers["Set-Cookie"]
         assert_error(client.get("/api/probe/review"), 401, "unauthorized")
-
 
 
 def test_logout_ends_the_session_on_the_server_too(guarded, monkeypatch):
@@ -375,10 +378,24 @@ def test_password_change_ends_old_sessions(guarded):
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 
 
-def test_session_idle_lifetime(guarded):
+@pytest.fixture
+def clock(monkeypatch):
+    """Moves on the clock the signed session cookie is dated and checked by, instead of sleeping:
+    itsdangerous's TimestampSigner reads `time.time()` through its module `itsdangerous.timed`."""
+    offset = [0.0]
+    real = time.time
+    monkeypatch.setattr(itsdangerous.timed, "time", SimpleNamespace(time=lambda: real() + offset[0]))
+
+    def move_on(seconds):
+        offset[0] += seconds
+
+    return move_on
+
+
+def test_session_idle_lifetime(guarded, clock):
     app, client = signed_in(guarded, PERMANENT_SESSION_LIFETIME=1)
     assert client.get("/api/probe/review").status_code == 200
-    time.sleep(2.1)  # the signed cookie's own max age, not a timing claim
+    clock(2.1)  # past the signed cookie's own max age
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
     assert app.permanent_session_lifetime == timedelta(seconds=1)
 
@@ -387,16 +404,16 @@ def _session_cookie_set(response):
     return any(h.startswith("review_admin_session=") for h in response.headers.getlist("Set-Cookie"))
 
 
-def test_session_lifetime_slides_with_use(guarded):
+def test_session_lifetime_slides_with_use(guarded, clock):
     # Flask re-signs the cookie on every request: used within its lifetime, a session goes on past it.
     app = guarded(PERMANENT_SESSION_LIFETIME=3)
     create_admin()
     client = app.test_client()
     login(client)
-    time.sleep(2)
+    clock(2)
     refreshed = client.get("/api/probe/review")
     assert refreshed.status_code == 200 and _session_cookie_set(refreshed)
-    time.sleep(2)  # 4 s after sign-in, 2 s after the refreshed cookie was signed
+    clock(2)  # 4 s after sign-in, 2 s after the refreshed cookie was signed
     assert client.get("/api/probe/review").status_code == 200
 
 
@@ -525,7 +542,6 @@ def test_bootstrap_admin_from_settings(make_app):
     login(client, "boot", "bootstrap-password")
     with db.connection_context():
         assert AdminUser.get(AdminUser.username == "boot").permissions == "feedback,review"
-
 
 
 def test_bootstrap_admin_keeps_its_sessions_across_restarts(make_app):

@@ -5,7 +5,7 @@ import re
 import pytest
 from openapi_schema_validator import OAS30Validator
 
-from tests.review_helpers import article_payload
+from tests.helpers.review import article_payload
 
 
 @pytest.fixture

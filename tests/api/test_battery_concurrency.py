@@ -20,8 +20,8 @@ from models import Asset, db
 from models.feedback import Feedback
 from models.review import ReviewTask, TimelineEvent
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin
-from tests.review_helpers import article_payload, create_task, live_server, png_bytes
-from tests.test_feedback_helpers import UNLIMITED
+from tests.helpers.feedback import UNLIMITED
+from tests.helpers.review import article_payload, create_task, live_server, png_bytes
 
 THREADS = 8
 WRITES_PER_THREAD = 200

@@ -20,10 +20,10 @@ from agentmcp.tools import build_tools
 from cli.demo import mcp_lines
 from rules.ids import new_id
 from tests.conftest import AGENT_TOKEN, signed_in_admin
-from tests.review_helpers import article_selections, decision_url, live_server, locked_except, png_bytes
-from tests.test_shutdown import _answers, _free_port, _wait_until
+from tests.helpers.review import article_selections, decision_url, live_server, locked_except, png_bytes
+from tests.helpers.served import answers_ok, free_port, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 TOOLS = {tool.name: tool for tool in build_tools()}
 SERVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{21}")  # rules.ids.new_id(): token_urlsafe(16), no leading - or _
@@ -146,14 +146,14 @@ def test_no_hint_once_an_admin_exists(tmp_path):
 
 def _start_output(tmp_path, **settings):
     """The log lines of `python app.py` on a new instance, from start until it answers /healthz."""
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items()
            if key not in ("REVIEW_ADMIN_USERNAME", "REVIEW_ADMIN_PASSWORD", "DATABASE_URL")}
     env.update(PORT=str(port), REVIEW_INSTANCE_PATH=str(tmp_path / "instance"),
                REVIEW_UPLOADS_PATH=str(tmp_path / "uploads"), WEBHOOK_SENDER_ENABLED="false", **settings)
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_until(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
+        wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
     finally:
         os.kill(server.pid, signal.SIGTERM)
         stderr = server.communicate(timeout=30)[1]

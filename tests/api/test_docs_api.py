@@ -7,7 +7,7 @@ from rules.vocabulary import EVENT_TYPES, TEAM_EVENTS, WEBHOOK_EVENTS
 from services.errors import ERROR_CODES
 from services.settings import DEFAULTS
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
 SECTIONS = ["Running it", "Errors", "Authentication", "Review tasks", "Publishing", "Assets", "Package",
             "Delete", "Feedback", "Admin HTML", "Operations", "Phone preview", "The agent's side",
             "The reviewer's workspace", "The team around a task", "Signals a team can trust", "The code"]

@@ -12,8 +12,9 @@ from rules.limits import IDEMPOTENCY_KEY_MAX as MAX_KEY_LENGTH
 from rules.vocabulary import ATTACHMENT_KINDS
 from schemas.assets import UPLOAD_SCOPES
 from tests.conftest import AGENT_TOKEN
+from tests.helpers.openapi import resolved, schema_validator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TASK = "#/components/schemas/Task"
 TASK_WRITES = {("patch", "/api/review/agent/tasks/{task_id}/elements"),
                ("post", "/api/review/tasks/{task_id}/decision"), ("post", "/api/review/tasks/{task_id}/publish-jobs"),
@@ -147,47 +148,18 @@ def test_invalid_json_is_worded_alike_on_every_route(client):
 
 def test_readme_names_the_admin_commands_and_the_sign_in_settings():
     readme = (ROOT / "README.md").read_text()
-    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:serving_app", "`WECHAT_THEME_OVERRIDES`",
-                 "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`", "`LOGIN_FAILURE_WINDOW_SECONDS`"):
+    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:serving_app",
+                 "`WECHAT_THEME_OVERRIDES`", "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`",
+                 "`LOGIN_FAILURE_WINDOW_SECONDS`"):
         assert text in readme, text
-
-
-def _resolved(document, node):
-    """`node` with every $ref replaced by its component (the document has no cycles)."""
-    if isinstance(node, dict):
-        if "$ref" in node:
-            return _resolved(document, document["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]])
-        return {key: _resolved(document, value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_resolved(document, value) for value in node]
-    return node
-
-
-def _as_json_schema(node):
-    """OpenAPI 3.0 `nullable` as JSON Schema: null admitted besides the schema."""
-    if isinstance(node, dict):
-        node = {key: _as_json_schema(value) for key, value in node.items()}
-        if node.pop("nullable", False):
-            return {"anyOf": [node, {"type": "null"}]}
-        return node
-    if isinstance(node, list):
-        return [_as_json_schema(value) for value in node]
-    return node
-
-
-def _validator(document, ref):
-    import jsonschema
-
-    schema = _as_json_schema(_resolved(document, {"$ref": ref}))
-    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
 
 
 def test_the_rejection_webhook_is_documented_as_it_is_sent(document, app, client, agent_headers):
     """An integrator reading only the document finds the webhook: its body, headers and retry rule."""
     from models.outbox import OutboxMessage
     from models.review import ReviewTask
-    from services.review.notifications import DEFAULT_RETRY_DELAYS, enqueue_rejection
-    from tests.review_helpers import article_payload, create_task
+    from services.review.webhooks import DEFAULT_RETRY_DELAYS, enqueue_rejection
+    from tests.helpers.review import article_payload, create_task
 
     webhook = document["x-webhooks"]["review_task.rejected"]["post"]
     assert {p["name"] for p in webhook["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
@@ -199,16 +171,16 @@ def test_the_rejection_webhook_is_documented_as_it_is_sent(document, app, client
         enqueue_rejection(row)
         sent = OutboxMessage.select().order_by(OutboxMessage.id.desc()).first().payload
     schema = webhook["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-    assert list(_validator(document, schema).iter_errors(sent)) == []
+    assert list(schema_validator(document, schema).iter_errors(sent)) == []
     sent["data"]["rejectionReason"] = "bored"
-    assert list(_validator(document, schema).iter_errors(sent))  # the check can fail
+    assert list(schema_validator(document, schema).iter_errors(sent))  # the check can fail
     assert "POST /api/auth/login" in document["info"]["description"]
 
 
 def test_nested_request_objects_keep_their_rules(document):
     """A nullable nested object was `anyOf [any object, the schema]`: a client validating a decision
     against the document accepted unknown fields the server refuses."""
-    decision = _validator(document, "#/components/schemas/Decision")
+    decision = schema_validator(document, "#/components/schemas/Decision")
     assert list(decision.iter_errors({"action": "approve_without_publish", "selections": {"titel": "x"}}))
     assert list(decision.iter_errors({"action": "approve_without_publish", "bodyDraft": {"foo": 1}}))
     assert not list(decision.iter_errors({"action": "reject_rework", "selections": None, "rejectionReason": "other"}))
@@ -216,11 +188,11 @@ def test_nested_request_objects_keep_their_rules(document):
     # An OpenAPI 3.0 validator reads `nullable` only beside a type: null must still pass there.
     from openapi_schema_validator import OAS30Validator
 
-    body_draft = _resolved(document, {"$ref": "#/components/schemas/BodyDraft"})
+    body_draft = resolved(document, {"$ref": "#/components/schemas/BodyDraft"})
     oas30 = OAS30Validator(body_draft)
     assert not list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": None}))
     assert list(oas30.iter_errors({"markdown": "x", "sourceBodyCandidateId": "a", "themeConfig": {"b": 1}}))
-    based_on = OAS30Validator(_resolved(document, {"$ref": "#/components/schemas/CoverImageOverride"}))
+    based_on = OAS30Validator(resolved(document, {"$ref": "#/components/schemas/CoverImageOverride"}))
     assert not list(based_on.iter_errors({"basedOn": None, "value": {"assetId": "a"}}))  # the server sends null
     assert list(based_on.iter_errors({"basedOn": 3, "value": {"assetId": "a"}}))
 

@@ -18,7 +18,7 @@ import pytest
 from fakeplatform import FakePlatform
 from models import ReviewTask, db
 from tests.conftest import assert_error, create_admin, login
-from tests.export_helpers import (
+from tests.helpers.export import (
     ImageServer,
     download,
     image_bytes,

@@ -5,7 +5,7 @@ and the methods a path documents against the `Allow` the service sends."""
 import pytest
 
 from tests.conftest import assert_error
-from tests.review_helpers import create_task, decision_url, image_post_payload, make_asset
+from tests.helpers.review import create_task, decision_url, image_post_payload, make_asset
 
 LIST_ROUTES = ("/api/assets", "/api/feedbacks", "/api/feedbacks/export.csv", "/api/review/agent/tasks",
                "/api/review/tasks")

@@ -27,9 +27,9 @@ from fakeplatform import FakePlatform
 from models import Asset, db
 from models.feedback import FeedbackAttachment
 from tests.conftest import AGENT_TOKEN, create_admin, login
-from tests.review_helpers import approve_article, article_payload, create_task, decision_url, make_asset
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLIENT = {"x-feedback-client-token": "client-web-token"}
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 CRASHED = 137
@@ -287,7 +287,7 @@ def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
 
 
 def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
-    from services.remote_images import FetchRefused, fetch_bytes
+    from services.image_fetch import FetchRefused, fetch_bytes
 
     host = TricklingServer(body=b"\x89PNG" + bytes(200), content_type="image/png")  # ~30 s at its pace
     started = time.monotonic()
@@ -303,7 +303,7 @@ def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
 def test_a_trickling_webhook_receiver_does_not_hold_the_sender():
     from types import SimpleNamespace
 
-    from services.review.notifications import _post
+    from services.review.webhooks import _post
 
     receiver = TricklingServer(body=b'{"ok": true}' + b" " * 200)  # its body would take ~30 s
     started = time.monotonic()

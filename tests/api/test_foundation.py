@@ -33,7 +33,6 @@ def test_state_folders_and_secret_key_reused(make_app, tmp_path):
     assert len(first.config["SECRET_KEY"]) >= 32
 
 
-
 def test_a_start_that_cannot_write_the_secret_key_leaves_none(make_app, tmp_path, monkeypatch):
     """A full disk at the first start left an empty secret_key, and every later sign-in failed."""
     import errno
@@ -101,7 +100,6 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
         create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
 
 
-
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("PORT", "99999", "PORT must be 1 to 65535, not 99999"),
     ("PORT", "abc", "PORT must be a number like 8000, not 'abc'"),
@@ -136,11 +134,13 @@ def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeyp
 
     monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError) as raised:
-        create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
+        create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")},
+                   serve=True)
     assert message in str(raised.value) and "secret-token" not in str(raised.value)
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "off")
     monkeypatch.delenv(name)
-    assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
+    assert create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")},
+                      serve=True)
 
 def test_preview_recipients_per_account_or_for_both():
     from services.setting_values import preview_recipients
@@ -358,12 +358,11 @@ def test_missing_agent_token_warns(make_app, caplog):
 def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
     env = {**os.environ, "REVIEW_AGENT_TOKEN": "", "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert "nobody" in done.stdout + done.stderr  # the command ran against the new instance
     assert "REVIEW_AGENT_TOKEN" not in done.stdout + done.stderr
-
 
 
 def _served_stderr(tmp_path, command, **settings):
@@ -380,7 +379,7 @@ def _served_stderr(tmp_path, command, **settings):
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), **settings}
     env.pop("WERKZEUG_RUN_MAIN", None)
     server = subprocess.Popen([sys.executable, "-m", *[part.format(port=port) for part in command]],
-                              cwd=Path(__file__).resolve().parent.parent, env=env, stderr=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[2], env=env, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:
         deadline = time.monotonic() + 60
@@ -411,7 +410,7 @@ def test_only_a_serving_start_settles_what_a_crash_left(tmp_path):
         PendingFile.create(path="review/half-placed.png", pid=2**22 + 7, created_at="2026-01-01T00:00:00.000Z")
     env = {**os.environ, **folders}
     done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
                           timeout=60)
     assert "nobody" in done.stdout + done.stderr and placed.exists()
     create_app(folders)

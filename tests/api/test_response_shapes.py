@@ -5,8 +5,8 @@ from schemas.assets import AssetSchema
 from schemas.dump import dumper
 from schemas.feedback import FeedbackDetailSchema
 from schemas.review import TaskSchema
-from tests.review_helpers import article_payload, create_task, make_asset
-from tests.test_feedback_helpers import image_bytes, payload, upload
+from tests.helpers.feedback import image_bytes, payload, upload
+from tests.helpers.review import article_payload, create_task, make_asset
 
 WEB = {"x-feedback-client-token": "client-web-token"}
 

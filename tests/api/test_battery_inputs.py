@@ -23,16 +23,9 @@ from PIL import Image
 
 from fakeplatform import FakePlatform
 from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login, signed_in_admin
-from tests.receivers import WebhookReceiver
-from tests.review_helpers import (
-    approve_article,
-    article_payload,
-    create_task,
-    decision_url,
-    live_server,
-    make_asset,
-)
-from tests.test_feedback_helpers import UNLIMITED
+from tests.helpers.feedback import UNLIMITED
+from tests.helpers.receivers import WebhookReceiver
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url, live_server, make_asset
 
 CLIENT = {"x-feedback-client-token": "client-web-token"}
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
