@@ -45,7 +45,7 @@ class RateLimited(ServiceError):
         super().__init__(message, details, headers={"Retry-After": str(int(retry_after))})
 
 
-# Every `error.code` an answer can carry (the OpenAPI enum; tests/test_openapi.py checks the code uses no other).
+# Every `error.code` an answer can carry (the OpenAPI enum; tests/api/test_openapi.py checks the code uses no other).
 ERROR_CODES = (
     "validation_error", "unauthorized", "forbidden", "not_found", "method_not_allowed", "invalid_state",
     "field_locked", "publish_in_progress", "idempotency_conflict", "export_failed", "duplicate_feedback",

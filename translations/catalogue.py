@@ -2,7 +2,7 @@
 changing a page's words (new messages come in untranslated, gone ones leave), translate the new
 entries of zh_Hans_CN/LC_MESSAGES/messages.po (zh-CN), then `python translations/catalogue.py compile` to write the
 .mo the service reads (committed, so a fresh install needs no build step). English needs no
-catalogue: its words are the message ids. tests/test_i18n.py fails while any page string is missing,
+catalogue: its words are the message ids. tests/pages/test_i18n.py fails while any page string is missing,
 untranslated or not compiled.
 """
 import sys

@@ -1,6 +1,6 @@
 """Team notifications (docs/api.md §15): each robot's documented shape and signature against a fake that
 checks them and answers as the real one does, e-mail through a real SMTP server, the three events,
-the words and links of a message, the settings. Delivery under faults: tests/test_team_delivery.py."""
+the words and links of a message, the settings. Delivery under faults: tests/agent/test_team_delivery.py."""
 import io
 import logging
 

@@ -1,6 +1,6 @@
 """The OpenAPI document keeps what the auditor found missing: the sign-in/out, health and file
 routes, form fields with the rules that validate them, request and response headers, date-time
-formats (tests/test_schemathesis.py checks that the answers match it)."""
+formats (tests/api/test_schemathesis.py checks that the answers match it)."""
 import json
 from pathlib import Path
 
