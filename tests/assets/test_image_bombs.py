@@ -1,7 +1,6 @@
 """Image data measured in bounded steps (docs/api.md §16, bad input): a small PNG that inflates to a
 gigabyte is refused without the served process holding more than a few MiB for it, and image data
 that is not a deflate stream is a 400, on both upload routes."""
-# ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import io
 import struct
 import zlib

@@ -1,5 +1,4 @@
 """Admin routes: list filters, paging and counts, detail, status changes, CSV export (docs/api.md §9)."""
-# ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import csv
 import io
 

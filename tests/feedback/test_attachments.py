@@ -1,5 +1,4 @@
 """POST /api/feedbacks/:id/attachments and the admin download (docs/api.md §9)."""
-# ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import gzip
 import hashlib
 import io

@@ -1,5 +1,4 @@
 """POST /api/feedbacks: creation, 401, 413, 400, the anonymous channel, duplicates (docs/api.md §9)."""
-# ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import json
 import re
 from datetime import timedelta

@@ -1,5 +1,4 @@
 """The keyword indexes are filled after the request: queue, batches, consistency, worker, upgrade."""
-# ruff: noqa: F811 - fixtures come from tests.test_feedback_helpers by import
 import sqlite3
 import time
 

@@ -1,5 +1,5 @@
 """What the PostgreSQL store has of its own: the keyword search's trigram indexes, and the one-writer
-rule across connections (the API rules themselves run on both stores in the STORE_MODULES tests)."""
+rule across connections (the API rules themselves run on both stores in the modules marked both_stores)."""
 import threading
 import time
 
