@@ -6,7 +6,6 @@ import secrets
 import sys
 import tempfile
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 
 from flask import Flask, session
@@ -279,7 +278,7 @@ def main(argv=None):
     logs.guard(logging.getLogger())
     try:
         if args.demo:
-            app, banner = build_demo_app(partial(create_app, serve=True))
+            app, banner = build_demo_app(create_app)
             print("\n".join(banner), flush=True)
         else:
             app = create_app(serve=True)

@@ -105,7 +105,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     config["FEEDBACK_CLIENT_TOKENS"] = f"demo-app={client_token}"
     # The links in the robot's messages open this demo (HOST and PORT as the service reads them).
     config["REVIEW_PUBLIC_URL"] = f"http://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
-    app = create_app({**config, **(overrides or {})})
+    app = create_app({**config, **(overrides or {})}, serve=True)  # the demo serves: its workers run
     password = secrets.token_urlsafe(12)
 
     with db.connection_context():
