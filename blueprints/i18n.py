@@ -24,14 +24,13 @@ LOCALES = {"zh-CN": "zh_Hans_CN", "en": "en"}  # page language -> Babel's locale
 
 
 def _from_accept_language():
-    """The first of the browser's languages (by preference) that the pages speak: any zh is zh-CN."""
-    for value, _quality in request.accept_languages:
-        primary = value.lower().replace("_", "-").split("-")[0]
-        if primary == "zh":
-            return "zh-CN"
-        if primary == "en":
-            return "en"
-    return None
+    """docs/api.md §14: any zh the browser accepts is zh-CN; else en when it accepts English; else None.
+    A language given q=0 is one the browser refuses."""
+    accepted = {value.lower().replace("_", "-").split("-")[0] for value, quality in request.accept_languages
+                if quality > 0}
+    if "zh" in accepted:
+        return "zh-CN"
+    return "en" if "en" in accepted else None
 
 
 def language():

@@ -98,7 +98,7 @@ def team_settings(config: Any) -> TeamSettings:
         url = _web_address(url_name, str(config.get(url_name) or "").strip(), quote=False)
         if url:
             robots[channel] = Robot(url, str(config.get(secret_name) or "") if secret_name else "")
-    events = split_list(config.get("NOTIFY_EVENTS"))
+    events = split_list(config.get("NOTIFY_EVENTS")) or list(TEAM_EVENTS)  # empty: the default, all
     if unknown := sorted(set(events) - set(TEAM_EVENTS)):
         raise ValueError(f"NOTIFY_EVENTS names unknown events {', '.join(unknown)}; known: {', '.join(TEAM_EVENTS)}")
     public_url = _web_address("REVIEW_PUBLIC_URL", str(config.get("REVIEW_PUBLIC_URL") or "").strip(), quote=True)

@@ -1,7 +1,8 @@
 /* The live WeChat preview of an article (docs/api.md §14): the body rendered by the publish renderer with
    its theme (POST /api/review/preview, the route publishing's rendering sits behind), in a 375 px frame
    under the final title, author, account and date. It follows the typing: each pause of a quarter
-   second sends one request, and only the newest answer is shown. */
+   second sends one request, and steady typing one at least every MAX_WAIT (the preview is never more
+   than about a second behind); only the newest answer is shown. */
 (function () {
   "use strict";
 
@@ -14,11 +15,14 @@
   const state = document.getElementById("preview-state");
   const theme = document.getElementById("theme-template");
   const DELAY = 250;
+  const MAX_WAIT = 600;
   let timer = null;
+  let waitingSince = null; // when the first keystroke not yet rendered came
   let sent = 0;
 
   async function refresh() {
     clearTimeout(timer);
+    waitingSince = null;
     const number = ++sent;
     state.textContent = T("preview.updating");
     const result = await window.Api.call("POST", "/api/review/preview", {
@@ -38,7 +42,9 @@
 
   function schedule() {
     clearTimeout(timer);
-    timer = setTimeout(refresh, DELAY);
+    const now = Date.now();
+    if (waitingSince === null) waitingSince = now;
+    timer = setTimeout(refresh, Math.max(0, Math.min(DELAY, waitingSince + MAX_WAIT - now)));
   }
 
   /* The title and author above the article follow their fields at once (no request needed). */

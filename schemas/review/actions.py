@@ -29,8 +29,17 @@ class DeleteResultSchema(Schema):
     redirectTo = fields.String(required=True, metadata={"description": "always /review"})
 
 
+class _Whole(validate.Regexp):
+    """The pattern matches the whole value: Python's `$` also matches before a final newline."""
+
+    def __call__(self, value):
+        if not isinstance(value, str) or self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
 _WECHAT_ID = [validate.Length(min=1, max=64),
-              validate.Regexp(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them")]
+              _Whole(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them")]
 
 
 class PhonePreviewSchema(Schema):

@@ -60,6 +60,17 @@ def _what(facts, words):
     return f"{words['feedback']} {facts.get('feedbackNo')}" + words["kind"].format(kind)
 
 
+# Markdown the robots would act on (links, mentions, emphasis, headings), turned into look-alike
+# full-width characters: topics, titles and app names come from agents and client apps, and must not
+# become a link or an @mention in the team's chat under the service's name.
+_INERT = str.maketrans({"[": "［", "]": "］", "(": "（", ")": "）", "<": "＜", ">": "＞", "*": "＊", "`": "｀",
+                        "#": "＃", "~": "～", "_": "＿", "\\": "＼", "!": "！", "|": "｜"})
+
+
+def inert(text: str) -> str:
+    return text.translate(_INERT)
+
+
 def _markdown_link(url):
     return f"[{url}]({url})" if url.startswith("http") else url
 
@@ -67,7 +78,7 @@ def _markdown_link(url):
 def _single(facts, words, public_url):
     head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
     return Message(subject=f"{head}{words['colon']}{what}", text=f"{head}\n{what}\n{url}",
-                   markdown=f"**{head}**\n{what}\n{_markdown_link(url)}", count=1)
+                   markdown=f"**{inert(head)}**\n{inert(what)}\n{_markdown_link(url)}", count=1)
 
 
 def render(items: list[dict[str, Any]], language: str, public_url: str, limit_bytes: int) -> Message:
@@ -81,7 +92,7 @@ def render(items: list[dict[str, Any]], language: str, public_url: str, limit_by
     for number, facts in enumerate(items, 1):
         head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
         text_line = f"{number}. {head}{words['colon']}{what}\n   {url}"
-        markdown_line = f"{number}. **{head}** {what} {_markdown_link(url)}"
+        markdown_line = f"{number}. **{inert(head)}** {inert(what)} {_markdown_link(url)}"
         title = words["digest"].format(count=number)
         size = max(len("\n".join([title, *text_lines, text_line]).encode()),
                    len("\n".join([f"**{title}**", *markdown_lines, markdown_line]).encode()))

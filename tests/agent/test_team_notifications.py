@@ -247,3 +247,25 @@ def test_a_deleted_tasks_unsent_team_messages_go_with_it(make_app, robots):
         assert {row.task_id for row in team_rows()} == {kept["id"]}
         assert send_pass(app) == {"wecom": 1, "feishu": 1, "dingtalk": 1}
     assert all("另一个任务" in robot.texts[0] and "芯片的未来" not in robot.texts[0] for robot in robots.values())
+
+
+def test_an_empty_notify_events_means_every_event(make_app, robots):
+    with built_app(make_app, **robot_settings(robots, NOTIFY_EVENTS="")) as app:
+        assert app.extensions["settings"].team.events == {"task.awaiting_review", "task.publish_failed",
+                                                          "feedback.received"}
+        create_task(app.test_client(), AGENT, article_payload())
+        assert [row.event_type for row in team_rows("wecom")] == ["task.awaiting_review"]
+
+
+def test_a_clients_markup_reaches_the_chat_as_text_not_as_a_link_or_mention(make_app, robots):
+    settings = robot_settings(robots, FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
+    with built_app(make_app, **settings) as app:
+        answer = app.test_client().post("/api/feedbacks", headers=CLIENT, json={
+            "appName": "App<@all>", "appVersion": "1.0", "platform": "web", "type": "bug",
+            "title": "[请重新登录](https://phish.example) **急**", "content": "x"})
+        assert answer.status_code == 201, answer.get_json()
+        send_pass(app, ["wecom", "dingtalk"])
+    for kind in ("wecom", "dingtalk"):
+        [markdown] = robots[kind].texts
+        assert "](https://phish.example)" not in markdown and "<@all>" not in markdown and "**急**" not in markdown
+        assert "请重新登录" in markdown and "phish.example" in markdown  # the words stay readable

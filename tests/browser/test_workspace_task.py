@@ -114,6 +114,23 @@ def test_the_live_preview_is_the_published_article_following_the_typing(open_pag
     console.assert_clean()
 
 
+def test_steady_typing_updates_the_preview_before_the_typist_pauses(open_page, demo, console):
+    """A debounce alone waits for a pause: someone typing faster than four keys a second saw nothing
+    until they stopped. The preview asks again at least every 0.6 s while the typing goes on."""
+    task = task_by_topic(demo, "芯片的下一个十年")
+    page = open_page("zh-CN", "wide")
+    sign_in_as(page, "zh-CN", f"/review/{task['id']}")
+    body = page.locator('textarea[name="body"][data-role="body"]')
+    requests = []
+    page.on("request", lambda r: r.url.endswith("/api/review/preview") and requests.append(r))
+    body.click()
+    page.keyboard.press("Control+End")
+    body.press_sequentially("一二三四五六七八九十" * 3, delay=100)  # about 3 s, a key every 0.1 s
+    during = len(requests)  # sent before the last key: the typist has not paused yet
+    assert during >= 2, during
+    console.assert_clean()
+
+
 def publish(page, language, task):
     sign_in_as(page, language, f"/review/{task['id']}")
     panel = page.locator('[data-role="decision"]')

@@ -58,7 +58,9 @@ def test_every_message_key_a_script_uses_is_handed_to_the_scripts():
 @pytest.mark.parametrize(("headers", "expected"), [
     ({}, "zh-CN"),  # REVIEW_DEFAULT_LANGUAGE's default
     ({"Accept-Language": "zh-TW,zh;q=0.9"}, "zh-CN"),
-    ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0.8"}, "en"),
+    ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0.8"}, "zh-CN"),  # any zh
+    ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0"}, "en"),  # zh refused
+    ({"Accept-Language": "fr, en;q=0"}, "zh-CN"),  # English refused: the setting
     ({"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5"}, "en"),
     ({"Accept-Language": "de-DE"}, "zh-CN"),  # neither: the setting
 ])

@@ -71,6 +71,7 @@ def test_preview_needs_the_review_permission(app, client, agent_headers, fake):
 
 
 @pytest.mark.parametrize("body", [{"wechatName": "al\nice"}, {"wechatName": "\u202eecila\u0000"},
+                                  {"wechatName": "alice\n"}, {"openId": "oAbC\n"},
                                   {"openId": "o AbC"}, {"openId": "oAbC\t"}])
 def test_recipients_outside_the_platforms_characters_are_refused(app, admin_client, agent_headers, fake, body):
     task = published(app, admin_client, agent_headers)
