@@ -21,15 +21,16 @@ from bench import scenarios  # noqa: E402
 from bench.common import Server, drive, merged, public, work_folder  # noqa: E402
 from bench.seed import seed  # noqa: E402
 
+# The floors users feel (docs/performance.md): latencies at one connection.
 TARGETS = [
     # (label, measured key, kind, goal)
-    ("agent task creation throughput", "create_task", "ratio", 0.5),
-    ("task detail throughput", "task_detail", "ratio", 0.6),
-    ("feedback creation throughput", "create_feedback", "ratio", 0.5),
+    ("task detail p50 at one connection (ms)", "task_detail_one", "p50", 15),
     ("list 50 of N tasks p50 (ms)", "list_tasks", "p50", 40),
     ("feedback keyword page p50 (ms)", "feedback_keyword", "p50", 50),
 ]
-RATIO_KEYS = {key for _, key, kind, _ in TARGETS if kind == "ratio"}
+# Throughput against the bare endpoint: reported, no longer a goal (a small team sends tens of
+# requests a minute).
+RATIO_KEYS = {"create_task", "task_detail", "create_feedback"}
 
 
 def in_rounds(port, bare_request, make_request, connections, seconds, rounds, bare_rounds):
@@ -89,13 +90,15 @@ def main(argv=None):
             print(f"{name:34} {result['rps']:9,.0f} {ratio.get(name, result['rps'] / base):6.2f} "
                   f"{result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:6d}  {rounds}")
     print(f"\nserver RSS after {args.mixed_seconds:.0f} s of mixed load: {results['rss_mb']:.0f} MB (goal <= 150 MB)")
-    print("\ntargets (ratios: median of the rounds):")
+    print("\nthroughput against the bare endpoint (median of the rounds; reported, not a goal): "
+          + ", ".join(f"{name} {ratio[name]:.2f}" for name in sorted(ratio)))
+    print("\ntargets:")
     failed = 0
     for label, key, kind, goal in TARGETS:
-        value = ratio[key] if kind == "ratio" else results[key][kind]
-        ok = value >= goal if kind == "ratio" else value <= goal
+        value = results[key][kind]
+        ok = value <= goal
         failed += not ok
-        print(f"  {'ok  ' if ok else 'MISS'} {label}: {value:.2f} (goal {'>=' if kind == 'ratio' else '<='} {goal})")
+        print(f"  {'ok  ' if ok else 'MISS'} {label}: {value:.2f} (goal <= {goal})")
     errors = sum(r["errors"] for r in results.values() if isinstance(r, dict))
     print(f"  {'ok  ' if errors == 0 else 'MISS'} errors across all scenarios: {errors}")
     results["ratios"] = {name: {"median": ratio[name], "rounds": values} for name, values in ratios.items()}

@@ -35,8 +35,9 @@ def _nested(field: fields.Field) -> type[Schema] | None:
 
 
 @cache
-def _fields(schema: type[Schema]) -> dict[str, fields.Field]:
-    return schema().fields
+def _plan(schema: type[Schema]) -> list[tuple[str, bool, type[Schema] | None]]:
+    """(data key, allows None, nested schema) of each field, worked out once per schema."""
+    return [(field.data_key or name, field.allow_none, _nested(field)) for name, field in schema().fields.items()]
 
 
 def _without_nulls(schema: type[Schema], data: Any) -> Any:
@@ -46,14 +47,12 @@ def _without_nulls(schema: type[Schema], data: Any) -> Any:
     if not isinstance(data, dict):
         return data
     out = {}
-    for name, field in _fields(schema).items():
-        key = field.data_key or name
+    for key, allow_none, nested in _plan(schema):
         if key not in data:
             continue
         value = data[key]
-        if value is None and not field.allow_none:
+        if value is None and not allow_none:
             continue
-        nested = _nested(field)
         out[key] = _without_nulls(nested, value) if nested and value is not None else value
     return out
 
