@@ -7,11 +7,14 @@ in the body; anything but code 0 (WeCom 45009 "api freq out of limit", a Feishu 
 `errcode`) is a failure and is retried.
 """
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
 import smtplib
+import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -28,7 +31,10 @@ from services.team_settings import Robot, Smtp, TeamSettings
 TIMEOUT = (5, 10)  # connect, read
 REPLY_SECONDS = 15  # the whole reply, however slowly it trickles
 REPLY_MAX = 64 * 1024
-SMTP_TIMEOUT = 20  # each step of the SMTP conversation
+SMTP_TIMEOUT = 10  # connecting, and each step of the SMTP conversation
+# The whole conversation after connecting: a server answering each step just in time must not hold a
+# message past its claim (sender.CLAIM_SECONDS, 60 s), or a second process would send it again.
+SMTP_DEADLINE = 40
 # WeCom's markdown content is at most 4096 bytes (UTF-8); a digest stays under it on every robot.
 ROBOT_LIMIT_BYTES = 4000
 EMAIL_LIMIT_BYTES = 200_000
@@ -128,11 +134,17 @@ def email(smtp: Smtp) -> Send:
         mail.set_content(message.text)
         try:
             with smtplib.SMTP(smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
-                if smtp.starttls:
-                    client.starttls(context=ssl.create_default_context())
-                if smtp.user:
-                    client.login(smtp.user, smtp.password)
-                client.send_message(mail)
+                cut = threading.Timer(SMTP_DEADLINE, _hang_up, (client,))
+                cut.daemon = True
+                cut.start()
+                try:
+                    if smtp.starttls:
+                        client.starttls(context=ssl.create_default_context())
+                    if smtp.user:
+                        client.login(smtp.user, smtp.password)
+                    client.send_message(mail)
+                finally:
+                    cut.cancel()
         except smtplib.SMTPRecipientsRefused:
             return "the mail server refused every recipient"
         except smtplib.SMTPResponseException as exc:  # its text may echo what was sent: the code only
@@ -143,6 +155,12 @@ def email(smtp: Smtp) -> Send:
             return f"the mail server is unreachable ({type(exc).__name__})"
         return None
     return send
+
+
+def _hang_up(client: smtplib.SMTP) -> None:
+    """Past the deadline: shut the socket down, which wakes the sender's blocked read (an OSError)."""
+    with contextlib.suppress(OSError, AttributeError):
+        client.sock.shutdown(socket.SHUT_RDWR)
 
 
 def senders(team: TeamSettings) -> dict[str, tuple[Send, int]]:

@@ -26,7 +26,7 @@ from services.team_settings import TeamSettings
 log = logging.getLogger(__name__)
 
 ROBOT_RATE = [(20, 60)]  # WeCom's limit (20 a minute), kept for all three robots
-CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP 5 s + 10 s, reply 15 s; SMTP steps 20 s)
+CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP 5 s + 10 s, reply 15 s; SMTP 10 s + 40 s)
 FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
 POLL_SECONDS = 1.0
 SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest

@@ -269,3 +269,31 @@ def test_a_clients_markup_reaches_the_chat_as_text_not_as_a_link_or_mention(make
         [markdown] = robots[kind].texts
         assert "](https://phish.example)" not in markdown and "<@all>" not in markdown and "**急**" not in markdown
         assert "请重新登录" in markdown and "phish.example" in markdown  # the words stay readable
+
+
+def test_a_mail_server_that_stalls_is_hung_up_on_before_the_claim_runs_out(make_app, monkeypatch):
+    """Each SMTP step within its timeout, the whole past SMTP_DEADLINE: the attempt ends (and is
+    retried) instead of outliving its claim, after which another process would send the mail too."""
+    import asyncio
+    import time
+
+    from services.team import channels
+    from tests.helpers.team import Mailbox
+
+    class Stalling(Mailbox):
+        async def handle_DATA(self, server, session, envelope):
+            await asyncio.sleep(3)
+            return await super().handle_DATA(server, session, envelope)
+
+    monkeypatch.setattr(channels, "SMTP_DEADLINE", 0.5)
+    with smtp_server(handler=Stalling()) as (mailbox, port):
+        settings = {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": port,
+                    "SMTP_STARTTLS": False, "SMTP_FROM": SMTP_USER}
+        with built_app(make_app, **settings) as app:
+            create_task(app.test_client(), AGENT, article_payload())
+            started = time.monotonic()
+            assert send_pass(app) == {"email": 0}
+            took = time.monotonic() - started
+            [row] = team_rows("email")
+    assert took < 3 / 2, took  # well before the stalling server would have answered
+    assert row.status == "pending" and row.attempts == 1 and row.last_error  # retried on the schedule

@@ -72,9 +72,9 @@ def self_signed(folder):
 
 
 @contextmanager
-def smtp_server(tls=None):
+def smtp_server(tls=None, handler=None):
     """A real SMTP server on 127.0.0.1; `tls` = (cert, key): STARTTLS offered, required before AUTH."""
-    mailbox = Mailbox()
+    mailbox = handler or Mailbox()
     options = {}
     if tls:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
