@@ -1,5 +1,7 @@
 """Shapes of the admin's side routes: the body preview, the phone preview, publish progress and the
 task deletion answer."""
+import re
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_CONTENT, WECHAT_ID_PATTERN
@@ -32,8 +34,12 @@ class DeleteResultSchema(Schema):
 class _Whole(validate.Regexp):
     """The pattern matches the whole value: Python's `$` also matches before a final newline."""
 
+    def __init__(self, pattern: str, error: str) -> None:
+        super().__init__(pattern, error=error)
+        self.whole = re.compile(pattern)
+
     def __call__(self, value):
-        if not isinstance(value, str) or self.regex.fullmatch(value) is None:
+        if not isinstance(value, str) or self.whole.fullmatch(value) is None:
             raise ValidationError(self._format_error(value))
         return value
 

@@ -159,8 +159,9 @@ def email(smtp: Smtp) -> Send:
 
 def _hang_up(client: smtplib.SMTP) -> None:
     """Past the deadline: shut the socket down, which wakes the sender's blocked read (an OSError)."""
-    with contextlib.suppress(OSError, AttributeError):
-        client.sock.shutdown(socket.SHUT_RDWR)
+    if client.sock is not None:
+        with contextlib.suppress(OSError):
+            client.sock.shutdown(socket.SHUT_RDWR)
 
 
 def senders(team: TeamSettings) -> dict[str, tuple[Send, int]]:
