@@ -16,6 +16,7 @@ def test_progress_while_publishing_then_a_preview_on_the_phone(page, demo, live_
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
 
     fake.set_latency(0.4)
     page.get_by_role("button", name="Publish to WeChat drafts").click()

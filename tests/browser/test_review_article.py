@@ -104,6 +104,7 @@ def test_api_errors_are_shown_next_to_the_field(page, demo, console):
     page.get_by_label("Final summary").fill("低温跑步的热身、穿衣和配速。")
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     expect(page.locator("#page-message")).to_contain_text("Approved without publishing.")
     expect(page.get_by_role("button", name="Publish to WeChat drafts")).to_be_visible()
     console.assert_clean()
@@ -133,12 +134,14 @@ def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page,
 
     page.reload()
     expect(page.locator("#task-status")).to_have_text("Pending review")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     expect(page.get_by_label("Final title")).to_have_value("液冷时代：AI 芯片怎样散热")
     expect(page.locator('input[name="title-choice"]:checked')).to_have_count(0)
     expect(page.locator('[data-edited-for="title"]')).to_be_hidden()
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
 
     saved = stored_task(task["id"])
     assert saved["selections"]["title"] == "液冷时代：AI 芯片怎样散热"

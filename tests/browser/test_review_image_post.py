@@ -93,6 +93,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     saved = stored_task(task["id"])
     final = [{"assetId": group[1]}, {"assetId": group[0]}, {"assetId": portrait["assetId"]}]
     assert saved["selections"]["images"] == final
@@ -109,6 +110,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     expect(failed).to_contain_text("Failed")
     expect(failed.locator(".job-error")).to_contain_text("45003")
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     screenshot(page, "review-image-post-failed-job")
 
     failed.get_by_role("button", name="Retry").click()
@@ -138,6 +140,7 @@ def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_
     page.get_by_role("button", name="Submit decision").click()
 
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     expect(page.get_by_role("status")).to_have_text("Approved.")
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("Publishing failed: platform error 45003")

@@ -50,6 +50,7 @@ def test_a_faulty_image_refuses_the_download_with_a_readable_list(page, demo, li
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#task-status")).to_have_text("Approved")
+    page.wait_for_load_state("load")  # the page reloads after a decision: its scripts bind the buttons
     cover_url = task["candidates"]["coverImages"][0]
     (Path(live_server.uploads) / "review" / cover_url.rsplit("/", 1)[1]).unlink()
 
@@ -69,6 +70,7 @@ def test_a_stale_page_says_to_reload_without_internal_details(page, demo, consol
     other.get_by_label("Approve without publishing").check()
     other.get_by_role("button", name="Submit decision").click()
     expect(other.locator("#task-status")).to_have_text("Approved")
+    other.wait_for_load_state("load")  # reloaded after the action: scripts bound
 
     page.get_by_label("Approve without publishing").check()
     page.get_by_role("button", name="Submit decision").click()
