@@ -128,7 +128,7 @@ def test_size_limits_are_413(fb_client):
     (b"plain text", "notes.TXT", "text/plain; charset=utf-8"),
     (zip_bytes(), "logs.zip", "application/zip"),
     (gzip.compress(b"log line\n"), "app.log.gz", "application/gzip"),
-])
+], ids=["log", "txt", "zip", "gz"])  # fixed ids: the archives carry the time they were made, and every worker collects
 def test_log_files_accepted_by_extension_and_content(feedback_app, fb_client, fb_admin, data, name, content_type):
     record = created(fb_client)
     meta = upload(fb_client, record["id"], data, name, "log_file").get_json()
