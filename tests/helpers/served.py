@@ -19,13 +19,12 @@ CLIENT = {"x-feedback-client-token": "client-web-token"}
 
 
 @contextmanager
-def served_process(tmp_path, **settings):
-    """`python app.py` on a free port with an agent and a feedback client token; yields (base URL, Popen)."""
+def _serve(tmp_path, settings):
+    """`python app.py` on a free port with the agent's token and `settings`; yields (base URL, port, Popen)."""
     port = free_port()
     env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-           "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": "false", **UNLIMITED,
-           **{key: str(value) for key, value in settings.items()}}
+           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -38,10 +37,18 @@ def served_process(tmp_path, **settings):
                 pass
             assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
             time.sleep(0.1)
-        yield base, server
+        yield base, port, server
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@contextmanager
+def served_process(tmp_path, **settings):
+    """`python app.py` on a free port with an agent and a feedback client token; yields (base URL, Popen)."""
+    with _serve(tmp_path, {"FEEDBACK_CLIENT_TOKENS": "web=client-web-token", **UNLIMITED, **settings}) as (
+            base, _port, server):
+        yield base, server
 
 
 def peak_memory(pid):
@@ -63,27 +70,9 @@ def free_port():
 
 @contextmanager
 def served(tmp_path, **settings):
-    """`python app.py` on a free port; yields its base URL."""
-    port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
-            time.sleep(0.1)
+    """`python app.py` on a free port; yields (base URL, port)."""
+    with _serve(tmp_path, settings) as (base, port, _server):
         yield base, port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def wait_until(condition, seconds, what):
