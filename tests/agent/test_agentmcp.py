@@ -257,3 +257,17 @@ def test_a_missing_address_or_token_is_refused_at_start():
     done = subprocess.run([sys.executable, "-m", "agentmcp"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 2 and "REVIEW_AGENT_TOKEN" in done.stderr
+
+
+def test_the_upload_root_is_the_folder_the_server_started_in_unless_set(tmp_path, monkeypatch):
+    from agentmcp.api import ReviewApi
+
+    monkeypatch.chdir(tmp_path)
+    assert ReviewApi("http://127.0.0.1:9", "token").upload_root == tmp_path.resolve()
+    elsewhere = tmp_path / "agent-files"
+    elsewhere.mkdir()
+    api = ReviewApi("http://127.0.0.1:9", "token", upload_root=str(elsewhere))
+    assert api.upload_root == elsewhere.resolve()
+    (tmp_path / "outside.png").write_bytes(b"\x89PNG")
+    with pytest.raises(ApiError):  # the start folder is no longer readable once a root is set
+        api.upload_image(path=str(tmp_path / "outside.png"))

@@ -297,3 +297,28 @@ def test_a_mail_server_that_stalls_is_hung_up_on_before_the_claim_runs_out(make_
             [row] = team_rows("email")
     assert took < 3 / 2, took  # well before the stalling server would have answered
     assert row.status == "pending" and row.attempts == 1 and row.last_error  # retried on the schedule
+
+
+def test_dingtalks_signature_is_the_documented_hmac_url_encoded(monkeypatch):
+    """A fixed vector, not the fake's round trip: Base64 of HMAC-SHA256 keyed with the secret over
+    timestamp + "\\n" + secret, URL-encoded in the query (Base64 ends in "=": sent as %3D)."""
+    import base64
+    import hashlib
+    import hmac
+    from urllib.parse import quote_plus
+
+    from services.team import channels
+    from services.team.messages import Message
+    from services.team_settings import Robot
+
+    sent = []
+    monkeypatch.setattr(channels.time, "time", lambda: 1_700_000_000.123)
+    monkeypatch.setattr(channels, "_post", lambda url, body: (sent.append(url), ({"errcode": 0}, None))[1])
+    secret = "SEC" + "0123456789abcdef" * 4
+    assert channels.dingtalk(Robot("https://oapi.dingtalk.com/robot/send?access_token=t", secret))(
+        Message("s", "t", "m", 1)) is None
+    expected = base64.b64encode(hmac.new(secret.encode(), f"1700000000123\n{secret}".encode(),
+                                         hashlib.sha256).digest()).decode()
+    assert sent == [f"https://oapi.dingtalk.com/robot/send?access_token=t&timestamp=1700000000123"
+                    f"&sign={quote_plus(expected)}"]
+    assert "%3D" in sent[0]
