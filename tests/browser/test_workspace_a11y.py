@@ -38,9 +38,10 @@ def test_every_page_fits_the_screen_and_passes_axe(open_page, demo, console, lan
         page.wait_for_load_state("networkidle")
         page.evaluate(ALL_IMAGES_LOADED)
         check(page, language, name)
-        if language == "zh-CN" and size == "phone" and name in ("review-list", "article-task", "image-post-task"):
-            screenshot(page, f"workspace-{name}-zh-phone")  # the whole page
-            page.screenshot(path=str(OUTPUT / f"workspace-{name}-zh-phone-screen.png"))  # what the phone shows
+        if size == "phone" and name in ("review-list", "article-task", "image-post-task"):
+            short = "zh" if language == "zh-CN" else "en"
+            screenshot(page, f"workspace-{name}-{short}-phone")  # the whole page
+            page.screenshot(path=str(OUTPUT / f"workspace-{name}-{short}-phone-screen.png"))  # what the phone shows
     console.assert_clean()
 
 
