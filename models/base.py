@@ -119,3 +119,8 @@ class BaseModel(peewee.Model):
     class Meta:
         database = db
         legacy_table_names = False
+
+
+def first_row(rows: Any) -> Any:
+    """The first row of a query (a `Model.raw` read), or None."""
+    return next(iter(rows), None)

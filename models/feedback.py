@@ -23,7 +23,7 @@ import peewee
 from playhouse.sqlite_ext import FTS5Model, SearchField, VirtualTableSchemaManager
 
 from models.base import BaseModel, JSONField, db
-from models.store import fold_case, on_sqlite, trigram_search_available  # noqa: F401 - fold_case: for the search
+from models.store import on_sqlite, trigram_search_available
 from models.writes import immediate
 
 SEARCH_TABLE = "feedback_fts"
@@ -76,11 +76,6 @@ class Feedback(BaseModel):
             (("app_name", "created_at"), False),
             (("app_name", "app_version", "created_at"), False),
         )
-
-    @classmethod
-    def create_table(cls, safe: bool = True, **options: Any) -> None:
-        super().create_table(safe=safe, **options)
-        create_search_structures()
 
 
 class FeedbackAttachment(BaseModel):

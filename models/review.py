@@ -4,11 +4,10 @@ Filterable fields are indexed columns; nested parts (candidates, selections, ove
 are JSON. `version` goes up by one on every write and is the task's ETag (docs/api.md §4).
 """
 
-from typing import Any
 
 import peewee
 
-from models.base import BaseModel, JSONField, db
+from models.base import BaseModel, JSONField, db, first_row
 
 
 class ReviewTask(BaseModel):
@@ -84,17 +83,13 @@ class IdempotencyKey(BaseModel):
 # query, more than SQLite takes to answer it, and these run several times on every page and API read
 # (bench/run.py: task detail 1.7 -> 0.9 ms in process). Values are bound parameters (`db.param`).
 
-def _first(rows) -> Any:
-    return next(iter(rows), None)
-
-
 def _placeholders(count: int) -> str:
     return ", ".join([db.param] * count)
 
 
 def task_by_id(task_id: str) -> ReviewTask | None:
     """The task with this public id, or None."""
-    return _first(ReviewTask.raw(f"SELECT * FROM review_task WHERE task_id = {db.param} LIMIT 1", task_id))  # noqa: S608
+    return first_row(ReviewTask.raw(f"SELECT * FROM review_task WHERE task_id = {db.param} LIMIT 1", task_id))  # noqa: S608
 
 
 def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:

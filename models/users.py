@@ -1,7 +1,7 @@
 """Admin accounts and login throttling records."""
 import peewee
 
-from models.base import BaseModel, db
+from models.base import BaseModel, db, first_row
 
 
 class AdminUser(BaseModel):
@@ -50,4 +50,4 @@ class EndedSession(BaseModel):
 def admin_by_pk(pk: int) -> AdminUser | None:
     """The admin with this row id, or None (read on every signed-in request: SQL written for Model.raw,
     as models/review.py's page reads are, since peewee's query building costs more than the read)."""
-    return next(iter(AdminUser.raw(f"SELECT * FROM admin_user WHERE id = {db.param}", pk)), None)  # noqa: S608
+    return first_row(AdminUser.raw(f"SELECT * FROM admin_user WHERE id = {db.param}", pk))  # noqa: S608

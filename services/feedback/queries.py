@@ -23,11 +23,10 @@ from models.feedback import (
     SEARCH_TABLE,
     Feedback,
     FeedbackAttachment,
-    fold_case,
     is_cjk,
     search_index_ready,
 )
-from models.store import contains_folded
+from models.store import contains_folded, fold_case
 from rules.ids import iso
 from rules.vocabulary import FEEDBACK_STATUSES
 from schemas.dump import dumper

@@ -11,10 +11,10 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from rules.vocabulary import SELECTION_KEYS
-from services.asset_refs import ref_key, resolve_many
+from services.asset_refs import REF_FIELDS, ref_key, resolve_many
 
 TEXT_KEYS = ("author", "title", "summary", "body", "description")
-IMAGE_KEYS = ("coverImage", "bodyImages", "images", "coverCrop")
+IMAGE_KEYS = (*REF_FIELDS, "coverCrop")
 # Character pairs compared at most in one changed block (SequenceMatcher's work grows with both
 # lengths): a 200,000-character body rewritten on one line shows as removed and added instead.
 CHAR_DIFF_BUDGET = 4_000_000

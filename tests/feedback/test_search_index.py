@@ -3,8 +3,9 @@ import sqlite3
 import time
 
 from models import db
-from models.feedback import INDEX_BATCH, fold_case, index_pending
+from models.feedback import INDEX_BATCH, index_pending
 from models.schema import LATEST, current_version
+from models.store import fold_case
 from services.feedback import indexing
 from tests.conftest import built_app, create_admin, login
 from tests.helpers.feedback import UNLIMITED, created
