@@ -8,7 +8,6 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.common import settings
 from blueprints.guards import check_same_origin
-from rules.limits import duration
 from schemas.auth import LoginSchema
 from services.auth import authenticate, new_device_id, new_session_id
 
@@ -51,8 +50,7 @@ def login_page():
     if error and not target and (target := _next_of_referrer()):
         # Into this page's address, so that the referrer of a further failure has it too.
         return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
-    wait = duration(settings().login_failure_window_seconds)
-    return render_template("login.html", error=error, next=target, wait=wait)
+    return render_template("login.html", error=error, next=target)  # the wait: i18n.login_wait, in words
 
 
 @bp.post("/api/auth/login")

@@ -7,7 +7,7 @@ own English message, which stays as it came (the JSON API keeps English).
 """
 from flask_babel import lazy_gettext as _l
 
-from blueprints.page_words import ELEMENT_LABELS, EVENT_LABELS, FEEDBACK_LABELS
+from blueprints.page_words import ACTOR_LABELS, ELEMENT_LABELS, EVENT_DATA_LABELS, EVENT_LABELS, FEEDBACK_LABELS
 
 WORDS = {
     # static/api.js
@@ -18,7 +18,7 @@ WORDS = {
     "field_check": _l("Check this field:"),
     # static/presence.js (docs/api.md §15): who else has the task open; a decision refused as stale
     "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
-    "presence.separator": _l(", "), "stale.agent": _l("the agent"), "stale.by": _l("Changed by %(names)s."),
+    "presence.separator": _l(", "), "stale.agent": ACTOR_LABELS["agent"], "stale.by": _l("Changed by %(names)s."),
     "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),
     "stale.reload": _l("Reload the task"),
     # static/words.js, static/review_preview.js
@@ -45,7 +45,7 @@ WORDS = {
     "busy.sending": _l("Sending…"), "busy.preparing": _l("Preparing…"), "busy.deleting": _l("Deleting…"),
     "preview.sent": _l("Preview sent to %(name)s's phone."),
     "event.preview_sent": EVENT_LABELS["preview_sent"], "event.by": _l("by %(who)s"),
-    "event.recipient": _l("Recipient"),
+    "event.recipient": EVENT_DATA_LABELS["to"],
     "confirm.delete": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too. "
                          "This cannot be undone."),
     "deleted": _l("Deleted the task \"%(topic)s\" (%(count)s files removed)."),

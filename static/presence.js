@@ -9,7 +9,7 @@
   if (!line) return;
   const T = window.T;
   const url = `/api/review/tasks/${encodeURIComponent(line.dataset.taskId)}`;
-  const interval = Math.max(1, Number(line.dataset.intervalSeconds) || 20) * 1000;
+  const interval = Math.max(1, Number(line.dataset.intervalSeconds)) * 1000;  // REVIEW_PRESENCE_SECONDS / 3
   let editing = false;
   let timer = null;
 
