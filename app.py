@@ -34,6 +34,7 @@ from cli.demo import build_demo_app
 from models import db, init_database
 from models.schema import SchemaTooNew, upgrade
 from models.users import admin_by_pk
+from rules import accounts
 from rules.client_input import load_json
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin
@@ -44,7 +45,15 @@ from services.files import sweep_pending
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
 from services.review.webhooks import WebhookSender
-from services.settings import DEFAULTS, Settings, SettingsError, from_environment, typed
+from services.settings import (
+    DEFAULTS,
+    Settings,
+    SettingsError,
+    account_defaults,
+    configured_accounts,
+    from_environment,
+    typed,
+)
 from services.task_delete import recover_deletions
 from services.team.sender import TeamSender
 
@@ -99,6 +108,9 @@ def load_settings(app, config):
     """defaults -> instance/config.py -> environment -> `config` argument."""
     app.config.from_mapping(DEFAULTS)
     app.config.from_pyfile("config.py", silent=True)
+    # Each configured account's own settings are known names too (docs/api.md §18).
+    codes = configured_accounts(config or {}, os.environ, app.config)
+    app.config.from_mapping({**account_defaults(codes), **{k: v for k, v in app.config.items() if k.isupper()}})
     app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
     app.config.update(config or {})
     typed(app.config)
@@ -243,6 +255,7 @@ def create_app(config=None, *, serve=False):
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
     # Checked and typed once (a bad value stops the start naming it); services get this object.
     app.extensions["settings"] = Settings.from_config(app.config)
+    accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
     app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not serve)
     app.json.ensure_ascii = False
     app.json.sort_keys = False

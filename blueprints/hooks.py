@@ -8,6 +8,7 @@ import time
 from flask import g, request
 
 from models import db
+from rules import accounts
 
 access_log = logging.getLogger("review.access")
 
@@ -23,6 +24,7 @@ def content_security_policy(settings):
 
 def init_app(app):
     policy = content_security_policy(app.extensions["settings"])
+    configured = app.extensions["settings"].accounts
 
     @app.after_request
     def protective_headers(response):
@@ -40,6 +42,7 @@ def init_app(app):
     def open_connection():
         g.request_id = secrets.token_hex(8)
         g.started = time.perf_counter()
+        accounts.use(configured)  # what publicAccount accepts (docs/api.md §18)
         if request.path != "/healthz":  # the health check reports a failing database itself
             db.connect(reuse_if_open=True)
 

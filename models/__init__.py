@@ -4,6 +4,7 @@ from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
 from models.counters import EventCounter  # noqa: F401
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence  # noqa: F401
 from models.files import AssetCleanup, PendingFile  # noqa: F401
+from models.live import TaskLive  # noqa: F401
 from models.outbox import OutboxMessage  # noqa: F401
 from models.platform import PlatformToken, PlatformUpload  # noqa: F401
 from models.presence import TaskPresence  # noqa: F401
@@ -34,4 +35,5 @@ ALL_MODELS = [
     RateHit,
     TaskPresence,
     EventCounter,
+    TaskLive,
 ]

@@ -105,6 +105,7 @@ MIGRATIONS = [
      _seed_publish_counts),
     (12, "outbox_message.channel: team notifications beside the agent's",
      lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
+    (13, "task_live: going live through freepublish (a new table)", lambda database: None),
 ]
 LATEST = MIGRATIONS[-1][0]
 

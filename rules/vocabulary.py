@@ -1,6 +1,7 @@
 """The words of the spec: accounts, content types, statuses, actions, keys, events, themes."""
 
-ACCOUNTS = ("silicon-rise", "carbon-fitness")
+# The spec's two accounts: WECHAT_ACCOUNTS's default (docs/api.md §18; rules.accounts has the configured ones).
+DEFAULT_ACCOUNTS = ("silicon-rise", "carbon-fitness")
 CONTENT_TYPES = ("article", "image_post")
 STATUSES = ("pending_review", "approved", "published", "rejected_rework")
 ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
@@ -39,10 +40,13 @@ TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
 # Webhooks to the agent (docs/api.md §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
 # chooses which are sent.
 WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
-                  "review_task.publish_failed")
+                  "review_task.publish_failed", "review_task.live", "review_task.live_failed")
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.
-TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received")
+TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed")
+# Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
+LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
+LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Body themes (docs/api.md §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")

@@ -1,6 +1,7 @@
 """Shapes shared by every list: query parameters, paging (assets, feedback)."""
 from marshmallow import Schema, fields, pre_load, validate
 
+from rules import accounts
 from rules.limits import MAX_PAGE_SIZE
 
 # Only keeps the row offset, (page - 1) * pageSize, inside SQLite's 64-bit OFFSET: any page past
@@ -36,3 +37,32 @@ def timestamp(description=None, **kwargs):
     the OpenAPI document."""
     metadata = {"format": "date-time", **({"description": description} if description else {})}
     return fields.String(metadata=metadata, **kwargs)
+
+
+class KnownAccount(validate.OneOf):
+    """One of the accounts WECHAT_ACCOUNTS configures (rules.accounts: the request's app's), so the
+    error and the OpenAPI enum name the team's accounts, not a list fixed at import (docs/api.md §18)."""
+
+    def __init__(self):
+        super().__init__(accounts.codes())
+
+    @property  # type: ignore[override]
+    def choices(self):
+        return accounts.codes()
+
+    @choices.setter
+    def choices(self, _value):
+        pass
+
+    @property  # type: ignore[override]
+    def choices_text(self):
+        return ", ".join(accounts.codes())
+
+    @choices_text.setter
+    def choices_text(self, _value):
+        pass
+
+
+def account(**kwargs):
+    """A publicAccount field: a configured account's code."""
+    return fields.String(validate=KnownAccount(), **kwargs)

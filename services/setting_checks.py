@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from playhouse import db_url
 
+from rules import accounts
 from rules.limits import WECHAT_ID_PATTERN
 from rules.vocabulary import PAGE_LANGUAGES, WEBHOOK_EVENTS
 from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, time_zone
@@ -14,7 +15,6 @@ from services.team_settings import team_settings
 
 RATE_LIMIT_SETTINGS = {"ip": "FEEDBACK_RATE_LIMIT_PER_IP", "device": "FEEDBACK_RATE_LIMIT_PER_DEVICE",
                        "version": "FEEDBACK_RATE_LIMIT_PER_VERSION", "channel": "FEEDBACK_RATE_LIMIT_PER_CHANNEL"}
-ACCOUNT_SETTING_PREFIX = {"silicon-rise": "WECHAT_SILICON_RISE", "carbon-fitness": "WECHAT_CARBON_FITNESS"}
 
 # Settings that must be at least 1 (0 would hang every request, lock every sign-in, time out at once).
 _AT_LEAST_ONE = ("THREADS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "FEEDBACK_DUPLICATE_WINDOW_SECONDS",
@@ -27,6 +27,20 @@ class SettingsError(ValueError):
 
 def check_settings(config: Any) -> None:
     """Refuse values that would only fail later (a port out of range, no threads, no sign-in)."""
+    try:
+        configured = accounts.parse(config.get("WECHAT_ACCOUNTS"))
+    except ValueError as exc:
+        raise SettingsError(f"WECHAT_ACCOUNTS: {exc}; write code=name pairs separated by commas") from None
+    for code in configured:
+        key = config.get(accounts.setting_prefix(code) + "_AES_KEY") or ""
+        if key and not re.fullmatch(r"[A-Za-z0-9+/]{43}", key):  # the value is a secret: never quoted
+            raise SettingsError(f"{accounts.setting_prefix(code)}_AES_KEY must be the 43 characters the platform "
+                                "shows as EncodingAESKey")
+    try:
+        parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or "")
+    except ValueError:
+        raise SettingsError("WECHAT_PUBLISH_POLL_DELAYS must be seconds separated by commas, e.g. 60,120,300") \
+            from None
     for name in ("PORT", *_AT_LEAST_ONE):
         value = config.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (name == "PORT" and value > 65535):
@@ -44,7 +58,7 @@ def check_settings(config: Any) -> None:
     recipients = config.get("WECHAT_PREVIEW_RECIPIENTS")
     if isinstance(recipients, str) and ":" in recipients:
         named = {part.partition(":")[0].strip() for part in recipients.split(";") if part.strip()}
-        if unknown_accounts := sorted(named - set(ACCOUNT_SETTING_PREFIX)):
+        if unknown_accounts := sorted(named - set(configured)):
             raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS names unknown accounts {', '.join(unknown_accounts)}; "
                                 "write account: id1, id2; other-account: id3")
     low, high = config.get("REVIEW_COVER_RATIO_MIN"), config.get("REVIEW_COVER_RATIO_MAX")
@@ -77,7 +91,8 @@ def check_settings(config: Any) -> None:
     except ValueError:
         raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
             from None
-    offered = [name for names in preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS")).values() for name in names]
+    offered = [name for names in preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS"), configured).values()
+               for name in names]
     if bad := [name for name in offered if not re.fullmatch(WECHAT_ID_PATTERN, name)]:
         raise SettingsError(f"WECHAT_PREVIEW_RECIPIENTS holds {bad[0]!r}, not a WeChat ID (letters, digits, '_', '-')")
     unknown = set(split_list(config.get("REVIEW_AGENT_WEBHOOK_EVENTS"))) - set(WEBHOOK_EVENTS)

@@ -6,7 +6,7 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from rules.vocabulary import ACCOUNTS
+from rules.vocabulary import DEFAULT_ACCOUNTS
 
 PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
@@ -21,14 +21,14 @@ def split_list(value: Any) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
-def preview_recipients(value: Any) -> dict[str, tuple[str, ...]]:
+def preview_recipients(value: Any, accounts: Any = DEFAULT_ACCOUNTS) -> dict[str, tuple[str, ...]]:
     """WECHAT_PREVIEW_RECIPIENTS -> {account: (WeChat ID, ...)} for every account."""
     if isinstance(value, dict):
-        return {account: tuple(split_list(value.get(account))) for account in ACCOUNTS}
+        return {account: tuple(split_list(value.get(account))) for account in accounts}
     text = str(value or "")
     if ":" not in text:
-        return dict.fromkeys(ACCOUNTS, tuple(split_list(text)))
-    found: dict[str, tuple[str, ...]] = dict.fromkeys(ACCOUNTS, ())
+        return dict.fromkeys(accounts, tuple(split_list(text)))
+    found: dict[str, tuple[str, ...]] = dict.fromkeys(accounts, ())
     for part in text.split(";"):
         account, _, ids = part.partition(":")
         if account.strip() in found:

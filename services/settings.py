@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from rules import accounts
 from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
-from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
+from rules.vocabulary import DEFAULT_ACCOUNTS, DEFAULT_WEBHOOK_EVENTS
 from services.setting_checks import (  # noqa: F401 (SettingsError and check_database_url: for callers)
-    ACCOUNT_SETTING_PREFIX,
     RATE_LIMIT_SETTINGS,
     SettingsError,
     check_database_url,
@@ -16,6 +16,29 @@ from services.setting_checks import (  # noqa: F401 (SettingsError and check_dat
 )
 from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 from services.team_settings import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
+
+ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY")  # each account's own (docs/api.md §18)
+ACCOUNT_SECRETS = ("_SECRET", "_TOKEN", "_AES_KEY")
+# freepublish/get is asked after each of these (seconds), then hourly, for 24 h (docs/api.md §18)
+DEFAULT_POLL_DELAYS = "60,120,300,600,1800,3600"
+
+
+def account_defaults(codes) -> dict[str, str]:
+    """WECHAT_<CODE>_APPID, _SECRET, _TOKEN, _AES_KEY of each account, unset."""
+    return {accounts.setting_prefix(code) + suffix: "" for code in codes for suffix in ACCOUNT_SETTINGS}
+
+
+def configured_accounts(*sources: Mapping[str, Any]) -> tuple[str, ...]:
+    """The account codes the first source naming WECHAT_ACCOUNTS gives (the defaults' when none does
+    or it does not read: the check at start names that setting)."""
+    for source in sources:
+        if source.get("WECHAT_ACCOUNTS"):
+            try:
+                return tuple(accounts.parse(source["WECHAT_ACCOUNTS"]))
+            except ValueError:
+                break
+    return DEFAULT_ACCOUNTS
+
 
 DEFAULTS = {
     "HOST": "127.0.0.1",
@@ -41,10 +64,11 @@ DEFAULTS = {
     # The same feedback (channel, content, device, address) within this many seconds is answered 409.
     "FEEDBACK_DUPLICATE_WINDOW_SECONDS": DEFAULT_DUPLICATE_WINDOW_SECONDS,
     "WECHAT_API_BASE": "https://api.weixin.qq.com",
-    "WECHAT_SILICON_RISE_APPID": "",
-    "WECHAT_SILICON_RISE_SECRET": "",
-    "WECHAT_CARBON_FITNESS_APPID": "",
-    "WECHAT_CARBON_FITNESS_SECRET": "",
+    # The team's accounts, code=name pairs (docs/api.md §18); each has WECHAT_<CODE>_APPID, _SECRET, _TOKEN, _AES_KEY.
+    "WECHAT_ACCOUNTS": ",".join(DEFAULT_ACCOUNTS),
+    **account_defaults(DEFAULT_ACCOUNTS),
+    "WECHAT_PUBLISH_POLL_DELAYS": DEFAULT_POLL_DELAYS,
+    "WECHAT_LIVE_WORKER_ENABLED": True,  # scheduled going live and result polling (docs/api.md §18)
     "WECHAT_TIMEOUT_SECONDS": 20.0,
     "WECHAT_UPLOAD_CONCURRENCY": 4,  # images of one publish job uploaded at the same time
     # WeChat IDs the page offers for a phone preview: "silicon-rise: id1, id2; carbon-fitness: id3", or
@@ -76,8 +100,8 @@ DEFAULTS = {
 # Settings whose values are secrets: never logged or shown.
 SECRET_SETTINGS = {
     "REVIEW_AGENT_TOKEN", "REVIEW_AGENT_WEBHOOK_SECRET", "REVIEW_ADMIN_PASSWORD",
-    "FEEDBACK_CLIENT_TOKENS", "WECHAT_SILICON_RISE_SECRET", "WECHAT_CARBON_FITNESS_SECRET",
-    "SECRET_KEY", "METRICS_TOKEN", *TEAM_SECRETS,
+    "FEEDBACK_CLIENT_TOKENS", "SECRET_KEY", "METRICS_TOKEN", *TEAM_SECRETS,
+    *(accounts.setting_prefix(code) + suffix for code in DEFAULT_ACCOUNTS for suffix in ACCOUNT_SECRETS),
 }
 
 
@@ -128,6 +152,14 @@ class Credentials:
 
 
 @dataclass(frozen=True)
+class EventKeys:
+    """What checks and opens the platform's event pushes to one account's server URL (docs/api.md §18)."""
+
+    token: str = field(repr=False)
+    aes_key: str = field(repr=False)  # EncodingAESKey, 43 characters; "" when unset (no safe mode)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting the services read, typed. Built by `Settings.from_config` from the merged mapping."""
 
@@ -146,6 +178,10 @@ class Settings:
     feedback_duplicate_window_seconds: int
     feedback_rate_limits: dict[str, RateLimits]  # ip, device, version, channel -> ((count, seconds), ...)
     wechat_api_base: str
+    accounts: dict[str, str]  # code -> the name people know it by, in the order configured
+    wechat_event_keys: dict[str, EventKeys]  # account -> its server URL's token; an account without one is absent
+    publish_poll_delays: tuple[float, ...]
+    live_worker_enabled: bool
     wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
     wechat_timeout_seconds: float
     wechat_upload_concurrency: int
@@ -166,11 +202,15 @@ class Settings:
     def from_config(cls, config: Any) -> "Settings":
         """Check the merged settings (SettingsError names a bad one) and type them."""
         check_settings(config)
-        credentials = {}
-        for account, prefix in ACCOUNT_SETTING_PREFIX.items():
+        named = accounts.parse(config.get("WECHAT_ACCOUNTS"))
+        credentials, event_keys = {}, {}
+        for account in named:
+            prefix = accounts.setting_prefix(account)
             appid, secret = config.get(prefix + "_APPID") or "", config.get(prefix + "_SECRET") or ""
             if appid and secret:
                 credentials[account] = Credentials(appid, secret)
+            if token := config.get(prefix + "_TOKEN") or "":
+                event_keys[account] = EventKeys(token, config.get(prefix + "_AES_KEY") or "")
         return cls(
             instance_path=str(config.get("REVIEW_INSTANCE_PATH") or ""),
             uploads_path=str(config.get("REVIEW_UPLOADS_PATH") or ""),
@@ -188,10 +228,14 @@ class Settings:
             feedback_rate_limits={category: tuple(parse_limits(config.get(name, "")))
                                   for category, name in RATE_LIMIT_SETTINGS.items()},
             wechat_api_base=str(config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"]),
+            accounts=named,
+            wechat_event_keys=event_keys,
+            publish_poll_delays=parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or DEFAULT_POLL_DELAYS),
+            live_worker_enabled=bool(config.get("WECHAT_LIVE_WORKER_ENABLED", True)),
             wechat_credentials=credentials,
             wechat_timeout_seconds=float(config.get("WECHAT_TIMEOUT_SECONDS")),
             wechat_upload_concurrency=int(config.get("WECHAT_UPLOAD_CONCURRENCY")),
-            wechat_preview_recipients=preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS")),
+            wechat_preview_recipients=preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS"), named),
             wechat_theme_overrides=dict(config.get("WECHAT_THEME_OVERRIDES") or {}),
             cover_ratio=(float(config.get("REVIEW_COVER_RATIO_MIN")), float(config.get("REVIEW_COVER_RATIO_MAX"))),
             remote_image_hosts=tuple(split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS"))),
@@ -208,7 +252,7 @@ class Settings:
     @classmethod
     def with_defaults(cls, overrides: dict[str, Any] | None = None) -> "Settings":
         """The defaults with `overrides` (tests and one-off tools that build no app)."""
-        config = {**DEFAULTS, **(overrides or {})}
+        config = {**DEFAULTS, **account_defaults(configured_accounts(overrides or {})), **(overrides or {})}
         typed(config)
         return cls.from_config(config)
 

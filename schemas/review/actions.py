@@ -5,8 +5,7 @@ import re
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_CONTENT, WECHAT_ID_PATTERN
-from rules.vocabulary import ACCOUNTS
-from schemas.common import timestamp
+from schemas.common import account, timestamp
 
 
 class PreviewSchema(Schema):
@@ -14,7 +13,7 @@ class PreviewSchema(Schema):
 
     markdown = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT))
     themeTemplate = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
-    publicAccount = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(load_default=None, allow_none=True)
 
 
 class PreviewResultSchema(Schema):

@@ -2,7 +2,8 @@
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_TEXT, MAX_URL
-from rules.vocabulary import ACCOUNTS, CANDIDATE_KEYS, CONTENT_TYPES
+from rules.vocabulary import CANDIDATE_KEYS, CONTENT_TYPES
+from schemas.common import account
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
 
 
@@ -114,7 +115,7 @@ REQUIRED_CANDIDATES = {
 class CreateTaskSchema(Schema):
     """POST /api/review/agent/tasks."""
 
-    publicAccount = fields.String(required=True, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(required=True)
     topic = fields.String(required=True, validate=[validate.Length(max=500), not_blank])
     contentType = fields.String(load_default="article", validate=validate.OneOf(CONTENT_TYPES),
                                 metadata={"description": "absent means article"})

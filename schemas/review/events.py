@@ -3,14 +3,13 @@ services.review.webhooks and described under the OpenAPI document's `x-webhooks`
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import (
-    ACCOUNTS,
     ALL_ELEMENT_KEYS,
     APPROVE_ACTIONS,
     CONTENT_TYPES,
     REJECTION_REASONS,
     TRIGGER_MODES,
 )
-from schemas.common import timestamp
+from schemas.common import account, timestamp
 
 
 class TaskEventDataSchema(Schema):
@@ -18,7 +17,7 @@ class TaskEventDataSchema(Schema):
 
 
 class RejectionDataSchema(TaskEventDataSchema):
-    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(attribute="public_account", required=True)
     contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     topic = fields.String(required=True)
     rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
@@ -30,7 +29,7 @@ class RejectionDataSchema(TaskEventDataSchema):
 
 
 class ApprovalDataSchema(TaskEventDataSchema):
-    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(attribute="public_account", required=True)
     contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     topic = fields.String(required=True)
     action = fields.String(required=True, validate=validate.OneOf(APPROVE_ACTIONS))

@@ -2,7 +2,6 @@
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import (
-    ACCOUNTS,
     ACTORS,
     ALL_ELEMENT_KEYS,
     CONTENT_TYPES,
@@ -11,7 +10,7 @@ from rules.vocabulary import (
     STATUSES,
     TRIGGER_MODES,
 )
-from schemas.common import QuerySchema, timestamp
+from schemas.common import QuerySchema, account, timestamp
 from schemas.review.candidates import CandidatesSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
 
@@ -45,7 +44,7 @@ class TaskSchema(Schema):
     """A review task as stored; optional parts are absent until they exist."""
 
     id = fields.String(attribute="task_id", required=True)
-    publicAccount = fields.String(attribute="public_account", required=True, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(attribute="public_account", required=True)
     topic = fields.String(required=True)
     contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     externalContentId = fields.String(attribute="external_content_id")
@@ -70,7 +69,7 @@ class TaskListQuerySchema(QuerySchema):
     """Filters of GET /api/review/tasks; the response pages with `Link: rel="next"`."""
 
     status = fields.String(load_default="pending_review", validate=validate.OneOf(("all", *STATUSES)))
-    publicAccount = fields.String(load_default=None, validate=validate.OneOf(ACCOUNTS))
+    publicAccount = account(load_default=None)
     from_ = fields.String(data_key="from", load_default=None, metadata={
         "format": "date or date-time", "description": "ISO date or datetime; createdAt lower bound, inclusive"})
     to = fields.String(load_default=None, metadata={"format": "date or date-time",

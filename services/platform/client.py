@@ -258,6 +258,19 @@ class PlatformClient:
         self._call("/cgi-bin/message/mass/preview", {**recipient, "mpnews": {"media_id": media_id},
                                                      "msgtype": "mpnews"})
 
+    def submit_publish(self, media_id: str) -> dict[str, Any]:
+        """freepublish/submit: publish draft `media_id` to readers -> {"publish_id", "msg_data_id"}
+        (docs/api.md §18). Only a refused token repeats it (the platform took nothing then)."""
+        payload = self._call("/cgi-bin/freepublish/submit", {"media_id": media_id})
+        if not payload.get("publish_id"):
+            raise PlatformError(None, "platform error: freepublish/submit answered without a publish_id")
+        return {"publish_id": str(payload["publish_id"]),
+                "msg_data_id": str(payload["msg_data_id"]) if payload.get("msg_data_id") else None}
+
+    def publish_status(self, publish_id: str) -> dict[str, Any]:
+        """freepublish/get: where a submission stands ({"publish_status", "article_id", "article_detail", ...})."""
+        return self._call("/cgi-bin/freepublish/get", {"publish_id": publish_id})
+
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""
         return self._call("/cgi-bin/draft/get", {"media_id": media_id})

@@ -1,0 +1,35 @@
+"""Going live (docs/api.md §18): a task's published draft on its way to readers through freepublish.
+
+One row per task, written when an admin asks for it and kept after the article is live (the
+statistics of docs/api.md §19 find the article through it). A new request after a failure or a
+cancellation reuses the row. `status` moves scheduled -> submitting -> publishing -> live | failed;
+`submitting` is written before the platform is called, so a process that died in between is found
+at the next start and reported, never submitted again.
+"""
+import peewee
+
+from models.base import BaseModel
+from models.review import ReviewTask
+
+
+class TaskLive(BaseModel):
+    id = peewee.AutoField()
+    task = peewee.ForeignKeyField(ReviewTask, unique=True, on_delete="CASCADE")
+    task_id: int  # the key itself (peewee names it so); declared for the type checker
+    account = peewee.CharField(max_length=64)
+    draft_media_id = peewee.CharField(max_length=255)
+    status = peewee.CharField(max_length=16, index=True)
+    at = peewee.CharField(max_length=32, index=True)  # when it is (or was) to be submitted, ISO UTC
+    publish_id = peewee.CharField(max_length=64, null=True, index=True)
+    msg_data_id = peewee.CharField(max_length=64, null=True)
+    article_id = peewee.CharField(max_length=255, null=True)
+    article_url = peewee.TextField(null=True)
+    fail_reason = peewee.TextField(null=True)
+    owner = peewee.CharField(max_length=300, null=True)  # the process submitting it (services.publishing.owners)
+    submitted_at = peewee.CharField(max_length=32, null=True)
+    next_poll_at = peewee.CharField(max_length=32, null=True, index=True)  # freepublish/get due; None: none
+    polls = peewee.IntegerField(default=0)
+    live_at = peewee.CharField(max_length=32, null=True)
+    requested_by = peewee.CharField(max_length=64, null=True)
+    created_at = peewee.CharField(max_length=32)
+    updated_at = peewee.CharField(max_length=32)
