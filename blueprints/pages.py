@@ -21,7 +21,7 @@ from blueprints.page_words import LABELS
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
-from rules.vocabulary import ACCOUNTS, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
+from rules.vocabulary import ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
 from services import review
@@ -44,7 +44,8 @@ def init_app(app):
 
 @bp.app_context_processor
 def labels():
-    return {**LABELS, "ACCOUNTS": ACCOUNTS, "FIELD_LIMITS": FIELD_LIMITS, "page_language": i18n.language(),
+    # ACCOUNTS: code -> name, as WECHAT_ACCOUNTS configures them (docs/api.md §18)
+    return {**LABELS, "ACCOUNTS": settings().accounts, "FIELD_LIMITS": FIELD_LIMITS, "page_language": i18n.language(),
             "script_words": script_words, "ERROR_WORDS": ERROR_WORDS, "login_wait": i18n.login_wait}
 
 
