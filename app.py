@@ -28,6 +28,7 @@ from blueprints import (
     publishing,
     review,
     system,
+    wechat,
 )
 from cli import register_commands
 from cli.demo import build_demo_app
@@ -42,6 +43,8 @@ from services.background import checkpointer
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
 from services.files import sweep_pending
+from services.live import live_worker
+from services.operations import service_lock
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
 from services.review.webhooks import WebhookSender
@@ -194,7 +197,8 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages)
+BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages,
+              wechat)
 
 
 def _register_blueprints(app):
@@ -211,6 +215,7 @@ WORKERS = (
     ("WEBHOOK_SENDER_ENABLED", "team_sender", lambda s: TeamSender(s.team, s.webhook_retry_delays, s.default_language)),
     ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),
     ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
+    ("WECHAT_LIVE_WORKER_ENABLED", "live_worker", live_worker),  # going live, and its result (docs/api.md §18)
 )
 
 
@@ -232,19 +237,22 @@ def _ensure_logging():
     logs.guard(logging.getLogger())  # request data cannot start a log line of its own
 
 
-def create_app(config=None, *, serve=False):
+def create_app(config=None, *, serve=False, hold=False):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints.
 
     `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
     settles what a crash left, creates the admin the settings name and starts the background workers.
     Without it (one-off `flask --app app …` commands, scripts) it does none of that, so a command run
     beside the service never settles the service's uploads, deletions or publishes in flight.
+    `hold`: a serving process (`python app.py`, `serving_app`) holds its instance for its life, so a
+    restore refuses meanwhile (docs/api.md §20); the tests' in-process apps do not.
     """
     if serve:
         _ensure_logging()
     else:
         logs.guard(logging.getLogger())
     instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
+    held = service_lock.hold(instance) if hold else None  # first: waits while a restore runs
     resumed = resume_restore(instance)  # a restore killed midway: finished or undone before config.py is read
     _private_folder(instance)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
@@ -256,6 +264,8 @@ def create_app(config=None, *, serve=False):
     # Checked and typed once (a bad value stops the start naming it); services get this object.
     app.extensions["settings"] = Settings.from_config(app.config)
     accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
+    if held:  # on PostgreSQL, before the database is written
+        app.extensions["service_lock"] = held.share_database(app.extensions["settings"].database_url)
     app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not serve)
     app.json.ensure_ascii = False
     app.json.sort_keys = False
@@ -279,7 +289,7 @@ def create_app(config=None, *, serve=False):
 
 def serving_app():
     """The factory for other WSGI servers: `waitress-serve --call app:serving_app`."""
-    return create_app(serve=True)
+    return create_app(serve=True, hold=True)
 
 
 def main(argv=None):
@@ -294,7 +304,7 @@ def main(argv=None):
             app, banner = build_demo_app(create_app)
             print("\n".join(banner), flush=True)
         else:
-            app = create_app(serve=True)
+            app = create_app(serve=True, hold=True)
     except (SettingsError, SchemaTooNew) as exc:
         raise SystemExit(f"error: {exc}") from None
     with db.connection_context():  # a new instance: nobody can sign in until an admin is created

@@ -1,11 +1,12 @@
 """Publish routes of the admin review API: publish the approved task, retry a failed job, follow a
-publish in progress, send the draft to a phone."""
+publish in progress, send the draft to a phone, take it live to readers."""
 from flask import Blueprint, g
 
 from blueprints.apidoc import api
 from blueprints.common import if_match_header, settings, task_response
 from blueprints.guards import admin_required
-from schemas.review import PhonePreviewSchema, PublishProgressSchema, TaskSchema
+from schemas.review import GoLiveSchema, PhonePreviewSchema, PublishProgressSchema, TaskSchema
+from services.live import cancel_go_live, go_live
 from services.publishing import publish_progress, publish_task, retry_job, send_preview
 
 bp = Blueprint("publishing", __name__)
@@ -43,3 +44,19 @@ def get_publish_progress(task_id):
 def send_phone_preview(task_id, body):
     """Send the task's current platform draft to one WeChat user's phone (409 no_draft before a publish)."""
     return task_response(send_preview(task_id, body, g.actor[1], settings(), if_match=if_match_header()))
+
+
+@bp.post("/api/review/tasks/<task_id>/go-live")
+@admin_required("review")
+@api(body=GoLiveSchema, responses={202: TaskSchema}, tags=["review"])
+def request_go_live(task_id, body):
+    """Publish the task's platform draft to readers now, or at `at` (docs/api.md §18); the task carries `live`."""
+    return task_response(go_live(task_id, body["at"], g.actor[1], settings(), if_match=if_match_header()), 202)
+
+
+@bp.delete("/api/review/tasks/<task_id>/go-live")
+@admin_required("review")
+@api(responses={200: TaskSchema}, tags=["review"])
+def cancel_scheduled_go_live(task_id):
+    """Cancel a scheduled going live (409 once it is submitted)."""
+    return task_response(cancel_go_live(task_id, settings(), if_match=if_match_header()))

@@ -14,6 +14,7 @@ from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from fakeplatform.drafts import DraftRoutes
+from fakeplatform.freepublish import FreePublishRoutes
 from fakeplatform.latency import Latency
 from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
 
@@ -28,7 +29,7 @@ class _QuietTokenHandler(WSGIRequestHandler):
         super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
 
 
-class FakePlatform(DraftRoutes, Latency):
+class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
     """The platform for a set of accounts (appid -> secret); state lives in memory."""
 
     def __init__(self, accounts=None):
@@ -47,6 +48,7 @@ class FakePlatform(DraftRoutes, Latency):
         self.token_ttl = TOKEN_TTL
         self.previews = []  # {"appid", "towxname" | "touser", "media_id"} of each preview sent
         self.unfollowed = set()  # WeChat IDs / openids that do not follow the account: preview refused
+        self._init_freepublish()
         self.app = self._build_app()
 
     # ---- control -----------------------------------------------------------------------------
@@ -173,6 +175,8 @@ class FakePlatform(DraftRoutes, Latency):
             "/cgi-bin/draft/get": self._draft_get,
             "/cgi-bin/material/batchget_material": self._batchget,
             "/cgi-bin/message/mass/preview": self._preview,
+            "/cgi-bin/freepublish/submit": self._freepublish_submit,
+            "/cgi-bin/freepublish/get": self._freepublish_get,
         }
 
         def answer(payload, content_type="application/json; encoding=utf-8"):
@@ -224,6 +228,13 @@ class FakePlatform(DraftRoutes, Latency):
                               "application/json; encoding=utf-8")
             except Fault as exc:
                 return answer({"errcode": exc.errcode, "errmsg": exc.errmsg})
+
+        @app.route("/s/<article_id>")
+        def article_page(article_id):
+            page = self._article_page(article_id)
+            if page is None:
+                abort(404)
+            return Response(page, content_type="text/html; charset=utf-8")
 
         @app.route("/mmbiz/<name>")
         def mmbiz(name):

@@ -83,6 +83,7 @@ def make_app(tmp_path, database_url):
             "WEBHOOK_SENDER_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False,  # tests index with indexing.drain() where it matters
             "WAL_CHECKPOINTER_ENABLED": False,
+            "WECHAT_LIVE_WORKER_ENABLED": False,  # tests of going live turn it on (tests/live/)
             # The pages' checks read English; tests of the Chinese pages ask for zh-CN (docs/api.md §14).
             "REVIEW_DEFAULT_LANGUAGE": "en",
         }

@@ -15,6 +15,7 @@ from schemas.review.candidates import (  # noqa: F401
     ImageGroupSchema,
     ImagePostCandidatesSchema,
 )
+from schemas.review.live import GoLiveSchema, LiveSchema  # noqa: F401
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, CoverCropSchema, CropPercentSchema  # noqa: F401
 from schemas.review.selections import (  # noqa: F401
     ArticleSelectionsSchema,

@@ -47,6 +47,12 @@ class PublishFailedDataSchema(TaskEventDataSchema):
     attemptCount = fields.Integer(attribute="attempt_count", required=True)
 
 
+class LiveDataSchema(TaskEventDataSchema):
+    articleUrl = fields.String(attribute="article_url", required=True, allow_none=True)
+    articleId = fields.String(attribute="article_id", required=True, allow_none=True)
+    failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
+
+
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
     body = {"type": fields.String(required=True, validate=validate.OneOf([event_type])),
             "timestamp": timestamp(required=True), "data": fields.Nested(data, required=True)}
@@ -62,5 +68,7 @@ WEBHOOKS: dict[str, tuple[type[Schema], type[Schema], str]] = {
         ("review_task.approved", ApprovalDataSchema, "a task is approved (with or without publishing)"),
         ("review_task.published", PublishedDataSchema, "a publish job saved the platform draft"),
         ("review_task.publish_failed", PublishFailedDataSchema, "a publish job failed"),
+        ("review_task.live", LiveDataSchema, "the article went live: readers can open articleUrl"),
+        ("review_task.live_failed", LiveDataSchema, "going live failed (failReason says why)"),
     )
 }

@@ -6,12 +6,14 @@ from rules.vocabulary import (
     ALL_ELEMENT_KEYS,
     CONTENT_TYPES,
     EVENT_TYPES,
+    LIVE_STATUSES,
     REJECTION_REASONS,
     STATUSES,
     TRIGGER_MODES,
 )
 from schemas.common import QuerySchema, account, timestamp
 from schemas.review.candidates import CandidatesSchema
+from schemas.review.live import LiveSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
 
 
@@ -60,6 +62,8 @@ class TaskSchema(Schema):
     rejectionNote = fields.String(attribute="rejection_note")
     publishJobs = fields.List(fields.Nested(PublishJobSchema), required=True)
     timeline = fields.List(fields.Nested(TimelineEventSchema), required=True)
+    live = fields.Nested(LiveSchema, required=True, allow_none=True, metadata={
+        "description": "the article's way to readers (docs: going live); null until asked for"})
     version = fields.Integer(required=True, metadata={"description": "also sent as the ETag"})
     createdAt = timestamp(attribute="created_at", required=True)
     updatedAt = timestamp(attribute="updated_at", required=True)
@@ -70,6 +74,8 @@ class TaskListQuerySchema(QuerySchema):
 
     status = fields.String(load_default="pending_review", validate=validate.OneOf(("all", *STATUSES)))
     publicAccount = account(load_default=None)
+    live = fields.String(load_default=None, validate=validate.OneOf(LIVE_STATUSES),
+                         metadata={"description": "only tasks whose article stands so on its way to readers"})
     from_ = fields.String(data_key="from", load_default=None, metadata={
         "format": "date or date-time", "description": "ISO date or datetime; createdAt lower bound, inclusive"})
     to = fields.String(load_default=None, metadata={"format": "date or date-time",

@@ -7,6 +7,7 @@ from typing import Any
 import peewee
 
 from models import db
+from models.live import TaskLive
 from models.review import ReviewTask
 from rules.client_input import bound
 from rules.ids import iso
@@ -64,6 +65,8 @@ def _conditions(filters, with_status=True):
         conditions.append(ReviewTask.status == status)
     if filters.get("publicAccount"):
         conditions.append(ReviewTask.public_account == filters["publicAccount"])
+    if filters.get("live"):  # where the article stands on its way to readers (docs/api.md §18)
+        conditions.append(ReviewTask.id.in_(TaskLive.select(TaskLive.task).where(TaskLive.status == filters["live"])))
     if filters.get("externalContentId"):
         conditions.append(ReviewTask.external_content_id == filters["externalContentId"])
     if low:

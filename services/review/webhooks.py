@@ -65,6 +65,12 @@ def enqueue_publish_outcome(task_id: str, job: PublishJob) -> OutboxMessage:
     return _enqueue(event_type, task_id, job, taskId=task_id)
 
 
+def enqueue_live_outcome(task_id: str, live: Any) -> OutboxMessage:
+    """review_task.live or review_task.live_failed, when going live ends (docs/api.md §18)."""
+    event_type = "review_task.live" if live.status == "live" else "review_task.live_failed"
+    return _enqueue(event_type, task_id, live, taskId=task_id)
+
+
 def discard_for_task(task_id: str) -> int:
     """Unsent webhooks of a deleted task go with it."""
     return OutboxMessage.delete().where(

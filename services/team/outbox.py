@@ -44,6 +44,14 @@ def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
         "path": f"/review/{task.task_id}"})
 
 
+def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
+    """task.live or task.live_failed: the article reached readers, or could not (docs/api.md §18)."""
+    event = "task.live" if live.status == "live" else "task.live_failed"
+    return _enqueue(team, event, task.task_id, {
+        "account": task.public_account, "topic": task.topic, "articleUrl": live.article_url,
+        "error": live.fail_reason, "path": f"/review/{task.task_id}"})
+
+
 def feedback_received(team: TeamSettings | None, record: Any) -> int:
     """feedback.received: the app it came from stands where a task's account does."""
     return _enqueue(team, "feedback.received", record.feedback_id, {

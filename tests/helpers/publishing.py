@@ -91,3 +91,27 @@ def only_draft(fake, media_id):
 
 def events_of(task, type_):
     return [event for event in task["timeline"] if event["type"] == type_]
+
+
+def go_live_url(task):
+    return f"/api/review/tasks/{task['id']}/go-live"
+
+
+def published_article(app, admin_client, agent_headers, account="silicon-rise"):
+    """An article task published as a platform draft (approve_and_publish); returns the task JSON."""
+    task, _cover = approved_article(app, admin_client, agent_headers, action="approve_and_publish", account=account)
+    assert task["status"] == "published", task["publishJobs"]
+    return task
+
+
+def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
+    """The task once its `live.status` is one of `statuses` (the live worker and events move it)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        current = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
+        if current["live"] and current["live"]["status"] in statuses:
+            return current
+        assert time.monotonic() < deadline, current["live"]
+        time.sleep(0.05)

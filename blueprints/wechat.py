@@ -1,0 +1,28 @@
+"""The accounts' server URLs (docs/api.md §18): the platform checks them (GET) and pushes events (POST).
+
+Answers are plain text, as the platform reads them; a bad signature is 403 and changes nothing."""
+from flask import Blueprint, Response, request
+
+from blueprints.common import settings
+from services.errors import ServiceError
+from services.live import events
+
+bp = Blueprint("wechat", __name__)
+
+
+def _text(body: str, status: int = 200) -> Response:
+    return Response(body, status=status, content_type="text/plain; charset=utf-8")
+
+
+@bp.route("/wechat/<account>/events", methods=["GET", "POST"])
+def account_events(account):
+    """GET: the server URL check (echostr back); POST: a pushed event, answered `success` within the request."""
+    query = request.args.to_dict()
+    request.max_content_length = events.MAX_EVENT_BYTES  # an event is small: read no more (413)
+    try:
+        if request.method == "GET":
+            return _text(events.verify(account, query, settings()))
+        events.receive(account, query, request.get_data(cache=False), settings())
+    except ServiceError as err:
+        return _text(err.message, err.status)
+    return _text("success")

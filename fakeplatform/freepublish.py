@@ -1,0 +1,156 @@
+"""Going live on the fake platform: freepublish/submit and freepublish/get, the article pages, and the
+signed event push to an account's server URL in plaintext, compatible or safe (AES) mode, as the
+platform does it (a publish finishes a moment after its submission)."""
+import base64
+import hashlib
+import os
+import secrets
+import struct
+import threading
+import time
+
+import requests
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from fakeplatform.rules import Fault
+
+EVENT_MODES = ("plain", "compatible", "aes")
+
+
+def encoding_aes_key() -> str:
+    """A new EncodingAESKey the way the platform's back office makes one: 43 letters and digits."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(43))
+
+
+def sha1_sorted(*parts: str) -> str:
+    return hashlib.sha1("".join(sorted(parts)).encode()).hexdigest()  # noqa: S324 - the platform's scheme
+
+
+def encrypt(aes_key: str, xml: bytes, appid: str) -> str:
+    """The platform's safe-mode `Encrypt`: AES-256-CBC of random(16) + length + xml + appid, PKCS#7 to 32."""
+    key = base64.b64decode(aes_key + "=")
+    plain = os.urandom(16) + struct.pack(">I", len(xml)) + xml + appid.encode()
+    pad = 32 - len(plain) % 32
+    plain += bytes([pad]) * pad
+    encryptor = Cipher(algorithms.AES(key), modes.CBC(key[:16])).encryptor()
+    return base64.b64encode(encryptor.update(plain) + encryptor.finalize()).decode()
+
+
+def publish_event_xml(publish_id: str, status: int, article_id: str | None, url: str | None,
+                      event: str = "PUBLISHJOBFINISH") -> bytes:
+    detail = (f"<article_detail><count>1</count><item><idx>1</idx><article_url><![CDATA[{url}]]></article_url>"
+              "</item></article_detail>") if url else ""
+    article = f"<article_id><![CDATA[{article_id}]]></article_id>" if article_id else ""
+    return (f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
+            f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+            f"<Event><![CDATA[{event}]]></Event><PublishEventInfo><publish_id>{publish_id}</publish_id>"
+            f"<publish_status>{status}</publish_status>{article}{detail}<fail_idx></fail_idx>"
+            "</PublishEventInfo></xml>").encode()
+
+
+def signed_push(url: str, token: str, xml: bytes, mode: str = "plain", aes_key: str = "", appid: str = "",
+                timeout: float = 5) -> requests.Response:
+    """POST one event to a server URL, signed (and in safe or compatible mode encrypted) as the platform does."""
+    timestamp, nonce = str(int(time.time())), str(secrets.randbelow(10**9))
+    query = {"signature": sha1_sorted(token, timestamp, nonce), "timestamp": timestamp, "nonce": nonce,
+             "openid": "oFakePlatform"}
+    body = xml
+    if mode in ("aes", "compatible"):
+        encrypted = encrypt(aes_key, xml, appid)
+        query.update(encrypt_type="aes", msg_signature=sha1_sorted(token, timestamp, nonce, encrypted))
+        inner = xml.decode()[len("<xml>"):-len("</xml>")] if mode == "compatible" else \
+            "<ToUserName><![CDATA[gh_fake]]></ToUserName>"
+        body = f"<xml>{inner}<Encrypt><![CDATA[{encrypted}]]></Encrypt></xml>".encode()
+    return requests.post(url, params=query, data=body, headers={"Content-Type": "text/xml"}, timeout=timeout)
+
+
+class FreePublishRoutes:
+    """Mixed into FakePlatform, which provides drafts, base_url, _lock and _new_id."""
+
+    def _init_freepublish(self):
+        self.publishes = {}  # publish_id -> {"appid", "media_id", "status", "article_id", "article_url", ...}
+        self.event_targets = {}  # appid -> {"url", "token", "aes_key", "mode"}
+        self.event_answers = []  # (publish_id, HTTP status, body) of each push
+        self.publish_seconds = 0.3  # how long a submission stays "publishing" (1)
+        self.withhold_events = False  # finish without pushing (the service then learns it by polling)
+        self._outcomes = []  # publish_status the next submissions finish with (default 0: live)
+
+    # ---- control -----------------------------------------------------------------------------
+    def send_events_to(self, appid, url, token, aes_key="", mode="plain"):
+        """Push this account's publish events to `url` (its server URL), signed with `token`."""
+        if mode not in EVENT_MODES:
+            raise ValueError(f"mode must be one of {EVENT_MODES}")
+        with self._lock:
+            self.event_targets[appid] = {"url": url, "token": token, "aes_key": aes_key, "mode": mode}
+
+    def finish_next_publish_with(self, status, times=1):
+        """The next `times` submissions end with this publish_status (2-6: failures)."""
+        with self._lock:
+            self._outcomes.extend([status] * times)
+
+    # ---- routes ------------------------------------------------------------------------------
+    def _freepublish_submit(self, appid, body, _record=None):
+        media_id = body.get("media_id")
+        draft = self.drafts.get(media_id) if isinstance(media_id, str) else None
+        if draft is None or draft["appid"] != appid:
+            raise Fault(40007, "invalid media_id")
+        publish_id = str(2_247_483_000 + self._seq * 7 + secrets.randbelow(7))
+        self._seq += 1
+        outcome = self._outcomes.pop(0) if self._outcomes else 0
+        self.publishes[publish_id] = {"appid": appid, "media_id": media_id, "status": 1, "outcome": outcome,
+                                      "msg_data_id": str(2_650_000_000 + self._seq), "article_id": None,
+                                      "article_url": None, "title": draft["articles"][0].get("title", "")}
+        timer = threading.Timer(self.publish_seconds, self._finish_publish, args=(publish_id,))
+        timer.daemon = True
+        timer.start()
+        return {"errcode": 0, "errmsg": "ok", "publish_id": publish_id,
+                "msg_data_id": self.publishes[publish_id]["msg_data_id"]}
+
+    def _freepublish_get(self, appid, body, _record=None):
+        publish = self.publishes.get(str(body.get("publish_id")))
+        if publish is None or publish["appid"] != appid:
+            raise Fault(53600, "invalid publish_id")
+        answer = {"publish_id": str(body.get("publish_id")), "publish_status": publish["status"], "fail_idx": []}
+        if publish["status"] == 0:
+            answer["article_id"] = publish["article_id"]
+            answer["article_detail"] = {"count": 1, "item": [{"idx": 1, "article_url": publish["article_url"]}]}
+        return answer
+
+    def _finish_publish(self, publish_id):
+        with self._lock:
+            publish = self.publishes[publish_id]
+            publish["status"] = publish["outcome"]
+            if publish["status"] == 0:
+                publish["article_id"] = self._new_id("ARTICLE_")
+                publish["article_url"] = f"{self.base_url}/s/{publish['article_id']}"
+            target = None if self.withhold_events else self.event_targets.get(publish["appid"])
+        if target is not None:
+            self.push_publish_event(publish_id, target)
+
+    def push_publish_event(self, publish_id, target=None, event="PUBLISHJOBFINISH"):
+        """Push the submission's current state to its account's server URL; (status, body) of the answer."""
+        with self._lock:
+            publish = dict(self.publishes[publish_id])
+            target = target or self.event_targets[publish["appid"]]
+        xml = publish_event_xml(publish_id, publish["status"], publish["article_id"], publish["article_url"], event)
+        try:
+            response = signed_push(target["url"], target["token"], xml, target["mode"], target["aes_key"],
+                                   publish["appid"])
+            answer = (publish_id, response.status_code, response.text)
+        except requests.RequestException as exc:
+            answer = (publish_id, None, type(exc).__name__)
+        with self._lock:
+            self.event_answers.append(answer)
+        return answer[1:]
+
+    def _article_page(self, article_id):
+        """What a reader opens: the published article (title and body) at its URL."""
+        with self._lock:
+            found = [p for p in self.publishes.values() if p["article_id"] == article_id]
+            draft = self.drafts.get(found[0]["media_id"]) if found else None
+        if draft is None:
+            return None
+        article = draft["articles"][0]
+        return (f"<!doctype html><meta charset=utf-8><title>{article.get('title', '')}</title>"
+                f"<h1>{article.get('title', '')}</h1>{article.get('content', '')}")

@@ -1,0 +1,74 @@
+"""Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18).
+
+Only rows are written here; the submission itself is the live worker's (services/live/worker.py),
+so a schedule survives restarts and runs once across processes.
+"""
+from datetime import datetime, timedelta
+from typing import Any
+
+from models import immediate
+from models.live import TaskLive
+from rules.ids import iso, now_iso, utcnow
+from rules.vocabulary import LIVE_PENDING
+from services.errors import Conflict, ValidationFailed
+from services.live.outcomes import record
+from services.live.worker import WAKE
+from services.publishing.jobs import last_draft_job
+from services.review import load_for_update, task_to_dict
+from services.settings import Settings
+
+PAST_GRACE = timedelta(seconds=60)  # a moment this far back still reads as "now" (clocks differ)
+AHEAD_LIMIT = timedelta(days=30)
+
+
+def when(at: datetime | None) -> datetime:
+    """The submission time asked for: `at`, or now; 400 outside [now - 60 s, now + 30 days]."""
+    now = utcnow()
+    if at is None:
+        return now
+    if at < now - PAST_GRACE:
+        raise ValidationFailed("at is in the past; give a time ahead, or leave it out to publish now",
+                               {"at": ["is more than 60 seconds in the past"]})
+    if at > now + AHEAD_LIMIT:
+        raise ValidationFailed("at is more than 30 days ahead", {"at": ["is more than 30 days ahead"]})
+    return max(at, now)
+
+
+def go_live(task_id: str, at: datetime | None, actor_name: str | None, settings: Settings,
+            if_match: str | None = None) -> dict[str, Any]:
+    """Schedule the task's draft for readers at `at` (None: now); the task as JSON (202)."""
+    moment = iso(when(at))
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        draft = last_draft_job(task)
+        if task.status != "published" or draft is None or not draft.draft_media_id:
+            raise Conflict("only a published task whose draft is on the platform can go live; publish it first",
+                           {"status": [task.status]}, code="invalid_state")
+        row = TaskLive.get_or_none(TaskLive.task == task)
+        if row is not None and (row.status in LIVE_PENDING or row.status == "live"):
+            raise Conflict(f"this task is already {row.status}" + ("" if row.status == "live" else
+                           "; cancel the schedule first to choose another time"),
+                           {"live.status": [row.status]}, code="invalid_state")
+        now = now_iso()
+        fresh = {"account": task.public_account, "draft_media_id": draft.draft_media_id, "status": "scheduled",
+                 "at": moment, "publish_id": None, "msg_data_id": None, "article_id": None, "article_url": None,
+                 "fail_reason": None, "owner": None, "submitted_at": None, "next_poll_at": None, "polls": 0,
+                 "live_at": None, "requested_by": actor_name}
+        if row is None:
+            row = TaskLive(task=task, created_at=now, **fresh)
+        record(row, settings.team, task, **fresh)
+    WAKE.set()
+    return task_to_dict(task)
+
+
+def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None) -> dict[str, Any]:
+    """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON."""
+    with immediate():
+        task = load_for_update(task_id, if_match)
+        row = TaskLive.get_or_none(TaskLive.task == task)
+        if row is None or row.status != "scheduled":
+            raise Conflict("only a scheduled going live can be cancelled" +
+                           (f"; this one is {row.status}" if row else ""),
+                           {"live.status": [row.status if row else "none"]}, code="invalid_state")
+        record(row, settings.team, task, status="canceled")
+    return task_to_dict(task)

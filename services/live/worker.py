@@ -1,0 +1,131 @@
+"""The live worker (docs/api.md §18): submits what is due to freepublish, asks freepublish/get for what
+is still publishing, and reports submissions a stopped process left behind. One per serving process;
+every step claims its row in a write transaction first, so several processes never submit twice.
+"""
+import logging
+import threading
+from datetime import datetime, timedelta
+
+from models import immediate
+from models.live import TaskLive
+from rules.ids import iso, now_iso, utcnow
+from services.background import Worker
+from services.live.outcomes import NO_RESULT, UNCERTAIN, apply_status, record, submit_reason
+from services.platform.client import PlatformError, client_for
+from services.publishing.owners import gone, this_process
+from services.settings import Settings
+
+log = logging.getLogger(__name__)
+WAKE = threading.Event()  # set when an admin asks to go live now
+POLL_SECONDS = 1.0
+BATCH = 20
+POLL_FOR = timedelta(hours=24)  # after the submission; then the result is reported as unknown
+HOURLY = 3600.0
+# A submission whose process is elsewhere gives no sign of life: this long after it began it is
+# reported (a submit call is bounded by WECHAT_TIMEOUT_SECONDS, far below).
+STALE_SUBMISSION = timedelta(minutes=10)
+
+
+def _at(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def settle_interrupted(settings: Settings) -> int:
+    """Submissions a stopped process left in `submitting`: failed, saying they may have been taken."""
+    settled = 0
+    now = utcnow()
+    for row in TaskLive.select().where(TaskLive.status == "submitting"):
+        if gone(row.owner, row.submitted_at or row.updated_at) or now - _at(row.updated_at) > STALE_SUBMISSION:
+            with immediate():
+                fresh = TaskLive.get_or_none(TaskLive.id == row.id)
+                if fresh is not None and fresh.status == "submitting" and fresh.updated_at == row.updated_at:
+                    record(fresh, settings.team, status="failed", fail_reason=UNCERTAIN)
+                    settled += 1
+    return settled
+
+
+def _claim_due(now: str) -> TaskLive | None:
+    """One scheduled row whose time has come, now `submitting` and ours; None when none is due."""
+    with immediate():
+        row = (TaskLive.select().where((TaskLive.status == "scheduled") & (TaskLive.at <= now))
+               .order_by(TaskLive.at).first())
+        if row is None:
+            return None
+        return record(row, None, status="submitting", owner=this_process(), submitted_at=now)
+
+
+def submit(row: TaskLive, settings: Settings) -> None:
+    """freepublish/submit once, with no transaction open; then the outcome."""
+    try:
+        answer = client_for(row.account, settings).submit_publish(row.draft_media_id)
+    except PlatformError as exc:
+        log.warning("going live of task row %s refused: %s", row.id, exc)
+        with immediate():
+            record(TaskLive.get_by_id(row.id), settings.team, status="failed",
+                   fail_reason=submit_reason(exc.errcode, str(exc)))
+        return
+    first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY
+    with immediate():
+        record(TaskLive.get_by_id(row.id), settings.team, status="publishing", publish_id=answer["publish_id"],
+               msg_data_id=answer["msg_data_id"], next_poll_at=iso(utcnow() + timedelta(seconds=first)))
+
+
+def _next_delay(polls: int, settings: Settings) -> float:
+    delays = settings.publish_poll_delays
+    return delays[polls] if polls < len(delays) else HOURLY
+
+
+def _claim_poll(now: str) -> TaskLive | None:
+    """One publishing row whose freepublish/get is due, its next poll moved on first (so another
+    process does not ask too)."""
+    with immediate():
+        row = (TaskLive.select().where((TaskLive.status == "publishing") & (TaskLive.next_poll_at <= now))
+               .order_by(TaskLive.next_poll_at).first())
+        if row is None:
+            return None
+        row.polls += 1
+        row.next_poll_at = iso(utcnow() + timedelta(seconds=HOURLY))  # until this poll is answered
+        row.save()
+        return row
+
+
+def poll(row: TaskLive, settings: Settings) -> None:
+    """freepublish/get for one submission; a final status ends it, 45009 and the rest wait for the next delay."""
+    try:
+        answer = client_for(row.account, settings).publish_status(row.publish_id)
+    except PlatformError as exc:
+        answer = None
+        log.warning("freepublish/get for task row %s: %s (asked again later)", row.id, exc)
+    with immediate():
+        fresh = TaskLive.get_by_id(row.id)
+        if answer is not None:
+            items = ((answer.get("article_detail") or {}).get("item") or [{}]) if isinstance(
+                answer.get("article_detail"), dict) else [{}]
+            url = items[0].get("article_url") if items and isinstance(items[0], dict) else None
+            if apply_status(fresh, settings.team, answer.get("publish_status"), answer.get("article_id"), url):
+                return
+        if fresh.status != "publishing":
+            return
+        if utcnow() - _at(fresh.submitted_at or fresh.updated_at) > POLL_FOR:
+            record(fresh, settings.team, status="failed", fail_reason=NO_RESULT, next_poll_at=None)
+            return
+        fresh.next_poll_at = iso(utcnow() + timedelta(seconds=_next_delay(fresh.polls, settings)))
+        fresh.save()
+
+
+def step(settings: Settings) -> None:
+    settle_interrupted(settings)
+    for _ in range(BATCH):
+        row = _claim_due(now_iso())
+        if row is None:
+            break
+        submit(row, settings)
+    for _ in range(BATCH):
+        row = _claim_poll(now_iso())
+        if row is None:
+            break
+        poll(row, settings)
+
+
+def live_worker(settings: Settings) -> Worker:
+    return Worker("live-worker", lambda: step(settings), WAKE, POLL_SECONDS)

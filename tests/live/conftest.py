@@ -1,0 +1,31 @@
+"""Going live (docs/api.md §18): the service with its live worker, pointed at the fake platform, whose
+event pushes reach it over real HTTP (tests/helpers/review.py live_server)."""
+import pytest
+
+from fakeplatform.freepublish import encoding_aes_key
+from tests.conftest import built_app
+from tests.helpers.publishing import ACCOUNTS, platform_settings
+from tests.helpers.review import live_server
+
+TOKEN = "event-token-silicon-rise"
+AES_KEY = encoding_aes_key()
+
+
+@pytest.fixture
+def live_settings(fake):
+    return platform_settings(fake, WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="0.3",
+                             WECHAT_SILICON_RISE_TOKEN=TOKEN, WECHAT_SILICON_RISE_AES_KEY=AES_KEY)
+
+
+@pytest.fixture
+def app(make_app, live_settings):
+    with built_app(make_app, **live_settings) as application:
+        yield application
+
+
+@pytest.fixture
+def served_url(app, fake):
+    """The app on a real HTTP server, named to the fake platform as silicon-rise's server URL."""
+    with live_server(app) as base:
+        fake.send_events_to(ACCOUNTS["silicon-rise"][0], f"{base}/wechat/silicon-rise/events", TOKEN, AES_KEY)
+        yield base
