@@ -3,13 +3,17 @@
 import click
 
 from services.operations.copy_to import TargetNotEmpty, copy_to_database
-from services.settings import SettingsError
+from services.operations.service_lock import ServiceRunning, alone
+from services.settings import SettingsError, check_database_url
 
 
-def _copy(database_url):
+def _copy(settings, database_url):
     try:
-        copied = copy_to_database(database_url)
-    except (SettingsError, TargetNotEmpty) as exc:
+        check_database_url(database_url)
+        # A service writing the instance would lose what it writes after the copy (docs/api.md §20).
+        with alone(settings, database_url):
+            copied = copy_to_database(database_url)
+    except (SettingsError, TargetNotEmpty, ServiceRunning) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"copied {sum(copied.values())} rows: {copied.get('review_task', 0)} tasks, "
                f"{copied.get('feedback', 0)} feedback records, {copied.get('asset', 0)} assets; every table's "
@@ -17,16 +21,18 @@ def _copy(database_url):
 
 
 def register(app):
+    settings = app.extensions["settings"]
+
     @app.cli.command("copy-to")
     @click.argument("database_url")
     def copy_to_command(database_url):
         """Copy every row of this instance's database into the empty database at DATABASE_URL (stop the
         service first); then start the service with DATABASE_URL set. The uploads folders stay where they are."""
-        _copy(database_url)
+        _copy(settings, database_url)
 
     @app.cli.command("migrate-to", hidden=True)
     @click.argument("database_url")
     def migrate_to_command(database_url):
         """Deprecated name of copy-to."""
         click.echo("migrate-to is deprecated: use `flask --app app copy-to DATABASE_URL`", err=True)
-        _copy(database_url)
+        _copy(settings, database_url)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import peewee
+from playhouse.db_url import connect
 
 from models.base import SQLITE_FUNCTIONS, db
 
@@ -64,6 +65,58 @@ PG_WRITE_LOCK_KEY = 0x72657669657700
 def take_pg_write_lock(database: Any) -> None:
     """Inside the outermost transaction on PostgreSQL: wait until every other writer is done."""
     database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
+
+
+# ---- who serves the database (services/operations/service_lock.py, docs/api.md §20) ----
+
+# A session-level advisory lock: every serving process holds it shared on a connection of its own, a
+# restore or copy-to takes it exclusively or refuses. Two int4 keys, as pg_locks shows them.
+SERVICE_LOCK_KEYS = (0x72657669, 0x65770001)
+SERVICE_LOCK_PREFIX = "review service: "  # the holder's application_name, then who it is
+
+
+def _session(database_url: str, name: str) -> peewee.Database | None:
+    """A connection of its own to the PostgreSQL database at `database_url`; None for SQLite."""
+    if not database_url:
+        return None
+    database = connect(database_url, application_name=(SERVICE_LOCK_PREFIX + name)[:63])
+    if isinstance(database, peewee.SqliteDatabase):
+        return None
+    database.connect()
+    return database
+
+
+def hold_service_lock(database_url: str, name: str) -> peewee.Database | None:
+    """A serving process's share of the lock, held while the returned session stays open (waits while a
+    restore holds it); `name` says who holds it. None on SQLite (the instance folder's lock does it)."""
+    session = _session(database_url, name)
+    if session is not None:
+        session.execute_sql("SELECT pg_advisory_lock_shared(%s, %s)", SERVICE_LOCK_KEYS)
+    return session
+
+
+def take_service_lock_alone(database_url: str, name: str) -> tuple[peewee.Database | None, list[str]]:
+    """The lock taken exclusively without waiting: (its session, []); or (None, who holds it) when
+    serving processes do. (None, []) on SQLite."""
+    session = _session(database_url, name)
+    if session is None:
+        return None, []
+    if session.execute_sql("SELECT pg_try_advisory_lock(%s, %s)", SERVICE_LOCK_KEYS).fetchone()[0]:
+        return session, []
+    rows = session.execute_sql(
+        "SELECT a.application_name, host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        SERVICE_LOCK_KEYS).fetchall()
+    session.close()
+    return None, [name.removeprefix(SERVICE_LOCK_PREFIX) if name.startswith(SERVICE_LOCK_PREFIX)
+                  else f"a process connected from {address or 'a local socket'}" for name, address in rows]
+
+
+def release_service_lock(session: peewee.Database | None) -> None:
+    if session is not None and not session.is_closed():
+        session.execute_sql("SELECT pg_advisory_unlock_all()")  # a pooled URL's close() keeps the session
+        session.close()
 
 
 # ---- copying rows between databases (models/row_copy.py) ----

@@ -8,7 +8,8 @@ version. `config.py` is unpacked only when asked for (it is code the next comman
 does the journal (services.operations.restore_journal) take the swap over: the current files moved
 aside, the new ones moved in, on PostgreSQL the rows put into the DATABASE_URL database in one
 transaction; killed at any point, the next start or restore finishes it. A refused restore removes
-what it made. The service must be stopped while it runs.
+what it made. It refuses while a service process holds the instance (services.operations.service_lock)
+and holds it itself meanwhile, so no service starts before it is done.
 """
 import shutil
 import sqlite3
@@ -35,6 +36,7 @@ from services.operations.archive import (
 )
 from services.operations.backup import DATABASE, FORMAT, Progress
 from services.operations.restore_journal import Journal, checkpoint, remove_made
+from services.operations.service_lock import ServiceRunning, alone
 from services.settings import Settings
 
 __all__ = ["RestoreRefused", "Restored", "remove_made", "restore_backup", "target_in_use"]
@@ -207,9 +209,19 @@ def restore_backup(settings: Settings, archive_path: str, force: bool = False,
                    progress: Progress | None = None, config: bool = False) -> Restored:
     """Restore into the configured instance and uploads folders (config.py only when `config`).
 
-    RestoreRefused (nothing changed, nothing made) when the archive fails a check, or when the target
-    holds tasks, feedback or files and `force` is not given. Close the database before calling.
+    RestoreRefused (nothing changed, nothing made) while a service process holds the instance (named;
+    docs/api.md §20), when the archive fails a check, or when the target holds tasks, feedback or files
+    and `force` is not given. Close the database before calling.
     """
+    try:
+        with alone(settings):  # no service starts while it runs
+            return _restore(settings, archive_path, force, progress, config)
+    except ServiceRunning as exc:
+        raise RestoreRefused(str(exc)) from None
+
+
+def _restore(settings: Settings, archive_path: str, force: bool, progress: Progress | None,
+             config: bool) -> Restored:
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
     restore_journal.finish(restore_journal.resume(instance), uploads, settings.database_url)  # a killed one first
     if not force and (held := target_in_use(settings)):
