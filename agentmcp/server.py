@@ -3,6 +3,8 @@ import hashlib
 import hmac
 import json
 import logging
+import socket
+import sys
 from typing import Any
 
 import anyio
@@ -99,8 +101,15 @@ class BearerToken:
 
 
 def serve_http(api: ReviewApi, port: int, token: str) -> None:
-    """Streamable HTTP on 127.0.0.1:port, path /mcp (the SDK guards it against DNS rebinding), behind the token."""
+    """Streamable HTTP on 127.0.0.1:port (0: a free one), path /mcp (the SDK guards it against DNS rebinding),
+    behind the token. Says where it listens on stderr once the port is open (docs/api.md §20)."""
     import uvicorn
 
     app = build_server(api).streamable_http_app(host="127.0.0.1")
-    uvicorn.run(BearerToken(app, token), host="127.0.0.1", port=port, log_level="warning")
+    try:
+        listening = socket.create_server(("127.0.0.1", port))  # bound here, so the line names the real port
+    except OSError as exc:
+        raise SystemExit(f"agentmcp: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    print(f"MCP server listening on http://127.0.0.1:{listening.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    config = uvicorn.Config(BearerToken(app, token), log_level="warning")
+    uvicorn.Server(config).run(sockets=[listening])
