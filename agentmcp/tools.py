@@ -72,12 +72,14 @@ def build_tools() -> list[Tool]:
                  "type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX,
                  "description": "any unique string of yours; makes retrying safe"}}),
              _create),
-        Tool("get_review_task", "Read one review task: status, selections, rejection, publish jobs and timeline.",
+        Tool("get_review_task", "Read one review task: status, selections, rejection, publish jobs, timeline, and "
+             "`live` (null, or where the article stands on its way to readers: status scheduled, submitting, "
+             "publishing, live or failed, with articleUrl once live and failReason when it failed).",
              _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.get_task(arguments["taskId"])),
         Tool("list_review_tasks",
              "List review tasks, newest change first (status pending_review unless given; rejected_rework: "
              "those waiting for your rework).",
-             json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "updatedSince")), _list),
+             json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "live", "updatedSince")), _list),
         Tool("patch_task_elements",
              "Rework a rejected task: send new values for the rejected elements only; the task returns to review "
              "once every rejected element has been patched.",

@@ -16,10 +16,11 @@ import click
 from fakeplatform import FakePlatform
 from fakeplatform.robots import FakeRobot
 from models import db
+from rules import accounts
 from services.auth import save_admin
 from services.demo import seed
+from services.settings import configured_accounts
 
-ACCOUNTS = ("silicon-rise", "carbon-fitness")
 DEMO_ADMIN = "demo"
 DEMO_LATENCY = (0.15, 0.03)  # a platform call from a server outside its region: 150 ms ± 30 ms
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)  # where `python -m agentmcp` runs
@@ -37,25 +38,37 @@ def register(app):
                    f"{len(created['library'])} library images")
 
 
-def _prefix(account):
-    return "WECHAT_" + account.upper().replace("-", "_")
+def demo_accounts() -> tuple[str, ...]:
+    """The accounts the demo shows: WECHAT_ACCOUNTS from the environment, else the spec's two."""
+    return configured_accounts(os.environ)
 
 
-def platform_settings(base_url):
-    """Settings that point both accounts at the fake platform."""
+def platform_settings(base_url, codes=None):
+    """Settings that point every account at the fake platform, each with its server URL's token."""
     settings = {"WECHAT_API_BASE": base_url}
-    for account in ACCOUNTS:
-        settings[_prefix(account) + "_APPID"] = f"wx-demo-{account}"
-        settings[_prefix(account) + "_SECRET"] = f"demo-secret-{account}"
+    for account in codes or demo_accounts():
+        prefix = accounts.setting_prefix(account)
+        settings[prefix + "_APPID"] = f"wx-demo-{account}"
+        settings[prefix + "_SECRET"] = f"demo-secret-{account}"
+        settings[prefix + "_TOKEN"] = f"demo-token-{account}"
     return settings
 
 
 def start_fake_platform():
-    """A fake WeChat platform knowing both demo accounts, serving in a thread; (fake, base URL)."""
+    """A fake WeChat platform knowing the demo accounts, serving in a thread; (fake, base URL)."""
     settings = platform_settings("")
-    fake = FakePlatform(accounts={settings[f"{prefix}_APPID"]: settings[f"{prefix}_SECRET"]
-                                  for prefix in (_prefix(account) for account in ACCOUNTS)})
+    fake = FakePlatform(accounts={settings[accounts.setting_prefix(code) + "_APPID"]:
+                                  settings[accounts.setting_prefix(code) + "_SECRET"] for code in demo_accounts()})
     return fake, fake.start()
+
+
+def push_events_to(fake, public_url):
+    """The fake platform tells the demo when an article went live, at each account's server URL."""
+    settings = platform_settings("")
+    for code in demo_accounts():
+        prefix = accounts.setting_prefix(code)
+        fake.send_events_to(settings[prefix + "_APPID"], f"{public_url}/wechat/{code}/events",
+                            settings[prefix + "_TOKEN"])
 
 
 def mcp_lines(url: str, token: str) -> list[str]:
@@ -112,6 +125,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         save_admin(DEMO_ADMIN, password, "review,feedback")
         created = seed(app.extensions["settings"], DEMO_ADMIN)
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
+    push_events_to(fake, url)  # going live reaches a (fake) article URL
     banner = [
         "",
         "Demo mode: everything lives in a temporary folder and is removed when you stop the server.",
