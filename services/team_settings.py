@@ -34,6 +34,9 @@ _ROBOTS = {"wecom": ("NOTIFY_WECOM_WEBHOOK_URL", None),
            "dingtalk": ("NOTIFY_DINGTALK_WEBHOOK_URL", "NOTIFY_DINGTALK_SECRET")}
 
 
+_SHORT_EVENTS = {"live": "task.live", "live_failed": "task.live_failed"}
+
+
 @dataclass(frozen=True)
 class Robot:
     url: str = field(repr=False)
@@ -98,7 +101,8 @@ def team_settings(config: Any) -> TeamSettings:
         url = _web_address(url_name, str(config.get(url_name) or "").strip(), quote=False)
         if url:
             robots[channel] = Robot(url, str(config.get(secret_name) or "") if secret_name else "")
-    events = split_list(config.get("NOTIFY_EVENTS")) or list(TEAM_EVENTS)  # empty: the default, all
+    # empty: the default, all; `live` and `live_failed` (docs/api.md §18's short names) read as task.live…
+    events = [_SHORT_EVENTS.get(name, name) for name in split_list(config.get("NOTIFY_EVENTS"))] or list(TEAM_EVENTS)
     if unknown := sorted(set(events) - set(TEAM_EVENTS)):
         raise ValueError(f"NOTIFY_EVENTS names unknown events {', '.join(unknown)}; known: {', '.join(TEAM_EVENTS)}")
     public_url = _web_address("REVIEW_PUBLIC_URL", str(config.get("REVIEW_PUBLIC_URL") or "").strip(), quote=True)
