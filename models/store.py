@@ -104,13 +104,13 @@ def take_service_lock_alone(database_url: str, name: str) -> tuple[peewee.Databa
     if session.execute_sql("SELECT pg_try_advisory_lock(%s, %s)", SERVICE_LOCK_KEYS).fetchone()[0]:
         return session, []
     rows = session.execute_sql(
-        "SELECT a.application_name, host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "SELECT a.application_name, l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
         "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 "
         "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         SERVICE_LOCK_KEYS).fetchall()
     session.close()
-    return None, [name.removeprefix(SERVICE_LOCK_PREFIX) if name.startswith(SERVICE_LOCK_PREFIX)
-                  else f"a process connected from {address or 'a local socket'}" for name, address in rows]
+    return None, [name.removeprefix(SERVICE_LOCK_PREFIX) if (name or "").startswith(SERVICE_LOCK_PREFIX)
+                  else f"PostgreSQL session {backend} (pg_stat_activity)" for name, backend in rows]
 
 
 def release_service_lock(session: peewee.Database | None) -> None:

@@ -67,6 +67,21 @@ def test_restore_refuses_while_a_service_holds_the_instance(archive, tmp_path, d
         assert _topics(base) == ["备份里的任务"]
 
 
+def test_a_service_on_another_host_holds_the_postgresql_database(archive, tmp_path, store, database_url):
+    """Processes on other hosts share the database, not the instance folder: the restore is refused by the
+    database's lock alone (another folder plays the other host), naming the process by its session."""
+    if store != "postgresql":
+        pytest.skip("an SQLite database lives in the instance folder")
+    with served_process(tmp_path / "web-1", DATABASE_URL=database_url) as (base, server):
+        _create(base, "服务里的任务")
+        refused = run_restore(tmp_path / "web-2", archive, "--force", database_url=database_url)
+        assert refused.returncode == 2, (refused.returncode, refused.stdout, refused.stderr[-2000:])
+        assert f"pid {server.pid} on {socket.gethostname()}" in refused.stderr, refused.stderr
+        assert _topics(base) == ["服务里的任务"]
+    done = run_restore(tmp_path / "web-2", archive, "--force", database_url=database_url)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_a_service_killed_does_not_block_a_restore(archive, tmp_path, database_url):
     """What a killed process left behind does not hold the instance: the lock ends with the process."""
     root = tmp_path / "target"
