@@ -86,6 +86,9 @@ class ReviewApi:
     def get_task(self, task_id: str) -> Any:
         return self._call("GET", f"/api/review/agent/tasks/{_segment(task_id)}")
 
+    def task_stats(self, task_id: str) -> Any:
+        return self._call("GET", f"/api/review/tasks/{_segment(task_id)}/stats")
+
     def list_tasks(self, filters: dict[str, Any]) -> Any:
         return self._call("GET", "/api/review/agent/tasks", params={k: v for k, v in filters.items() if v is not None})
 

@@ -4,10 +4,11 @@ from flask import Blueprint, g
 
 from blueprints.apidoc import api
 from blueprints.common import if_match_header, settings, task_response
-from blueprints.guards import admin_required
-from schemas.review import GoLiveSchema, PhonePreviewSchema, PublishProgressSchema, TaskSchema
+from blueprints.guards import admin_required, agent_or_admin
+from schemas.review import GoLiveSchema, PhonePreviewSchema, PublishProgressSchema, TaskSchema, TaskStatsSchema
 from services.live import cancel_go_live, go_live
 from services.publishing import publish_progress, publish_task, retry_job, send_preview
+from services.stats import task_stats
 
 bp = Blueprint("publishing", __name__)
 
@@ -60,3 +61,11 @@ def request_go_live(task_id, body):
 def cancel_scheduled_go_live(task_id):
     """Cancel a scheduled going live (409 once it is submitted)."""
     return task_response(cancel_go_live(task_id, settings(), if_match=if_match_header()))
+
+
+@bp.get("/api/review/tasks/<task_id>/stats")
+@agent_or_admin("review")
+@api(responses={200: TaskStatsSchema}, tags=["review", "agent"])
+def get_task_stats(task_id):
+    """What readers did: the live article's figures per day (ascending) and in total (docs/api.md §19)."""
+    return task_stats(task_id)

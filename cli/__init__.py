@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from cli import assets, backup, copy_to, demo
+from cli import assets, backup, copy_to, demo, stats
 from models import AdminUser, db
 from services.auth import save_admin, set_active
 from services.errors import ServiceError
@@ -49,5 +49,5 @@ def register_commands(app):
         click.echo(f"admin {username} deactivated in {_where(app)}")
 
     # Each area adds its module here with register(app).
-    for module in (assets, demo, backup, copy_to):
+    for module in (assets, demo, backup, copy_to, stats):
         module.register(app)

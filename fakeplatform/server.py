@@ -177,6 +177,7 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
             "/cgi-bin/message/mass/preview": self._preview,
             "/cgi-bin/freepublish/submit": self._freepublish_submit,
             "/cgi-bin/freepublish/get": self._freepublish_get,
+            "/datacube/getarticletotaldetail": self._article_totals,
         }
 
         def answer(payload, content_type="application/json; encoding=utf-8"):
@@ -185,6 +186,7 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
             return Response(json.dumps(payload, ensure_ascii=False).encode("utf-8"),
                             content_type=content_type)
 
+        @app.route("/datacube/<path:name>", methods=["GET", "POST"])
         @app.route("/cgi-bin/<path:name>", methods=["GET", "POST"])
         def api(name):
             path, raw = request.path, request.get_data(cache=True)

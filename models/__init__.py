@@ -11,6 +11,7 @@ from models.presence import TaskPresence  # noqa: F401
 from models.publishing import PublishLock  # noqa: F401
 from models.ratelimit import RateHit  # noqa: F401
 from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent  # noqa: F401
+from models.stats import StatsFetch, TaskDayStats  # noqa: F401
 from models.users import AdminUser, EndedSession, LoginAttempt  # noqa: F401
 from models.writes import immediate  # noqa: F401
 
@@ -36,4 +37,6 @@ ALL_MODELS = [
     TaskPresence,
     EventCounter,
     TaskLive,
+    TaskDayStats,
+    StatsFetch,
 ]

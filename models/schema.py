@@ -106,6 +106,7 @@ MIGRATIONS = [
     (12, "outbox_message.channel: team notifications beside the agent's",
      lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
     (13, "task_live: going live through freepublish (a new table)", lambda database: None),
+    (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
 ]
 LATEST = MIGRATIONS[-1][0]
 

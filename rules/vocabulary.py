@@ -40,7 +40,8 @@ TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
 # Webhooks to the agent (docs/api.md §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
 # chooses which are sent.
 WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
-                  "review_task.publish_failed", "review_task.live", "review_task.live_failed")
+                  "review_task.publish_failed", "review_task.live", "review_task.live_failed",
+                  "review_task.stats")
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.
 TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed")

@@ -46,7 +46,7 @@ class KnownAccount(validate.OneOf):
     def __init__(self):
         super().__init__(accounts.codes())
 
-    @property  # type: ignore[override]
+    @property
     def choices(self):
         return accounts.codes()
 
@@ -54,7 +54,7 @@ class KnownAccount(validate.OneOf):
     def choices(self, _value):
         pass
 
-    @property  # type: ignore[override]
+    @property
     def choices_text(self):
         return ", ".join(accounts.codes())
 

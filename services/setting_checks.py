@@ -36,6 +36,11 @@ def check_settings(config: Any) -> None:
         if key and not re.fullmatch(r"[A-Za-z0-9+/]{43}", key):  # the value is a secret: never quoted
             raise SettingsError(f"{accounts.setting_prefix(code)}_AES_KEY must be the 43 characters the platform "
                                 "shows as EncodingAESKey")
+    hour, days = config.get("WECHAT_STATS_HOUR", 9), config.get("WECHAT_STATS_DAYS", 7)
+    if isinstance(hour, bool) or not isinstance(hour, int) or not 0 <= hour <= 23:
+        raise SettingsError(f"WECHAT_STATS_HOUR must be an hour from 0 to 23, not {hour!r}")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
+        raise SettingsError(f"WECHAT_STATS_DAYS must be a whole number of days from 1 to 365, not {days!r}")
     try:
         parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or "")
     except ValueError:

@@ -23,7 +23,7 @@ ACCOUNT_SECRETS = ("_SECRET", "_TOKEN", "_AES_KEY")
 DEFAULT_POLL_DELAYS = "60,120,300,600,1800,3600"
 
 
-def account_defaults(codes) -> dict[str, str]:
+def account_defaults(codes: Any) -> dict[str, str]:
     """WECHAT_<CODE>_APPID, _SECRET, _TOKEN, _AES_KEY of each account, unset."""
     return {accounts.setting_prefix(code) + suffix: "" for code in codes for suffix in ACCOUNT_SETTINGS}
 
@@ -68,7 +68,9 @@ DEFAULTS = {
     "WECHAT_ACCOUNTS": ",".join(DEFAULT_ACCOUNTS),
     **account_defaults(DEFAULT_ACCOUNTS),
     "WECHAT_PUBLISH_POLL_DELAYS": DEFAULT_POLL_DELAYS,
-    "WECHAT_LIVE_WORKER_ENABLED": True,  # scheduled going live and result polling (docs/api.md §18)
+    "WECHAT_LIVE_WORKER_ENABLED": True,  # scheduled going live, result polling, daily statistics (docs/api.md §18, §19)
+    "WECHAT_STATS_HOUR": 9,  # the day before is fetched from this hour on (REVIEW_TIME_ZONE): the platform's is ready
+    "WECHAT_STATS_DAYS": 7,  # accounts with an article live within this many days are fetched
     "WECHAT_TIMEOUT_SECONDS": 20.0,
     "WECHAT_UPLOAD_CONCURRENCY": 4,  # images of one publish job uploaded at the same time
     # WeChat IDs the page offers for a phone preview: "silicon-rise: id1, id2; carbon-fitness: id3", or
@@ -182,6 +184,8 @@ class Settings:
     wechat_event_keys: dict[str, EventKeys]  # account -> its server URL's token; an account without one is absent
     publish_poll_delays: tuple[float, ...]
     live_worker_enabled: bool
+    stats_hour: int
+    stats_days: int
     wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
     wechat_timeout_seconds: float
     wechat_upload_concurrency: int
@@ -232,6 +236,8 @@ class Settings:
             wechat_event_keys=event_keys,
             publish_poll_delays=parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or DEFAULT_POLL_DELAYS),
             live_worker_enabled=bool(config.get("WECHAT_LIVE_WORKER_ENABLED", True)),
+            stats_hour=int(config.get("WECHAT_STATS_HOUR", 9)),
+            stats_days=int(config.get("WECHAT_STATS_DAYS", 7)),
             wechat_credentials=credentials,
             wechat_timeout_seconds=float(config.get("WECHAT_TIMEOUT_SECONDS")),
             wechat_upload_concurrency=int(config.get("WECHAT_UPLOAD_CONCURRENCY")),

@@ -26,6 +26,7 @@ from schemas.review.selections import (  # noqa: F401
     PatchElementsSchema,
     SelectionsSchema,
 )
+from schemas.review.stats import TaskStatsSchema  # noqa: F401
 from schemas.review.task import (  # noqa: F401
     AgentTaskListQuerySchema,
     PublishJobSchema,

@@ -53,6 +53,23 @@ class LiveDataSchema(TaskEventDataSchema):
     failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
 
 
+class FiguresSchema(Schema):
+    """One day's (or all days') figures; a figure the platform did not give is null."""
+
+    readUser = fields.Integer(attribute="read_user", required=True, allow_none=True)
+    shareUser = fields.Integer(attribute="share_user", required=True, allow_none=True)
+    likeUser = fields.Integer(attribute="like_user", required=True, allow_none=True)
+    zaikanUser = fields.Integer(attribute="zaikan_user", required=True, allow_none=True)
+    collectionUser = fields.Integer(attribute="collection_user", required=True, allow_none=True)
+    commentCount = fields.Integer(attribute="comment_count", required=True, allow_none=True)
+
+
+class StatsDataSchema(TaskEventDataSchema):
+    date = fields.String(required=True, metadata={"format": "date", "description": "the day these figures are of"})
+    day = fields.Nested(FiguresSchema, required=True)
+    totals = fields.Nested(FiguresSchema, required=True, metadata={"description": "over every day fetched so far"})
+
+
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
     body = {"type": fields.String(required=True, validate=validate.OneOf([event_type])),
             "timestamp": timestamp(required=True), "data": fields.Nested(data, required=True)}
@@ -70,5 +87,6 @@ WEBHOOKS: dict[str, tuple[type[Schema], type[Schema], str]] = {
         ("review_task.publish_failed", PublishFailedDataSchema, "a publish job failed"),
         ("review_task.live", LiveDataSchema, "the article went live: readers can open articleUrl"),
         ("review_task.live_failed", LiveDataSchema, "going live failed (failReason says why)"),
+        ("review_task.stats", StatsDataSchema, "a live article's figures of a day were fetched (once per day)"),
     )
 }

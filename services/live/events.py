@@ -138,6 +138,6 @@ def receive(account: str, query: dict[str, str], body: bytes, settings: Settings
     with immediate():
         row = TaskLive.get_or_none((TaskLive.publish_id == publish_id) & (TaskLive.account == account))
         changed = row is not None and apply_status(row, settings.team, status, _text(info, "article_id"), url)
-    if changed:
+    if changed and row is not None:
         log.info("platform event: submission %s of %s is now %s", publish_id, account, row.status)
     return changed

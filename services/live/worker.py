@@ -4,6 +4,7 @@ every step claims its row in a write transaction first, so several processes nev
 """
 import logging
 import threading
+import time
 from datetime import datetime, timedelta
 
 from models import immediate
@@ -14,6 +15,7 @@ from services.live.outcomes import NO_RESULT, UNCERTAIN, apply_status, record, s
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
 from services.settings import Settings
+from services.stats.fetching import daily_step
 
 log = logging.getLogger(__name__)
 WAKE = threading.Event()  # set when an admin asks to go live now
@@ -92,7 +94,7 @@ def _claim_poll(now: str) -> TaskLive | None:
 def poll(row: TaskLive, settings: Settings) -> None:
     """freepublish/get for one submission; a final status ends it, 45009 and the rest wait for the next delay."""
     try:
-        answer = client_for(row.account, settings).publish_status(row.publish_id)
+        answer = client_for(row.account, settings).publish_status(str(row.publish_id))
     except PlatformError as exc:
         answer = None
         log.warning("freepublish/get for task row %s: %s (asked again later)", row.id, exc)
@@ -127,5 +129,17 @@ def step(settings: Settings) -> None:
         poll(row, settings)
 
 
+STATS_EVERY = 60.0  # seconds between looks at the daily statistics (docs/api.md §19)
+
+
 def live_worker(settings: Settings) -> Worker:
-    return Worker("live-worker", lambda: step(settings), WAKE, POLL_SECONDS)
+    """Going live every pass; the daily statistics once a minute."""
+    last_stats = [float("-inf")]
+
+    def passes() -> None:
+        step(settings)
+        if time.monotonic() - last_stats[0] >= STATS_EVERY:
+            last_stats[0] = time.monotonic()
+            daily_step(settings)
+
+    return Worker("live-worker", passes, WAKE, POLL_SECONDS)

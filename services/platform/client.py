@@ -271,6 +271,13 @@ class PlatformClient:
         """freepublish/get: where a submission stands ({"publish_status", "article_id", "article_detail", ...})."""
         return self._call("/cgi-bin/freepublish/get", {"publish_id": publish_id})
 
+    def article_totals(self, day: str) -> list[dict[str, Any]]:
+        """datacube/getarticletotaldetail for one day (YYYY-MM-DD): the account's articles, each with a
+        `msgid` and a `detail_list` of days' figures (docs/api.md §19)."""
+        payload = self._call("/datacube/getarticletotaldetail", {"begin_date": day, "end_date": day})
+        items = payload.get("list")
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""
         return self._call("/cgi-bin/draft/get", {"media_id": media_id})

@@ -29,7 +29,8 @@ from tests.helpers.review import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements"}
+TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements",
+         "get_task_stats"}
 
 
 def stdio_params(base_url, token=AGENT_TOKEN, upload_root=None):
@@ -48,7 +49,7 @@ async def call(client, name, arguments):
     return result.is_error, result.structured_content
 
 
-def test_five_tools_with_the_api_schemas(app):
+def test_the_tools_with_the_api_schemas(app):
     with live_server(app) as base_url:
         async def listing():
             async with Client(stdio_params(base_url)) as client:
@@ -67,7 +68,7 @@ def test_five_tools_with_the_api_schemas(app):
     assert not list(checker.iter_errors(article_payload()))
     assert list(checker.iter_errors({**article_payload(), "publicAccount": "nobody"}))  # the check can fail
     listing_schema = tools["list_review_tasks"].input_schema
-    assert set(listing_schema["properties"]) == {"status", "publicAccount", "updatedSince"}
+    assert set(listing_schema["properties"]) == {"status", "publicAccount", "live", "updatedSince"}
     patch = tools["patch_task_elements"].input_schema
     assert patch["required"] == ["taskId", "elements"]
     assert set(patch["properties"]["elements"]["properties"]) == set(

@@ -27,7 +27,8 @@ AFTER = ["journal", *(f"{verb}:{name}" for name in ("instance/review.db-wal", "i
 def _app(root, **overrides):
     return create_app({"TESTING": True, "DATABASE_URL": "", **folders(root), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
                        "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
-                       "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False, **overrides}, serve=True)
+                       "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
+                       "WECHAT_LIVE_WORKER_ENABLED": False, **overrides}, serve=True)
 
 
 def _close():

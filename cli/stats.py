@@ -1,0 +1,42 @@
+"""`flask --app app fetch-stats --date YYYY-MM-DD [--account CODE]`: fetch a day's figures of the live
+articles now, e.g. the days the service was down (docs/api.md §19). It prints what it stored."""
+from datetime import date
+
+import click
+
+from models import db
+from services.stats import fetch_day
+from services.stats.fetching import accounts_with_live
+
+
+def register(app):
+    settings = app.extensions["settings"]
+
+    @app.cli.command("fetch-stats")
+    @click.option("--date", "day", required=True, help="the day to fetch, YYYY-MM-DD")
+    @click.option("--account", help="one account's code (default: every account with an article live then)")
+    def fetch_stats(day, account):
+        """Fetch one day's reader figures from the platform (again: a refetch replaces, never adds)."""
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            raise click.BadParameter(f"{day!r} is not a date like 2026-11-25", param_hint="--date") from None
+        if account is not None and account not in settings.accounts:
+            raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}",
+                                     param_hint="--account")
+        failed = False
+        with db.connection_context():
+            chosen = [account] if account else accounts_with_live(settings, day)
+            if not chosen:
+                click.echo(f"{day}: no account had an article live within {settings.stats_days} days; nothing fetched")
+            for code in chosen:
+                result = fetch_day(code, day, settings, force=True)
+                if result is None:
+                    click.echo(f"{code} {day}: another process is fetching it now; try again in a minute")
+                elif result["error"]:
+                    failed = True
+                    click.echo(f"{code} {day}: not fetched: {result['error']}")
+                else:
+                    click.echo(f"{code} {day}: stored {result['stored']} day rows of live articles")
+        if failed:
+            raise SystemExit(1)

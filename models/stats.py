@@ -1,0 +1,44 @@
+"""What readers did (docs/api.md §19): a live article's figures per day, and the daily fetches.
+
+`TaskDayStats` holds one row per task and day as the platform reported it (a refetch replaces it;
+a field the platform left out stays null). `StatsFetch` is one account's fetch of one day: the row
+is the claim that makes it run once across processes, and it keeps the error and attempts.
+"""
+import peewee
+
+from models.base import BaseModel
+from models.review import ReviewTask
+
+FIGURES = ("read_user", "share_user", "like_user", "zaikan_user", "collection_user", "comment_count")
+
+
+class TaskDayStats(BaseModel):
+    id = peewee.AutoField()
+    task = peewee.ForeignKeyField(ReviewTask, on_delete="CASCADE")
+    task_id: int  # the key itself (peewee names it so); declared for the type checker
+    day = peewee.CharField(max_length=10)  # YYYY-MM-DD
+    read_user = peewee.BigIntegerField(null=True)
+    share_user = peewee.BigIntegerField(null=True)
+    like_user = peewee.BigIntegerField(null=True)
+    zaikan_user = peewee.BigIntegerField(null=True)
+    collection_user = peewee.BigIntegerField(null=True)
+    comment_count = peewee.BigIntegerField(null=True)
+    fetched_at = peewee.CharField(max_length=32)
+
+    class Meta:
+        indexes = ((("task", "day"), True),)
+
+
+class StatsFetch(BaseModel):
+    id = peewee.AutoField()
+    account = peewee.CharField(max_length=64)
+    day = peewee.CharField(max_length=10)
+    status = peewee.CharField(max_length=16)  # running | done | failed
+    attempts = peewee.IntegerField(default=0)
+    last_error = peewee.TextField(null=True)
+    next_attempt_at = peewee.CharField(max_length=32, null=True)  # a failed one is retried then
+    owner = peewee.CharField(max_length=300, null=True)
+    updated_at = peewee.CharField(max_length=32)
+
+    class Meta:
+        indexes = ((("account", "day"), True),)

@@ -1,0 +1,46 @@
+"""What readers did, as the API and pages read it (docs/api.md §19): days ascending, totals, last error."""
+from typing import Any
+
+from models.live import TaskLive
+from models.review import ReviewTask
+from models.stats import FIGURES, StatsFetch, TaskDayStats
+from services.review.concurrency import get_task_row
+
+CAMEL = {"read_user": "readUser", "share_user": "shareUser", "like_user": "likeUser", "zaikan_user": "zaikanUser",
+         "collection_user": "collectionUser", "comment_count": "commentCount"}
+
+
+def day_dict(row: TaskDayStats) -> dict[str, Any]:
+    return {"date": row.day, **{CAMEL[name]: getattr(row, name) for name in FIGURES}}
+
+
+def totals(days: list[dict[str, Any]]) -> dict[str, int | None]:
+    """Each figure summed over the days that have it; null when no day has it."""
+    sums: dict[str, int | None] = {}
+    for key in CAMEL.values():
+        values = [day[key] for day in days if day[key] is not None]
+        sums[key] = sum(values) if values else None
+    return sums
+
+
+def task_stats(task_id: str) -> dict[str, Any]:
+    """{"articleUrl", "days", "totals", "lastError"} of a task (404 for an unknown task)."""
+    task = get_task_row(task_id)
+    live = TaskLive.get_or_none(TaskLive.task == task)
+    days = [day_dict(row) for row in TaskDayStats.select().where(TaskDayStats.task == task).order_by(TaskDayStats.day)]
+    last_error = None
+    if live is not None and live.status == "live":
+        failed = (StatsFetch.select().where((StatsFetch.account == live.account) & (StatsFetch.status == "failed"))
+                  .order_by(StatsFetch.updated_at.desc()).first())
+        last_error = f"{failed.day}: {failed.last_error}" if failed else None
+    return {"articleUrl": live.article_url if live is not None and live.status == "live" else None,
+            "days": days, "totals": totals(days), "lastError": last_error}
+
+
+def total_reads(tasks: list[ReviewTask]) -> dict[int, int]:
+    """{task pk: reads over all days} for the tasks that have figures (the list's column)."""
+    reads: dict[int, int] = {}
+    for row in TaskDayStats.select(TaskDayStats.task, TaskDayStats.read_user).where(
+            TaskDayStats.task.in_([task.id for task in tasks]) & TaskDayStats.read_user.is_null(False)):
+        reads[row.task_id] = reads.get(row.task_id, 0) + (row.read_user or 0)
+    return reads
