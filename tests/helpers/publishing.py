@@ -1,5 +1,8 @@
 """The two platform accounts the tests configure and the builders of approved tasks and publishes
 (the fake platform itself is the `fake` fixture of tests/conftest.py)."""
+import base64
+from datetime import datetime, timedelta
+
 from models import db
 from models.platform import PlatformUpload
 from tests.helpers.review import (
@@ -15,6 +18,8 @@ from tests.helpers.review import (
 
 ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
             "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
+# The agent webhook secret of the statistics tests (tests/stats/).
+STATS_SECRET = "whsec_" + base64.b64encode(b"stats-events-secret-0123456789ab").decode()
 ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
 
 
@@ -115,3 +120,16 @@ def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
             return current
         assert time.monotonic() < deadline, current["live"]
         time.sleep(0.05)
+
+
+def live_task(app, admin_client, agent_headers):
+    task = published_article(app, admin_client, agent_headers)
+    assert admin_client.post(go_live_url(task), json={}).status_code == 202
+    live = wait_for_live(admin_client, task)
+    assert live["live"]["status"] == "live", live["live"]
+    return live
+
+
+def yesterday(app):
+    settings = app.extensions["settings"]
+    return (datetime.now(settings.time_zone).date() - timedelta(days=1)).isoformat()

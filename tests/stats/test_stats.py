@@ -1,6 +1,5 @@
 """What readers did (docs/api.md §19): the daily fetch, its errors and retries, the backfill command,
 the API, the agent's webhook and the MCP tool."""
-import base64
 from datetime import datetime, timedelta
 
 import pytest
@@ -8,46 +7,13 @@ from standardwebhooks import Webhook
 
 from models import OutboxMessage, StatsFetch, db
 from services.stats import fetching
-from tests.conftest import AGENT_TOKEN, assert_error, built_app
-from tests.helpers.publishing import go_live_url, platform_settings, published_article, wait_for_live
-from tests.helpers.receivers import WebhookReceiver
+from tests.conftest import AGENT_TOKEN, assert_error
+from tests.helpers.publishing import STATS_SECRET, live_task, published_article, yesterday
 
 pytestmark = pytest.mark.both_stores
 
-SECRET = "whsec_" + base64.b64encode(b"stats-events-secret-0123456789ab").decode()
 NO_FIGURES = {"readUser": None, "shareUser": None, "likeUser": None, "zaikanUser": None, "collectionUser": None,
               "commentCount": None}
-
-
-@pytest.fixture
-def receiver():
-    hook = WebhookReceiver().start()
-    yield hook
-    hook.stop()
-
-
-@pytest.fixture
-def app(make_app, fake, receiver):
-    fake.withhold_events = True
-    fake.publish_seconds = 0.05
-    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True,
-                   WECHAT_PUBLISH_POLL_DELAYS="0.1", WECHAT_STATS_HOUR=0, WEBHOOK_SENDER_ENABLED=True,
-                   REVIEW_AGENT_WEBHOOK_URL=receiver.url, REVIEW_AGENT_WEBHOOK_SECRET=SECRET,
-                   REVIEW_AGENT_WEBHOOK_EVENTS="review_task.stats", REVIEW_WEBHOOK_RETRY_DELAYS="0.2") as application:
-        yield application
-
-
-def live_task(app, admin_client, agent_headers):
-    task = published_article(app, admin_client, agent_headers)
-    assert admin_client.post(go_live_url(task), json={}).status_code == 202
-    live = wait_for_live(admin_client, task)
-    assert live["live"]["status"] == "live", live["live"]
-    return live
-
-
-def yesterday(app):
-    settings = app.extensions["settings"]
-    return (datetime.now(settings.time_zone).date() - timedelta(days=1)).isoformat()
 
 
 def stats(client, task, headers=None):
@@ -83,7 +49,7 @@ def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(ap
     assert two["totals"] == {**NO_FIGURES, "readUser": 40, "shareUser": 1}
     # The agent hears once per task and day, signed as every other webhook.
     assert receiver.wait_for(2, timeout=15)
-    bodies = [Webhook(SECRET).verify(body, headers) for headers, body in receiver.received]
+    bodies = [Webhook(STATS_SECRET).verify(body, headers) for headers, body in receiver.received]
     by_task = {body["data"]["taskId"]: body for body in bodies}
     assert set(by_task) == {first["id"], second["id"]}
     assert by_task[first["id"]]["type"] == "review_task.stats"
