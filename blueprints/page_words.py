@@ -7,7 +7,14 @@ from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p
 
 STATUS_LABELS = {"all": _l("All"), "pending_review": _l("Pending review"), "approved": _l("Approved"),
-                 "published": _l("Published"), "rejected_rework": _l("Rejected for rework")}
+                 "published": _l("Draft ready"), "rejected_rework": _l("Rejected for rework")}
+# What readers did (docs/api.md §19), by the API's keys.
+FIGURE_LABELS = {"readUser": _l("Reads"), "shareUser": _l("Shares"), "likeUser": _l("Likes"),
+                 "zaikanUser": _l("Wows"), "collectionUser": _l("Saves"), "commentCount": _l("Comments")}
+# Where the article stands on its way to readers (docs/api.md §18): a draft being ready is not "published".
+LIVE_LABELS = {"scheduled": _l("Scheduled for readers"), "submitting": _l("Submitting to WeChat"),
+               "publishing": _l("Publishing to readers"), "live": _l("Live"), "failed": _l("Going live failed"),
+               "canceled": _l("Schedule canceled")}
 FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
                    "processed": _l("Processed")}
 FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),
@@ -27,7 +34,7 @@ ACTOR_LABELS = {"agent": _l("the agent"), "admin": _l("an administrator"), "syst
 EVENT_LABELS = {
     "task_created": _l("Task created"), "draft_saved": _l("Draft saved"), "rework_submitted": _l("Rework submitted"),
     "returned_to_review": _l("Returned to review"), "approved": _l("Approved"), "rejected": _l("Rejected for rework"),
-    "publish_succeeded": _l("Published"), "publish_failed": _l("Publish failed"),
+    "publish_succeeded": _l("Platform draft ready"), "publish_failed": _l("Publish failed"),
     "agent_notified": _l("Agent notified"), "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
 }
@@ -50,6 +57,6 @@ EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "rejectionReason": REAS
 LABELS = {"STATUS_LABELS": STATUS_LABELS, "FEEDBACK_LABELS": FEEDBACK_LABELS,
           "FEEDBACK_TYPE_LABELS": FEEDBACK_TYPE_LABELS, "REASON_LABELS": REASON_LABELS,
           "ELEMENT_LABELS": ELEMENT_LABELS, "CONTENT_TYPE_LABELS": CONTENT_TYPE_LABELS,
-          "JOB_STATUS_LABELS": JOB_STATUS_LABELS, "TRIGGER_LABELS": TRIGGER_LABELS,
+          "JOB_STATUS_LABELS": JOB_STATUS_LABELS, "LIVE_LABELS": LIVE_LABELS, "FIGURE_LABELS": FIGURE_LABELS, "TRIGGER_LABELS": TRIGGER_LABELS,
           "ATTACHMENT_LABELS": ATTACHMENT_LABELS, "ACTOR_LABELS": ACTOR_LABELS, "EVENT_LABELS": EVENT_LABELS,
           "EVENT_DATA_LABELS": EVENT_DATA_LABELS, "EVENT_DATA_VALUES": EVENT_DATA_VALUES}

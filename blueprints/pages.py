@@ -18,6 +18,7 @@ from blueprints.auth import safe_next
 from blueprints.common import settings
 from blueprints.guards import admin_required, check_same_origin
 from blueprints.page_words import LABELS
+from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
@@ -29,6 +30,7 @@ from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
+from services.stats import task_stats, total_reads
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
@@ -111,9 +113,9 @@ def _clean(args, names):
 @admin_required("review")
 def review_list():
     """Tasks with filters (status, account, dates), counts per status, newest first, cursor paging."""
-    args = _clean(request.args, ("status", "publicAccount", "from", "to", "cursor", "trail"))
+    args = _clean(request.args, ("status", "publicAccount", "live", "from", "to", "cursor", "trail"))
     shown = {"status": args.get("status", "pending_review"), "publicAccount": args.get("publicAccount", ""),
-             "from": args.get("from", ""), "to": args.get("to", "")}
+             "live": args.get("live", ""), "from": args.get("from", ""), "to": args.get("to", "")}
     trail = [c for c in args.get("trail", "").split(",") if c]
     tasks, total, next_cursor, counts, errors, message = [], 0, None, {}, {}, None
     try:
@@ -125,6 +127,7 @@ def review_list():
         errors = {key.rstrip("_"): messages for key, messages in err.details.items()}
         message = err.message
     return render_template("review_list.html", tasks=tasks, total=total, counts=counts, shown=shown,
+                           reads=total_reads([task["id"] for task in tasks]),
                            errors=errors, message=message, statuses=("all", *STATUSES),
                            paging=_paging(trail, args.get("cursor"), next_cursor, len(tasks)))
 
@@ -153,7 +156,10 @@ def review_detail(task_id):
     rendered = {o["id"]: review.preview_body(o["content"], "default", overrides)[0]
                 for o in task["candidates"].get("bodyOptions") or []}
     preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
+    stats = task_stats(task_id) if task["live"] and task["live"]["status"] == "live" else None
     return render_template("review_detail.html", task=task, state=state, assets=assets,
+                           stats=stats, chart=reads_chart(stats["days"]) if stats else None,
+                           stats_hour=settings().stats_hour,
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: theme["label"] for name, theme in THEMES.items()},
                            element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS, now_iso=now_iso(),

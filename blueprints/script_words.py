@@ -48,7 +48,15 @@ WORDS = {
     "event.recipient": EVENT_DATA_LABELS["to"],
     "confirm.delete": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too. "
                          "This cannot be undone."),
+    "confirm.delete_live": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too; the "
+                              "article already published to readers stays on WeChat. This cannot be undone."),
     "deleted": _l("Deleted the task \"%(topic)s\" (%(count)s files removed)."),
+    # static/review_live.js (docs/api.md §18)
+    "live.confirm_now": _l("Publish \"%(topic)s\" to the account's readers now? Readers see it at once; only "
+                           "WeChat's back office can take it down."),
+    "live.asked": _l("Sent to WeChat for publishing; the result appears here when WeChat reports it."),
+    "live.scheduled": _l("Scheduled for readers at %(when)s."), "live.canceled": _l("The schedule was canceled."),
+    "live.choose_time": _l("Choose a date and time first."), "busy.going_live": _l("Sending to WeChat…"),
     # static/feedback_detail.js
     "feedback.choose": _l("Choose a status."), "feedback.choose_one": _l("Choose one of the three statuses."),
     "feedback.saved": _l("Saved: %(status)s."), "feedback.saved_by": _l("Saved: %(status)s by %(who)s."),

@@ -230,7 +230,9 @@
 
   /* ---- delete ---- */
   $("#delete-btn").addEventListener("click", async (event) => {
-    if (!window.confirm(T("confirm.delete", { topic: task.topic }))) return;
+    // An article already sent to readers stays on WeChat (docs/api.md §18): the question says so.
+    const question = task.live && task.live.status !== "canceled" ? "confirm.delete_live" : "confirm.delete";
+    if (!window.confirm(T(question, { topic: task.topic }))) return;
     pageError.hidden = toolbarError.hidden = true;
     const done = busy(event.currentTarget, T("busy.deleting"));
     const result = await window.Api.call("DELETE", base, undefined, { ifMatch: task.version });

@@ -1,6 +1,8 @@
 """What readers did, as the API and pages read it (docs/api.md §19): days ascending, totals, last error."""
 from typing import Any
 
+from peewee import fn
+
 from models.live import TaskLive
 from models.review import ReviewTask
 from models.stats import FIGURES, StatsFetch, TaskDayStats
@@ -37,10 +39,9 @@ def task_stats(task_id: str) -> dict[str, Any]:
             "days": days, "totals": totals(days), "lastError": last_error}
 
 
-def total_reads(tasks: list[ReviewTask]) -> dict[int, int]:
-    """{task pk: reads over all days} for the tasks that have figures (the list's column)."""
-    reads: dict[int, int] = {}
-    for row in TaskDayStats.select(TaskDayStats.task, TaskDayStats.read_user).where(
-            TaskDayStats.task.in_([task.id for task in tasks]) & TaskDayStats.read_user.is_null(False)):
-        reads[row.task_id] = reads.get(row.task_id, 0) + (row.read_user or 0)
-    return reads
+def total_reads(task_ids: list[str]) -> dict[str, int]:
+    """{task id: reads over all days} for those of the tasks that have figures (the list's column)."""
+    query = (TaskDayStats.select(ReviewTask.task_id, fn.SUM(TaskDayStats.read_user).alias("reads"))
+             .join(ReviewTask).where(ReviewTask.task_id.in_(task_ids) & TaskDayStats.read_user.is_null(False))
+             .group_by(ReviewTask.task_id))
+    return {task_id: int(reads) for task_id, reads in query.tuples()}
