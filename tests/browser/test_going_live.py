@@ -1,0 +1,124 @@
+"""Going live and what readers did on the task page (docs/api.md §18, §19), in Chromium: publish to
+readers, schedule in the viewer's zone and cancel, the article's link, the reads chart, in both
+languages at phone width, with axe-core and no sideways scrolling."""
+import threading
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from werkzeug.serving import make_server
+
+from cli.demo import platform_settings, push_events_to, start_fake_platform
+from models import db
+from services.auth import save_admin
+from tests.browser.conftest import (
+    DEMO_ADMIN,
+    OUTPUT,
+    LiveServer,
+    _QuietHandler,
+    axe_violations,
+    screenshot,
+    sideways_overflow,
+    sign_in_as,
+)
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
+
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+
+
+@pytest.fixture
+def live_server(make_app):
+    """The app with its live worker, the fake platform pushing publish events to it."""
+    fake, base_url = start_fake_platform()
+    fake.publish_seconds = 0.2
+    app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1")
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    push_events_to(fake, url)
+    with db.connection_context():
+        save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
+    yield LiveServer(url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
+    server.shutdown()
+    server.server_close()
+    fake.stop()
+
+
+def published(live_server, topic):
+    app = live_server.app
+    client = app.test_client()
+    client.post("/api/auth/login", data={"username": DEMO_ADMIN, "password": ADMIN_PASSWORD})
+    cover = make_asset(app, 900, 500)
+    task = create_task(client, AGENT, article_payload([cover["url"]], topic=topic))
+    answer = client.post(decision_url(task), json=approve_article(task, cover, action="approve_and_publish"))
+    assert answer.get_json()["status"] == "published", answer.get_json()
+    return task, client
+
+
+WORDS = {"zh-CN": {"now": "立即发表给读者", "live": "已发表", "link": "打开文章", "reads": "读者数据",
+                   "schedule": "定时发表", "scheduled": "已定时发表", "cancel": "取消定时", "canceled": "定时已取消"},
+         "en": {"now": "Publish to readers now", "live": "Live", "link": "Open the article",
+                "reads": "What readers did", "schedule": "Schedule", "scheduled": "Scheduled for readers",
+                "cancel": "Cancel the schedule",
+                "canceled": "Schedule canceled"}}
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en"])
+def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_server, console, language):
+    words = WORDS[language]
+    task, client = published(live_server, f"上线 {language}")
+    page = open_page(language, "phone")
+    sign_in_as(page, language, f"/review/{task['id']}")
+    page.on("dialog", lambda dialog: dialog.accept())
+    assert sideways_overflow(page) <= 0
+    page.screenshot(path=str(OUTPUT / f"publish-to-readers-{language}-phone-view.png"))  # the bar as it sits
+    page.get_by_role("button", name=words["now"]).click()
+    badge = page.locator("#live-status")
+    badge.wait_for()
+    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
+                           f"{words['live']!r}", timeout=20_000)
+    link = page.get_by_role("link", name=words["link"])
+    assert link.get_attribute("href").startswith(live_server.platform.base_url + "/s/")
+    # Three days of figures, as the daily job or the backfill command stores them.
+    runner = live_server.app.test_cli_runner()
+    today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
+    for back in (3, 2, 1):
+        assert runner.invoke(args=["fetch-stats", "--date", (today - timedelta(days=back)).isoformat()]).exit_code == 0
+    figures = client.get(f"/api/review/tasks/{task['id']}/stats").get_json()
+    page.reload()
+    chart = page.get_by_role("img", name=page.locator("#reads-title").text_content())
+    assert chart.is_visible()
+    described = page.locator("#reads-desc").text_content()
+    for day in figures["days"]:
+        assert str(day["readUser"]) in described and day["date"] in described
+    assert page.get_by_role("heading", name=words["reads"]).is_visible()
+    assert sideways_overflow(page) <= 0
+    assert axe_violations(page) == []
+    screenshot(page, f"going-live-{language}-phone")
+    listing = open_page(language, "phone")
+    sign_in_as(listing, language, "/review?status=published")
+    row = listing.locator(f'tr[data-task-id="{task["id"]}"]')
+    assert str(figures["totals"]["readUser"]) in row.text_content()
+    assert sideways_overflow(listing) <= 0
+    console.assert_clean()
+
+
+def test_a_schedule_is_read_in_the_viewers_zone_and_can_be_cancelled(open_page, live_server, console):
+    task, client = published(live_server, "定时上线")
+    page = open_page("en", "wide", timezone="America/New_York")
+    sign_in_as(page, "en", f"/review/{task['id']}")
+    tomorrow = (datetime.now(ZoneInfo("America/New_York")) + timedelta(days=1)).replace(
+        hour=8, minute=30, second=0, microsecond=0)
+    page.get_by_label("Or at a time (your time zone)").fill(tomorrow.strftime("%Y-%m-%dT%H:%M"))
+    page.get_by_role("button", name=WORDS["en"]["schedule"], exact=True).click()
+    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
+                           f"{WORDS['en']['scheduled']!r}")
+    live = client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
+    assert datetime.fromisoformat(live["at"].replace("Z", "+00:00")) == tomorrow
+    page.get_by_role("button", name=WORDS["en"]["cancel"]).click()
+    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
+                           f"{WORDS['en']['canceled']!r}")
+    assert live_server.platform.requests_to("freepublish/submit") == []
+    console.assert_clean()
