@@ -1,6 +1,7 @@
 """The service's HTTP API as the tools need it: one call each, errors kept as the service sent them."""
 import base64
 import binascii
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -99,36 +100,83 @@ class ReviewApi:
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
-    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16), at most `limit` of them.
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16, §20), at most `limit` of them.
 
-    `..` and symlinks are resolved before the check, and nothing outside the root is opened or
-    looked at, so the answer never tells whether a file out there exists.
+    The path is taken apart as written (`..` within it, an absolute path only under the root) and opened
+    one folder at a time from the root, no component followed as a symlink: a folder swapped for a symlink
+    meanwhile is refused, never followed, and nothing outside the root is opened or looked at, so the
+    answer never tells whether a file out there exists.
     """
+    parts = _parts_under(root, path)
+    fd = _open_beneath(root, parts, path)
     try:
-        resolved = (root / path).resolve()
-    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
-        resolved = None
-    if resolved is None or not resolved.is_relative_to(root):
-        raise ApiError(400, "validation_error", f"path must name a file under MCP_UPLOAD_ROOT ({root})",
-                       {"path": ["not under MCP_UPLOAD_ROOT"]})
-    try:
-        # O_NOFOLLOW: a symlink swapped in since the check is not followed; O_NONBLOCK: a FIFO cannot hang us.
-        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
-                       {"path": [exc.strerror or "unreadable"]}) from None
-    status = os.fstat(fd)
-    if not stat.S_ISREG(status.st_mode):  # a device such as /dev/zero, a FIFO, a folder
-        os.close(fd)
-        raise ApiError(400, "validation_error", f"{path} is not a regular file", {"path": ["not a regular file"]})
-    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):  # a device such as /dev/zero, a FIFO, a folder
+            raise ApiError(400, "validation_error", f"{path} is not a regular file",
+                           {"path": ["not a regular file"]})
         # The size is checked before reading, and the read stops one byte past the limit: a file that
         # grows, or whose size is not what stat says (/proc), can never fill the memory.
-        data = b"" if status.st_size > limit else handle.read(limit + 1)
+        data = b"" if status.st_size > limit else _read_at_most(fd, limit + 1)
+    finally:
+        os.close(fd)
     if status.st_size > limit or len(data) > limit:
         raise ApiError(413, "payload_too_large", f"{path} is larger than the {mib(limit)} an image may be",
                        {"path": ["too large"]})
     return data
+
+
+def _outside(root: Path) -> ApiError:
+    return ApiError(400, "validation_error", f"path must name a file under MCP_UPLOAD_ROOT ({root}); symlinks "
+                                             "are not followed", {"path": ["not under MCP_UPLOAD_ROOT"]})
+
+
+def _parts_under(root: Path, path: str) -> list[str]:
+    """The path's components below the root, `..` applied to the words alone (nothing is looked at)."""
+    if "\0" in path:
+        raise _outside(root)
+    relative = os.path.relpath(os.path.normpath(root / path), root)  # root / an absolute path is that path
+    if relative == ".." or relative.startswith("../"):
+        raise _outside(root)
+    return [] if relative == "." else relative.split("/")
+
+
+def _open_beneath(root: Path, parts: list[str], path: str) -> int:
+    """A descriptor of root/parts, each component opened relative to the one before with O_NOFOLLOW."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for number, part in enumerate(parts):
+            last = number == len(parts) - 1
+            # O_NONBLOCK: a FIFO cannot hang us; a folder on the way must be one (O_DIRECTORY).
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                following = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(part, fd)):
+                    raise _outside(root) from None  # a symlink, wherever it points
+                raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
+                               {"path": [exc.strerror or "unreadable"]}) from None
+            os.close(fd)
+            fd = following
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(name: str, folder: int) -> bool:
+    """Whether `name` in the folder open as `folder` is a symlink (O_DIRECTORY says ENOTDIR for one)."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _read_at_most(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _segment(value: str) -> str:
