@@ -74,12 +74,12 @@ def viewer_days(args):
     for name, end in (("from", False), ("to", True)):
         try:
             day = date.fromisoformat(args.get(name, ""))
-        except ValueError:
+            if end:  # a date-time `to` covers its millisecond: the last one of the day
+                moment = datetime.combine(day + timedelta(days=1), time(), zone) - timedelta(milliseconds=1)
+            else:
+                moment = datetime.combine(day, time(), zone)
+        except (ValueError, OverflowError):  # 9999-12-31 has no next day: the list refuses it (§20)
             continue
-        if end:  # a date-time `to` covers its millisecond: the last one of the day
-            moment = datetime.combine(day + timedelta(days=1), time(), zone) - timedelta(milliseconds=1)
-        else:
-            moment = datetime.combine(day, time(), zone)
         out[name] = moment.isoformat(timespec="milliseconds")
     return out
 

@@ -70,9 +70,16 @@ def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
     return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
 
 
+ZONE_NAME_LIMIT = 64  # the longest tzdata name has 32 characters; a longer one is not looked up at all
+
+
 def time_zone(name: Any) -> ZoneInfo | None:
-    """REVIEW_TIME_ZONE as a zone; None for a name the time zone database lacks."""
+    """REVIEW_TIME_ZONE (or the browser's review_tz cookie) as a zone; None for a name the time zone
+    database lacks, a folder of it ("Asia": OSError) or one too long for a file name (docs/api.md §20)."""
+    text = str(name or "")
+    if len(text) > ZONE_NAME_LIMIT:
+        return None
     try:
-        return ZoneInfo(str(name or ""))
-    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return None
