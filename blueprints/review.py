@@ -48,5 +48,8 @@ def decision(task_id, body):
 @admin_required("review")
 @api(body=PresenceSchema, responses={200: PresenceResultSchema}, tags=["review"])
 def presence(task_id, body):
-    """Heartbeat of the task page: this admin has it open (editing or not); answers who else does."""
-    return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings())}
+    """Heartbeat of the task page: this admin has it open (editing or not), or is leaving it; answers who else does.
+
+    The page's leave beacon (navigator.sendBeacon, docs/api.md §20) sends the same JSON as a Blob; the
+    body is read as JSON whatever its Content-Type, and the session and same-origin rules are the guard's."""
+    return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"])}

@@ -59,6 +59,15 @@
     if (who.length) message.textContent = `${T("stale.changed")} ${T("stale.by", { names: who.join(T("presence.separator")) })}`;
   }
 
+  /* Leaving the page removes this reviewer at once (docs/api.md §20): a beacon outlives the page, and a
+     Blob of type application/json is the JSON every heartbeat sends, under the same session cookie. */
+  window.addEventListener("pagehide", () => {
+    clearTimeout(timer);
+    const leave = new Blob([JSON.stringify({ editing: false, leaving: true })], { type: "application/json" });
+    navigator.sendBeacon(`${url}/presence`, leave);
+  });
+  window.addEventListener("pageshow", (event) => { if (event.persisted) beat(); });  // back from the cache
+
   window.Presence = { stale };
   beat();
 })();

@@ -8,6 +8,8 @@ from schemas.review.refs import StrictBoolean
 class PresenceSchema(Schema):
     editing = StrictBoolean(required=True, metadata={
         "description": "true once this admin has typed into a field of the task page"})
+    leaving = StrictBoolean(load_default=False, metadata={
+        "description": "true when the page is being left (its pagehide beacon): this admin is removed at once"})
 
 
 class ViewerSchema(Schema):

@@ -1,8 +1,8 @@
 """Who else has a task page open (docs/api.md §15 Presence), from the pages' heartbeats.
 
-heartbeat(task_id, username, editing, settings, now=) records this admin on the task and returns
-the other admins whose last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests
-move the clock instead of waiting.
+heartbeat(task_id, username, editing, settings, now=, leaving=) records this admin on the task (or,
+leaving, removes them: the page's pagehide beacon, docs/api.md §20) and returns the other admins whose
+last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests move the clock instead of waiting.
 """
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,18 +15,22 @@ from services.settings import Settings
 
 
 def heartbeat(task_id: str, username: str, editing: bool, settings: Settings,
-              now: datetime | None = None) -> list[dict[str, Any]]:
-    """Upsert (task, username); 404 for an unknown task. `since` starts again after a gap longer
-    than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the upsert inserts)."""
+              now: datetime | None = None, leaving: bool = False) -> list[dict[str, Any]]:
+    """Upsert (task, username), or delete it when `leaving`; 404 for an unknown task. `since` starts again
+    after a gap longer than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the upsert inserts)."""
     now = now or utcnow()
     at, cutoff = iso(now), iso(now - timedelta(seconds=settings.presence_seconds))
     with immediate():
         get_task_row(task_id)
         TaskPresence.delete().where(TaskPresence.seen_at <= cutoff).execute()
-        (TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
-         .on_conflict(conflict_target=[TaskPresence.task_id, TaskPresence.username],
-                      update={TaskPresence.seen_at: at, TaskPresence.editing: editing})
-         .execute())
+        if leaving:
+            (TaskPresence.delete()
+             .where((TaskPresence.task_id == task_id) & (TaskPresence.username == username)).execute())
+        else:
+            (TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
+             .on_conflict(conflict_target=[TaskPresence.task_id, TaskPresence.username],
+                          update={TaskPresence.seen_at: at, TaskPresence.editing: editing})
+             .execute())
         others = (TaskPresence.select()
                   .where((TaskPresence.task_id == task_id) & (TaskPresence.username != username)
                          & (TaskPresence.seen_at > cutoff))

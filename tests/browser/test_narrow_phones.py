@@ -14,8 +14,8 @@ CUT_OFF = """() => {
     const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
     for (const el of document.querySelectorAll('main *')) {
         const parent = el.parentElement;
-        if (!parent || el.closest('.table-scroll, .rendered, .wx-frame, .visually-hidden, dialog') || !el.offsetParent) continue;
-        if (scrolls(parent) || getComputedStyle(el).position === 'absolute') continue;
+        if (!parent || !el.offsetParent || scrolls(parent) || getComputedStyle(el).position === 'absolute') continue;
+        if (el.closest('.table-scroll, .rendered, .wx-frame, .visually-hidden, dialog')) continue;
         const box = el.getBoundingClientRect(), holder = parent.getBoundingClientRect();
         if (box.width > 0 && box.right > holder.right + 1 && holder.width > 0) {
             out.push(`${el.tagName.toLowerCase()}.${el.className} +${Math.round(box.right - holder.right)}px`);

@@ -1,0 +1,52 @@
+"""Presence ends when the page does (docs/api.md §20): a reviewer who closes the task page is gone from the
+other reviewer's page at once, not REVIEW_PRESENCE_SECONDS later (the page's pagehide beacon)."""
+import time
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import sign_in
+from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.helpers.review import article_payload, create_task
+
+
+def reviewer(browser, live_server, console, username, path):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1360, "height": 900}, locale="en-US")
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    console.attach(page)
+    sign_in(page, path, username=username, password=ADMIN_PASSWORD)
+    return context, page
+
+
+def others_on(client, task):
+    answer = client.post(f"/api/review/tasks/{task['id']}/presence", json={"editing": False})
+    return [viewer["username"] for viewer in answer.get_json()["viewers"]]
+
+
+def test_closing_the_page_removes_its_reviewer_at_once(browser, live_server, console):
+    app = live_server.app
+    assert app.extensions["settings"].presence_seconds == 60  # the default: a heartbeat every 20 s
+    for name in ("alice", "bob", "carol"):
+        create_admin(name)
+    task = create_task(app.test_client(), {"x-review-agent-token": AGENT_TOKEN}, article_payload())
+    path = f"/review/{task['id']}"
+    bob_context, _bob = reviewer(browser, live_server, console, "bob", path)
+    alice_context, alice = reviewer(browser, live_server, console, "alice", path)
+    try:
+        presence = alice.locator('[data-role="presence"]')
+        expect(presence).to_have_text("Also open by bob.")
+        carol = app.test_client()  # a third reviewer's heartbeats, through the API
+        login(carol, "carol")
+        assert sorted(others_on(carol, task)) == ["alice", "bob"]
+
+        bob_context.close()  # bob closes his tab: pagehide sends the leave beacon
+        deadline = time.monotonic() + 5  # a wide margin; without the beacon bob stays 60 s
+        while "bob" in others_on(carol, task) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert others_on(carol, task) == ["alice"]
+
+        alice.locator("#final-title").fill("爱丽丝改的标题")  # her first edit sends a heartbeat at once
+        expect(presence).to_have_text("Also open by carol.")
+    finally:
+        alice_context.close()
+    console.assert_clean()

@@ -1,0 +1,75 @@
+"""Presence ends when the page does (docs/api.md §20): the task page's leave beacon,
+`POST …/presence` `{"editing": false, "leaving": true}`, removes its viewer at once, sent as
+navigator.sendBeacon sends it (a Blob of type application/json, or text/plain), under the same
+session, permission and same-origin rules as every heartbeat."""
+import pytest
+
+from models import TaskPresence, db
+from tests.conftest import assert_error, create_admin, login
+from tests.helpers.review import article_payload, create_task
+
+pytestmark = pytest.mark.both_stores
+
+LEAVE = b'{"editing": false, "leaving": true}'
+
+
+def url(task):
+    return f"/api/review/tasks/{task['id']}/presence"
+
+
+def viewers(client, task):
+    response = client.post(url(task), json={"editing": False})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return [viewer["username"] for viewer in response.get_json()["viewers"]]
+
+
+@pytest.fixture
+def task(client, agent_headers):
+    return create_task(client, agent_headers, article_payload())
+
+
+@pytest.fixture
+def bob(app):
+    create_admin("bob", permissions="review")
+    other = app.test_client()
+    login(other, "bob")
+    return other
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/plain;charset=UTF-8"])
+def test_leaving_removes_the_viewer_at_once(admin_client, bob, task, content_type):
+    viewers(bob, task)
+    assert viewers(admin_client, task) == ["bob"]
+    left = bob.post(url(task), data=LEAVE, headers={"Content-Type": content_type, "Origin": "http://localhost"})
+    assert left.status_code == 200, left.get_data(as_text=True)
+    assert left.get_json() == {"viewers": [{"username": "admin", "since": left.get_json()["viewers"][0]["since"],
+                                            "editing": False}]}
+    assert viewers(admin_client, task) == []  # well within REVIEW_PRESENCE_SECONDS (60)
+    with db.connection_context():
+        assert TaskPresence.select().where(TaskPresence.username == "bob").count() == 0
+
+
+def test_leaving_without_having_come_is_harmless(admin_client, task):
+    left = admin_client.post(url(task), json={"editing": False, "leaving": True})
+    assert left.status_code == 200 and left.get_json() == {"viewers": []}
+
+
+def test_a_leave_from_another_site_or_without_a_session_is_refused(app, admin_client, bob, task):
+    viewers(bob, task)
+    forged = bob.post(url(task), data=LEAVE, headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
+    assert_error(forged, 403, "forbidden")
+    assert_error(app.test_client().post(url(task), data=LEAVE, headers={"Content-Type": "text/plain"}), 401,
+                 "unauthorized")
+    assert viewers(admin_client, task) == ["bob"]  # still there
+
+
+@pytest.mark.parametrize("body", [{"editing": False, "leaving": "yes"}, {"editing": False, "leaving": 1},
+                                  {"leaving": True}])
+def test_leaving_is_a_strict_boolean(admin_client, task, body):
+    error = assert_error(admin_client.post(url(task), json=body), 400, "validation_error")
+    assert set(error["details"]) <= {"editing", "leaving"} and error["details"]
+
+
+def test_the_unknown_task_is_still_404(admin_client):
+    assert_error(admin_client.post("/api/review/tasks/nope/presence", json={"editing": False, "leaving": True}),
+                 404, "not_found")
