@@ -69,41 +69,67 @@ _ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), 
 INFLATE_STEP = 1 << 20  # image data is inflated this much at a time, counted and let go
 
 
-def _png_rows_needed(header: bytes) -> int:
-    """Bytes of inflated image data an IHDR's rows take: each row its filter byte and its samples."""
-    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+def _png_passes(header: bytes) -> list[tuple[int, int, int]]:
+    """Where an IHDR's rows lie in the inflated image data: (first byte, end, row length with its filter
+    byte) of each pass that has pixels, in order (one pass, or Adam7's seven)."""
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header[:13])  # Pillow: >= 13
     bits = depth * _PNG_CHANNELS.get(colour, 4)
-    needed = 0
+    passes, begin = [], 0
     for x0, y0, dx, dy in _ADAM7 if interlace else ((0, 0, 1, 1),):
         columns, rows = -(-(width - x0) // dx), -(-(height - y0) // dy)
         if columns > 0 and rows > 0:
-            needed += rows * (1 + -(-columns * bits // 8))
-    return needed
+            stride = 1 + -(-columns * bits // 8)
+            passes.append((begin, begin + rows * stride, stride))
+            begin += rows * stride
+    return passes
+
+
+def _unknown_filter(piece: bytes, start: int, passes: list[tuple[int, int, int]]) -> bool:
+    """Whether a row beginning in `piece` (inflated bytes from offset `start`) has a filter byte other than
+    PNG's five (0-4); the filter bytes are picked out by slicing, not a loop over rows."""
+    end = start + len(piece)
+    for begin, stop, stride in passes:
+        low, high = max(begin, start), min(stop, end)
+        first = low + -(low - begin) % stride  # the first row start at or after `low`
+        if first < high and max(piece[first - start:high - start:stride]) > 4:
+            return True
+    return False
 
 
 def _png_data_problem(data: bytes) -> str | None:
-    """What is wrong with a PNG's image data for its header: "short" (Pillow decodes rows cut short
-    without complaint and leaves them blank), "long" (more than the rows hold: a small file that
-    inflates to gigabytes), None when it fits (docs/api.md §16). Inflated in steps and only counted,
-    so at most INFLATE_STEP bytes of it are held; a stream that is not deflate raises zlib.error."""
-    needed, size, pos = None, 0, 8
+    """What is wrong with a PNG's image data for its header: "header" (the IHDR not first, or a second
+    one: Pillow reads the first, docs/api.md §20), "short" (Pillow decodes rows cut short without
+    complaint and leaves them blank), "long" (more than the rows hold: a small file that inflates to
+    gigabytes), "filter" (a row's filter byte is none of PNG's five), None when it fits (docs/api.md §16).
+    Inflated in steps and only counted and sampled, so at most INFLATE_STEP bytes of it are held and no
+    frame is decoded; a stream that is not deflate raises zlib.error."""
+    if data[12:16] != b"IHDR":
+        return "header"
+    passes, size, pos = _png_passes(data[16:16 + struct.unpack(">I", data[8:12])[0]]), 0, 8
+    needed = passes[-1][1] if passes else 0
     inflate = zlib.decompressobj()
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            needed = _png_rows_needed(body)
-        elif kind == b"IDAT" and needed is not None:
+        if kind == b"IHDR" and pos != 8:
+            return "header"
+        if kind == b"IDAT":
             while body:
-                size += len(inflate.decompress(body, INFLATE_STEP))
-                if size > needed:
+                piece = inflate.decompress(body, INFLATE_STEP)
+                if size + len(piece) > needed:
                     return "long"
+                if _unknown_filter(piece, size, passes):
+                    return "filter"
+                size += len(piece)
                 body = inflate.unconsumed_tail
         pos += 12 + length
-    if needed is None:
-        return "short"
-    size += len(inflate.flush())  # input is all consumed: what is left is at most one match
-    return "long" if size > needed else "short" if size < needed else None
+    piece = inflate.flush()  # input is all consumed: what is left is at most one match
+    if size + len(piece) > needed:
+        return "long"
+    if _unknown_filter(piece, size, passes):
+        return "filter"
+    size += len(piece)
+    return "short" if size < needed else None
 
 
 @contextmanager
@@ -120,11 +146,14 @@ def decoded(data: bytes, formats: tuple[str, ...], what: str = "image") -> Itera
                        f"at most {MAX_PIXELS} pixels")
             image.verify()
             problem = _png_data_problem(data) if image.format == "PNG" else None
+            if problem == "header":
+                refuse(f"the {what}'s PNG header (IHDR) must come first and only once",
+                       "PNG header (IHDR) repeated or not first")
             if problem == "long":
                 refuse(f"the {what}'s pixel data is larger than its {width}x{height} pixels hold",
                        "pixel data larger than its size")
-            if problem == "short":
-                raise OSError("PNG image data ends before its last row")
+            if problem in ("short", "filter"):
+                raise OSError(f"PNG image data: {problem}")
         with decoding(width, height), Image.open(io.BytesIO(data), formats=formats) as image:
             image.load()
             yield image
