@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import tarfile
 import zlib
 from collections.abc import Callable
@@ -23,7 +24,15 @@ from services.operations.backup import CHUNK, MANIFEST
 
 SCOPES = ("review", "library", "feedback")
 INSTANCE_FILES = ("review.db", "secret_key", "config.py")
-MANIFEST_LIMIT = 128 * 1024 * 1024  # ~700,000 files; a larger one is not a manifest of a backup
+# A manifest is bounded by the archive it ends (docs/api.md §20): checked before a byte of it is parsed, so
+# a crafted one can neither recurse (`[` x 200,000) nor parse a few hundred KB of archive into gigabytes.
+MANIFEST_BASE = 8 * 1024 * 1024  # counts, rows and missingFiles: ~130,000 names of files that were gone
+MANIFEST_PER_MEMBER = 1024  # a file's entry is ~180 bytes: its name, SHA-256 and size
+MANIFEST_DEPTH = 3  # {"files": {name: {"sha256", "size"}}}, {"counts": {"rows": {...}}}
+MANIFEST_CONTAINERS = 8  # objects and arrays besides one per file: the top, files, counts, rows, missingFiles
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
 KINDS = {tarfile.DIRTYPE: "a folder", tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link",
          tarfile.CHRTYPE: "a device", tarfile.BLKTYPE: "a device", tarfile.FIFOTYPE: "a FIFO",
          tarfile.CONTTYPE: "a contiguous file"}
@@ -118,9 +127,12 @@ def survey(handle: IO[bytes]) -> Survey:
         if name in found.sizes or (not parts and found.manifest is not None):
             raise RestoreRefused(f"the archive holds {name} twice: it is damaged")
         if not parts:
-            if member.size > MANIFEST_LIMIT:
-                raise RestoreRefused(f"manifest.json is damaged: {member.size} bytes, more than any backup's")
-            data = archive.extractfile(member).read()  # type: ignore[union-attr]  # a plain file (place())
+            files = len(found.sizes)  # the manifest is the last member: every file is counted
+            if member.size > MANIFEST_BASE + files * MANIFEST_PER_MEMBER:
+                raise RestoreRefused(f"manifest.json is damaged: {member.size} bytes, more than a backup of "
+                                     f"{files} files has")
+            data = archive.extractfile(member).read(member.size)  # type: ignore[union-attr]  # a plain file
+            _check_shape(data, files)
             try:
                 found.manifest = json.loads(data)
             except (ValueError, UnicodeDecodeError):
@@ -134,6 +146,23 @@ def survey(handle: IO[bytes]) -> Survey:
 
     _members(handle, visit)
     return found
+
+
+def _check_shape(data: bytes, files: int) -> None:
+    """Refuse a manifest nested deeper than a backup's, or with more objects and arrays than its files need,
+    before json.loads recurses into it: brackets outside strings are peeled one level per pass."""
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
+    remaining = brackets
+    for _ in range(MANIFEST_DEPTH):
+        remaining, peeled = _INNERMOST.subn(b"", remaining)
+        if not peeled:
+            break
+    if remaining:
+        raise RestoreRefused(f"manifest.json is damaged: it is nested deeper than {MANIFEST_DEPTH} levels, "
+                             "as no backup's is, or its brackets do not match")
+    if len(brackets) // 2 > files + MANIFEST_CONTAINERS:
+        raise RestoreRefused(f"manifest.json is damaged: it holds more objects and arrays than a backup of "
+                             f"{files} files has")
 
 
 def _copy(source: IO[bytes], target: Path | None, size: int) -> str:

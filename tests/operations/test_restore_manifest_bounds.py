@@ -1,0 +1,104 @@
+"""A crafted manifest.json (docs/api.md §20): nesting deeper than a backup's manifest has, or more bytes than
+a backup of the archive's members can have, is refused before it is parsed: exit 2 naming manifest.json, no
+traceback, nothing created, and the restore process stays small."""
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from models import db
+from tests.helpers.restore import ROOT, folders, members, pack, populate, run_restore
+
+SMALL_PROCESS = 200 * 1024 * 1024  # a restore process peaks near 60 MiB; the old one parsed 24 MB into ~1.2 GB
+
+
+@pytest.fixture
+def source(make_app, tmp_path):
+    """The members ({name: data}) of an archive of an instance with a task, a cover, a feedback record and
+    its screenshot."""
+    app = make_app(**folders(tmp_path / "source"))
+    populate(app, "芯片的未来")
+    archive = tmp_path / "backup.tar.gz"
+    assert app.test_cli_runner().invoke(args=["backup", str(archive)]).exit_code == 0
+    db.close()
+    return members(archive)
+
+
+def _with_manifest(archive, contents, manifest):
+    """An archive of `contents` with `manifest` (bytes) as its manifest.json, the last member."""
+    with tarfile.open(archive, "w:gz") as out:
+        for name, data in [*((n, d) for n, d in contents.items() if n != "manifest.json"), ("manifest.json", manifest)]:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o600
+            out.addfile(info, io.BytesIO(data))
+    return archive
+
+
+def _restore_measured(root, archive):
+    """run_restore's command, with the peak resident memory of that one process (wait4)."""
+    env = {**os.environ, **folders(root), "DATABASE_URL": ""}
+    env.pop("REVIEW_RESTORE_FAULT", None)
+    out, err = archive.with_suffix(".out"), archive.with_suffix(".err")
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "flask", "--app", "app", "restore", str(archive)],
+                                   cwd=ROOT, env=env, stdout=stdout, stderr=stderr)
+        _pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, err.read_text(), usage.ru_maxrss * 1024
+
+
+def _assert_refused(result, root, named):
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert named in result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert not root.exists()  # no instance, uploads folder or secret_key made
+
+
+@pytest.mark.parametrize("manifest", [b"[" * 200_000, b'{"files": ' * 5000 + b"{}" + b"}" * 5000,
+                                      b'{"format": 1, "files": {"a": {"b": {}}}}'],
+                         ids=["200,000 [", "5,000 objects", "one level too deep"])
+def test_a_manifest_nested_deeper_than_a_backups_is_refused(source, tmp_path, manifest):
+    archive = _with_manifest(tmp_path / "nested.tar.gz", source, manifest)
+    place = tmp_path / "new" / "place"
+    _assert_refused(run_restore(place, archive), tmp_path / "new", "manifest.json is damaged: it is nested")
+
+
+def test_a_manifest_larger_than_its_archive_can_need_is_refused_before_reading_it(source, tmp_path):
+    """24 MB of `{},` in an archive of a few members: refused from its header, not parsed into a gigabyte."""
+    manifest = b"[" + b"{}," * 8_000_000 + b"{}]"
+    archive = _with_manifest(tmp_path / "large.tar.gz", source, manifest)
+    assert archive.stat().st_size < 1_000_000
+    code, stderr, peak = _restore_measured(tmp_path / "new" / "place", archive)
+    assert code == 2 and "manifest.json is damaged" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    assert not (tmp_path / "new").exists()
+    assert peak < SMALL_PROCESS, f"the restore process peaked at {peak // (1024 * 1024)} MiB"
+    assert "more than a backup of" in stderr, stderr[-3000:]
+
+
+def test_a_manifest_with_more_containers_than_its_members_is_refused(source, tmp_path):
+    """Within the size a few members allow, but an object per byte or two: not a manifest's shape."""
+    manifest = json.loads(source["manifest.json"])
+    manifest["missingFiles"] = [{}] * 200_000
+    archive = _with_manifest(tmp_path / "shape.tar.gz", source, json.dumps(manifest).encode())
+    _assert_refused(run_restore(tmp_path / "new" / "place", archive), tmp_path / "new",
+                    "manifest.json is damaged: it holds more objects")
+
+
+def test_a_backup_with_many_files_and_missing_files_still_restores(source, tmp_path):
+    """The bounds follow the archive: 3,000 uploaded files and 20,000 missing ones are well inside them."""
+    contents = dict(source)
+    for number in range(3000):
+        contents[f"uploads/library/extra-{number:05d}-{'x' * 40}.png"] = b"%d" % number
+
+    def many_missing(manifest):
+        manifest["missingFiles"] = [f"review/gone-{number:06d}-{'y' * 40}.png" for number in range(20_000)]
+        manifest["counts"]["files"] += 3000
+
+    archive = tmp_path / "many.tar.gz"
+    pack(archive, contents, many_missing)
+    result = run_restore(tmp_path / "new" / "place", archive)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(list((tmp_path / "new" / "place" / "uploads" / "library").iterdir())) >= 3000
