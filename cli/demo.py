@@ -18,7 +18,7 @@ from fakeplatform.robots import FakeRobot
 from models import db
 from rules import accounts
 from services.auth import save_admin
-from services.demo import seed
+from services.demo import seed, seed_live
 from services.settings import configured_accounts
 
 DEMO_ADMIN = "demo"
@@ -118,12 +118,14 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     config["FEEDBACK_CLIENT_TOKENS"] = f"demo-app={client_token}"
     # The links in the robot's messages open this demo (HOST and PORT as the service reads them).
     config["REVIEW_PUBLIC_URL"] = f"http://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
+    config["WECHAT_PUBLISH_POLL_DELAYS"] = "1,5,30,60"  # the demo's article goes live in seconds
     app = create_app({**config, **(overrides or {})}, serve=True)  # the demo serves: its workers run
     password = secrets.token_urlsafe(12)
 
     with db.connection_context():
         save_admin(DEMO_ADMIN, password, "review,feedback")
         created = seed(app.extensions["settings"], DEMO_ADMIN)
+        live = seed_live(app.extensions["settings"], DEMO_ADMIN) if app.config["WECHAT_LIVE_WORKER_ENABLED"] else None
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
     push_events_to(fake, url)  # going live reaches a (fake) article URL
     banner = [
@@ -140,6 +142,8 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),
         *robot_lines(robot.url),
+        *([f"  Readers     \"{live['topic']}\" is live on the fake platform ({live['live']['articleUrl']}), with a "
+           f"week of reader figures: {url}/review/{live['id']}; publish another from its page"] if live else []),
         "",
     ]
     return app, banner

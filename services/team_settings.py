@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from rules.vocabulary import TEAM_CHANNELS, TEAM_EVENTS
+from rules import accounts
+from rules.vocabulary import DEFAULT_ACCOUNTS, TEAM_CHANNELS, TEAM_EVENTS
 from services.setting_values import split_list
 
 TEAM_DEFAULTS = {
@@ -60,6 +61,10 @@ class TeamSettings:
     smtp: Smtp | None  # None: no e-mail
     events: frozenset[str]
     public_url: str  # without a trailing slash; "" when unset
+    accounts: dict[str, str] = field(default_factory=dict)  # code -> name (WECHAT_ACCOUNTS, docs/api.md §18)
+
+    def account_name(self, code: str) -> str:
+        return self.accounts.get(code, code)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -106,4 +111,8 @@ def team_settings(config: Any) -> TeamSettings:
     if unknown := sorted(set(events) - set(TEAM_EVENTS)):
         raise ValueError(f"NOTIFY_EVENTS names unknown events {', '.join(unknown)}; known: {', '.join(TEAM_EVENTS)}")
     public_url = _web_address("REVIEW_PUBLIC_URL", str(config.get("REVIEW_PUBLIC_URL") or "").strip(), quote=True)
-    return TeamSettings(robots, _smtp(config), frozenset(events), public_url.rstrip("/"))
+    try:
+        named = accounts.parse(config.get("WECHAT_ACCOUNTS") or ",".join(DEFAULT_ACCOUNTS))
+    except ValueError:
+        named = {}  # the start stops naming WECHAT_ACCOUNTS (services.setting_checks)
+    return TeamSettings(robots, _smtp(config), frozenset(events), public_url.rstrip("/"), named)

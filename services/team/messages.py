@@ -10,13 +10,15 @@ from typing import Any
 WORDS: dict[str, dict[str, Any]] = {
     "zh-CN": {
         "created": "新任务待审核", "reworked": "智能体已按退回意见修改，待再次审核", "publish_failed": "发布失败",
-        "feedback": "收到新反馈", "digest": "内容审核：{count} 条新通知", "head": "【{account}】{topic}",
+        "feedback": "收到新反馈", "live": "已发表给读者",
+        "live_failed": "发表失败", "digest": "内容审核：{count} 条新通知", "head": "【{account}】{topic}",
         "colon": "：", "untitled": "（无标题）", "kind": "（{}）",
         "types": {"bug": "问题", "suggestion": "建议", "content": "内容", "account": "账号", "other": "其他"},
     },
     "en": {
         "created": "New task awaiting review", "reworked": "Reworked by the agent, awaiting review again",
-        "publish_failed": "Publish failed", "feedback": "New feedback",
+        "publish_failed": "Publish failed", "feedback": "New feedback", "live": "Live for readers",
+        "live_failed": "Going live failed",
         "digest": "Content review: {count} new notifications",
         "head": "[{account}] {topic}", "colon": ": ", "untitled": "(untitled)", "kind": " ({})", "types": {},
     },
@@ -54,6 +56,10 @@ def _what(facts, words):
     event = facts["event"]
     if event == "task.awaiting_review":
         return words[facts.get("kind", "created")]
+    if event == "task.live":  # docs/api.md §18; the article's address follows as a link of its own
+        return words["live"]
+    if event == "task.live_failed":
+        return words["live_failed"] + words["colon"] + one_line(facts.get("error"), ERROR_CHARS)
     if event == "task.publish_failed":
         return words["publish_failed"] + words["colon"] + one_line(facts.get("error"), ERROR_CHARS)
     kind = words["types"].get(facts.get("type"), facts.get("type"))
@@ -75,10 +81,19 @@ def _markdown_link(url):
     return f"[{url}]({url})" if url.startswith("http") else url
 
 
+def _article(facts):
+    """A live article's address (the platform's, https://mp.weixin.qq.com/s/…): shown as a link."""
+    url = str(facts.get("articleUrl") or "") if facts.get("event") == "task.live" else ""
+    return url if url.startswith(("https://", "http://")) and " " not in url else ""
+
+
 def _single(facts, words, public_url):
     head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
-    return Message(subject=f"{head}{words['colon']}{what}", text=f"{head}\n{what}\n{url}",
-                   markdown=f"**{inert(head)}**\n{inert(what)}\n{_markdown_link(url)}", count=1)
+    article = _article(facts)
+    return Message(subject=f"{head}{words['colon']}{what}", text="\n".join(filter(None, [head, what, article, url])),
+                   markdown="\n".join(filter(None, [f"**{inert(head)}**", inert(what),
+                                                     _markdown_link(article) if article else "", _markdown_link(url)])),
+                   count=1)
 
 
 def render(items: list[dict[str, Any]], language: str, public_url: str, limit_bytes: int) -> Message:
@@ -91,8 +106,10 @@ def render(items: list[dict[str, Any]], language: str, public_url: str, limit_by
     markdown_lines: list[str] = []
     for number, facts in enumerate(items, 1):
         head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
-        text_line = f"{number}. {head}{words['colon']}{what}\n   {url}"
-        markdown_line = f"{number}. **{inert(head)}** {inert(what)} {_markdown_link(url)}"
+        article = _article(facts)
+        text_line = f"{number}. {head}{words['colon']}{what}" + (f" {article}" if article else "") + f"\n   {url}"
+        markdown_line = (f"{number}. **{inert(head)}** {inert(what)} "
+                         + (f"{_markdown_link(article)} " if article else "") + _markdown_link(url))
         title = words["digest"].format(count=number)
         size = max(len("\n".join([title, *text_lines, text_line]).encode()),
                    len("\n".join([f"**{title}**", *markdown_lines, markdown_line]).encode()))

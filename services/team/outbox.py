@@ -16,6 +16,11 @@ from services.team_settings import TeamSettings
 WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}
 
 
+def _account(team: TeamSettings | None, code: str) -> str:
+    """The name people know the account by (docs/api.md §18)."""
+    return team.account_name(code) if team is not None else code
+
+
 def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict[str, Any]) -> int:
     if team is None or event not in team.events or not team.channels:
         return 0
@@ -32,7 +37,8 @@ def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict
 def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int:
     """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework)."""
     return _enqueue(team, "task.awaiting_review", task.task_id, {
-        "kind": kind, "account": task.public_account, "topic": task.topic, "path": f"/review/{task.task_id}"})
+        "kind": kind, "account": _account(team, task.public_account), "topic": task.topic,
+        "path": f"/review/{task.task_id}"})
 
 
 def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
@@ -40,15 +46,15 @@ def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
     if job.status != "failed":
         return 0
     return _enqueue(team, "task.publish_failed", task.task_id, {
-        "account": task.public_account, "topic": task.topic, "error": job.last_error, "jobId": job.job_id,
-        "path": f"/review/{task.task_id}"})
+        "account": _account(team, task.public_account), "topic": task.topic, "error": job.last_error,
+        "jobId": job.job_id, "path": f"/review/{task.task_id}"})
 
 
 def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
     """task.live or task.live_failed: the article reached readers, or could not (docs/api.md §18)."""
     event = "task.live" if live.status == "live" else "task.live_failed"
     return _enqueue(team, event, task.task_id, {
-        "account": task.public_account, "topic": task.topic, "articleUrl": live.article_url,
+        "account": _account(team, task.public_account), "topic": task.topic, "articleUrl": live.article_url,
         "error": live.fail_reason, "path": f"/review/{task.task_id}"})
 
 

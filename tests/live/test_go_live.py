@@ -129,3 +129,4 @@ def test_only_a_published_task_goes_live_and_only_admins_ask(app, admin_client, 
     assert_error(admin_client.post(go_live_url(approved), json={}), 409, "invalid_state")
     assert_error(client.post(go_live_url(task), json={}, headers=agent_headers), 401, "unauthorized")
     assert_error(admin_client.post("/api/review/tasks/nope/go-live", json={}), 404, "not_found")
+
