@@ -19,7 +19,9 @@ TASK = "#/components/schemas/Task"
 TASK_WRITES = {("patch", "/api/review/agent/tasks/{task_id}/elements"),
                ("post", "/api/review/tasks/{task_id}/decision"), ("post", "/api/review/tasks/{task_id}/publish-jobs"),
                ("post", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
-               ("delete", "/api/review/tasks/{task_id}"), ("post", "/api/review/tasks/{task_id}/preview")}
+               ("delete", "/api/review/tasks/{task_id}"), ("post", "/api/review/tasks/{task_id}/preview"),
+               ("delete", "/api/review/tasks/{task_id}/go-live")}
+GO_LIVE = ("post", "/api/review/tasks/{task_id}/go-live")  # a task write answered 202 (docs/api.md §18)
 
 
 @pytest.fixture
@@ -102,7 +104,7 @@ def test_request_headers_are_declared_where_they_apply(document):
     def having(name):
         return {(method, path) for method, path, op in operations(document) if name in header_parameters(op)}
 
-    assert having("If-Match") == TASK_WRITES
+    assert having("If-Match") == TASK_WRITES | {GO_LIVE}
     assert having("Idempotency-Key") == {("post", "/api/review/agent/tasks")}
 
 
@@ -116,6 +118,7 @@ def test_response_headers_are_declared_where_they_apply(document):
                          ("get", "/api/review/tasks/{task_id}"), ("get", "/api/review/agent/tasks/{task_id}")]:
         assert paths[path][method]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": TASK}
         assert "ETag" in response_headers(paths[path][method], "200"), (method, path)
+    assert "ETag" in response_headers(paths[GO_LIVE[1]][GO_LIVE[0]], "202")
     for path in ("/api/review/tasks", "/api/review/agent/tasks"):
         assert response_headers(paths[path]["get"], "200") == {"X-Total-Count", "Link"}
     for method, path, op in operations(document):
