@@ -1,7 +1,9 @@
 """Words the admin pages show for the spec's codes (docs/api.md §14: codes appear as words of the page's
 language). Lazy: each is looked up in the catalogue of the language the page is served in.
 
-A code missing here (a feedback type added in FEEDBACK_TYPES, say) is shown as it is.
+A code missing here (a feedback type added in FEEDBACK_TYPES, say) is shown as it is. One English word with two
+meanings gets a context each (docs/api.md §20): "Account" alone is a WeChat account, the feedback type
+`account` an app user's.
 """
 from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p
@@ -18,7 +20,7 @@ LIVE_LABELS = {"scheduled": _l("Scheduled for readers"), "submitting": _l("Submi
 FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
                    "processed": _l("Processed")}
 FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),
-                        "account": _l("Account"), "other": _l("Other")}
+                        "account": _p("feedback type: the app user's account", "Account"), "other": _l("Other")}
 REASON_LABELS = {"content_quality": _l("Content quality"), "factual_error": _l("Factual error"),
                  "compliance_risk": _l("Compliance risk"), "style_mismatch": _l("Style mismatch"),
                  "image_issue": _l("Image issue"), "other": _l("Other")}

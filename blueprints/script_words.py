@@ -3,9 +3,11 @@
 base.html hands `script_words()` to the scripts as JSON; static/words.js looks them up by key
 (`T("key", {name: value})`, with `%(name)s` placeholders). tests/test_i18n.py checks that every key a
 script uses is here. Error codes of the API (docs/api.md §2) have a sentence each, shown before the API's
-own English message, which stays as it came (the JSON API keeps English).
+own English message, which stays as it came (the JSON API keeps English). How the two go together is the
+catalogue's to say, not the scripts': a Chinese page shows the sentence alone, never English (docs/api.md §20).
 """
 from flask_babel import lazy_gettext as _l
+from flask_babel import lazy_pgettext as _p
 
 from blueprints.page_words import ACTOR_LABELS, ELEMENT_LABELS, EVENT_DATA_LABELS, EVENT_LABELS, FEEDBACK_LABELS
 
@@ -15,7 +17,14 @@ WORDS = {
     "session_ended": _l("Your session has ended; sign in again (open /login in another tab, then retry)."),
     "stale": _l("This task was changed since the page was opened; reload the page to see the current version."),
     "http_status": _l("The server answered %(status)s."),
-    "field_check": _l("Check this field:"),
+    # An API error in the page's words; the contexts say what each placeholder holds (templates/_macros.html
+    # and templates/error.html use the same ones).
+    "api.error": _p("an API error: the page's sentence for its code, then the API's English message",
+                    "%(sentence)s %(message)s"),
+    "api.field_error": _p("the API's English message about one field, shown beside it", "%(message)s"),
+    "api.other_error": _p("the API's English message about a field the page does not show", "%(path)s: %(message)s"),
+    # static/words.js: "3 min. ago" beside a time
+    "time.hint": _l(" (%(hint)s)"),
     # static/presence.js (docs/api.md §15): who else has the task open; a decision refused as stale
     "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
     "presence.separator": _l(", "), "stale.agent": ACTOR_LABELS["agent"], "stale.by": _l("Changed by %(names)s."),

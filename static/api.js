@@ -29,14 +29,13 @@
     return error;
   }
 
-  /* An API error in the page's words: on a Chinese page the code's sentence, then the API's English
-     message in brackets (it carries the particulars); on an English page the API's message. */
+  /* An API error in the page's words: the code's sentence and the API's message (its particulars, in
+     English), put together as the catalogue says: a Chinese page keeps the sentence alone (docs/api.md §20). */
   function describe(error) {
     if (!error) return "";
     if (error.said) return sentence(error.message);
-    const own = window.Words.has(`error.${error.code}`) ? T(`error.${error.code}`) : "";
-    if (!own || window.Words.language === "en") return sentence(error.message);
-    return `${own}（${sentence(error.message)}）`;
+    const own = T(window.Words.has(`error.${error.code}`) ? `error.${error.code}` : "error.http_error");
+    return T("api.error", { sentence: own, message: sentence(error.message) });
   }
 
   /* fetch() with JSON in and out (a FormData body goes as multipart). Resolves to
@@ -68,11 +67,12 @@
     root.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
   }
 
-  function placeError(root, key, messages, foreign) {
+  /* `said`: the messages are the page's own words; else the API's (English), worded as the catalogue says. */
+  function placeError(root, key, messages, said) {
     const slot = root.querySelector(`[data-error-for="${CSS.escape(key)}"]`);
     if (!slot) return null;
-    // The API's field messages are English: on a Chinese page they follow "请检查此项：".
-    const text = (foreign ? `${T("field_check")} ` : "") + messages.map(sentence).join(" ");
+    const joined = messages.map(sentence).join(" ");
+    const text = said ? joined : T("api.field_error", { message: joined });
     slot.textContent = slot.textContent ? `${slot.textContent} ${text}` : text;
     slot.hidden = false;
     const field = slot.id && root.querySelector(`[aria-describedby~="${CSS.escape(slot.id)}"]`);
@@ -87,12 +87,12 @@
     Object.entries(error.details || {}).forEach(([path, messages]) => {
       const list = (Array.isArray(messages) ? messages : [messages]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
       const key = fieldFor ? fieldFor(path) : path;
-      const slot = key ? placeError(root, key, list, !error.said && window.Words.language !== "en") : null;
+      const slot = key ? placeError(root, key, list, Boolean(error.said)) : null;
       if (slot) first = first || slot;
-      else unplaced.push(`${path}: ${list.join(" ")}`);
+      else unplaced.push(error.said ? sentence(list.join(" ")) : T("api.other_error", { path, message: list.map(sentence).join(" ") }));
     });
     if (summary) {
-      summary.textContent = [describe(error), ...unplaced.map(sentence)].join(" ");
+      summary.textContent = [describe(error), ...unplaced].join(" ");
       summary.hidden = false;
     }
     const target = first ? first.closest("fieldset") || first : summary;

@@ -61,7 +61,7 @@
         slot.className = "time-hint";
         element.after(slot);
       }
-      slot.textContent = hint ? (language === "en" ? ` (${hint})` : `（${hint}）`) : "";
+      slot.textContent = hint ? T("time.hint", { hint }) : "";
     });
   }
 
