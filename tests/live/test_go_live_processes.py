@@ -102,3 +102,21 @@ def test_a_submission_a_killed_process_left_is_reported_not_repeated(tmp_path, s
         assert "may have been submitted" in live["failReason"]
         time.sleep(1.5)
     assert len(fake.requests_to("freepublish/submit")) == 1
+
+
+def test_several_processes_fetch_a_days_statistics_once(tmp_path, settings, fake):
+    """The daily job (docs/api.md §19) in three processes: yesterday's figures are asked for once."""
+    fake.publish_seconds = 0.05
+    with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}) as (base, session, _process):
+        task = published(base, session)
+        assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
+        wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
+        # Two more processes start now: each one's worker looks at the statistics at once.
+        with ExitStack() as stack:
+            for _ in range(2):
+                stack.enter_context(service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}))
+            wait_until(lambda: session.get(f"{base}/api/review/tasks/{task['id']}/stats", timeout=10).json()["days"],
+                       30, "no figures")
+            time.sleep(2)  # every worker has passed since
+    calls = fake.requests_to("getarticletotaldetail")
+    assert len(calls) == 1, [call["json"] for call in calls]
