@@ -23,7 +23,7 @@ from schemas.assets import AssetSchema
 from schemas.dump import dumper
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import clean_file_name, placed_file, write_atomically
-from services.image_checks import check_size, decoded
+from services.image_checks import check_size, decoded, give_back
 from services.image_fetch import FetchRefused, fetch_bytes
 from services.platform.uploads import remember_upload
 
@@ -53,7 +53,13 @@ asset_view = dumper(AssetSchema)  # an asset as the API answers it
 def check_image(data: bytes) -> CheckedImage:
     """Decode `data` as PNG, JPEG, GIF or WebP; CheckedImage, or ValidationFailed/PayloadTooLarge."""
     check_size(data, MAX_UPLOAD_BYTES, "image")
-    with decoded(data, ACCEPTED_FORMATS) as image:
+    checked = _checked(data)
+    give_back(checked.width, checked.height)  # Pillow's WebP decoder (two frames) lived as long as its image
+    return checked
+
+
+def _checked(data):
+    with decoded(data, ACCEPTED_FORMATS, pixels=False) as image:  # whole frames only for WebP and GIF
         image_format, (width, height) = image.format, image.size
         stored = _convert_webp(image) if image_format == "WEBP" else data
     extension, content_type = STORED_AS[str(image_format)]

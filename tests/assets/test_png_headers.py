@@ -75,3 +75,18 @@ def test_every_png_filter_is_accepted(client, agent_headers, filter_byte):
     response = _send_asset(client, agent_headers, data)
     assert response.status_code == 201, response.get_json()
     assert (response.get_json()["width"], response.get_json()["height"]) == (7, 5)
+
+
+@pytest.mark.parametrize(("offset", "accepted"), [(11, False), (12, True), (7, False), (8, True)])
+def test_filter_bytes_are_found_in_every_interlaced_pass(client, agent_headers, offset, accepted):
+    """3x3 greyscale, Adam7: passes of 1x1, 1x1, 2x1, 1x2 and 3x1 pixels; their rows start at bytes 0, 2,
+    4, 7, 9 and 11 of the 15. A 5 there is an unknown filter; a 5 in a pixel is a pixel."""
+    rows = bytearray(15)
+    rows[offset] = 5
+    data = (SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 3, 3, 8, 0, 0, 0, 1))
+            + chunk(b"IDAT", zlib.compress(bytes(rows))) + END)
+    response = _send_asset(client, agent_headers, data)
+    if accepted:
+        assert response.status_code == 201, response.get_json()
+    else:
+        assert assert_error(response, 400, "validation_error")["details"] == {"file": ["truncated or damaged image"]}
