@@ -23,6 +23,7 @@ WORDS = {
                     "%(sentence)s %(message)s"),
     "api.field_error": _p("the API's English message about one field, shown beside it", "%(message)s"),
     "api.other_error": _p("the API's English message about a field the page does not show", "%(path)s: %(message)s"),
+    "api.errcode": _l(" (WeChat errcode %(errcode)s)"),
     # static/words.js: "3 min. ago" beside a time
     "time.hint": _l(" (%(hint)s)"),
     # static/presence.js (docs/api.md §15): who else has the task open; a decision refused as stale
@@ -31,7 +32,7 @@ WORDS = {
     "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),
     "stale.reload": _l("Reload the task"),
     # static/words.js, static/review_preview.js
-    "preview.updating": _l("Updating…"),
+    "preview.updating": _l("Updating…"), "preview.images": _l("Images: %(num)s"),
     # static/review_detail.js
     "confirm.replace_body": _l("Replace your edited body with the text of the chosen option?"),
     "confirm.replace_text": _l("Replace your edited %(field)s with the chosen candidate?"),
