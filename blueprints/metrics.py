@@ -16,7 +16,7 @@ FEEDBACK_CREATE = "feedback.create_feedback"
 
 def init_app(app):
     config = app.extensions["settings"]
-    app.extensions["metrics"] = metrics = Metrics(config.webhook_url, config.webhook_events)
+    app.extensions["metrics"] = metrics = Metrics(config.webhook_url, config.webhook_events, config.team.channels)
 
     @app.after_request
     def observe(response):

@@ -17,11 +17,11 @@ class EventCounter(BaseModel):
         indexes = ((("name", "labels"), True),)
 
 
-def count_event(name: str, *labels: str) -> None:
-    """Add one to a series; call inside the transaction of the event it counts."""
-    (EventCounter.insert(name=name, labels=",".join(labels), value=1)
+def count_event(name: str, *labels: str, by: int = 1) -> None:
+    """Add `by` (one) to a series; call inside the transaction of the event it counts."""
+    (EventCounter.insert(name=name, labels=",".join(labels), value=by)
      .on_conflict(conflict_target=[EventCounter.name, EventCounter.labels],
-                  update={EventCounter.value: EventCounter.value + 1})
+                  update={EventCounter.value: EventCounter.value + by})
      .execute())
 
 

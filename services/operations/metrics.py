@@ -15,6 +15,7 @@ from models import Feedback, OutboxMessage, ReviewTask
 from models.counters import series
 from rules.vocabulary import FEEDBACK_STATUSES, STATUSES
 from services.feedback.queries import status_counts
+from services.team.sender import NOTIFICATIONS, OUTCOMES
 
 # Label values never come from the request unchecked: other methods are counted as "other".
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
@@ -28,12 +29,23 @@ def _grouped(*columns: peewee.Field) -> Iterator[tuple]:
     return query.tuples().iterator()
 
 
+def _pending_by_channel(channels: tuple[str, ...]) -> Iterator[tuple]:
+    if not channels:
+        return iter(())
+    query = (OutboxMessage.select(OutboxMessage.channel, peewee.fn.COUNT(peewee.SQL("*")))
+             .where((OutboxMessage.status == "pending") & OutboxMessage.channel.in_(list(channels)))
+             .group_by(OutboxMessage.channel))
+    return query.tuples().iterator()
+
+
 class StoreCollector:
     """Numbers read from the store at scrape time (the caller holds a database connection).
-    `sent_events`: the agent's event types the sender will send (none without a webhook URL)."""
+    `sent_events`: the agent's event types the sender will send (none without a webhook URL);
+    `team_channels`: the team's configured channels (docs/api.md §15)."""
 
-    def __init__(self, sent_events: frozenset[str]) -> None:
+    def __init__(self, sent_events: frozenset[str], team_channels: tuple[str, ...] = ()) -> None:
         self.sent_events = sent_events
+        self.team_channels = team_channels
 
     def collect(self) -> Iterator[Metric]:
         tasks = GaugeMetricFamily("review_tasks", "Review tasks by status", labels=["status"])
@@ -56,11 +68,27 @@ class StoreCollector:
         created = CounterMetricFamily("feedback_created", "Feedback records created, by channel", labels=["channel"])
         for channel, count in _grouped(Feedback.channel):
             created.add_metric([channel], count)
-        yield from (tasks, jobs, outbox, records, created)
+        yield from (tasks, jobs, outbox, records, created, *self._team())
+
+    def _team(self) -> Iterator[Metric]:
+        """The team's channels (docs/api.md §20): what each still has to send, and every attempt's
+        outcome for each message (counted at the event, so a failing mail server shows)."""
+        pending = GaugeMetricFamily("review_team_outbox_pending", "Team notifications still to send, by channel",
+                                    labels=["channel"])
+        waiting = dict.fromkeys(self.team_channels, 0) | dict(_pending_by_channel(self.team_channels))
+        for channel, count in waiting.items():
+            pending.add_metric([channel], count)
+        told = CounterMetricFamily("review_team_notifications", "Team notifications by channel and each attempt's "
+                                   "outcome: sent, failed (retried later), given_up", labels=["channel", "outcome"])
+        counts = {(channel, outcome): 0 for channel in self.team_channels for outcome in OUTCOMES}
+        counts |= {(labels[0], labels[1]): count for labels, count in series(NOTIFICATIONS)}
+        for labels, count in counts.items():
+            told.add_metric(list(labels), count)
+        yield from (pending, told)
 
 
 class Metrics:
-    def __init__(self, webhook_url: str, webhook_events: frozenset[str]) -> None:
+    def __init__(self, webhook_url: str, webhook_events: frozenset[str], team_channels: tuple[str, ...] = ()) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter("http_requests", "HTTP requests answered", ["method", "route", "status"],
                                 registry=self.registry)
@@ -71,7 +99,7 @@ class Metrics:
         for reason in FEEDBACK_REFUSALS.values():
             self.refused.labels(reason)  # present at 0, so alerts see a series from the start
         ProcessCollector(registry=self.registry)  # process_resident_memory_bytes, process_open_fds, …
-        self.registry.register(StoreCollector(webhook_events if webhook_url else frozenset()))
+        self.registry.register(StoreCollector(webhook_events if webhook_url else frozenset(), team_channels))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         """One answered request; `route` is its URL rule (never the raw path: ids would explode the series)."""

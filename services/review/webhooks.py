@@ -25,15 +25,15 @@ from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.dump import dumper
 from schemas.review.events import WEBHOOKS
+from services import outbound
 from services.background import Worker
 from services.review.timeline import add_event
 from services.setting_values import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
 
-TIMEOUT = (5, 10)
 BATCH = 50  # messages attempted per pass
-CLAIM_SECONDS = 60  # a claimed message is this sender's for longer than one attempt can take
+CLAIM_SECONDS = 60  # a claimed message is this sender's for longer than one attempt can take (outbound.ATTEMPT_SECONDS)
 
 
 _DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items()}  # `data`, as documented
@@ -120,14 +120,11 @@ def _headers(message, body, secret):
 
 
 def _post(url, secret, message):
-    """One delivery attempt; returns None on success or a one-line reason."""
+    """One delivery attempt, all within outbound.ATTEMPT_SECONDS (below CLAIM_SECONDS); returns None
+    on success or a one-line reason. Only the status counts: the body is left unread."""
     body = json.dumps(message.payload, ensure_ascii=False, separators=(",", ":")).encode()
     try:
-        # stream=True and the body left unread: only the status counts, so a receiver trickling its
-        # answer cannot hold the one sender thread.
-        with requests.post(url, data=body, headers=_headers(message, body, secret),
-                           timeout=TIMEOUT, allow_redirects=False, stream=True) as response:
-            status = response.status_code
+        status, _ = outbound.post(url, body, _headers(message, body, secret))
     except requests.Timeout:
         return "receiver timed out"
     except requests.RequestException as exc:

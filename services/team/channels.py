@@ -24,12 +24,10 @@ from urllib.parse import quote_plus
 
 import requests
 
-from services.outbound import body_chunks
+from services import outbound
 from services.team.messages import Message, one_line
 from services.team_settings import Robot, Smtp, TeamSettings
 
-TIMEOUT = (5, 10)  # connect, read
-REPLY_SECONDS = 15  # the whole reply, however slowly it trickles
 REPLY_MAX = 64 * 1024
 SMTP_TIMEOUT = 10  # connecting, and each step of the SMTP conversation
 # The whole conversation after connecting: a server answering each step just in time must not hold a
@@ -38,6 +36,7 @@ SMTP_DEADLINE = 40
 # WeCom's markdown content is at most 4096 bytes (UTF-8); a digest stays under it on every robot.
 ROBOT_LIMIT_BYTES = 4000
 EMAIL_LIMIT_BYTES = 200_000
+STARTTLS_FIX = "the mail server {what}: for a plain relay set SMTP_STARTTLS=false"
 
 Send = Callable[[Message], str | None]
 
@@ -55,21 +54,18 @@ def dingtalk_sign(secret: str, timestamp_ms: int) -> str:
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """(the robot's JSON reply, None) or ({}, why it failed)."""
+    """(the robot's JSON reply, None) or ({}, why it failed); the whole attempt within
+    outbound.ATTEMPT_SECONDS, below the claim (services/team/sender.py)."""
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    raw = b""
     try:
-        with requests.post(url, data=data, headers={"content-type": "application/json; charset=utf-8"},
-                           timeout=TIMEOUT, allow_redirects=False, stream=True) as response:
-            status = response.status_code
-            for chunk in body_chunks(response, time.monotonic() + REPLY_SECONDS):
-                raw += chunk
-                if len(raw) > REPLY_MAX:
-                    return {}, "the robot's reply is too large"
+        status, raw = outbound.post(url, data, {"content-type": "application/json; charset=utf-8"},
+                                    read_at_most=REPLY_MAX)
     except requests.Timeout:
         return {}, "the robot timed out"
     except requests.RequestException as exc:
         return {}, f"the robot is unreachable ({type(exc).__name__})"
+    if len(raw) > REPLY_MAX:
+        return {}, "the robot's reply is too large"
     if not 200 <= status < 300:
         return {}, f"the robot answered HTTP {status}"
     try:
@@ -138,8 +134,8 @@ def email(smtp: Smtp) -> Send:
                 cut.daemon = True
                 cut.start()
                 try:
-                    if smtp.starttls:
-                        client.starttls(context=ssl.create_default_context())
+                    if smtp.starttls and (refused := _starttls(client)):
+                        return refused
                     if smtp.user:
                         client.login(smtp.user, smtp.password)
                     client.send_message(mail)
@@ -155,6 +151,18 @@ def email(smtp: Smtp) -> Send:
             return f"the mail server is unreachable ({type(exc).__name__})"
         return None
     return send
+
+
+def _starttls(client: smtplib.SMTP) -> str | None:
+    """Upgrade the connection; a server that does not offer it or refuses it is a plain relay, and
+    the reason names the setting that fits one (docs/api.md §20)."""
+    try:
+        client.starttls(context=ssl.create_default_context())
+    except smtplib.SMTPNotSupportedError:
+        return STARTTLS_FIX.format(what="does not offer STARTTLS")
+    except smtplib.SMTPResponseException as exc:
+        return STARTTLS_FIX.format(what=f"refused STARTTLS ({exc.smtp_code})")
+    return None
 
 
 def _hang_up(client: smtplib.SMTP) -> None:

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from models import OutboxMessage, db, immediate
+from models.counters import count_event
 from models.outbox import AGENT_CHANNEL
 from rules.ids import iso, utcnow
 from services.background import Worker
@@ -26,10 +27,13 @@ from services.team_settings import TeamSettings
 log = logging.getLogger(__name__)
 
 ROBOT_RATE = [(20, 60)]  # WeCom's limit (20 a minute), kept for all three robots
-CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP 5 s + 10 s, reply 15 s; SMTP 10 s + 40 s)
+CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP: connect 5 s + outbound.ATTEMPT_SECONDS; SMTP 10 s + 40 s)
 FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
 POLL_SECONDS = 1.0
 SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest
+# Each attempt's outcome for each message it carried, by channel and outcome (docs/api.md §20).
+NOTIFICATIONS = "review_team_notifications"
+OUTCOMES = ("sent", "failed", "given_up")
 
 
 def _due(channel: str) -> Any:
@@ -54,13 +58,16 @@ def _claim(channel: str, limiter: SlidingWindowLimiter | None, language: str, pu
     return rows, message
 
 
-def _record(rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[float, ...]) -> list[str]:
-    """Store the attempt's outcome on each message; returns the ids of those given up."""
+def _record(channel: str, rows: list[OutboxMessage], failure: str | None,
+            retry_delays: tuple[float, ...]) -> list[str]:
+    """Store the attempt's outcome on each message, and count it (review_team_notifications_total:
+    sent, failed and to be retried, or given up); returns the ids of those given up."""
     now, given_up = utcnow(), list[str]()
     with immediate():
         if failure is None:
             OutboxMessage.update(status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now),
                                  last_error=None).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
+            count_event(NOTIFICATIONS, channel, "sent", by=len(rows))
             return given_up
         for row in rows:
             attempts = row.attempts + 1
@@ -71,6 +78,10 @@ def _record(rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[
             OutboxMessage.update(status="gave_up" if gave_up else "pending", attempts=attempts,
                                  last_error=failure[:255], next_attempt_at=iso(now + timedelta(seconds=delay)),
                                  ).where(OutboxMessage.id == row.id).execute()
+        if len(rows) > len(given_up):
+            count_event(NOTIFICATIONS, channel, "failed", by=len(rows) - len(given_up))
+        if given_up:
+            count_event(NOTIFICATIONS, channel, "given_up", by=len(given_up))
     return given_up
 
 
@@ -82,7 +93,7 @@ def deliver(channel: str, send: Send, limit_bytes: int, retry_delays: tuple[floa
         return 0
     rows, message = claimed
     failure = send(message)
-    given_up = _record(rows, failure, retry_delays)
+    given_up = _record(channel, rows, failure, retry_delays)
     # The channel's name, never its URL or secret (docs/api.md §15).
     if failure is None:
         log.info("team notification sent to %s (%d message%s)", channel, len(rows), "" if len(rows) == 1 else "s")

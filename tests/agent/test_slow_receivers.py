@@ -1,0 +1,148 @@
+"""A robot or agent receiver that trickles its answer's headers (docs/api.md §20): the whole attempt
+(connecting, the headers, the body) ends by outbound.ATTEMPT_SECONDS, below the senders' claims, so
+no second process takes the message while the first still waits, and it is not sent twice."""
+import socket
+import threading
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from models import db
+from rules.ids import utcnow
+from services import outbound
+from services.review import webhooks
+from services.team import sender
+from tests.conftest import AGENT_TOKEN, built_app
+from tests.helpers.review import article_payload, create_task
+from tests.helpers.team import send_pass, team_rows
+
+pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
+
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+DEADLINE = 0.5  # outbound.ATTEMPT_SECONDS in these tests (30 s in service)
+TRICKLE = 3.0  # seconds the receiver takes to send its headers, one byte at a time
+
+
+class TricklingReceiver:
+    """A real HTTP server on 127.0.0.1 that takes TRICKLE seconds to send its headers (a byte every
+    0.05 s), then answers 200 with `body`. Counts the requests it got."""
+
+    def __init__(self, body=b'{"errcode":0,"errmsg":"ok"}'):
+        self.body = body
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/cgi-bin/webhook/send?key=k"
+        self.requests = 0
+        self.arrived = threading.Condition()
+        self.stopping = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn):
+        try:
+            conn.recv(65536)
+            with self.arrived:
+                self.requests += 1
+                self.arrived.notify_all()
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            for byte in b"X-Slow: " + b"a" * int(TRICKLE / 0.05) + b"\r\n":
+                if self.stopping.wait(0.05):
+                    return
+                conn.sendall(bytes([byte]))
+            conn.sendall(b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(self.body) + self.body)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def wait_for(self, count, timeout=5):
+        with self.arrived:
+            return self.arrived.wait_for(lambda: self.requests >= count, timeout)
+
+    def stop(self):
+        self.stopping.set()
+        self.sock.close()
+
+
+@pytest.fixture
+def receiver(monkeypatch):
+    monkeypatch.setattr(outbound, "ATTEMPT_SECONDS", DEADLINE)
+    slow = TricklingReceiver()
+    yield slow
+    slow.stop()
+
+
+def in_thread(work):
+    """Runs `work` on a thread of its own; returns (the thread, {"took": seconds, "result": …})."""
+    outcome = {}
+
+    def run():
+        started = time.monotonic()
+        outcome["result"] = work()
+        outcome["took"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app, receiver,
+                                                                                      monkeypatch):
+    settings = {"NOTIFY_WECOM_WEBHOOK_URL": receiver.url, "REVIEW_WEBHOOK_RETRY_DELAYS": "3600"}
+    with built_app(make_app, **settings) as app:
+        create_task(app.test_client(), AGENT, article_payload())
+        first, outcome = in_thread(lambda: send_pass(app))  # one process's sender
+        assert receiver.wait_for(1)
+        first.join(DEADLINE * 4)
+        # Another process's sender, once the first one's claim has run out.
+        later = utcnow() + timedelta(seconds=sender.CLAIM_SECONDS + 1)
+        monkeypatch.setattr(sender, "utcnow", lambda: later)
+        assert send_pass(app) == {"wecom": 0}
+        first.join(TRICKLE * 3)
+        [row] = team_rows("wecom")
+    assert outcome["result"] == {"wecom": 0} and outcome["took"] < DEADLINE * 3, outcome
+    assert receiver.requests == 1  # sent once, not again by the second sender
+    assert (row.status, row.attempts, row.last_error) == ("pending", 1, "the robot timed out")  # retried later
+
+
+def test_an_agent_receiver_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app,
+                                                                                                  receiver):
+    with built_app(make_app):
+        with db.connection_context(), db.atomic():
+            webhooks.enqueue_rejection(SimpleNamespace(
+                task_id="task_1", public_account="silicon-rise", content_type="article", topic="t",
+                rejected_elements=["title"], rejection_reason="other", rejection_note="n"))
+
+        def one_pass(now=None):
+            with db.connection_context():
+                return webhooks.deliver_due(receiver.url, "", (3600,), now=now)
+
+        first, outcome = in_thread(one_pass)
+        assert receiver.wait_for(1)
+        first.join(DEADLINE * 4)
+        assert one_pass(now=utcnow() + timedelta(seconds=webhooks.CLAIM_SECONDS + 1)) == 0  # nothing due
+        first.join(TRICKLE * 3)
+        with db.connection_context():
+            [row] = list(webhooks.OutboxMessage.select())
+    assert outcome["result"] == 1 and outcome["took"] < DEADLINE * 3, outcome
+    assert receiver.requests == 1
+    assert (row.status, row.attempts, row.last_error) == ("pending", 1, "receiver timed out")
+
+
+def test_an_attempt_and_its_connect_timeout_stay_below_both_claims():
+    assert outbound.ATTEMPT_SECONDS + outbound.CONNECT_SECONDS < min(sender.CLAIM_SECONDS, webhooks.CLAIM_SECONDS) / 1.5
+
+
+def test_a_prompt_receiver_still_answers_within_the_deadline(receiver, monkeypatch):
+    """The deadline ends slow attempts only: a quick answer arrives whole (status and body)."""
+    monkeypatch.setattr(outbound, "ATTEMPT_SECONDS", TRICKLE * 3)
+    status, body = outbound.post(receiver.url, b"{}", {"content-type": "application/json"}, read_at_most=1000)
+    assert (status, body) == (200, receiver.body)
