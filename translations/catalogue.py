@@ -17,9 +17,10 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "translations"
 LOCALES = ("zh_Hans_CN",)  # Babel names zh-CN so (Locale.parse("zh_CN"))
-# Where page words are: the views and their word tables, the templates, the scripts (words.js and friends).
-METHOD_MAP = [("blueprints/**.py", "python"), ("templates/**.html", "jinja2.ext:babel_extract"),
-              ("static/**.js", "javascript")]
+# Where page words are: the views and their word tables, the templates, the scripts (words.js and friends);
+# and the team's messages (services/team/words.py, messages.py), which use the same words.
+METHOD_MAP = [("blueprints/**.py", "python"), ("services/team/**.py", "python"),
+              ("templates/**.html", "jinja2.ext:babel_extract"), ("static/**.js", "javascript")]
 OPTIONS = {"templates/**.html": {"trimmed": "true"}}
 KEYWORDS = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None, "lazy_pgettext": ((1, "c"), 2),
             "_p": ((1, "c"), 2), "lazy_ngettext": (1, 2)}

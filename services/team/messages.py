@@ -1,29 +1,20 @@
 """What the team reads (docs/api.md §15): short, account and topic first, what happened, the page's link.
 
-A message is rendered when it is sent, from the facts stored with it in the outbox, in the
-language of REVIEW_DEFAULT_LANGUAGE (Chinese unless `en`). Several pending messages of one channel
-are folded into one digest naming every task, as long as it stays under the channel's size limit.
+A message is worded when it is sent, from the facts stored with it in the outbox, in the pages'
+catalogue (services/team/words.py) and the language of REVIEW_DEFAULT_LANGUAGE. Several pending
+messages of one channel are folded into one digest naming every task, as long as it stays under the
+channel's size limit. Every value an agent or a client app wrote is made inert first (docs/api.md §20).
 """
+import re
 from dataclasses import dataclass
 from typing import Any
 
-WORDS: dict[str, dict[str, Any]] = {
-    "zh-CN": {
-        "created": "新任务待审核", "reworked": "智能体已按退回意见修改，待再次审核", "publish_failed": "发布失败",
-        "feedback": "收到新反馈", "live": "已发表给读者",
-        "live_failed": "发表失败", "digest": "内容审核：{count} 条新通知", "head": "【{account}】{topic}",
-        "colon": "：", "untitled": "（无标题）", "kind": "（{}）",
-        "types": {"bug": "问题", "suggestion": "建议", "content": "内容", "account": "账号", "other": "其他"},
-    },
-    "en": {
-        "created": "New task awaiting review", "reworked": "Reworked by the agent, awaiting review again",
-        "publish_failed": "Publish failed", "feedback": "New feedback", "live": "Live for readers",
-        "live_failed": "Going live failed",
-        "digest": "Content review: {count} new notifications",
-        "head": "[{account}] {topic}", "colon": ": ", "untitled": "(untitled)", "kind": " ({})", "types": {},
-    },
-}
+from flask_babel import gettext, ngettext
+
+from services.team.words import FEEDBACK_TYPE_LABELS, LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
+
 TOPIC_CHARS = 60  # a topic or title longer than this is cut (with …): the account and topic lead, briefly
+ACCOUNT_CHARS = 40
 ERROR_CHARS = 160
 
 
@@ -46,35 +37,52 @@ def link(facts: dict[str, Any], public_url: str) -> str:
     return public_url + facts["path"]
 
 
-def _head(facts, words):
-    topic = one_line(facts.get("topic"), TOPIC_CHARS) or words["untitled"]
-    return words["head"].format(account=one_line(facts.get("account"), 40), topic=topic)
-
-
-def _what(facts, words):
-    """What happened, in one line."""
-    event = facts["event"]
-    if event == "task.awaiting_review":
-        return words[facts.get("kind", "created")]
-    if event == "task.live":  # docs/api.md §18; the article's address follows as a link of its own
-        return words["live"]
-    if event == "task.live_failed":
-        return words["live_failed"] + words["colon"] + one_line(facts.get("error"), ERROR_CHARS)
-    if event == "task.publish_failed":
-        return words["publish_failed"] + words["colon"] + one_line(facts.get("error"), ERROR_CHARS)
-    kind = words["types"].get(facts.get("type"), facts.get("type"))
-    return f"{words['feedback']} {facts.get('feedbackNo')}" + words["kind"].format(kind)
-
-
-# Markdown the robots would act on (links, mentions, emphasis, headings), turned into look-alike
-# full-width characters: topics, titles and app names come from agents and client apps, and must not
-# become a link or an @mention in the team's chat under the service's name.
-_INERT = str.maketrans({"[": "［", "]": "］", "(": "（", ")": "）", "<": "＜", ">": "＞", "*": "＊", "`": "｀",
-                        "#": "＃", "~": "～", "_": "＿", "\\": "＼", "!": "！", "|": "｜"})
+# Topics, titles, app names and errors come from agents, client apps and the platform: in the team's
+# chat they must not become an @mention or a link under the service's name, on any channel.
+# Mentions (Feishu's <at user_id="all">, WeCom's <@userid>, @all, DingTalk's @138…) and tags: look-alike
+# full-width characters. Addresses (https://…, www.…, bare domains): a zero-width space after `:` of
+# `://` and after a dot between letters, so no chat or mail client links them; the words stay readable.
+_MENTIONS = str.maketrans({"<": "＜", ">": "＞", "@": "＠"})
+_ADDRESS = re.compile(r":(?=//)|(?<=\w)\.(?=[^\W\d_])")
+ZERO_WIDTH_SPACE = "\u200b"
+# Markdown the robots would act on (links, emphasis, headings): look-alike full-width characters.
+_MARKDOWN = str.maketrans({"[": "［", "]": "］", "(": "（", ")": "）", "*": "＊", "`": "｀", "#": "＃", "~": "～",
+                           "_": "＿", "\\": "＼", "!": "！", "|": "｜"})
 
 
 def inert(text: str) -> str:
-    return text.translate(_INERT)
+    """A value of someone else's as plain words on every channel: no mention, no link."""
+    return _ADDRESS.sub(lambda found: found.group() + ZERO_WIDTH_SPACE, text.translate(_MENTIONS))
+
+
+def _markdown(text: str) -> str:
+    """A line of plain words (values already inert) as markdown that renders them as they are."""
+    return text.translate(_MARKDOWN)
+
+
+def _value(facts: dict[str, Any], key: str, limit: int) -> str:
+    return inert(one_line(facts.get(key), limit))
+
+
+def _head(facts: dict[str, Any]) -> str:
+    topic = _value(facts, "topic", TOPIC_CHARS) or gettext("(untitled)")
+    return gettext("[%(account)s] %(topic)s", account=_value(facts, "account", ACCOUNT_CHARS), topic=topic)
+
+
+def _what(facts: dict[str, Any]) -> str:
+    """What happened, in one line, with the pages' word for where the task now stands."""
+    event = facts["event"]
+    if event == "task.awaiting_review":
+        if facts.get("kind") == "reworked":
+            return gettext("Reworked by the agent (%(status)s)", status=PENDING_REVIEW)
+        return gettext("New task (%(status)s)", status=PENDING_REVIEW)
+    if event == "task.live":  # docs/api.md §18; the article's address follows as a link of its own
+        return str(LIVE)
+    failed = {"task.publish_failed": PUBLISH_FAILED, "task.live_failed": LIVE_FAILED}.get(event)
+    if failed is not None:
+        return gettext("%(what)s: %(detail)s", what=failed, detail=_value(facts, "error", ERROR_CHARS))
+    kind = FEEDBACK_TYPE_LABELS.get(facts.get("type")) or _value(facts, "type", ACCOUNT_CHARS)
+    return gettext("New feedback %(number)s (%(type)s)", number=_value(facts, "feedbackNo", ACCOUNT_CHARS), type=kind)
 
 
 def _markdown_link(url):
@@ -87,30 +95,40 @@ def _article(facts):
     return url if url.startswith(("https://", "http://")) and " " not in url else ""
 
 
-def _single(facts, words, public_url):
-    head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
+def _single(facts, public_url):
+    head, what, url = _head(facts), _what(facts), link(facts, public_url)
     article = _article(facts)
-    return Message(subject=f"{head}{words['colon']}{what}", text="\n".join(filter(None, [head, what, article, url])),
-                   markdown="\n".join(filter(None, [f"**{inert(head)}**", inert(what),
+    return Message(subject=gettext("%(what)s: %(detail)s", what=head, detail=what),
+                   text="\n".join(filter(None, [head, what, article, url])),
+                   markdown="\n".join(filter(None, [f"**{_markdown(head)}**", _markdown(what),
                                                      _markdown_link(article) if article else "", _markdown_link(url)])),
                    count=1)
+
+
+def _digest_title(count):
+    return ngettext("Content review: %(num)d new notification", "Content review: %(num)d new notifications", count)
 
 
 def render(items: list[dict[str, Any]], language: str, public_url: str, limit_bytes: int) -> Message:
     """One message for the longest prefix of `items` (outbox facts, oldest first) that fits in
     `limit_bytes` of markdown and of text; at least the first item."""
-    words = WORDS.get(language, WORDS["zh-CN"])
+    with speaking(language):
+        return _render(items, public_url, limit_bytes)
+
+
+def _render(items, public_url, limit_bytes):
     if len(items) == 1:
-        return _single(items[0], words, public_url)
+        return _single(items[0], public_url)
     text_lines: list[str] = []
     markdown_lines: list[str] = []
     for number, facts in enumerate(items, 1):
-        head, what, url = _head(facts, words), _what(facts, words), link(facts, public_url)
+        head, what, url = _head(facts), _what(facts), link(facts, public_url)
         article = _article(facts)
-        text_line = f"{number}. {head}{words['colon']}{what}" + (f" {article}" if article else "") + f"\n   {url}"
-        markdown_line = (f"{number}. **{inert(head)}** {inert(what)} "
+        text_line = (f"{number}. " + gettext("%(what)s: %(detail)s", what=head, detail=what)
+                     + (f" {article}" if article else "") + f"\n   {url}")
+        markdown_line = (f"{number}. **{_markdown(head)}** {_markdown(what)} "
                          + (f"{_markdown_link(article)} " if article else "") + _markdown_link(url))
-        title = words["digest"].format(count=number)
+        title = _digest_title(number)
         size = max(len("\n".join([title, *text_lines, text_line]).encode()),
                    len("\n".join([f"**{title}**", *markdown_lines, markdown_line]).encode()))
         if number > 1 and size > limit_bytes:
@@ -118,7 +136,7 @@ def render(items: list[dict[str, Any]], language: str, public_url: str, limit_by
         text_lines.append(text_line)
         markdown_lines.append(markdown_line)
     if len(text_lines) == 1:
-        return _single(items[0], words, public_url)
-    title = words["digest"].format(count=len(text_lines))
+        return _single(items[0], public_url)
+    title = _digest_title(len(text_lines))
     return Message(subject=title, text="\n".join([title, *text_lines]),
                    markdown="\n".join([f"**{title}**", *markdown_lines]), count=len(text_lines))

@@ -155,7 +155,7 @@ def test_the_demo_points_a_robot_at_itself(capsys):
         assert "Team robot" in text and "NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/" in text
         seen = []
         assert until(lambda: seen.append(capsys.readouterr().out) or "[team robot]" in "".join(seen), 15)
-        assert until(lambda: seen.append(capsys.readouterr().out) or "新任务待审核" in "".join(seen), 5)
+        assert until(lambda: seen.append(capsys.readouterr().out) or "新任务（待审核）" in "".join(seen), 5)
         assert f"http://{app.config['HOST']}:{app.config['PORT']}/review/" in "".join(seen)
     finally:
         app.extensions["team_sender"].stop()

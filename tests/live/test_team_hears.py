@@ -15,7 +15,7 @@ def robot():
     found.stop()
 
 
-@pytest.mark.parametrize(("outcome", "words"), [(0, "已发表给读者"), (4, "发表失败")])
+@pytest.mark.parametrize(("outcome", "words"), [(0, "已发表"), (4, "发表失败")])
 def test_live_and_live_failed_reach_the_robot_with_the_accounts_name(make_app, fake, robot, outcome, words):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
