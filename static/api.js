@@ -36,9 +36,10 @@
     if (error.said) return sentence(error.message);
     const own = T(window.Words.has(`error.${error.code}`) ? `error.${error.code}` : "error.http_error");
     const text = T("api.error", { sentence: own, message: sentence(error.message) });
-    // The platform's errcode is a code, shown in every language: it is what WeChat's documentation lists.
+    // The platform's errcode is a code, shown once in every language: it is what WeChat's documentation lists.
     const errcode = error.details && error.details.errcode;
-    return errcode === undefined || errcode === null ? text : text + T("api.errcode", { errcode });
+    if (errcode === undefined || errcode === null || text.includes(String(errcode))) return text;
+    return text + T("api.errcode", { errcode });
   }
 
   /* fetch() with JSON in and out (a FormData body goes as multipart). Resolves to

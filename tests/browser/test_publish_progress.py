@@ -52,9 +52,9 @@ def test_a_refused_preview_says_why(page, demo, live_server, console):
     fake.unfollowed.add("stranger-wx")
     page.get_by_label("WeChat ID").fill("stranger-wx")
     page.get_by_role("button", name="Send preview to phone").click()
-    expect(page.locator("#page-error")).to_have_text(
-        "The platform refused the preview: platform error 43004: require subscribe hint: the user does not follow "
-        "the account.")
+    expect(page.locator("#page-error")).to_have_text(  # the code's sentence, then the API's particulars
+        "The WeChat platform refused the request. The platform refused the preview: platform error 43004: "
+        "require subscribe hint: the user does not follow the account.")
     expect(page.locator('.timeline li[data-event="preview_sent"]')).to_have_count(0)
     console.assert_clean()
 

@@ -56,7 +56,9 @@ def test_a_faulty_image_refuses_the_download_with_a_readable_list(page, demo, li
 
     page.get_by_role("button", name="Download package (ZIP)").click()
     error = page.get_by_role("alert")
-    expect(error).to_have_text("1 final image(s) of the task are missing or faulty; fix or replace them and "
+    # The code's sentence, then the API's particulars (docs/api.md §20: English pages keep them).
+    expect(error).to_have_text("The package could not be built. "
+                               "1 final image(s) of the task are missing or faulty; fix or replace them and "
                                "download again. Cover image (run-cover.png): the stored file is missing.")
     console.assert_clean()
 
