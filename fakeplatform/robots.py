@@ -5,12 +5,16 @@ for Feishu and DingTalk the HMAC-SHA256 signature (computed here on its own, not
 code). It answers as the platform does, HTTP 200 with a code in the body (0: delivered), including
 its refusals: a bad signature, a bad shape, and more than its rate a minute (WeCom 45009 "api freq
 out of limit", DingTalk 410100; Feishu 11232 past 100 a minute). `fail_next` scripts refusals.
+What a delivered message would make live in the chat is kept too: `mentions` (any platform's mention
+syntax, and the body's mention fields) and `links` (what a chat client links: addresses with a
+scheme, www., bare domains), from the text and, for DingTalk, the title.
 """
 import base64
 import hashlib
 import hmac
 import json
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -42,6 +46,15 @@ REFUSALS = {
                  "rate": {"errcode": 410100, "errmsg": "send too fast, exceed 20 times per minute"}},
 }
 SIZE = {"wecom": 4096, "feishu": 20000, "dingtalk": 20000}  # bytes of the text
+# Feishu's <at user_id="all"></at> (text), WeCom's <@userid> (markdown), @all and DingTalk's @138… forms.
+MENTION = re.compile(r"<at\b[^>]*>|<@[^>]*>|@\w+", re.IGNORECASE)
+# What a chat or mail client turns into a link: a scheme's address, www.…, a bare domain.
+LINK = re.compile(r"\b[a-z][a-z0-9+.-]*://\w\S*|\bwww\.\w\S*|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b", re.IGNORECASE)
+
+
+def live_parts(text):
+    """(mentions, links) a chat would make of `text`."""
+    return MENTION.findall(text), LINK.findall(text)
 
 
 class FakeRobot:
@@ -51,6 +64,7 @@ class FakeRobot:
         self.kind, self.key, self.secret = kind, key, secret
         self.on_message = on_message or (lambda text: log.info("%s robot got:\n%s", kind, text))
         self.texts = []  # the text of every message delivered, oldest first
+        self.mentions, self.links = [], []  # what the delivered messages made live (the module's docstring)
         self.attempts = []  # (request body or None, reply) of every request
         self.scripted = deque()  # replies to give before delivering again
         self.delay = 0.0  # seconds before each answer: a slow robot
@@ -99,6 +113,7 @@ class FakeRobot:
             self.attempts.append((body, reply or OK[self.kind]))
             if reply is None:
                 self.texts.append(text)
+                self._live(body, text)
                 self.on_message(text)
             self.arrived.notify_all()
         return Response(json.dumps(reply or OK[self.kind], ensure_ascii=False), 200, mimetype="application/json")
@@ -118,6 +133,18 @@ class FakeRobot:
         if len(text.encode()) > SIZE[self.kind]:
             return refusals["size"], None
         return None, text
+
+    def _live(self, body, text):
+        """Mentions and links as the chat would show them: the shown text (and DingTalk's title), and
+        the mention fields (WeCom's mentioned lists, DingTalk's `at`)."""
+        title = (body.get("markdown") or {}).get("title", "") if self.kind == "dingtalk" else ""
+        mentions, links = live_parts(f"{title}\n{text}")
+        part = body.get(body.get("msgtype")) if self.kind != "feishu" else {}
+        at = body.get("at") if isinstance(body.get("at"), dict) else {}
+        mentions += [*part.get("mentioned_list", []), *part.get("mentioned_mobile_list", []),
+                     *at.get("atMobiles", []), *at.get("atUserIds", []), *(["isAtAll"] if at.get("isAtAll") else [])]
+        self.mentions += mentions
+        self.links += links
 
     def _key_matches(self, request):
         if self.kind == "feishu":

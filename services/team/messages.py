@@ -37,17 +37,21 @@ def link(facts: dict[str, Any], public_url: str) -> str:
     return public_url + facts["path"]
 
 
+def _full_width(characters: str) -> dict[int, str]:
+    """A translation table to each ASCII character's full-width form (U+FF01-FF5E), which no robot reads."""
+    return str.maketrans({character: chr(ord(character) + 0xFEE0) for character in characters})
+
+
 # Topics, titles, app names and errors come from agents, client apps and the platform: in the team's
 # chat they must not become an @mention or a link under the service's name, on any channel.
 # Mentions (Feishu's <at user_id="all">, WeCom's <@userid>, @all, DingTalk's @138…) and tags: look-alike
 # full-width characters. Addresses (https://…, www.…, bare domains): a zero-width space after `:` of
 # `://` and after a dot between letters, so no chat or mail client links them; the words stay readable.
-_MENTIONS = str.maketrans({"<": "＜", ">": "＞", "@": "＠"})
+_MENTIONS = _full_width("<>@")
 _ADDRESS = re.compile(r":(?=//)|(?<=\w)\.(?=[^\W\d_])")
 ZERO_WIDTH_SPACE = "\u200b"
 # Markdown the robots would act on (links, emphasis, headings): look-alike full-width characters.
-_MARKDOWN = str.maketrans({"[": "［", "]": "］", "(": "（", ")": "）", "*": "＊", "`": "｀", "#": "＃", "~": "～",
-                           "_": "＿", "\\": "＼", "!": "！", "|": "｜"})
+_MARKDOWN = _full_width("[]()*`#~_\\!|")
 
 
 def inert(text: str) -> str:
