@@ -48,7 +48,7 @@ def test_a_refused_preview_says_why(page, demo, live_server, console):
     sign_in(page, f"/review/{task['id']}")
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
-    expect(page.locator("#task-status")).to_have_text("Published")
+    expect(page.locator("#task-status")).to_have_text("Draft ready")
     fake.unfollowed.add("stranger-wx")
     page.get_by_label("WeChat ID").fill("stranger-wx")
     page.get_by_role("button", name="Send preview to phone").click()
@@ -79,7 +79,7 @@ def test_an_article_created_with_titles_only_gets_its_body_from_the_reviewer(pag
     page.get_by_label("Final body (Markdown)").fill("# 正文\n\n评审人写的正文。")
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
-    expect(page.locator("#task-status")).to_have_text("Published")
+    expect(page.locator("#task-status")).to_have_text("Draft ready")
     saved = stored_task(task["id"])
     assert saved["bodyDraft"]["markdown"] == "# 正文\n\n评审人写的正文。"
     assert saved["bodyDraft"]["sourceBodyCandidateId"] is None

@@ -52,11 +52,11 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
     expect(page.locator("#page-message")).to_contain_text("Published as WeChat draft")
-    expect(page.locator("#task-status")).to_have_text("Published")
+    expect(page.locator("#task-status")).to_have_text("Draft ready")
     job = page.locator("table.jobs tbody tr").first
     expect(job).to_contain_text("Succeeded")  # job states and event kinds as words (docs/api.md §14)
     expect(job).to_contain_text("After approval")
-    expect(page.locator('.timeline li[data-event="publish_succeeded"]')).to_contain_text("Published")
+    expect(page.locator('.timeline li[data-event="publish_succeeded"]')).to_contain_text("Platform draft ready")
     screenshot(page, "review-article-published")
 
     saved = stored_task(task["id"])
@@ -170,7 +170,7 @@ def test_a_picked_body_image_replaces_the_one_the_body_shows(page, demo, live_se
 
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
-    expect(page.locator("#task-status")).to_have_text("Published")
+    expect(page.locator("#task-status")).to_have_text("Draft ready")
     saved = stored_task(task["id"])
     [job] = saved["publishJobs"]
     assert saved["selections"]["bodyImages"] == [second]

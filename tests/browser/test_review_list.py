@@ -31,9 +31,9 @@ def test_sign_in_lands_on_the_page_asked_for_and_filters_the_list(page, demo, co
     assert set(rows(page).locator("td:nth-child(2)").all_inner_texts()) == {"carbon-fitness"}
     assert page.locator('[data-status-count="all"]').inner_text() == "2"  # counts follow the filters
 
-    page.get_by_role("link", name="Published").click()
+    page.get_by_role("link", name="Draft ready").click()
     assert "No tasks match these filters." in page.locator("#result-summary").inner_text()
-    assert page.get_by_role("link", name="Published").get_attribute("aria-current") == "page"
+    assert page.get_by_role("link", name="Draft ready").get_attribute("aria-current") == "page"
 
     page.goto("/review?status=all")
     page.get_by_label("Created from").fill("2030-01-02")
