@@ -85,7 +85,7 @@ def _what(facts: dict[str, Any]) -> str:
     failed = {"task.publish_failed": PUBLISH_FAILED, "task.live_failed": LIVE_FAILED}.get(event)
     if failed is not None:
         return gettext("%(what)s: %(detail)s", what=failed, detail=_value(facts, "error", ERROR_CHARS))
-    kind = FEEDBACK_TYPE_LABELS.get(facts.get("type")) or _value(facts, "type", ACCOUNT_CHARS)
+    kind = FEEDBACK_TYPE_LABELS.get(str(facts.get("type"))) or _value(facts, "type", ACCOUNT_CHARS)
     return gettext("New feedback %(number)s (%(type)s)", number=_value(facts, "feedbackNo", ACCOUNT_CHARS), type=kind)
 
 
