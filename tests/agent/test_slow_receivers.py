@@ -48,7 +48,7 @@ class TricklingReceiver:
 
     def _answer(self, conn):
         try:
-            conn.recv(65536)
+            _read_request(conn)
             with self.arrived:
                 self.requests += 1
                 self.arrived.notify_all()
@@ -70,6 +70,18 @@ class TricklingReceiver:
     def stop(self):
         self.stopping.set()
         self.sock.close()
+
+
+def _read_request(conn):
+    """The whole request (headers, then Content-Length bytes): a reply closed on unread bytes is reset."""
+    data = b""
+    while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), b"0"))
+    while len(body) < length and (chunk := conn.recv(65536)):
+        body += chunk
 
 
 @pytest.fixture
