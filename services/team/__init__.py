@@ -5,6 +5,8 @@
     outbox.feedback_received(settings.team, record)                            inside the write
     sender.TeamSender(settings.team, retry_delays, language)                   the background workers
 
-Modules: outbox (what is written), messages (what the team reads), channels (each robot's request
-shape and signing, SMTP), sender (claim, fold, rate, send, retry). Settings: services/team_settings.py.
+Modules: outbox (what is written), messages (what the team reads, every outside value inert), words
+(its words, from the pages' catalogue), channels (each robot's request shape and signing, SMTP; the
+HTTP attempt's deadline is services/outbound.py's), sender (claim, fold, rate, send, retry, count).
+Settings: services/team_settings.py.
 """
