@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmcp.api import ReviewApi
+from rules.accounts import CODE_PATTERN
 from rules.limits import IDEMPOTENCY_KEY_MAX
 from schemas.assets import AssetUploadFormSchema
 from schemas.jsonschema import json_schema
@@ -27,6 +28,19 @@ def _with(schema: dict[str, Any], properties: dict[str, Any], required: tuple[st
     """`schema` with further properties the tool itself reads (they are not part of the API body)."""
     return {**schema, "properties": {**schema.get("properties", {}), **properties},
             "required": [*schema.get("required", []), *required]}
+
+
+def _any_account(schema: dict[str, Any]) -> dict[str, Any]:
+    """publicAccount as the service configures it (WECHAT_ACCOUNTS, docs/api.md §18): this server may run
+    elsewhere and cannot know the list, so the tool states the codes' form and the service names the
+    accounts it has in its 400 answer."""
+    properties = dict(schema.get("properties", {}))
+    if "publicAccount" in properties:
+        account = {k: v for k, v in properties["publicAccount"].items() if k != "enum"}
+        properties["publicAccount"] = {**account, "pattern": f"^{CODE_PATTERN}$", "description": (
+            "the account's code as the service configures it (e.g. silicon-rise, carbon-fitness); another "
+            "is refused with 400 naming the accounts it has")}
+    return {**schema, "properties": properties}
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...], defs: dict[str, Any] | None = None):
@@ -68,7 +82,7 @@ def build_tools() -> list[Tool]:
         Tool("create_review_task",
              "Create a review task with candidate content for a WeChat Official Account (article or image_post). "
              "A repeated idempotencyKey with the same body returns the first answer instead of a second task.",
-             _with(json_schema(CreateTaskSchema), {"idempotencyKey": {
+             _with(_any_account(json_schema(CreateTaskSchema)), {"idempotencyKey": {
                  "type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX,
                  "description": "any unique string of yours; makes retrying safe"}}),
              _create),
@@ -84,7 +98,8 @@ def build_tools() -> list[Tool]:
         Tool("list_review_tasks",
              "List review tasks, newest change first (status pending_review unless given; rejected_rework: "
              "those waiting for your rework).",
-             json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "live", "updatedSince")), _list),
+             _any_account(json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "live",
+                                                                      "updatedSince"))), _list),
         Tool("patch_task_elements",
              "Rework a rejected task: send new values for the rejected elements only; the task returns to review "
              "once every rejected element has been patched.",
