@@ -19,6 +19,7 @@ from tests.helpers import response_check
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.postgres import Cluster, binaries
 from tests.helpers.publishing import ACCOUNTS, platform_settings
+from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import article_payload, create_task, image_post_payload, make_asset
 
 AGENT_TOKEN = "agent-token-for-tests-0123456789"
@@ -133,6 +134,14 @@ def fake():
     platform.start()
     yield platform
     platform.stop()
+
+
+@pytest.fixture
+def receiver():
+    """The agent's webhook receiver: a real HTTP server on 127.0.0.1 keeping what it gets."""
+    hook = WebhookReceiver().start()
+    yield hook
+    hook.stop()
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from rules.vocabulary import WEBHOOK_EVENTS
 from services.review import webhooks as notifications
 from services.settings import SettingsError
 from tests.helpers.publishing import platform_settings, retry_url
-from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import (
     approve_article,
     article_payload,
@@ -31,13 +30,6 @@ pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on Postgre
 
 SECRET = "whsec_" + base64.b64encode(b"agent-events-secret-0123456789ab").decode()
 ALL = ",".join(WEBHOOK_EVENTS)
-
-
-@pytest.fixture
-def receiver():
-    hook = WebhookReceiver().start()
-    yield hook
-    hook.stop()
 
 
 def served(make_app, fake, receiver, events):

@@ -11,18 +11,10 @@ import pytest
 from models import OutboxMessage, db
 from rules.ids import utcnow
 from services.review import webhooks as notifications
-from tests.helpers.receivers import WebhookReceiver
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
-
-
-@pytest.fixture
-def receiver():
-    hook = WebhookReceiver().start()
-    yield hook
-    hook.stop()
 
 
 def fake_task(task_id="task_1"):

@@ -10,7 +10,6 @@ import pytest
 import requests
 
 from tests.helpers.publishing import ACCOUNTS
-from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import article_payload, png_bytes
 from tests.helpers.served import served
 
@@ -29,13 +28,6 @@ def service(tmp_path, database_url, **settings):
                 FEEDBACK_CLIENT_TOKENS=f"web={CLIENT['x-feedback-client-token']}", REVIEW_ADMIN_USERNAME="admin",
                 REVIEW_ADMIN_PASSWORD=PASSWORD, WEBHOOK_SENDER_ENABLED="true", **settings) as (base, _port):
         yield base
-
-
-@pytest.fixture
-def receiver():
-    hook = WebhookReceiver().start()
-    yield hook
-    hook.stop()
 
 
 @pytest.fixture

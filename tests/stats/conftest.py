@@ -4,14 +4,6 @@ import pytest
 
 from tests.conftest import built_app
 from tests.helpers.publishing import STATS_SECRET, platform_settings
-from tests.helpers.receivers import WebhookReceiver
-
-
-@pytest.fixture
-def receiver():
-    hook = WebhookReceiver().start()
-    yield hook
-    hook.stop()
 
 
 @pytest.fixture
