@@ -112,7 +112,7 @@ def logout():
     """End the session (a copy of its cookie stops working too), clear the cookie and go back to /login
     (a POST from another origin is refused)."""
     if current_user.is_authenticated:
-        check_same_origin()  # no-op for GET, which the spec allows from anywhere
+        check_same_origin()  # no-op for GET, allowed from anywhere (docs/api.md §3)
         if session.get("sid"):
             current_app.extensions["ended_sessions"].end(
                 session["sid"], current_app.permanent_session_lifetime.total_seconds())

@@ -51,7 +51,7 @@ def single_file(name="file"):
 
 
 def refuse_body():
-    """For routes the spec gives no request body: nothing, or an empty JSON object, else 400."""
+    """For routes that take no request body (docs/api.md §5, §8): nothing, or an empty JSON object, else 400."""
     raw = limited_body(JSON_MAX_BYTES)
     if not raw.strip():
         return

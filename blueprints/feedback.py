@@ -1,4 +1,4 @@
-"""Feedback routes (spec: /api/feedbacks; docs/api.md §9): client intake and attachments with the
+"""Feedback routes (/api/feedbacks; docs/api.md §9): client intake and attachments with the
 client token, listing, detail, status, attachment download and CSV export for admins.
 
 Guards sit above @api so credentials are checked before any input is (401 before 400).

@@ -1,4 +1,4 @@
-"""Words the admin pages show for the spec's codes (docs/api.md §14: codes appear as words of the page's
+"""Words the admin pages show for the API's codes (docs/api.md §14: codes appear as words of the page's
 language). Lazy: each is looked up in the catalogue of the language the page is served in.
 
 A code missing here (a feedback type added in FEEDBACK_TYPES, say) is shown as it is. One English word with two

@@ -39,7 +39,7 @@ def register(app):
 
 
 def demo_accounts() -> tuple[str, ...]:
-    """The accounts the demo shows: WECHAT_ACCOUNTS from the environment, else the spec's two."""
+    """The accounts the demo shows: WECHAT_ACCOUNTS from the environment, else the default two."""
     return configured_accounts(os.environ)
 
 

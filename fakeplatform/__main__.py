@@ -1,6 +1,6 @@
 """`python -m fakeplatform --port 9100`: run the fake platform so the service can publish offline.
 
-The accounts are the service's (WECHAT_ACCOUNTS from the environment, default the spec's two); with
+The accounts are the service's (WECHAT_ACCOUNTS from the environment, default the service's two); with
 `--service URL` each account's publish events are pushed to URL/wechat/<code>/events, signed with a
 token it prints."""
 import argparse

@@ -2,7 +2,7 @@
 accounts the request being served knows, for validators that cannot be handed the settings.
 
 `use()` is called for every request (blueprints/hooks.py) and when an app is made; a thread that
-never called it sees the spec's two accounts.
+never called it sees the two default accounts (rules.vocabulary.DEFAULT_ACCOUNTS).
 """
 import re
 from contextvars import ContextVar

@@ -11,7 +11,7 @@ MAX_TOPIC = 500
 MAX_URL = 2048
 MAX_ID = 128  # client-chosen ids: body options, image groups, placeholders
 TITLE_MAX = 64
-# A summary may be longer while it is being worked on; approval holds the spec's limit.
+# A summary may be longer while it is being worked on; approval holds the 100-character limit (docs/api.md §4).
 PATCH_SUMMARY_MAX = 120
 APPROVAL_SUMMARY_MAX = 100
 # The platform refuses longer authors (errcode 45110); an approved task can no longer be edited and

@@ -1,19 +1,19 @@
-"""The words of the spec: accounts, content types, statuses, actions, keys, events, themes."""
+"""The service's vocabulary (docs/api.md §4): accounts, content types, statuses, actions, keys, events, themes."""
 
-# The spec's two accounts: WECHAT_ACCOUNTS's default (docs/api.md §18; rules.accounts has the configured ones).
+# The two default accounts: WECHAT_ACCOUNTS's default (docs/api.md §18; rules.accounts has the configured ones).
 DEFAULT_ACCOUNTS = ("silicon-rise", "carbon-fitness")
 CONTENT_TYPES = ("article", "image_post")
 STATUSES = ("pending_review", "approved", "published", "rejected_rework")
 ACTIONS = ("approve_and_publish", "approve_without_publish", "reject_rework")
 APPROVE_ACTIONS = ("approve_and_publish", "approve_without_publish")
 REJECTION_REASONS = ("content_quality", "factual_error", "compliance_risk", "style_mismatch", "image_issue", "other")
-# Fields that can be rejected or patched as one unit (spec: ElementKey).
+# Fields that can be rejected or patched as one unit (docs/api.md §4).
 ELEMENT_KEYS = {
     "article": ("title", "summary", "body", "bodyImages", "coverImage"),
     "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),
 }
 ALL_ELEMENT_KEYS = tuple(sorted({key for keys in ELEMENT_KEYS.values() for key in keys}))
-# Every key a selections object may hold, and the ones approval needs (spec: ReviewSelections).
+# Every key a selections object may hold, and the ones approval needs (docs/api.md §4, OpenAPI `Selections`).
 SELECTION_KEYS = {
     "article": ("author", "title", "summary", "body", "bodyImages", "coverImage"),
     "image_post": ("title", "description", "images", "coverCrop", "commentSettings"),

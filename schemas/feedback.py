@@ -1,5 +1,5 @@
 """Shapes of feedback records, the client's creation payload, the status change and the list query
-(spec: Feedback record; docs/api.md §9). Types and limits only; the anonymous-channel rule and the
+(docs/api.md §9). Types and limits only; the anonymous-channel rule and the
 duplicate check live in services.feedback.intake."""
 import json
 

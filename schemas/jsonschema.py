@@ -14,7 +14,7 @@ COMPONENTS = "#/components/schemas/"
 
 def stating_exclusive_ranges(plugin: MarshmallowPlugin) -> None:
     """A Range's exclusive ends in the document too (apispec writes only minimum and maximum); call
-    once the spec has initialised the plugin."""
+    once the APISpec has initialised the plugin."""
     def exclusive(converter, field, **kwargs):
         numeric = converter.openapi_version.major >= 3 and converter.openapi_version.minor >= 1
         out: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 /* The selection form of /review/<taskId>: reads the reviewer's picks and edits into the shapes the
-   decision API expects (spec: POST .../decision; docs/api.md §4 "Selections, references, overrides").
+   decision API expects (POST .../decision; docs/api.md §4 "Selections, references, overrides").
 
    - selections: the complete set for the content type;
    - manualOverrides: only fields the reviewer rewrote by hand or filled from the library, each

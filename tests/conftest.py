@@ -229,7 +229,7 @@ def agent_headers():
 
 
 def assert_error(response, status, code):
-    """The contract's error shape with the expected status and code."""
+    """The error shape (docs/api.md §2) with the expected status and code."""
     assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
     body = response.get_json()
     assert set(body) == {"error"}, body

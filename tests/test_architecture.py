@@ -173,28 +173,63 @@ def test_mypy_passes_on_services_and_models():
 
 
 # Citations lead inside the repository (docs/api.md §17): the rules are docs/api.md's, not a document
-# beside the project that a clone does not have.
-OUTSIDE_DOCUMENTS = re.compile(r"\bCONTRACT\b|service-spec|\.\./shared|ARCHITECTURE\.md")
+# beside the project that a clone does not have ("the spec", CONTRACT, ../shared), and every docs/ file,
+# §N and §N "Subsection" cited exists. CHANGELOG.md is history: it keeps the words of its day.
+OUTSIDE_DOCUMENTS = re.compile(r"\bCONTRACT\b|service-spec|ARCHITECTURE\.md|/work/"
+                               r"|(?i:\bthe\s+(?:user's\s+)?spec(?:ification)?\b|\bspec(?::|'s\b|\s+rules?\b)|\(spec\)"
+                               r"|\bthe\s+contract\b|\bcontract's\b)")
+OUTSIDE_PATH = re.compile(r"(?<![\w.])\.\./\w")  # tests send such paths on purpose: checked outside tests/
 DOC_PATH = re.compile(r"\bdocs/[\w.-]+\.md\b")
-CITING = (".py", ".md", ".html", ".js", ".css", ".toml", ".conf", ".service", "Dockerfile")
+SECTION = re.compile(r"§\s?(\d+)(?:\s+\"([^\"\n]+)\")?")
+CITING = (".py", ".md", ".html", ".js", ".css", ".toml", ".cfg", ".conf", ".service", "Dockerfile")
 
 
 def _cited_files():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [ROOT / name for name in tracked.splitlines() if name.endswith(CITING) and (ROOT / name).is_file()]
+    return [ROOT / name for name in tracked.splitlines() if name.endswith(CITING) and (ROOT / name).is_file()
+            and "node_modules" not in name and (ROOT / name) != Path(__file__).resolve()]
+
+
+def _api_sections():
+    """docs/api.md's sections: number -> the titles of its subsections and bold paragraphs."""
+    sections: dict[int, list[str]] = {}
+    for line in (ROOT / "docs/api.md").read_text().splitlines():
+        if found := re.match(r"## (\d+)\. ", line):
+            sections[int(found[1])] = []
+        elif sections and (found := re.match(r"(?:###+ |\s*- \*\*|\*\*)(.+)", line)):
+            sections[max(sections)].append(found[1])
+    return sections
+
+
+def _broken_references(name, text, sections):
+    """`name`'s citations of a document outside the repository, a docs/ file or a §N that does not exist."""
+    outside = [] if name == "CHANGELOG.md" else [(found.start(), found[0])
+                                                 for found in OUTSIDE_DOCUMENTS.finditer(text)]
+    if not name.startswith("tests/"):
+        outside += [(found.start(), found[0]) for found in OUTSIDE_PATH.finditer(text)]
+    missing = [(found.start(), found[0]) for found in DOC_PATH.finditer(text) if not (ROOT / found[0]).is_file()]
+    for found in SECTION.finditer(text):
+        number, title = int(found[1]), found[2]
+        if number not in sections or (title and not any(line.startswith(title) for line in sections[number])):
+            missing.append((found.start(), found[0]))
+    return [f"{name}:{text.count(chr(10), 0, start) + 1}: {words!r}" for start, words in outside + missing]
 
 
 def test_every_cited_document_is_in_the_repository():
-    outside, missing = [], []
-    for path in _cited_files():
-        if path == Path(__file__).resolve():
-            continue
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            place = f"{path.relative_to(ROOT)}:{number}"
-            if OUTSIDE_DOCUMENTS.search(line):
-                outside.append(place)
-            missing += [f"{place}: {doc}" for doc in DOC_PATH.findall(line) if not (ROOT / doc).is_file()]
-    assert outside == [] and missing == []
+    sections = _api_sections()
+    broken = [place for path in _cited_files()
+              for place in _broken_references(str(path.relative_to(ROOT)), path.read_text(errors="replace"), sections)]
+    assert broken == []
+
+
+def test_the_reference_check_sees_a_broken_citation():
+    """The check above is only as good as its patterns: each kind of broken citation is caught."""
+    sections = _api_sections()
+    broken = ["as the spec says", "(spec: ReviewTask)", "the\nspec's rules", "CONTRACT §4", "see ../shared/x.md",
+              "(spec rule 4)", "docs/xyz.md", f"docs/api.md §{max(sections) + 1}", '§4 "No such subsection"']
+    assert all(_broken_references("services/x.py", text, sections) for text in broken)
+    fine = 'docs/api.md §4 "Listing", docs/conventions.md, apispec\'s plugin'
+    assert _broken_references("services/x.py", fine, sections) == []
 
 
 def test_no_test_module_imports_another_test_module():

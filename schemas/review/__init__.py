@@ -1,4 +1,4 @@
-"""marshmallow shapes of the review area (spec: ReviewTask and friends). No database, no state rules."""
+"""marshmallow shapes of the review area (the task and its parts, docs/api.md §4). No database, no state rules."""
 from schemas.review.actions import (  # noqa: F401
     DeleteResultSchema,
     PhonePreviewSchema,

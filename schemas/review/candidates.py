@@ -1,4 +1,4 @@
-"""Task creation: candidates per content type, body options, image groups (spec: ReviewTaskCandidates)."""
+"""Task creation: candidates per content type, body options, image groups (docs/api.md §4)."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_TEXT, MAX_URL

@@ -1,7 +1,7 @@
 """Feedback creation by client apps (docs/api.md §9): rate-limit keys, the anonymous-channel rule,
 the duplicate fingerprint, the per-day feedbackNo, and one atomic write.
 
-The route runs the checks in the contract's order: token 401 -> size 413 -> rate limits 429 ->
+The route runs the checks in docs/api.md §9's order: token 401 -> size 413 -> rate limits 429 ->
 validation 400 -> duplicate 409 -> write 500. The rate limits need deviceId, appName and appVersion
 before the body is validated, so `parse_json` reads the body leniently once and both steps use it.
 """

@@ -1,4 +1,4 @@
-"""Administrators set a feedback's processing status (spec: Feedback states; docs/api.md §9).
+"""Administrators set a feedback's processing status (docs/api.md §9).
 
 - processing: keeps processedBy and adminNote, clears processedAt;
 - processed: sets processedAt (now) and processedBy (the admin);

@@ -1,4 +1,4 @@
-"""Publishing approved tasks as drafts on the WeChat platform (spec: publish-jobs, retry; docs/api.md §5).
+"""Publishing approved tasks as drafts on the WeChat platform (publish-jobs, retry; docs/api.md §5).
 
     publish_task(task_id, trigger_mode, actor_name, settings, if_match=None) -> task JSON
     retry_job(task_id, job_id, actor_name, settings, if_match=None)         -> task JSON

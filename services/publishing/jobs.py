@@ -6,7 +6,7 @@
     3. One IMMEDIATE transaction: job succeeded/failed with finishedAt, task published or still
        approved (version + 1), timeline publish_succeeded/publish_failed, claim released.
 
-There are no intermediate job states (spec). The row written in step 1 therefore already says
+There are no intermediate job states (docs/api.md §5). The row written in step 1 therefore already says
 `failed`, with a lastError explaining that the publish has not finished: if the process dies
 during step 2 that record stays true and can be retried once the claim goes stale.
 """

@@ -4,7 +4,7 @@ A retry publishes the snapshot of the job it retries, never the current selectio
 snapshot holds everything the pipeline needs: asset URLs (resolved to assets again at publish
 time), the theme with its resolved CSS variables, and the Markdown.
 
-Article (spec: PublishJobRecord): title, author (when selected), summary, themeTemplate,
+Article (OpenAPI `PublishJob`, docs/api.md §5): title, author (when selected), summary, themeTemplate,
 themeConfig {cssVariables}, bodyMarkdown, bodyHtml (rendered with the local image URLs here; once
 the job has uploaded the body images, the HTML sent to the platform, with their URLs),
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.

@@ -45,7 +45,7 @@ def check_key(key: str | None) -> None:
 def _candidate_images(candidates):
     """(refs, paths) to look up: image-group assets, and candidate image URLs that are no web address.
 
-    Spec rule 4: local images are uploaded first. A path that is no asset (`./cover.png`,
+    docs/api.md §4's creation rule 4: local images are uploaded first. A path that is no asset (`./cover.png`,
     `file:///…`, `/uploads/review/nope.png`) would only show as a broken image to the reviewer.
     Read from the payload alone, before the write lock (a body option may hold megabytes).
     """

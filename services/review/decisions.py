@@ -1,6 +1,6 @@
-"""Admin decisions on a pending_review task (spec: POST .../decision, rules 1-10; docs/api.md §4).
+"""Admin decisions on a pending_review task (POST .../decision; docs/api.md §4's decision rules).
 
-Validation runs in the spec's order, one stage at a time: the action's need for selections and
+Validation runs in docs/api.md §4's order, one stage at a time: the action's need for selections and
 the complete selections object first, then the action-specific fields. Everything happens in
 one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either lands before
 (and this decision sees it) or after (and gets 409/412).

@@ -1,9 +1,9 @@
-"""Decisions this code makes where the spec and docs/api.md leave room (listed in docs/review-states.md)."""
+"""Decisions this code makes where docs/api.md leaves room (listed in docs/review-states.md)."""
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 
 RULINGS = (
-    "An article may be created with titles only (spec rule 1: one kind of candidate content). Its body "
-    "is written later, by the agent's PATCH of `body` or by the reviewer; its `bodyDraft` then has "
+    "An article may be created with titles only (docs/api.md §4's creation rule 1: one kind of candidate "
+    "content). Its body is written later, by the agent's PATCH of `body` or by the reviewer; its `bodyDraft` then has "
     "`sourceBodyCandidateId` null (a submitted one must say null: it has no option to name), "
     "`sourceBodyCandidate` null and `bodyEditedFromCandidate` true, and such a body gets no "
     "`manualOverrides.body` (it edits no candidate). Approval still needs `selections.body`; a "

@@ -170,7 +170,7 @@ def render_markdown() -> str:
               "| From | Trigger | Condition | To | Timeline events | Effects |", "|---|---|---|---|---|---|"]
     lines += _rows(JOB_TABLE)
 
-    lines += ["", "## Rulings the code applies beyond the spec and docs/api.md", ""]
+    lines += ["", "## Rulings the code applies beyond docs/api.md", ""]
     lines += [f"- {text}" for text in RULINGS]
     return "\n".join(lines) + "\n"
 

@@ -237,7 +237,7 @@ def test_cross_origin_logout_refused(guarded):
     app, client = signed_in(guarded)
     assert_error(client.post("/api/auth/logout", headers={"Origin": "http://evil.com"}), 403, "forbidden")
     assert client.get("/api/probe/review").status_code == 200  # still signed in
-    # GET logout is allowed from anywhere (the spec offers it as a plain link).
+    # GET logout is allowed from anywhere (docs/api.md §3 offers it as a plain link).
     assert client.get("/api/auth/logout", headers={"Origin": "http://evil.com"}).status_code == 303
     assert_error(client.get("/api/probe/review"), 401, "unauthorized")
 

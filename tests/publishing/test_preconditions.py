@@ -52,7 +52,7 @@ def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
 
 
 def test_the_bodiless_routes_refuse_a_body(app, admin_client, agent_headers, fake):
-    """Spec: publish-jobs and retry take no request body; nor does DELETE. {} and nothing pass."""
+    """docs/api.md §5: publish-jobs and retry take no request body; nor does DELETE. {} and nothing pass."""
     task, _ = approved_article(app, admin_client, agent_headers)
     for body, details in (({"x": 1}, {"x": ["Unknown field."]}), ([1], {"_body": ["not empty"]}),
                           ("not json", {"_body": ["not empty"]})):

@@ -1,4 +1,4 @@
-"""Publishing article drafts against the fake platform over real HTTP (spec: publish-jobs; docs/api.md §5).
+"""Publishing article drafts against the fake platform over real HTTP (publish-jobs; docs/api.md §5).
 
 The fixtures (`fake`, `platform_app`) are in tests/conftest.py, the builders in tests/helpers/publishing.py.
 """

@@ -158,8 +158,8 @@ def test_unknown_image_group_asset_is_named_among_valid_ones(app, client, agent_
 
 
 def test_candidate_images_are_uploaded_assets_or_web_addresses(app, client, agent_headers):
-    """Spec rule 4: local images are uploaded first. A local path that is no asset was stored and only
-    showed the reviewer a broken image; a web address is still taken (and refused if selected)."""
+    """docs/api.md §4's creation rule 4: local images are uploaded first. A local path that is no asset was stored
+    and only showed the reviewer a broken image; a web address is still taken (and refused if selected)."""
     uploaded = make_asset(app, 900, 500)
     payload = article_payload([uploaded["url"], "./cover.png", "file:///home/agent/cover.png",
                                "https://cdn.example.com/c.png", "/uploads/review/nope.png", "//cdn.example.com/d.png"])
