@@ -26,13 +26,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models import db  # noqa: E402
-from models.base import init_database  # noqa: E402
-from models.feedback import Feedback  # noqa: E402
-from models.schema import upgrade  # noqa: E402
-from rules.ids import iso, new_id  # noqa: E402
-from services.feedback import queries  # noqa: E402
-from services.feedback.indexing import drain  # noqa: E402
+from models import db
+from models.base import init_database
+from models.feedback import Feedback
+from models.schema import upgrade
+from rules.ids import iso, new_id
+from services.feedback import queries
+from services.feedback.indexing import drain
 
 PHRASES = [
     "打开首页后应用闪退", "登录时提示网络错误", "图片加载很慢", "希望增加夜间模式", "支付页面白屏",

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from markdown_it import MarkdownIt  # noqa: E402
+from markdown_it import MarkdownIt
 
-from services.export.manuscript import rewrite_images  # noqa: E402
+from services.export.manuscript import rewrite_images
 
 LIMIT = 200_000
 BODIES = {

@@ -26,13 +26,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PIL import Image  # noqa: E402
+from PIL import Image
 
-from app import create_app  # noqa: E402
-from models import ReviewTask, db  # noqa: E402
-from rules.ids import new_id, now_iso  # noqa: E402
-from services.assets import save_upload  # noqa: E402
-from services.export import build_package  # noqa: E402
+from app import create_app
+from models import ReviewTask, db
+from rules.ids import new_id, now_iso
+from services.assets import save_upload
+from services.export import build_package
 
 IMAGES = 20
 GOAL_SECONDS, GOAL_MB = 1.0, 50

@@ -21,14 +21,14 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import create_app  # noqa: E402
-from bench.common import work_folder  # noqa: E402
-from cli.demo import platform_settings, start_fake_platform  # noqa: E402
-from models import db  # noqa: E402
-from schemas.review import CreateTaskSchema  # noqa: E402
-from services.assets import save_upload  # noqa: E402
-from services.publishing import publish_task  # noqa: E402
-from services.review import create_task, decide  # noqa: E402
+from app import create_app
+from bench.common import work_folder
+from cli.demo import platform_settings, start_fake_platform
+from models import db
+from schemas.review import CreateTaskSchema
+from services.assets import save_upload
+from services.publishing import publish_task
+from services.review import create_task, decide
 
 
 def new_task(body):

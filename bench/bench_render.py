@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from markdown_it import MarkdownIt  # noqa: E402
+from markdown_it import MarkdownIt
 
-from services.rendering import THEMES, render_article  # noqa: E402
-from services.rendering.code_highlight import highlight  # noqa: E402
+from services.rendering import THEMES, render_article
+from services.rendering.code_highlight import highlight
 
 TARGET_CHARS = 20_000
 

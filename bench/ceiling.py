@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import scenarios  # noqa: E402
-from bench.common import Server, work_folder  # noqa: E402
-from bench.run import in_rounds  # noqa: E402
-from bench.seed import seed  # noqa: E402
-from models.base import SQLITE_PRAGMAS  # noqa: E402
-from models.feedback import _RESERVE  # noqa: E402
+from bench import scenarios
+from bench.common import Server, work_folder
+from bench.run import in_rounds
+from bench.seed import seed
+from models.base import SQLITE_PRAGMAS
+from models.feedback import _RESERVE
 
 KINDS = ("create_task", "create_feedback")
 
@@ -40,10 +40,10 @@ def ratios(work, ids, mode, args):
 
 def _copy_insert(connection, table, changes):
     """(INSERT text, values) that copy the table's first row with `changes` (column -> function of n)."""
-    cursor = connection.execute(f'SELECT * FROM "{table}" LIMIT 1')  # noqa: S608 - fixed table names
+    cursor = connection.execute(f'SELECT * FROM "{table}" LIMIT 1')  # fixed table names
     columns = [d[0] for d in cursor.description][1:]
     row = dict(zip(columns, cursor.fetchone()[1:], strict=True))
-    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'  # noqa: S608
+    sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
     return sql, lambda n, **extra: [changes[c](n) if c in changes else extra.get(c, row[c]) for c in columns]
 
 

@@ -20,7 +20,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import free_port, work_folder  # noqa: E402
+from bench.common import free_port, work_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bench-connections-token-0123456789"

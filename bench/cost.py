@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import scenarios  # noqa: E402
-from bench.common import Server, drive, work_folder  # noqa: E402
-from bench.seed import seed  # noqa: E402
+from bench import scenarios
+from bench.common import Server, drive, work_folder
+from bench.seed import seed
 
 TICK = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ("task_detail", "create_task", "create_feedback")

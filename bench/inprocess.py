@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import create_app  # noqa: E402
-from bench.common import work_folder  # noqa: E402
-from bench.seed import feedback_payload, seed, task_payload  # noqa: E402
-from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG, CLIENT_TOKEN  # noqa: E402
+from app import create_app
+from bench.common import work_folder
+from bench.seed import feedback_payload, seed, task_payload
+from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG, CLIENT_TOKEN
 
 WARM_UP = 200
 

@@ -43,8 +43,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Server, login_cookie, percentile, work_folder  # noqa: E402
-from bench.settings import ADMIN, AGENT_TOKEN, CLIENT_TOKEN  # noqa: E402
+from bench.common import Server, login_cookie, percentile, work_folder
+from bench.settings import ADMIN, AGENT_TOKEN, CLIENT_TOKEN
 
 WRITE_P99_GOAL_MS = 200
 WAL_LIMIT_BYTES = 64 * 1024 * 1024

@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import scenarios  # noqa: E402
-from bench.common import Server, drive, merged, public, work_folder  # noqa: E402
-from bench.seed import seed  # noqa: E402
+from bench import scenarios
+from bench.common import Server, drive, merged, public, work_folder
+from bench.seed import seed
 
 # The floors users feel (docs/performance.md): latencies at one connection.
 TARGETS = [

@@ -8,10 +8,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from datetime import UTC
 
-from app import create_app  # noqa: E402
-from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG, CLIENT_TOKEN  # noqa: E402
-from models import db  # noqa: E402
-from rules.ids import iso, new_id  # noqa: E402
+from app import create_app
+from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG, CLIENT_TOKEN
+from models import db
+from rules.ids import iso, new_id
 
 WORDS = ["登录", "闪退", "支付", "图片", "上传", "通知", "同步", "卡顿", "crash", "login", "payment", "upload",
          "夜间模式", "字体", "搜索", "导出", "视频", "音量", "定位", "会员"]

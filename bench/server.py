@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import waitress  # noqa: E402
+import waitress
 
-from app import create_app  # noqa: E402
-from bench.settings import BENCH_CONFIG  # noqa: E402
+from app import create_app
+from bench.settings import BENCH_CONFIG
 
 
 def _unstored_task(payload, idempotency_key=None):

@@ -51,7 +51,7 @@ def answers() -> bool:
         if on_sqlite() and not os.path.isfile(db.obj.database):
             return False  # a pooled connection may still hold a deleted file
         db.execute_sql("SELECT 1").fetchone()
-    except Exception:  # noqa: BLE001 - any failure means "not answering"
+    except Exception:  # any failure means "not answering"
         return False
     return True
 

@@ -29,7 +29,7 @@ class Worker(threading.Thread):
             try:
                 with db.connection_context():
                     self.step()
-            except Exception:  # noqa: BLE001 - a worker must survive anything and try again
+            except Exception:  # a worker must survive anything and try again
                 log.exception("%s pass failed", self.name)
             woken = self.wakeup.wait(self.poll_seconds)
             self.wakeup.clear()

@@ -28,7 +28,7 @@ def open_local(path: str | os.PathLike, root: str | os.PathLike) -> BinaryIO:
     if not os.path.isfile(real):
         raise FaultyImage("the stored file is missing")
     try:
-        return open(real, "rb")  # noqa: SIM115 (the caller's `with`)
+        return open(real, "rb")  # the caller's `with` closes it
     except FileNotFoundError:
         raise FaultyImage("the stored file is missing") from None
 

@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import logging
 import struct
-import xml.etree.ElementTree as ET  # noqa: S405 - the body's size and DOCTYPE are refused before parsing
+import xml.etree.ElementTree as ET  # the body's size and DOCTYPE are refused before parsing
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes

@@ -227,7 +227,7 @@ def _restore(settings: Settings, archive_path: str, force: bool, progress: Progr
     if not force and (held := target_in_use(settings)):
         raise RestoreRefused(f"the target already holds {held}; restore into an empty instance or use --force")
     try:
-        handle = open(archive_path, "rb")  # noqa: SIM115  # read twice, closed below
+        handle = open(archive_path, "rb")  # read twice, closed below
     except FileNotFoundError:
         raise RestoreRefused(f"no archive at {archive_path}") from None
     except OSError as exc:

@@ -45,7 +45,7 @@ def unqueued_writes(monkeypatch):
     return seen
 
 
-def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqueued_writes):  # noqa: F811
+def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqueued_writes):
     with built_app(make_app, **platform_settings(fake), **UNLIMITED) as app:
         admin, anonymous = signed_in_admin(app), app.test_client()
         agent = {"x-review-agent-token": app.config["REVIEW_AGENT_TOKEN"]}

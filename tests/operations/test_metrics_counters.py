@@ -6,7 +6,7 @@ from tests.helpers.publishing import approved_article, platform_settings, publis
 
 
 @pytest.fixture
-def app(make_app, fake):  # noqa: F811
+def app(make_app, fake):
     return make_app(**platform_settings(fake), METRICS_TOKEN=TOKEN)
 
 

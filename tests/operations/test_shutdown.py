@@ -21,7 +21,7 @@ GRACE = 10
 
 
 @pytest.mark.timeout(120)
-def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_path, fake):  # noqa: F811
+def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_path, fake):
     settings = {"REVIEW_INSTANCE_PATH": str(tmp_path / "instance"), "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
                 **platform_settings(fake)}
     app = make_app(**settings)
