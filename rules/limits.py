@@ -60,3 +60,15 @@ PREVIEWS_PER_TASK = 10
 PREVIEW_WINDOW_SECONDS = 60
 # WeChat IDs and openids as the platform makes them: letters, digits, "_" and "-" (no spaces or controls).
 WECHAT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+# The rework diff (docs/api.md §15, §20): computed before the write lock, and bounded. Steps are the
+# candidate pairs the matcher looks at (about 0.1 µs each): past them a text is "too large to compare";
+# a changed block of more character pairs than DIFF_CHAR_PAIRS is one removal and one addition.
+DIFF_STEPS = 3_000_000
+DIFF_CHAR_PAIRS = 4_000_000
+
+# Rendering (docs/api.md §20): a wider GFM table is shown as text.
+MAX_TABLE_COLUMNS = 64
+# Body previews (POST /api/review/preview, docs/api.md §20), per admin.
+BODY_PREVIEWS_PER_ADMIN = 120
+BODY_PREVIEW_WINDOW_SECONDS = 60

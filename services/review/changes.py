@@ -1,25 +1,26 @@
 """What the agent changed since the rejection (docs/api.md §15 "What changed since the rejection").
 
 record(selections, values) -> the `changes` ({key: {"before", "after"}}) of a rework PATCH, and
-`textDiff` ({key: [[op, length], ...]}) for its text elements: the diff is computed once, when the
-patch is recorded, not on every page view. rework_rounds(task JSON) -> what the task page shows:
-the current round's changes per element and each rework event's own (earlier rounds, from the
-timeline). Text is diffed by character with difflib.SequenceMatcher (Chinese has no spaces between
-words, so by character is the only meaningful grain); content is never turned into markup here.
+`textDiff` ({key: [[op, length], ...] or None}) for its text elements: the diff is computed once, when
+the patch is recorded (before the write lock is taken, see services/review/patching.py), not on every
+page view. rework_rounds(task JSON) -> what the task page shows: the current round's changes per
+element and each rework event's own (earlier rounds, from the timeline). Text is diffed by line, then
+by character inside the changed lines (Chinese has no spaces between words, so by character is the
+only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§20);
+content is never turned into markup here.
 """
-from difflib import SequenceMatcher
+from bisect import bisect_left
+from collections.abc import Sequence
 from typing import Any
 
+from rules.limits import DIFF_CHAR_PAIRS, DIFF_STEPS
 from rules.vocabulary import SELECTION_KEYS
 from services.asset_refs import REF_FIELDS, ref_key, resolve_many
 
 TEXT_KEYS = ("author", "title", "summary", "body", "description")
 IMAGE_KEYS = (*REF_FIELDS, "coverCrop")
-# Character pairs compared at most in one changed block (SequenceMatcher's work grows with both
-# lengths): a 200,000-character body rewritten on one line shows as removed and added instead.
-CHAR_DIFF_BUDGET = 4_000_000
 CONTEXT = 80  # unchanged characters kept on each side of a change in a long text
-_OPS = {"equal": "=", "delete": "-", "insert": "+"}
+POPULAR_FROM = 200  # lines: from this many on, a line making up over 1% of them is "popular" (as difflib)
 
 
 def _text(value: Any) -> str:
@@ -35,41 +36,152 @@ def _push(out: list, op: str, length: int) -> None:
         out.append([op, length])
 
 
-def _char_ops(before: str, after: str, out: list) -> None:
-    if len(before) * len(after) > CHAR_DIFF_BUDGET:
+class TooLarge(Exception):
+    """The comparison would take more than its budget of steps."""
+
+
+class _Budget:
+    def __init__(self, steps: int):
+        self.left = steps
+
+    def spend(self, steps: int) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise TooLarge
+
+
+def _common_ends(a: Sequence, b: Sequence) -> tuple[int, int]:
+    """Lengths of the common head and the common tail (not overlapping), by halving: slices are compared
+    in C, so a long text costs a few passes over it, not a Python loop per item."""
+    def common_head(x: Sequence, y: Sequence) -> int:
+        low, high = 0, min(len(x), len(y))
+        while low < high:
+            middle = (low + high + 1) // 2
+            if x[:middle] == y[:middle]:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    head = common_head(a, b)
+    tail = common_head(a[head:][::-1], b[head:][::-1])
+    return head, tail
+
+
+def _longest(a: Sequence, b: Sequence, b2j: dict, span: tuple[int, int, int, int], budget: _Budget):
+    """difflib.SequenceMatcher.find_longest_match (no junk; `b2j` without the popular items), each
+    candidate pair counted against the budget. The indices of an item in b are sorted, so the ones
+    inside the span are found by bisection instead of walking past those before it."""
+    alo, ahi, blo, bhi = span
+    besti, bestj, bestsize = alo, blo, 0
+    j2len: dict[int, int] = {}
+    for i in range(alo, ahi):
+        found = b2j.get(a[i], ())
+        first = bisect_left(found, blo)
+        last = bisect_left(found, bhi, first)
+        budget.spend(last - first + 1)
+        lengths = {}
+        for j in found[first:last]:
+            k = lengths[j] = j2len.get(j - 1, 0) + 1
+            if k > bestsize:
+                besti, bestj, bestsize = i - k + 1, j - k + 1, k
+        j2len = lengths
+    # Popular items are not in b2j: the match grows over them on both sides.
+    while besti > alo and bestj > blo and a[besti - 1] == b[bestj - 1]:
+        besti, bestj, bestsize = besti - 1, bestj - 1, bestsize + 1
+    while besti + bestsize < ahi and bestj + bestsize < bhi and a[besti + bestsize] == b[bestj + bestsize]:
+        bestsize += 1
+    budget.spend(bestsize)
+    return besti, bestj, bestsize
+
+
+def matching_blocks(a: Sequence, b: Sequence, budget: _Budget, *, popular: bool = False) -> list[tuple[int, int,
+                                                                                                     int]]:
+    """difflib.SequenceMatcher(None, a, b, autojunk=popular).get_matching_blocks() without its final
+    (len(a), len(b), 0); raises TooLarge past the budget."""
+    b2j: dict[Any, list[int]] = {}
+    for j, item in enumerate(b):
+        b2j.setdefault(item, []).append(j)
+    budget.spend(len(b) + 1)
+    if popular and len(b) >= POPULAR_FROM:
+        most = len(b) // 100 + 1
+        b2j = {item: found for item, found in b2j.items() if len(found) <= most}
+    queue, found = [(0, len(a), 0, len(b))], []
+    while queue:
+        alo, ahi, blo, bhi = queue.pop()
+        i, j, k = match = _longest(a, b, b2j, (alo, ahi, blo, bhi), budget)
+        if k:
+            found.append(match)
+            if alo < i and blo < j:
+                queue.append((alo, i, blo, j))
+            if i + k < ahi and j + k < bhi:
+                queue.append((i + k, ahi, j + k, bhi))
+    found.sort()
+    blocks: list[tuple[int, int, int]] = []
+    for i, j, k in found:  # adjacent blocks become one
+        if blocks and blocks[-1][0] + blocks[-1][2] == i and blocks[-1][1] + blocks[-1][2] == j:
+            blocks[-1] = (blocks[-1][0], blocks[-1][1], blocks[-1][2] + k)
+        else:
+            blocks.append((i, j, k))
+    return blocks
+
+
+def _char_ops(before: str, after: str, out: list, budget: _Budget) -> None:
+    """A changed block of lines, by character: the common ends first (cheap), then the rest as
+    difflib would; a rest of more than DIFF_CHAR_PAIRS character pairs is one removal and one addition."""
+    head, tail = _common_ends(before, after)
+    _push(out, "=", head)
+    before, after = before[head:len(before) - tail], after[head:len(after) - tail]
+    if len(before) * len(after) > DIFF_CHAR_PAIRS:
         _push(out, "-", len(before))
         _push(out, "+", len(after))
-        return
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        if tag == "replace":
-            _push(out, "-", i2 - i1)
-            _push(out, "+", j2 - j1)
-        else:
-            _push(out, _OPS[tag], (i2 - i1) if tag != "insert" else (j2 - j1))
+    else:
+        i = j = 0
+        for i2, j2, k in [*matching_blocks(before, after, budget), (len(before), len(after), 0)]:
+            _push(out, "-", i2 - i)
+            _push(out, "+", j2 - j)
+            _push(out, "=", k)
+            i, j = i2 + k, j2 + k
+    _push(out, "=", tail)
 
 
-def text_ops(before: str, after: str) -> list[list]:
-    """[[op, length], ...] with op "=" (kept), "-" (removed from before), "+" (added in after).
+def text_ops(before: str, after: str, steps: int = DIFF_STEPS) -> list[list] | None:
+    """[[op, length], ...] with op "=" (kept), "-" (removed from before), "+" (added in after); None
+    when the texts are too large to compare within `steps` (docs/api.md §20).
 
-    Lines first, then characters inside each changed block of lines: a long body costs the size of
-    its changes, not the square of its length. autojunk off: in Chinese text the common characters
-    would otherwise count as junk and the diff would miss them."""
+    Lines first (the common head and tail of lines cost next to nothing; a line making up over 1% of
+    the rest, such as the blank line between paragraphs, only extends matches, as difflib's autojunk),
+    then characters inside each changed block of lines: a long body costs the size of its changes,
+    not the square of its length. Characters are never "popular": in Chinese text the common
+    characters would otherwise be left out and the diff would miss them."""
+    budget = _Budget(steps)
     out: list = []
     lines_a, lines_b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, lines_a, lines_b, autojunk=False).get_opcodes():
-        old, new = "".join(lines_a[i1:i2]), "".join(lines_b[j1:j2])
-        if tag == "equal":
-            _push(out, "=", len(old))
-        else:
-            _char_ops(old, new, out)
+    head, tail = _common_ends(lines_a, lines_b)
+    _push(out, "=", sum(map(len, lines_a[:head])))
+    lines_a, rest_a = lines_a[head:len(lines_a) - tail], lines_a[len(lines_a) - tail:]
+    lines_b = lines_b[head:len(lines_b) - tail]
+    try:
+        i = j = 0
+        for i2, j2, k in [*matching_blocks(lines_a, lines_b, budget, popular=True), (len(lines_a), len(lines_b), 0)]:
+            if i < i2 or j < j2:
+                _char_ops("".join(lines_a[i:i2]), "".join(lines_b[j:j2]), out, budget)
+            _push(out, "=", sum(map(len, lines_a[i2:i2 + k])))
+            i, j = i2 + k, j2 + k
+    except TooLarge:
+        return None
+    _push(out, "=", sum(map(len, rest_a)))
     return out
 
 
-def segments(before: str, after: str, ops: list | None = None) -> list[tuple[str, str]]:
-    """(op, text) pieces of the diff; stored `ops` that do not fit the texts are computed again."""
+def segments(before: str, after: str, ops: list | None = None) -> list[tuple[str, str]] | None:
+    """(op, text) pieces of the diff; stored `ops` that do not fit the texts are computed again. None
+    when the texts are too large to compare."""
     if ops is None or sum(n for op, n in ops if op != "+") != len(before) \
             or sum(n for op, n in ops if op != "-") != len(after):
         ops = text_ops(before, after)
+        if ops is None:
+            return None
     out, i, j = [], 0, 0
     for op, length in ops:
         if op == "+":
@@ -105,7 +217,7 @@ def record(selections: dict[str, Any] | None, values: dict[str, Any]) -> dict[st
     selections = selections or {}
     changes = {key: {"before": selections.get(key), "after": value}
                for key, value in values.items() if selections.get(key) != value}
-    diffs = {key: text_ops(_text(change["before"]), _text(change["after"]))
+    diffs = {key: text_ops(_text(change["before"]), _text(change["after"]))  # None: too large to compare
              for key, change in changes.items() if key in TEXT_KEYS}
     return {"changes": changes, "textDiff": diffs}
 
@@ -154,8 +266,14 @@ def _items(changes: dict, diffs: dict, order: tuple[str, ...], assets: dict) -> 
     for key in sorted(changes, key=lambda k: order.index(k) if k in order else len(order)):
         before, after = changes[key].get("before"), changes[key].get("after")
         if key in TEXT_KEYS:
-            pieces = _elide(segments(_text(before), _text(after), diffs.get(key)))
-            items.append({"key": key, "kind": "text", "segments": pieces})
+            # A stored null: too large to compare when recorded, so not tried again on each view.
+            pieces = None if key in diffs and diffs[key] is None else segments(_text(before), _text(after),
+                                                                                 diffs.get(key))
+            if pieces is None:
+                items.append({"key": key, "kind": "too_large", "before": len(_text(before)),
+                              "after": len(_text(after))})
+            else:
+                items.append({"key": key, "kind": "text", "segments": _elide(pieces)})
         elif key in IMAGE_KEYS:
             items.append({"key": key, "kind": "images", "before": _thumbs(before, assets),
                           "after": _thumbs(after, assets)})
@@ -175,8 +293,13 @@ def rework_rounds(task: dict[str, Any]) -> dict[str, Any]:
     for event in events[last_rejection + 1:]:
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
             first = current.get(key, change)
+            if key in current:  # changed again: the stored diffs do not span the round, computed on view
+                diffs.pop(key, None)
+            else:
+                stored = event["data"].get("textDiff") or {}
+                if key in stored:
+                    diffs[key] = stored[key]
             current[key] = {"before": first.get("before"), "after": change.get("after")}
-            diffs[key] = None if key in diffs else (event["data"].get("textDiff") or {}).get(key)
     refs = [ref for changes in [current] + [e["data"]["changes"] for e in reworks] for ref in _image_refs(changes)]
     found = resolve_many(refs)  # one lookup for every image of every round
     assets = {ref_key(ref): found[index] for index, ref in enumerate(refs) if found[index] is not None}

@@ -16,7 +16,7 @@ from rules.vocabulary import SELECTION_KEYS
 from services.asset_refs import markdown_image_refs, resolve_many, task_references
 from services.errors import Conflict
 from services.review.changes import record
-from services.review.concurrency import load_for_update, save_task
+from services.review.concurrency import get_task_row, load_for_update, save_task
 from services.review.drafts import patch_body_draft
 from services.review.serialize import task_to_dict
 from services.review.state_machine import PATCH_TRIGGERS, find_rule, fire, require_any
@@ -109,10 +109,45 @@ def _check_library_origin(assets, task, values, problems):
                                "the material library (GET /api/assets?scope=library)")
 
 
+# Times the rework diff is computed again outside the write lock when another write changed its base
+# meanwhile; after that it is computed inside (bounded all the same, docs/api.md §20).
+DIFF_TRIES = 3
+
+
+def _rework_base(task_id: str, keys: list[str]) -> dict[str, Any] | None:
+    """The values the rework diff starts from ({key: value at the rejection}), read without the write
+    lock; None when the task is not in rework (a plain draft save records no diff)."""
+    task = get_task_row(task_id)
+    if find_rule(task.status, "agent_patch") or not find_rule(task.status, "rework_patch"):
+        return None
+    return {key: (task.selections or {}).get(key) for key in keys}
+
+
 def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None) -> dict[str,
                    Any]:
-    """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide)."""
+    """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide).
+
+    docs/api.md §20: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
+    taken, from the values read before it; inside the lock, the base is read again and must be the same,
+    else the diff is computed again outside (other writes never wait for it)."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
+    values = {key: patch[key] for key in keys}
+    if isinstance(values.get("body"), str):
+        markdown_image_refs(values["body"])  # parsed here, not under the lock (remembered by content, §20)
+    for attempt in range(DIFF_TRIES + 1):
+        last = attempt == DIFF_TRIES
+        base = None if last else _rework_base(task_id, keys)
+        diff = None if base is None else (base, record(base, values))
+        result = _apply(task_id, patch, keys, settings, if_match, diff, last)
+        if result is not None:
+            return result
+    raise AssertionError("unreachable: the last try computes the diff inside the write")
+
+
+def _apply(task_id: str, patch: dict[str, Any], keys: list[str], settings: Settings, if_match: str | None,
+           diff: tuple[dict, dict] | None, last: bool) -> dict[str, Any] | None:
+    """The PATCH in one write; None (nothing written) when `diff` ((base, record) computed before the
+    lock) does not start from the values the task holds now and this is not the `last` try."""
     cover_ratio = settings.cover_ratio
     with immediate():
         task = load_for_update(task_id, if_match)
@@ -136,7 +171,15 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
             _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
                 _REWORK_SUMMARY[trigger])
         # docs/api.md §15: a rework PATCH records each element's value at the rejection and its new one.
-        changed = record(task.selections, values) if trigger != "agent_patch" else {}
+        changed: dict[str, Any] = {}
+        if trigger != "agent_patch":
+            now = {key: (task.selections or {}).get(key) for key in keys}
+            if diff is not None and diff[0] == now:
+                changed = diff[1]
+            elif last:
+                changed = record(task.selections, values)
+            else:
+                return None
         task.selections = merged
         task.body_draft = draft
         overrides = {k: v for k, v in (task.manual_overrides or {}).items() if k not in keys}
