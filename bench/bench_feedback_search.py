@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models import db
+from models import feedback as feedback_models
 from models.base import init_database
 from models.feedback import Feedback
 from models.schema import upgrade
@@ -114,13 +115,13 @@ def main(argv=None):
                 ("keyword 'ui' (2 Latin chars, LIKE) + platform", {**page, "platform": "ios", "keyword": "ui"}),
             ]
             results = [(label, *measure(filters, args.runs)) for label, filters in cases]
-            ready = queries.search_index_ready
-            queries.search_index_ready = lambda: False  # the same keyword without the index
+            ready = feedback_models.search_index_ready
+            feedback_models.search_index_ready = lambda: False  # the same keyword without the index
             try:
                 results.append(("keyword '应用闪退' + platform=ios, LIKE (no index)",
                                 *measure(cases[1][1], max(5, args.runs // 5))))
             finally:
-                queries.search_index_ready = ready
+                feedback_models.search_index_ready = ready
     base = results[0][1]
     print(f"{'case':<52} {'p50 ms':>8} {'p95 ms':>8} {'matches':>8} {'p50/base':>9}")
     for label, p50, p95, total in results:

@@ -63,10 +63,10 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
             database_url = "postgresql+pool" + database_url[database_url.index("://"):]
         pooled = database_url.startswith("postgresql+pool") and "max_connections" not in database_url
         # At most the request threads and the background workers use one at a time (~12).
-        database = connect(database_url, **({"max_connections": 32, "stale_timeout": 600} if pooled else {}))
-        if isinstance(database, peewee.SqliteDatabase):
-            database._pragmas = list(SQLITE_PRAGMAS.items())  # type: ignore[attr-defined]  # peewee's own fields
-            database._timeout = 10  # type: ignore[attr-defined]
+        options: dict[str, Any] = {"max_connections": 32, "stale_timeout": 600} if pooled else {}
+        if urlsplit(database_url).scheme.startswith("sqlite"):  # connect() passes these to the database class
+            options.update(pragmas=SQLITE_PRAGMAS, timeout=10)
+        database = connect(database_url, **options)
     else:
         database = PooledSqliteDatabase(
             sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False,

@@ -14,16 +14,23 @@ On SQLite:
   Searches test queued rows for the keyword directly, folding case as the trigram index does
   (fold_case), so a new row is found at once, indexed or not;
 - `feedback_status_count`: per-status row counts kept by triggers, for the list's whole-table counts.
+
+The keyword search (keyword_match, count_keyword_matches) and counts_by_status read them through these
+models; on PostgreSQL, or before the index exists, the search is LIKE over the columns (ILIKE under
+pg_trgm indexes) and the counts a GROUP BY. bench/bench_feedback_search.py measures each path.
 """
 import logging
+import operator
 import re
+import weakref
+from functools import reduce
 from typing import Any
 
 import peewee
 from playhouse.sqlite_ext import FTS5Model, SearchField, VirtualTableSchemaManager
 
 from models.base import BaseModel, JSONField, db
-from models.store import on_sqlite, trigram_search_available
+from models.store import contains_folded, fold_case, on_sqlite, trigram_search_available
 from models.writes import immediate
 
 SEARCH_TABLE = "feedback_fts"
@@ -135,6 +142,25 @@ class FeedbackChars(_SearchIndex):
 
 SEARCH_INDEXES = (FeedbackSearch, FeedbackChars)
 
+
+class FeedbackSearchQueue(BaseModel):
+    """feedback_search_pending: rows the indexes do not hold yet (made with SQLITE_EXTRAS, SQLite only)."""
+
+    id = peewee.IntegerField(primary_key=True)
+
+    class Meta:
+        table_name = PENDING_TABLE
+
+
+class FeedbackStatusCount(BaseModel):
+    """feedback_status_count: rows per status, kept by triggers (made with SQLITE_EXTRAS, SQLite only)."""
+
+    status = peewee.TextField(primary_key=True)
+    n = peewee.IntegerField()
+
+    class Meta:
+        table_name = COUNTS_TABLE
+
 # Triggers and the two plain tables beside the indexes, written out in full (peewee has no trigger
 # API): the statements are the schema. The trigram index only holds rows that left the pending
 # queue, so deletes and edits touch it only for those rows.
@@ -210,12 +236,17 @@ def create_trigram_indexes(database: Any = None) -> bool:
     return True
 
 
+# Bound database -> its search index exists. Weak keys: a database bound later (tests, CLI, a restore)
+# never inherits the answer of one that is gone.
+_INDEX_READY: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+
 def search_index_ready() -> bool:
     """Once created the index stays, so a database found ready is not asked again."""
     database = db.obj
-    if not getattr(database, "search_index_ready", False):
-        database.search_index_ready = search_index_supported() and {SEARCH_TABLE, PENDING_TABLE} <= set(db.get_tables())
-    return database.search_index_ready
+    if not _INDEX_READY.get(database):
+        _INDEX_READY[database] = search_index_supported() and {SEARCH_TABLE, PENDING_TABLE} <= set(db.get_tables())
+    return _INDEX_READY[database]
 
 
 _CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -267,6 +298,71 @@ def index_pending(limit: int = INDEX_BATCH) -> int:
             _insert_rows(FeedbackChars, rows, db, spaced=True)
             db.execute_sql("DELETE FROM feedback_search_pending WHERE id <= ?", (rows[-1][0],))
     return len(rows)
+
+
+# ---- the keyword search and the whole-table counts ----------------------------------------------------
+
+TRIGRAM = 3
+
+
+def _phrase(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _index_for(keyword):
+    """(index model, MATCH phrase) that answers `keyword`, or (None, None) for LIKE."""
+    if not search_index_ready():
+        return None, None
+    if len(keyword) >= TRIGRAM:
+        return FeedbackSearch, _phrase(keyword)
+    if is_cjk(keyword):  # 闪退 -> the phrase "闪 退" of single-character tokens
+        return FeedbackChars, _phrase(" ".join(keyword))
+    return None, None
+
+
+def _like(keyword):
+    """Keywords no index answers: a scan (on PostgreSQL under the pg_trgm indexes)."""
+    return reduce(operator.or_, [contains_folded(getattr(Feedback, column), keyword) for column in SEARCH_COLUMNS])
+
+
+def _queued_match(keyword, row_id=Feedback.id):
+    """Rows still queued for the indexes that contain `keyword`, case folded as the trigram index folds."""
+    folded = fold_case(keyword)
+    contains = [peewee.fn.instr(peewee.fn.fold_case(getattr(Feedback, column)), folded) > 0
+                for column in SEARCH_COLUMNS]
+    return row_id.in_(FeedbackSearchQueue.select(FeedbackSearchQueue.id)) & reduce(operator.or_, contains)
+
+
+def keyword_match(keyword: str) -> Any:
+    """A WHERE clause: `keyword` anywhere in SEARCH_COLUMNS, case-insensitive (docs/api.md §9)."""
+    index, phrase = _index_for(keyword)
+    if index is None:
+        return _like(keyword)
+    # `id + 0`: the match is a membership test on the rows the filter index yields, newest first,
+    # rather than one row lookup per match (which SQLite picks otherwise and is slower on 100k).
+    row_id = Feedback.id + 0
+    return row_id.in_(index.select(index.rowid).where(index.match(phrase))) | _queued_match(keyword, row_id)
+
+
+def count_keyword_matches(keyword: str) -> int:
+    """Rows matching `keyword` (no other filter), counted in the search index itself where one answers."""
+    index, phrase = _index_for(keyword)
+    if index is None:
+        return Feedback.select().where(_like(keyword)).count()
+    queued = Feedback.select().where(_queued_match(keyword))
+    # The index and its queue read in one snapshot: a row moving between them counts once.
+    with db.atomic():
+        return index.select(peewee.fn.COUNT(index.rowid)).where(index.match(phrase)).scalar() + queued.count()
+
+
+def counts_by_status() -> dict[str, int]:
+    """Rows per status over the whole table: the trigger-kept counters on SQLite, else a GROUP BY."""
+    rows: Any
+    if search_index_ready():
+        rows = FeedbackStatusCount.select(FeedbackStatusCount.status, FeedbackStatusCount.n).tuples()
+    else:
+        rows = Feedback.select(Feedback.status, peewee.fn.COUNT(Feedback.id)).group_by(Feedback.status).tuples()
+    return dict(rows)
 
 
 # ---- reads and writes of feedback intake ------------------------------------------------------------

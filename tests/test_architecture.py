@@ -117,6 +117,35 @@ def test_peewee_private_members_stay_inside_models():
     assert leaks == []
 
 
+# Inside models/ too (issue 36): peewee's internals (a database's settings, its connection state, a
+# row's data) and names of our own hung on its database object. `_meta` is peewee's documented model
+# metadata, allowed in models/. An object's own `self._x` is not peewee's.
+PEEWEE_INTERNALS = PEEWEE_PRIVATE - {"_meta"} | {"_pragmas", "_timeout", "_state", "_local", "_conn", "_lock",
+                                                  "_database", "_connect", "_initialize_connection"}
+DATABASE_NAMES = {"db", "database"}
+
+
+def _peewee_internals(path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in PEEWEE_INTERNALS and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}"
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        receivers = [target.value for target in targets if isinstance(target, ast.Attribute)]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
+            receivers.append(node.args[0])
+        if any((isinstance(receiver, ast.Name) and receiver.id in DATABASE_NAMES)  # db.x = ..., db.obj.x = ...
+               or (isinstance(receiver, ast.Attribute) and receiver.attr == "obj") for receiver in receivers):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: an attribute set on a database object"
+
+
+def test_no_peewee_private_members_anywhere():
+    """Production code, models/ included, uses peewee's public API (connect()'s arguments, not a database's
+    private fields) and keeps its own state in its own objects."""
+    leaks = [leak for path in _sources() for leak in _peewee_internals(path)]
+    assert leaks == []
+
+
 # Where the store classes may be named (docs/api.md §17): models/base.py builds the database from the
 # settings, models/store.py is the seam every other module asks (on_sqlite(), the search, the write
 # lock's PostgreSQL part, the copy's snapshot and id sequences, a backup archive's SQLite file).

@@ -1,6 +1,10 @@
 """The keyword indexes are filled after the request: queue, batches, consistency, worker, upgrade."""
+import logging
+import re
 import sqlite3
 import time
+
+import pytest
 
 from models import db
 from models.feedback import INDEX_BATCH, index_pending
@@ -215,3 +219,17 @@ def test_short_keywords_with_other_letters_ignore_case_too(fb_client, fb_admin):
         if not indexed:
             with db.connection_context():
                 indexing.drain()
+
+
+@pytest.mark.parametrize(("keyword", "index"), [("crash", "feedback_fts"), ("闪退", "feedback_chars")])
+def test_keyword_pages_are_answered_by_the_search_indexes(fb_admin, caplog, keyword, index):
+    """The speed floor (docs/performance.md): on SQLite a keyword of three or more characters is looked up in
+    the trigram index, one or two CJK characters in the character index, for the page and its total alike;
+    never a LIKE over every row."""
+    with caplog.at_level(logging.DEBUG, logger="peewee"):  # peewee logs each statement as (sql, params)
+        for query in ({"keyword": keyword}, {"keyword": keyword, "platform": "ios"}):
+            assert fb_admin.get("/api/feedbacks", query_string=query).status_code == 200
+    statements = [record.msg[0] for record in caplog.records if record.name == "peewee"
+                  and isinstance(record.msg, tuple)]
+    assert len([s for s in statements if re.search(f'"?{index}"? MATCH', s)]) == 4  # two pages, two totals
+    assert not [s for s in statements if " LIKE " in s]
