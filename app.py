@@ -7,6 +7,7 @@ import sys
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from flask import Flask, session
 from flask.json.provider import DefaultJSONProvider
@@ -68,7 +69,7 @@ UPLOAD_SCOPES = ("review", "library", "feedback")
 class JSONProvider(DefaultJSONProvider):
     """Request bodies are read by the service's one strict JSON rule: what it refuses is a 400, not a 500."""
 
-    def loads(self, s):
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         return load_json(s)
 
 
@@ -273,7 +274,8 @@ def create_app(config=None, *, serve=False, hold=False):
         # The client's address as the outermost proxy saw it, and the scheme the edge proxy set (one
         # value: inner proxies pass it on). The Host header stays the proxy's to set (nginx: $host);
         # X-Forwarded-Host is not believed, as a proxy that leaves it alone passes the client's own.
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)
+        # Flask's documented way to wrap its WSGI app; its stubs type wsgi_app as a plain method.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)  # type: ignore[method-assign]
     _init_storage(app, serve)
     _init_login(app)
     hooks.init_app(app)

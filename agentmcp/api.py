@@ -7,6 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import requests
 
@@ -180,4 +181,4 @@ def _read_at_most(fd: int, size: int) -> bytes:
 
 
 def _segment(value: str) -> str:
-    return requests.utils.quote(str(value), safe="")
+    return quote(str(value), safe="")

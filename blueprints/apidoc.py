@@ -38,7 +38,7 @@ ERROR_STATUSES = {
 
 # Request headers, each declared once (response headers: apidoc_document.RESPONSE_HEADERS);
 # _request_headers and _response_headers say which operations have them.
-REQUEST_HEADERS = {
+REQUEST_HEADERS: dict[str, dict] = {
     "If-Match": {"description": 'The task\'s ETag ("3", or several comma-separated, or *) the change is based '
                                 "on; when the task has moved on, nothing changes and the answer is 412",
                  "schema": {"type": "string", "pattern": IF_MATCH_PATTERN}},
@@ -68,7 +68,7 @@ class ErrorSchema(Schema):
 
 def flatten_errors(messages, prefix=""):
     """marshmallow's nested error dict -> {"a.b.0.c": ["msg"]}."""
-    flat = {}
+    flat: dict[str, list[str]] = {}
     if isinstance(messages, dict):
         for key, value in messages.items():
             path = prefix if key == "_schema" else (f"{prefix}.{key}" if prefix else str(key))
@@ -85,7 +85,7 @@ def flatten_errors(messages, prefix=""):
     return flat
 
 
-_INSTANCES = {}
+_INSTANCES: dict[type[Schema], Schema] = {}
 
 
 def _instance(schema):
@@ -143,16 +143,21 @@ def api(*, body=None, query=None, form=None, files=(), responses=None, errors=No
                 refuse_body()
             return view(*args, **kwargs)
 
-        wrapper._openapi = {
+        _describe(wrapper, {
             "body": body, "query": query, "form": form, "files": tuple(files), "responses": responses or {200: None},
             "errors": ERROR_STATUSES if errors is None else errors,
             "summary": summary or (view.__doc__ or "").strip().split("\n")[0], "tags": tags,
             # The docstring's further paragraphs, when it has any, describe the operation.
             "description": inspect.cleandoc(view.__doc__ or "").partition("\n\n")[2] or None,
-        }
+        })
         return wrapper
 
     return decorator
+
+
+def _describe(view, operation):
+    """What the OpenAPI document says of the route (build_spec reads it, documents_body adds to it)."""
+    view._openapi = operation
 
 
 def documents_body(schema):

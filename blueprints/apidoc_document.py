@@ -5,7 +5,7 @@ from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from services.setting_values import DEFAULT_RETRY_DELAYS
 
 # Response headers, each declared once; blueprints/apidoc.py says which operations send them.
-RESPONSE_HEADERS = {
+RESPONSE_HEADERS: dict[str, dict] = {
     "ETag": {"description": 'The task\'s (current) version in quotes ("3"); send it back as If-Match',
              "required": True, "schema": {"type": "string"}},
     "Location": {"description": "The created task's address (201), or where to go next (303)",

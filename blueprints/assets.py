@@ -25,7 +25,11 @@ class AssetIdConverter(BaseConverter):
 
 
 # Before the routes below are added: their rules are compiled with it.
-bp.record_once(lambda state: state.app.url_map.converters.setdefault("asset_id", AssetIdConverter))
+@bp.record_once
+def _asset_id_converter(state):
+    state.app.url_map.converters.setdefault("asset_id", AssetIdConverter)
+
+
 # The guard sits above @api so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route

@@ -64,7 +64,7 @@ def login():
     """
     check_same_origin()
     data = request.get_json(silent=True) if request.is_json else request.form
-    data = data if isinstance(data, dict) or hasattr(data, "get") else {}
+    data = data if isinstance(data, dict) else {}  # the form is a dict too; a JSON array or number is not
     username, password = str(data.get("username") or ""), str(data.get("password") or "")
     target = safe_next(str(data.get("next") or request.args.get("next") or ""))
     user, failure = authenticate(
@@ -72,7 +72,7 @@ def login():
         settings().login_max_failures, settings().login_failure_window_seconds,
         device=_known_device(username),
     )
-    if failure:
+    if user is None:  # `failure` says why
         return redirect(f"/login?error={failure}", 303)
     session.clear()
     session.permanent = True
@@ -84,7 +84,7 @@ def login():
 
 
 def _devices():
-    return URLSafeTimedSerializer(current_app.secret_key, salt=DEVICE_COOKIE)
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=DEVICE_COOKIE)
 
 
 def _known_device(username):

@@ -98,7 +98,7 @@ def agent_or_admin(permission="review"):
             return view(*args, **kwargs)
 
         _document(wrapper, "agentToken", decorator)
-        wrapper._auth.append("adminSession")
+        _document(wrapper, "adminSession", decorator)
         return wrapper
 
     return decorator

@@ -117,7 +117,8 @@ def review_list():
     shown = {"status": args.get("status", "pending_review"), "publicAccount": args.get("publicAccount", ""),
              "live": args.get("live", ""), "from": args.get("from", ""), "to": args.get("to", "")}
     trail = [c for c in args.get("trail", "").split(",") if c]
-    tasks, total, next_cursor, counts, errors, message = [], 0, None, {}, {}, None
+    tasks: list[dict] = []
+    total, next_cursor, counts, errors, message = 0, None, {}, {}, None
     try:
         query = load(TaskListQuerySchema, {**i18n.viewer_days({k: v for k, v in args.items() if k != "trail"}),
                                            "limit": PAGE_SIZE}, unknown=EXCLUDE, where="query")

@@ -2,12 +2,22 @@
 message/mass/preview, which sends a draft to one follower's phone."""
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 from fakeplatform.rules import Fault, check_article
 
 
 class DraftRoutes:
     """Mixed into FakePlatform, which provides drafts, previews, unfollowed, base_url, _new_id and _media_ok."""
+
+    drafts: dict[str, dict[str, Any]]
+    previews: list[dict[str, Any]]
+    unfollowed: set[str]
+    base_url: str | None
+    _seq: int
+    _new_id: Callable[[str], str]
+    _media_ok: Callable[[str, Any], bool]
 
     def _draft_add(self, appid, body, _record=None):
         articles = body.get("articles")

@@ -8,6 +8,8 @@ import secrets
 import struct
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import requests
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -67,6 +69,12 @@ def signed_push(url: str, token: str, xml: bytes, mode: str = "plain", aes_key: 
 
 class FreePublishRoutes:
     """Mixed into FakePlatform, which provides drafts, base_url, _lock and _new_id."""
+
+    drafts: dict[str, dict[str, Any]]
+    base_url: str | None
+    _lock: threading.RLock
+    _seq: int
+    _new_id: Callable[[str], str]
 
     def _init_freepublish(self):
         self.publishes = {}  # publish_id -> {"appid", "media_id", "status", "article_id", "article_url", ...}
@@ -138,7 +146,7 @@ class FreePublishRoutes:
         try:
             response = signed_push(target["url"], target["token"], xml, target["mode"], target["aes_key"],
                                    publish["appid"])
-            answer = (publish_id, response.status_code, response.text)
+            answer: tuple[str, int | None, str] = (publish_id, response.status_code, response.text)
         except requests.RequestException as exc:
             answer = (publish_id, None, type(exc).__name__)
         with self._lock:

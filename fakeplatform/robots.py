@@ -66,10 +66,10 @@ class FakeRobot:
         self.texts = []  # the text of every message delivered, oldest first
         self.mentions, self.links = [], []  # what the delivered messages made live (the module's docstring)
         self.attempts = []  # (request body or None, reply) of every request
-        self.scripted = deque()  # replies to give before delivering again
+        self.scripted: deque[dict] = deque()  # replies to give before delivering again
         self.delay = 0.0  # seconds before each answer: a slow robot
         self.arrived = threading.Condition()
-        self._sent_at = deque()
+        self._sent_at: deque[float] = deque()  # time.monotonic() of each delivery in the last minute
         self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -97,8 +97,11 @@ class FakeRobot:
         self._server.shutdown()
 
     # ---- the platform's side --------------------------------------------------------------------
-    @Request.application
-    def _app(self, request):
+    def _app(self, environ, start_response):
+        with Request(environ) as request:
+            return self._answer(request)(environ, start_response)
+
+    def _answer(self, request):
         try:
             body = json.loads(request.get_data())
         except ValueError:

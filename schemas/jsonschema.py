@@ -26,6 +26,8 @@ def stating_exclusive_ranges(plugin: MarshmallowPlugin) -> None:
                     out["exclusiveMaximum"] = rule.max if numeric else True
         return out
 
+    if plugin.converter is None:  # set by APISpec(plugins=[plugin])
+        raise RuntimeError("stating_exclusive_ranges needs a plugin an APISpec has initialised")
     plugin.converter.add_attribute_function(exclusive)
 
 

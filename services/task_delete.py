@@ -155,7 +155,7 @@ def _forget_cleanup_now(asset_id):
         log.warning("asset %s: cleanup entry kept for the next start (%s)", asset_id, type(exc).__name__)
 
 
-def recover_deletions(uploads_root: str) -> int:
+def recover_deletions(uploads_root: str | Path) -> int:
     """At start: review files whose deletion a stopped process left unfinished (services.files),
     then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
     settled = settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
