@@ -11,6 +11,7 @@ from typing import Any
 
 from flask import Flask, session
 from flask.json.provider import DefaultJSONProvider
+from flask_babel import Babel
 from flask_login import LoginManager
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -23,6 +24,7 @@ from blueprints import (
     errors,
     feedback,
     hooks,
+    i18n,
     metrics,
     package,
     pages,
@@ -38,6 +40,7 @@ from models.schema import SchemaTooNew, upgrade
 from models.users import admin_by_pk
 from rules import accounts
 from rules.client_input import load_json
+from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin
 from services.background import checkpointer
@@ -278,6 +281,11 @@ def create_app(config=None, *, serve=False, hold=False):
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXIES"], x_proto=1)  # type: ignore[method-assign]
     _init_storage(app, serve)
     _init_login(app)
+    # The pages' words and times (docs/api.md §14): the catalogue in translations/, the page's language and
+    # the viewer's zone per request; {% trans %} blocks trimmed, as babel.cfg extracts them.
+    Babel(app, locale_selector=i18n.locale, timezone_selector=i18n.viewer_zone, default_locale=LOCALES["zh-CN"],
+          default_translation_directories=str(TRANSLATIONS))
+    app.jinja_env.policies["ext.i18n.trimmed"] = True
     hooks.init_app(app)
     _register_blueprints(app)
     register_commands(app)

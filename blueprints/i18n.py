@@ -1,52 +1,63 @@
-"""The admin pages' language (docs/api.md §14): Flask-Babel with the gettext catalogues in translations/.
+"""The admin pages' language and time zone (docs/api.md §14): Flask-Babel's two selectors, which
+create_app hands to Babel, and what the pages build on them.
 
-zh-CN (the default) and en, chosen by the review_lang cookie (the switch on every page), then
-Accept-Language, then REVIEW_DEFAULT_LANGUAGE. Each catalogue's compiled .mo file is committed beside
-its .po (tests/test_i18n.py checks that they agree), so a fresh `pip install -e .` serves both
-languages with no build step. The JSON API never asks: it keeps codes and English messages.
+The language is zh-CN (the default) or en: the review_lang cookie (the switch on every page), then
+the browser's Accept-Language, then REVIEW_DEFAULT_LANGUAGE. Words come from the gettext catalogue in
+translations/ (docs/conventions.md: babel.cfg and pybabel; the compiled .mo is committed, so a fresh
+`pip install -e .` serves both languages). The zone is the viewer's, which static/words.js keeps in the
+review_tz cookie, else REVIEW_TIME_ZONE: the times the server writes and the lists' filter days are
+in it. The JSON API never asks: it keeps codes, English messages and UTC.
 """
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
 from urllib.parse import unquote
+from zoneinfo import ZoneInfo
 
 from flask import current_app, g, request
-from flask_babel import Babel, ngettext
+from flask_babel import format_datetime, get_timezone, ngettext
+from werkzeug.wrappers import Response
 
 from blueprints.common import settings
+from rules.labels import LOCALES
 from rules.vocabulary import PAGE_LANGUAGES
 from services.setting_values import time_zone
 
 COOKIE = "review_lang"
 COOKIE_SECONDS = 365 * 24 * 3600
-ZONE_COOKIE = "review_tz"  # the browser's time zone, set by static/words.js: the list filters' days are its days
-TRANSLATIONS = Path(__file__).resolve().parents[1] / "translations"
-LOCALES = {"zh-CN": "zh_Hans_CN", "en": "en"}  # page language -> Babel's locale name (translations/<name>/)
+ZONE_COOKIE = "review_tz"  # the browser's time zone, set by static/words.js (URI-encoded)
+TIME_FORMAT = "yyyy-MM-dd HH:mm"  # Babel's pattern for YYYY-MM-DD HH:MM, as static/words.js writes times
 
 
-def _from_accept_language():
-    """docs/api.md §14: any zh the browser accepts is zh-CN; else en when it accepts English; else None.
-    A language given q=0 is one the browser refuses."""
-    accepted = {value.lower().replace("_", "-").split("-")[0] for value, quality in request.accept_languages
-                if quality > 0}
-    if "zh" in accepted:
+def _from_browser() -> str | None:
+    """Any zh the browser accepts gives zh-CN, else en if it accepts English (a language given q=0 it
+    refuses); None when it accepts neither."""
+    if request.accept_languages.best_match(["zh"]):
         return "zh-CN"
-    return "en" if "en" in accepted else None
+    return "en" if request.accept_languages.best_match(["en"]) else None
 
 
-def language():
+def language() -> str:
     """"zh-CN" or "en" for this request; once per request."""
     if "page_language" not in g:
         cookie = request.cookies.get(COOKIE)
-        g.page_language = (cookie if cookie in PAGE_LANGUAGES else None) or _from_accept_language() \
+        g.page_language = (cookie if cookie in PAGE_LANGUAGES else None) or _from_browser() \
             or settings().default_language
     return g.page_language
 
 
-def _locale():
+def locale() -> str:
+    """Flask-Babel's locale selector: the catalogue of this request's language."""
     return LOCALES[language()]
 
 
-def duration_words(seconds):
+def viewer_zone() -> ZoneInfo:
+    """Flask-Babel's timezone selector: the browser's zone when review_tz names one (time_zone() refuses
+    folders of the zone database and overlong names, docs/api.md §20), else REVIEW_TIME_ZONE.
+    A ZoneInfo: Babel formats with it, and a filter day is combined with it (wall-clock days)."""
+    named = unquote(request.cookies.get(ZONE_COOKIE, ""))
+    return (time_zone(named) if named else None) or settings().time_zone
+
+
+def duration_words(seconds: int) -> str:
     """86400 -> "24 hours" / "24 小时" (the sign-in page's wait)."""
     if seconds % 3600 == 0:
         return ngettext("%(num)d hour", "%(num)d hours", seconds // 3600)
@@ -55,21 +66,20 @@ def duration_words(seconds):
     return ngettext("%(num)d second", "%(num)d seconds", seconds)
 
 
-def login_wait():
+def login_wait() -> str:
     return duration_words(settings().login_failure_window_seconds)
 
 
-def local_time(value):
-    """A stored UTC time as REVIEW_TIME_ZONE's YYYY-MM-DD HH:MM (the page script then shows the browser's zone)."""
-    moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return moment.astimezone(settings().time_zone).strftime("%Y-%m-%d %H:%M")
+def local_time(value: str) -> str:
+    """A stored UTC time as YYYY-MM-DD HH:MM in the viewer's zone (the page script then shows the
+    browser's own, which is the same once the browser has told it)."""
+    return format_datetime(datetime.fromisoformat(str(value).replace("Z", "+00:00")), TIME_FORMAT)
 
 
-def viewer_days(args):
+def viewer_days(args: dict) -> dict:
     """`from`/`to` dates of a list filter as date-times bounding those days in the viewer's zone
     (docs/api.md §14); anything else is left for the list's own checks to judge."""
-    named = unquote(request.cookies.get(ZONE_COOKIE, ""))  # words.js writes it URI-encoded
-    zone = (time_zone(named) if named else None) or settings().time_zone
+    zone = get_timezone()
     out = dict(args)
     for name, end in (("from", False), ("to", True)):
         try:
@@ -84,19 +94,13 @@ def viewer_days(args):
     return out
 
 
-def _vary(response):
-    """A page's words depend on the cookie and Accept-Language: caches must keep them apart."""
+def vary_by_language(response: Response) -> Response:
+    """A page's words and times depend on the cookies and Accept-Language: caches must keep them apart."""
     if response.mimetype == "text/html":
         response.vary.update(("Cookie", "Accept-Language"))
     return response
 
 
-def set_language_cookie(response, value):
+def set_language_cookie(response: Response, value: str) -> None:
     response.set_cookie(COOKIE, value, max_age=COOKIE_SECONDS, path="/", samesite="Lax", httponly=True,
                         secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")))
-
-
-def init_app(app):
-    Babel(app, locale_selector=_locale, default_locale=LOCALES["zh-CN"],
-          default_translation_directories=str(TRANSLATIONS))
-    app.after_request(_vary)

@@ -41,7 +41,7 @@ FIELD_LIMITS = {"title": TITLE_MAX, "summary": APPROVAL_SUMMARY_MAX, "author": A
 
 
 def init_app(app):
-    i18n.init_app(app)
+    app.after_request(i18n.vary_by_language)
 
 
 @bp.app_context_processor

@@ -1,7 +1,7 @@
 """The messages of the pages' scripts, in the page's language (docs/api.md §14).
 
 base.html hands `script_words()` to the scripts as JSON; static/words.js looks them up by key
-(`T("key", {name: value})`, with `%(name)s` placeholders). tests/test_i18n.py checks that every key a
+(`T("key", {name: value})`, with `%(name)s` placeholders). tests/pages/test_i18n.py checks that every key a
 script uses is here. Error codes of the API (docs/api.md §2) have a sentence each, shown before the API's
 own English message, which stays as it came (the JSON API keeps English). How the two go together is the
 catalogue's to say, not the scripts': a Chinese page shows the sentence alone, never English (docs/api.md §20).
@@ -9,7 +9,7 @@ catalogue's to say, not the scripts': a Chinese page shows the sentence alone, n
 from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p
 
-from blueprints.page_words import ACTOR_LABELS, ELEMENT_LABELS, EVENT_DATA_LABELS, EVENT_LABELS, FEEDBACK_LABELS
+from rules.labels import ACTOR_LABELS, ELEMENT_LABELS, EVENT_DATA_LABELS, EVENT_LABELS, FEEDBACK_LABELS
 
 WORDS = {
     # static/api.js

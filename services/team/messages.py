@@ -11,7 +11,8 @@ from typing import Any
 
 from flask_babel import gettext, ngettext
 
-from services.team.words import FEEDBACK_TYPE_LABELS, LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
+from rules.labels import FEEDBACK_TYPE_LABELS
+from services.team.words import LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
 
 TOPIC_CHARS = 60  # a topic or title longer than this is cut (with …): the account and topic lead, briefly
 ACCOUNT_CHARS = 40

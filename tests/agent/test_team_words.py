@@ -8,9 +8,8 @@ from types import SimpleNamespace
 import pytest
 from flask_babel import force_locale
 
-from blueprints.i18n import LOCALES
-from blueprints.page_words import EVENT_LABELS, LIVE_LABELS
 from models import db
+from rules.labels import EVENT_LABELS, LIVE_LABELS, LOCALES
 from services.team import outbox
 from tests.conftest import AGENT_TOKEN, built_app, signed_in_admin
 from tests.helpers.review import article_payload, create_task
