@@ -91,9 +91,9 @@ def build_tools() -> list[Tool]:
              "publishing, live or failed, with articleUrl once live and failReason when it failed).",
              _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.get_task(arguments["taskId"])),
         Tool("get_task_stats",
-             "What readers did with a task's live article: reads, shares, likes, 在看, collections and comments per "
-             "day (ascending) and in total, the article's URL, and the last fetch error. The platform publishes a "
-             "day's figures the next morning; a task that never went live has no days.",
+             "What readers did with a task's live article: reads, shares, likes, wows (zaikanUser), collections and "
+             "comments per day (ascending) and in total, the article's URL, and the last fetch error. The platform "
+             "publishes a day's figures the next morning; a task that never went live has no days.",
              _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.task_stats(arguments["taskId"])),
         Tool("list_review_tasks",
              "List review tasks, newest change first (status pending_review unless given; rejected_rework: "

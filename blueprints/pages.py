@@ -21,6 +21,7 @@ from blueprints.page_words import LABELS
 from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
+from rules.labels import THEME_LABELS
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
 from rules.vocabulary import ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
@@ -162,7 +163,7 @@ def review_detail(task_id):
                            stats=stats, chart=reads_chart(stats["days"]) if stats else None,
                            stats_hour=settings().stats_hour,
                            rendered=rendered, preview=preview, preview_error=preview_error,
-                           themes={name: theme["label"] for name, theme in THEMES.items()},
+                           themes={name: THEME_LABELS.get(name, name) for name in THEMES},
                            element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS, now_iso=now_iso(),
                            preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
                            rework=rework_rounds(task), presence_seconds=settings().presence_seconds)

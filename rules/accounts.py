@@ -31,7 +31,7 @@ def parse(text: object) -> dict[str, str]:
             raise ValueError(f"account {code} is named twice")
         found[code] = name or code
     if not found:
-        raise ValueError("name at least one account, e.g. silicon-rise=硅基崛起,carbon-fitness")
+        raise ValueError("name at least one account, e.g. silicon-rise=Silicon Rise,carbon-fitness")
     return found
 
 

@@ -36,6 +36,7 @@ ELEMENT_LABELS = {"title": _l("Title"), "summary": _l("Summary"), "author": _l("
                   "description": _l("Description"), "images": _l("Images"), "coverCrop": _l("Cover crop"),
                   "commentSettings": _l("Comment settings")}
 CONTENT_TYPE_LABELS = {"article": _l("Article"), "image_post": _l("Image post")}
+THEME_LABELS = {"default": _l("Default"), "tech-blue": _l("Tech blue"), "warm-paper": _l("Warm paper")}
 JOB_STATUS_LABELS = {"running": _l("Running"), "succeeded": _l("Succeeded"), "failed": _l("Failed")}
 TRIGGER_LABELS = {"manual": _l("Manual"), "auto_after_approval": _l("After approval")}
 ATTACHMENT_LABELS = {"screenshot": _l("Screenshot"), "log_file": _l("Log file")}

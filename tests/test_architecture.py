@@ -261,6 +261,38 @@ def test_the_reference_check_sees_a_broken_citation():
     assert _broken_references("services/x.py", fine, sections) == []
 
 
+# No CJK text in production Python (issue 36): words a page, a message or an article shows come from the
+# catalogue in translations/ (docs/conventions.md); Chinese sample content lives in services/demo.py.
+# fakeplatform/ is a test double that imitates the platform's and the robots' own Chinese errmsg, not
+# the service's words. A literal is read as written, so a regex's ranges in \u escapes are no text.
+CJK = re.compile("[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+                 "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0002fa1f]")
+CJK_ALLOWED = ("services/demo.py", "fakeplatform/")
+
+
+def _cjk_literals(name, source):
+    """String literals of `source` written with CJK characters, docstrings left out."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [f"{name}:{node.lineno}: {ast.get_source_segment(source, node)}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and CJK.search(ast.get_source_segment(source, node) or "")]
+
+
+def test_no_cjk_text_in_production_python():
+    found = [literal for path in _sources() if not str(path.relative_to(ROOT)).startswith(CJK_ALLOWED)
+             for literal in _cjk_literals(str(path.relative_to(ROOT)), path.read_text())]
+    assert found == []
+
+
+def test_the_cjk_check_sees_a_literal_but_not_a_docstring_or_an_escape():
+    source = "\n".join(('"""模块"""', 'LABEL = "参考资料"', "def f():", '    """函数"""',
+                        '    return f"{1}在看"  # 注释', 'RANGE = "[\\u4e00-\\u9fff]"', ""))
+    assert [line.split(":")[1] for line in _cjk_literals("x.py", source)] == ["2", "5"]
+
+
 def test_no_test_module_imports_another_test_module():
     """Fixtures live in conftest.py files and builders in tests/helpers/: a test module that imports
     another ties the two together, and renaming one silently breaks the other."""

@@ -9,16 +9,21 @@ role map as it emits each tag; the output never has a <style> element, a class o
 """
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from babel.support import Translations
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
 from .code_highlight import highlight
 
 WECHAT_HOST = "mp.weixin.qq.com"
-REFERENCES_TITLE = "参考资料"
+# The heading of the numbered references is article content, in the article's language: the catalogue's
+# zh_Hans_CN entry, whatever language a page or a thread is in (docs/api.md §5).
+_ARTICLE_WORDS = Translations.load(str(Path(__file__).resolve().parents[2] / "translations"), ["zh_Hans_CN"])
+REFERENCES_TITLE = _ARTICLE_WORDS.gettext("References")
 
 
 def _build_parser():
@@ -191,7 +196,7 @@ class ArticleWriter:
         if not self.references:
             return
         s = self.styles
-        self.out.append(f"{_open('h3', s['refs_heading'])}{REFERENCES_TITLE}</h3>")
+        self.out.append(f"{_open('h3', s['refs_heading'])}{escapeHtml(REFERENCES_TITLE)}</h3>")
         for number, text, written in self.references.values():
             label = written if not text or text == written else f"{text}: {written}"
             self.out.append(f"{_open('p', s['refs_item'])}[{number}] {escapeHtml(label)}</p>")

@@ -87,9 +87,8 @@ _BASE_STYLES = {
 }
 
 
-def _theme(label, code_style, variables=None, styles=None):
+def _theme(code_style, variables=None, styles=None):
     return {
-        "label": label,
         "codeStyle": code_style,  # Pygments style for fenced code
         "cssVariables": {**_BASE_VARIABLES, **(variables or {})},
         "styles": {**_BASE_STYLES, **(styles or {})},
@@ -97,9 +96,8 @@ def _theme(label, code_style, variables=None, styles=None):
 
 
 THEMES = dict(zip(THEME_NAMES, (  # rules.vocabulary names them, in this order
-    _theme("默认", "friendly"),  # default
+    _theme("friendly"),  # default (the pages' names: rules.labels.THEME_LABELS)
     _theme(  # tech-blue
-        "科技蓝",
         "one-dark",
         {
             "--primary-color": "#1e6fff",
@@ -116,7 +114,6 @@ THEMES = dict(zip(THEME_NAMES, (  # rules.vocabulary names them, in this order
         },
     ),
     _theme(  # warm-paper
-        "暖色纸张",
         "solarized-light",
         {
             "--primary-color": "#b5651d",
