@@ -2,7 +2,7 @@
 parameters, and OpenAPI 3.0's reading of nullable schemas (blueprints/apidoc.py assembles the document)."""
 from rules.limits import duration
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
-from services.setting_values import DEFAULT_RETRY_DELAYS
+from services.settings.values import DEFAULT_RETRY_DELAYS
 
 # Response headers, each declared once; blueprints/apidoc.py says which operations send them.
 RESPONSE_HEADERS: dict[str, dict] = {

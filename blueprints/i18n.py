@@ -19,7 +19,7 @@ from werkzeug.wrappers import Response
 from blueprints.common import settings
 from rules.labels import LOCALES
 from rules.vocabulary import PAGE_LANGUAGES
-from services.setting_values import time_zone
+from services.settings.values import time_zone
 
 COOKIE = "review_lang"
 COOKIE_SECONDS = 365 * 24 * 3600

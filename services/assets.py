@@ -23,8 +23,8 @@ from schemas.assets import AssetSchema
 from schemas.dump import dumper
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
 from services.files import clean_file_name, placed_file, write_atomically
-from services.image_checks import check_size, decoded, give_back
-from services.image_fetch import FetchRefused, fetch_bytes
+from services.images.checks import check_size, decoded, give_back
+from services.images.fetch import FetchRefused, fetch_bytes
 from services.platform.uploads import remember_upload
 
 log = logging.getLogger(__name__)

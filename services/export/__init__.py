@@ -4,6 +4,6 @@
     package = build_package(task_id, settings)
 
 Modules: package (the ZIP), manuscript (manuscript.md), package_images (checking each image). Remote
-images are fetched by services/image_fetch.py. package.py imports its siblings, never this package.
+images are fetched by services/images/fetch.py. package.py imports its siblings, never this package.
 """
 from services.export.package import PackageFile, build_package  # noqa: F401

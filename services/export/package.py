@@ -26,7 +26,7 @@ from services.errors import Conflict, StorageUnavailable
 from services.export.manuscript import article, image_post, rewrite_images, topic_only
 from services.export.package_images import FaultyImage, check_decodable, open_local
 from services.files import alive_at_start
-from services.image_fetch import FetchRefused, fetch_to_file
+from services.images.fetch import FetchRefused, fetch_to_file
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
 from services.settings import Settings

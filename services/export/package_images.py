@@ -4,7 +4,7 @@ from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
-import services.image_checks  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
+import services.images.checks  # noqa: F401  (sets Image.MAX_IMAGE_PIXELS to the upload limit)
 from rules.limits import MAX_PIXELS
 from services.files import inside
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PIL import ImageOps
 
 from rules.limits import LOG_MAX_BYTES, SCREENSHOT_MAX_BYTES
-from services.image_checks import check_size, decoded, refuse
+from services.images.checks import check_size, decoded, refuse
 
 log = logging.getLogger(__name__)
 

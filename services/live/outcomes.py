@@ -11,8 +11,8 @@ from models.review import ReviewTask
 from rules.ids import now_iso
 from services.review import save_task
 from services.review.webhooks import enqueue_live_outcome
+from services.settings.team import TeamSettings
 from services.team.outbox import live_ended
-from services.team_settings import TeamSettings
 
 # freepublish/get's and the event's publish_status (docs/api.md §18): 0 live, 1 still publishing.
 STATUS_REASONS = {

@@ -21,14 +21,14 @@ import requests
 from models.platform import PlatformToken
 from models.writes import immediate
 from rules.ids import iso, now_iso, utcnow
-from services.outbound import body_chunks
-from services.platform.body_images import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
+from services.images.platform_format import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
     BODY_IMAGE_MAX,
     KIND_TYPES,
     image_kind,
     prepare_body_image,
     upload_name,
 )
+from services.outbound import body_chunks
 from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
 from services.settings import Settings
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from models import Asset, db
 from services.asset_refs import resolve_ref
 from services.assets import asset_path
-from services.image_fetch import FetchRefused, fetch_bytes
+from services.images.fetch import FetchRefused, fetch_bytes
 from services.platform.client import PlatformError
 from services.platform.uploads import cached_upload, claim_upload, forget_upload, release_claim, remember_upload
 

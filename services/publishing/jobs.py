@@ -35,8 +35,8 @@ from services.review import add_event, apply_decision, fire, load_for_update, sa
 from services.review.state_machine import find_rule, job_rule_for, rule_for
 from services.review.webhooks import enqueue_publish_outcome
 from services.settings import Settings
+from services.settings.team import TeamSettings
 from services.team.outbox import publish_ended
-from services.team_settings import TeamSettings
 
 log = logging.getLogger(__name__)
 TRIGGERS = {"manual": "publish", "auto_after_approval": "auto_publish"}  # state table rows

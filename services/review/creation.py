@@ -24,8 +24,8 @@ from services.review.serialize import task_to_dict
 from services.review.state_machine import rule_for
 from services.review.timeline import add_event
 from services.review.validation import Problems
+from services.settings.team import TeamSettings
 from services.team.outbox import task_awaiting_review
-from services.team_settings import TeamSettings
 
 IDEMPOTENCY_TTL = timedelta(hours=IDEMPOTENCY_HOURS)
 

@@ -28,7 +28,7 @@ from schemas.review.events import WEBHOOKS
 from services import outbound
 from services.background import Worker
 from services.review.timeline import add_event
-from services.setting_values import DEFAULT_RETRY_DELAYS
+from services.settings.values import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
 

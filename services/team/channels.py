@@ -25,8 +25,8 @@ from urllib.parse import quote_plus
 import requests
 
 from services import outbound
+from services.settings.team import Robot, Smtp, TeamSettings
 from services.team.messages import Message, one_line
-from services.team_settings import Robot, Smtp, TeamSettings
 
 REPLY_MAX = 64 * 1024
 SMTP_TIMEOUT = 10  # connecting, and each step of the SMTP conversation

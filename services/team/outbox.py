@@ -10,7 +10,7 @@ from typing import Any
 from models import OutboxMessage
 from rules.ids import new_id, now_iso
 from rules.vocabulary import TEAM_CHANNELS
-from services.team_settings import TeamSettings
+from services.settings.team import TeamSettings
 
 # Set when a channel has a new message: its sender looks at once instead of at its next poll.
 WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}

@@ -19,10 +19,10 @@ from models.outbox import AGENT_CHANNEL
 from rules.ids import iso, utcnow
 from services.background import Worker
 from services.ratelimit import SlidingWindowLimiter
+from services.settings.team import TeamSettings
 from services.team.channels import Send, senders
 from services.team.messages import Message, render
 from services.team.outbox import WAKE
-from services.team_settings import TeamSettings
 
 log = logging.getLogger(__name__)
 

@@ -307,9 +307,9 @@ def test_dingtalks_signature_is_the_documented_hmac_url_encoded(monkeypatch):
     import hmac
     from urllib.parse import quote_plus
 
+    from services.settings.team import Robot
     from services.team import channels
     from services.team.messages import Message
-    from services.team_settings import Robot
 
     sent = []
     monkeypatch.setattr(channels.time, "time", lambda: 1_700_000_000.123)

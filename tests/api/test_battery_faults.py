@@ -288,7 +288,7 @@ def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
 
 
 def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
-    from services.image_fetch import FetchRefused, fetch_bytes
+    from services.images.fetch import FetchRefused, fetch_bytes
 
     host = TricklingServer(body=b"\x89PNG" + bytes(200), content_type="image/png")  # ~30 s at its pace
     started = time.monotonic()

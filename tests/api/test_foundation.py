@@ -143,7 +143,7 @@ def test_a_setting_the_service_cannot_run_with_stops_the_start(tmp_path, monkeyp
                       serve=True)
 
 def test_preview_recipients_per_account_or_for_both():
-    from services.setting_values import preview_recipients
+    from services.settings.values import preview_recipients
 
     assert preview_recipients("silicon-rise: wx_a, wx_b; carbon-fitness: wx_c") == {
         "silicon-rise": ("wx_a", "wx_b"), "carbon-fitness": ("wx_c",)}

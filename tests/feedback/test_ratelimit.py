@@ -8,8 +8,8 @@ from models import db
 from models.feedback import Feedback, FeedbackAttachment
 from services.feedback.ratelimit import limiter_from_settings
 from services.ratelimit import SlidingWindowLimiter
-from services.setting_values import parse_limits
 from services.settings import Settings
+from services.settings.values import parse_limits
 from tests.conftest import assert_error
 from tests.helpers.feedback import UNLIMITED, WEB, payload, submit
 
@@ -228,7 +228,7 @@ def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
 
 def test_large_images_are_decoded_one_at_a_time(monkeypatch):
     """Eight 40-megapixel screenshots decoded at once took the process to 1.3 GB."""
-    import services.image_checks
+    import services.images.checks
     from services.assets import check_image
     from services.feedback.checks import check_screenshot
     from tests.helpers.feedback import image_bytes
@@ -242,7 +242,7 @@ def test_large_images_are_decoded_one_at_a_time(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(services.image_checks, "_LARGE_DECODE", Recording())
+    monkeypatch.setattr(services.images.checks, "_LARGE_DECODE", Recording())
     check_screenshot(image_bytes(size=(40, 30)))
     check_image(image_bytes(size=(40, 30)))
     assert taken == []

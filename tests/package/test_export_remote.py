@@ -1,9 +1,9 @@
-"""The SSRF-guarded remote image fetcher of the package export (services/image_fetch.py)."""
+"""The SSRF-guarded remote image fetcher of the package export (services/images/fetch.py)."""
 import pytest
 import requests
 
-from services import image_fetch as remote
-from services.image_fetch import FetchRefused, address_allowed, fetch_to_file
+from services.images import fetch as remote
+from services.images.fetch import FetchRefused, address_allowed, fetch_to_file
 from tests.helpers.export import ImageServer
 
 

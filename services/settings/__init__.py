@@ -1,4 +1,7 @@
-"""Settings: defaults -> instance/config.py -> environment -> test config (docs/api.md §1)."""
+"""Settings: defaults -> instance/config.py -> environment -> test config (docs/api.md §1).
+
+The package holds every setting: this module the defaults and the typed `Settings` services receive,
+`checks` the refusals at start, `values` how text values read, `team` who hears of tasks (§15)."""
 import os
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -8,14 +11,14 @@ from zoneinfo import ZoneInfo
 from rules import accounts
 from rules.limits import DEFAULT_DUPLICATE_WINDOW_SECONDS
 from rules.vocabulary import DEFAULT_ACCOUNTS, DEFAULT_WEBHOOK_EVENTS
-from services.setting_checks import (  # noqa: F401 (SettingsError and check_database_url: for callers)
+from services.settings.checks import (  # noqa: F401 (SettingsError and check_database_url: for callers)
     RATE_LIMIT_SETTINGS,
     SettingsError,
     check_database_url,
     check_settings,
 )
-from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
-from services.team_settings import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
+from services.settings.team import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
+from services.settings.values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 
 ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY")  # each account's own (docs/api.md §18)
 ACCOUNT_SECRETS = ("_SECRET", "_TOKEN", "_AES_KEY")
@@ -96,7 +99,7 @@ DEFAULTS = {
     "REVIEW_PRESENCE_SECONDS": 60,  # an admin counts as on a task page this long after its last heartbeat
     "REVIEW_DEFAULT_LANGUAGE": "zh-CN",  # admin pages without a review_lang cookie or Accept-Language (docs/api.md §14)
     "REVIEW_TIME_ZONE": "Asia/Shanghai",  # the zone of times in the pages' HTML, before the script shows the browser's
-    **TEAM_DEFAULTS,  # group robots and e-mail (docs/api.md §15), in services/team_settings.py
+    **TEAM_DEFAULTS,  # group robots and e-mail (docs/api.md §15), in services/settings/team.py
 }
 
 # Settings whose values are secrets: never logged or shown.

@@ -10,8 +10,8 @@ from playhouse import db_url
 from rules import accounts
 from rules.limits import WECHAT_ID_PATTERN
 from rules.vocabulary import PAGE_LANGUAGES, WEBHOOK_EVENTS
-from services.setting_values import parse_delays, parse_limits, preview_recipients, split_list, time_zone
-from services.team_settings import team_settings
+from services.settings.team import team_settings
+from services.settings.values import parse_delays, parse_limits, preview_recipients, split_list, time_zone
 
 RATE_LIMIT_SETTINGS = {"ip": "FEEDBACK_RATE_LIMIT_PER_IP", "device": "FEEDBACK_RATE_LIMIT_PER_DEVICE",
                        "version": "FEEDBACK_RATE_LIMIT_PER_VERSION", "channel": "FEEDBACK_RATE_LIMIT_PER_CHANNEL"}

@@ -1,6 +1,6 @@
 """Team notification settings (docs/api.md §15): their defaults, and how they read, checked once at start.
 
-services/settings.py merges TEAM_DEFAULTS into its DEFAULTS and keeps `team_settings(config)` as
+services/settings/__init__.py merges TEAM_DEFAULTS into its DEFAULTS and keeps `team_settings(config)` as
 `Settings.team`. Webhook URLs carry the robot's key (WeCom `key=`, DingTalk `access_token=`, Feishu's
 hook id), so like the secrets they are never quoted in a message or a log line.
 """
@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from rules import accounts
 from rules.vocabulary import DEFAULT_ACCOUNTS, TEAM_CHANNELS, TEAM_EVENTS
-from services.setting_values import split_list
+from services.settings.values import split_list
 
 TEAM_DEFAULTS = {
     "NOTIFY_WECOM_WEBHOOK_URL": "",  # WeCom group robot: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=…
@@ -114,5 +114,5 @@ def team_settings(config: Any) -> TeamSettings:
     try:
         named = accounts.parse(config.get("WECHAT_ACCOUNTS") or ",".join(DEFAULT_ACCOUNTS))
     except ValueError:
-        named = {}  # the start stops naming WECHAT_ACCOUNTS (services.setting_checks)
+        named = {}  # the start stops naming WECHAT_ACCOUNTS (services.settings.checks)
     return TeamSettings(robots, _smtp(config), frozenset(events), public_url.rstrip("/"), named)
