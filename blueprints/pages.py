@@ -7,7 +7,7 @@ so the rules live in one place and the pages show the API's own error messages.
 import json
 from urllib.parse import urlencode
 
-from flask import Blueprint, redirect, render_template, request
+from flask import Blueprint, g, redirect, render_template, request
 from flask_babel import ngettext
 from flask_login import current_user
 from marshmallow import EXCLUDE
@@ -29,6 +29,7 @@ from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySche
 from services import review
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
+from services.ratelimit import admit_body_preview
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
 from services.stats import task_stats, total_reads
@@ -173,7 +174,9 @@ def review_detail(task_id):
 @admin_required("review")
 @api(body=PreviewSchema, responses={200: PreviewResultSchema}, tags=["review"])
 def preview(body):
-    """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved."""
+    """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved.
+    At most BODY_PREVIEWS_PER_ADMIN a minute per admin (429 with Retry-After, docs/api.md §20)."""
+    admit_body_preview(g.actor[1])
     overrides = settings().theme_overrides_for(body["publicAccount"]) if body["publicAccount"] else None
     html, error = review.preview_body(body["markdown"], body["themeTemplate"], overrides)
     if error:

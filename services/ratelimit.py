@@ -1,7 +1,7 @@
-"""Sliding-window rate limits counted in the database: feedback intake (docs/api.md §9) and phone
-previews (docs/api.md §16).
+"""Sliding-window rate limits counted in the database: feedback intake (docs/api.md §9), phone
+previews (docs/api.md §16) and body previews (docs/api.md §20).
 
-Each category (feedback: ip, device, version, channel; preview: task) has limits such as
+Each category (feedback: ip, device, version, channel; preview: task; body_preview: admin) has limits such as
 `20/minute;200/day`. A request is checked against every key it carries and recorded against all of
 them only when none is over its limit, so a client that waits the announced Retry-After gets
 through. The hits live in the `rate_hit` table and the check-and-record runs in one write
@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from models import immediate
 from models.ratelimit import RateHit
+from rules.limits import BODY_PREVIEW_WINDOW_SECONDS, BODY_PREVIEWS_PER_ADMIN
+from services.errors import RateLimited
 
 SWEEP_EVERY = 1000  # hits (per process) between purges of hits older than every window
 
@@ -66,3 +68,16 @@ class SlidingWindowLimiter:
 
     def tracked_keys(self) -> int:
         return RateHit.select(RateHit.category, RateHit.key).distinct().count()
+
+
+_BODY_PREVIEWS = SlidingWindowLimiter({"body_preview": [(BODY_PREVIEWS_PER_ADMIN, BODY_PREVIEW_WINDOW_SECONDS)]})
+
+
+def admit_body_preview(admin: str) -> None:
+    """POST /api/review/preview renders what it is sent (docs/api.md §20): at most BODY_PREVIEWS_PER_ADMIN
+    a minute per admin (the page's live preview sends one at most every 250 ms, and while typing on
+    one every 600 ms), else 429 with Retry-After."""
+    wait = _BODY_PREVIEWS.hit({"body_preview": admin})
+    if wait is not None:
+        raise RateLimited(f"at most {BODY_PREVIEWS_PER_ADMIN} body previews a minute per admin; wait {wait} "
+                          "seconds", wait)

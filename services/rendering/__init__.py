@@ -6,7 +6,17 @@
 
 Pipeline: markdown-it (commonmark + tables + strikethrough, raw HTML escaped) -> one walk over
 the tokens writing each element with its theme style inline -> nh3 allowlist, last.
+
+Bodies come from the agent (docs/api.md §20): the parser's own bounds are in renderer.py, and what a
+body's images are and how a page shows it are remembered by content (image_urls, render_preview), so a
+task page parses each body once, not on every view.
 """
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 from .renderer import PARSER, ArticleWriter, image_sources
 from .sanitize import sanitize
@@ -21,11 +31,65 @@ __all__ = [
     "check_size",
     "image_urls",
     "render_article",
+    "render_preview",
     "theme_config",
 ]
 
 MAX_HTML_CHARS = 20000
 MAX_HTML_BYTES = 1024 * 1024
+# What this process remembers (least recently used goes first): the image sources of 512 bodies, and
+# rendered previews up to 16 million characters in all (a 200,000-character body renders to ~1 million).
+REMEMBERED_BODIES = 512
+REMEMBERED_HTML_CHARS = 16_000_000
+
+
+class _Remembered:
+    """A least-recently-used map bounded by the total weight of its values; shared by threads."""
+
+    def __init__(self, capacity: int, weight: Callable[[Any], int]):
+        self.capacity, self.weight = capacity, weight
+        self.entries: OrderedDict[str, Any] = OrderedDict()
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self.lock:
+            value = self.entries.get(key)
+            if value is not None:
+                self.entries.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        size = self.weight(value)
+        if size > self.capacity:
+            return
+        with self.lock:
+            if key in self.entries:
+                self.total -= self.weight(self.entries.pop(key))
+            self.entries[key] = value
+            self.total += size
+            while self.total > self.capacity:
+                self.total -= self.weight(self.entries.popitem(last=False)[1])
+
+
+_SOURCES = _Remembered(REMEMBERED_BODIES, lambda _urls: 1)
+_PREVIEWS = _Remembered(REMEMBERED_HTML_CHARS, len)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def _sources(markdown: str) -> tuple[str, tuple[str, ...], Any]:
+    """(digest, image sources, the tokens if this call parsed them, else None)."""
+    digest = _digest(markdown)
+    urls = _SOURCES.get(digest)
+    if urls is not None:
+        return digest, urls, None
+    tokens = PARSER.parse(markdown)
+    urls = tuple(image_sources(tokens))
+    _SOURCES.put(digest, urls)
+    return digest, urls, tokens
 
 
 class ContentTooLarge(ValueError):
@@ -42,8 +106,9 @@ def theme_config(theme_template: str | None, account_overrides: dict | None = No
 
 
 def image_urls(markdown: str) -> list[str]:
-    """Every image src in Markdown image syntax, as written, in order, each once."""
-    return image_sources(PARSER.parse(markdown))
+    """Every image src in Markdown image syntax, as written, in order, each once (remembered by content:
+    a PATCH, its checks and the page ask about the same body several times)."""
+    return list(_sources(markdown)[1])
 
 
 def render_article(
@@ -63,6 +128,28 @@ def render_article(
     styles = resolve_styles(name, merged_variables(name, theme_config))
     writer = ArticleWriter(styles, THEMES[name]["codeStyle"], image_map)
     return sanitize(writer.render(PARSER.parse(markdown)))
+
+
+def render_preview(
+    markdown: str,
+    theme_template: str | None,
+    theme_config: dict | None,
+    placeholders: Callable[[list[str]], dict[str, str]],
+) -> str:
+    """render_article for a page: `placeholders(image sources)` gives the image_map (what the page shows
+    instead of an image). The body is parsed at most once here, and the HTML is remembered by body,
+    theme, settings and image map, so showing the same body again costs a lookup (docs/api.md §20)."""
+    name = resolve_name(theme_template)
+    variables = merged_variables(name, theme_config)
+    digest, urls, tokens = _sources(markdown)
+    image_map = placeholders(list(urls))
+    key = digest + _digest(json.dumps([name, variables, image_map], sort_keys=True))
+    html = _PREVIEWS.get(key)
+    if html is None:
+        writer = ArticleWriter(resolve_styles(name, variables), THEMES[name]["codeStyle"], image_map)
+        html = sanitize(writer.render(PARSER.parse(markdown) if tokens is None else tokens))
+        _PREVIEWS.put(key, html)
+    return html
 
 
 def check_size(html: str) -> None:

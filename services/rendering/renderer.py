@@ -10,12 +10,17 @@ role map as it emits each tag; the output never has a <style> element, a class o
 
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
 from babel.support import Translations
-from markdown_it import MarkdownIt
+from markdown_it import MarkdownIt, helpers
 from markdown_it.common.utils import escapeHtml
+from markdown_it.rules_block.table import table
+from markdown_it.rules_inline import StateInline
+
+from rules.limits import MAX_TABLE_COLUMNS
 
 from .code_highlight import highlight
 
@@ -26,8 +31,85 @@ _ARTICLE_WORDS = Translations.load(str(Path(__file__).resolve().parents[2] / "tr
 REFERENCES_TITLE = _ARTICLE_WORDS.gettext("References")
 
 
-def _build_parser():
+def _never(pos: int) -> int:
+    # Facts about the "[" at `pos`, kept in the inline state's own cache of skipped tokens, whose keys
+    # are positions (>= 0): negative keys never meet them. -1-2p: it never closes; -2-2p: a link label
+    # from it runs into a nested link first (refused where nesting is not allowed).
+    return -1 - 2 * pos
+
+
+def _nested(pos: int) -> int:
+    return -2 - 2 * pos
+
+
+def link_label_end(state: StateInline, start: int, disableNested: bool = False) -> int:
+    """markdown-it's parseLinkLabel (the "]" closing the "[" at `start`, or -1), remembering what one walk
+    learns about every "[" it crosses (docs/api.md §20).
+
+    The walk from an opener steps over the same tokens as a walk from any "[" it crosses (each token's end
+    is cached by position), so an opener still open when the walk runs out never closes, and one crossed
+    before a nested link meets it too. markdown-it walks again from every "[" (for `[` * 200,000: ~20
+    nested walks each, 2 s); remembered, each "[" is looked at about once and the tokens come out the same
+    (tests/publishing/test_render_bounds.py compares them with markdown-it's own)."""
+    cache = state.cache
+    if _never(start) in cache or (disableNested and _nested(start) in cache):
+        return -1
+    old_pos = state.pos
+    state.pos = start + 1
+    openers = [start]
+    fact = _never
+    while state.pos < state.posMax:
+        pos = state.pos
+        marker = state.src[pos]
+        if marker == "]":
+            if len(openers) == 1:
+                state.pos = old_pos
+                return pos
+            openers.pop()
+        elif marker == "[":
+            if _never(pos) in cache:  # an opener inside that never closes: neither do those around it
+                break
+            if disableNested and _nested(pos) in cache:
+                fact = _nested
+                break
+        state.md.inline.skipToken(state)
+        if marker == "[":
+            if state.pos == pos + 1:
+                openers.append(pos)  # a "[" of text: one level deeper
+            elif disableNested:
+                fact = _nested
+                break
+    for opener in openers:
+        cache[fact(opener)] = -1
+    state.pos = old_pos
+    return -1
+
+
+def bounded_table(state: Any, startLine: int, endLine: int, silent: bool) -> bool:
+    """GFM tables of at most MAX_TABLE_COLUMNS columns (docs/api.md §20): a wider one stays a paragraph
+    of text. Its delimiter row (the second line) says how many there are."""
+    if startLine + 1 < endLine:
+        second = startLine + 1
+        delimiter = state.src[state.bMarks[second] + state.tShift[second]:state.eMarks[second]]
+        if delimiter.count("|") > MAX_TABLE_COLUMNS + 1:
+            return False
+    return table(state, startLine, endLine, silent)
+
+
+def _bounded_helpers() -> ModuleType:
+    """markdown-it's link helpers with link_label_end (the link and image rules call them through
+    `md.helpers`)."""
+    bounded = ModuleType(f"{__name__}.link_helpers")
+    bounded.__dict__.update({name: getattr(helpers, name) for name in helpers.__all__})
+    bounded.parseLinkLabel = link_label_end  # type: ignore[attr-defined]
+    return bounded
+
+
+def _build_parser(bounded=True):
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    if bounded:  # bench/bench_bounds.py builds the unbounded one to compare
+        md.helpers = _bounded_helpers()
+        md.block.ruler.at("table", bounded_table, {"alt": ["paragraph", "reference"]})
     # Keep link and image destinations exactly as written (after Markdown unescaping), so
     # image_urls() and image_map keys agree with the Markdown text; the renderer percent-encodes
     # them itself (normalize_link) when it writes href/src.

@@ -9,7 +9,7 @@ from typing import Any
 from rules.vocabulary import REQUIRED_SELECTION_KEYS
 from services.asset_refs import resolve_many
 from services.assets import asset_view
-from services.rendering import image_urls, render_article, theme_config
+from services.rendering import render_preview, theme_config
 
 
 def _task_assets(task):
@@ -109,10 +109,11 @@ NOT_AN_ASSET = "/static/not-an-asset.svg"
 def preview_body(markdown: str | None, theme: str | None, account_overrides: dict[str, Any] | None = None) -> tuple[str,
                  str | None]:
     """(html, None), or ("", message) when the theme or its overrides cannot be applied."""
-    try:
-        urls = image_urls(markdown or "")
+    def placeholders(urls):
         found = resolve_many(urls)
-        unknown = {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}
-        return render_article(markdown or "", theme, theme_config(theme, account_overrides), unknown), None
+        return {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}
+
+    try:  # parsed once, the HTML remembered by content (docs/api.md §20)
+        return render_preview(markdown or "", theme, theme_config(theme, account_overrides), placeholders), None
     except ValueError as err:
         return "", str(err)

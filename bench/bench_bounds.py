@@ -1,0 +1,154 @@
+"""Time and peak memory of the rework diff and of a body's render against body size (docs/api.md §20,
+docs/performance.md).
+
+    python bench/bench_bounds.py [--sizes 25000,50000,100000,200000] [--runs 3] [--unbounded]
+
+diff: services.review.changes.text_ops on an ordinary article with 30 paragraphs edited, the same
+article rewritten, equal lines plus one character (12,000 lines of "a" is 24,000 characters), and
+"a" * n against "ab" * n/2 (no common block longer than one character: the budget runs out).
+render: services.rendering.render_preview of an ordinary article, n "[", n/2 "*[", and a table of
+n/40 columns, cold (first view) and warm (remembered). Times are the best of --runs; peak memory is
+tracemalloc's, in a separate run. --unbounded also times what the tree did before: difflib's
+SequenceMatcher over lines and then characters without a budget, and markdown-it without the bounded
+label walk, parsing the body twice (for its images, then to render it), on sizes it finishes in
+reasonable time.
+"""
+import argparse
+import random
+import sys
+import time
+import tracemalloc
+from difflib import SequenceMatcher
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_render import build_article
+from services.rendering import render_article, render_preview, renderer
+from services.review.changes import text_ops
+
+UNBOUNDED_PARSER = renderer._build_parser(bounded=False)
+
+
+def unbounded_ops(before, after):
+    """The diff before docs/api.md §20: lines, then characters of changed blocks under 4M pairs."""
+    lines_a, lines_b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    count = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, lines_a, lines_b, autojunk=False).get_opcodes():
+        old, new = "".join(lines_a[i1:i2]), "".join(lines_b[j1:j2])
+        if tag != "equal" and len(old) * len(new) <= 4_000_000:
+            count += len(SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+    return count
+
+
+def unbounded_render(markdown):
+    UNBOUNDED_PARSER.parse(markdown)  # image_urls, then render_article: two parses
+    return render_article(markdown)
+
+
+def edited(article, count, seed=1):
+    lines = article.splitlines(keepends=True)
+    rnd = random.Random(seed)
+    for index in rnd.sample(range(len(lines)), min(count, len(lines))):
+        middle = len(lines[index]) // 2
+        lines[index] = lines[index][:middle] + "改动了一些文字" + lines[index][middle:]
+    return "".join(lines)
+
+
+def diff_cases(size):
+    article = build_article(size)
+    return {
+        "article, 30 edits": (article, edited(article, 30)),
+        "article rewritten": (article, build_article(size * 3 // 4).replace("的", "地")),
+        "equal lines + 1": ("a\n" * (size // 2), "a\n" * (size // 2) + "x"),
+        "a*n vs (ab)*n/2": ("a" * min(size, 2000), "ab" * (min(size, 2000) // 2)),
+    }
+
+
+def table(size):
+    columns = max(2, size // 40)
+    rows = max(1, size // (2 * columns) - 2)
+    return "|" + "a|" * columns + "\n|" + "-|" * columns + "\n" + ("|" + "b|" * columns + "\n") * rows
+
+
+def render_cases(size):
+    return {
+        "ordinary article": build_article(size),
+        '"["': "[" * size,
+        '"*["': "*[" * (size // 2),
+        "wide table": table(size),
+    }
+
+
+def best(call, runs):
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return min(seconds)
+
+
+def peak_mib(call):
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+_fresh = iter(range(10**9))
+
+
+def fresh(markdown):
+    """The same body, new to the preview cache (a comment line at the end)."""
+    return f"{markdown}\n\n<!-- {next(_fresh)} -->\n"
+
+
+def no_images(urls):
+    return {}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="25000,50000,100000,200000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--unbounded", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+
+    extra = f" {'unbounded ms':>13}" if args.unbounded else ""
+    print(f"{'diff':20} {'chars':>8} {'ms':>9} {'peak MiB':>9} {'result':>14}{extra}")
+    for size in sizes:
+        for name, (before, after) in diff_cases(size).items():
+            ops = text_ops(before, after)
+            seconds = best(lambda b=before, a=after: text_ops(b, a), args.runs)
+            memory = peak_mib(lambda b=before, a=after: text_ops(b, a))
+            result = "too large" if ops is None else f"{len(ops)} ops"
+            line = f"{name:20} {len(before):>8} {seconds * 1000:>9.1f} {memory:>9.1f} {result:>14}"
+            if args.unbounded:
+                slow = name in ("equal lines + 1", "a*n vs (ab)*n/2") and len(before) > 8000
+                spent = "(skipped)" if slow else f"{best(lambda b=before, a=after: unbounded_ops(b, a), 1) * 1000:.1f}"
+                line += f" {spent:>13}"
+            print(line, flush=True)
+
+    print()
+    print(f"{'render':20} {'chars':>8} {'cold ms':>9} {'warm ms':>9} {'peak MiB':>9} {'html chars':>11}{extra}")
+    for size in sizes:
+        for name, markdown in render_cases(size).items():
+            html = render_preview(fresh(markdown), None, None, no_images)
+            cold = best(lambda m=markdown: render_preview(fresh(m), None, None, no_images), args.runs)
+            kept = fresh(markdown)
+            render_preview(kept, None, None, no_images)
+            warm = best(lambda k=kept: render_preview(k, None, None, no_images), args.runs)
+            memory = peak_mib(lambda m=markdown: render_preview(fresh(m), None, None, no_images))
+            line = (f"{name:20} {len(markdown):>8} {cold * 1000:>9.1f} {warm * 1000:>9.3f} {memory:>9.1f} "
+                    f"{len(html):>11}")
+            if args.unbounded:
+                line += f" {best(lambda m=markdown: unbounded_render(m), 1) * 1000:>13.1f}"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
