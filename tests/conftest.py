@@ -6,7 +6,6 @@ tests/helpers/postgres.py): every rule it checks holds on both stores."""
 import os
 import shutil
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,13 @@ import pytest
 from app import create_app
 from fakeplatform import FakePlatform
 from models import db
-from services.settings import Settings
 from tests.helpers import response_check
+from tests.helpers.app import AGENT_TOKEN, built_app, create_admin, login, signed_in_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.postgres import Cluster, binaries
 from tests.helpers.publishing import ACCOUNTS, platform_settings
 from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import article_payload, create_task, image_post_payload, make_asset
-
-AGENT_TOKEN = "agent-token-for-tests-0123456789"
-ADMIN_PASSWORD = "correct horse battery"
-
 
 STORES = ("sqlite", "postgresql")
 
@@ -106,21 +101,6 @@ def answers_match_the_document():
     assert problems == [], "answers unlike the OpenAPI document"
 
 
-def reload_settings(app):
-    """Settings are read once at start; a test that changes app.config afterwards plays a restart."""
-    app.extensions["settings"] = Settings.from_config(app.config)
-
-
-@contextmanager
-def built_app(make_app, **overrides):
-    """make_app(**overrides), closing this thread's database connection afterwards."""
-    try:
-        yield make_app(**overrides)
-    finally:
-        if not db.is_closed():
-            db.close()
-
-
 @pytest.fixture
 def app(make_app):
     with built_app(make_app) as application:
@@ -196,28 +176,6 @@ def runner(app):
     return app.test_cli_runner()
 
 
-def create_admin(username="admin", password=ADMIN_PASSWORD, permissions="review,feedback"):
-    from services.auth import save_admin
-
-    with db.connection_context():
-        return save_admin(username, password, permissions)
-
-
-def login(client, username="admin", password=ADMIN_PASSWORD):
-    response = client.post("/api/auth/login", data={"username": username, "password": password})
-    assert response.status_code == 303, response.data
-    assert "error=" not in response.headers["Location"], response.headers["Location"]
-    return response
-
-
-def signed_in_admin(app):
-    """A test client of `app` signed in as a new admin holding both permissions."""
-    create_admin()
-    test_client = app.test_client()
-    login(test_client)
-    return test_client
-
-
 @pytest.fixture
 def admin_client(app):
     return signed_in_admin(app)
@@ -226,14 +184,3 @@ def admin_client(app):
 @pytest.fixture
 def agent_headers():
     return {"x-review-agent-token": AGENT_TOKEN}
-
-
-def assert_error(response, status, code):
-    """The error shape (docs/api.md §2) with the expected status and code."""
-    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
-    body = response.get_json()
-    assert set(body) == {"error"}, body
-    assert body["error"]["code"] == code, body
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
-    assert isinstance(body["error"]["details"], dict)
-    return body["error"]

@@ -295,7 +295,7 @@ def test_the_cjk_check_sees_a_literal_but_not_a_docstring_or_an_escape():
 
 def test_no_test_module_imports_another_test_module():
     """Fixtures live in conftest.py files and builders in tests/helpers/: a test module that imports
-    another ties the two together, and renaming one silently breaks the other."""
+    another (or a conftest's helpers) ties the two together, and renaming one silently breaks the other."""
     imports = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if "node_modules" in path.parts:
@@ -304,6 +304,7 @@ def test_no_test_module_imports_another_test_module():
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            if any(name.startswith("tests.") and name.rpartition(".")[2].startswith("test_") for name in names):
+            if any(name.startswith("tests.") and (name.rpartition(".")[2].startswith("test_") or ".conftest" in name
+                                                  or name.endswith("conftest")) for name in names):
                 imports.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert imports == []

@@ -57,7 +57,7 @@ def verified(receiver):
 
 def full_lifecycle(app, fake, agent_headers):
     """Rejected, patched, approved and published with a failed first try, then retried: every event."""
-    from tests.conftest import signed_in_admin
+    from tests.helpers.app import signed_in_admin
 
     admin = signed_in_admin(app)
     cover = make_asset(app, 900, 500)
@@ -130,7 +130,7 @@ def test_a_receiver_that_was_down_gets_one_tasks_events_in_order(make_app, fake,
     """While the first event of a task waits for its retry, the task's later events wait behind it;
     another task's events are not held up."""
     app = make_app(**platform_settings(fake))
-    from tests.conftest import signed_in_admin
+    from tests.helpers.app import signed_in_admin
 
     admin = signed_in_admin(app)
     cover = make_asset(app, 900, 500)

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 
 from agentmcp.api import ApiError, read_upload
 from models import Asset, db
-from tests.conftest import AGENT_TOKEN, signed_in_admin
+from tests.helpers.app import AGENT_TOKEN, signed_in_admin
 from tests.helpers.review import (
     approve_article,
     article_payload,

@@ -162,7 +162,7 @@ def test_discard_for_task_removes_only_pending(app):
 
 def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make_app, receiver):
     """decision reject_rework -> outbox -> signed webhook -> agent_notified on the task's timeline."""
-    from tests.conftest import AGENT_TOKEN, create_admin, login
+    from tests.helpers.app import AGENT_TOKEN, create_admin, login
     from tests.helpers.review import (
         article_payload,
         article_selections,

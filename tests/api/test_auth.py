@@ -23,7 +23,7 @@ from blueprints.apidoc import api
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
 from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 

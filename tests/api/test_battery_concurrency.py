@@ -19,7 +19,7 @@ import requests
 from models import Asset, db
 from models.feedback import Feedback
 from models.review import ReviewTask, TimelineEvent
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.review import article_payload, create_task, live_server, png_bytes
 

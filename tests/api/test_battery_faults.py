@@ -26,7 +26,7 @@ from app import create_app
 from fakeplatform import FakePlatform
 from models import Asset, db
 from models.feedback import FeedbackAttachment
-from tests.conftest import AGENT_TOKEN, create_admin, login
+from tests.helpers.app import AGENT_TOKEN, create_admin, login
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
 ROOT = Path(__file__).resolve().parents[2]

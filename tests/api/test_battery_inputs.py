@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 from fakeplatform import FakePlatform
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login, signed_in_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login, signed_in_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, live_server, make_asset

@@ -17,7 +17,7 @@ import pytest
 
 from fakeplatform import FakePlatform
 from models import ReviewTask, db
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.export import (
     ImageServer,
     download,

@@ -18,7 +18,7 @@ from blueprints.apidoc import api
 from models import AdminUser, db
 from models.schema import LATEST, current_version
 from services.errors import Conflict, PreconditionFailed, RateLimited
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 
 
 def test_state_folders_and_secret_key_reused(make_app, tmp_path):

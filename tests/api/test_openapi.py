@@ -11,7 +11,7 @@ from models import db
 from rules.limits import IDEMPOTENCY_KEY_MAX as MAX_KEY_LENGTH
 from rules.vocabulary import ATTACHMENT_KINDS
 from schemas.assets import UPLOAD_SCOPES
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.openapi import resolved, schema_validator
 
 ROOT = Path(__file__).resolve().parents[2]

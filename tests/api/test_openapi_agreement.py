@@ -4,7 +4,7 @@ value it forbids is 400 naming that parameter. Plus the rules JSON Schema cannot
 and the methods a path documents against the `Allow` the service sends."""
 import pytest
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import create_task, decision_url, image_post_payload, make_asset
 
 LIST_ROUTES = ("/api/assets", "/api/feedbacks", "/api/feedbacks/export.csv", "/api/review/agent/tasks",

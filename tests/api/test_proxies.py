@@ -1,7 +1,7 @@
 """Behind a reverse proxy (TRUSTED_PROXIES): limits and sign-in throttles count the client's own
 address, and an https page's writes pass the same-origin check. Without the setting the forwarded
 headers are ignored, so a client cannot pick the address it is counted under."""
-from tests.conftest import ADMIN_PASSWORD, assert_error, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, assert_error, create_admin
 from tests.helpers.feedback import UNLIMITED, WEB, submit
 
 PROXY = "10.9.9.9"  # the proxy's own address, the same for every request it passes on

@@ -19,7 +19,7 @@ from agentmcp.server import build_server
 from agentmcp.tools import build_tools
 from cli.demo import mcp_lines
 from rules.ids import new_id
-from tests.conftest import AGENT_TOKEN, signed_in_admin
+from tests.helpers.app import AGENT_TOKEN, signed_in_admin
 from tests.helpers.review import article_selections, decision_url, live_server, locked_except, png_bytes
 from tests.helpers.served import answers_ok, free_port, wait_until
 

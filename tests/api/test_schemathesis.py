@@ -42,7 +42,7 @@ from schemathesis.specs.openapi.checks import (
 
 from app import create_app
 from models import db
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.review import (
     approve_article,

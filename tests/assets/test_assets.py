@@ -9,7 +9,7 @@ from PIL import Image
 
 from models import Asset, db
 from services import asset_refs, assets, files
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.assets import ID_NAME, bomb_png, image_bytes, rows_cut_short
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -8,7 +8,7 @@ import zlib
 import pytest
 
 from models import Asset, db
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.feedback import created, upload
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"

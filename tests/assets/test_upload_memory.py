@@ -9,7 +9,7 @@ import pytest
 import requests
 from PIL import Image
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.served import AGENT, served_process
 
 SIZE = 6000

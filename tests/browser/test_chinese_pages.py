@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in_as, task_by_topic
+from tests.helpers.browser import sign_in_as, task_by_topic
 
 # What a person reads on the page, minus content (topics, bodies, feedback text, file names, ids, logs):
 # text nodes and the labels assistive technology reads out.

@@ -2,7 +2,7 @@
 and the status form."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in
+from tests.helpers.browser import screenshot, sign_in
 
 
 def rows(page):

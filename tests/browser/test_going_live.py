@@ -11,17 +11,17 @@ from werkzeug.serving import make_server
 from cli.demo import platform_settings, push_events_to, start_fake_platform
 from models import db
 from services.auth import save_admin
-from tests.browser.conftest import (
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN
+from tests.helpers.browser import (
     DEMO_ADMIN,
     OUTPUT,
     LiveServer,
-    _QuietHandler,
+    QuietHandler,
     axe_violations,
     screenshot,
     sideways_overflow,
     sign_in_as,
 )
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
@@ -33,7 +33,7 @@ def live_server(make_app):
     fake, base_url = start_fake_platform()
     fake.publish_seconds = 0.2
     app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1")
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_port}"

@@ -3,7 +3,7 @@ feedback list and detail, the sign-in and an error page, at 320, 360, 375 and 39
 languages. Nothing inside a page sticks out of its box and is cut off either (the body options' cards)."""
 import pytest
 
-from tests.browser.conftest import sign_in_as, task_by_topic
+from tests.helpers.browser import sign_in_as, task_by_topic
 
 WIDTHS = (320, 360, 375, 390)
 

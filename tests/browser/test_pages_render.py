@@ -2,7 +2,7 @@
 screenshot is saved to tests/output/."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in
+from tests.helpers.browser import screenshot, sign_in
 
 ALL_IMAGES_LOADED = """Promise.all([...document.images].map(
     (i) => i.complete || new Promise((done) => { i.onload = done; i.onerror = done; })))"""

@@ -4,8 +4,8 @@ import time
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.helpers.browser import sign_in
 from tests.helpers.review import article_payload, create_task
 
 

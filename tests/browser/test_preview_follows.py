@@ -4,7 +4,7 @@ with the body); an image post has its live newspic card (images, title, descript
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in_as, task_by_topic
+from tests.helpers.browser import screenshot, sign_in_as, task_by_topic
 
 SECTIONS = 120
 LONG = "\n\n".join(f"## 第{n}节\n\n" + f"第{n}节的正文，讲芯片封装的一个细节。" * 5 for n in range(1, SECTIONS + 1))

@@ -2,8 +2,8 @@
 held until it ends, then the draft sent to a phone (docs/api.md §12)."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in, stored_task, task_by_topic
-from tests.conftest import reload_settings
+from tests.helpers.app import reload_settings
+from tests.helpers.browser import sign_in, stored_task, task_by_topic
 
 
 def test_progress_while_publishing_then_a_preview_on_the_phone(page, demo, live_server, console):
@@ -63,7 +63,7 @@ def test_an_article_created_with_titles_only_gets_its_body_from_the_reviewer(pag
     """Issue 20: the page offers a body to write when the agent sent none, and the task publishes."""
     import requests
 
-    from tests.conftest import AGENT_TOKEN
+    from tests.helpers.app import AGENT_TOKEN
     from tests.helpers.review import png_bytes
 
     agent = {"x-review-agent-token": AGENT_TOKEN}

@@ -4,7 +4,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in, stored_task, task_by_topic
+from tests.helpers.browser import screenshot, sign_in, stored_task, task_by_topic
 
 TOPIC = "芯片的下一个十年"
 
@@ -113,7 +113,7 @@ def test_api_errors_are_shown_next_to_the_field(page, demo, console):
 def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page, demo, live_server, console):
     import requests
 
-    from tests.conftest import AGENT_TOKEN
+    from tests.helpers.app import AGENT_TOKEN
 
     task = task_by_topic(demo, "AI 芯片散热的新办法")
     sign_in(page, f"/review/{task['id']}")

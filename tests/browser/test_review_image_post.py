@@ -3,7 +3,7 @@ with a failed job and its retry against the fake platform, the image list by key
 that choosing another candidate would discard."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in, stored_task, task_by_topic
+from tests.helpers.browser import screenshot, sign_in, stored_task, task_by_topic
 
 
 def focus_ring(page):

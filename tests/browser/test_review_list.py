@@ -1,5 +1,5 @@
 """Signing in and finding tasks on /review: status tabs with counts, account and date filters."""
-from tests.browser.conftest import screenshot, sign_in
+from tests.helpers.browser import screenshot, sign_in
 
 
 def rows(page):

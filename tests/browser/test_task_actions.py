@@ -4,7 +4,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in, task_by_topic
+from tests.helpers.browser import sign_in, task_by_topic
 
 
 def test_download_the_package_of_a_task(page, demo, tmp_path, console):

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot, sign_in
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
+from tests.helpers.browser import screenshot, sign_in
 from tests.helpers.review import (
     article_payload,
     article_selections,

@@ -8,7 +8,7 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from models import Asset, db
-from tests.browser.conftest import sign_in, stored_task, task_by_topic
+from tests.helpers.browser import sign_in, stored_task, task_by_topic
 
 
 def png(width, height, color):

@@ -4,7 +4,7 @@ Chinese and English, no sideways scrolling and no critical or serious axe-core v
 Chinese at phone size into tests/output/."""
 import pytest
 
-from tests.browser.conftest import OUTPUT, axe_violations, screenshot, sideways_overflow, sign_in_as
+from tests.helpers.browser import OUTPUT, axe_violations, screenshot, sideways_overflow, sign_in_as
 
 ALL_IMAGES_LOADED = """Promise.all([...document.images].map(
     (i) => i.complete || new Promise((done) => { i.onload = done; i.onerror = done; })))"""

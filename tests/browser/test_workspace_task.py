@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from models import db
 from services import review
-from tests.browser.conftest import sign_in_as, task_by_topic
+from tests.helpers.browser import sign_in_as, task_by_topic
 
 BOTH = [("zh-CN", "wide"), ("zh-CN", "phone"), ("en", "wide"), ("en", "phone")]
 WORDS = {"zh-CN": {"publish": "通过并发布", "submit": "提交决定", "published": "已发布为微信草稿",

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import sign_in_as, task_by_topic
+from tests.helpers.browser import sign_in_as, task_by_topic
 
 WORDS = {  # a few words each page must show in its language
     "zh-CN": {"list": ["审核任务", "待审核", "图文文章", "图片消息", "筛选"],

@@ -9,7 +9,7 @@ from models.feedback import index_pending
 from schemas.common import MAX_PAGE
 from services.errors import Unauthorized
 from services.feedback import queries, triage
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.feedback import MINI, created, payload, set_fields, submit, upload
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

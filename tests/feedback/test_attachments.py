@@ -12,7 +12,7 @@ from PIL import Image
 from models import db
 from models.feedback import FeedbackAttachment
 from rules.ids import iso, utcnow
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.feedback import (
     MINI,
     UNLIMITED,

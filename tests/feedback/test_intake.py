@@ -8,7 +8,7 @@ import pytest
 from models import db
 from models.feedback import Feedback, FeedbackDaySequence
 from rules.ids import iso, utcnow
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.feedback import MINI, UNLIMITED, WEB, payload, set_fields, submit
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -10,7 +10,7 @@ from services.feedback.ratelimit import limiter_from_settings
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 from services.settings.values import parse_limits
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.feedback import UNLIMITED, WEB, payload, submit
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

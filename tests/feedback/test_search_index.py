@@ -11,7 +11,7 @@ from models.feedback import INDEX_BATCH, index_pending
 from models.schema import LATEST, current_version
 from models.store import fold_case
 from services.feedback import indexing
-from tests.conftest import built_app, create_admin, login
+from tests.helpers.app import built_app, create_admin, login
 from tests.helpers.feedback import UNLIMITED, created
 
 QUEUED = "SELECT COUNT(*) FROM feedback_search_pending"

@@ -9,7 +9,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.feedback import UNLIMITED, payload, submit, upload
 
 

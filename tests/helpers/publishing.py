@@ -3,6 +3,7 @@
 import base64
 from datetime import datetime, timedelta
 
+from fakeplatform.freepublish import encoding_aes_key
 from models import db
 from models.platform import PlatformUpload
 from tests.helpers.review import (
@@ -20,6 +21,9 @@ ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
             "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
 # The agent webhook secret of the statistics tests (tests/stats/).
 STATS_SECRET = "whsec_" + base64.b64encode(b"stats-events-secret-0123456789ab").decode()
+# silicon-rise's server URL token and EncodingAESKey in the going-live tests (tests/live/).
+LIVE_TOKEN = "event-token-silicon-rise"
+LIVE_AES_KEY = encoding_aes_key()
 ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
 
 

@@ -11,7 +11,7 @@ import tarfile
 from contextlib import closing
 from pathlib import Path
 
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.feedback import image_bytes, payload, upload
 from tests.helpers.review import article_payload, create_task, png_bytes
 

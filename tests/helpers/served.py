@@ -10,7 +10,7 @@ from pathlib import Path
 
 import requests
 
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.feedback import UNLIMITED
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """A populated instance and its answers, for copying between stores (copy-to)."""
 import io
 
-from tests.conftest import AGENT_TOKEN, create_admin, login
+from tests.helpers.app import AGENT_TOKEN, create_admin, login
 from tests.helpers.feedback import WEB, payload, submit
 from tests.helpers.publishing import approved_article, publish
 from tests.helpers.review import article_payload, create_task, decision_url, make_asset, patch_url

@@ -2,13 +2,11 @@
 event pushes reach it over real HTTP (tests/helpers/review.py live_server)."""
 import pytest
 
-from fakeplatform.freepublish import encoding_aes_key
-from tests.conftest import built_app
-from tests.helpers.publishing import ACCOUNTS, platform_settings
+from tests.helpers.app import built_app
+from tests.helpers.publishing import ACCOUNTS, LIVE_AES_KEY, LIVE_TOKEN, platform_settings
 from tests.helpers.review import live_server
 
-TOKEN = "event-token-silicon-rise"
-AES_KEY = encoding_aes_key()
+TOKEN, AES_KEY = LIVE_TOKEN, LIVE_AES_KEY
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 from fakeplatform import FakePlatform
 from fakeplatform.freepublish import sha1_sorted
 from services.settings import SettingsError
-from tests.conftest import assert_error, built_app
+from tests.helpers.app import assert_error, built_app
 from tests.helpers.publishing import go_live_url, platform_settings, wait_for_live
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, live_server, make_asset
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from models import OutboxMessage, db
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.publishing import go_live_url, published_article, wait_for_live
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 

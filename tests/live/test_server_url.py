@@ -4,14 +4,21 @@ import pytest
 import requests
 
 from fakeplatform.freepublish import encoding_aes_key, publish_event_xml, sha1_sorted, signed_push
-from tests.conftest import built_app
-from tests.helpers.publishing import ACCOUNTS, go_live_url, platform_settings, published_article, wait_for_live
-from tests.live.conftest import AES_KEY, TOKEN
+from tests.helpers.app import built_app
+from tests.helpers.publishing import (
+    ACCOUNTS,
+    LIVE_AES_KEY,
+    LIVE_TOKEN,
+    go_live_url,
+    platform_settings,
+    published_article,
+    wait_for_live,
+)
 
 APPID = ACCOUNTS["silicon-rise"][0]
 
 
-def _query(token=TOKEN, **extra):
+def _query(token=LIVE_TOKEN, **extra):
     return {"signature": sha1_sorted(token, "1700000000", "42"), "timestamp": "1700000000", "nonce": "42", **extra}
 
 
@@ -55,7 +62,8 @@ def wait_until_finished(fake, publish_id):
 @pytest.mark.parametrize("mode", ["plain", "compatible", "aes"])
 def test_each_mode_of_the_push_moves_the_task_live(admin_client, fake, served_url, publishing, mode):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": TOKEN, "aes_key": AES_KEY, "mode": mode}
+    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
+              "mode": mode}
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert live["status"] == "live" and live["articleUrl"] == fake.publishes[publish_id]["article_url"]
@@ -63,7 +71,7 @@ def test_each_mode_of_the_push_moves_the_task_live(admin_client, fake, served_ur
 
 def test_masssendjobfinish_is_read_too(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": TOKEN, "aes_key": "", "mode": "plain"}
+    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": "", "mode": "plain"}
     assert fake.push_publish_event(publish_id, target, event="MASSSENDJOBFINISH") == (200, "success")
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["status"] == "live"
 
@@ -77,9 +85,9 @@ def test_a_bad_signature_or_key_changes_nothing(admin_client, fake, served_url, 
     if forgery == "signature":
         answer = signed_push(url, "not-the-token", xml)
     elif forgery == "key":  # signed right, encrypted with another key
-        answer = signed_push(url, TOKEN, xml, "aes", encoding_aes_key(), APPID)
+        answer = signed_push(url, LIVE_TOKEN, xml, "aes", encoding_aes_key(), APPID)
     elif forgery == "appid":  # made for another account
-        answer = signed_push(url, TOKEN, xml, "aes", AES_KEY, "wx-someone-else")
+        answer = signed_push(url, LIVE_TOKEN, xml, "aes", LIVE_AES_KEY, "wx-someone-else")
     else:
         query = _query(encrypt_type="aes", msg_signature="0" * 40)
         answer = requests.post(url, params=query, data=b"<xml><Encrypt><![CDATA[AAAA]]></Encrypt></xml>", timeout=5)
@@ -90,7 +98,7 @@ def test_a_bad_signature_or_key_changes_nothing(admin_client, fake, served_url, 
 
 def test_a_replayed_event_changes_nothing(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": TOKEN, "aes_key": "", "mode": "plain"}
+    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": "", "mode": "plain"}
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
     # The same event again, and a later one saying otherwise: answered, nothing changes.
@@ -112,7 +120,7 @@ def test_other_messages_and_unknown_submissions_are_answered_and_ignored(admin_c
             b"<MsgType>text</MsgType><Content>hello</Content></xml>")
     assert requests.post(url, params=_query(), data=text, timeout=5).text == "success"
     unknown = publish_event_xml("999999", 0, "a", "http://x/s/a")
-    assert signed_push(url, TOKEN, unknown).text == "success"
+    assert signed_push(url, LIVE_TOKEN, unknown).text == "success"
     entities = b'<!DOCTYPE x [<!ENTITY a "aaaa">]><xml><Event>&a;</Event></xml>'
     assert requests.post(url, params=_query(), data=entities, timeout=5).status_code == 400
     after = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()

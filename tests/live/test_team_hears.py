@@ -3,7 +3,7 @@ know it (WECHAT_ACCOUNTS), through the robots as every other team message."""
 import pytest
 
 from fakeplatform.robots import FakeRobot
-from tests.conftest import built_app
+from tests.helpers.app import built_app
 from tests.helpers.publishing import go_live_url, platform_settings, published_article, wait_for_live
 from tests.helpers.team import send_pass
 
@@ -25,7 +25,7 @@ def test_live_and_live_failed_reach_the_robot_with_the_accounts_name(make_app, f
                 "REVIEW_DEFAULT_LANGUAGE": "zh-CN", "WECHAT_LIVE_WORKER_ENABLED": True,
                 "WECHAT_PUBLISH_POLL_DELAYS": "0.1"}
     with built_app(make_app, **settings) as app:
-        from tests.conftest import AGENT_TOKEN, signed_in_admin
+        from tests.helpers.app import AGENT_TOKEN, signed_in_admin
 
         admin = signed_in_admin(app)
         task = published_article(app, admin, {"x-review-agent-token": AGENT_TOKEN})

@@ -7,7 +7,7 @@ import pytest
 
 from models import AdminUser, db
 from models.row_copy import copy_rows_to
-from tests.conftest import create_admin
+from tests.helpers.app import create_admin
 
 pytestmark = pytest.mark.both_stores
 WAIT = 30  # seconds; only a broken copy waits this long

@@ -33,7 +33,7 @@ def test_keyword_search_reads_the_trigram_indexes(pg_app):
                 "EXPLAIN SELECT id FROM feedback WHERE title ILIKE %s OR content ILIKE %s",
                 ["%打开就闪退%", "%打开就闪退%"]))
     assert "feedback_title_trgm" in plan, plan
-    from tests.conftest import create_admin, login
+    from tests.helpers.app import create_admin, login
 
     create_admin()
     admin = pg_app.test_client()

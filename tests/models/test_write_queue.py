@@ -13,7 +13,7 @@ import pytest
 
 from models import db, writes
 from services.feedback import indexing
-from tests.conftest import built_app, signed_in_admin
+from tests.helpers.app import built_app, signed_in_admin
 from tests.helpers.feedback import UNLIMITED, WEB, created
 from tests.helpers.publishing import platform_settings
 from tests.helpers.review import (

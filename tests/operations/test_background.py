@@ -4,7 +4,7 @@ import time
 
 from models import db
 from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
-from tests.conftest import built_app
+from tests.helpers.app import built_app
 
 CHUNK = 1024 * 1024
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from models import db
-from tests.conftest import AGENT_TOKEN, create_admin, login
+from tests.helpers.app import AGENT_TOKEN, create_admin, login
 from tests.helpers.feedback import image_bytes, payload, upload
 from tests.helpers.restore import contents
 from tests.helpers.review import article_payload, create_task, png_bytes

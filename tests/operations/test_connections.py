@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.served import ANSWER_TIMEOUT, served
 
 ROOT = Path(__file__).resolve().parents[2]

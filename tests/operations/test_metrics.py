@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.feedback import payload
 from tests.helpers.metrics import BEARER, TOKEN, scrape, value
 from tests.helpers.review import approve_article, article_payload, create_task, make_asset

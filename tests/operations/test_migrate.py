@@ -5,7 +5,7 @@ import pytest
 
 from models import db
 from models.row_copy import row_counts
-from tests.conftest import AGENT_TOKEN, login
+from tests.helpers.app import AGENT_TOKEN, login
 from tests.helpers.feedback import payload, submit
 from tests.helpers.publishing import platform_settings
 from tests.helpers.review import article_payload, create_task

@@ -12,7 +12,7 @@ from models import ReviewTask, db
 from services.operations.restore import restore_backup
 from services.operations.restore_journal import FAULT_EXIT
 from services.settings import Settings
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.restore import folders, populate, run_restore, topics, uploaded
 
 # The restore's steps in order: a kill up to "staged" leaves the old instance, from "journal" on the new.

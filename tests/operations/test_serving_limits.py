@@ -12,7 +12,7 @@ import requests
 from models import db
 from models.review import ReviewTask
 from rules.limits import LOG_MAX_BYTES, MAX_REQUEST_BODY_BYTES
-from tests.conftest import built_app
+from tests.helpers.app import built_app
 from tests.helpers.review import article_payload, body_option
 from tests.helpers.served import AGENT, ANSWER_TIMEOUT, CLIENT, served_process
 

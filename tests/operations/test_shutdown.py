@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from models import PublishJob, PublishLock, db
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.helpers.publishing import platform_settings
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 from tests.helpers.served import answers_ok, free_port, wait_until

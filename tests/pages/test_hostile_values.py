@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import create_admin, login
+from tests.helpers.app import create_admin, login
 from tests.helpers.served import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

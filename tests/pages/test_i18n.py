@@ -13,7 +13,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 from blueprints.script_words import WORDS
-from tests.conftest import assert_error, login
+from tests.helpers.app import assert_error, login
 
 ROOT = Path(__file__).resolve().parents[2]
 PO = ROOT / "translations" / "zh_Hans_CN" / "LC_MESSAGES" / "messages.po"
@@ -161,7 +161,7 @@ def test_the_switch_sets_the_cookie_for_a_year_and_goes_back(make_app):
 
 
 def test_the_json_api_keeps_codes_and_english(make_app):
-    from tests.conftest import create_admin
+    from tests.helpers.app import create_admin
 
     client = make_app(REVIEW_DEFAULT_LANGUAGE="zh-CN").test_client()
     create_admin()
@@ -173,7 +173,7 @@ def test_the_json_api_keeps_codes_and_english(make_app):
 
 def test_error_pages_speak_the_page_language(make_app):
     client = make_app(REVIEW_DEFAULT_LANGUAGE="zh-CN").test_client()
-    from tests.conftest import create_admin
+    from tests.helpers.app import create_admin
 
     create_admin()
     login(client)

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from models import ReviewTask, db
-from tests.conftest import create_admin, login
+from tests.helpers.app import create_admin, login
 
 PAGES = ["/review", "/review?status=all", "/feedback"]
 
@@ -257,7 +257,7 @@ def test_feedback_list_pages_through_the_matches(app, admin_client):
 
 
 def test_error_page_links_to_a_section_the_admin_may_open(make_app):
-    from tests.conftest import create_admin, login
+    from tests.helpers.app import create_admin, login
 
     app = make_app()
     create_admin("triage", permissions="feedback")

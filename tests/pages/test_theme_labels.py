@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import create_admin, login
+from tests.helpers.app import create_admin, login
 from tests.helpers.review import article_payload, create_task
 
 NAMES = {"en": ["Default", "Tech blue", "Warm paper"], "zh-CN": ["默认", "科技蓝", "暖色纸张"]}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from models import db
-from tests.conftest import create_admin, login
+from tests.helpers.app import create_admin, login
 from tests.helpers.review import article_selections, decision_url, locked_except, make_asset
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from models import db
 from models.publishing import PublishLock
 from models.review import ReviewTask
 from rules.ids import iso, utcnow
-from tests.conftest import ADMIN_PASSWORD, assert_error
+from tests.helpers.app import ADMIN_PASSWORD, assert_error
 from tests.helpers.publishing import approved_article, platform_settings, publish, publish_url
 from tests.helpers.review import live_server
 

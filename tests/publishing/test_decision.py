@@ -2,7 +2,7 @@
 import threading
 
 from services.publishing import jobs
-from tests.conftest import assert_error, create_admin, login, reload_settings
+from tests.helpers.app import assert_error, create_admin, login, reload_settings
 from tests.helpers.publishing import (
     ARTICLE_KEYS,
     approved_article,

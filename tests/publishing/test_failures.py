@@ -5,7 +5,7 @@ import pytest
 
 from models import db
 from models.review import ReviewTask
-from tests.conftest import assert_error, create_admin, login, reload_settings
+from tests.helpers.app import assert_error, create_admin, login, reload_settings
 from tests.helpers.publishing import ACCOUNTS, approved_article, events_of, platform_settings, publish, retry_url
 from tests.helpers.review import make_asset
 

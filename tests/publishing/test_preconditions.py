@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.publishing import approved_article, publish, publish_url
 from tests.helpers.review import article_payload, create_task, make_asset
 
@@ -28,7 +28,7 @@ def test_only_an_approved_unpublished_task_can_be_published(app, admin_client, a
 
 
 def test_publish_needs_the_review_permission(app, client, agent_headers, fake):
-    from tests.conftest import create_admin, login
+    from tests.helpers.app import create_admin, login
 
     assert_error(client.post("/api/review/tasks/x/publish-jobs"), 401, "unauthorized")
     assert_error(client.post("/api/review/tasks/x/publish-jobs/y/retry"), 401, "unauthorized")

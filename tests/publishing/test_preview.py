@@ -1,7 +1,7 @@
 """Phone preview (docs/api.md §12): the task's current draft sent to one follower through the platform."""
 import pytest
 
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.publishing import approved_article, events_of, publish
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -78,7 +78,7 @@ def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(a
 
 
 def test_theme_template_and_account_overrides_reach_snapshot_and_draft(make_app, fake, agent_headers):
-    from tests.conftest import create_admin, login
+    from tests.helpers.app import create_admin, login
 
     app = make_app(**platform_settings(fake, WECHAT_THEME_OVERRIDES={"silicon-rise": {"--primary-color": "#c0ffee"}}))
     create_admin()

@@ -9,7 +9,7 @@ import pytest
 from rules.limits import BODY_PREVIEWS_PER_ADMIN, MAX_TABLE_COLUMNS
 from services import rendering
 from services.rendering import renderer
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.review import article_payload, body_option, create_task
 
 PATHOLOGICAL = "[" * 199_990  # issue 35: five of them made every view of the task page take 24 s

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from models import db
-from tests.conftest import create_admin, login, reload_settings
+from tests.helpers.app import create_admin, login, reload_settings
 from tests.helpers.publishing import approved_article, approved_image_post, publish
 from tests.helpers.review import make_asset
 

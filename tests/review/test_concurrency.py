@@ -5,7 +5,7 @@ import pytest
 import requests
 
 from models import ReviewTask, db
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.helpers.review import approve_article, article_payload, decision_url, live_server, make_asset, patch_url
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -6,7 +6,7 @@ import pytest
 import requests
 
 from models import IdempotencyKey, ReviewTask, db
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import article_payload, body_option, create_task, image_post_payload, live_server, make_asset
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

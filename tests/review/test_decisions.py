@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import (
     approve_article,
     approve_image_post,
@@ -120,7 +120,7 @@ def test_each_article_decision_rule(admin_client, article, name):
 
 
 def test_cover_ratio_bounds_come_from_settings(make_app, agent_headers):
-    from tests.conftest import create_admin, login
+    from tests.helpers.app import create_admin, login
 
     app = make_app(REVIEW_COVER_RATIO_MIN=1.5, REVIEW_COVER_RATIO_MAX=2.0)
     client = app.test_client()

@@ -9,7 +9,7 @@ import pytest
 from models import ReviewTask, db
 from services.review import create_task as create_in_service
 from services.review.state_machine import render_markdown
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import article_payload
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -6,7 +6,7 @@ import pytest
 from models import TaskPresence, db
 from rules.ids import utcnow
 from services.review.presence import heartbeat
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.review import article_payload, create_task
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)

@@ -5,7 +5,7 @@ session, permission and same-origin rules as every heartbeat."""
 import pytest
 
 from models import TaskPresence, db
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.review import article_payload, create_task
 
 pytestmark = pytest.mark.both_stores

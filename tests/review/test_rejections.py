@@ -2,7 +2,7 @@
 import pytest
 
 from models import OutboxMessage, db
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import (
     approve_article,
     article_selections,

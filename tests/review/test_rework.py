@@ -1,7 +1,7 @@
 """Agent element PATCH in each state and the full rework loops (article, image post; field-level, whole task)."""
 import pytest
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.review import (
     approve_article,
     approve_image_post,

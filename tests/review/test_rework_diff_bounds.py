@@ -11,7 +11,7 @@ import requests
 
 from models import ReviewTask, db, immediate
 from services.review import changes, patching
-from tests.conftest import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.helpers.feedback import WEB, payload
 from tests.helpers.review import (
     article_payload,

@@ -7,7 +7,7 @@ import pytest
 
 from services.publishing.jobs import TRIGGERS
 from services.review import state_machine
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.publishing import approved_article, publish, publish_url, retry_url
 
 ROOT = Path(__file__).resolve().parents[2]

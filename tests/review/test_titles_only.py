@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from tests.conftest import assert_error
+from tests.helpers.app import assert_error
 from tests.helpers.publishing import events_of
 from tests.helpers.review import create_task, decision_url, make_asset, patch_url
 

@@ -2,7 +2,7 @@
 fake platform (events withheld: going live is learnt by polling) and a webhook receiver."""
 import pytest
 
-from tests.conftest import built_app
+from tests.helpers.app import built_app
 from tests.helpers.publishing import STATS_SECRET, platform_settings
 
 

@@ -7,7 +7,7 @@ from standardwebhooks import Webhook
 
 from models import OutboxMessage, StatsFetch, db
 from services.stats import fetching
-from tests.conftest import AGENT_TOKEN, assert_error
+from tests.helpers.app import AGENT_TOKEN, assert_error
 from tests.helpers.publishing import STATS_SECRET, live_task, published_article, yesterday
 
 pytestmark = pytest.mark.both_stores

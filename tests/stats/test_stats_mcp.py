@@ -9,7 +9,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from models import db
 from services.stats import fetching
-from tests.conftest import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.publishing import live_task, yesterday
 from tests.helpers.review import live_server
 

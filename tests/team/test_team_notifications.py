@@ -10,7 +10,7 @@ from fakeplatform.robots import REFUSALS
 from models import OutboxMessage, db
 from services.settings import Settings, SettingsError
 from services.team.sender import retire
-from tests.conftest import AGENT_TOKEN, built_app, create_admin, login
+from tests.helpers.app import AGENT_TOKEN, built_app, create_admin, login
 from tests.helpers.review import article_payload, create_task, decision_url, make_asset, patch_url
 from tests.helpers.team import (
     DINGTALK_SECRET,

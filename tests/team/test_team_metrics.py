@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from models import OutboxMessage, db
-from tests.conftest import AGENT_TOKEN, built_app
+from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.metrics import TOKEN, scrape, value
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.served import free_port

@@ -6,7 +6,7 @@ the service's own pages."""
 import pytest
 
 from fakeplatform.robots import live_parts
-from tests.conftest import AGENT_TOKEN, built_app
+from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.team import PUBLIC_URL, SMTP_USER, robot_settings, send_pass, smtp_server
 

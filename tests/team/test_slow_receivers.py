@@ -14,7 +14,7 @@ from rules.ids import utcnow
 from services import outbound
 from services.review import webhooks
 from services.team import sender
-from tests.conftest import AGENT_TOKEN, built_app
+from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.team import send_pass, team_rows
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from babel.messages.pofile import read_po
 
-from tests.conftest import create_admin, login
+from tests.helpers.app import create_admin, login
 
 PO = Path(__file__).resolve().parents[2] / "translations" / "zh_Hans_CN" / "LC_MESSAGES" / "messages.po"
 LINKED = "见[文档](https://developers.weixin.qq.com/doc/)。"

@@ -12,8 +12,8 @@ import requests
 from models import db
 from services.ratelimit import SlidingWindowLimiter
 from services.team.sender import ROBOT_RATE, deliver
-from tests.conftest import AGENT_TOKEN
 from tests.helpers import team as team_helpers
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.served import served
 from tests.helpers.team import robot_settings, send_pass, sender_of, team_rows

@@ -7,7 +7,7 @@ import pytest
 
 from models import Asset, AssetCleanup, IdempotencyKey, OutboxMessage, PublishJob, ReviewTask, TimelineEvent, db
 from rules.ids import new_id, now_iso
-from tests.conftest import assert_error, create_admin, login
+from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.export import (
     download,
     image_bytes,

@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 from models import Asset, db
 from rules.vocabulary import STATUSES
 from services.rendering import image_urls
-from tests.conftest import assert_error, create_admin, login, signed_in_admin
+from tests.helpers.app import assert_error, create_admin, login, signed_in_admin
 from tests.helpers.export import (
     ImageServer,
     download,

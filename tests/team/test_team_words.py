@@ -11,7 +11,7 @@ from flask_babel import force_locale
 from models import db
 from rules.labels import EVENT_LABELS, LIVE_LABELS, LOCALES
 from services.team import outbox
-from tests.conftest import AGENT_TOKEN, built_app, signed_in_admin
+from tests.helpers.app import AGENT_TOKEN, built_app, signed_in_admin
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.team import robot_settings, send_pass
 
