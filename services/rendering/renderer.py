@@ -50,7 +50,7 @@ def link_label_end(state: StateInline, start: int, disableNested: bool = False) 
     is cached by position), so an opener still open when the walk runs out never closes, and one crossed
     before a nested link meets it too. markdown-it walks again from every "[" (for `[` * 200,000: ~20
     nested walks each, 2 s); remembered, each "[" is looked at about once and the tokens come out the same
-    (tests/publishing/test_render_bounds.py compares them with markdown-it's own)."""
+    (tests/rendering/test_render_bounds.py compares them with markdown-it's own)."""
     cache = state.cache
     if _never(start) in cache or (disableNested and _nested(start) in cache):
         return -1
