@@ -22,7 +22,7 @@ from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
 from rules.labels import THEME_LABELS
-from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, TITLE_MAX
+from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, RENDER_INLINE_CHARS, TITLE_MAX
 from rules.vocabulary import ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
@@ -156,9 +156,13 @@ def review_detail(task_id):
     task = review.get_task(task_id)
     overrides = settings().theme_overrides_for(task["publicAccount"])
     state, assets = review.form_state(task)
+    # Long bodies come later, through the preview route, when the reviewer asks (docs/api.md §20).
     rendered = {o["id"]: review.preview_body(o["content"], "default", overrides)[0]
+                if len(o["content"]) <= RENDER_INLINE_CHARS else None
                 for o in task["candidates"].get("bodyOptions") or []}
-    preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
+    preview, preview_error = None, None
+    if len(state["body"]["markdown"] or "") <= RENDER_INLINE_CHARS:
+        preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
     stats = task_stats(task_id) if task["live"] and task["live"]["status"] == "live" else None
     return render_template("review_detail.html", task=task, state=state, assets=assets,
                            stats=stats, chart=reads_chart(stats["days"]) if stats else None,

@@ -69,6 +69,9 @@ DIFF_CHAR_PAIRS = 4_000_000
 
 # Rendering (docs/api.md §20): a wider GFM table is shown as text.
 MAX_TABLE_COLUMNS = 64
+# A body longer than this (characters) is rendered when the reviewer asks, not with the task page, so an
+# agent's pathological Markdown never holds the page (docs/api.md §20).
+RENDER_INLINE_CHARS = 30_000
 # Body previews (POST /api/review/preview, docs/api.md §20), per admin.
 BODY_PREVIEWS_PER_ADMIN = 120
 BODY_PREVIEW_WINDOW_SECONDS = 60

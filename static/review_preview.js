@@ -37,6 +37,27 @@
   if (F.ARTICLE) article();
   else post();
 
+  /* A long body option is rendered when asked for (its button), through the same route as the preview. */
+  document.querySelectorAll("[data-render-option]").forEach((button) => {
+    button.addEventListener("click", async () => {
+      const option = (F.task.candidates.bodyOptions || []).find((o) => o.id === button.dataset.renderOption);
+      const slot = button.closest(".rendered");
+      if (!option || !slot) return;
+      button.disabled = true;
+      const result = await window.Api.call("POST", "/api/review/preview", {
+        markdown: option.content, themeTemplate: "default", publicAccount: F.task.publicAccount,
+      });
+      if (result.ok) {
+        slot.classList.remove("deferred");
+        slot.innerHTML = result.data.html; // sanitized by the server (nh3), inline styles only
+      } else {
+        button.disabled = false;
+        const message = slot.querySelector(".hint");
+        message.textContent = window.Api.describe(result.error);
+      }
+    });
+  });
+
   /* ---- an image post: the card's images follow the list (review_detail.js rebuilds #image-list) ---- */
   function post() {
     const gallery = frame.querySelector('[data-preview="images"]');
@@ -88,6 +109,9 @@
         error.hidden = false;
       }
     }
+
+    // A long body is not rendered with the page (docs/api.md §20): the preview asks for it once the page is up.
+    if (body.dataset.deferred === "true") refresh();
 
     function schedule() {
       clearTimeout(timer);

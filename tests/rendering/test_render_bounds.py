@@ -149,3 +149,27 @@ def test_the_preview_is_rate_limited_per_admin(app, admin_client):
     other = app.test_client()
     login(other, "second")
     assert other.post("/api/review/preview", json=body).status_code == 200  # counted per admin
+
+
+# ---- the task page: long bodies on request -----------------------------------------------------------
+
+def test_a_long_body_is_rendered_when_asked_not_with_the_page(admin_client, agent_headers):
+    """Bodies over RENDER_INLINE_CHARS (docs/api.md §20) are left to the preview route: the page's first
+    view parses none of them, so five pathological bodies cost about what five short ones do."""
+    from rules.limits import RENDER_INLINE_CHARS
+
+    short = task_with_bodies(admin_client, agent_headers, ["# 短文\n\n正文。"] * 5)
+    long = task_with_bodies(admin_client, agent_headers, [PATHOLOGICAL[:RENDER_INLINE_CHARS + 1 + i] for i in range(5)])
+    page = admin_client.get(f"/review/{long['id']}").get_data(as_text=True)
+    assert page.count("data-render-option=") == 5 and 'data-deferred="true"' in page
+    assert "<p>[[[[[[[[" not in page  # no draft rendered into the page itself (the editor holds the text)
+    assert 'data-render-option=' not in admin_client.get(f"/review/{short['id']}").get_data(as_text=True)
+    view_seconds(admin_client, short), view_seconds(admin_client, long)  # both warm
+    # Time on the first view of a fresh pathological task against an ordinary one (wide margin).
+    fresh = task_with_bodies(admin_client, agent_headers, [PATHOLOGICAL[:150_000 + i] for i in range(5)])
+    other = task_with_bodies(admin_client, agent_headers, [ordinary_article(3_000, i) for i in range(5)])
+    assert view_seconds(admin_client, fresh) < 10 * max(view_seconds(admin_client, other), 0.05)
+    # What the page leaves out, the route renders on request (as the page's button asks).
+    answer = admin_client.post("/api/review/preview", json={"markdown": PATHOLOGICAL[:RENDER_INLINE_CHARS + 1],
+                                                            "themeTemplate": "default", "publicAccount": None})
+    assert answer.status_code == 200 and answer.get_json()["html"]
