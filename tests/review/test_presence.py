@@ -22,19 +22,6 @@ def beat(client, task, editing=False):
     return response.get_json()["viewers"]
 
 
-@pytest.fixture
-def task(client, agent_headers):
-    return create_task(client, agent_headers, article_payload())
-
-
-@pytest.fixture
-def bob(app):
-    create_admin("bob", permissions="review")
-    other = app.test_client()
-    login(other, "bob")
-    return other
-
-
 def test_two_admins_each_see_the_other_never_themselves(admin_client, bob, task):
     assert beat(admin_client, task) == []
     seen_by_admin_before = beat(bob, task, editing=True)

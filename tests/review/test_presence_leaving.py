@@ -5,8 +5,7 @@ session, permission and same-origin rules as every heartbeat."""
 import pytest
 
 from models import TaskPresence, db
-from tests.helpers.app import assert_error, create_admin, login
-from tests.helpers.review import article_payload, create_task
+from tests.helpers.app import assert_error
 
 pytestmark = pytest.mark.both_stores
 
@@ -21,19 +20,6 @@ def viewers(client, task):
     response = client.post(url(task), json={"editing": False})
     assert response.status_code == 200, response.get_data(as_text=True)
     return [viewer["username"] for viewer in response.get_json()["viewers"]]
-
-
-@pytest.fixture
-def task(client, agent_headers):
-    return create_task(client, agent_headers, article_payload())
-
-
-@pytest.fixture
-def bob(app):
-    create_admin("bob", permissions="review")
-    other = app.test_client()
-    login(other, "bob")
-    return other
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain;charset=UTF-8"])
