@@ -32,6 +32,8 @@ def test_reject_an_image_post_per_field_with_the_keyboard_only(page, demo, conso
 
     # From the last field of the form on, only Tab, arrows, Space, typing and Enter.
     page.get_by_label("Only followers can comment").focus()
+    page.keyboard.press("Tab")  # the post's live preview, a scrollable region, takes the focus on its way
+    assert page.evaluate("document.activeElement.dataset.role") == "preview"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.value") == "approve_and_publish"
     assert focus_ring(page) != "none"
@@ -114,7 +116,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     screenshot(page, "review-image-post-failed-job")
 
     failed.get_by_role("button", name="Retry").click()
-    expect(page.locator("#task-status")).to_have_text("Published")
+    expect(page.locator("#task-status")).to_have_text("Draft ready")
     rows = page.locator("table.jobs tbody tr")
     expect(rows).to_have_count(2)
     expect(rows.first).to_contain_text("Succeeded")

@@ -6,6 +6,7 @@ from flask import request
 from openapi_schema_validator import OAS30Validator
 
 from blueprints.apidoc import build_spec
+from rules import accounts
 
 _DOCUMENT = {}
 _VALIDATORS = {}
@@ -14,14 +15,18 @@ PROBLEMS = []  # (route, method, status, problem); tests/conftest.py fails a tes
 
 
 def _document(app):
-    if not _DOCUMENT:
+    """The app's document, one per set of accounts (WECHAT_ACCOUNTS is the publicAccount enum)."""
+    configured = app.extensions["settings"].accounts
+    key = tuple(configured)
+    if key not in _DOCUMENT:
         with app.test_request_context():
-            _DOCUMENT.update(build_spec(app))
-    return _DOCUMENT
+            accounts.use(configured)  # as every request of the app does (blueprints/hooks.py)
+            _DOCUMENT[key] = build_spec(app)
+    return _DOCUMENT[key]
 
 
 def _validator(schema, components):
-    key = repr(schema)
+    key = (repr(schema), id(components))  # one document per set of accounts: its own components
     if key not in _VALIDATORS:
         _VALIDATORS[key] = OAS30Validator({**schema, "components": components})
     return _VALIDATORS[key]
