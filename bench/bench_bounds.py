@@ -2,6 +2,7 @@
 docs/performance.md).
 
     python bench/bench_bounds.py [--sizes 25000,50000,100000,200000] [--runs 3] [--unbounded]
+    python bench/bench_bounds.py --page   (the task page's first and later views)
 
 diff: services.review.changes.text_ops on an ordinary article with 30 paragraphs edited, the same
 article rewritten, equal lines plus one character (12,000 lines of "a" is 24,000 characters), and once
@@ -113,12 +114,51 @@ def no_images(urls):
     return {}
 
 
+def page_views(runs):
+    """GET /review/<id> in process, first and later views, of a task with five bodies of 199,990 "[", five
+    ordinary 199,990-character articles, and two short bodies (docs/api.md §20: long bodies on request)."""
+    import tempfile
+
+    from app import create_app
+    from models import db
+    from services.auth import save_admin
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-bounds-"))
+    app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "i"), "REVIEW_UPLOADS_PATH": str(folder / "u"),
+                      "REVIEW_AGENT_TOKEN": "bench-agent-token", "WEBHOOK_SENDER_ENABLED": False,
+                      "WECHAT_LIVE_WORKER_ENABLED": False, "REVIEW_DEFAULT_LANGUAGE": "en"}, serve=True)
+    with db.connection_context():
+        save_admin("bench", "bench password 123", "review,feedback")
+    client = app.test_client()
+    client.post("/api/auth/login", data={"username": "bench", "password": "bench password 123"})
+    agent = {"x-review-agent-token": "bench-agent-token"}
+    cases = {"five bodies of [": ["[" * 199_990 + str(n) for n in range(5)],
+             "five ordinary articles": [build_article(199_990)[:199_990 - n] for n in range(5)],
+             "two short bodies": ["# short\n\nbody " + str(n) for n in range(2)]}
+    print(f"{'task page':24} {'first view ms':>14} {'later view ms':>14}")
+    for name, bodies in cases.items():
+        payload = {"publicAccount": "silicon-rise", "topic": name, "contentType": "article", "candidates": {
+            "titles": ["bench"], "summaries": ["bench"],
+            "bodyOptions": [{"id": f"o{n}", "outline": "a|b", "focuses": ["x"], "content": body} for n, body in enumerate(bodies)]}}
+        task = client.post("/api/review/agent/tasks", json=payload, headers=agent).get_json()
+        assert "id" in task, task
+        start = time.perf_counter()
+        assert client.get(f"/review/{task['id']}").status_code == 200
+        first = time.perf_counter() - start
+        later = best(lambda t=task: client.get(f"/review/{t['id']}"), runs)
+        print(f"{name:24} {first * 1000:>14.1f} {later * 1000:>14.1f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="25000,50000,100000,200000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--unbounded", action="store_true")
+    parser.add_argument("--page", action="store_true", help="only the task page's first and later views")
     args = parser.parse_args()
+    if args.page:
+        page_views(args.runs)
+        return
     sizes = [int(size) for size in args.sizes.split(",")]
 
     extra = f" {'unbounded ms':>13}" if args.unbounded else ""
