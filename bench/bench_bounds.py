@@ -139,7 +139,8 @@ def page_views(runs):
     for name, bodies in cases.items():
         payload = {"publicAccount": "silicon-rise", "topic": name, "contentType": "article", "candidates": {
             "titles": ["bench"], "summaries": ["bench"],
-            "bodyOptions": [{"id": f"o{n}", "outline": "a|b", "focuses": ["x"], "content": body} for n, body in enumerate(bodies)]}}
+            "bodyOptions": [{"id": f"o{n}", "outline": "a|b", "focuses": ["x"], "content": body}
+                            for n, body in enumerate(bodies)]}}
         task = client.post("/api/review/agent/tasks", json=payload, headers=agent).get_json()
         assert "id" in task, task
         start = time.perf_counter()
