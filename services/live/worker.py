@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from models import immediate
 from models.live import TaskLive
@@ -46,11 +47,18 @@ def settle_interrupted(settings: Settings) -> int:
     return settled
 
 
+def _due() -> Any:
+    return (TaskLive.status == "scheduled") & (TaskLive.at <= now_iso())
+
+
+def _poll_due() -> Any:
+    return (TaskLive.status == "publishing") & (TaskLive.next_poll_at <= now_iso())
+
+
 def _claim_due(now: str) -> TaskLive | None:
     """One scheduled row whose time has come, now `submitting` and ours; None when none is due."""
     with immediate():
-        row = (TaskLive.select().where((TaskLive.status == "scheduled") & (TaskLive.at <= now))
-               .order_by(TaskLive.at).first())
+        row = TaskLive.select().where(_due()).order_by(TaskLive.at).first()
         if row is None:
             return None
         return record(row, None, status="submitting", owner=this_process(), submitted_at=now)
@@ -77,12 +85,11 @@ def _next_delay(polls: int, settings: Settings) -> float:
     return delays[polls] if polls < len(delays) else HOURLY
 
 
-def _claim_poll(now: str) -> TaskLive | None:
+def _claim_poll() -> TaskLive | None:
     """One publishing row whose freepublish/get is due, its next poll moved on first (so another
     process does not ask too)."""
     with immediate():
-        row = (TaskLive.select().where((TaskLive.status == "publishing") & (TaskLive.next_poll_at <= now))
-               .order_by(TaskLive.next_poll_at).first())
+        row = TaskLive.select().where(_poll_due()).order_by(TaskLive.next_poll_at).first()
         if row is None:
             return None
         row.polls += 1
@@ -116,14 +123,18 @@ def poll(row: TaskLive, settings: Settings) -> None:
 
 
 def step(settings: Settings) -> None:
+    """One pass. The write lock is taken only when a plain read finds work: an idle pass every second in
+    every process costs a read, not a turn at the lock other writers wait for."""
     settle_interrupted(settings)
+    if not TaskLive.select().where(_due() | _poll_due()).exists():
+        return
     for _ in range(BATCH):
         row = _claim_due(now_iso())
         if row is None:
             break
         submit(row, settings)
     for _ in range(BATCH):
-        row = _claim_poll(now_iso())
+        row = _claim_poll()
         if row is None:
             break
         poll(row, settings)
