@@ -10,6 +10,7 @@ from rules.vocabulary import (
     TRIGGER_MODES,
 )
 from schemas.common import account, timestamp
+from schemas.review.stats import StatsFiguresSchema
 
 
 class TaskEventDataSchema(Schema):
@@ -53,21 +54,10 @@ class LiveDataSchema(TaskEventDataSchema):
     failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
 
 
-class FiguresSchema(Schema):
-    """One day's (or all days') figures; a figure the platform did not give is null."""
-
-    readUser = fields.Integer(attribute="read_user", required=True, allow_none=True)
-    shareUser = fields.Integer(attribute="share_user", required=True, allow_none=True)
-    likeUser = fields.Integer(attribute="like_user", required=True, allow_none=True)
-    zaikanUser = fields.Integer(attribute="zaikan_user", required=True, allow_none=True)
-    collectionUser = fields.Integer(attribute="collection_user", required=True, allow_none=True)
-    commentCount = fields.Integer(attribute="comment_count", required=True, allow_none=True)
-
-
 class StatsDataSchema(TaskEventDataSchema):
     date = fields.String(required=True, metadata={"format": "date", "description": "the day these figures are of"})
-    day = fields.Nested(FiguresSchema, required=True)
-    totals = fields.Nested(FiguresSchema, required=True, metadata={"description": "over every day fetched so far"})
+    day = fields.Nested(StatsFiguresSchema, required=True)
+    totals = fields.Nested(StatsFiguresSchema, required=True, metadata={"description": "over every day fetched so far"})
 
 
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:

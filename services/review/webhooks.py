@@ -20,7 +20,6 @@ import requests
 from models import OutboxMessage, immediate
 from models.outbox import AGENT_CHANNEL
 from models.review import PublishJob, ReviewTask
-from models.stats import FIGURES, TaskDayStats
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.dump import dumper
@@ -72,16 +71,11 @@ def enqueue_live_outcome(task_id: str, live: Any) -> OutboxMessage:
     return _enqueue(event_type, task_id, live, taskId=task_id)
 
 
-def enqueue_stats(task_pk: int, day: str) -> OutboxMessage:
-    """review_task.stats: one day's figures of a live article and the totals so far (docs/api.md §19)."""
-    task = ReviewTask.get_by_id(task_pk)
-    rows = [row for row in TaskDayStats.select().where(TaskDayStats.task == task_pk)]
-    figures = {row.day: {**{name: getattr(row, name) for name in FIGURES}} for row in rows}
-    totals = {name: (sum(v[name] for v in figures.values() if v[name] is not None)
-                     if any(v[name] is not None for v in figures.values()) else None) for name in FIGURES}
-    return _enqueue("review_task.stats", task.task_id, {"task_id": task.task_id, "date": day,
-                                                        "day": figures.get(day, dict.fromkeys(FIGURES)),
-                                                        "totals": totals})
+def enqueue_stats(task_id: str, day: dict[str, Any], totals: dict[str, Any]) -> OutboxMessage:
+    """review_task.stats: one day's figures of a live article (with its `date`) and the totals so far, as
+    services/stats/reading.py words them (docs/api.md §19)."""
+    return _enqueue("review_task.stats", task_id, {"task_id": task_id, "date": day["date"], "day": day,
+                                                   "totals": totals})
 
 
 def discard_for_task(task_id: str) -> int:

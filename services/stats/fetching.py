@@ -10,12 +10,14 @@ from typing import Any
 
 from models import immediate
 from models.live import TaskLive
+from models.review import ReviewTask
 from models.stats import FIGURES, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, utcnow
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
 from services.settings import Settings
+from services.stats.reading import days_of, totals
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
@@ -83,7 +85,7 @@ def _store(account: str, items: list[dict[str, Any]]) -> list[tuple[int, str]]:
     """Rows for every item matched to a task of the account; (task pk, day) of each stored row."""
     by_msg = {row.msg_data_id: row for row in TaskLive.select().where(
         (TaskLive.account == account) & TaskLive.msg_data_id.is_null(False))}
-    stored = []
+    stored, fresh = [], []
     for item in items:
         msg_data_id, _, _index = str(item.get("msgid") or "").partition("_")
         live = by_msg.get(msg_data_id)
@@ -99,10 +101,13 @@ def _store(account: str, items: list[dict[str, Any]]) -> list[tuple[int, str]]:
             existing = TaskDayStats.get_or_none((TaskDayStats.task == live.task_id) & (TaskDayStats.day == day))
             if existing is None:
                 TaskDayStats.create(task=live.task_id, day=day, **values)
-                enqueue_stats(live.task_id, day)  # once per task and day (a refetch replaces silently)
+                fresh.append((live.task_id, day))
             else:
                 TaskDayStats.update(**values).where(TaskDayStats.id == existing.id).execute()
             stored.append((live.task_id, day))
+    for task_pk, day in fresh:  # the agent hears once per task and day (a refetch replaces silently)
+        days = days_of(task_pk)
+        enqueue_stats(ReviewTask.get_by_id(task_pk).task_id, next(d for d in days if d["date"] == day), totals(days))
     return stored
 
 

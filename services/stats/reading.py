@@ -25,11 +25,17 @@ def totals(days: list[dict[str, Any]]) -> dict[str, int | None]:
     return sums
 
 
+def days_of(task_pk: int) -> list[dict[str, Any]]:
+    """The task's days, ascending, in the API's words."""
+    return [day_dict(row) for row in TaskDayStats.select().where(TaskDayStats.task == task_pk)
+            .order_by(TaskDayStats.day)]
+
+
 def task_stats(task_id: str) -> dict[str, Any]:
     """{"articleUrl", "days", "totals", "lastError"} of a task (404 for an unknown task)."""
     task = get_task_row(task_id)
     live = TaskLive.get_or_none(TaskLive.task == task)
-    days = [day_dict(row) for row in TaskDayStats.select().where(TaskDayStats.task == task).order_by(TaskDayStats.day)]
+    days = days_of(task.id)
     last_error = None
     if live is not None and live.status == "live":
         failed = (StatsFetch.select().where((StatsFetch.account == live.account) & (StatsFetch.status == "failed"))
