@@ -131,3 +131,21 @@ def test_only_a_published_task_goes_live_and_only_admins_ask(app, admin_client, 
     assert_error(client.post(go_live_url(task), json={}, headers=agent_headers), 401, "unauthorized")
     assert_error(admin_client.post("/api/review/tasks/nope/go-live", json={}), 404, "not_found")
 
+
+
+def test_a_poll_refused_with_45009_waits_for_the_next_delay(make_app, fake):
+    """docs/api.md §18: 45009 (the day's quota) is not a result; the next poll on the schedule finds it."""
+    from tests.helpers.app import AGENT_TOKEN, built_app, signed_in_admin
+    from tests.helpers.publishing import platform_settings
+
+    fake.withhold_events = True
+    fake.publish_seconds = 0.05
+    fake.fail_next("freepublish/get", errcode=45009, errmsg="reach max api daily quota limit", times=2)
+    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True,
+                   WECHAT_PUBLISH_POLL_DELAYS="0.2,0.2,0.2,0.2") as application:
+        admin = signed_in_admin(application)
+        task = published_article(application, admin, {"x-review-agent-token": AGENT_TOKEN})
+        admin.post(go_live_url(task), json={})
+        live = wait_for_live(admin, task)["live"]
+    assert live["status"] == "live" and live["articleUrl"]
+    assert len(fake.requests_to("freepublish/get")) == 3  # two refused, the third answered
