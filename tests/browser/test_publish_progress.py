@@ -18,7 +18,8 @@ def test_progress_while_publishing_then_a_preview_on_the_phone(page, demo, live_
     expect(page.locator("#task-status")).to_have_text("Approved")
     page.wait_for_load_state("load")  # reloaded after the action: scripts bound
 
-    fake.set_latency(0.4)
+    # each step outlasts several polls of the page, even on a loaded machine
+    fake.set_latency(1.0, paths={"/draft/add": (2.5, 0.0)})
     page.get_by_role("button", name="Publish to WeChat drafts").click()
     progress = page.locator("#publish-progress")
     expect(progress).to_contain_text("Uploading images:", timeout=5_000)
