@@ -29,6 +29,7 @@ from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySche
 from services import review
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
+from services.live import failure_words
 from services.ratelimit import admit_body_preview
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
@@ -164,8 +165,9 @@ def review_detail(task_id):
     if len(state["body"]["markdown"] or "") <= RENDER_INLINE_CHARS:
         preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
     stats = task_stats(task_id) if task["live"] and task["live"]["status"] == "live" else None
+    live_failure = failure_words(task_id) if task["live"] and task["live"]["status"] == "failed" else None
     return render_template("review_detail.html", task=task, state=state, assets=assets,
-                           stats=stats, chart=reads_chart(stats["days"]) if stats else None,
+                           stats=stats, live_failure=live_failure, chart=reads_chart(stats["days"]) if stats else None,
                            stats_hour=settings().stats_hour,
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: THEME_LABELS.get(name, name) for name in THEMES},

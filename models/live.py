@@ -24,7 +24,9 @@ class TaskLive(BaseModel):
     msg_data_id = peewee.CharField(max_length=64, null=True)
     article_id = peewee.CharField(max_length=255, null=True)
     article_url = peewee.TextField(null=True)
-    fail_reason = peewee.TextField(null=True)
+    fail_reason = peewee.TextField(null=True)  # the API's English sentence
+    fail_code = peewee.CharField(max_length=32, null=True)  # rules/labels.py; None: the platform's words
+    fail_detail = peewee.TextField(null=True)  # the call's own failure (no_answer) or the platform's words
     owner = peewee.CharField(max_length=300, null=True)  # the process submitting it (services.publishing.owners)
     submitted_at = peewee.CharField(max_length=32, null=True)
     next_poll_at = peewee.CharField(max_length=32, null=True, index=True)  # freepublish/get due; None: none

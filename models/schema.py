@@ -22,6 +22,7 @@ from models.feedback import (
     rebuild_character_index,
     search_index_supported,
 )
+from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.publishing import PublishLock
 from models.review import PublishJob
@@ -88,6 +89,11 @@ def _seed_publish_counts(database):
 # Each step takes the database it upgrades (the bound one, or an archive or copy target of its own).
 # Inserts ask for the row count: built on a model, they would otherwise ask for RETURNING when `db`
 # (not the database upgraded) is PostgreSQL.
+def _add_live_failure_columns(database):
+    for name in ("fail_code", "fail_detail"):
+        _add_column_if_missing(TaskLive, name, database)
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda database: None),
     (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
@@ -107,6 +113,8 @@ MIGRATIONS = [
      lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
     (13, "task_live: going live through freepublish (a new table)", lambda database: None),
     (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
+    (15, "task_live.fail_code, fail_detail: a failure's reason in the reader's language",
+     lambda database: _add_live_failure_columns(database)),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -24,6 +24,26 @@ FIGURE_LABELS = {"readUser": _l("Reads"), "shareUser": _l("Shares"), "likeUser":
 LIVE_LABELS = {"scheduled": _l("Scheduled for readers"), "submitting": _l("Submitting to WeChat"),
                "publishing": _l("Publishing to readers"), "live": _l("Live"), "failed": _l("Going live failed"),
                "canceled": _l("Schedule canceled")}
+# Why going live failed (docs/api.md §18), by the reason's code: the API's failReason is the English, pages
+# and robots say it in their language. `error` is the call's own failure, as the client reported it.
+LIVE_FAILURE_LABELS = {
+    "publish_status_2": _l("the original-content declaration failed (publish_status 2)"),
+    "publish_status_3": _l("the platform reported a general failure (publish_status 3)"),
+    "publish_status_4": _l("refused by the platform's review (publish_status 4)"),
+    "publish_status_5": _l("deleted by the account (publish_status 5)"),
+    "publish_status_6": _l("banned by the platform (publish_status 6)"),
+    "errcode_48001": _l("the account may not publish through the API: freepublish needs a verified account "
+                        "(platform error 48001)"),
+    "errcode_53503": _l("the draft failed the platform's check before publishing (platform error 53503)"),
+    "errcode_53504": _l("the platform asks for this draft to be published in its back office (platform error 53504)"),
+    "errcode_53505": _l("the platform asks for this draft to be published in its back office (platform error 53505)"),
+    "uncertain": _l("the service stopped while submitting this article, so it may have been submitted: check the "
+                    "back office's publish records before going live again"),
+    "no_answer": _l("the submission got no answer (%(error)s), so it may have been submitted: check the back "
+                    "office's publish records before going live again"),
+    "no_result": _l("the platform gave no result within 24 hours of the submission: check the back office's "
+                    "publish records"),
+}
 FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
                    "processed": _l("Processed")}
 FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),
@@ -63,3 +83,9 @@ EVENT_DATA_LABELS = {
 EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "rejectionReason": REASON_LABELS, "action": ACTION_LABELS,
                      "rejectedElements": ELEMENT_LABELS, "fields": ELEMENT_LABELS, "remainingElements": ELEMENT_LABELS,
                      "triggerMode": TRIGGER_LABELS}
+
+
+def live_failure(code: str | None, detail: str | None) -> str:
+    """Why going live failed, in the language in force: a known code's sentence, else the platform's own words."""
+    label = LIVE_FAILURE_LABELS.get(code or "")
+    return str(label) % {"error": detail or ""} if label is not None else detail or ""

@@ -8,7 +8,9 @@ from typing import Any
 
 from models import immediate
 from models.live import TaskLive
+from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
+from rules.labels import live_failure
 from rules.vocabulary import LIVE_PENDING
 from services.errors import Conflict, ValidationFailed
 from services.live.outcomes import record
@@ -52,8 +54,8 @@ def go_live(task_id: str, at: datetime | None, actor_name: str | None, settings:
         now = now_iso()
         fresh = {"account": task.public_account, "draft_media_id": draft.draft_media_id, "status": "scheduled",
                  "at": moment, "publish_id": None, "msg_data_id": None, "article_id": None, "article_url": None,
-                 "fail_reason": None, "owner": None, "submitted_at": None, "next_poll_at": None, "polls": 0,
-                 "live_at": None, "requested_by": actor_name}
+                 "fail_reason": None, "fail_code": None, "fail_detail": None, "owner": None, "submitted_at": None,
+                 "next_poll_at": None, "polls": 0, "live_at": None, "requested_by": actor_name}
         if row is None:
             row = TaskLive(task=task, created_at=now, **fresh)
         record(row, settings.team, task, **fresh)
@@ -72,3 +74,11 @@ def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None
                            {"live.status": [row.status if row else "none"]}, code="invalid_state")
         record(row, settings.team, task, status="canceled")
     return task_to_dict(task)
+
+
+def failure_words(task_id: str) -> str | None:
+    """Why the task's going live failed, in the language in force (the page's); None unless it failed."""
+    row = TaskLive.select().join(ReviewTask).where(ReviewTask.task_id == task_id).first()
+    if row is None or row.status != "failed":
+        return None
+    return live_failure(row.fail_code, row.fail_detail) if row.fail_code else row.fail_reason

@@ -6,43 +6,33 @@ message, written in the same transaction.
 """
 from typing import Any
 
+from flask_babel import force_locale
+
 from models.live import TaskLive
 from models.review import ReviewTask
 from rules.ids import now_iso
+from rules.labels import LIVE_FAILURE_LABELS, live_failure
 from services.review import save_task
 from services.review.webhooks import enqueue_live_outcome
 from services.settings.team import TeamSettings
 from services.team.outbox import live_ended
 
-# freepublish/get's and the event's publish_status (docs/api.md §18): 0 live, 1 still publishing.
-STATUS_REASONS = {
-    2: "the original-content declaration failed (publish_status 2)",
-    3: "the platform reported a general failure (publish_status 3)",
-    4: "refused by the platform's review (publish_status 4)",
-    5: "deleted by the account (publish_status 5)",
-    6: "banned by the platform (publish_status 6)",
-}
-# freepublish/submit's errcodes with a meaning a person can act on.
-SUBMIT_REASONS = {
-    48001: "the account may not publish through the API: freepublish needs a verified account (platform error "
-           "48001)",
-    53503: "the draft failed the platform's check before publishing (platform error 53503)",
-    53504: "the platform asks for this draft to be published in its back office (platform error 53504)",
-    53505: "the platform asks for this draft to be published in its back office (platform error 53505)",
-}
-UNCERTAIN = ("the service stopped while submitting this article, so it may have been submitted: check the "
-             "back office's publish records before going live again")
-NO_ANSWER = ("the submission got no answer ({error}), so it may have been submitted: check the back office's "
-             "publish records before going live again")
-NO_RESULT = ("the platform gave no result within 24 hours of the submission: check the back office's publish "
-             "records")
+
+def failure(code: str | None, detail: str | None = None) -> dict[str, Any]:
+    """A failed row's fields: its reason's code and detail, which pages and robots say in their language,
+    and the API's English sentence (rules/labels.py LIVE_FAILURE_LABELS; no code: the platform's words)."""
+    with force_locale("en"):
+        reason = live_failure(code, detail)
+    return {"status": "failed", "fail_code": code, "fail_detail": detail, "fail_reason": reason}
 
 
-def submit_reason(errcode: int | None, message: str) -> str:
-    """One line for a refused submission: the code's meaning, or the platform's own words."""
+def submit_failure(errcode: int | None, message: str) -> dict[str, Any]:
+    """A refused submission: the errcode's meaning, or the platform's own words; no answer at all may
+    still have been submitted."""
     if errcode is None:
-        return NO_ANSWER.format(error=message)
-    return SUBMIT_REASONS.get(errcode) or message
+        return failure("no_answer", message)
+    code = f"errcode_{errcode}"
+    return failure(code) if code in LIVE_FAILURE_LABELS else failure(None, message)
 
 
 def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_id: Any = None,
@@ -54,8 +44,8 @@ def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_
     if status == 0:
         record(row, team, status="live", article_id=str(article_id) if article_id else None,
                article_url=str(article_url) if article_url else None, live_at=now_iso(), next_poll_at=None)
-    elif status in STATUS_REASONS:
-        record(row, team, status="failed", fail_reason=STATUS_REASONS[status], next_poll_at=None)
+    elif f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
+        record(row, team, **failure(f"publish_status_{status}"), next_poll_at=None)
     else:
         return False
     return True

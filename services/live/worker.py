@@ -12,7 +12,7 @@ from models import immediate
 from models.live import TaskLive
 from rules.ids import iso, now_iso, utcnow
 from services.background import Worker
-from services.live.outcomes import NO_RESULT, UNCERTAIN, apply_status, record, submit_reason
+from services.live.outcomes import apply_status, failure, record, submit_failure
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
 from services.settings import Settings
@@ -42,7 +42,7 @@ def settle_interrupted(settings: Settings) -> int:
             with immediate():
                 fresh = TaskLive.get_or_none(TaskLive.id == row.id)
                 if fresh is not None and fresh.status == "submitting" and fresh.updated_at == row.updated_at:
-                    record(fresh, settings.team, status="failed", fail_reason=UNCERTAIN)
+                    record(fresh, settings.team, **failure("uncertain"))
                     settled += 1
     return settled
 
@@ -71,8 +71,7 @@ def submit(row: TaskLive, settings: Settings) -> None:
     except PlatformError as exc:
         log.warning("going live of task row %s refused: %s", row.id, exc)
         with immediate():
-            record(TaskLive.get_by_id(row.id), settings.team, status="failed",
-                   fail_reason=submit_reason(exc.errcode, str(exc)))
+            record(TaskLive.get_by_id(row.id), settings.team, **submit_failure(exc.errcode, str(exc)))
         return
     first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY
     with immediate():
@@ -116,7 +115,7 @@ def poll(row: TaskLive, settings: Settings) -> None:
         if fresh.status != "publishing":
             return
         if utcnow() - _at(fresh.submitted_at or fresh.updated_at) > POLL_FOR:
-            record(fresh, settings.team, status="failed", fail_reason=NO_RESULT, next_poll_at=None)
+            record(fresh, settings.team, **failure("no_result"), next_poll_at=None)
             return
         fresh.next_poll_at = iso(utcnow() + timedelta(seconds=_next_delay(fresh.polls, settings)))
         fresh.save()

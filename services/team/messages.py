@@ -11,7 +11,7 @@ from typing import Any
 
 from flask_babel import gettext, ngettext
 
-from rules.labels import FEEDBACK_TYPE_LABELS
+from rules.labels import FEEDBACK_TYPE_LABELS, live_failure
 from services.team.words import LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
 
 TOPIC_CHARS = 60  # a topic or title longer than this is cut (with …): the account and topic lead, briefly
@@ -85,7 +85,10 @@ def _what(facts: dict[str, Any]) -> str:
         return str(LIVE)
     failed = {"task.publish_failed": PUBLISH_FAILED, "task.live_failed": LIVE_FAILED}.get(event)
     if failed is not None:
-        return gettext("%(what)s: %(detail)s", what=failed, detail=_value(facts, "error", ERROR_CHARS))
+        detail = _value(facts, "error", ERROR_CHARS)
+        if facts.get("reasonCode"):  # going live's reason, in the team's language (docs/api.md §18)
+            detail = inert(one_line(live_failure(facts["reasonCode"], facts.get("reasonDetail")), ERROR_CHARS))
+        return gettext("%(what)s: %(detail)s", what=failed, detail=detail)
     kind = FEEDBACK_TYPE_LABELS.get(str(facts.get("type"))) or _value(facts, "type", ACCOUNT_CHARS)
     return gettext("New feedback %(number)s (%(type)s)", number=_value(facts, "feedbackNo", ACCOUNT_CHARS), type=kind)
 

@@ -55,7 +55,8 @@ def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
     event = "task.live" if live.status == "live" else "task.live_failed"
     return _enqueue(team, event, task.task_id, {
         "account": _account(team, task.public_account), "topic": task.topic, "articleUrl": live.article_url,
-        "error": live.fail_reason, "path": f"/review/{task.task_id}"})
+        "error": live.fail_reason, "reasonCode": live.fail_code, "reasonDetail": live.fail_detail,
+        "path": f"/review/{task.task_id}"})
 
 
 def feedback_received(team: TeamSettings | None, record: Any) -> int:

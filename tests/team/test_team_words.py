@@ -80,9 +80,10 @@ def test_each_state_a_message_tells_is_the_pages_word(make_app, robots, language
                 ("publish_failed", lambda: outbox.publish_ended(team, record, SimpleNamespace(
                     status="failed", last_error="e", job_id="j"))),
                 ("live", lambda: outbox.live_ended(team, record, SimpleNamespace(
-                    status="live", article_url="https://mp.weixin.qq.com/s/a", fail_reason=None))),
+                    status="live", article_url="https://mp.weixin.qq.com/s/a", fail_reason=None, fail_code=None,
+                    fail_detail=None))),
                 ("live_failed", lambda: outbox.live_ended(team, record, SimpleNamespace(
-                    status="failed", article_url=None, fail_reason="e")))]:
+                    status="failed", article_url=None, fail_reason="e", fail_code=None, fail_detail="e")))]:
             with db.connection_context(), db.atomic():
                 write()
             assert send_pass(app, ["feishu"]) == {"feishu": 1}
