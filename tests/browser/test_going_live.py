@@ -122,3 +122,23 @@ def test_a_schedule_is_read_in_the_viewers_zone_and_can_be_cancelled(open_page, 
                            f"{WORDS['en']['canceled']!r}")
     assert live_server.platform.requests_to("freepublish/submit") == []
     console.assert_clean()
+
+
+def test_a_failure_says_why_in_chinese_on_a_phone(open_page, live_server, console):
+    live_server.platform.finish_next_publish_with(4)
+    task, client = published(live_server, "审核未过")
+    page = open_page("zh-CN", "phone")
+    sign_in_as(page, "zh-CN", f"/review/{task['id']}")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name=WORDS["zh-CN"]["now"]).click()
+    page.locator("#live-reason").wait_for(timeout=20_000)
+    assert page.locator("#live-status").text_content().strip() == "发表失败"
+    assert page.locator("#live-reason").text_content().strip() == "未通过平台审核（publish_status 4）"
+    assert client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["failReason"] == (
+        "refused by the platform's review (publish_status 4)")
+    # Asking again is offered beside the reason.
+    assert page.get_by_role("button", name=WORDS["zh-CN"]["now"]).is_visible()
+    assert sideways_overflow(page) <= 0
+    assert axe_violations(page) == []
+    screenshot(page, "going-live-failed-zh-CN-phone")
+    console.assert_clean()
