@@ -88,7 +88,7 @@ def build_tools() -> list[Tool]:
              _create),
         Tool("get_review_task", "Read one review task: status, selections, rejection, publish jobs, timeline, and "
              "`live` (null, or where the article stands on its way to readers: status scheduled, submitting, "
-             "publishing, live or failed, with articleUrl once live and failReason when it failed).",
+             "publishing, live, failed or canceled, with articleUrl once live and failReason when it failed).",
              _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.get_task(arguments["taskId"])),
         Tool("get_task_stats",
              "What readers did with a task's live article: reads, shares, likes, wows (zaikanUser), collections and "

@@ -60,6 +60,9 @@ WORDS = {
                          "This cannot be undone."),
     "confirm.delete_live": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too; the "
                               "article already published to readers stays on WeChat. This cannot be undone."),
+    "confirm.delete_publishing": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too; "
+                                    "WeChat is publishing its article to readers, and once live it stays on WeChat. "
+                                    "This cannot be undone."),
     "deleted": _l("Deleted the task \"%(topic)s\" (%(count)s files removed)."),
     # static/review_live.js (docs/api.md §18)
     "live.confirm_now": _l("Publish \"%(topic)s\" to the account's readers now? Readers see it at once; only "

@@ -39,6 +39,8 @@ LIVE_FAILURE_LABELS = {
     "errcode_53505": _l("the platform asks for this draft to be published in its back office (platform error 53505)"),
     "uncertain": _l("the service stopped while submitting this article, so it may have been submitted: check the "
                     "back office's publish records before going live again"),
+    "not_sent": _l("the submission could not be sent (%(error)s); nothing reached the platform, so going live "
+                   "may be asked again"),
     "no_answer": _l("the submission got no answer (%(error)s), so it may have been submitted: check the back "
                     "office's publish records before going live again"),
     "no_result": _l("the platform gave no result within 24 hours of the submission: check the back office's "

@@ -230,8 +230,10 @@
 
   /* ---- delete ---- */
   $("#delete-btn").addEventListener("click", async (event) => {
-    // An article already sent to readers stays on WeChat (docs/api.md §18): the question says so.
-    const question = task.live && task.live.status !== "canceled" ? "confirm.delete_live" : "confirm.delete";
+    // An article sent to readers stays on WeChat (docs/api.md §18): the question says so, as it stands.
+    const standing = task.live ? task.live.status : "";
+    const question = standing === "live" ? "confirm.delete_live"
+      : ["submitting", "publishing"].includes(standing) ? "confirm.delete_publishing" : "confirm.delete";
     if (!window.confirm(T(question, { topic: task.topic }))) return;
     pageError.hidden = toolbarError.hidden = true;
     const done = busy(event.currentTarget, T("busy.deleting"));

@@ -118,8 +118,14 @@ def open_event(account: str, query: dict[str, str], body: bytes, settings: Setti
 
 def receive(account: str, query: dict[str, str], body: bytes, settings: Settings) -> bool:
     """A pushed message: a publish event for one of the account's submissions moves it on. True when it
-    changed something; anything else (other events, repeats, unknown publish ids) changes nothing."""
-    event = open_event(account, query, body, settings)
+    changed something; anything else signed by the account (other events, repeats, unknown publish ids, a
+    body that is not XML or cannot be opened here) changes nothing and is answered success (403 unsigned)."""
+    try:
+        event = open_event(account, query, body, settings)
+    except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
+        log.warning("account %s: a signed message the service cannot read was answered success: %s", account,
+                    exc.message)
+        return False
     if (_text(event, "Event") or "").upper() not in PUBLISH_EVENTS:
         return False
     info = event.find("PublishEventInfo")

@@ -38,12 +38,15 @@ def submit_failure(errcode: int | None, message: str) -> dict[str, Any]:
 def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_id: Any = None,
                  article_url: Any = None) -> bool:
     """A publish_status from freepublish/get or the platform's event (inside immediate()); True when it
-    changed the row. Only a row still `publishing` changes: a repeated or late report changes nothing."""
-    if row.status != "publishing" or type(status) is not int or status == 1:
+    changed the row. Only a row still `publishing` changes, or one given up for want of a result (24 h
+    without one, docs/api.md §18), which the platform's late word settles; a repeated report changes nothing."""
+    waiting = row.status == "publishing" or (row.status == "failed" and row.fail_code == "no_result")
+    if not waiting or type(status) is not int or status == 1:
         return False
     if status == 0:
         record(row, team, status="live", article_id=str(article_id) if article_id else None,
-               article_url=str(article_url) if article_url else None, live_at=now_iso(), next_poll_at=None)
+               article_url=str(article_url) if article_url else None, live_at=now_iso(), next_poll_at=None,
+               fail_reason=None, fail_code=None, fail_detail=None)
     elif f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
         record(row, team, **failure(f"publish_status_{status}"), next_poll_at=None)
     else:

@@ -66,8 +66,16 @@ def _claim_due(now: str) -> TaskLive | None:
 
 def submit(row: TaskLive, settings: Settings) -> None:
     """freepublish/submit once, with no transaction open; then the outcome."""
+    try:  # the credentials and a token first: failing here, nothing reached the platform
+        client = client_for(row.account, settings)
+        client.access_token()
+    except PlatformError as exc:
+        log.warning("going live of task row %s not sent: %s", row.id, exc)
+        with immediate():
+            record(TaskLive.get_by_id(row.id), settings.team, **failure("not_sent", str(exc)))
+        return
     try:
-        answer = client_for(row.account, settings).submit_publish(row.draft_media_id)
+        answer = client.submit_publish(row.draft_media_id)
     except PlatformError as exc:
         log.warning("going live of task row %s refused: %s", row.id, exc)
         with immediate():

@@ -44,8 +44,8 @@ def check_settings(config: Any) -> None:
     try:
         parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or "")
     except ValueError:
-        raise SettingsError("WECHAT_PUBLISH_POLL_DELAYS must be seconds separated by commas, e.g. 60,120,300") \
-            from None
+        raise SettingsError("WECHAT_PUBLISH_POLL_DELAYS must be seconds (0 to 30 days) separated by commas, e.g. "
+                            "60,120,300") from None
     for name in ("PORT", *_AT_LEAST_ONE):
         value = config.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (name == "PORT" and value > 65535):
@@ -94,8 +94,8 @@ def check_settings(config: Any) -> None:
     try:
         parse_delays(config.get("REVIEW_WEBHOOK_RETRY_DELAYS") or "")
     except ValueError:
-        raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds separated by commas, e.g. 10,30,120") \
-            from None
+        raise SettingsError("REVIEW_WEBHOOK_RETRY_DELAYS must be seconds (0 to 30 days) separated by commas, e.g. "
+                            "10,30,120") from None
     offered = [name for names in preview_recipients(config.get("WECHAT_PREVIEW_RECIPIENTS"), configured).values()
                for name in names]
     if bad := [name for name in offered if not re.fullmatch(WECHAT_ID_PATTERN, name)]:

@@ -63,11 +63,19 @@ def parse_limits(text: str) -> list[tuple[int, int]]:
     return limits
 
 
-def parse_delays(value: str | list | tuple) -> tuple[float, ...]:
-    """'10,30,120' -> (10.0, 30.0, 120.0); empty: the default schedule."""
-    if isinstance(value, (list, tuple)):
-        return tuple(float(v) for v in value) or DEFAULT_RETRY_DELAYS
-    return tuple(float(v) for v in str(value or "").split(",") if v.strip()) or DEFAULT_RETRY_DELAYS
+MAX_DELAY_SECONDS = 30 * 86400  # a longer wait is a mistake (and would overflow a date)
+
+
+def parse_delays(value: str | list | tuple, default: tuple[float, ...] = DEFAULT_RETRY_DELAYS) -> tuple[float, ...]:
+    """'10,30,120' -> (10.0, 30.0, 120.0); empty: `default`. ValueError unless each is a number of seconds
+    from 0 to 30 days (not NaN, not infinite) and there is at least one."""
+    if not value:
+        return default
+    parts = list(value) if isinstance(value, (list, tuple)) else str(value).split(",")
+    delays = tuple(float(part) for part in parts if str(part).strip())
+    if not delays or not all(0 <= delay <= MAX_DELAY_SECONDS for delay in delays):  # NaN fails both
+        raise ValueError(f"delays must be seconds from 0 to {MAX_DELAY_SECONDS}, at least one")
+    return delays
 
 
 ZONE_NAME_LIMIT = 64  # the longest tzdata name has 32 characters; a longer one is not looked up at all

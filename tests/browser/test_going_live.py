@@ -142,3 +142,29 @@ def test_a_failure_says_why_in_chinese_on_a_phone(open_page, live_server, consol
     assert axe_violations(page) == []
     screenshot(page, "going-live-failed-zh-CN-phone")
     console.assert_clean()
+
+
+def test_the_delete_question_says_what_stays_on_wechat_as_it_stands(open_page, live_server, console):
+    from tests.helpers.publishing import go_live_url, wait_for_live
+
+    task, client = published(live_server, "删除时")
+    page = open_page("en", "wide")
+    sign_in_as(page, "en", f"/review/{task['id']}")
+    questions = []
+    page.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
+
+    def question():
+        page.reload()
+        page.get_by_role("button", name="Delete task…").click()
+        return questions[-1]
+
+    at = (datetime.now(ZoneInfo("UTC")) + timedelta(days=1)).isoformat()
+    assert client.post(go_live_url(task), json={"at": at}).status_code == 202
+    scheduled = question()
+    assert "stays on WeChat" not in scheduled and "This cannot be undone." in scheduled
+    assert client.delete(go_live_url(task)).status_code == 200
+    assert client.post(go_live_url(task), json={}).status_code == 202
+    assert wait_for_live(client, task, seconds=20)["live"]["status"] == "live"
+    assert "the article already published to readers stays on WeChat" in question()
+    assert client.get(f"/api/review/tasks/{task['id']}").status_code == 200  # dismissed: nothing deleted
+    console.assert_clean()
