@@ -241,16 +241,23 @@ def _ensure_logging():
     logs.guard(logging.getLogger())  # request data cannot start a log line of its own
 
 
-def create_app(config=None, *, serve=False, hold=False):
+def create_app(config=None, *, serve=None, hold=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints.
 
     `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
     settles what a crash left, creates the admin the settings name and starts the background workers.
     Without it (one-off `flask --app app …` commands, scripts) it does none of that, so a command run
     beside the service never settles the service's uploads, deletions or publishes in flight.
-    `hold`: a serving process (`python app.py`, `serving_app`) holds its instance for its life, so a
-    restore refuses meanwhile (docs/api.md §20); the tests' in-process apps do not.
+    `hold`: a serving process holds its instance for its life, so a restore refuses meanwhile
+    (docs/api.md §20); the tests' in-process apps do not.
+    Unset, both follow the call: a WSGI server's call with no config (`waitress-serve --call
+    app:create_app`) serves and holds; a `flask --app app …` command (FLASK_RUN_FROM_CLI) or a call with
+    a config does neither.
     """
+    if serve is None:
+        serve = config is None and os.environ.get("FLASK_RUN_FROM_CLI") != "true"
+    if hold is None:
+        hold = serve and config is None
     if serve:
         _ensure_logging()
     else:

@@ -111,7 +111,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("FEEDBACK_CLIENT_TOKENS", "web=ok,web:secret-token", "item 2 of 2 is not one"),
     # These used to stop the start with a traceback, or let it start and fail later.
     ("FEEDBACK_RATE_LIMIT_PER_IP", "abc", "FEEDBACK_RATE_LIMIT_PER_IP: rate limit 'abc' is not of the form"),
-    ("REVIEW_WEBHOOK_RETRY_DELAYS", "10,soon", "REVIEW_WEBHOOK_RETRY_DELAYS must be seconds (0 to 30 days) separated by commas"),
+    ("REVIEW_WEBHOOK_RETRY_DELAYS", "10,soon", "REVIEW_WEBHOOK_RETRY_DELAYS must be seconds (0 to 30 days)"),
     ("DATABASE_URL", "foo://bar", "DATABASE_URL must start with one of"),
     pytest.param("DATABASE_URL", "postgresql://review@127.0.0.1/review", "whose driver is not installed",
                  marks=pytest.mark.skipif(any(importlib.util.find_spec(d) for d in ("psycopg2", "psycopg")),

@@ -18,14 +18,22 @@ AGENT = {"x-review-agent-token": AGENT_TOKEN}
 CLIENT = {"x-feedback-client-token": "client-web-token"}
 
 
+# The ways to serve (docs/api.md §1): `python app.py`, and a WSGI server calling the factory.
+SERVERS = {"app.py": lambda port: [sys.executable, "app.py"],
+           "waitress-serve": lambda port: [sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}",
+                                           "--call", "app:create_app"]}
+
+
 @contextmanager
-def _serve(tmp_path, settings):
-    """`python app.py` on a free port with the agent's token and `settings`; yields (base URL, port, Popen)."""
+def _serve(tmp_path, settings, server_kind="app.py"):
+    """`python app.py` (or another of SERVERS) on a free port with the agent's token and `settings`;
+    yields (base URL, port, Popen)."""
     port = free_port()
     env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
            "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    env.pop("FLASK_RUN_FROM_CLI", None)
+    server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -44,10 +52,11 @@ def _serve(tmp_path, settings):
 
 
 @contextmanager
-def served_process(tmp_path, **settings):
-    """`python app.py` on a free port with an agent and a feedback client token; yields (base URL, Popen)."""
-    with _serve(tmp_path, {"FEEDBACK_CLIENT_TOKENS": "web=client-web-token", **UNLIMITED, **settings}) as (
-            base, _port, server):
+def served_process(tmp_path, server_kind="app.py", **settings):
+    """`python app.py` (or another of SERVERS) on a free port with an agent and a feedback client token;
+    yields (base URL, Popen)."""
+    with _serve(tmp_path, {"FEEDBACK_CLIENT_TOKENS": "web=client-web-token", **UNLIMITED, **settings},
+                server_kind) as (base, _port, server):
         yield base, server
 
 

@@ -42,11 +42,11 @@ def _create(base, topic):
     return answer
 
 
-@pytest.mark.parametrize("force", [True, False])
-def test_restore_refuses_while_a_service_holds_the_instance(archive, tmp_path, database_url, force):
+@pytest.mark.parametrize(("force", "server_kind"), [(True, "app.py"), (False, "app.py"), (True, "waitress-serve")])
+def test_restore_refuses_while_a_service_holds_the_instance(archive, tmp_path, database_url, force, server_kind):
     root = tmp_path / "target"
     options = ["--force"] if force else []
-    with served_process(root, DATABASE_URL=database_url) as (base, server):
+    with served_process(root, server_kind, DATABASE_URL=database_url) as (base, server):
         _create(base, "服务里的任务")
         refused = run_restore(root, archive, *options, database_url=database_url)
         assert refused.returncode == 2, (refused.returncode, refused.stdout, refused.stderr[-2000:])
