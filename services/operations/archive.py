@@ -30,7 +30,7 @@ MANIFEST_BASE = 8 * 1024 * 1024  # counts, rows and missingFiles: ~130,000 names
 MANIFEST_PER_MEMBER = 1024  # a file's entry is ~180 bytes: its name, SHA-256 and size
 MANIFEST_DEPTH = 3  # {"files": {name: {"sha256", "size"}}}, {"counts": {"rows": {...}}}
 MANIFEST_CONTAINERS = 8  # objects and arrays besides one per file: the top, files, counts, rows, missingFiles
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # after the opening quote, to the closing one
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]")
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 KINDS = {tarfile.DIRTYPE: "a folder", tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link",
@@ -148,10 +148,24 @@ def survey(handle: IO[bytes]) -> Survey:
     return found
 
 
+def _outside_strings(data: bytes) -> bytes:
+    """The manifest's bytes outside its JSON strings, each string scanned once from its opening quote (a
+    search from every quote made `{` + `\\"` x 80,000 take 18 s); an unterminated string is refused."""
+    parts, position = [], 0
+    while (start := data.find(b'"', position)) != -1:
+        parts.append(data[position:start])
+        closed = _STRING_REST.match(data, start + 1)
+        if closed is None:
+            raise RestoreRefused("manifest.json is damaged: a string in it never ends")
+        position = closed.end()
+    parts.append(data[position:])
+    return b"".join(parts)
+
+
 def _check_shape(data: bytes, files: int) -> None:
     """Refuse a manifest nested deeper than a backup's, or with more objects and arrays than its files need,
     before json.loads recurses into it: brackets outside strings are peeled one level per pass."""
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
+    brackets = _NOT_BRACKET.sub(b"", _outside_strings(data))
     remaining = brackets
     for _ in range(MANIFEST_DEPTH):
         remaining, peeled = _INNERMOST.subn(b"", remaining)

@@ -112,3 +112,22 @@ def test_a_backup_with_many_files_and_missing_files_still_restores(source, tmp_p
     result = run_restore(tmp_path / "new" / "place", archive)
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(list((tmp_path / "new" / "place" / "uploads" / "library").iterdir())) >= 3000
+
+
+def test_a_manifest_of_unterminated_escapes_is_refused_as_fast_as_any_other(source, tmp_path):
+    """`{` and 150,000 `\\"`: the old string pattern searched from every quote (quadratic: about a minute
+    here, hours at the size bound); now each string is scanned once. Timed against a refusal of the same
+    size that never looked at strings, with a wide margin."""
+    import time
+
+    def refusal(name, manifest):
+        archive = _with_manifest(tmp_path / f"{name}.tar.gz", source, manifest)
+        started = time.monotonic()
+        result = run_restore(tmp_path / name / "place", archive)
+        return result, time.monotonic() - started
+
+    plain, plain_seconds = refusal("plain", b"[" * 300_000)
+    _assert_refused(plain, tmp_path / "plain", "manifest.json is damaged")
+    crafted, crafted_seconds = refusal("crafted", b"{" + b'\\"' * 150_000)
+    _assert_refused(crafted, tmp_path / "crafted", "manifest.json is damaged: a string in it never ends")
+    assert crafted_seconds < 3 * plain_seconds + 2, (crafted_seconds, plain_seconds)
