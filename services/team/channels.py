@@ -128,19 +128,23 @@ def email(smtp: Smtp) -> Send:
         mail["Date"] = formatdate(usegmt=True)
         mail["Message-ID"] = make_msgid(domain=smtp.sender.rpartition("@")[2])
         mail.set_content(message.text)
+        opened: list[smtplib.SMTP] = []  # the connection, once its socket exists: the deadline shuts it
+        expired = threading.Event()
+        cut = threading.Timer(SMTP_DEADLINE, _hang_up, (opened, expired))
+        cut.daemon = True
+        cut.start()  # before connecting: the greeting, every step and the goodbye are inside the deadline
         try:
-            with smtplib.SMTP(smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
-                cut = threading.Timer(SMTP_DEADLINE, _hang_up, (client,))
-                cut.daemon = True
-                cut.start()
-                try:
+            try:
+                with _DeadlineSMTP(opened, smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
                     if smtp.starttls and (refused := _starttls(client)):
                         return refused
                     if smtp.user:
                         client.login(smtp.user, smtp.password)
                     client.send_message(mail)
-                finally:
-                    cut.cancel()
+            except (smtplib.SMTPException, OSError):
+                if expired.is_set():
+                    return f"the mail server took longer than {SMTP_DEADLINE:g} s: hung up"
+                raise
         except smtplib.SMTPRecipientsRefused:
             return "the mail server refused every recipient"
         except smtplib.SMTPResponseException as exc:  # its text may echo what was sent: the code only
@@ -149,8 +153,23 @@ def email(smtp: Smtp) -> Send:
             return f"mail not sent ({type(exc).__name__})"
         except OSError as exc:  # refused, unreachable, timed out, or a certificate that does not check
             return f"the mail server is unreachable ({type(exc).__name__})"
+        finally:
+            cut.cancel()
         return None
     return send
+
+
+class _DeadlineSMTP(smtplib.SMTP):
+    """smtplib.SMTP that makes itself known as soon as its socket is open: its constructor reads the
+    server's greeting, which a stalling server can trickle for as long as it likes."""
+
+    def __init__(self, opened: list[smtplib.SMTP], *args: Any, **kwargs: Any):
+        self.opened = opened
+        super().__init__(*args, **kwargs)
+
+    def connect(self, host: str = "localhost", port: int = 0, source_address: Any = None) -> tuple[int, bytes]:
+        self.opened.append(self)  # the deadline sees `sock` as soon as it is set, before the greeting is read
+        return super().connect(host, port, source_address)
 
 
 def _starttls(client: smtplib.SMTP) -> str | None:
@@ -162,14 +181,21 @@ def _starttls(client: smtplib.SMTP) -> str | None:
         return STARTTLS_FIX.format(what="does not offer STARTTLS")
     except smtplib.SMTPResponseException as exc:
         return STARTTLS_FIX.format(what=f"refused STARTTLS ({exc.smtp_code})")
+    except ssl.SSLCertVerificationError:
+        raise  # TLS worked; the certificate did not check: no relay setting fixes that
+    except ssl.SSLError as exc:  # offered, but no TLS came of it (a relay answering in plain text, say)
+        return STARTTLS_FIX.format(what=f"offered STARTTLS but the TLS handshake failed ({type(exc).__name__})")
     return None
 
 
-def _hang_up(client: smtplib.SMTP) -> None:
-    """Past the deadline: shut the socket down, which wakes the sender's blocked read (an OSError)."""
-    if client.sock is not None:
-        with contextlib.suppress(OSError):
-            client.sock.shutdown(socket.SHUT_RDWR)
+def _hang_up(opened: list[smtplib.SMTP], expired: threading.Event) -> None:
+    """Past the deadline: shut the socket down (the TLS one after STARTTLS), which wakes the sender's
+    blocked read (an OSError or a disconnection)."""
+    expired.set()
+    for client in opened:
+        if client.sock is not None:
+            with contextlib.suppress(OSError):
+                client.sock.shutdown(socket.SHUT_RDWR)
 
 
 def senders(team: TeamSettings) -> dict[str, tuple[Send, int]]:

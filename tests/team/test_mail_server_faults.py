@@ -1,0 +1,105 @@
+"""Mail servers that misbehave before any mail is sent (docs/api.md §20): a greeting trickled a byte at a
+time is inside the attempt's deadline like every later step, and a STARTTLS offered with no TLS behind it
+names the setting that fits a plain relay."""
+import socket
+import threading
+import time
+
+import pytest
+
+from services.team import channels
+from tests.helpers.app import AGENT_TOKEN, built_app
+from tests.helpers.review import article_payload, create_task
+from tests.helpers.team import SMTP_USER, send_pass, team_rows
+
+AGENT = {"x-review-agent-token": AGENT_TOKEN}
+TRICKLE = 3.0  # seconds the slow server takes to greet
+
+
+class ScriptedMailServer:
+    """A raw TCP server on 127.0.0.1 that plays `script(conn)` to each connection."""
+
+    def __init__(self, script):
+        self.script, self.stopping = script, threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._play, args=(conn,), daemon=True).start()
+
+    def _play(self, conn):
+        try:
+            self.script(conn, self.stopping)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.sock.close()
+
+
+def _trickled_greeting(conn, stopping):
+    for byte in b"220 " + b"x" * int(TRICKLE / 0.05) + b"\r\n":
+        if stopping.wait(0.05):
+            return
+        conn.sendall(bytes([byte]))
+    conn.recv(1024)
+
+
+def _starttls_without_tls(conn, stopping):
+    conn.sendall(b"220 relay ESMTP\r\n")
+    conn.recv(1024)  # EHLO
+    conn.sendall(b"250-relay\r\n250 STARTTLS\r\n")
+    conn.recv(1024)  # STARTTLS
+    conn.sendall(b"220 go ahead\r\n")
+    conn.recv(1024)  # the client's TLS hello, answered in plain text
+    conn.sendall(b"500 what is this\r\n" * 4)
+    stopping.wait(2)
+
+
+def _mail(make_app, server, **extra):
+    settings = {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": server.port,
+                "SMTP_FROM": SMTP_USER, **extra}
+    with built_app(make_app, **settings) as app:
+        create_task(app.test_client(), AGENT, article_payload())
+        started = time.monotonic()
+        assert send_pass(app) == {"email": 0}
+        took = time.monotonic() - started
+        [row] = team_rows("email")
+    return row, took
+
+
+@pytest.fixture
+def scripted():
+    servers = []
+
+    def start(script):
+        servers.append(ScriptedMailServer(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_a_greeting_trickled_past_the_deadline_is_hung_up_on(make_app, scripted, monkeypatch):
+    """The old sender started its clock after the greeting: a server greeting a byte a second held it
+    61 s, past the 60 s claim after which another process sends the same mail."""
+    monkeypatch.setattr(channels, "SMTP_DEADLINE", 0.5)
+    row, took = _mail(make_app, scripted(_trickled_greeting), SMTP_STARTTLS=False)
+    assert took < TRICKLE / 2, took  # well before the greeting would have ended
+    assert row.status == "pending" and row.attempts == 1 and "took longer than 0.5 s" in row.last_error, row.last_error
+
+
+def test_starttls_offered_without_tls_names_smtp_starttls_false(make_app, scripted):
+    row, _took = _mail(make_app, scripted(_starttls_without_tls), SMTP_STARTTLS=True)
+    assert row.status == "pending"
+    assert "TLS handshake failed" in row.last_error and "SMTP_STARTTLS=false" in row.last_error, row.last_error
