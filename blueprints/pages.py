@@ -33,6 +33,7 @@ from services.live import failure_words
 from services.ratelimit import admit_body_preview
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
+from services.stats import failure_words as stats_failure_words
 from services.stats import task_stats, total_reads
 
 bp = Blueprint("pages", __name__)
@@ -164,16 +165,22 @@ def review_detail(task_id):
     preview, preview_error = None, None
     if len(state["body"]["markdown"] or "") <= RENDER_INLINE_CHARS:
         preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
-    stats = task_stats(task_id) if task["live"] and task["live"]["status"] == "live" else None
-    live_failure = failure_words(task_id) if task["live"] and task["live"]["status"] == "failed" else None
-    return render_template("review_detail.html", task=task, state=state, assets=assets,
-                           stats=stats, live_failure=live_failure, chart=reads_chart(stats["days"]) if stats else None,
-                           stats_hour=settings().stats_hour,
+    return render_template("review_detail.html", task=task, state=state, assets=assets, **_readers(task),
                            rendered=rendered, preview=preview, preview_error=preview_error,
                            themes={name: THEME_LABELS.get(name, name) for name in THEMES},
                            element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS, now_iso=now_iso(),
                            preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
                            rework=rework_rounds(task), presence_seconds=settings().presence_seconds)
+
+
+def _readers(task):
+    """The task page's going-live and readers' parts (docs/api.md §18, §19), failures in the page's words."""
+    standing = task["live"]["status"] if task["live"] else None
+    stats = task_stats(task["id"]) if standing == "live" else None
+    return {"stats": stats, "chart": reads_chart(stats["days"]) if stats else None,
+            "stats_failure": stats_failure_words(task["id"]) if stats and stats["lastError"] else None,
+            "live_failure": failure_words(task["id"]) if standing == "failed" else None,
+            "stats_hour": settings().stats_hour}
 
 
 @bp.post("/api/review/preview")

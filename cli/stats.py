@@ -1,5 +1,6 @@
 """`flask --app app fetch-stats --date YYYY-MM-DD [--account CODE]`: fetch a day's figures of the live
 articles now, e.g. the days the service was down (docs/api.md §19). It prints what it stored."""
+import re
 from datetime import date
 
 import click
@@ -18,6 +19,8 @@ def register(app):
     def fetch_stats(day, account):
         """Fetch one day's reader figures from the platform (again: a refetch replaces, never adds)."""
         try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):  # fromisoformat takes 20261125 and 2026-W48-3 too
+                raise ValueError(day)
             date.fromisoformat(day)
         except ValueError:
             raise click.BadParameter(f"{day!r} is not a date like 2026-11-25", param_hint="--date") from None

@@ -84,6 +84,7 @@ class FreePublishRoutes:
         self.withhold_events = False  # finish without pushing (the service then learns it by polling)
         self._outcomes = []  # publish_status the next submissions finish with (default 0: live)
         self.day_figures = {}  # (article_id, "YYYY-MM-DD") -> the detail_list entry's figures, set by a test
+        self.extra_totals = []  # items a test adds to every getarticletotaldetail answer, as they are
 
     # ---- control -----------------------------------------------------------------------------
     def send_events_to(self, appid, url, token, aes_key="", mode="plain"):
@@ -173,7 +174,7 @@ class FreePublishRoutes:
                            "zaikan_user": reads // 31, "collection_user": reads // 23, "comment_count": reads // 47}
             items.append({"ref_date": begin, "msgid": f"{publish['msg_data_id']}_1", "title": publish["title"],
                           "detail_list": [{"stat_date": begin, **figures}]})
-        return {"list": items}
+        return {"list": items + list(self.extra_totals)}
 
     def _article_page(self, article_id):
         """What a reader opens: the published article (title and body) at its URL."""

@@ -26,6 +26,7 @@ from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.publishing import PublishLock
 from models.review import PublishJob
+from models.stats import StatsFetch
 from models.users import AdminUser
 from models.writes import immediate
 
@@ -89,9 +90,10 @@ def _seed_publish_counts(database):
 # Each step takes the database it upgrades (the bound one, or an archive or copy target of its own).
 # Inserts ask for the row count: built on a model, they would otherwise ask for RETURNING when `db`
 # (not the database upgraded) is PostgreSQL.
-def _add_live_failure_columns(database):
+def _add_failure_columns(database):
     for name in ("fail_code", "fail_detail"):
         _add_column_if_missing(TaskLive, name, database)
+    _add_column_if_missing(StatsFetch, "last_errcode", database)
 
 
 MIGRATIONS = [
@@ -113,8 +115,8 @@ MIGRATIONS = [
      lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
     (13, "task_live: going live through freepublish (a new table)", lambda database: None),
     (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
-    (15, "task_live.fail_code, fail_detail: a failure's reason in the reader's language",
-     lambda database: _add_live_failure_columns(database)),
+    (15, "task_live.fail_code, fail_detail, stats_fetch.last_errcode: failures in the reader's language",
+     lambda database: _add_failure_columns(database)),
 ]
 LATEST = MIGRATIONS[-1][0]
 

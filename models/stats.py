@@ -35,7 +35,8 @@ class StatsFetch(BaseModel):
     day = peewee.CharField(max_length=10)
     status = peewee.CharField(max_length=16)  # running | done | failed
     attempts = peewee.IntegerField(default=0)
-    last_error = peewee.TextField(null=True)
+    last_error = peewee.TextField(null=True)  # the API's English
+    last_errcode = peewee.IntegerField(null=True)  # the platform's, for the pages' words (rules/labels.py)
     next_attempt_at = peewee.CharField(max_length=32, null=True)  # a failed one is retried then
     owner = peewee.CharField(max_length=300, null=True)
     updated_at = peewee.CharField(max_length=32)

@@ -46,6 +46,13 @@ LIVE_FAILURE_LABELS = {
     "no_result": _l("the platform gave no result within 24 hours of the submission: check the back office's "
                     "publish records"),
 }
+# Why a day's statistics could not be fetched (docs/api.md §19), by the platform's errcode.
+STATS_ERROR_LABELS = {
+    61500: _l("the platform refused the date format (61500)"),
+    61501: _l("the date is outside the range the platform keeps (61501)"),
+    48001: _l("the account may not read statistics through the API (48001: no permission)"),
+    45009: _l("the account used up today's API quota (45009); tried again later"),
+}
 FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
                    "processed": _l("Processed")}
 FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),

@@ -2,17 +2,21 @@
 day before is asked of datacube/getarticletotaldetail for each account with an article that went live
 within WECHAT_STATS_DAYS; items are matched to tasks by msgid (`<msg_data_id>_<index>`). A day is one
 StatsFetch row per account, claimed in the write lock, so several processes fetch it once; an error is
-kept with its meaning and retried within the day, at most 3 attempts in all.
+kept with its meaning and retried an hour later, at most 3 attempts in all (a day whose retries midnight
+cut short keeps them for the next two days).
 """
 import logging
 from datetime import date, datetime, timedelta
 from typing import Any
+
+from flask_babel import force_locale
 
 from models import immediate
 from models.live import TaskLive
 from models.review import ReviewTask
 from models.stats import FIGURES, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, utcnow
+from rules.labels import STATS_ERROR_LABELS
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
@@ -23,16 +27,16 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
-ERRORS = {
-    61500: "the platform refused the date format (61500)",
-    61501: "the date is outside the range the platform keeps (61501)",
-    48001: "the account may not read statistics through the API (48001: no permission)",
-    45009: "the account used up today's API quota (45009); tried again later",
-}
+CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 
 
 def error_text(exc: PlatformError) -> str:
-    return ERRORS.get(exc.errcode, str(exc)) if exc.errcode is not None else str(exc)
+    """The error as the API says it: the errcode's meaning (rules/labels.py), or the platform's words."""
+    label = STATS_ERROR_LABELS.get(exc.errcode) if exc.errcode is not None else None
+    if label is None:
+        return str(exc)
+    with force_locale("en"):
+        return str(label)
 
 
 def due_day(settings: Settings, now: datetime | None = None) -> str | None:
@@ -87,9 +91,9 @@ def _store(account: str, items: list[dict[str, Any]]) -> list[tuple[int, str]]:
         (TaskLive.account == account) & TaskLive.msg_data_id.is_null(False))}
     stored, fresh = [], []
     for item in items:
-        msg_data_id, _, _index = str(item.get("msgid") or "").partition("_")
+        msg_data_id, _, index = str(item.get("msgid") or "").partition("_")
         live = by_msg.get(msg_data_id)
-        if live is None:
+        if live is None or index not in ("", "1"):  # a task's draft is one article: the message's first
             continue
         for entry in item.get("detail_list") or []:
             day = str(entry.get("stat_date") or item.get("ref_date") or "") if isinstance(entry, dict) else ""
@@ -106,8 +110,8 @@ def _store(account: str, items: list[dict[str, Any]]) -> list[tuple[int, str]]:
                 TaskDayStats.update(**values).where(TaskDayStats.id == existing.id).execute()
             stored.append((live.task_id, day))
     for task_pk, day in fresh:  # the agent hears once per task and day (a refetch replaces silently)
-        days = days_of(task_pk)
-        enqueue_stats(ReviewTask.get_by_id(task_pk).task_id, next(d for d in days if d["date"] == day), totals(days))
+        so_far = [d for d in days_of(task_pk) if d["date"] <= day]
+        enqueue_stats(ReviewTask.get_by_id(task_pk).task_id, so_far[-1], totals(so_far))
     return stored
 
 
@@ -123,20 +127,31 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
         error = error_text(exc)
         log.warning("statistics of %s for %s: %s (attempt %s)", account, day, error, row.attempts)
         with immediate():
-            StatsFetch.update(status="failed", last_error=error, updated_at=now_iso(),
+            StatsFetch.update(status="failed", last_error=error, last_errcode=exc.errcode, updated_at=now_iso(),
                               next_attempt_at=iso(utcnow() + RETRY_AFTER)).where(StatsFetch.id == row.id).execute()
         return {"account": account, "day": day, "stored": 0, "error": error}
     with immediate():
         stored = _store(account, items)
-        StatsFetch.update(status="done", last_error=None, updated_at=now_iso(),
+        StatsFetch.update(status="done", last_error=None, last_errcode=None, updated_at=now_iso(),
                           next_attempt_at=None).where(StatsFetch.id == row.id).execute()
     return {"account": account, "day": day, "stored": len(stored), "error": None}
 
 
+def _unfinished(day: str) -> list[tuple[str, str]]:
+    """(account, day) of the CARRY_DAYS before `day` whose fetch failed with retries left."""
+    since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
+    rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(
+        (StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS) & (StatsFetch.day >= since)
+        & (StatsFetch.day < day))
+    return [(row.account, row.day) for row in rows]
+
+
 def daily_step(settings: Settings) -> list[dict[str, Any]]:
-    """The scheduled part: yesterday's figures for every account that needs them, once."""
+    """The scheduled part: yesterday's figures for every account that needs them, once; and the retries
+    left of the days before, which midnight cut short."""
     day = due_day(settings)
     if day is None:
         return []
-    return [result for account in accounts_with_live(settings, day)
-            if (result := fetch_day(account, day, settings)) is not None]
+    wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day)
+    return [result for account, which in wanted
+            if account in settings.accounts and (result := fetch_day(account, which, settings)) is not None]

@@ -1,4 +1,5 @@
 """What readers did, as the API and pages read it (docs/api.md §19): days ascending, totals, last error."""
+from datetime import date, timedelta
 from typing import Any
 
 from peewee import fn
@@ -6,6 +7,7 @@ from peewee import fn
 from models.live import TaskLive
 from models.review import ReviewTask
 from models.stats import FIGURES, StatsFetch, TaskDayStats
+from rules.labels import STATS_ERROR_LABELS
 from services.review.concurrency import get_task_row
 
 CAMEL = {"read_user": "readUser", "share_user": "shareUser", "like_user": "likeUser", "zaikan_user": "zaikanUser",
@@ -36,13 +38,30 @@ def task_stats(task_id: str) -> dict[str, Any]:
     task = get_task_row(task_id)
     live = TaskLive.get_or_none(TaskLive.task == task)
     days = days_of(task.id)
-    last_error = None
-    if live is not None and live.status == "live":
-        failed = (StatsFetch.select().where((StatsFetch.account == live.account) & (StatsFetch.status == "failed"))
-                  .order_by(StatsFetch.updated_at.desc()).first())
-        last_error = f"{failed.day}: {failed.last_error}" if failed else None
+    failed = last_failure(live)
+    last_error = f"{failed.day}: {failed.last_error}" if failed else None
     return {"articleUrl": live.article_url if live is not None and live.status == "live" else None,
             "days": days, "totals": totals(days), "lastError": last_error}
+
+
+def last_failure(live: TaskLive | None) -> StatsFetch | None:
+    """The account's latest failed fetch of a day since the article went live; None when there is none."""
+    if live is None or live.status != "live":
+        return None
+    # From the day before its UTC date: early enough in any team zone to keep every day it was read on.
+    since = (date.fromisoformat((live.live_at or live.updated_at)[:10]) - timedelta(days=1)).isoformat()
+    return (StatsFetch.select().where((StatsFetch.account == live.account) & (StatsFetch.status == "failed")
+                                      & (StatsFetch.day >= since))
+            .order_by(StatsFetch.updated_at.desc()).first())
+
+
+def failure_words(task_id: str) -> tuple[str, str] | None:
+    """(day, why) of the task's last failed fetch, in the language in force (the page's); None if none."""
+    failed = last_failure(TaskLive.get_or_none(TaskLive.task == get_task_row(task_id)))
+    if failed is None:
+        return None
+    label = STATS_ERROR_LABELS.get(failed.last_errcode) if failed.last_errcode is not None else None
+    return failed.day, str(label) if label is not None else failed.last_error or ""
 
 
 def total_reads(task_ids: list[str]) -> dict[str, int]:

@@ -1,0 +1,96 @@
+"""What readers did, read closely (docs/api.md §19): the webhook's totals are those up to its day, only
+the message's first article is the task's, the command takes only YYYY-MM-DD, a failed fetch is shown in
+the page's language and only for days since the article went live, and retries cut short by midnight
+are still made."""
+from datetime import date, timedelta
+
+import pytest
+
+from models import OutboxMessage, StatsFetch, db
+from services.stats import fetching
+from tests.helpers.publishing import live_task, yesterday
+
+pytestmark = pytest.mark.both_stores
+
+
+def _msg_data_id(app, task):
+    from models.live import TaskLive
+    from models.review import ReviewTask
+
+    with db.connection_context():
+        return TaskLive.select().join(ReviewTask).where(ReviewTask.task_id == task["id"]).get().msg_data_id
+
+
+def _webhooks():
+    with db.connection_context():
+        return [m.payload["data"] for m in OutboxMessage.select().where(OutboxMessage.event_type == "review_task.stats")
+                .order_by(OutboxMessage.id)]
+
+
+def test_each_days_webhook_carries_the_totals_up_to_that_day(app, admin_client, agent_headers, fake):
+    task = live_task(app, admin_client, agent_headers)
+    day = yesterday(app)
+    earlier = [(date.fromisoformat(day) - timedelta(days=n)).isoformat() for n in (2, 1)]
+    fake.extra_totals.append({"ref_date": day, "msgid": f"{_msg_data_id(app, task)}_1", "detail_list": [
+        {"stat_date": earlier[0], "read_user": 1}, {"stat_date": earlier[1], "read_user": 10}]})
+    fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 100}
+    assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 0
+    sent = {data["date"]: data["totals"]["readUser"] for data in _webhooks()}
+    assert sent == {earlier[0]: 1, earlier[1]: 11, day: 111}, sent
+
+
+def test_only_the_messages_first_article_is_the_tasks(app, admin_client, agent_headers, fake):
+    task = live_task(app, admin_client, agent_headers)
+    day = yesterday(app)
+    fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 5}
+    other_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
+    fake.extra_totals.append({"ref_date": day, "msgid": f"{_msg_data_id(app, task)}_2",
+                              "detail_list": [{"stat_date": other_day, "read_user": 999}]})
+    assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 0
+    days = admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]
+    assert [(d["date"], d["readUser"]) for d in days] == [(day, 5)]
+
+
+@pytest.mark.parametrize("value", ["20261125", "2026-W48-3", "2026-11-25T00:00", " 2026-11-25"])
+def test_the_command_takes_only_a_plain_date(app, admin_client, agent_headers, fake, value):
+    live_task(app, admin_client, agent_headers)
+    refused = app.test_cli_runner().invoke(args=["fetch-stats", "--date", value])
+    assert refused.exit_code != 0 and "not a date like 2026-11-25" in refused.output, refused.output
+    assert fake.requests_to("getarticletotaldetail") == []
+
+
+def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(app, admin_client, agent_headers,
+                                                                                fake):
+    task = live_task(app, admin_client, agent_headers)
+    with db.connection_context():  # a failure of the account's long before this article went live
+        StatsFetch.create(account="silicon-rise", day="2020-01-01", status="failed", attempts=3, last_error="x",
+                          last_errcode=61501, updated_at="2099-01-01T00:00:00.000Z")
+    assert admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["lastError"] is None
+    fake.fail_next("getarticletotaldetail", errcode=48001, errmsg="api unauthorized")
+    day = yesterday(app)
+    assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 1
+    api = admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()
+    assert api["lastError"] == f"{day}: the account may not read statistics through the API (48001: no permission)"
+    admin_client.set_cookie("review_lang", "zh-CN")
+    page = admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
+    assert f"{day} 的数据获取失败：该公众号无权通过接口读取统计数据（48001：没有权限）" in page
+    assert "no permission" not in page and "2020-01-01" not in page
+    admin_client.set_cookie("review_lang", "en")
+    page = admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
+    assert f"Fetching the figures of {day} failed: the account may not read statistics" in page
+
+
+def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_headers, fake):
+    task = live_task(app, admin_client, agent_headers)
+    day = yesterday(app)
+    before = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
+    with db.connection_context():  # the day before's fetch failed once, late in its day
+        StatsFetch.create(account="silicon-rise", day=before, status="failed", attempts=1, last_error="quota",
+                          last_errcode=45009, next_attempt_at="2000-01-01T00:00:00.000Z",
+                          updated_at="2000-01-01T00:00:00.000Z")
+        fetching.daily_step(app.extensions["settings"])
+        assert StatsFetch.get(StatsFetch.day == before).status == "done"
+    asked = sorted(call["json"]["begin_date"] for call in fake.requests_to("getarticletotaldetail"))
+    assert asked == [before, day]
+    assert [d["date"] for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]] == [
+        before, day]
