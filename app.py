@@ -246,13 +246,13 @@ def create_app(config=None, *, serve=None, hold=None):
 
     `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
     settles what a crash left, creates the admin the settings name and starts the background workers.
-    Without it (one-off `flask --app app …` commands, scripts) it does none of that, so a command run
+    Without it (one-off `flask --app app …` commands) it does none of that, so a command run
     beside the service never settles the service's uploads, deletions or publishes in flight.
     `hold`: a serving process holds its instance for its life, so a restore refuses meanwhile
     (docs/api.md §20); the tests' in-process apps do not.
-    Unset, both follow the call: a WSGI server's call with no config (`waitress-serve --call
-    app:create_app`) serves and holds; a `flask --app app …` command (FLASK_RUN_FROM_CLI) or a call with
-    a config does neither.
+    Unset, both follow the call: any call with no config outside the flask command (`waitress-serve
+    --call app:create_app`, a script) serves and holds; a `flask --app app …` command
+    (FLASK_RUN_FROM_CLI) or a call with a config does neither.
     """
     if serve is None:
         serve = config is None and os.environ.get("FLASK_RUN_FROM_CLI") != "true"

@@ -57,14 +57,15 @@ def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_
 def record(row: TaskLive, team: TeamSettings | None, task: ReviewTask | None = None, **changes: Any) -> TaskLive:
     """Apply `changes` to the row (inside immediate()); the task's version moves on (its JSON changed), and
     a final status is told to the agent and the team."""
-    before = row.status if row.id else None
+    before = (row.status, row.fail_code) if row.id else (None, None)
     for name, value in changes.items():
         setattr(row, name, value)
     row.updated_at = now_iso()
     row.save()
     task = task or ReviewTask.get_by_id(row.task_id)
     save_task(task)
-    if row.status != before and row.status in ("live", "failed"):
+    # A final status is told once; a failure told again only when its reason changed (a late result).
+    if (row.status, row.fail_code) != before and row.status in ("live", "failed"):
         enqueue_live_outcome(task.task_id, row)
         live_ended(team, task, row)
     return row

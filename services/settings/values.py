@@ -69,7 +69,7 @@ MAX_DELAY_SECONDS = 30 * 86400  # a longer wait is a mistake (and would overflow
 def parse_delays(value: str | list | tuple, default: tuple[float, ...] = DEFAULT_RETRY_DELAYS) -> tuple[float, ...]:
     """'10,30,120' -> (10.0, 30.0, 120.0); empty: `default`. ValueError unless each is a number of seconds
     from 0 to 30 days (not NaN, not infinite) and there is at least one."""
-    if not value:
+    if not value or (isinstance(value, str) and not value.strip()):
         return default
     parts = list(value) if isinstance(value, (list, tuple)) else str(value).split(",")
     delays = tuple(float(part) for part in parts if str(part).strip())

@@ -30,13 +30,16 @@ from services.team.messages import Message, one_line
 
 REPLY_MAX = 64 * 1024
 SMTP_TIMEOUT = 10  # connecting, and each step of the SMTP conversation
-# The whole conversation after connecting: a server answering each step just in time must not hold a
-# message past its claim (sender.CLAIM_SECONDS, 60 s), or a second process would send it again.
+# The whole conversation from before connecting: a server answering each step just in time must not hold
+# a message past its claim (sender.CLAIM_SECONDS, 60 s), or a second process would send it again.
 SMTP_DEADLINE = 40
 # WeCom's markdown content is at most 4096 bytes (UTF-8); a digest stays under it on every robot.
 ROBOT_LIMIT_BYTES = 4000
 EMAIL_LIMIT_BYTES = 200_000
 STARTTLS_FIX = "the mail server {what}: for a plain relay set SMTP_STARTTLS=false"
+# OpenSSL's reasons when the answer to the TLS hello is not TLS at all (a plain relay's text reply).
+PLAIN_REPLIES = {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG",
+                 "HTTP_REQUEST"}
 
 Send = Callable[[Message], str | None]
 
@@ -128,21 +131,17 @@ def email(smtp: Smtp) -> Send:
         mail["Date"] = formatdate(usegmt=True)
         mail["Message-ID"] = make_msgid(domain=smtp.sender.rpartition("@")[2])
         mail.set_content(message.text)
-        opened: list[smtplib.SMTP] = []  # the connection, once its socket exists: the deadline shuts it
-        expired = threading.Event()
-        cut = threading.Timer(SMTP_DEADLINE, _hang_up, (opened, expired))
-        cut.daemon = True
-        cut.start()  # before connecting: the greeting, every step and the goodbye are inside the deadline
+        deadline = _Deadline(SMTP_DEADLINE)  # from before connecting: the greeting and the goodbye are inside it
         try:
             try:
-                with _DeadlineSMTP(opened, smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
+                with _DeadlineSMTP(deadline, smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
                     if smtp.starttls and (refused := _starttls(client)):
                         return refused
                     if smtp.user:
                         client.login(smtp.user, smtp.password)
                     client.send_message(mail)
             except (smtplib.SMTPException, OSError):
-                if expired.is_set():
+                if deadline.expired.is_set():
                     return f"the mail server took longer than {SMTP_DEADLINE:g} s: hung up"
                 raise
         except smtplib.SMTPRecipientsRefused:
@@ -154,22 +153,59 @@ def email(smtp: Smtp) -> Send:
         except OSError as exc:  # refused, unreachable, timed out, or a certificate that does not check
             return f"the mail server is unreachable ({type(exc).__name__})"
         finally:
-            cut.cancel()
+            deadline.end()
         return None
     return send
 
 
-class _DeadlineSMTP(smtplib.SMTP):
-    """smtplib.SMTP that makes itself known as soon as its socket is open: its constructor reads the
-    server's greeting, which a stalling server can trickle for as long as it likes."""
+class _Deadline:
+    """SMTP_DEADLINE from its start: then every connection it watches is shut down, which wakes a read
+    blocked in any step (the greeting, the TLS handshake, a reply) with an error."""
 
-    def __init__(self, opened: list[smtplib.SMTP], *args: Any, **kwargs: Any):
-        self.opened = opened
+    def __init__(self, seconds: float):
+        self.expired = threading.Event()
+        self._lock = threading.Lock()
+        self._watched: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        """Watch a new connection: through a copy of its socket, as STARTTLS hides the first one inside
+        the TLS one (shutting the copy cuts the connection both share)."""
+        with self._lock:
+            if self.expired.is_set():
+                sock.close()
+                raise TimeoutError("the deadline passed while connecting")
+            self._watched.append(sock.dup())
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.expired.set()
+            for sock in self._watched:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def end(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            for sock in self._watched:
+                sock.close()
+            self._watched.clear()
+
+
+class _DeadlineSMTP(smtplib.SMTP):
+    """smtplib.SMTP whose connection its deadline watches from the start: the constructor already reads
+    the server's greeting, which a stalling server can trickle for as long as it likes."""
+
+    def __init__(self, deadline: _Deadline, *args: Any, **kwargs: Any):
+        self.deadline = deadline
         super().__init__(*args, **kwargs)
 
-    def connect(self, host: str = "localhost", port: int = 0, source_address: Any = None) -> tuple[int, bytes]:
-        self.opened.append(self)  # the deadline sees `sock` as soon as it is set, before the greeting is read
-        return super().connect(host, port, source_address)
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:  # smtplib's hook (SMTP_SSL's too)
+        sock: socket.socket = super()._get_socket(host, port, timeout)  # type: ignore[misc]
+        self.deadline.watch(sock)
+        return sock
 
 
 def _starttls(client: smtplib.SMTP) -> str | None:
@@ -181,21 +217,12 @@ def _starttls(client: smtplib.SMTP) -> str | None:
         return STARTTLS_FIX.format(what="does not offer STARTTLS")
     except smtplib.SMTPResponseException as exc:
         return STARTTLS_FIX.format(what=f"refused STARTTLS ({exc.smtp_code})")
-    except ssl.SSLCertVerificationError:
-        raise  # TLS worked; the certificate did not check: no relay setting fixes that
-    except ssl.SSLError as exc:  # offered, but no TLS came of it (a relay answering in plain text, say)
-        return STARTTLS_FIX.format(what=f"offered STARTTLS but the TLS handshake failed ({type(exc).__name__})")
+    except ssl.SSLError as exc:
+        if exc.reason not in PLAIN_REPLIES:  # a certificate, a cipher, a cut connection: not a plain relay
+            raise
+        return STARTTLS_FIX.format(what=f"offered STARTTLS but answered the TLS handshake in plain text "
+                                        f"({exc.reason})")
     return None
-
-
-def _hang_up(opened: list[smtplib.SMTP], expired: threading.Event) -> None:
-    """Past the deadline: shut the socket down (the TLS one after STARTTLS), which wakes the sender's
-    blocked read (an OSError or a disconnection)."""
-    expired.set()
-    for client in opened:
-        if client.sock is not None:
-            with contextlib.suppress(OSError):
-                client.sock.shutdown(socket.SHUT_RDWR)
 
 
 def senders(team: TeamSettings) -> dict[str, tuple[Send, int]]:

@@ -27,7 +27,7 @@ from services.team.outbox import WAKE
 log = logging.getLogger(__name__)
 
 ROBOT_RATE = [(20, 60)]  # WeCom's limit (20 a minute), kept for all three robots
-CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP: connect 5 s + outbound.ATTEMPT_SECONDS; SMTP 10 s + 40 s)
+CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP: connect 5 s + outbound.ATTEMPT_SECONDS; SMTP 40 s)
 FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
 POLL_SECONDS = 1.0
 SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest

@@ -69,3 +69,33 @@ def test_a_schedule_of_delays_that_cannot_be_kept_stops_the_start(make_app, name
 
     with pytest.raises(SettingsError, match=rf"^{name} must be seconds \(0 to 30 days\)"):
         make_app(**{name: value})
+
+
+def test_a_late_failure_after_24_hours_tells_its_reason_once_more(app, admin_client, agent_headers, fake,
+                                                                  served_url):
+    fake.withhold_events = True
+    fake.publish_seconds = 3600
+    task = published_article(app, admin_client, agent_headers)
+    admin_client.post(go_live_url(task), json={})
+    publish_id = wait_for_live(admin_client, task, statuses=("publishing",))["live"]["publishId"]
+    with db.connection_context():
+        TaskLive.update(submitted_at=iso(utcnow() - timedelta(hours=25)), next_poll_at=iso(utcnow())).execute()
+    assert "no result within 24 hours" in wait_for_live(admin_client, task)["live"]["failReason"]
+    with fake._lock:
+        fake.publishes[publish_id]["status"] = 4
+    assert fake.push_publish_event(publish_id) == (200, "success")
+    live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
+    assert live["status"] == "failed" and "refused by the platform's review" in live["failReason"]
+    with db.connection_context():
+        told = [m.payload["data"]["failReason"] for m in OutboxMessage.select().where(
+            OutboxMessage.event_type == "review_task.live_failed").order_by(OutboxMessage.id)]
+    assert len(told) == 2 and told[-1] == live["failReason"], told
+    assert fake.push_publish_event(publish_id) == (200, "success")  # the same again: nothing more
+    assert _webhooks("review_task.live_failed") == 2
+
+
+def test_a_blank_schedule_of_delays_is_the_default(make_app):
+    from services.settings import DEFAULT_POLL_DELAYS
+
+    app = make_app(WECHAT_PUBLISH_POLL_DELAYS="  ")
+    assert app.extensions["settings"].publish_poll_delays == tuple(float(d) for d in DEFAULT_POLL_DELAYS.split(","))

@@ -13,7 +13,7 @@ from tests.helpers.review import article_payload, create_task
 from tests.helpers.team import SMTP_USER, send_pass, team_rows
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
-TRICKLE = 3.0  # seconds the slow server takes to greet
+TRICKLE = 8.0  # seconds the slow server takes to greet, or stays silent in the TLS handshake (each step: 10 s)
 
 
 class ScriptedMailServer:
@@ -65,6 +65,16 @@ def _starttls_without_tls(conn, stopping):
     stopping.wait(2)
 
 
+def _silent_in_the_handshake(conn, stopping):
+    conn.sendall(b"220 relay ESMTP\r\n")
+    conn.recv(1024)  # EHLO
+    conn.sendall(b"250-relay\r\n250 STARTTLS\r\n")
+    conn.recv(1024)  # STARTTLS
+    conn.sendall(b"220 go ahead\r\n")
+    conn.recv(1024)  # the client's TLS hello, never answered
+    stopping.wait(TRICKLE)
+
+
 def _mail(make_app, server, **extra):
     settings = {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": server.port,
                 "SMTP_FROM": SMTP_USER, **extra}
@@ -102,4 +112,14 @@ def test_a_greeting_trickled_past_the_deadline_is_hung_up_on(make_app, scripted,
 def test_starttls_offered_without_tls_names_smtp_starttls_false(make_app, scripted):
     row, _took = _mail(make_app, scripted(_starttls_without_tls), SMTP_STARTTLS=True)
     assert row.status == "pending"
-    assert "TLS handshake failed" in row.last_error and "SMTP_STARTTLS=false" in row.last_error, row.last_error
+    assert "answered the TLS handshake in plain text" in row.last_error, row.last_error
+    assert "SMTP_STARTTLS=false" in row.last_error, row.last_error
+
+
+def test_a_tls_handshake_left_unanswered_is_hung_up_on_too(make_app, scripted, monkeypatch):
+    """After STARTTLS the TLS socket hides the plain one, whose shutdown did nothing: the handshake
+    waited out its 10 s step. The deadline now cuts the connection itself."""
+    monkeypatch.setattr(channels, "SMTP_DEADLINE", 0.5)
+    row, took = _mail(make_app, scripted(_silent_in_the_handshake), SMTP_STARTTLS=True)
+    assert took < TRICKLE / 2, took
+    assert "took longer than 0.5 s" in row.last_error and "SMTP_STARTTLS" not in row.last_error, row.last_error
