@@ -1,8 +1,6 @@
 """Mail servers that misbehave before any mail is sent (docs/api.md §20): a greeting trickled a byte at a
 time is inside the attempt's deadline like every later step, and a STARTTLS offered with no TLS behind it
 names the setting that fits a plain relay."""
-import socket
-import threading
 import time
 
 import pytest
@@ -10,40 +8,11 @@ import pytest
 from services.team import channels
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
+from tests.helpers.scripted import ScriptedServer
 from tests.helpers.team import SMTP_USER, send_pass, team_rows
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 TRICKLE = 8.0  # seconds the slow server takes to greet, or stays silent in the TLS handshake (each step: 10 s)
-
-
-class ScriptedMailServer:
-    """A raw TCP server on 127.0.0.1 that plays `script(conn)` to each connection."""
-
-    def __init__(self, script):
-        self.script, self.stopping = script, threading.Event()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._play, args=(conn,), daemon=True).start()
-
-    def _play(self, conn):
-        try:
-            self.script(conn, self.stopping)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def stop(self):
-        self.stopping.set()
-        self.sock.close()
 
 
 def _trickled_greeting(conn, stopping):
@@ -54,24 +23,24 @@ def _trickled_greeting(conn, stopping):
     conn.recv(1024)
 
 
-def _starttls_without_tls(conn, stopping):
+def _up_to_the_tls_hello(conn):
+    """A relay offering STARTTLS, up to the client's TLS hello (read)."""
     conn.sendall(b"220 relay ESMTP\r\n")
     conn.recv(1024)  # EHLO
     conn.sendall(b"250-relay\r\n250 STARTTLS\r\n")
     conn.recv(1024)  # STARTTLS
     conn.sendall(b"220 go ahead\r\n")
-    conn.recv(1024)  # the client's TLS hello, answered in plain text
+    conn.recv(1024)
+
+
+def _starttls_without_tls(conn, stopping):
+    _up_to_the_tls_hello(conn)  # answered in plain text
     conn.sendall(b"500 what is this\r\n" * 4)
     stopping.wait(2)
 
 
 def _silent_in_the_handshake(conn, stopping):
-    conn.sendall(b"220 relay ESMTP\r\n")
-    conn.recv(1024)  # EHLO
-    conn.sendall(b"250-relay\r\n250 STARTTLS\r\n")
-    conn.recv(1024)  # STARTTLS
-    conn.sendall(b"220 go ahead\r\n")
-    conn.recv(1024)  # the client's TLS hello, never answered
+    _up_to_the_tls_hello(conn)  # never answered
     stopping.wait(TRICKLE)
 
 
@@ -92,7 +61,7 @@ def scripted():
     servers = []
 
     def start(script):
-        servers.append(ScriptedMailServer(script))
+        servers.append(ScriptedServer(script))
         return servers[-1]
 
     yield start

@@ -1,7 +1,6 @@
 """A robot or agent receiver that trickles its answer's headers (docs/api.md §20): the whole attempt
 (connecting, the headers, the body) ends by outbound.ATTEMPT_SECONDS, below the senders' claims, so
 no second process takes the message while the first still waits, and it is not sent twice."""
-import socket
 import threading
 import time
 from datetime import timedelta
@@ -16,6 +15,7 @@ from services.review import webhooks
 from services.team import sender
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
+from tests.helpers.scripted import ScriptedServer
 from tests.helpers.team import send_pass, team_rows
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
@@ -25,51 +25,32 @@ DEADLINE = 0.5  # outbound.ATTEMPT_SECONDS in these tests (30 s in service)
 TRICKLE = 3.0  # seconds the receiver takes to send its headers, one byte at a time
 
 
-class TricklingReceiver:
+class TricklingReceiver(ScriptedServer):
     """A real HTTP server on 127.0.0.1 that takes TRICKLE seconds to send its headers (a byte every
     0.05 s), then answers 200 with `body`. Counts the requests it got."""
 
     def __init__(self, body=b'{"errcode":0,"errmsg":"ok"}'):
         self.body = body
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/cgi-bin/webhook/send?key=k"
         self.requests = 0
         self.arrived = threading.Condition()
-        self.stopping = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self._answer)
+        self.url = f"http://127.0.0.1:{self.port}/cgi-bin/webhook/send?key=k"
 
-    def _serve(self):
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
+    def _answer(self, conn, stopping):
+        _read_request(conn)
+        with self.arrived:
+            self.requests += 1
+            self.arrived.notify_all()
+        conn.sendall(b"HTTP/1.1 200 OK\r\n")
+        for byte in b"X-Slow: " + b"a" * int(TRICKLE / 0.05) + b"\r\n":
+            if stopping.wait(0.05):
                 return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn):
-        try:
-            _read_request(conn)
-            with self.arrived:
-                self.requests += 1
-                self.arrived.notify_all()
-            conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            for byte in b"X-Slow: " + b"a" * int(TRICKLE / 0.05) + b"\r\n":
-                if self.stopping.wait(0.05):
-                    return
-                conn.sendall(bytes([byte]))
-            conn.sendall(b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(self.body) + self.body)
-        except OSError:
-            pass
-        finally:
-            conn.close()
+            conn.sendall(bytes([byte]))
+        conn.sendall(b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(self.body) + self.body)
 
     def wait_for(self, count, timeout=5):
         with self.arrived:
             return self.arrived.wait_for(lambda: self.requests >= count, timeout)
-
-    def stop(self):
-        self.stopping.set()
-        self.sock.close()
 
 
 def _read_request(conn):
