@@ -57,9 +57,12 @@ def published(live_server, topic):
     return task, client
 
 
-WORDS = {"zh-CN": {"now": "立即发表给读者", "live": "已发表", "link": "打开文章", "reads": "读者数据",
+WORDS = {"zh-CN": {"fetch_failed": "{day} 的数据获取失败：该公众号今天的接口调用次数已用完（45009）；稍后会再试",
+                   "now": "立即发表给读者", "live": "已发表", "link": "打开文章", "reads": "读者数据",
                    "schedule": "定时发表", "scheduled": "已定时发表", "cancel": "取消定时", "canceled": "定时已取消"},
-         "en": {"now": "Publish to readers now", "live": "Live", "link": "Open the article",
+         "en": {"fetch_failed": "Fetching the figures of {day} failed: the account used up today's API quota (45009); "
+                                "tried again later",
+                "now": "Publish to readers now", "live": "Live", "link": "Open the article",
                 "reads": "What readers did", "schedule": "Schedule", "scheduled": "Scheduled for readers",
                 "cancel": "Cancel the schedule",
                 "canceled": "Schedule canceled"}}
@@ -94,6 +97,15 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     for day in figures["days"]:
         assert str(day["readUser"]) in described and day["date"] in described
     assert page.get_by_role("heading", name=words["reads"]).is_visible()
+    # Today's fetch failed: said in the page's language.
+    from models import StatsFetch
+
+    with db.connection_context():
+        StatsFetch.create(account="silicon-rise", day=today.isoformat(), status="failed", attempts=1,
+                          last_error="quota", last_errcode=45009, updated_at="2099-01-01T00:00:00.000Z")
+    page.reload()
+    assert page.locator("#reads-failure").text_content() == words["fetch_failed"].format(day=today.isoformat())
+    page.locator("section.reads").screenshot(path=str(OUTPUT / f"reads-{language}-phone.png"))
     assert sideways_overflow(page) <= 0
     assert axe_violations(page) == []
     screenshot(page, f"going-live-{language}-phone")
