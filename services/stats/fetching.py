@@ -138,11 +138,13 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
 
 
 def _unfinished(day: str) -> list[tuple[str, str]]:
-    """(account, day) of the CARRY_DAYS before `day` whose fetch failed with retries left."""
+    """(account, day) of the CARRY_DAYS before `day` whose fetch failed, or whose process stopped during
+    it, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
+    stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(
-        (StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS) & (StatsFetch.day >= since)
-        & (StatsFetch.day < day))
+        ((StatsFetch.status == "failed") | stopped) & (StatsFetch.attempts < MAX_ATTEMPTS)
+        & (StatsFetch.day >= since) & (StatsFetch.day < day))
     return [(row.account, row.day) for row in rows]
 
 

@@ -80,12 +80,13 @@ def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(
     assert f"Fetching the figures of {day} failed: the account may not read statistics" in page
 
 
-def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_headers, fake):
+@pytest.mark.parametrize("left", ["failed", "running"])
+def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_headers, fake, left):
     task = live_task(app, admin_client, agent_headers)
     day = yesterday(app)
     before = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
-    with db.connection_context():  # the day before's fetch failed once, late in its day
-        StatsFetch.create(account="silicon-rise", day=before, status="failed", attempts=1, last_error="quota",
+    with db.connection_context():  # the day before's fetch failed once late in its day, or its process stopped
+        StatsFetch.create(account="silicon-rise", day=before, status=left, attempts=1, last_error="quota",
                           last_errcode=45009, next_attempt_at="2000-01-01T00:00:00.000Z",
                           updated_at="2000-01-01T00:00:00.000Z")
         fetching.daily_step(app.extensions["settings"])
