@@ -11,11 +11,9 @@
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from models import Asset, db
 from models.feedback import FeedbackAttachment
 from tests.helpers.app import AGENT_TOKEN, create_admin, login
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
+from tests.helpers.scripted import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = {"x-feedback-client-token": "client-web-token"}
@@ -230,48 +229,27 @@ def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, plat
     assert again.status_code == 200 and again.get_json()["status"] == "published", again.get_data(as_text=True)
 
 
-class TricklingServer:
+class TricklingServer(ScriptedServer):
     """Answers its first request with a 200 whose body arrives one byte every 0.15 s (the token answer:
     about 6 s in all), and closes every later connection at once."""
 
     def __init__(self, body=b'{"access_token":"T","expires_in":7200}', content_type="application/json"):
         self.body, self.content_type = body, content_type
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.stopping = threading.Event()
         self.answered = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self._trickle)
+        self.base_url = f"http://127.0.0.1:{self.port}"
 
-    def _serve(self):
-        self.sock.settimeout(0.2)
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.answered += 1
-            if self.answered > 1:
-                conn.close()
-                continue
-            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
-
-    def _trickle(self, conn):
-        try:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + self.content_type.encode() + b"\r\n"
-                         b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n")
-            for byte in self.body:
-                if self.stopping.wait(0.15):
-                    break
-                conn.sendall(bytes([byte]))
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def stop(self):
-        self.stopping.set()
-        self.sock.close()
+    def _trickle(self, conn, stopping):
+        self.answered += 1
+        if self.answered > 1:
+            return
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + self.content_type.encode() + b"\r\n"
+                     b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n")
+        for byte in self.body:
+            if stopping.wait(0.15):
+                break
+            conn.sendall(bytes([byte]))
 
 
 def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):

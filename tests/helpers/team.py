@@ -26,6 +26,28 @@ def robot_settings(robots, **extra):
             "REVIEW_DEFAULT_LANGUAGE": "zh-CN", **extra}  # the service's default (the tests' make_app says en)
 
 
+def mail_settings(port, **extra):
+    """E-mail to one editor through the SMTP server on 127.0.0.1:`port`, plain unless `extra` says."""
+    return {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": port,
+            "SMTP_STARTTLS": False, "SMTP_FROM": SMTP_USER, **extra}
+
+
+def failed_mail(make_app, settings):
+    """A task created, then one e-mail pass that fails: (its outbox row, the pass's seconds)."""
+    import time
+
+    from tests.helpers.app import AGENT_TOKEN, built_app
+    from tests.helpers.review import article_payload, create_task
+
+    with built_app(make_app, **settings) as app:
+        create_task(app.test_client(), {"x-review-agent-token": AGENT_TOKEN}, article_payload())
+        started = time.monotonic()
+        assert send_pass(app) == {"email": 0}
+        took = time.monotonic() - started
+        [row] = team_rows("email")
+    return row, took
+
+
 def sender_of(app):
     settings = app.extensions["settings"]
     return TeamSender(settings.team, settings.webhook_retry_delays, settings.default_language)

@@ -1,15 +1,13 @@
 """Mail servers that misbehave before any mail is sent (docs/api.md §20): a greeting trickled a byte at a
 time is inside the attempt's deadline like every later step, and a STARTTLS offered with no TLS behind it
 names the setting that fits a plain relay."""
-import time
 
 import pytest
 
 from services.team import channels
-from tests.helpers.app import AGENT_TOKEN, built_app
-from tests.helpers.review import article_payload, create_task
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.scripted import ScriptedServer
-from tests.helpers.team import SMTP_USER, send_pass, team_rows
+from tests.helpers.team import failed_mail, mail_settings
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 TRICKLE = 8.0  # seconds the slow server takes to greet, or stays silent in the TLS handshake (each step: 10 s)
@@ -45,15 +43,7 @@ def _silent_in_the_handshake(conn, stopping):
 
 
 def _mail(make_app, server, **extra):
-    settings = {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": server.port,
-                "SMTP_FROM": SMTP_USER, **extra}
-    with built_app(make_app, **settings) as app:
-        create_task(app.test_client(), AGENT, article_payload())
-        started = time.monotonic()
-        assert send_pass(app) == {"email": 0}
-        took = time.monotonic() - started
-        [row] = team_rows("email")
-    return row, took
+    return failed_mail(make_app, mail_settings(server.port, **extra))
 
 
 @pytest.fixture

@@ -6,11 +6,12 @@ import logging
 import pytest
 
 from models import OutboxMessage, db
+from tests.helpers import team
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.metrics import TOKEN, scrape, value
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.served import free_port
-from tests.helpers.team import SMTP_USER, robot_settings, send_pass, smtp_server, team_rows
+from tests.helpers.team import robot_settings, send_pass, smtp_server, team_rows
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -18,8 +19,7 @@ AGENT = {"x-review-agent-token": AGENT_TOKEN}
 
 
 def mail_settings(port, **extra):
-    return {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": port,
-            "SMTP_STARTTLS": False, "SMTP_FROM": SMTP_USER, "METRICS_TOKEN": TOKEN, **extra}
+    return team.mail_settings(port, METRICS_TOKEN=TOKEN, **extra)
 
 
 def email_figures(app):

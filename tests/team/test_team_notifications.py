@@ -18,6 +18,8 @@ from tests.helpers.team import (
     PUBLIC_URL,
     SMTP_PASSWORD,
     SMTP_USER,
+    failed_mail,
+    mail_settings,
     robot_settings,
     self_signed,
     send_pass,
@@ -275,7 +277,6 @@ def test_a_mail_server_that_stalls_is_hung_up_on_before_the_claim_runs_out(make_
     """Each SMTP step within its timeout, the whole past SMTP_DEADLINE: the attempt ends (and is
     retried) instead of outliving its claim, after which another process would send the mail too."""
     import asyncio
-    import time
 
     from services.team import channels
     from tests.helpers.team import Mailbox
@@ -287,14 +288,7 @@ def test_a_mail_server_that_stalls_is_hung_up_on_before_the_claim_runs_out(make_
 
     monkeypatch.setattr(channels, "SMTP_DEADLINE", 0.5)
     with smtp_server(handler=Stalling()) as (mailbox, port):
-        settings = {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": port,
-                    "SMTP_STARTTLS": False, "SMTP_FROM": SMTP_USER}
-        with built_app(make_app, **settings) as app:
-            create_task(app.test_client(), AGENT, article_payload())
-            started = time.monotonic()
-            assert send_pass(app) == {"email": 0}
-            took = time.monotonic() - started
-            [row] = team_rows("email")
+        row, took = failed_mail(make_app, mail_settings(port))
     assert took < 3 / 2, took  # well before the stalling server would have answered
     assert row.status == "pending" and row.attempts == 1 and row.last_error  # retried on the schedule
 
