@@ -10,7 +10,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import requests
@@ -52,12 +52,7 @@ def post(url: str, data: bytes, headers: dict[str, str], read_at_most: int = 0) 
     own exceptions. No redirect is followed."""
     seconds = ATTEMPT_SECONDS
     deadline = time.monotonic() + seconds
-    connections: list[HTTPConnection] = []
-    _attempt.connections = connections
-    hung_up = threading.Event()
-    cut = threading.Timer(seconds, _hang_up, (connections, hung_up))
-    cut.daemon = True
-    cut.start()
+    cut = _attempt.deadline = Deadline(seconds)
     try:
         with requests.Session() as session:
             session.mount("http://", _Adapter())
@@ -70,16 +65,16 @@ def post(url: str, data: bytes, headers: dict[str, str], read_at_most: int = 0) 
                         body += chunk
                         if len(body) > read_at_most:
                             break
-        if hung_up.is_set():  # cut mid-answer: http.client may take the cut for the end of the headers
+        if cut.expired.is_set():  # cut mid-answer: http.client may take the cut for the end of the headers
             raise requests.Timeout("hung up on at the deadline")
         return response.status_code, body
     except requests.RequestException:
-        if hung_up.is_set() or time.monotonic() >= deadline:
+        if cut.expired.is_set() or time.monotonic() >= deadline:
             raise requests.Timeout(f"no complete answer within {seconds:g} s") from None
         raise
     finally:
-        cut.cancel()
-        _attempt.connections = None
+        cut.end()
+        _attempt.deadline = None
 
 
 # ---- the deadline's hold on the connection -----------------------------------------------------------
@@ -90,17 +85,58 @@ _attempt = threading.local()
 
 
 def _watch(connection: HTTPConnection) -> None:
-    connections = getattr(_attempt, "connections", None)
-    if connections is not None:
-        connections.append(connection)
+    deadline = getattr(_attempt, "deadline", None)
+    if deadline is not None:
+        deadline.watch(lambda: connection.sock)
 
 
-def _hang_up(connections: list[HTTPConnection], hung_up: threading.Event) -> None:
-    hung_up.set()
-    for connection in connections:
-        if connection.sock is not None:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+class Deadline:
+    """`seconds` from its start: then every connection it watches is shut down, which wakes a read or a
+    write blocked on it with an error (HTTP here, SMTP in services/team/channels.py). `expired` says
+    afterwards whether it came; end() stops it and lets go of what it watched."""
+
+    def __init__(self, seconds: float):
+        self.expired = threading.Event()
+        self._lock = threading.Lock()
+        self._watched: list[Callable[[], socket.socket | None]] = []
+        self._copies: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, current: Callable[[], socket.socket | None]) -> None:
+        """Watch a connection through `current`, its socket when the deadline comes (None: not yet)."""
+        with self._lock:
+            self._watched.append(current)
+
+    def watch_socket(self, sock: socket.socket) -> None:
+        """Watch a new socket through a copy of it: a TLS wrap detaches the first object (its shutdown
+        would do nothing mid-handshake), while the copy shuts the connection both share. Past the
+        deadline already: closed, TimeoutError."""
+        with self._lock:
+            if self.expired.is_set():
+                sock.close()
+                raise TimeoutError("the deadline passed while connecting")
+            copy = sock.dup()
+            self._copies.append(copy)
+            self._watched.append(lambda: copy)
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.expired.set()
+            for current in self._watched:
+                sock = current()
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+    def end(self) -> None:
+        self._timer.cancel()
+        with self._lock:
+            for copy in self._copies:
+                copy.close()
+            self._watched.clear()
+            self._copies.clear()
 
 
 class _WatchedHTTPConnection(HTTPConnection):

@@ -7,14 +7,12 @@ in the body; anything but code 0 (WeCom 45009 "api freq out of limit", a Feishu 
 `errcode`) is a failure and is retried.
 """
 import base64
-import contextlib
 import hashlib
 import hmac
 import json
 import smtplib
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -131,7 +129,7 @@ def email(smtp: Smtp) -> Send:
         mail["Date"] = formatdate(usegmt=True)
         mail["Message-ID"] = make_msgid(domain=smtp.sender.rpartition("@")[2])
         mail.set_content(message.text)
-        deadline = _Deadline(SMTP_DEADLINE)  # from before connecting: the greeting and the goodbye are inside it
+        deadline = outbound.Deadline(SMTP_DEADLINE)  # from before connecting: greeting to goodbye inside it
         try:
             try:
                 with _DeadlineSMTP(deadline, smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
@@ -158,53 +156,17 @@ def email(smtp: Smtp) -> Send:
     return send
 
 
-class _Deadline:
-    """SMTP_DEADLINE from its start: then every connection it watches is shut down, which wakes a read
-    blocked in any step (the greeting, the TLS handshake, a reply) with an error."""
-
-    def __init__(self, seconds: float):
-        self.expired = threading.Event()
-        self._lock = threading.Lock()
-        self._watched: list[socket.socket] = []
-        self._timer = threading.Timer(seconds, self._cut)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def watch(self, sock: socket.socket) -> None:
-        """Watch a new connection: through a copy of its socket, as STARTTLS hides the first one inside
-        the TLS one (shutting the copy cuts the connection both share)."""
-        with self._lock:
-            if self.expired.is_set():
-                sock.close()
-                raise TimeoutError("the deadline passed while connecting")
-            self._watched.append(sock.dup())
-
-    def _cut(self) -> None:
-        with self._lock:
-            self.expired.set()
-            for sock in self._watched:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    def end(self) -> None:
-        self._timer.cancel()
-        with self._lock:
-            for sock in self._watched:
-                sock.close()
-            self._watched.clear()
-
-
 class _DeadlineSMTP(smtplib.SMTP):
     """smtplib.SMTP whose connection its deadline watches from the start: the constructor already reads
     the server's greeting, which a stalling server can trickle for as long as it likes."""
 
-    def __init__(self, deadline: _Deadline, *args: Any, **kwargs: Any):
+    def __init__(self, deadline: outbound.Deadline, *args: Any, **kwargs: Any):
         self.deadline = deadline
         super().__init__(*args, **kwargs)
 
     def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:  # smtplib's hook (SMTP_SSL's too)
         sock: socket.socket = super()._get_socket(host, port, timeout)  # type: ignore[misc]
-        self.deadline.watch(sock)
+        self.deadline.watch_socket(sock)
         return sock
 
 
