@@ -114,6 +114,7 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     row = listing.locator(f'tr[data-task-id="{task["id"]}"]')
     assert str(figures["totals"]["readUser"]) in row.text_content()
     assert sideways_overflow(listing) <= 0
+    screenshot(listing, f"review-list-{language}-phone")
     console.assert_clean()
 
 
