@@ -19,8 +19,23 @@ log = logging.getLogger(__name__)
 PERMISSIONS = ("review", "feedback")
 DEVICE_KEY = "device:"  # LoginAttempt rows of a known device use this key for both name and address
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
-# A fixed hash to compare against when the user does not exist, so timing does not tell.
-_DUMMY_HASH = generate_password_hash("not-a-password", method="scrypt")
+DEFAULT_HASH_METHOD = "scrypt"
+_hashing = {"method": DEFAULT_HASH_METHOD, "dummy": ""}
+
+
+def use_hash_method(method: str) -> None:
+    """PASSWORD_HASH_METHOD (docs/api.md §1): how new passwords are hashed in this process. Existing hashes
+    keep their own method (werkzeug reads it from the hash)."""
+    if method != _hashing["method"]:
+        _hashing.update(method=method, dummy="")
+
+
+def _dummy_hash() -> str:
+    """A fixed hash of the configured method to compare against when the user does not exist, so timing
+    does not tell."""
+    if not _hashing["dummy"]:
+        _hashing["dummy"] = generate_password_hash("not-a-password", method=_hashing["method"])
+    return _hashing["dummy"]
 
 
 def parse_permissions(value: Any) -> str:
@@ -42,7 +57,7 @@ def save_admin(username: str, password: str, permissions: str = "review,feedback
         raise ValidationFailed("password must have at least 8 characters", {"password": ["too short"]})
     perms = parse_permissions(permissions)
     fields = {
-        "password_hash": generate_password_hash(password, method="scrypt"),
+        "password_hash": generate_password_hash(password, method=_hashing["method"]),
         "permissions": perms,
         "active": active,
         "session_nonce": secrets.token_hex(8),
@@ -156,7 +171,7 @@ def _authenticate(username: str, password: str, keys: tuple[str, str], max_failu
     if is_throttled(*keys, max_failures, window_seconds):
         return None, "too_many_attempts"
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None
-    ok = check_password_hash(user.password_hash if user else _DUMMY_HASH, password or "")
+    ok = check_password_hash(user.password_hash if user else _dummy_hash(), password or "")
     ok = bool(ok and user and user.active)
     with immediate():
         if is_throttled(*keys, max_failures, window_seconds):

@@ -22,6 +22,9 @@ from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import article_payload, create_task, image_post_payload, make_asset
 
 STORES = ("sqlite", "postgresql")
+# Passwords hashed cheaply under test (docs/api.md §1 PASSWORD_HASH_METHOD): scrypt is most of a test's setup.
+# The environment carries it to the service processes tests start too.
+os.environ.setdefault("PASSWORD_HASH_METHOD", "pbkdf2:sha256:1")
 
 
 def pytest_generate_tests(metafunc):

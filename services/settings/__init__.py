@@ -21,7 +21,6 @@ from services.settings.team import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, te
 from services.settings.values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 
 ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY")  # each account's own (docs/api.md §18)
-ACCOUNT_SECRETS = ("_SECRET", "_TOKEN", "_AES_KEY")
 # freepublish/get is asked after each of these (seconds), then hourly, for 24 h (docs/api.md §18)
 DEFAULT_POLL_DELAYS = "60,120,300,600,1800,3600"
 
@@ -89,6 +88,8 @@ DEFAULTS = {
     # the headers are ignored, so a client cannot choose the address its rate limits count against).
     "TRUSTED_PROXIES": 0,
     "PERMANENT_SESSION_LIFETIME": 12 * 3600,
+    # werkzeug's method for new password hashes: scrypt, or pbkdf2:sha256:<iterations> (tests make it cheap)
+    "PASSWORD_HASH_METHOD": "scrypt",
     "LOGIN_MAX_FAILURES": 5,
     "LOGIN_FAILURE_WINDOW_SECONDS": 15 * 60,
     "WEBHOOK_SENDER_ENABLED": True,
@@ -101,14 +102,6 @@ DEFAULTS = {
     "REVIEW_TIME_ZONE": "Asia/Shanghai",  # the zone of times in the pages' HTML, before the script shows the browser's
     **TEAM_DEFAULTS,  # group robots and e-mail (docs/api.md §15), in services/settings/team.py
 }
-
-# Settings whose values are secrets: never logged or shown.
-SECRET_SETTINGS = {
-    "REVIEW_AGENT_TOKEN", "REVIEW_AGENT_WEBHOOK_SECRET", "REVIEW_ADMIN_PASSWORD",
-    "FEEDBACK_CLIENT_TOKENS", "SECRET_KEY", "METRICS_TOKEN", *TEAM_SECRETS,
-    *(accounts.setting_prefix(code) + suffix for code in DEFAULT_ACCOUNTS for suffix in ACCOUNT_SECRETS),
-}
-
 
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 def _coerce(name, raw, default):
@@ -197,6 +190,7 @@ class Settings:
     cover_ratio: tuple[float, float]
     remote_image_hosts: tuple[str, ...]
     remote_image_allow_private: bool
+    password_hash_method: str
     login_max_failures: int
     login_failure_window_seconds: int
     metrics_token: str = field(repr=False)
@@ -250,6 +244,7 @@ class Settings:
             cover_ratio=(float(config.get("REVIEW_COVER_RATIO_MIN")), float(config.get("REVIEW_COVER_RATIO_MAX"))),
             remote_image_hosts=tuple(split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS"))),
             remote_image_allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
+            password_hash_method=str(config.get("PASSWORD_HASH_METHOD") or "scrypt"),
             login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
             login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
             metrics_token=config.get("METRICS_TOKEN") or "",

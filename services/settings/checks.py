@@ -1,6 +1,7 @@
 """Refusals of settings the service cannot run with (docs/api.md §1): each names the setting, and a
 secret's value is never quoted. Called once at start by services.settings.Settings.from_config."""
 import importlib.util
+import math
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,9 +55,17 @@ def check_settings(config: Any) -> None:
     proxies = config.get("TRUSTED_PROXIES")
     if isinstance(proxies, bool) or not isinstance(proxies, int) or proxies < 0:
         raise SettingsError(f"TRUSTED_PROXIES must be a whole number of at least 0, not {proxies!r}")
+    for name, value in config.items():  # nan, inf or 1e309 would start, then fail every call that reads it
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SettingsError(f"{name} must be a finite number, not {value!r}")
     timeout = config.get("WECHAT_TIMEOUT_SECONDS")
-    if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0, not {timeout!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
+        raise SettingsError(f"WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0 and at most 600, "
+                            f"not {timeout!r}")
+    method = config.get("PASSWORD_HASH_METHOD", "scrypt")
+    if not isinstance(method, str) or not re.fullmatch(r"scrypt(:\d+:\d+:\d+)?|pbkdf2(:sha256|:sha512)(:[1-9]\d*)?",
+                                                      method):
+        raise SettingsError(f"PASSWORD_HASH_METHOD must be scrypt or pbkdf2:sha256:<iterations>, not {method!r}")
     concurrency = config.get("WECHAT_UPLOAD_CONCURRENCY")
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or not 1 <= concurrency <= 32:
         raise SettingsError(f"WECHAT_UPLOAD_CONCURRENCY must be a whole number from 1 to 32, not {concurrency!r}")

@@ -23,7 +23,7 @@ from blueprints.apidoc import api
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
 from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
-from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, create_admin, login
+from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -510,7 +510,7 @@ def test_create_admin_cli_password_stdin(app, runner):
     with db.connection_context():
         user = AdminUser.get(AdminUser.username == "editor")
         assert user.permissions == "feedback"
-        assert user.password_hash.startswith("scrypt:")
+        assert user.password_hash.startswith("pbkdf2:sha256:1$")  # PASSWORD_HASH_METHOD of the tests
     client = app.test_client()
     login(client, "editor", "s3cret-password")
     bad = runner.invoke(args=["create-admin", "x", "--permissions", "root", "--password-stdin"], input="longenough\n")
@@ -680,3 +680,12 @@ def test_a_forged_or_foreign_device_cookie_lifts_nothing(guarded):
         stranger.set_cookie("review_known_device", value)
         refused = stranger.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
         assert refused.headers["Location"] == "/login?error=too_many_attempts"
+
+
+def test_passwords_are_hashed_with_scrypt_unless_the_setting_says_otherwise(make_app):
+    """PASSWORD_HASH_METHOD's default is scrypt (the tests' cheap method is a setting, not a code path)."""
+    with built_app(make_app, PASSWORD_HASH_METHOD="scrypt"):
+        assert create_admin("scrypted").password_hash.startswith("scrypt:")
+    from services.settings import DEFAULTS
+
+    assert DEFAULTS["PASSWORD_HASH_METHOD"] == "scrypt"

@@ -106,6 +106,13 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     ("THREADS", "0", "THREADS must be a whole number of at least 1, not 0"),
     ("LOGIN_MAX_FAILURES", "0", "LOGIN_MAX_FAILURES must be a whole number of at least 1"),
     ("WECHAT_TIMEOUT_SECONDS", "0", "WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0"),
+    # nan started the service and every publish answered 500 (issue 41, item 6)
+    ("WECHAT_TIMEOUT_SECONDS", "nan", "WECHAT_TIMEOUT_SECONDS must be a finite number, not nan"),
+    ("WECHAT_TIMEOUT_SECONDS", "inf", "WECHAT_TIMEOUT_SECONDS must be a finite number, not inf"),
+    ("WECHAT_TIMEOUT_SECONDS", "1e309", "WECHAT_TIMEOUT_SECONDS must be a finite number, not inf"),
+    ("REVIEW_COVER_RATIO_MAX", "nan", "REVIEW_COVER_RATIO_MAX must be a finite number, not nan"),
+    ("WECHAT_TIMEOUT_SECONDS", "86400", "WECHAT_TIMEOUT_SECONDS must be a number of seconds above 0 and at most 600"),
+    ("PASSWORD_HASH_METHOD", "md5", "PASSWORD_HASH_METHOD must be scrypt or pbkdf2:sha256:<iterations>"),
     ("SESSION_COOKIE_SECURE", "ture", "SESSION_COOKIE_SECURE must be true or false, not 'ture'"),
     ("REVIEW_COVER_RATIO_MIN", "3", "REVIEW_COVER_RATIO_MIN (3.0) must be above 0 and at most"),
     ("FEEDBACK_CLIENT_TOKENS", "web=ok,web:secret-token", "item 2 of 2 is not one"),
