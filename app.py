@@ -61,6 +61,7 @@ from services.settings import (
     from_environment,
     typed,
 )
+from services.stats.fetching import stats_worker
 from services.task_delete import recover_deletions
 from services.team.sender import TeamSender
 
@@ -220,6 +221,7 @@ WORKERS = (
     ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),
     ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
     ("WECHAT_LIVE_WORKER_ENABLED", "live_worker", live_worker),  # going live, and its result (docs/api.md §18)
+    ("WECHAT_STATS_ENABLED", "stats_worker", stats_worker),  # what readers did, daily (docs/api.md §19)
 )
 
 

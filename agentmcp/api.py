@@ -2,6 +2,7 @@
 import base64
 import binascii
 import errno
+import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -57,12 +58,35 @@ class ReviewApi:
             body = None
         if 200 <= response.status_code < 300 and body is not None:
             return body
-        error = (body or {}).get("error") if isinstance(body, dict) else None
-        if not isinstance(error, dict):
-            raise ApiError(response.status_code, "unexpected_answer",
-                           f"the service answered HTTP {response.status_code} without a JSON error")
-        raise ApiError(response.status_code, str(error.get("code")), str(error.get("message")),
-                       dict(error.get("details") or {}))
+        raise _api_error(response.status_code, body)
+
+    def dataset(self, filters: dict[str, Any], limit: int) -> list[Any]:
+        """The first `limit` lines of GET /api/review/dataset, each as its JSON value, read as they arrive."""
+        try:
+            response = self.session.get(self.base_url + "/api/review/dataset", params={**filters, "limit": limit},
+                                        headers={"x-review-agent-token": self.token}, timeout=TIMEOUT,
+                                        allow_redirects=False, stream=True)
+        except requests.RequestException as exc:
+            raise ApiError(0, "service_unreachable", f"the service at {self.base_url} did not answer "
+                                                     f"({type(exc).__name__})") from None
+        with response:
+            if response.status_code != 200:
+                try:
+                    body = response.json()
+                except ValueError:
+                    body = None
+                raise _api_error(response.status_code, body)
+            lines = []
+            try:
+                for line in response.iter_lines():
+                    if line.strip():
+                        lines.append(json.loads(line))
+                    if len(lines) >= limit:
+                        break
+            except (ValueError, requests.RequestException):
+                raise ApiError(response.status_code, "unexpected_answer", "the dataset stream broke off mid-line; "
+                                                                          "ask again") from None
+        return lines
 
     def upload_image(self, *, path: str | None = None, content_base64: str | None = None,
                      file_name: str | None = None, scope: str = "review") -> dict[str, Any]:
@@ -98,6 +122,14 @@ class ReviewApi:
         headers = {"If-Match": if_match} if if_match else {}
         return self._call("PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements,
                           headers=headers)
+
+
+def _api_error(status: int, body: Any) -> ApiError:
+    """The service's JSON error (docs/api.md §2) as an ApiError."""
+    error = (body or {}).get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return ApiError(status, "unexpected_answer", f"the service answered HTTP {status} without a JSON error")
+    return ApiError(status, str(error.get("code")), str(error.get("message")), dict(error.get("details") or {}))
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:

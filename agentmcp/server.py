@@ -20,6 +20,7 @@ INSTRUCTIONS = """\
 Tools of a content review service: upload images, create a review task for a human reviewer, then
 follow it (get_review_task, list_review_tasks). A task rejected for rework (status rejected_rework)
 names its rejectedElements and rejectionNote: send new values for those with patch_task_elements.
+What the editors decided and readers did comes back as training data with export_dataset.
 Errors carry the service's code, message and details (the field at fault)."""
 
 

@@ -1,14 +1,15 @@
-"""The tools of docs/api.md §13 and §19: input schemas generated from the API's own marshmallow schemas."""
+"""The tools of docs/api.md §13, §19 and §21: input schemas generated from the API's own marshmallow schemas."""
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentmcp.api import ReviewApi
+from agentmcp.api import ApiError, ReviewApi
 from rules.accounts import CODE_PATTERN
-from rules.limits import IDEMPOTENCY_KEY_MAX
+from rules.limits import IDEMPOTENCY_KEY_MAX, MAX_DATASET_TOOL_LINES
 from schemas.assets import AssetUploadFormSchema
 from schemas.jsonschema import json_schema
 from schemas.review.candidates import CreateTaskSchema
+from schemas.review.dataset import DatasetQuerySchema
 from schemas.review.selections import PatchElementsSchema
 from schemas.review.task import AgentTaskListQuerySchema
 
@@ -30,14 +31,14 @@ def _with(schema: dict[str, Any], properties: dict[str, Any], required: tuple[st
             "required": [*schema.get("required", []), *required]}
 
 
-def _any_account(schema: dict[str, Any]) -> dict[str, Any]:
-    """publicAccount as the service configures it (WECHAT_ACCOUNTS, docs/api.md §18): this server may run
-    elsewhere and cannot know the list, so the tool states the codes' form and the service names the
-    accounts it has in its 400 answer."""
+def _any_account(schema: dict[str, Any], name: str = "publicAccount") -> dict[str, Any]:
+    """publicAccount (or the property `name`) as the service configures it (WECHAT_ACCOUNTS, docs/api.md
+    §18): this server may run elsewhere and cannot know the list, so the tool states the codes' form and
+    the service names the accounts it has in its 400 answer."""
     properties = dict(schema.get("properties", {}))
-    if "publicAccount" in properties:
-        account = {k: v for k, v in properties["publicAccount"].items() if k != "enum"}
-        properties["publicAccount"] = {**account, "pattern": f"^{CODE_PATTERN}$", "description": (
+    if name in properties:
+        account = {k: v for k, v in properties[name].items() if k != "enum"}
+        properties[name] = {**account, "pattern": f"^{CODE_PATTERN}$", "description": (
             "the account's code as the service configures it (e.g. silicon-rise, carbon-fitness); another "
             "is refused with 400 naming the accounts it has")}
     return {**schema, "properties": properties}
@@ -64,6 +65,19 @@ def _list(api: ReviewApi, arguments: dict[str, Any]) -> Any:
 def _upload(api: ReviewApi, arguments: dict[str, Any]) -> Any:
     return api.upload_image(path=arguments.get("path"), content_base64=arguments.get("base64"),
                             file_name=arguments.get("fileName"), scope=arguments.get("scope") or "review")
+
+
+DATASET_FILTERS = ("format", "from", "to", "account")
+DATASET_DEFAULT_LINES = 100
+
+
+def _dataset(api: ReviewApi, arguments: dict[str, Any]) -> Any:
+    limit = arguments.get("limit", DATASET_DEFAULT_LINES)
+    if type(limit) is not int or not 1 <= limit <= MAX_DATASET_TOOL_LINES:
+        raise ApiError(400, "validation_error", f"limit must be a whole number from 1 to {MAX_DATASET_TOOL_LINES}",
+                       {"limit": [f"must be 1 to {MAX_DATASET_TOOL_LINES}"]})
+    filters = {key: arguments[key] for key in DATASET_FILTERS if arguments.get(key) is not None}
+    return {"lines": api.dataset(filters, limit)}
 
 
 def build_tools() -> list[Tool]:
@@ -95,6 +109,16 @@ def build_tools() -> list[Tool]:
              "comments per day (ascending) and in total, the article's URL, and the last fetch error. The platform "
              "publishes a day's figures the next morning; a task that never went live has no days.",
              _object({"taskId": TASK_ID}, ("taskId",)), lambda api, arguments: api.task_stats(arguments["taskId"])),
+        Tool("export_dataset",
+             "What the editors chose, changed and rejected, and what readers did, as training data, oldest decision "
+             "first: format raw (one decided task each: candidates, choices, final content, edits, rework with "
+             "reasons and before/after, readers' figures), sft (prompt and approved article), dpo (preferred and "
+             "not preferred answers) or kto (answers labelled true or false); from/to are dates of the decisions. "
+             "Only tasks created with context.prompt give sft, dpo and kto lines.",
+             _with(_any_account(json_schema(DatasetQuerySchema, only=("format", "from_", "to", "account")), "account"),
+                   {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_DATASET_TOOL_LINES,
+                              "default": DATASET_DEFAULT_LINES, "description": "at most this many lines"}}),
+             _dataset),
         Tool("list_review_tasks",
              "List review tasks, newest change first (status pending_review unless given; rejected_rework: "
              "those waiting for your rework).",

@@ -9,7 +9,7 @@ from schemas.review import TaskSchema
 EVENT = SimpleNamespace(event_id="e", type="approved", at="2026-11-25T00:00:00.000Z", actor="admin",
                         actor_name="alice", data={"approved": {"action": "approve_without_publish"}})
 TASK = SimpleNamespace(task_id="t", public_account="silicon-rise", topic="芯片", content_type="article",
-                       external_content_id=None, candidates={"titles": ["a", "b"], "bodyOptions": []},
+                       external_content_id=None, context=None, candidates={"titles": ["a", "b"], "bodyOptions": []},
                        status="approved", selections={"title": "a"}, manual_overrides=None,
                        body_draft={"markdown": "# x"}, rejected_elements=None, locked_selections=None,
                        rejection_reason=None, rejection_note=None, version=3,
@@ -25,6 +25,7 @@ def by_hand(task, events, jobs):
            "contentType": task.content_type}
     if task.external_content_id is not None:
         out["externalContentId"] = task.external_content_id
+    out["context"] = task.context
     out["candidates"], out["status"] = task.candidates, task.status
     for key, value in (("selections", task.selections), ("manualOverrides", task.manual_overrides),
                        ("bodyDraft", task.body_draft), ("rejectedElements", task.rejected_elements),

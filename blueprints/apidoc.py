@@ -177,7 +177,8 @@ def _media(target, spec):
         return {"application/json": {"schema": {"type": "object"}}}
     if isinstance(target, (str, tuple)):  # one media type, or several a file route may send
         types = (target,) if isinstance(target, str) else target
-        return {t: {"schema": {"type": "object"} if "json" in t else {"type": "string", "format": "binary"}}
+        # JSON Lines (application/x-ndjson) is text of many documents, not one object.
+        return {t: {"schema": {"type": "object"} if t.endswith("/json") else {"type": "string", "format": "binary"}}
                 for t in types}
     if isinstance(target, list):  # [Schema] = bare JSON array
         return {"application/json": {"schema": {"type": "array", "items": _schema_ref(target[0], spec)}}}

@@ -21,7 +21,7 @@ from blueprints.page_words import LABELS
 from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
-from rules.labels import THEME_LABELS
+from rules.labels import THEME_LABELS, live_failure
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, RENDER_INLINE_CHARS, TITLE_MAX
 from rules.vocabulary import ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
@@ -79,6 +79,13 @@ def local_time(value):
 
 
 @bp.app_template_filter()
+def live_reason(data):
+    """A live_failed timeline event's reason in the page's language (its code's sentence, else the platform's words)."""
+    code = data.get("failCode")
+    return live_failure(code, data.get("failDetail")) if code else data.get("failReason")
+
+
+@bp.app_template_filter()
 def filesize(size):
     """Bytes for people: 32 bytes, 4.2 KiB, 1.5 MiB."""
     if size < 1024:
@@ -118,7 +125,8 @@ def _clean(args, names):
 def review_list():
     """Tasks with filters (status, account, dates), counts per status, newest first, cursor paging."""
     args = _clean(request.args, ("status", "publicAccount", "live", "from", "to", "cursor", "trail"))
-    shown = {"status": args.get("status", "pending_review"), "publicAccount": args.get("publicAccount", ""),
+    status = args.get("status") or ("all" if args.get("live") else "pending_review")  # as the API reads it
+    shown = {"status": status, "publicAccount": args.get("publicAccount", ""),
              "live": args.get("live", ""), "from": args.get("from", ""), "to": args.get("to", "")}
     trail = [c for c in args.get("trail", "").split(",") if c]
     tasks: list[dict] = []
@@ -126,6 +134,7 @@ def review_list():
     try:
         query = load(TaskListQuerySchema, {**i18n.viewer_days({k: v for k, v in args.items() if k != "trail"}),
                                            "limit": PAGE_SIZE}, unknown=EXCLUDE, where="query")
+        query["notLive"] = True  # the "Draft ready" tab lists and counts drafts not yet live (docs/api.md §18)
         tasks, total, next_cursor = review.list_tasks(query)
         counts = review.status_counts(query)
     except ValidationFailed as err:

@@ -60,7 +60,7 @@ def request_go_live(task_id, body):
 @api(responses={200: TaskSchema}, tags=["review"])
 def cancel_scheduled_go_live(task_id):
     """Cancel a scheduled going live (409 once it is submitted)."""
-    return task_response(cancel_go_live(task_id, settings(), if_match=if_match_header()))
+    return task_response(cancel_go_live(task_id, settings(), if_match=if_match_header(), actor_name=g.actor[1]))
 
 
 @bp.get("/api/review/tasks/<task_id>/stats")

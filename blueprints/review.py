@@ -1,13 +1,14 @@
-"""Admin review API: the task list, a task's detail, the decision and presence. Publishing is
-blueprints/publishing.py's, the package download and deletion blueprints/package.py's."""
-from flask import Blueprint, g
+"""Admin review API: the task list, a task's detail, the decision, presence, and the decisions as data.
+Publishing is blueprints/publishing.py's, the package download and deletion blueprints/package.py's."""
+from flask import Blueprint, Response, g, stream_with_context
 
 from blueprints.apidoc import api
 from blueprints.common import if_match_header, list_response, settings, task_response
-from blueprints.guards import admin_required
-from schemas.review import DecisionSchema, TaskListQuerySchema, TaskSchema
+from blueprints.guards import admin_required, agent_or_admin
+from schemas.review import DatasetQuerySchema, DecisionSchema, TaskListQuerySchema, TaskSchema
 from schemas.review.presence import PresenceResultSchema, PresenceSchema
 from services import review
+from services.export.dataset import dataset_chunks, dataset_query
 from services.publishing import approve_and_publish
 from services.review.presence import heartbeat
 
@@ -53,3 +54,17 @@ def presence(task_id, body):
     The page's leave beacon (navigator.sendBeacon, docs/api.md §20) sends the same JSON as a Blob; the
     body is read as JSON whatever its Content-Type, and the session and same-origin rules are the guard's."""
     return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"])}
+
+
+@bp.get("/api/review/dataset")
+@agent_or_admin("review")
+@api(query=DatasetQuerySchema, responses={200: "application/x-ndjson"}, tags=["review", "agent"])
+def dataset(query):
+    """Decided tasks as JSON Lines for training and evaluation (raw, sft, dpo, kto), oldest decision first.
+
+    What the agent offered, what the editors chose, edited and rejected (with reasons, before and after),
+    and what readers did (docs/api.md §21). Streamed: any number of tasks in constant memory."""
+    chosen = dataset_query(query["format"], query["from_"], query["to"], query["account"], query["limit"])
+    return Response(stream_with_context(dataset_chunks(chosen)), mimetype="application/x-ndjson",
+                    headers={"Cache-Control": "no-store",
+                             "Content-Disposition": f'attachment; filename="dataset-{chosen.format}.jsonl"'})

@@ -9,7 +9,14 @@ catalogue's to say, not the scripts': a Chinese page shows the sentence alone, n
 from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p
 
-from rules.labels import ACTOR_LABELS, ELEMENT_LABELS, EVENT_DATA_LABELS, EVENT_LABELS, FEEDBACK_LABELS
+from rules.labels import (
+    ACTOR_LABELS,
+    ELEMENT_LABELS,
+    EVENT_DATA_LABELS,
+    EVENT_LABELS,
+    FEEDBACK_LABELS,
+    FIELD_MESSAGE_LABELS,
+)
 
 WORDS = {
     # static/api.js
@@ -84,6 +91,8 @@ WORDS = {
     # the words of codes the scripts show
     **{f"field.{key}": label for key, label in ELEMENT_LABELS.items()},
     **{f"feedback.status.{key}": label for key, label in FEEDBACK_LABELS.items()},
+    # static/api.js: the API's English words about a field that the page says in its own
+    **{f"api.reason.{message}": label for message, label in FIELD_MESSAGE_LABELS.items()},
 }
 
 # A sentence for each error code an API answer can carry (services.errors.ERROR_CODES).

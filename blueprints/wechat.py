@@ -17,7 +17,7 @@ def _text(body: str, status: int = 200) -> Response:
 @bp.route("/wechat/<account>/events", methods=["GET", "POST"])
 def account_events(account):
     """GET: the server URL check (echostr back); POST: a pushed event, answered `success` within the request."""
-    query = request.args.to_dict()
+    query = request.args.to_dict(flat=False)
     request.max_content_length = events.MAX_EVENT_BYTES  # an event is small: read no more (413)
     try:
         if request.method == "GET":

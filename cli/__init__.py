@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from cli import assets, backup, copy_to, demo, stats
+from cli import assets, backup, copy_to, dataset, demo, stats
 from models import AdminUser, db
 from services.auth import save_admin, set_active
 from services.errors import ServiceError
@@ -49,5 +49,7 @@ def register_commands(app):
         click.echo(f"admin {username} deactivated in {_where(app)}")
 
     # Each area adds its module here with register(app).
-    for module in (assets, demo, backup, copy_to, stats):
+    for module in (assets, demo, backup, copy_to):
         module.register(app)
+    stats.register(app, _where)  # it says which database it works on, as the admin commands do
+    dataset.register(app, _where)  # it says which database it read, as the admin commands do

@@ -1,5 +1,6 @@
 """`flask --app app fetch-stats --date YYYY-MM-DD [--account CODE]`: fetch a day's figures of the live
-articles now, e.g. the days the service was down (docs/api.md §19). It prints what it stored."""
+articles now, e.g. the days the service was down (docs/api.md §19). It prints the database it works on
+(run from another folder, it is another instance) and what it stored."""
 import re
 from datetime import date
 
@@ -10,7 +11,7 @@ from services.stats import fetch_day
 from services.stats.fetching import accounts_with_live
 
 
-def register(app):
+def register(app, where):
     settings = app.extensions["settings"]
 
     @app.cli.command("fetch-stats")
@@ -28,6 +29,7 @@ def register(app):
             raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}",
                                      param_hint="--account")
         failed = False
+        click.echo(f"database: {where(app)}")
         with db.connection_context():
             chosen = [account] if account else accounts_with_live(settings, day)
             if not chosen:

@@ -52,9 +52,11 @@ def publish_event_xml(publish_id: str, status: int, article_id: str | None, url:
 
 
 def signed_push(url: str, token: str, xml: bytes, mode: str = "plain", aes_key: str = "", appid: str = "",
-                timeout: float = 5) -> requests.Response:
-    """POST one event to a server URL, signed (and in safe or compatible mode encrypted) as the platform does."""
-    timestamp, nonce = str(int(time.time())), str(secrets.randbelow(10**9))
+                timeout: float = 5, timestamp: str | None = None, nonce: str | None = None) -> requests.Response:
+    """POST one event to a server URL, signed (and in safe or compatible mode encrypted) as the platform does:
+    now and with a new nonce unless given."""
+    timestamp = timestamp or str(int(time.time()))
+    nonce = nonce or str(secrets.randbelow(10**9))
     query = {"signature": sha1_sorted(token, timestamp, nonce), "timestamp": timestamp, "nonce": nonce,
              "openid": "oFakePlatform"}
     body = xml
@@ -133,7 +135,7 @@ class FreePublishRoutes:
             publish["status"] = publish["outcome"]
             if publish["status"] == 0:
                 publish["article_id"] = self._new_id("ARTICLE_")
-                publish["article_url"] = f"{self.base_url}/s/{publish['article_id']}"
+                publish["article_url"] = f"https://mp.weixin.qq.com/s/{publish['article_id']}"  # the platform's form
             target = None if self.withhold_events else self.event_targets.get(publish["appid"])
         if target is not None:
             self.push_publish_event(publish_id, target)

@@ -197,7 +197,7 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
                     body = json.loads(raw.decode("utf-8"))
                 except (UnicodeDecodeError, ValueError):
                     body = None
-            record = {"method": request.method, "path": path, "query": request.args.to_dict(),
+            record = {"method": request.method, "path": path, "time": time.time(), "query": request.args.to_dict(),
                       "content_type": request.content_type, "body": None if multipart else raw,
                       "json": body, "form": request.form.to_dict(),
                       "files": {k: {"filename": f.filename, "content_type": f.content_type,

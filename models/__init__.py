@@ -5,6 +5,7 @@ from models.counters import EventCounter
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence
 from models.files import AssetCleanup, PendingFile
 from models.live import TaskLive
+from models.nonces import SeenNonce
 from models.outbox import OutboxMessage
 from models.platform import PlatformToken, PlatformUpload
 from models.presence import TaskPresence
@@ -39,4 +40,5 @@ ALL_MODELS = [
     TaskLive,
     TaskDayStats,
     StatsFetch,
+    SeenNonce,
 ]

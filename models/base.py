@@ -43,7 +43,8 @@ def register_background(stop: Callable[[], None]) -> None:
     _BACKGROUND.append(stop)
 
 
-def _stop_background():
+def stop_background() -> None:
+    """Stop every background worker of this process (before the database is bound anew, and by tests)."""
     while _BACKGROUND:
         _BACKGROUND.pop()()
 
@@ -54,7 +55,7 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
     SQLite connections are pooled: closing the last connection to a WAL database checkpoints
     and deletes the WAL, which cost ~10 ms on every request when each request had its own.
     """
-    _stop_background()
+    stop_background()
     if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_all"):
         db.obj.close_all()  # a re-initialised app (tests, CLI) does not keep the old pool's files open
     if database_url:
@@ -113,6 +114,29 @@ class JSONField(peewee.TextField):
         if value is None:
             return None
         return json.loads(value)
+
+
+def insert_rows(model: Any, rows: list[dict[str, Any]], conflict: tuple[str, ...] = ()) -> None:
+    """Insert many rows in one executemany (peewee builds each row in Python: ~0.25 ms a row, which a
+    20,000-row batch held the write lock for). With `conflict`, a row whose `conflict` columns exist
+    already updates its other columns instead (an upsert, on SQLite and PostgreSQL alike). Call inside a
+    transaction; values go through each field's db_value."""
+    if not rows:
+        return
+    given = set(rows[0])
+    defaults = {f.name: f.default for f in model._meta.sorted_fields if f.name not in given and f.default is not None}
+    fields = [model._meta.fields[name] for name in (*rows[0], *defaults)]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    marks = ", ".join([db.param] * len(fields))
+    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'  # noqa: S608 - names from the model
+    if conflict:
+        keys = ", ".join('"%s"' % model._meta.fields[name].column_name for name in conflict)  # noqa: UP031
+        sets = ", ".join(f'"{f.column_name}" = excluded."{f.column_name}"' for f in fields if f.name not in conflict)
+        sql += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
+    fixed = {name: value() if callable(value) else value for name, value in defaults.items()}
+    values = [tuple(field.db_value(row[field.name] if field.name in given else fixed[field.name]) for field in fields)
+              for row in rows]
+    db.cursor().executemany(sql, values)
 
 
 class BaseModel(peewee.Model):

@@ -26,13 +26,17 @@ class ReviewTask(BaseModel):
     locked_selections = JSONField(null=True)
     rejection_reason = peewee.CharField(max_length=32, null=True)
     rejection_note = peewee.TextField(null=True)
+    context = JSONField(null=True)  # {"prompt", "model"} the agent sent at creation (docs/api.md §21); None: none
+    # The moment of the last decision (approve or reject_rework): the dataset export's order (docs/api.md §21).
+    decided_at = peewee.CharField(max_length=32, null=True, index=True)
     version = peewee.IntegerField(default=1)
     created_at = peewee.CharField(max_length=32, index=True)
     updated_at = peewee.CharField(max_length=32, index=True)
 
     class Meta:
         # Every index is paid for on each write (a 4 KiB WAL page per index per commit), so only
-        # the lists' filters and order have one: status alone is the prefix of this one.
+        # the lists' filters and order have one (and decided_at, the dataset export's order, written only
+        # by decisions): status alone is the prefix of this one.
         indexes = ((("status", "updated_at"), False),)
 
 

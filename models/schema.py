@@ -25,8 +25,8 @@ from models.feedback import (
 from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.publishing import PublishLock
-from models.review import PublishJob
-from models.stats import StatsFetch
+from models.review import PublishJob, ReviewTask, TimelineEvent
+from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from models.users import AdminUser
 from models.writes import immediate
 
@@ -96,6 +96,25 @@ def _add_failure_columns(database):
     _add_column_if_missing(StatsFetch, "last_errcode", database)
 
 
+def _clear_impossible_figures(database):
+    """Figures past MAX_FIGURE, stored before they were bounded, overflowed the list's sums (docs/api.md §19)."""
+    for name in FIGURES:
+        column = getattr(TaskDayStats, name)
+        TaskDayStats.update({column: None}).where((column > MAX_FIGURE) | (column < 0)).execute(database)
+
+
+def _add_decision_columns(database):
+    """review_task.context and decided_at (docs/api.md §21); a task decided before has its last decision's
+    moment taken from its timeline, so the dataset export finds it."""
+    for name in ("context", "decided_at"):
+        _add_column_if_missing(ReviewTask, name, database)
+    last = (TimelineEvent.select(peewee.fn.MAX(TimelineEvent.at))
+            .where((TimelineEvent.task == ReviewTask.id) & TimelineEvent.type.in_(("approved", "rejected"))))
+    (ReviewTask.update(decided_at=last)
+     .where(ReviewTask.decided_at.is_null() & ReviewTask.status.in_(("approved", "published", "rejected_rework")))
+     .execute(database))
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda database: None),
     (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
@@ -117,6 +136,9 @@ MIGRATIONS = [
     (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
     (15, "task_live.fail_code, fail_detail, stats_fetch.last_errcode: failures in the reader's language",
      lambda database: _add_failure_columns(database)),
+    (16, "seen_nonce: signed pushes already taken (a new table); task_day_stats: figures above 10^12 cleared",
+     _clear_impossible_figures),
+    (17, "review_task.context, decided_at: decisions as data for the agent", _add_decision_columns),
 ]
 LATEST = MIGRATIONS[-1][0]
 

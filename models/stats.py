@@ -10,6 +10,7 @@ from models.base import BaseModel
 from models.review import ReviewTask
 
 FIGURES = ("read_user", "share_user", "like_user", "zaikan_user", "collection_user", "comment_count")
+MAX_FIGURE = 10**12  # a figure above this is not a reader count (docs/api.md §19); sums stay far inside 64 bits
 
 
 class TaskDayStats(BaseModel):

@@ -29,5 +29,10 @@ def iso(dt):
     return f"{dt.year:04d}-{dt:%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
 
 
+def parse_iso(value):
+    """'2026-11-21T13:34:00.123Z' -> an aware datetime (the inverse of iso)."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
 def now_iso():
     return iso(utcnow())

@@ -76,6 +76,9 @@ EVENT_LABELS = {
     "publish_succeeded": _l("Platform draft ready"), "publish_failed": _l("Publish failed"),
     "agent_notified": _l("Agent notified"), "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
+    "live_scheduled": _l("Publishing to readers scheduled"), "live_canceled": _l("Publishing to readers canceled"),
+    "live_submitted": _l("Submitted to WeChat for readers"), "live": _l("Published to readers"),
+    "live_failed": _l("Going live failed"),
 }
 ACTION_LABELS = {"approve_and_publish": _l("Approve and publish"),
                  "approve_without_publish": _l("Approve without publishing"), "reject_rework": _l("Reject for rework")}
@@ -87,6 +90,13 @@ EVENT_DATA_LABELS = {
     "retryOf": _l("Retry of"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "to": _l("Recipient"),
     "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"),
     "messageId": _l("Message"), "eventType": _l("Event"), "error": _l("Error"), "willRetry": _l("Will retry"),
+    "at": _l("Publishing at"), "publishId": _l("Publish ID"), "articleUrl": _l("Link"), "failReason": _l("Reason"),
+}
+# The API's English words about one field that pages say in their own language instead (static/api.js), by
+# those words: why a going-live time is refused (services/live/golive.py when(), docs/api.md §18).
+FIELD_MESSAGE_LABELS = {
+    "is more than 60 seconds in the past": _l("This time has passed: choose a time ahead, or publish now."),
+    "is more than 30 days ahead": _l("This time is more than 30 days ahead: choose a time within 30 days."),
 }
 # Data values that are codes, by key: shown through these tables.
 EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "rejectionReason": REASON_LABELS, "action": ACTION_LABELS,

@@ -21,6 +21,10 @@ MAX_IMAGES = 20  # images of an image post
 CREATE_MAX_BYTES = 2 * 1024 * 1024  # one task-creation body
 IDEMPOTENCY_KEY_MAX = 128
 IDEMPOTENCY_HOURS = 24  # how long a creation answer is replayed for its key
+# Where content came from (docs/api.md §21): the agent's prompt and model, stored with the task.
+MAX_PROMPT = 20_000
+MAX_MODEL = 200
+MAX_DATASET_TOOL_LINES = 1000  # lines the MCP tool export_dataset returns at most
 
 # Images (assets, feedback screenshots, archive checks).
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024

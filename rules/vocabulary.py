@@ -34,6 +34,8 @@ OVERRIDE_KEYS = {
 EVENT_TYPES = (
     "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
     "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed", "preview_sent",
+    # going live (docs/api.md §18): who asked for it and for when, who cancelled it, what the platform said
+    "live_scheduled", "live_canceled", "live_submitted", "live", "live_failed",
 )
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
@@ -49,6 +51,8 @@ TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
 LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
+# Decisions as data (docs/api.md §21): the dataset export's formats (services/export/dataset.py).
+DATASET_FORMATS = ("raw", "sft", "dpo", "kto")
 # Body themes (docs/api.md §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")
 

@@ -1,12 +1,15 @@
-"""Background workers of the one service process (webhook sender, search indexer, checkpointer)."""
+"""Background workers of the one service process (webhook sender, search indexer, checkpointer, going live,
+statistics)."""
 import logging
 import threading
+from collections import Counter
 
 from models import db
 from models.base import register_background
 from models.writes import checkpoint_wal
 
 log = logging.getLogger(__name__)
+PASSES: Counter[str] = Counter()  # passes each worker of this process has made (/metrics: review_worker_passes)
 
 
 class Worker(threading.Thread):
@@ -31,6 +34,7 @@ class Worker(threading.Thread):
                     self.step()
             except Exception:  # a worker must survive anything and try again
                 log.exception("%s pass failed", self.name)
+            PASSES[self.name] += 1
             woken = self.wakeup.wait(self.poll_seconds)
             self.wakeup.clear()
             if woken and self.settle_seconds:

@@ -15,6 +15,8 @@ from PIL import Image, ImageDraw, ImageFont
 from models.assets import Asset
 from models.live import TaskLive
 from models.review import ReviewTask
+from models.writes import immediate
+from rules.ids import iso, utcnow
 from schemas.feedback import FeedbackCreateSchema
 from schemas.review import CreateTaskSchema, DecisionSchema
 from services import assets as asset_service
@@ -203,6 +205,12 @@ def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[st
         if live.status == "failed" or time.monotonic() > deadline:
             return None
         time.sleep(0.2)
+    # The sample's story: written and taken live a week ago, so its week of figures follows its going live
+    # (figures are kept only from that day, docs/api.md §19).
+    went_live = utcnow() - timedelta(days=days)
+    with immediate():
+        TaskLive.update(live_at=iso(went_live)).where(TaskLive.id == live.id).execute()
+        ReviewTask.update(created_at=iso(went_live - timedelta(hours=3))).where(ReviewTask.id == task.id).execute()
     today = datetime.now(settings.time_zone).date()
     for back in range(days, 0, -1):
         fetch_day(live.account, (today - timedelta(days=back)).isoformat(), settings, force=True)

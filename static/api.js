@@ -71,12 +71,14 @@
     root.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
   }
 
-  /* `said`: the messages are the page's own words; else the API's (English), worded as the catalogue says. */
+  /* `said`: the messages are the page's own words; else the API's (English), worded as the catalogue says,
+     or said in the page's language where the catalogue has each of them (a refused time's reason). */
   function placeError(root, key, messages, said) {
     const slot = root.querySelector(`[data-error-for="${CSS.escape(key)}"]`);
     if (!slot) return null;
-    const joined = messages.map(sentence).join(" ");
-    const text = said ? joined : T("api.field_error", { message: joined });
+    const own = !said && messages.length > 0 && messages.every((message) => window.Words.has(`api.reason.${message}`));
+    const joined = (own ? messages.map((message) => T(`api.reason.${message}`)) : messages).map(sentence).join(" ");
+    const text = said || own ? joined : T("api.field_error", { message: joined });
     slot.textContent = slot.textContent ? `${slot.textContent} ${text}` : text;
     slot.hidden = false;
     const field = slot.id && root.querySelector(`[aria-describedby~="${CSS.escape(slot.id)}"]`);

@@ -37,6 +37,15 @@
 
   const schedule = document.getElementById("live-schedule");
   if (schedule) {
+    // The times the service takes (docs/api.md §18): from now to 30 days ahead, in the viewer's zone.
+    const field = schedule.elements.at;
+    const bounds = () => {
+      const now = Date.now();
+      field.min = window.Words.localText(new Date(now)).replace(" ", "T");
+      field.max = window.Words.localText(new Date(now + 30 * 24 * 3600 * 1000)).replace(" ", "T");
+    };
+    bounds();
+    field.addEventListener("focus", bounds);
     schedule.addEventListener("submit", (event) => {
       event.preventDefault();
       const value = schedule.elements.at.value;  // the viewer's wall-clock time, e.g. 2026-12-01T08:00
@@ -47,14 +56,14 @@
       }
       const at = new Date(value);  // read in the browser's zone; sent as UTC (an offset of Z)
       send("POST", { at: at.toISOString() }, schedule.querySelector("button"),
-        () => T("live.scheduled", { when: at.toLocaleString(document.documentElement.lang || undefined) }));
+        () => T("live.scheduled", { when: window.Words.localText(at) }));  // as every time of the page
     });
   }
 
   const cancel = document.getElementById("live-cancel");
   if (cancel) cancel.addEventListener("click", () => send("DELETE", undefined, cancel, () => T("live.canceled")));
 
-  // While WeChat works on it, look again every few seconds and show the result when it changes.
+  // While WeChat works on it, look again every second: the result shows within 2 s of the platform's event.
   const soon = task.live && task.live.status === "scheduled" && new Date(task.live.at) - Date.now() < 15 * 60 * 1000;
   if (task.live && (soon || ["submitting", "publishing"].includes(task.live.status))) {
     const timer = window.setInterval(async () => {
@@ -63,6 +72,6 @@
         window.clearInterval(timer);
         window.location.reload();
       }
-    }, 4000);
+    }, 1000);
   }
 })();

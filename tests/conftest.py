@@ -13,6 +13,7 @@ import pytest
 from app import create_app
 from fakeplatform import FakePlatform
 from models import db
+from models.base import stop_background
 from tests.helpers import response_check
 from tests.helpers.app import AGENT_TOKEN, built_app, create_admin, login, signed_in_admin
 from tests.helpers.feedback import UNLIMITED
@@ -83,6 +84,7 @@ def make_app(tmp_path, database_url):
             "FEEDBACK_INDEXER_ENABLED": False,  # tests index with indexing.drain() where it matters
             "WAL_CHECKPOINTER_ENABLED": False,
             "WECHAT_LIVE_WORKER_ENABLED": False,  # tests of going live turn it on (tests/live/)
+            "WECHAT_STATS_ENABLED": False,  # tests of readers' figures turn it on (tests/stats/)
             # The pages' checks read English; tests of the Chinese pages ask for zh-CN (docs/api.md §14).
             "REVIEW_DEFAULT_LANGUAGE": "en",
         }
@@ -91,7 +93,8 @@ def make_app(tmp_path, database_url):
         response_check.install(application)
         return application
 
-    return factory
+    yield factory
+    stop_background()  # the test's workers end with it (not on a store a later fixture has dropped)
 
 
 @pytest.fixture(autouse=True)

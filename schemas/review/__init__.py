@@ -14,7 +14,9 @@ from schemas.review.candidates import (  # noqa: F401
     CreateTaskSchema,
     ImageGroupSchema,
     ImagePostCandidatesSchema,
+    TaskContextSchema,
 )
+from schemas.review.dataset import DatasetQuerySchema  # noqa: F401
 from schemas.review.live import GoLiveSchema, LiveSchema  # noqa: F401
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, CoverCropSchema, CropPercentSchema  # noqa: F401
 from schemas.review.selections import (  # noqa: F401

@@ -1,7 +1,7 @@
 """Task creation: candidates per content type, body options, image groups (docs/api.md §4)."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_TEXT, MAX_URL
+from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_MODEL, MAX_PROMPT, MAX_TEXT, MAX_URL
 from rules.vocabulary import CANDIDATE_KEYS, CONTENT_TYPES
 from schemas.common import account
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
@@ -112,6 +112,15 @@ REQUIRED_CANDIDATES = {
 }
 
 
+class TaskContextSchema(Schema):
+    """Where the content came from, as the agent says (docs/api.md §21): stored, returned and exported."""
+
+    prompt = fields.String(allow_none=True, validate=[validate.Length(max=MAX_PROMPT), not_blank], metadata={
+        "description": "what the agent was asked; a task with one is training data (GET /api/review/dataset)"})
+    model = fields.String(allow_none=True, validate=[validate.Length(max=MAX_MODEL), not_blank],
+                          metadata={"description": "the model that wrote the candidates"})
+
+
 class CreateTaskSchema(Schema):
     """POST /api/review/agent/tasks."""
 
@@ -122,6 +131,8 @@ class CreateTaskSchema(Schema):
     candidates = fields.Nested(CandidatesSchema, required=True)
     externalContentId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=128),
                                       metadata={"description": "the agent's own id; stored and returned"})
+    context = fields.Nested(TaskContextSchema, load_default=None, allow_none=True, metadata={
+        "description": "the prompt and model the candidates came from; stored, returned and exported"})
 
     @validates_schema
     def fits_content_type(self, data, **kwargs):

@@ -12,7 +12,7 @@ from rules.vocabulary import (
     TRIGGER_MODES,
 )
 from schemas.common import QuerySchema, account, timestamp
-from schemas.review.candidates import CandidatesSchema
+from schemas.review.candidates import CandidatesSchema, TaskContextSchema
 from schemas.review.live import LiveSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
 
@@ -50,6 +50,8 @@ class TaskSchema(Schema):
     topic = fields.String(required=True)
     contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     externalContentId = fields.String(attribute="external_content_id")
+    context = fields.Nested(TaskContextSchema, required=True, allow_none=True, metadata={
+        "description": "{prompt, model} as the agent sent them at creation (each null when not sent); null: none"})
     candidates = fields.Nested(CandidatesSchema, required=True)
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     selections = fields.Nested(SelectionsSchema)
@@ -72,7 +74,8 @@ class TaskSchema(Schema):
 class TaskListQuerySchema(QuerySchema):
     """Filters of GET /api/review/tasks; the response pages with `Link: rel="next"`."""
 
-    status = fields.String(load_default="pending_review", validate=validate.OneOf(("all", *STATUSES)))
+    status = fields.String(load_default=None, validate=validate.OneOf(("all", *STATUSES)), metadata={
+        "description": "default pending_review; all when only live is given"})
     publicAccount = account(load_default=None)
     live = fields.String(load_default=None, validate=validate.OneOf(LIVE_STATUSES),
                          metadata={"description": "only tasks whose article stands so on its way to readers"})

@@ -1,29 +1,39 @@
 """The account's server URL (docs/api.md §18): the platform's signed pushes, checked and opened.
 
-Plaintext, compatible and safe (AES) modes. The query's `signature` is always checked; in safe mode
-(`encrypt_type=aes`) `msg_signature` too, and `Encrypt` is opened the platform's way: AES-256-CBC with
-the key Base64-decoded from EncodingAESKey + "=", the IV its first 16 bytes, PKCS#7 padding to 32
-bytes, and inside 16 random bytes, a 4-byte big-endian length, the XML, then the account's appid.
+Plaintext, compatible and safe (AES) modes. The query's `signature` (token, timestamp, nonce) is always
+checked, its timestamp must be within WECHAT_EVENT_MAX_AGE of the clock and its (timestamp, nonce) new: the
+signature does not cover the body, so a query seen once (an access log keeps it) must not sign another. An
+account with an AES key takes only safe mode, whose `msg_signature` covers the body's `Encrypt`, opened the
+platform's way: AES-256-CBC with the key Base64-decoded from EncodingAESKey + "=", the IV its first 16 bytes,
+PKCS#7 padding to 32 bytes, and inside 16 random bytes, a 4-byte big-endian length, the XML, then the appid.
 """
 import base64
 import hashlib
 import hmac
 import logging
 import struct
-import xml.etree.ElementTree as ET  # the body's size and DOCTYPE are refused before parsing
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
 
 from models import immediate
 from models.live import TaskLive
+from models.nonces import SeenNonce
+from rules.ids import iso, utcnow
 from services.errors import Forbidden, NotFound, ValidationFailed
 from services.live.outcomes import apply_status
 from services.settings import EventKeys, Settings
 
 log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 64 * 1024  # a publish event is about 1 KiB
-PUBLISH_EVENTS = ("PUBLISHJOBFINISH", "MASSSENDJOBFINISH")
+PUBLISH_EVENT = "PUBLISHJOBFINISH"  # freepublish's; MASSSENDJOBFINISH is a mass send's, not a submission's
+Query = Mapping[str, Sequence[str]]  # every value of each parameter, as sent
 
 
 def signature(*parts: str) -> str:
@@ -39,19 +49,43 @@ def keys_for(account: str, settings: Settings) -> EventKeys:
     return keys
 
 
-def check_query(keys: EventKeys, query: dict[str, str]) -> None:
-    """403 unless `signature` is the SHA-1 of the token, timestamp and nonce."""
-    given = query.get("signature") or ""
-    expected = signature(keys.token, query.get("timestamp") or "", query.get("nonce") or "")
-    if not hmac.compare_digest(given.encode(), expected.encode()):
+def one(query: Query, name: str) -> str:
+    """The parameter's value ("" when absent); 403 when it is given twice (which copy would be checked?)."""
+    values = query.get(name) or ()
+    if len(values) > 1:
+        raise Forbidden(f"{name} is given more than once")
+    return values[0] if values else ""
+
+
+def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
+    """(timestamp, nonce) of a query whose `signature` is the SHA-1 of the token, timestamp and nonce and
+    whose timestamp is within `max_age` seconds of the clock, either way; else 403."""
+    timestamp, nonce = one(query, "timestamp"), one(query, "nonce")
+    expected = signature(keys.token, timestamp, nonce)
+    if not hmac.compare_digest(one(query, "signature").encode(), expected.encode()):
         raise Forbidden("the signature does not match this account's token")
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
+        raise Forbidden("timestamp and nonce must be given")
+    if abs(time.time() - int(timestamp)) > max_age:
+        raise Forbidden(f"the timestamp is more than {max_age} seconds from the service's clock")
+    return int(timestamp), nonce
 
 
-def verify(account: str, query: dict[str, str], settings: Settings) -> str:
-    """GET: the platform checks the server URL; answer `echostr` when the signature holds."""
+def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
+    """Remember (timestamp, nonce) for `scope` (inside immediate()); False when it was taken before.
+    Rows past twice the window go: a replay of them is refused by its timestamp."""
+    now = utcnow()
+    SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
+    inserted = (SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
+                .on_conflict_ignore().as_rowcount().execute())
+    return bool(inserted)
+
+
+def verify(account: str, query: Query, settings: Settings) -> str:
+    """GET: the platform checks the server URL; answer `echostr` when the signature and timestamp hold."""
     keys = keys_for(account, settings)
-    check_query(keys, query)
-    return query.get("echostr") or ""
+    check_query(keys, query, settings.event_max_age)
+    return one(query, "echostr")
 
 
 def aes_key(encoding_aes_key: str) -> bytes:
@@ -81,12 +115,13 @@ def decrypt(encoding_aes_key: str, encrypted: str, appid: str) -> bytes:
 
 
 def _parse(body: bytes) -> ET.Element:
-    if len(body) > MAX_EVENT_BYTES or b"<!DOCTYPE" in body.upper() or b"<!ENTITY" in body.upper():
-        raise ValidationFailed("not an event the platform sends", {"body": ["too large, or declares entities"]})
+    """The body as XML, read by a parser made for hostile input: no DTD, no entities, in any encoding."""
+    if len(body) > MAX_EVENT_BYTES:
+        raise ValidationFailed("not an event the platform sends", {"body": ["too large"]})
     try:
-        return ET.fromstring(body)  # noqa: S314 - bounded, no DOCTYPE (checked above)
-    except ET.ParseError:
-        raise ValidationFailed("the body is not XML", {"body": ["not XML"]}) from None
+        return fromstring(body, forbid_dtd=True)
+    except (ET.ParseError, DefusedXmlException, ValueError) as exc:
+        raise ValidationFailed("the body is not XML the platform sends", {"body": [type(exc).__name__]}) from None
 
 
 def _text(node: ET.Element | None, path: str) -> str | None:
@@ -94,56 +129,75 @@ def _text(node: ET.Element | None, path: str) -> str | None:
     return (found.text or "").strip() if found is not None and found.text is not None else None
 
 
-def open_event(account: str, query: dict[str, str], body: bytes, settings: Settings) -> ET.Element:
-    """The event's XML, its signatures checked (403) and, in safe mode, decrypted."""
-    keys = keys_for(account, settings)
-    check_query(keys, query)
-    outer = _parse(body)
-    if query.get("encrypt_type") != "aes":
-        return outer
-    encrypted = _text(outer, "Encrypt")
-    if encrypted is None:
-        raise ValidationFailed("safe mode without Encrypt", {"Encrypt": ["missing"]})
-    expected = signature(keys.token, query.get("timestamp") or "", query.get("nonce") or "", encrypted)
-    if not hmac.compare_digest((query.get("msg_signature") or "").encode(), expected.encode()):
+def _safe_mode(account: str, keys: EventKeys, query: Query, body: bytes, settings: Settings) -> ET.Element:
+    """The event sealed in `Encrypt` (an account with an AES key reads nothing else): 403 unless the post is
+    in safe mode with a `msg_signature` over `Encrypt` that opens with the account's key and appid."""
+    if one(query, "encrypt_type") != "aes":
+        raise Forbidden(f"{account} has an AES key: only safe-mode pushes (encrypt_type=aes) are taken")
+    try:
+        encrypted = _text(_parse(body), "Encrypt")
+    except ValidationFailed:
+        raise Forbidden("a safe-mode push must be XML with Encrypt") from None
+    if not encrypted:
+        raise Forbidden("a safe-mode push must carry Encrypt")
+    expected = signature(keys.token, one(query, "timestamp"), one(query, "nonce"), encrypted)
+    if not hmac.compare_digest(one(query, "msg_signature").encode(), expected.encode()):
         raise Forbidden("msg_signature does not match this account's token")
     credentials = settings.wechat_credentials.get(account)
-    if not keys.aes_key or credentials is None:
-        raise ValidationFailed(f"safe mode needs {account}'s AES key and appid set", {"Encrypt": ["cannot open"]})
+    if credentials is None:
+        raise ValidationFailed(f"safe mode needs {account}'s appid set", {"Encrypt": ["cannot open"]})
     try:
-        return _parse(decrypt(keys.aes_key, encrypted, credentials.appid))
+        inner = decrypt(keys.aes_key, encrypted, credentials.appid)
     except ValueError as exc:
         raise Forbidden(f"Encrypt does not open with this account's key ({exc})") from None
+    return _parse(inner)  # compatible mode's plaintext fields beside Encrypt are never read
 
 
-def receive(account: str, query: dict[str, str], body: bytes, settings: Settings) -> bool:
-    """A pushed message: a publish event for one of the account's submissions moves it on. True when it
-    changed something; anything else signed by the account (other events, repeats, unknown publish ids, a
-    body that is not XML or cannot be opened here) changes nothing and is answered success (403 unsigned)."""
+def open_event(account: str, query: Query, body: bytes, settings: Settings) -> tuple[ET.Element, int, str]:
+    """(the event's XML, timestamp, nonce): signatures and age checked (403) and, in safe mode, decrypted."""
+    keys = keys_for(account, settings)
+    timestamp, nonce = check_query(keys, query, settings.event_max_age)
+    if keys.aes_key:
+        return _safe_mode(account, keys, query, body, settings), timestamp, nonce
+    if one(query, "encrypt_type"):
+        raise ValidationFailed(f"safe mode needs {account}'s AES key set", {"Encrypt": ["cannot open"]})
+    return _parse(body), timestamp, nonce
+
+
+def receive(account: str, query: Query, body: bytes, settings: Settings) -> bool:
+    """A pushed message: a publish event for one of the account's submissions still waiting for its result
+    moves it on. True when it changed something. Anything else signed by the account (other events, a
+    replayed (timestamp, nonce), unknown or settled publish ids, a body the service cannot read) changes
+    nothing and is answered success; unsigned, stale or (with a key) unsealed ones are 403."""
     try:
-        event = open_event(account, query, body, settings)
+        event, timestamp, nonce = open_event(account, query, body, settings)
     except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
         log.warning("account %s: a signed message the service cannot read was answered success: %s", account,
                     exc.message)
         return False
-    if (_text(event, "Event") or "").upper() not in PUBLISH_EVENTS:
-        return False
+    publish_id, status, article_id, url = _publish_result(event)
+    with immediate():
+        if not first_time(f"wechat:{account}", timestamp, nonce, settings.event_max_age):
+            log.warning("account %s: a push with a (timestamp, nonce) already taken changed nothing", account)
+            return False
+        if publish_id is None:
+            return False
+        row = TaskLive.get_or_none((TaskLive.publish_id == publish_id) & (TaskLive.account == account))
+        changed = row is not None and apply_status(row, settings.team, status, article_id, url)
+    if changed:
+        log.info("platform event: submission %s of %s moved on", publish_id, account)
+    return changed
+
+
+def _publish_result(event: ET.Element) -> tuple[str | None, Any, str | None, str | None]:
+    """(publish_id, publish_status, article_id, first article_url) of a PUBLISHJOBFINISH; publish_id None
+    for any other message."""
+    if (_text(event, "Event") or "").upper() != PUBLISH_EVENT:
+        return None, None, None, None
     info = event.find("PublishEventInfo")
-    publish_id = _text(info, "publish_id")
     try:
         status: Any = int(_text(info, "publish_status") or "")
     except ValueError:
-        return False
-    url = None
-    for item in info.findall("article_detail/item") if info is not None else []:
-        url = _text(item, "article_url")
-        if url:
-            break
-    if not publish_id:
-        return False
-    with immediate():
-        row = TaskLive.get_or_none((TaskLive.publish_id == publish_id) & (TaskLive.account == account))
-        changed = row is not None and apply_status(row, settings.team, status, _text(info, "article_id"), url)
-    if changed and row is not None:
-        log.info("platform event: submission %s of %s is now %s", publish_id, account, row.status)
-    return changed
+        return None, None, None, None
+    urls = [_text(item, "article_url") for item in (info.findall("article_detail/item") if info is not None else [])]
+    return _text(info, "publish_id") or None, status, _text(info, "article_id"), next(filter(None, urls), None)

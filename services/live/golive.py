@@ -13,6 +13,7 @@ from rules.ids import iso, now_iso, utcnow
 from rules.labels import live_failure
 from rules.vocabulary import LIVE_PENDING
 from services.errors import Conflict, ValidationFailed
+from services.live import timeline
 from services.live.outcomes import record
 from services.live.worker import WAKE
 from services.publishing.jobs import last_draft_job
@@ -59,12 +60,15 @@ def go_live(task_id: str, at: datetime | None, actor_name: str | None, settings:
         if row is None:
             row = TaskLive(task=task, created_at=now, **fresh)
         record(row, settings.team, task, **fresh)
+        timeline.asked(task, row, actor_name)
     WAKE.set()
     return task_to_dict(task)
 
 
-def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None) -> dict[str, Any]:
-    """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON."""
+def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None,
+                   actor_name: str | None = None) -> dict[str, Any]:
+    """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON, its timeline
+    saying who cancelled it."""
     with immediate():
         task = load_for_update(task_id, if_match)
         row = TaskLive.get_or_none(TaskLive.task == task)
@@ -73,6 +77,7 @@ def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None
                            (f"; this one is {row.status}" if row else ""),
                            {"live.status": [row.status if row else "none"]}, code="invalid_state")
         record(row, settings.team, task, status="canceled")
+        timeline.canceled(task, row, actor_name)
     return task_to_dict(task)
 
 

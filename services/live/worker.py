@@ -4,19 +4,17 @@ every step claims its row in a write transaction first, so several processes nev
 """
 import logging
 import threading
-import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from models import immediate
 from models.live import TaskLive
-from rules.ids import iso, now_iso, utcnow
+from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.background import Worker
-from services.live.outcomes import apply_status, failure, record, submit_failure
+from services.live.outcomes import apply_status, failure, record, settle, submit_failure
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
 from services.settings import Settings
-from services.stats.fetching import daily_step
 
 log = logging.getLogger(__name__)
 WAKE = threading.Event()  # set when an admin asks to go live now
@@ -29,16 +27,12 @@ HOURLY = 3600.0
 STALE_SUBMISSION = timedelta(minutes=10)
 
 
-def _at(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def settle_interrupted(settings: Settings) -> int:
     """Submissions a stopped process left in `submitting`: failed, saying they may have been taken."""
     settled = 0
     now = utcnow()
     for row in TaskLive.select().where(TaskLive.status == "submitting"):
-        if gone(row.owner, row.submitted_at or row.updated_at) or now - _at(row.updated_at) > STALE_SUBMISSION:
+        if gone(row.owner, row.submitted_at or row.updated_at) or now - parse_iso(row.updated_at) > STALE_SUBMISSION:
             with immediate():
                 fresh = TaskLive.get_or_none(TaskLive.id == row.id)
                 if fresh is not None and fresh.status == "submitting" and fresh.updated_at == row.updated_at:
@@ -65,26 +59,28 @@ def _claim_due(now: str) -> TaskLive | None:
 
 
 def submit(row: TaskLive, settings: Settings) -> None:
-    """freepublish/submit once, with no transaction open; then the outcome."""
+    """freepublish/submit once, with no transaction open; then the outcome, applied only to the row as
+    claimed (settle: compare-and-set)."""
     try:  # the credentials and a token first: failing here, nothing reached the platform
         client = client_for(row.account, settings)
         client.access_token()
     except PlatformError as exc:
         log.warning("going live of task row %s not sent: %s", row.id, exc)
         with immediate():
-            record(TaskLive.get_by_id(row.id), settings.team, **failure("not_sent", str(exc)))
+            settle(row, settings.team, failure("not_sent", str(exc)))
         return
     try:
         answer = client.submit_publish(row.draft_media_id)
     except PlatformError as exc:
         log.warning("going live of task row %s refused: %s", row.id, exc)
         with immediate():
-            record(TaskLive.get_by_id(row.id), settings.team, **submit_failure(exc.errcode, str(exc)))
+            settle(row, settings.team, submit_failure(exc.errcode, str(exc)))
         return
     first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY
     with immediate():
-        record(TaskLive.get_by_id(row.id), settings.team, status="publishing", publish_id=answer["publish_id"],
-               msg_data_id=answer["msg_data_id"], next_poll_at=iso(utcnow() + timedelta(seconds=first)))
+        settle(row, settings.team, {"status": "publishing", "publish_id": answer["publish_id"],
+                                    "msg_data_id": answer["msg_data_id"],
+                                    "next_poll_at": iso(utcnow() + timedelta(seconds=first))})
 
 
 def _next_delay(polls: int, settings: Settings) -> float:
@@ -106,27 +102,27 @@ def _claim_poll() -> TaskLive | None:
 
 
 def poll(row: TaskLive, settings: Settings) -> None:
-    """freepublish/get for one submission; a final status ends it, 45009 and the rest wait for the next delay."""
+    """freepublish/get for one submission; a final status ends it, 45009 and the rest wait for the next delay.
+    Whatever comes back applies only to the row as claimed: a late answer about an earlier submission, or
+    one overtaken by the platform's event or another poll, is dropped (settle: compare-and-set)."""
     try:
         answer = client_for(row.account, settings).publish_status(str(row.publish_id))
     except PlatformError as exc:
         answer = None
         log.warning("freepublish/get for task row %s: %s (asked again later)", row.id, exc)
     with immediate():
-        fresh = TaskLive.get_by_id(row.id)
         if answer is not None:
-            items = ((answer.get("article_detail") or {}).get("item") or [{}]) if isinstance(
-                answer.get("article_detail"), dict) else [{}]
-            url = items[0].get("article_url") if items and isinstance(items[0], dict) else None
-            if apply_status(fresh, settings.team, answer.get("publish_status"), answer.get("article_id"), url):
+            detail = answer.get("article_detail")
+            items = (detail.get("item") or [{}]) if isinstance(detail, dict) else [{}]
+            url = items[0].get("article_url") if isinstance(items, list) and items and isinstance(items[0], dict) \
+                else None
+            if apply_status(row, settings.team, answer.get("publish_status"), answer.get("article_id"), url):
                 return
-        if fresh.status != "publishing":
+        if utcnow() - parse_iso(row.submitted_at or row.updated_at) > POLL_FOR:
+            settle(row, settings.team, {**failure("no_result"), "next_poll_at": None})
             return
-        if utcnow() - _at(fresh.submitted_at or fresh.updated_at) > POLL_FOR:
-            record(fresh, settings.team, **failure("no_result"), next_poll_at=None)
-            return
-        fresh.next_poll_at = iso(utcnow() + timedelta(seconds=_next_delay(fresh.polls, settings)))
-        fresh.save()
+        delay = timedelta(seconds=_next_delay(row.polls, settings))
+        settle(row, settings.team, {"next_poll_at": iso(utcnow() + delay)}, quiet=True)
 
 
 def step(settings: Settings) -> None:
@@ -147,17 +143,6 @@ def step(settings: Settings) -> None:
         poll(row, settings)
 
 
-STATS_EVERY = 60.0  # seconds between looks at the daily statistics (docs/api.md §19)
-
-
 def live_worker(settings: Settings) -> Worker:
-    """Going live every pass; the daily statistics once a minute."""
-    last_stats = [float("-inf")]
-
-    def passes() -> None:
-        step(settings)
-        if time.monotonic() - last_stats[0] >= STATS_EVERY:
-            last_stats[0] = time.monotonic()
-            daily_step(settings)
-
-    return Worker("live-worker", passes, WAKE, POLL_SECONDS)
+    """Going live every pass (WECHAT_LIVE_WORKER_ENABLED)."""
+    return Worker("live-worker", lambda: step(settings), WAKE, POLL_SECONDS)

@@ -14,6 +14,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from models import Feedback, OutboxMessage, ReviewTask
 from models.counters import series
 from rules.vocabulary import FEEDBACK_STATUSES, STATUSES
+from services.background import PASSES
 from services.feedback.queries import status_counts
 from services.team.sender import NOTIFICATIONS, OUTCOMES
 
@@ -87,6 +88,17 @@ class StoreCollector:
         yield from (pending, told)
 
 
+class WorkerCollector:
+    """Passes each background worker of this process has made: a worker that stopped passing is stuck."""
+
+    def collect(self) -> Iterator[Metric]:
+        passes = CounterMetricFamily("review_worker_passes", "Passes of each background worker of this process",
+                                     labels=["worker"])
+        for name, count in sorted(PASSES.items()):
+            passes.add_metric([name], count)
+        yield passes
+
+
 class Metrics:
     def __init__(self, webhook_url: str, webhook_events: frozenset[str], team_channels: tuple[str, ...] = ()) -> None:
         self.registry = CollectorRegistry()
@@ -98,7 +110,8 @@ class Metrics:
                                registry=self.registry)
         for reason in FEEDBACK_REFUSALS.values():
             self.refused.labels(reason)  # present at 0, so alerts see a series from the start
-        ProcessCollector(registry=self.registry)  # process_resident_memory_bytes, process_open_fds, …
+        ProcessCollector(registry=self.registry)
+        self.registry.register(WorkerCollector())  # process_resident_memory_bytes, process_open_fds, …
         self.registry.register(StoreCollector(webhook_events if webhook_url else frozenset(), team_channels))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:

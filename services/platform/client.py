@@ -12,7 +12,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,7 +20,7 @@ import requests
 
 from models.platform import PlatformToken
 from models.writes import immediate
-from rules.ids import iso, now_iso, utcnow
+from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.images.platform_format import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
     BODY_IMAGE_MAX,
     KIND_TYPES,
@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 DEFAULT_API_BASE = "https://api.weixin.qq.com"
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
+MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
 # One forced refresh at a time per account.
 _REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)
 _RID = re.compile(r"\s*\brid:\s*(\S+)\s*$")
@@ -116,7 +117,7 @@ class PlatformClient:
         row = PlatformToken.get_or_none(PlatformToken.account == self.account)
         if row is None:
             return None
-        expires_at = datetime.fromisoformat(row.expires_at.replace("Z", "+00:00"))
+        expires_at = parse_iso(row.expires_at)
         return row.access_token if expires_at - TOKEN_MARGIN > utcnow() else None
 
     def _fetch_token(self, force_refresh):
@@ -168,7 +169,7 @@ class PlatformClient:
         try:
             resp = self._session.post(self.base_url + path, params=query, data=data, files=files,
                                       headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
-            content = self._read_within_deadline(resp)
+            content = self._read_within_deadline(resp, name)
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
             raise PlatformError(None, f"platform unreachable: timed out after "
@@ -195,11 +196,19 @@ class PlatformClient:
             raise self._error(errcode, payload.get("errmsg"))
         return payload
 
-    def _read_within_deadline(self, resp):
-        """The body, read within the read timeout in total (services.outbound)."""
+    def _read_within_deadline(self, resp, name):
+        """The body, read within the read timeout in total (services.outbound) and refused past
+        MAX_ANSWER_BYTES: no platform answer is that large, and one that is must not fill the memory."""
         budget = self.timeout[1] if isinstance(self.timeout, (tuple, list)) else self.timeout
+        chunks, size = [], 0
         with resp:
-            return b"".join(body_chunks(resp, time.monotonic() + budget))
+            for chunk in body_chunks(resp, time.monotonic() + budget):
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise PlatformError(None, f"platform error: {name} answered more than "
+                                              f"{MAX_ANSWER_BYTES // 2**20} MiB")
+                chunks.append(chunk)
+        return b"".join(chunks)
 
     def _error(self, errcode, errmsg):
         try:
@@ -271,12 +280,14 @@ class PlatformClient:
         """freepublish/get: where a submission stands ({"publish_status", "article_id", "article_detail", ...})."""
         return self._call("/cgi-bin/freepublish/get", {"publish_id": publish_id})
 
-    def article_totals(self, day: str) -> list[dict[str, Any]]:
+    def article_totals(self, day: str) -> list[Any]:
         """datacube/getarticletotaldetail for one day (YYYY-MM-DD): the account's articles, each with a
         `msgid` and a `detail_list` of days' figures (docs/api.md §19)."""
         payload = self._call("/datacube/getarticletotaldetail", {"begin_date": day, "end_date": day})
-        items = payload.get("list")
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        items = payload.get("list", [])
+        if not isinstance(items, list):
+            raise PlatformError(None, "platform error: getarticletotaldetail answered without a list")
+        return items
 
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""

@@ -19,7 +19,9 @@ _BASE_VARIABLES = {
     "--primary-color": "#07c160",
     "--font-size": "16px",
     "--line-height": "1.75",
-    "--font-family": "-apple-system,BlinkMacSystemFont,PingFang SC,Hiragino Sans GB,Microsoft YaHei,sans-serif",
+    # None for body text: WeChat's own font stack applies, as its article structure rules advise (an
+    # account's overrides or a task's themeConfig may still name one). Code keeps its monospace family.
+    "--font-family": "",
     "--text-color": "#333",
     "--heading-color": "#222",
     "--muted-color": "#666",
@@ -119,7 +121,6 @@ THEMES = dict(zip(THEME_NAMES, (  # rules.vocabulary names them, in this order
             "--primary-color": "#b5651d",
             "--font-size": "15px",
             "--line-height": "1.9",
-            "--font-family": "Georgia,Songti SC,STSong,SimSun,serif",
             "--text-color": "#3d3426",
             "--heading-color": "#5a3e1b",
             "--muted-color": "#7a6a55",
@@ -171,6 +172,9 @@ def merged_variables(name: str, config: dict[str, Any] | None) -> dict[str, str]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             value = str(value)
         text = value.strip() if isinstance(value, str) else ""
+        if text == "" and isinstance(value, str) and not THEMES[name]["cssVariables"][key]:
+            merged[key] = ""  # left unset, as the theme leaves it (the body's font-family)
+            continue
         if len(text) > 200 or not _SAFE_VALUE.fullmatch(text) or any(b in text.lower() for b in _FORBIDDEN_IN_VALUE):
             raise ValueError(
                 f"CSS variable {key} has an unsafe or invalid value {value!r}; "
@@ -191,8 +195,10 @@ def _resolved(name, variable_items):
     variables = dict(variable_items)
 
     def substitute(style):
-        # Values may quote font names; as text of style="…" a double quote must be escaped.
-        return _VAR_REF.sub(lambda m: variables[m.group(1)], style).replace('"', "&quot;")
+        # A variable left empty (the body's font-family by default) drops its declaration. Values may quote
+        # font names; as text of style="…" a double quote must be escaped.
+        declarations = _VAR_REF.sub(lambda m: variables[m.group(1)], style).split(";")
+        return ";".join(d for d in declarations if not d.rstrip().endswith(":")).replace('"', "&quot;")
 
     return {role: substitute(style) for role, style in THEMES[name]["styles"].items()}
 

@@ -100,6 +100,12 @@ def _replay(key, digest):
     return record.status, record.response
 
 
+def _context(given):
+    """{"prompt", "model"} as stored (each None when not sent), or None when the agent said nothing."""
+    context = {"prompt": (given or {}).get("prompt"), "model": (given or {}).get("model")}
+    return context if any(value is not None for value in context.values()) else None
+
+
 def _insert(payload, team):
     """The new task, its first events and the team's notice; returns the task's JSON."""
     now = now_iso()
@@ -107,7 +113,8 @@ def _insert(payload, team):
     task = ReviewTask.create(
         task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
         topic=payload["topic"], external_content_id=payload.get("externalContentId"), status=rule.next_state,
-        candidates=payload["candidates"], version=1, created_at=now, updated_at=now)
+        candidates=payload["candidates"], context=_context(payload.get("context")), version=1, created_at=now,
+        updated_at=now)
     events = [add_event(task, event, "agent", None, {"contentType": task.content_type,
                                                      "publicAccount": task.public_account})
               for event in rule.events]

@@ -9,6 +9,7 @@ from typing import Any
 
 from models import immediate
 from models.review import ReviewTask
+from rules.ids import now_iso
 from rules.vocabulary import APPROVE_ACTIONS, ELEMENT_KEYS, SELECTION_KEYS
 from services.review.concurrency import load_for_update, save_task
 from services.review.drafts import body_options, check_overrides, complete_overrides, decision_body_draft
@@ -154,6 +155,7 @@ def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *,
             task.rejection_note = payload.get("rejectionNote") or None
             data = {"rejected": {"rejectedElements": rejected, "rejectionReason": task.rejection_reason,
                                  "rejectionNote": task.rejection_note}}
+        task.decided_at = now_iso()  # the dataset export's order (docs/api.md §21)
         fire(task, action, "admin", actor_name, data)
         save_task(task)
         if action == "reject_rework":

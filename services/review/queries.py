@@ -52,12 +52,16 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
     return updated_at, pk
 
 
+_LIVE = TaskLive.select(TaskLive.task).where(TaskLive.status == "live")  # tasks whose article is live
+
+
 def _conditions(filters, with_status=True):
     low = parse_bound(filters.get("from_"), "from", end=False)
     high = parse_bound(filters.get("to"), "to", end=True)
     if low and high and low >= high:
         raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
-    status = filters.get("status") or "pending_review"
+    # pending_review is the default only when neither status nor live is asked for (docs/api.md §4 Listing)
+    status = filters.get("status") or ("all" if filters.get("live") else "pending_review")
     # No placeholder condition: "id > 0" made SQLite count by walking the table (200 ms on 100k rows)
     # instead of the smallest index.
     conditions = []
@@ -67,6 +71,8 @@ def _conditions(filters, with_status=True):
         conditions.append(ReviewTask.public_account == filters["publicAccount"])
     if filters.get("live"):  # where the article stands on its way to readers (docs/api.md §18)
         conditions.append(ReviewTask.id.in_(TaskLive.select(TaskLive.task).where(TaskLive.status == filters["live"])))
+    if with_status and status == "published" and filters.get("notLive"):  # the page's "Draft ready": not yet live
+        conditions.append(ReviewTask.id.not_in(_LIVE))
     if filters.get("externalContentId"):
         conditions.append(ReviewTask.external_content_id == filters["externalContentId"])
     if low:
@@ -99,12 +105,18 @@ def list_tasks(filters: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str 
 
 
 def status_counts(filters: dict[str, Any]) -> dict[str, int]:
-    """{"all": n, status: n, ...} for the list's other filters (the status tabs of the list page)."""
+    """{"all": n, status: n, ...} for the list's other filters (the status tabs of the list page); with
+    `notLive`, `published` counts only the drafts not yet live (a live task is "Live", docs/api.md §18 Pages)."""
+    conditions = _conditions(filters, with_status=False)
     query = _where(ReviewTask.select(ReviewTask.status, peewee.fn.COUNT(ReviewTask.id).alias("n")),
-                   _conditions(filters, with_status=False)).group_by(ReviewTask.status)
+                   conditions).group_by(ReviewTask.status)
     counts = dict.fromkeys(STATUSES, 0)
     counts.update({row.status: row.n for row in query})
-    return {"all": sum(counts.values()), **counts}
+    every = sum(counts.values())
+    if filters.get("notLive"):
+        counts["published"] -= ReviewTask.select().where(
+            *conditions, ReviewTask.status == "published", ReviewTask.id.in_(_LIVE)).count()
+    return {"all": every, **counts}
 
 
 def _where(query, conditions):

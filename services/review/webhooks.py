@@ -18,6 +18,7 @@ import peewee
 import requests
 
 from models import OutboxMessage, immediate
+from models.base import insert_rows
 from models.outbox import AGENT_CHANNEL
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
@@ -71,11 +72,18 @@ def enqueue_live_outcome(task_id: str, live: Any) -> OutboxMessage:
     return _enqueue(event_type, task_id, live, taskId=task_id)
 
 
-def enqueue_stats(task_id: str, day: dict[str, Any], totals: dict[str, Any]) -> OutboxMessage:
-    """review_task.stats: one day's figures of a live article (with its `date`) and the totals so far, as
-    services/stats/reading.py words them (docs/api.md §19)."""
-    return _enqueue("review_task.stats", task_id, {"task_id": task_id, "date": day["date"], "day": day,
-                                                   "totals": totals})
+def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int:
+    """review_task.stats for each (task id, one day's figures with its `date`, the totals so far), as
+    services/stats/reading.py words them (docs/api.md §19): one batched insert, however many days."""
+    now = now_iso()
+    rows = [{"message_id": new_id("msg_"), "task_id": task_id, "event_type": "review_task.stats",
+             "payload": {"type": "review_task.stats", "timestamp": now, "data": _DUMP["review_task.stats"](
+                 {"task_id": task_id, "date": day["date"], "day": day, "totals": totals})},
+             "next_attempt_at": now, "created_at": now} for task_id, day, totals in days]
+    insert_rows(OutboxMessage, rows)
+    if rows:
+        wake_sender()
+    return len(rows)
 
 
 def discard_for_task(task_id: str) -> int:

@@ -17,7 +17,7 @@ from services.settings.checks import (  # noqa: F401 (SettingsError and check_da
     check_database_url,
     check_settings,
 )
-from services.settings.team import TEAM_DEFAULTS, TEAM_SECRETS, TeamSettings, team_settings
+from services.settings.team import TEAM_DEFAULTS, TeamSettings, team_settings
 from services.settings.values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
 
 ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY")  # each account's own (docs/api.md §18)
@@ -70,7 +70,9 @@ DEFAULTS = {
     "WECHAT_ACCOUNTS": ",".join(DEFAULT_ACCOUNTS),
     **account_defaults(DEFAULT_ACCOUNTS),
     "WECHAT_PUBLISH_POLL_DELAYS": DEFAULT_POLL_DELAYS,
-    "WECHAT_LIVE_WORKER_ENABLED": True,  # scheduled going live, result polling, daily statistics (docs/api.md §18, §19)
+    "WECHAT_EVENT_MAX_AGE": 300,  # seconds a pushed event's timestamp may be from the clock, either way (§18)
+    "WECHAT_LIVE_WORKER_ENABLED": True,  # scheduled going live and result polling (docs/api.md §18)
+    "WECHAT_STATS_ENABLED": True,  # the daily fetch of what readers did (docs/api.md §19)
     "WECHAT_STATS_HOUR": 9,  # the day before is fetched from this hour on (REVIEW_TIME_ZONE): the platform's is ready
     "WECHAT_STATS_DAYS": 7,  # accounts with an article live within this many days are fetched
     "WECHAT_TIMEOUT_SECONDS": 20.0,
@@ -179,7 +181,7 @@ class Settings:
     accounts: dict[str, str]  # code -> the name people know it by, in the order configured
     wechat_event_keys: dict[str, EventKeys]  # account -> its server URL's token; an account without one is absent
     publish_poll_delays: tuple[float, ...]
-    live_worker_enabled: bool
+    event_max_age: int  # seconds, either way, between a push's timestamp and the clock
     stats_hour: int
     stats_days: int
     wechat_credentials: dict[str, Credentials]  # account -> credentials; an unset account is absent
@@ -233,7 +235,7 @@ class Settings:
             wechat_event_keys=event_keys,
             publish_poll_delays=parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or "",
                                              default=parse_delays(DEFAULT_POLL_DELAYS)),
-            live_worker_enabled=bool(config.get("WECHAT_LIVE_WORKER_ENABLED", True)),
+            event_max_age=int(config.get("WECHAT_EVENT_MAX_AGE")),
             stats_hour=int(config.get("WECHAT_STATS_HOUR", 9)),
             stats_days=int(config.get("WECHAT_STATS_DAYS", 7)),
             wechat_credentials=credentials,

@@ -37,6 +37,9 @@ def check_settings(config: Any) -> None:
         if key and not re.fullmatch(r"[A-Za-z0-9+/]{43}", key):  # the value is a secret: never quoted
             raise SettingsError(f"{accounts.setting_prefix(code)}_AES_KEY must be the 43 characters the platform "
                                 "shows as EncodingAESKey")
+    age = config.get("WECHAT_EVENT_MAX_AGE", 300)
+    if isinstance(age, bool) or not isinstance(age, int) or not 1 <= age <= 86400:
+        raise SettingsError(f"WECHAT_EVENT_MAX_AGE must be a whole number of seconds from 1 to 86400, not {age!r}")
     hour, days = config.get("WECHAT_STATS_HOUR", 9), config.get("WECHAT_STATS_DAYS", 7)
     if isinstance(hour, bool) or not isinstance(hour, int) or not 0 <= hour <= 23:
         raise SettingsError(f"WECHAT_STATS_HOUR must be an hour from 0 to 23, not {hour!r}")

@@ -28,8 +28,6 @@ TEAM_DEFAULTS = {
     "NOTIFY_EVENTS": ",".join(TEAM_EVENTS),  # which events are told
     "REVIEW_PUBLIC_URL": "",  # e.g. https://review.example.com: links in messages are absolute; unset: paths
 }
-TEAM_SECRETS = ("NOTIFY_WECOM_WEBHOOK_URL", "NOTIFY_FEISHU_WEBHOOK_URL", "NOTIFY_FEISHU_SECRET",
-                "NOTIFY_DINGTALK_WEBHOOK_URL", "NOTIFY_DINGTALK_SECRET", "SMTP_PASSWORD")
 _ROBOTS = {"wecom": ("NOTIFY_WECOM_WEBHOOK_URL", None),
            "feishu": ("NOTIFY_FEISHU_WEBHOOK_URL", "NOTIFY_FEISHU_SECRET"),
            "dingtalk": ("NOTIFY_DINGTALK_WEBHOOK_URL", "NOTIFY_DINGTALK_SECRET")}

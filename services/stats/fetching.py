@@ -6,28 +6,34 @@ kept with its meaning and retried an hour later, at most 3 attempts in all (a da
 cut short keeps them for the next two days).
 """
 import logging
+import re
+import threading
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from flask_babel import force_locale
 
 from models import immediate
+from models.base import insert_rows
 from models.live import TaskLive
 from models.review import ReviewTask
-from models.stats import FIGURES, StatsFetch, TaskDayStats
-from rules.ids import iso, now_iso, utcnow
+from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
+from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
+from services.background import Worker
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
 from services.settings import Settings
-from services.stats.reading import days_of, totals
+from services.stats.reading import day_dict, running_totals
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
+FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # stat_date exactly (fromisoformat alone takes 20261126 and week dates)
 
 
 def error_text(exc: PlatformError) -> str:
@@ -64,7 +70,7 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
         row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
         if row is None:
             row = StatsFetch(account=account, day=day, status="running", attempts=0, updated_at=now)
-        elif row.status == "running" and datetime.fromisoformat(row.updated_at.replace("Z", "+00:00")) \
+        elif row.status == "running" and parse_iso(row.updated_at) \
                 > utcnow() - STALE_RUN:
             return None
         elif not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS
@@ -76,65 +82,128 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
         return row
 
 
-def _figures(entry: dict[str, Any]) -> dict[str, int | None]:
-    """A detail_list entry's figures; an absent (or non-numeric) one stays null, never 0."""
+def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
+    """A detail_list entry's figures; an absent one stays null, never 0. None when a figure given is not a
+    whole number from 0 to MAX_FIGURE (the entry is then skipped)."""
     values: dict[str, int | None] = {}
     for name in FIGURES:
         value = entry.get(name)
-        values[name] = value if type(value) is int and value >= 0 else None
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_FIGURE):
+            return None
+        values[name] = value
     return values
 
 
-def _store(account: str, items: list[dict[str, Any]]) -> list[tuple[int, str]]:
-    """Rows for every item matched to a task of the account; (task pk, day) of each stored row."""
-    by_msg = {row.msg_data_id: row for row in TaskLive.select().where(
-        (TaskLive.account == account) & TaskLive.msg_data_id.is_null(False))}
-    stored, fresh = [], []
+def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
+    """{msg_data_id: (task pk, the day it went live in REVIEW_TIME_ZONE)} of the account's live articles."""
+    rows = TaskLive.select(TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at).where(
+        (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
+    return {str(row.msg_data_id): (row.task_id, parse_iso(row.live_at or row.updated_at).astimezone(settings.time_zone)
+                              .date().isoformat()) for row in rows}
+
+
+def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[tuple[int, str], dict[str, Any]]:
+    """{(task pk, day): figures} of the answer's entries matched to a live task of the account, read before
+    the write lock. An entry is kept only with a stat_date written YYYY-MM-DD from the day its article went
+    live to `day`, and whole figures from 0 to MAX_FIGURE; the rest are skipped and counted in the log.
+    ValueError when the answer is not the platform's shape (a list of items with detail lists)."""
+    if not isinstance(items, list):
+        raise ValueError("the answer's list is not a list")
+    live = _live_days(account, settings)
+    kept: dict[tuple[int, str], dict[str, Any]] = {}
+    skipped = 0
     for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("detail_list", []), list):
+            raise ValueError("an item of the answer is not an object with a detail_list")
         msg_data_id, _, index = str(item.get("msgid") or "").partition("_")
-        live = by_msg.get(msg_data_id)
-        if live is None or index not in ("", "1"):  # a task's draft is one article: the message's first
+        found = live.get(msg_data_id)
+        if found is None or index not in ("", "1"):  # a task's draft is one article: the message's first
             continue
+        task_pk, first_day = found
         for entry in item.get("detail_list") or []:
-            day = str(entry.get("stat_date") or item.get("ref_date") or "") if isinstance(entry, dict) else ""
-            try:
-                date.fromisoformat(day)
-            except ValueError:
+            stat_date = entry.get("stat_date") if isinstance(entry, dict) else None
+            figures = _figures(entry) if isinstance(entry, dict) else None
+            if figures is None or not isinstance(stat_date, str) or not _is_day(stat_date) \
+                    or not first_day <= stat_date <= day:
+                skipped += 1
                 continue
-            values = {**_figures(entry), "fetched_at": now_iso()}
-            existing = TaskDayStats.get_or_none((TaskDayStats.task == live.task_id) & (TaskDayStats.day == day))
-            if existing is None:
-                TaskDayStats.create(task=live.task_id, day=day, **values)
-                fresh.append((live.task_id, day))
-            else:
-                TaskDayStats.update(**values).where(TaskDayStats.id == existing.id).execute()
-            stored.append((live.task_id, day))
-    for task_pk, day in fresh:  # the agent hears once per task and day (a refetch replaces silently)
-        so_far = [d for d in days_of(task_pk) if d["date"] <= day]
-        enqueue_stats(ReviewTask.get_by_id(task_pk).task_id, so_far[-1], totals(so_far))
-    return stored
+            kept[(task_pk, stat_date)] = figures
+    if skipped:
+        log.warning("statistics of %s for %s: %s entries skipped (a date not YYYY-MM-DD, outside the article's "
+                    "days, or a figure not a whole number from 0 to %s)", account, day, skipped, MAX_FIGURE)
+    return kept
+
+
+def _is_day(value: str) -> bool:
+    if not DAY.fullmatch(value):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def store(kept: dict[tuple[int, str], dict[str, Any]], told_from: str) -> int:
+    """Write the figures (inside immediate()): one read of what the tasks hold, one batched upsert, then one
+    review_task.stats per task and day new to the store from `told_from` on (a refetch replaces silently; an
+    older day is kept without a webhook). Linear in the answer."""
+    if not kept:
+        return 0
+    tasks = sorted({task_pk for task_pk, _day in kept})
+    before = set(TaskDayStats.select(TaskDayStats.task, TaskDayStats.day).where(TaskDayStats.task.in_(tasks))
+                 .tuples())
+    now = now_iso()
+    rows = [{"task": task_pk, "day": day, **figures, "fetched_at": now} for (task_pk, day), figures in kept.items()]
+    insert_rows(TaskDayStats, rows, conflict=("task", "day"))
+    fresh = {key for key in kept if key not in before}
+    if fresh:
+        ids: dict[int, str] = {row.id: row.task_id for row in ReviewTask.select(ReviewTask.id, ReviewTask.task_id)
+                               .where(ReviewTask.id.in_(tasks))}
+        days: dict[int, list[dict[str, Any]]] = {}
+        for row in (TaskDayStats.select(TaskDayStats.task.alias("task_id"), TaskDayStats.day, *FIGURE_FIELDS)
+                    .where(TaskDayStats.task.in_(tasks)).order_by(TaskDayStats.day).namedtuples()):
+            days.setdefault(row.task_id, []).append(day_dict(row))
+        enqueue_stats([(ids[task_pk], entry, to_date)  # once per task and day, with the totals up to it
+                       for task_pk, so_far in days.items()
+                       for entry, to_date in zip(so_far, running_totals(so_far), strict=True)
+                       if (task_pk, entry["date"]) in fresh and entry["date"] >= told_from])
+    return len(rows)
+
+
+def _finish(row: StatsFetch, **changes: Any) -> None:
+    """End the claimed fetch (inside immediate()) only if it is still the one this call claimed."""
+    still = ((StatsFetch.id == row.id) & (StatsFetch.status == "running") & (StatsFetch.owner == row.owner)
+             & (StatsFetch.attempts == row.attempts))
+    if not StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute():
+        log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
+                    row.account, row.day)
 
 
 def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -> dict[str, Any] | None:
     """Fetch one account's day: {"account", "day", "stored", "error"}; None when another process has it
-    (or it is done and not forced)."""
+    (or it is done and not forced). Whatever goes wrong ends the row `failed` with a reason, never `running`."""
     row = _claim(account, day, force)
     if row is None:
         return None
+    errcode = None
     try:
-        items = client_for(account, settings).article_totals(day)
-    except PlatformError as exc:
-        error = error_text(exc)
-        log.warning("statistics of %s for %s: %s (attempt %s)", account, day, error, row.attempts)
+        kept = read_answer(account, day, client_for(account, settings).article_totals(day), settings)
         with immediate():
-            StatsFetch.update(status="failed", last_error=error, last_errcode=exc.errcode, updated_at=now_iso(),
-                              next_attempt_at=iso(utcnow() + RETRY_AFTER)).where(StatsFetch.id == row.id).execute()
-        return {"account": account, "day": day, "stored": 0, "error": error}
+            told_from = (date.fromisoformat(day) - timedelta(days=settings.stats_days - 1)).isoformat()
+            stored = store(kept, told_from)
+            _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+        return {"account": account, "day": day, "stored": stored, "error": None}
+    except PlatformError as exc:
+        error, errcode = error_text(exc), exc.errcode
+    except Exception as exc:  # a malformed answer, or a store that failed: the row must not stay running
+        log.exception("statistics of %s for %s could not be stored", account, day)
+        error = f"the platform's answer could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+    log.warning("statistics of %s for %s: %s (attempt %s)", account, day, error, row.attempts)
     with immediate():
-        stored = _store(account, items)
-        StatsFetch.update(status="done", last_error=None, last_errcode=None, updated_at=now_iso(),
-                          next_attempt_at=None).where(StatsFetch.id == row.id).execute()
-    return {"account": account, "day": day, "stored": len(stored), "error": None}
+        _finish(row, status="failed", last_error=error, last_errcode=errcode,
+                next_attempt_at=iso(utcnow() + RETRY_AFTER))
+    return {"account": account, "day": day, "stored": 0, "error": error}
 
 
 def _unfinished(day: str) -> list[tuple[str, str]]:
@@ -155,5 +224,23 @@ def daily_step(settings: Settings) -> list[dict[str, Any]]:
     if day is None:
         return []
     wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day)
-    return [result for account, which in wanted
-            if account in settings.accounts and (result := fetch_day(account, which, settings)) is not None]
+    results = []
+    for account, which in wanted:
+        if account not in settings.accounts:
+            continue
+        try:  # one account's trouble never stops the others
+            result = fetch_day(account, which, settings)
+        except Exception:
+            log.exception("statistics of %s for %s: the fetch stopped", account, which)
+            continue
+        if result is not None:
+            results.append(result)
+    return results
+
+
+STATS_EVERY = 60.0  # seconds between looks at the daily statistics
+
+
+def stats_worker(settings: Settings) -> Worker:
+    """The daily statistics (WECHAT_STATS_ENABLED): a look at start, then once a minute."""
+    return Worker("stats", lambda: daily_step(settings), threading.Event(), STATS_EVERY)

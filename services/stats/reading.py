@@ -1,4 +1,5 @@
 """What readers did, as the API and pages read it (docs/api.md §19): days ascending, totals, last error."""
+from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
@@ -25,6 +26,16 @@ def totals(days: list[dict[str, Any]]) -> dict[str, int | None]:
         values = [day[key] for day in days if day[key] is not None]
         sums[key] = sum(values) if values else None
     return sums
+
+
+def running_totals(days: list[dict[str, Any]]) -> Iterator[dict[str, int | None]]:
+    """totals(days[:i + 1]) for each i in turn, in one pass."""
+    sums: dict[str, int | None] = dict.fromkeys(CAMEL.values())
+    for day in days:
+        for key in sums:
+            if day[key] is not None:
+                sums[key] = (sums[key] or 0) + day[key]
+        yield dict(sums)
 
 
 def days_of(task_pk: int) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from tests.helpers.review import (
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements",
-         "get_task_stats"}
+         "get_task_stats", "export_dataset"}
 
 
 def stdio_params(base_url, token=AGENT_TOKEN, upload_root=None):

@@ -22,6 +22,7 @@ from tests.helpers.browser import (
     sideways_overflow,
     sign_in_as,
 )
+from tests.helpers.publishing import went_live_days_ago
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
@@ -83,8 +84,9 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
                            f"{words['live']!r}", timeout=20_000)
     link = page.get_by_role("link", name=words["link"])
-    assert link.get_attribute("href").startswith(live_server.platform.base_url + "/s/")
-    # Three days of figures, as the daily job or the backfill command stores them.
+    assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s/")
+    # Three days of figures, as the daily job or the backfill command stores them (for days since it went live).
+    went_live_days_ago(task["id"], 4)
     runner = live_server.app.test_cli_runner()
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
     for back in (3, 2, 1):

@@ -21,7 +21,7 @@ def built_app(make_app, **overrides):
     try:
         yield make_app(**overrides)
     finally:
-        if not db.is_closed():
+        if db.obj is not None and not db.is_closed():  # None: the app refused its settings before binding one
             db.close()
 
 

@@ -126,12 +126,23 @@ def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
         time.sleep(0.05)
 
 
-def live_task(app, admin_client, agent_headers):
+def live_task(app, admin_client, agent_headers, days_ago=3):
+    """A task live on the fake platform since `days_ago` days (figures are kept only for days since then)."""
     task = published_article(app, admin_client, agent_headers)
     assert admin_client.post(go_live_url(task), json={}).status_code == 202
     live = wait_for_live(admin_client, task)
     assert live["live"]["status"] == "live", live["live"]
+    went_live_days_ago(task["id"], days_ago)
     return live
+
+
+def went_live_days_ago(task_id, days):
+    from models import ReviewTask, TaskLive, db
+    from rules.ids import iso, utcnow
+
+    with db.connection_context():
+        task_pk = ReviewTask.get(ReviewTask.task_id == task_id).id
+        TaskLive.update(live_at=iso(utcnow() - timedelta(days=days))).where(TaskLive.task == task_pk).execute()
 
 
 def yesterday(app):

@@ -25,15 +25,16 @@ SERVERS = {"app.py": lambda port: [sys.executable, "app.py"],
 
 
 @contextmanager
-def _serve(tmp_path, settings, server_kind="app.py"):
+def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
     """`python app.py` (or another of SERVERS) on a free port with the agent's token and `settings`;
-    yields (base URL, port, Popen)."""
+    yields (base URL, port, Popen). Its log goes to `log_path` when given."""
     port = free_port()
     env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
            "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
     env.pop("FLASK_RUN_FROM_CLI", None)
-    server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # closed below
+    server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -49,6 +50,8 @@ def _serve(tmp_path, settings, server_kind="app.py"):
     finally:
         server.terminate()
         server.wait(timeout=30)
+        if log_path:
+            log.close()
 
 
 @contextmanager

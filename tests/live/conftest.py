@@ -3,6 +3,7 @@ event pushes reach it over real HTTP (tests/helpers/review.py live_server)."""
 import pytest
 
 from tests.helpers.app import built_app
+from tests.helpers.live_processes import process_settings
 from tests.helpers.publishing import ACCOUNTS, LIVE_AES_KEY, LIVE_TOKEN, platform_settings
 from tests.helpers.review import live_server
 
@@ -25,5 +26,11 @@ def app(make_app, live_settings):
 def served_url(app, fake):
     """The app on a real HTTP server, named to the fake platform as silicon-rise's server URL."""
     with live_server(app) as base:
-        fake.send_events_to(ACCOUNTS["silicon-rise"][0], f"{base}/wechat/silicon-rise/events", TOKEN, AES_KEY)
+        fake.send_events_to(ACCOUNTS["silicon-rise"][0], f"{base}/wechat/silicon-rise/events", TOKEN, AES_KEY, "aes")
         yield base
+
+
+@pytest.fixture
+def settings(database_url, fake):
+    """The settings of `python app.py` processes going live (tests/helpers/live_processes.py)."""
+    return process_settings(database_url, fake)

@@ -1,5 +1,7 @@
 """Accounts as a setting (docs/api.md §18): a third account configured by WECHAT_ACCOUNTS works end to
 end, and an account not configured is refused everywhere."""
+import time
+
 import pytest
 
 from fakeplatform import FakePlatform
@@ -39,6 +41,9 @@ def test_a_third_account_works_end_to_end(app, admin_client, agent_headers, fake
     listed = admin_client.get("/api/review/tasks?status=all&publicAccount=moon-walk").get_json()
     assert [t["id"] for t in listed] == [task["id"]]
     assert admin_client.get("/api/review/tasks?status=all&live=live").get_json()[0]["id"] == task["id"]
+    # live alone lists every review status with that live status (pending_review is the default only without it)
+    assert [t["id"] for t in admin_client.get("/api/review/tasks?live=live").get_json()] == [task["id"]]
+    assert admin_client.get("/api/review/tasks?live=live&status=pending_review").get_json() == []
     assert admin_client.get("/api/review/tasks?status=all&live=scheduled").get_json() == []
     page = admin_client.get("/review?status=all").get_data(as_text=True)
     assert "月球漫步" in page and "碳基健身" in page
@@ -53,7 +58,8 @@ def test_an_account_not_configured_is_refused_naming_the_allowed_ones(app, admin
     error = assert_error(answer, 400, "validation_error")
     assert "silicon-rise, carbon-fitness, moon-walk" in " ".join(error["details"]["publicAccount"])
     assert_error(admin_client.get("/api/review/tasks?publicAccount=sun-run"), 400, "validation_error")
-    signed = {"signature": sha1_sorted("moon-token", "1", "2"), "timestamp": "1", "nonce": "2", "echostr": "e"}
+    now = str(int(time.time()))
+    signed = {"signature": sha1_sorted("moon-token", now, "2"), "timestamp": now, "nonce": "2", "echostr": "e"}
     assert admin_client.get("/wechat/sun-run/events", query_string=signed).status_code == 404
     assert admin_client.get("/wechat/moon-walk/events", query_string=signed).get_data(as_text=True) == "e"
 

@@ -3,62 +3,15 @@ one store, the fake platform in the test. A schedule runs once, survives a resta
 killed process left is reported, never repeated."""
 import os
 import signal
-import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import requests
 
-from tests.helpers.publishing import ACCOUNTS
-from tests.helpers.review import article_payload, png_bytes
-from tests.helpers.served import _serve, wait_until
+from tests.helpers.live_processes import live_of, published, service, wait_for_passes
+from tests.helpers.served import wait_until
 
 pytestmark = pytest.mark.both_stores
-
-AGENT = {"x-review-agent-token": "live-processes-agent-token-0123456789"}
-PASSWORD = "a long enough password"
-
-
-@pytest.fixture
-def settings(database_url, fake):
-    values = {"DATABASE_URL": database_url, "REVIEW_AGENT_TOKEN": AGENT["x-review-agent-token"],
-              "REVIEW_ADMIN_USERNAME": "admin", "REVIEW_ADMIN_PASSWORD": PASSWORD, "WECHAT_API_BASE": fake.base_url,
-              "WECHAT_PUBLISH_POLL_DELAYS": "0.3", "WECHAT_TIMEOUT_SECONDS": "60"}
-    for account, (appid, secret) in ACCOUNTS.items():
-        prefix = "WECHAT_" + account.upper().replace("-", "_")
-        values[prefix + "_APPID"], values[prefix + "_SECRET"] = appid, secret
-    return values
-
-
-@contextmanager
-def service(tmp_path, settings):
-    with _serve(tmp_path, settings) as (base, _port, process):
-        session = requests.Session()
-        answer = session.post(f"{base}/api/auth/login", data={"username": "admin", "password": PASSWORD},
-                              allow_redirects=False, timeout=10)
-        assert answer.status_code == 303, answer.text
-        yield base, session, process
-
-
-def published(base, session):
-    """A task published as a platform draft through the HTTP API."""
-    cover = requests.post(f"{base}/api/assets/upload", headers=AGENT, timeout=30,
-                          files={"file": ("cover.png", png_bytes(900, 500), "image/png")}).json()
-    task = requests.post(f"{base}/api/review/agent/tasks", json=article_payload([cover["url"]]), headers=AGENT,
-                         timeout=30).json()
-    option = task["candidates"]["bodyOptions"][0]
-    answer = session.post(f"{base}/api/review/tasks/{task['id']}/decision", timeout=60, json={
-        "action": "approve_and_publish", "selections": {
-            "title": task["candidates"]["titles"][0], "summary": "摘要", "body": option["content"],
-            "coverImage": {"assetId": cover["assetId"]}}})
-    assert answer.status_code == 200 and answer.json()["status"] == "published", answer.text[:500]
-    return answer.json()
-
-
-def live_of(base, session, task):
-    return session.get(f"{base}/api/review/tasks/{task['id']}", timeout=10).json()["live"]
-
 
 def test_two_processes_submit_a_schedule_once(tmp_path, settings, fake):
     fake.withhold_events = True  # both processes poll, too
@@ -70,7 +23,7 @@ def test_two_processes_submit_a_schedule_once(tmp_path, settings, fake):
                                timeout=10)
         assert answer.status_code == 202, answer.text
         wait_until(lambda: (live_of(second[0], second[1], task) or {}).get("status") == "live", 30, "not live")
-        time.sleep(1.5)  # both workers have passed several times since
+        wait_for_passes([first[0], second[0]], "live-worker")  # both workers have passed since
     assert len(fake.requests_to("freepublish/submit")) == 1
 
 
@@ -100,7 +53,7 @@ def test_a_submission_a_killed_process_left_is_reported_not_repeated(tmp_path, s
         wait_until(lambda: live_of(base, session, task)["status"] == "failed", 30, "not reported")
         live = live_of(base, session, task)
         assert "may have been submitted" in live["failReason"]
-        time.sleep(1.5)
+        wait_for_passes([base], "live-worker")
     assert len(fake.requests_to("freepublish/submit")) == 1
 
 
@@ -113,10 +66,10 @@ def test_several_processes_fetch_a_days_statistics_once(tmp_path, settings, fake
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
         # Two more processes start now: each one's worker looks at the statistics at once.
         with ExitStack() as stack:
-            for _ in range(2):
-                stack.enter_context(service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}))
-            wait_until(lambda: session.get(f"{base}/api/review/tasks/{task['id']}/stats", timeout=10).json()["days"],
-                       30, "no figures")
-            time.sleep(2)  # every worker has passed since
+            others = [stack.enter_context(service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}))[0]
+                      for _ in range(2)]
+            # Yesterday is before the article went live, so no figures are kept (tests/stats has them land).
+            wait_until(lambda: fake.requests_to("getarticletotaldetail"), 30, "no fetch")
+            wait_for_passes(others, "stats", more=0, at_least=1)  # each has looked since the article went live
     calls = fake.requests_to("getarticletotaldetail")
     assert len(calls) == 1, [call["json"] for call in calls]

@@ -114,8 +114,9 @@ def test_themes_have_default_and_two_more_with_the_required_variables():
     assert "default" in THEMES and len(THEMES) >= 3
     for name in THEMES:
         variables = theme_config(name)["cssVariables"]
-        for key in ("--primary-color", "--font-size", "--line-height", "--font-family"):
+        for key in ("--primary-color", "--font-size", "--line-height"):
             assert variables[key], (name, key)
+        assert variables["--font-family"] == "", name  # WeChat's own font stack (docs/api.md §5)
     assert (
         theme_config("tech-blue")["cssVariables"]["--primary-color"]
         != (theme_config("default")["cssVariables"]["--primary-color"])
@@ -185,7 +186,7 @@ def test_output_is_one_section_with_base_styles_and_no_style_element_class_or_id
     variables = theme_config("default")["cssVariables"]
     assert base["font-size"] == variables["--font-size"]
     assert base["line-height"] == variables["--line-height"]
-    assert base["font-family"] == variables["--font-family"]
+    assert "font-family" not in base  # WeChat's article structure rules: the platform's own font stack
     assert base["color"] == variables["--text-color"]
     assert "<style" not in html
     for node in root.iter():
@@ -367,3 +368,21 @@ def test_rendering_package_does_not_import_flask():
     package = Path(__file__).resolve().parents[2] / "services" / "rendering"
     for module in package.glob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+flask", module.read_text(), re.M), module.name
+
+
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_no_theme_sets_a_font_family_on_body_text_only_code_is_monospace(theme):
+    """WeChat's article structure rules advise against a font-family on body text (docs/api.md §5): the
+    default themes set none; code keeps a monospace family; an account or task may still name one."""
+    html = render_article("# 标题\n\n正文 `code` **粗** [链](https://a.example)\n\n> 引用\n\n| a |\n|---|\n| 1 |\n\n"
+                          "```python\nprint(1)\n```\n", theme)
+    for node in tree(html).iter():
+        family = style_of(node).get("font-family")
+        if family is not None:
+            assert node.tag == "code" and family.endswith("monospace"), (node.tag, family)
+    assert sum(1 for node in tree(html).iter("code") if "font-family" in style_of(node)) == 2
+    named = render_article("正文", theme, theme_config(theme, {"--font-family": "Georgia,serif"}))
+    assert style_of(next(tree(named).iter("section")))["font-family"] == "Georgia,serif"
+    # The stored config (with the family left unset) is taken back as it is, as a snapshot re-renders it.
+    assert render_article("正文", theme, theme_config(theme, theme_config(theme)["cssVariables"])) == \
+        render_article("正文", theme)

@@ -10,7 +10,7 @@ from tests.helpers.publishing import STATS_SECRET, platform_settings
 def app(make_app, fake, receiver):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
-    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True,
+    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_STATS_ENABLED=True,
                    WECHAT_PUBLISH_POLL_DELAYS="0.1", WECHAT_STATS_HOUR=0, WEBHOOK_SENDER_ENABLED=True,
                    REVIEW_AGENT_WEBHOOK_URL=receiver.url, REVIEW_AGENT_WEBHOOK_SECRET=STATS_SECRET,
                    REVIEW_AGENT_WEBHOOK_EVENTS="review_task.stats", REVIEW_WEBHOOK_RETRY_DELAYS="0.2") as application:

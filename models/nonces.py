@@ -1,0 +1,17 @@
+"""Signed pushes already taken (docs/api.md §18 "The server URL"): one row per (scope, timestamp, nonce)
+accepted within the age window, so a replay changes nothing in any process. Rows older than the window
+are removed as new ones arrive: a replay that old is refused by its timestamp anyway."""
+import peewee
+
+from models.base import BaseModel
+
+
+class SeenNonce(BaseModel):
+    id = peewee.AutoField()
+    scope = peewee.CharField(max_length=96)  # who signed it: "wechat:<account>"
+    timestamp = peewee.BigIntegerField()
+    nonce = peewee.CharField(max_length=64)
+    seen_at = peewee.CharField(max_length=32, index=True)  # ISO UTC
+
+    class Meta:
+        indexes = ((("scope", "timestamp", "nonce"), True),)

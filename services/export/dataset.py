@@ -1,0 +1,229 @@
+"""Decisions as data (docs/api.md §21): every decided task as one `raw` record of what the agent offered,
+what the editors chose, changed and rejected and what readers did; services/export/dataset_formats.py
+turns each record into the lines of `sft`, `dpo` or `kto`.
+
+    query = dataset_query("dpo", from_="2026-11-01", to=None, account=None)  # 400 on a bad format or date
+    for chunk in dataset_chunks(query): ...                                   # JSON Lines, oldest decision first
+
+Tasks are found a page at a time in the order of their last decision (`decided_at`, then id: keyset
+paging), then read whole a few at a time, each few with their decision events, going live and readers'
+days in one short read transaction: memory holds one page, whatever the number of tasks
+(bench/bench_dataset.py). Tasks decided after the export started are left for the next one, so none
+appears twice.
+"""
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from models import db
+from models.live import TaskLive
+from models.review import ReviewTask, TimelineEvent
+from models.stats import TaskDayStats
+from rules.ids import now_iso
+from rules.vocabulary import DATASET_FORMATS
+from schemas.dump import dumper
+from schemas.review.live import LiveSchema
+from services.errors import ValidationFailed
+from services.export.dataset_formats import FORMATTERS
+from services.review.queries import parse_bound
+from services.stats.reading import day_dict, totals
+
+FORMATS = DATASET_FORMATS
+DECIDED = {"approved": "approved", "published": "approved", "rejected_rework": "rejected"}  # status -> decision
+PAGE = 100  # tasks whose order is read at a time (their id, moment, status and account)
+FULL_ROWS = 10  # whole tasks read at a time, with their events, going live and days
+CHUNK_CHARS = 64 * 1024  # lines are sent in chunks of about this size
+_EVENTS = ("rejected", "rework_submitted", "approved")
+_dump_live = dumper(LiveSchema)
+
+
+@dataclass(frozen=True)
+class DatasetQuery:
+    """What to export: `start` inclusive, `end` exclusive (ISO bounds on the decision's moment)."""
+
+    format: str
+    start: str | None = None
+    end: str | None = None
+    account: str | None = None
+    limit: int | None = None
+
+
+def dataset_query(format: str | None, from_: str | None = None, to: str | None = None, account: str | None = None,
+                  limit: int | None = None) -> DatasetQuery:
+    """The export's filters checked (400 naming `format`, `from` or `to`); a date-only `to` covers its day."""
+    if format not in FORMATS:
+        raise ValidationFailed(f"format must be one of {', '.join(FORMATS)}",
+                               {"format": [f"must be one of: {', '.join(FORMATS)}"]})
+    start, end = parse_bound(from_, "from", end=False), parse_bound(to, "to", end=True)
+    if start and end and start >= end:
+        raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
+    return DatasetQuery(format, start, end, account, limit)
+
+
+def dataset_lines(query: DatasetQuery) -> Iterator[str]:
+    """Each line of the export, with its newline, oldest decision first (at most query.limit)."""
+    shape = FORMATTERS.get(query.format)
+    count = 0
+    for record in raw_records(query):
+        for line in [record] if shape is None else shape(record):
+            yield json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+            count += 1
+            if query.limit is not None and count >= query.limit:
+                return
+
+
+def dataset_chunks(query: DatasetQuery) -> Iterator[str]:
+    """dataset_lines() joined into chunks of about CHUNK_CHARS (fewer, larger writes to the client)."""
+    pending: list[str] = []
+    size = 0
+    for line in dataset_lines(query):
+        pending.append(line)
+        size += len(line)
+        if size >= CHUNK_CHARS:
+            yield "".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield "".join(pending)
+
+
+def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any]]:
+    """One `raw` record per decided task, oldest decision first."""
+    # Only the moment of the decision narrows the SQL, so the page walks the decided_at index (a status or
+    # account condition would let the database prefer its own index and sort every match for each page);
+    # the few tasks back in review since a rejection, and other accounts, are skipped here.
+    conditions = [ReviewTask.decided_at.is_null(False),
+                  ReviewTask.decided_at <= now_iso()]  # decided once the export has begun: the next export's
+    if query.start:
+        conditions.append(ReviewTask.decided_at >= query.start)
+    if query.end:
+        conditions.append(ReviewTask.decided_at < query.end)
+    after: tuple[str | None, int] | None = None
+    while True:
+        where = list(conditions)
+        if after is not None:
+            where += [ReviewTask.decided_at >= after[0],
+                      (ReviewTask.decided_at > after[0]) | (ReviewTask.id > after[1])]
+        keys = list(ReviewTask.select(ReviewTask.id, ReviewTask.decided_at, ReviewTask.status,
+                                      ReviewTask.public_account)
+                    .where(*where).order_by(ReviewTask.decided_at, ReviewTask.id).limit(page))
+        wanted = {key.id: key.decided_at for key in keys
+                  if key.status in DECIDED and query.account in (None, key.public_account)}
+        yield from _records(wanted)
+        if len(keys) < page:
+            return
+        after = (keys[-1].decided_at, keys[-1].id)
+
+
+def _records(wanted: dict[int, str | None]) -> Iterator[dict[str, Any]]:
+    """The records of the tasks `wanted` ({pk: decided_at as paged}), in that order, read FULL_ROWS at a
+    time: a whole task (its candidates may be 2 MiB) is the big part of the page."""
+    ids = list(wanted)
+    for first in range(0, len(ids), FULL_ROWS):
+        with db.atomic():  # a task and its parts agree; no transaction is held while the lines are written
+            tasks = [task for task in ReviewTask.select().where(ReviewTask.id.in_(ids[first:first + FULL_ROWS]))
+                     .order_by(ReviewTask.decided_at, ReviewTask.id)
+                     if task.status in DECIDED and task.decided_at == wanted[task.id]]  # not decided again since
+            parts = _parts(tasks)
+        for task in tasks:
+            yield record(task, *(part.get(task.id) for part in parts))
+
+
+def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
+    """({pk: decision events in order}, {pk: TaskLive}, {pk: readers' days ascending}) in three queries."""
+    pks = [task.id for task in tasks]
+    events: dict[int, list] = {}
+    lives: dict[int, TaskLive] = {}
+    days: dict[int, list] = {}
+    if not pks:
+        return events, lives, days
+    for event in (TimelineEvent.select(TimelineEvent.task, TimelineEvent.type, TimelineEvent.data)
+                  .where(TimelineEvent.task.in_(pks) & TimelineEvent.type.in_(_EVENTS)).order_by(TimelineEvent.id)):
+        events.setdefault(event.task_id, []).append(event)
+    for live in TaskLive.select().where(TaskLive.task.in_(pks)):
+        lives[live.task_id] = live
+    for row in TaskDayStats.select().where(TaskDayStats.task.in_(pks)).order_by(TaskDayStats.task, TaskDayStats.day):
+        days.setdefault(row.task_id, []).append(day_dict(row))
+    return events, lives, days
+
+
+# ---- one task's record ---------------------------------------------------------------------------
+
+def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: list | None) -> dict[str, Any]:
+    """The `raw` line of a decided task (docs/api.md §21)."""
+    decision = DECIDED[task.status]
+    held = held_values(task)
+    chosen = chosen_values(task, held)
+    days = days or []
+    went_live = live is not None and live.status == "live"
+    return {
+        "taskId": task.task_id, "account": task.public_account, "kind": task.content_type, "context": task.context,
+        "decision": decision, "decidedAt": task.decided_at, "candidates": task.candidates, "chosen": chosen,
+        "final": held if decision == "approved" else None,
+        "edits": {key: {"chosen": chosen[key], "final": value} for key, value in held.items() if chosen[key] != value},
+        "rework": rework(events or [], held, open_round=decision == "rejected"),
+        "live": _dump_live(live) if live is not None else None,
+        "readers": {"totals": totals(days), "days": days} if went_live or days else None,
+    }
+
+
+def held_values(task: ReviewTask) -> dict[str, Any]:
+    """The task's selections, its body as the body draft holds it (what is published)."""
+    held = dict(task.selections or {})
+    markdown = (task.body_draft or {}).get("markdown")
+    if "body" in held and markdown is not None:
+        held["body"] = markdown
+    return held
+
+
+def chosen_values(task: ReviewTask, held: dict[str, Any]) -> dict[str, Any]:
+    """Per field, what the editor picked before editing: an override's starting point (a body override's
+    source option), else the value held (taken as it was)."""
+    overrides = task.manual_overrides or {}
+    options = {option["id"]: option["content"] for option in (task.candidates or {}).get("bodyOptions") or []}
+    chosen = {}
+    for key, value in held.items():
+        override = overrides.get(key)
+        if override is None:
+            chosen[key] = value
+        elif key == "body":
+            chosen[key] = options.get(override.get("basedOnCandidateId"), value)
+        else:
+            chosen[key] = override.get("basedOn") if override.get("basedOn") is not None else value
+    return chosen
+
+
+def rework(events: list, held: dict[str, Any], *, open_round: bool) -> list[dict[str, Any]]:
+    """[{"field", "reason": {"category", "note"}, "before", "after"}] of every rejection, in order.
+
+    `before` is the value rejected, `after` the value the agent's rework put in its place (its last one
+    in that round); a round still open (the task waits for rework) has `after` null and the rejected
+    values as the task holds them. A whole-task rejection names each field the rework changed (while
+    open: each field held), or one entry with `field` null when there is none."""
+    rounds: list[dict[str, Any]] = []
+    for event in events:
+        data = event.data or {}
+        if event.type == "rejected":
+            rounds.append({"fields": list(data.get("rejectedElements") or []), "changes": {},
+                           "reason": {"category": data.get("rejectionReason"), "note": data.get("rejectionNote")}})
+        elif event.type == "rework_submitted" and rounds:
+            changes = rounds[-1]["changes"]
+            for key, change in (data.get("changes") or {}).items():
+                first = changes.get(key, change)
+                changes[key] = {"before": first.get("before"), "after": change.get("after")}
+    entries = []
+    for number, found in enumerate(rounds):
+        still_open = open_round and number == len(rounds) - 1
+        fields = found["fields"] or list(found["changes"])
+        if still_open and not found["fields"]:
+            fields += [key for key in held if key not in fields]
+        for key in fields:
+            change = found["changes"].get(key)
+            if change is not None:
+                before, after = change["before"], change["after"]
+            else:  # not patched yet (open round), or patched with the value it had
+                before, after = (held.get(key), None) if still_open else (None, None)
+            entries.append({"field": key, "reason": found["reason"], "before": before, "after": after})
+        if not fields:
+            entries.append({"field": None, "reason": found["reason"], "before": None, "after": None})
+    return entries

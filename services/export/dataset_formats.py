@@ -1,0 +1,110 @@
+"""The dataset's training formats (docs/api.md §21), each a function of one `raw` record
+(services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
+
+- `sft` (OpenAI chat fine-tuning): the prompt, and the approved article as the assistant's answer.
+- `dpo` (OpenAI preference fine-tuning): the field's approved value preferred to each value of it that
+  was rejected, and the option the editor picked preferred to each other option of that field.
+- `kto` (TRL's unpaired preferences): the approved article `true`, each rejected value `false`.
+
+Only texts make pairs and labels: `title`, `summary`, `description` and `body`. The user message of a
+field other than the body is the prompt, a blank line and the field's name in brackets (`[title]`); a
+body is written as `sft` writes the article: the title as a first heading, a blank line, the Markdown.
+"""
+from collections.abc import Callable
+from typing import Any
+
+TEXT_FIELDS = ("title", "summary", "description", "body")
+OPTIONS = {"title": "titles", "summary": "summaries", "description": "descriptions", "body": "bodyOptions"}
+
+
+def _prompt(record: dict[str, Any]) -> str | None:
+    return (record.get("context") or {}).get("prompt")
+
+
+def article(title: Any, body: str) -> str:
+    """An article as one text: its title as a first heading, then the body."""
+    return f"# {title}\n\n{body}" if isinstance(title, str) and title else body
+
+
+def _title(record: dict[str, Any]) -> Any:
+    """The title the task holds: the approved one, else the one held at the rejection."""
+    if record["final"] is not None:
+        return record["final"].get("title")
+    return record["edits"]["title"]["final"] if "title" in record["edits"] else record["chosen"].get("title")
+
+
+def field_prompt(prompt: str, field: str) -> str:
+    return prompt if field == "body" else f"{prompt}\n\n[{field}]"
+
+
+def _text(record: dict[str, Any], field: str, value: str) -> str:
+    return article(_title(record), value) if field == "body" else value
+
+
+def _approved_article(record: dict[str, Any]) -> str | None:
+    final = record["final"]
+    if record["kind"] != "article" or record["decision"] != "approved" or not isinstance(final.get("body"), str):
+        return None
+    return article(final.get("title"), final["body"])
+
+
+def sft(record: dict[str, Any]) -> list[dict[str, Any]]:
+    prompt, answer = _prompt(record), _approved_article(record)
+    if not prompt or answer is None:
+        return []
+    return [{"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]}]
+
+
+def _options(record: dict[str, Any], field: str) -> list[str]:
+    listed = (record["candidates"] or {}).get(OPTIONS[field]) or []
+    return [option["content"] if field == "body" else option for option in listed]
+
+
+def preference_pairs(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, preferred, not preferred) of an approved task: the approved value over each rejected one,
+    then the picked option over each other option; each pair once."""
+    if record["decision"] != "approved":
+        return []
+    final, pairs = record["final"], []
+    for entry in record["rework"]:
+        field, before = entry["field"], entry["before"]
+        if field in TEXT_FIELDS and isinstance(before, str) and isinstance(final.get(field), str) \
+                and before != final[field]:
+            pairs.append((field, final[field], before))
+    for field in TEXT_FIELDS:
+        picked, options = record["chosen"].get(field), _options(record, field)
+        if picked in options:
+            pairs += [(field, picked, other) for other in options if other != picked]
+    return list(dict.fromkeys(pairs))
+
+
+def dpo(record: dict[str, Any]) -> list[dict[str, Any]]:
+    prompt = _prompt(record)
+    if not prompt:
+        return []
+    return [{"input": {"messages": [{"role": "user", "content": field_prompt(prompt, field)}]},
+             "preferred_output": [{"role": "assistant", "content": _text(record, field, preferred)}],
+             "non_preferred_output": [{"role": "assistant", "content": _text(record, field, other)}]}
+            for field, preferred, other in preference_pairs(record)]
+
+
+def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
+    prompt = _prompt(record)
+    if not prompt:
+        return []
+    lines = []
+    answer = _approved_article(record)
+    if answer is not None:
+        lines.append({"prompt": prompt, "completion": answer, "label": True})
+    final = record["final"] or {}
+    for entry in record["rework"]:
+        if entry["field"] in TEXT_FIELDS and isinstance(entry["before"], str) \
+                and entry["before"] != final.get(entry["field"]):  # rejected, then approved after all: no label
+            line = {"prompt": field_prompt(prompt, entry["field"]),
+                    "completion": _text(record, entry["field"], entry["before"]), "label": False}
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+FORMATTERS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {"sft": sft, "dpo": dpo, "kto": kto}

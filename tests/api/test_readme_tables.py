@@ -1,0 +1,71 @@
+"""The README documents every webhook type, team event, MCP tool and setting, one table each, checked here
+against the code's own lists (docs/api.md §16 Docs): a new one cannot ship without its row, nor a row
+outlive what it names."""
+import re
+from pathlib import Path
+
+from agentmcp.tools import build_tools
+from rules.accounts import setting_prefix
+from rules.vocabulary import DEFAULT_ACCOUNTS, TEAM_EVENTS, WEBHOOK_EVENTS
+from schemas.review.events import WEBHOOKS
+from services.settings import DEFAULTS
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+# Read by app.py before any setting (the folders the settings file and the database are in).
+FOLDERS = {"REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH"}
+ACCOUNT_SETTINGS = ("APPID", "SECRET", "TOKEN", "AES_KEY")
+
+
+def table(header, section=None):
+    """{first-column name: the row's text} of the one README table whose header row starts with `header`
+    (within the `## section` when given); a first column may name several, each in backticks, before any
+    bracketed aside."""
+    text = README
+    if section:
+        start = README.index(f"\n## {section}")
+        end = README.find("\n## ", start + 1)
+        text = README[start:end if end != -1 else None]
+    starts = [m.start() for m in re.finditer(rf"^\| {re.escape(header)} \|", text, re.M)]
+    assert len(starts) == 1, f"{len(starts)} tables headed {header!r}"
+    rows = {}
+    for line in text[starts[0]:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        first = line.split("|")[1].split("(")[0]  # an aside in brackets (an example) names nothing
+        for name in re.findall(r"`([A-Za-z][\w.<>]*)`", first):
+            assert name not in rows, f"{name} has two rows"
+            rows[name] = line
+    return rows
+
+
+def test_every_webhook_type_has_its_row_with_its_data():
+    rows = table("webhook type")
+    assert set(rows) == set(WEBHOOK_EVENTS) == set(WEBHOOKS)
+    for event_type, (data, _body, _when) in WEBHOOKS.items():
+        fields = [field.data_key or name for name, field in data._declared_fields.items()]
+        assert re.findall(r"`(\w+)`", rows[event_type].split("|")[3]) == fields, event_type
+
+
+def test_every_team_event_has_its_row():
+    assert set(table("team event")) == set(TEAM_EVENTS)
+
+
+def test_every_mcp_tool_has_its_row_with_its_arguments():
+    rows = table("MCP tool")
+    tools = build_tools()
+    assert set(rows) == {tool.name for tool in tools}
+    for tool in tools:
+        arguments = rows[tool.name].split("|")[2]
+        named = set(re.findall(r"`(\w+)`", arguments))
+        properties = set(tool.input_schema.get("properties", {}))
+        if tool.name == "create_review_task":  # "the creation body": the API's own, documented there
+            properties = {"idempotencyKey"}
+        assert properties <= named, (tool.name, properties - named)
+
+
+def test_every_setting_has_its_row_in_the_settings_table():
+    rows = table("setting", "Settings")
+    per_account = {setting_prefix(code) + "_" + kind: "WECHAT_<CODE>_" + kind
+                   for code in DEFAULT_ACCOUNTS for kind in ACCOUNT_SETTINGS}
+    expected = {per_account.get(name, name) for name in DEFAULTS} | FOLDERS
+    assert set(rows) == expected, {"missing": expected - set(rows), "not settings": set(rows) - expected}
