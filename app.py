@@ -277,7 +277,7 @@ def create_app(config=None, *, serve=None, hold=None):
     # Checked and typed once (a bad value stops the start naming it); services get this object.
     app.extensions["settings"] = Settings.from_config(app.config)
     accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
-    use_hash_method(app.extensions["settings"].password_hash_method)
+    use_hash_method(app.extensions["settings"].hash_method)
     if held:  # on PostgreSQL, before the database is written
         app.extensions["service_lock"] = held.share_database(app.extensions["settings"].database_url)
     app.extensions["made_at_start"] = finish_restore(resumed, app.extensions["settings"], one_off=not serve)

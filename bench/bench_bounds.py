@@ -126,7 +126,8 @@ def page_views(runs):
     folder = Path(tempfile.mkdtemp(prefix="bench-bounds-"))
     app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "i"), "REVIEW_UPLOADS_PATH": str(folder / "u"),
                       "REVIEW_AGENT_TOKEN": "bench-agent-token", "WEBHOOK_SENDER_ENABLED": False,
-                      "WECHAT_LIVE_WORKER_ENABLED": False, "REVIEW_DEFAULT_LANGUAGE": "en"}, serve=True)
+                      "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False,
+                      "REVIEW_DEFAULT_LANGUAGE": "en"}, serve=True)
     with db.connection_context():
         save_admin("bench", "bench password 123", "review,feedback")
     client = app.test_client()

@@ -62,6 +62,7 @@ def database_url(store, request):
     cluster = request.getfixturevalue("postgres_cluster")
     yield cluster.url(cluster.emptied("store_tests"))  # one database, emptied for each test
     if db.obj is not None:  # None when the app never started (a test of a refused setting)
+        stop_background()
         if hasattr(db.obj, "close_all"):
             db.obj.close_all()
         if not db.is_closed():

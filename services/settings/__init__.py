@@ -192,7 +192,7 @@ class Settings:
     cover_ratio: tuple[float, float]
     remote_image_hosts: tuple[str, ...]
     remote_image_allow_private: bool
-    password_hash_method: str
+    hash_method: str
     login_max_failures: int
     login_failure_window_seconds: int
     metrics_token: str = field(repr=False)
@@ -246,7 +246,7 @@ class Settings:
             cover_ratio=(float(config.get("REVIEW_COVER_RATIO_MIN")), float(config.get("REVIEW_COVER_RATIO_MAX"))),
             remote_image_hosts=tuple(split_list(config.get("REVIEW_REMOTE_IMAGE_HOSTS"))),
             remote_image_allow_private=bool(config.get("REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE")),
-            password_hash_method=str(config.get("PASSWORD_HASH_METHOD") or "scrypt"),
+            hash_method=str(config.get("PASSWORD_HASH_METHOD") or "scrypt"),
             login_max_failures=int(config.get("LOGIN_MAX_FAILURES")),
             login_failure_window_seconds=int(config.get("LOGIN_FAILURE_WINDOW_SECONDS")),
             metrics_token=config.get("METRICS_TOKEN") or "",

@@ -45,7 +45,7 @@ def _config(tmp_path):
             "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
             "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
-            "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False,
             "FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": ""}
 
 

@@ -112,7 +112,7 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     assert axe_violations(page) == []
     screenshot(page, f"going-live-{language}-phone")
     listing = open_page(language, "phone")
-    sign_in_as(listing, language, "/review?status=published")
+    sign_in_as(listing, language, "/review?live=live")  # a live task is under "Live", no longer "Draft ready"
     row = listing.locator(f'tr[data-task-id="{task["id"]}"]')
     assert str(figures["totals"]["readUser"]) in row.text_content()
     assert sideways_overflow(listing) <= 0
@@ -132,6 +132,7 @@ def test_a_schedule_is_read_in_the_viewers_zone_and_can_be_cancelled(open_page, 
                            f"{WORDS['en']['scheduled']!r}")
     live = client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert datetime.fromisoformat(live["at"].replace("Z", "+00:00")) == tomorrow
+    page.wait_for_load_state("load")  # the reloaded page's script listens before the click (a loaded machine)
     page.get_by_role("button", name=WORDS["en"]["cancel"]).click()
     page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
                            f"{WORDS['en']['canceled']!r}")

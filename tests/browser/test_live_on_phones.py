@@ -114,7 +114,6 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
     page = open_page(language, "phone")
     sign_in_as(page, language, f"/review/{task['id']}")
     page.on("dialog", lambda dialog: dialog.accept())
-    page.locator("header.topbar").screenshot(path=str(OUTPUT / f"live-topbar-{language}-390-before.png"))
     assert page.evaluate(TOPBAR_ROWS) <= 2
     assert page.locator("header.topbar nav a[href='/api/docs']").text_content() == words["api"]
     page.get_by_role("button", name=words["now"]).click()

@@ -9,6 +9,7 @@ import pytest
 
 from app import create_app
 from models import ReviewTask, db
+from models.base import stop_background
 from services.operations.restore import restore_backup
 from services.operations.restore_journal import FAULT_EXIT
 from services.settings import Settings
@@ -28,10 +29,11 @@ def _app(root, **overrides):
     return create_app({"TESTING": True, "DATABASE_URL": "", **folders(root), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
                        "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
                        "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
-                       "WECHAT_LIVE_WORKER_ENABLED": False, **overrides}, serve=True)
+                       "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False, **overrides}, serve=True)
 
 
 def _close():
+    stop_background()  # no worker keeps a connection that is closed under it
     if hasattr(db.obj, "close_all"):
         db.obj.close_all()
 
