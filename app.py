@@ -251,7 +251,7 @@ def create_app(config=None, *, serve=None, hold=None):
     Without it (one-off `flask --app app …` commands) it does none of that, so a command run
     beside the service never settles the service's uploads, deletions or publishes in flight.
     `hold`: a serving process holds its instance for its life, so a restore refuses meanwhile
-    (docs/api.md §20); the tests' in-process apps do not.
+    (docs/api.md §11); the tests' in-process apps do not.
     Unset, both follow the call: any call with no config outside the flask command (`waitress-serve
     --call app:create_app`, a script) serves and holds; a `flask --app app …` command
     (FLASK_RUN_FROM_CLI) or a call with a config does neither.

@@ -133,7 +133,7 @@ def _api_error(status: int, body: Any) -> ApiError:
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
-    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16, §20), at most `limit` of them.
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16), at most `limit` of them.
 
     The path is taken apart as written (`..` within it, an absolute path only under the root) and opened
     one folder at a time from the root, no component followed as a symlink: a folder swapped for a symlink

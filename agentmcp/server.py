@@ -103,7 +103,7 @@ class BearerToken:
 
 def serve_http(api: ReviewApi, port: int, token: str) -> None:
     """Streamable HTTP on 127.0.0.1:port (0: a free one), path /mcp (the SDK guards it against DNS rebinding),
-    behind the token. Says where it listens on stderr once the port is open (docs/api.md §20)."""
+    behind the token. Says where it listens on stderr once the port is open (docs/api.md §13)."""
     import uvicorn
 
     app = build_server(api).streamable_http_app(host="127.0.0.1")

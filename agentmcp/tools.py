@@ -1,4 +1,4 @@
-"""The tools of docs/api.md §13, §19 and §21: input schemas generated from the API's own marshmallow schemas."""
+"""The tools of docs/api.md §13, §19 and §20: input schemas generated from the API's own marshmallow schemas."""
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

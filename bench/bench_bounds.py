@@ -1,5 +1,5 @@
-"""Time and peak memory of the rework diff and of a body's render against body size (docs/api.md §20,
-docs/performance.md).
+"""Time and peak memory of the rework diff and of a body's render against body size (docs/api.md §14,
+§15, docs/performance.md).
 
     python bench/bench_bounds.py [--sizes 25000,50000,100000,200000] [--runs 3] [--unbounded]
     python bench/bench_bounds.py --page   (the task page's first and later views)
@@ -32,7 +32,7 @@ UNBOUNDED_PARSER = renderer._build_parser(bounded=False)
 
 
 def unbounded_ops(before, after):
-    """The diff before docs/api.md §20: lines, then characters of changed blocks under 4M pairs."""
+    """The diff before it was bounded (docs/api.md §15): lines, then characters of changed blocks under 4M pairs."""
     lines_a, lines_b = before.splitlines(keepends=True), after.splitlines(keepends=True)
     count = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, lines_a, lines_b, autojunk=False).get_opcodes():
@@ -116,7 +116,7 @@ def no_images(urls):
 
 def page_views(runs):
     """GET /review/<id> in process, first and later views, of a task with five bodies of 199,990 "[", five
-    ordinary 199,990-character articles, and two short bodies (docs/api.md §20: long bodies on request)."""
+    ordinary 199,990-character articles, and two short bodies (docs/api.md §14 "Long bodies on request")."""
     import tempfile
 
     from app import create_app

@@ -1,4 +1,4 @@
-"""Memory of the dataset export (docs/api.md §21, docs/performance.md) as the decided tasks grow.
+"""Memory of the dataset export (docs/api.md §20, docs/performance.md) as the decided tasks grow.
 
     python bench/bench_dataset.py [--counts 1000,10000] [--formats raw,sft,dpo,kto]
 

@@ -1,4 +1,4 @@
-"""Time to check a backup manifest's shape against its size (docs/api.md §20, docs/performance.md): the
+"""Time to check a backup manifest's shape against its size (docs/api.md §16, docs/performance.md): the
 strings are skipped before the brackets are counted, so a crafted manifest is refused before json.loads.
 
     python bench/bench_manifest.py [--sizes 20000,40000,80000,4000000] [--runs 3]

@@ -1,4 +1,4 @@
-"""Memory of the served process while it checks large legal images (docs/api.md §20, docs/performance.md).
+"""Memory of the served process while it checks large legal images (docs/api.md §6, docs/performance.md).
 
     python bench/bench_upload_memory.py [--count 10] [--kinds png,jpeg,webp]
 

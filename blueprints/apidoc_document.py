@@ -85,7 +85,7 @@ def strict_nullable(node):
 
 
 def webhook(event_type, when, body_schema_ref):
-    """The x-webhooks entry of one notification type (services/review/notifications.py)."""
+    """The x-webhooks entry of one notification type (services/review/webhooks.py)."""
     delays = ", ".join(duration(seconds) for seconds in DEFAULT_RETRY_DELAYS)
     chosen = ("sent by default" if event_type in DEFAULT_WEBHOOK_EVENTS
               else "sent when REVIEW_AGENT_WEBHOOK_EVENTS names it")

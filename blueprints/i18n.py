@@ -51,7 +51,7 @@ def locale() -> str:
 
 def viewer_zone() -> ZoneInfo:
     """Flask-Babel's timezone selector: the browser's zone when review_tz names one (time_zone() refuses
-    folders of the zone database and overlong names, docs/api.md §20), else REVIEW_TIME_ZONE.
+    folders of the zone database and overlong names, docs/api.md §14), else REVIEW_TIME_ZONE.
     A ZoneInfo: Babel formats with it, and a filter day is combined with it (wall-clock days)."""
     named = unquote(request.cookies.get(ZONE_COOKIE, ""))
     return (time_zone(named) if named else None) or settings().time_zone
@@ -88,7 +88,7 @@ def viewer_days(args: dict) -> dict:
                 moment = datetime.combine(day + timedelta(days=1), time(), zone) - timedelta(milliseconds=1)
             else:
                 moment = datetime.combine(day, time(), zone)
-        except (ValueError, OverflowError):  # 9999-12-31 has no next day: the list refuses it (§20)
+        except (ValueError, OverflowError):  # 9999-12-31 has no next day: the list refuses it (§14)
             continue
         out[name] = moment.isoformat(timespec="milliseconds")
     return out

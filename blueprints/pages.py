@@ -167,7 +167,7 @@ def review_detail(task_id):
     task = review.get_task(task_id)
     overrides = settings().theme_overrides_for(task["publicAccount"])
     state, assets = review.form_state(task)
-    # Long bodies come later, through the preview route, when the reviewer asks (docs/api.md §20).
+    # Long bodies come later, through the preview route, when the reviewer asks (docs/api.md §14).
     rendered = {o["id"]: review.preview_body(o["content"], "default", overrides)[0]
                 if len(o["content"]) <= RENDER_INLINE_CHARS else None
                 for o in task["candidates"].get("bodyOptions") or []}
@@ -197,7 +197,7 @@ def _readers(task):
 @api(body=PreviewSchema, responses={200: PreviewResultSchema}, tags=["review"])
 def preview(body):
     """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved.
-    At most BODY_PREVIEWS_PER_ADMIN a minute per admin (429 with Retry-After, docs/api.md §20)."""
+    At most BODY_PREVIEWS_PER_ADMIN a minute per admin (429 with Retry-After, docs/api.md §14)."""
     admit_body_preview(g.actor[1])
     overrides = settings().theme_overrides_for(body["publicAccount"]) if body["publicAccount"] else None
     html, error = review.preview_body(body["markdown"], body["themeTemplate"], overrides)

@@ -51,7 +51,7 @@ def decision(task_id, body):
 def presence(task_id, body):
     """Heartbeat of the task page: this admin has it open (editing or not), or is leaving it; answers who else does.
 
-    The page's leave beacon (navigator.sendBeacon, docs/api.md §20) sends the same JSON as a Blob; the
+    The page's leave beacon (navigator.sendBeacon, docs/api.md §15) sends the same JSON as a Blob; the
     body is read as JSON whatever its Content-Type, and the session and same-origin rules are the guard's."""
     return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"])}
 
@@ -63,7 +63,7 @@ def dataset(query):
     """Decided tasks as JSON Lines for training and evaluation (raw, sft, dpo, kto), oldest decision first.
 
     What the agent offered, what the editors chose, edited and rejected (with reasons, before and after),
-    and what readers did (docs/api.md §21). Streamed: any number of tasks in constant memory."""
+    and what readers did (docs/api.md §20). Streamed: any number of tasks in constant memory."""
     chosen = dataset_query(query["format"], query["from_"], query["to"], query["account"], query["limit"])
     return Response(stream_with_context(dataset_chunks(chosen)), mimetype="application/x-ndjson",
                     headers={"Cache-Control": "no-store",

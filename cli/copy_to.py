@@ -10,7 +10,7 @@ from services.settings import SettingsError, check_database_url
 def _copy(settings, database_url):
     try:
         check_database_url(database_url)
-        # A service writing the instance would lose what it writes after the copy (docs/api.md §20).
+        # A service writing the instance would lose what it writes after the copy (docs/api.md §11).
         with alone(settings, database_url):
             copied = copy_to_database(database_url)
     except (SettingsError, TargetNotEmpty, ServiceRunning) as exc:

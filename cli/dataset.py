@@ -1,5 +1,5 @@
 """`flask --app app export-dataset --format raw|sft|dpo|kto [--from --to --account] [--output FILE]`: the lines
-of GET /api/review/dataset (docs/api.md §21), to a file or standard output; what it wrote goes to stderr."""
+of GET /api/review/dataset (docs/api.md §20), to a file or standard output; what it wrote goes to stderr."""
 import click
 
 from models import db

@@ -26,8 +26,8 @@ class ReviewTask(BaseModel):
     locked_selections = JSONField(null=True)
     rejection_reason = peewee.CharField(max_length=32, null=True)
     rejection_note = peewee.TextField(null=True)
-    context = JSONField(null=True)  # {"prompt", "model"} the agent sent at creation (docs/api.md §21); None: none
-    # The moment of the last decision (approve or reject_rework): the dataset export's order (docs/api.md §21).
+    context = JSONField(null=True)  # {"prompt", "model"} the agent sent at creation (docs/api.md §20); None: none
+    # The moment of the last decision (approve or reject_rework): the dataset export's order (docs/api.md §20).
     decided_at = peewee.CharField(max_length=32, null=True, index=True)
     version = peewee.IntegerField(default=1)
     created_at = peewee.CharField(max_length=32, index=True)

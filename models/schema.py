@@ -104,7 +104,7 @@ def _clear_impossible_figures(database):
 
 
 def _add_decision_columns(database):
-    """review_task.context and decided_at (docs/api.md §21); a task decided before has its last decision's
+    """review_task.context and decided_at (docs/api.md §20); a task decided before has its last decision's
     moment taken from its timeline, so the dataset export finds it."""
     for name in ("context", "decided_at"):
         _add_column_if_missing(ReviewTask, name, database)

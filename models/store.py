@@ -67,7 +67,7 @@ def take_pg_write_lock(database: Any) -> None:
     database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK_KEY,))
 
 
-# ---- who serves the database (services/operations/service_lock.py, docs/api.md §20) ----
+# ---- who serves the database (services/operations/service_lock.py, docs/api.md §11) ----
 
 # A session-level advisory lock: every serving process holds it shared on a connection of its own, a
 # restore or copy-to takes it exclusively or refuses. Two int4 keys, as pg_locks shows them.

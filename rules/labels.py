@@ -1,5 +1,5 @@
 """The words people see for the vocabulary's codes (docs/api.md §14: codes appear as words of the page's
-language), written once for pages, scripts, robots and e-mail (§20: one term per meaning).
+language), written once for pages, scripts, robots and e-mail (docs/api.md §14: one term per meaning).
 
 Lazy: each label is looked up in the gettext catalogue (translations/, docs/conventions.md) of the
 language in force where it is shown: a page's, or a team message's (services/team/words.py). A code

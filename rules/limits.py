@@ -21,7 +21,7 @@ MAX_IMAGES = 20  # images of an image post
 CREATE_MAX_BYTES = 2 * 1024 * 1024  # one task-creation body
 IDEMPOTENCY_KEY_MAX = 128
 IDEMPOTENCY_HOURS = 24  # how long a creation answer is replayed for its key
-# Where content came from (docs/api.md §21): the agent's prompt and model, stored with the task.
+# Where content came from (docs/api.md §20): the agent's prompt and model, stored with the task.
 MAX_PROMPT = 20_000
 MAX_MODEL = 200
 MAX_DATASET_TOOL_LINES = 1000  # lines the MCP tool export_dataset returns at most
@@ -65,17 +65,17 @@ PREVIEW_WINDOW_SECONDS = 60
 # WeChat IDs and openids as the platform makes them: letters, digits, "_" and "-" (no spaces or controls).
 WECHAT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
-# The rework diff (docs/api.md §15, §20): computed before the write lock, and bounded. Steps are the
+# The rework diff (docs/api.md §15): computed before the write lock, and bounded. Steps are the
 # candidate pairs the matcher looks at (about 0.1 µs each): past them a text is "too large to compare";
 # a changed block of more character pairs than DIFF_CHAR_PAIRS is one removal and one addition.
 DIFF_STEPS = 3_000_000
 DIFF_CHAR_PAIRS = 4_000_000
 
-# Rendering (docs/api.md §20): a wider GFM table is shown as text.
+# Rendering (docs/api.md §14): a wider GFM table is shown as text.
 MAX_TABLE_COLUMNS = 64
 # A body longer than this (characters) is rendered when the reviewer asks, not with the task page, so an
-# agent's pathological Markdown never holds the page (docs/api.md §20).
+# agent's pathological Markdown never holds the page (docs/api.md §14).
 RENDER_INLINE_CHARS = 30_000
-# Body previews (POST /api/review/preview, docs/api.md §20), per admin.
+# Body previews (POST /api/review/preview, docs/api.md §14), per admin.
 BODY_PREVIEWS_PER_ADMIN = 120
 BODY_PREVIEW_WINDOW_SECONDS = 60

@@ -51,7 +51,7 @@ TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
 LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
-# Decisions as data (docs/api.md §21): the dataset export's formats (services/export/dataset.py).
+# Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).
 DATASET_FORMATS = ("raw", "sft", "dpo", "kto")
 # Body themes (docs/api.md §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")

@@ -1,5 +1,5 @@
 """Sliding-window rate limits counted in the database: feedback intake (docs/api.md §9), phone
-previews (docs/api.md §16) and body previews (docs/api.md §20).
+previews (docs/api.md §16) and body previews (docs/api.md §14).
 
 Each category (feedback: ip, device, version, channel; preview: task; body_preview: admin) has limits such as
 `20/minute;200/day`. A request is checked against every key it carries and recorded against all of
@@ -74,7 +74,7 @@ _BODY_PREVIEWS = SlidingWindowLimiter({"body_preview": [(BODY_PREVIEWS_PER_ADMIN
 
 
 def admit_body_preview(admin: str) -> None:
-    """POST /api/review/preview renders what it is sent (docs/api.md §20): at most BODY_PREVIEWS_PER_ADMIN
+    """POST /api/review/preview renders what it is sent (docs/api.md §14): at most BODY_PREVIEWS_PER_ADMIN
     a minute per admin (the page's live preview sends one at most every 250 ms, and while typing on
     one every 600 ms), else 429 with Retry-After."""
     wait = _BODY_PREVIEWS.hit({"body_preview": admin})

@@ -30,7 +30,7 @@
   }
 
   /* An API error in the page's words: the code's sentence and the API's message (its particulars, in
-     English), put together as the catalogue says: a Chinese page keeps the sentence alone (docs/api.md §20). */
+     English), put together as the catalogue says: a Chinese page keeps the sentence alone (docs/api.md §14). */
   function describe(error) {
     if (!error) return "";
     if (error.said) return sentence(error.message);

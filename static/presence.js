@@ -59,7 +59,7 @@
     if (who.length) message.textContent = `${T("stale.changed")} ${T("stale.by", { names: who.join(T("presence.separator")) })}`;
   }
 
-  /* Leaving the page removes this reviewer at once (docs/api.md §20): a beacon outlives the page, and a
+  /* Leaving the page removes this reviewer at once (docs/api.md §15): a beacon outlives the page, and a
      Blob of type application/json is the JSON every heartbeat sends, under the same session cookie. */
   window.addEventListener("pagehide", () => {
     clearTimeout(timer);

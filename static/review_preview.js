@@ -1,4 +1,4 @@
-/* The live WeChat preview of a task (docs/api.md §14, §20).
+/* The live WeChat preview of a task (docs/api.md §14).
 
    An article: the body rendered by the publish renderer with its theme (POST /api/review/preview, the route
    publishing's rendering sits behind), in a 375 px frame under the final title, author, account and date. It
@@ -110,7 +110,7 @@
       }
     }
 
-    // A long body is not rendered with the page (docs/api.md §20): the preview asks for it once the page is up.
+    // A long body is not rendered with the page (docs/api.md §14): the preview asks for it once the page is up.
     if (body.dataset.deferred === "true") refresh();
 
     function schedule() {

@@ -113,7 +113,7 @@ REQUIRED_CANDIDATES = {
 
 
 class TaskContextSchema(Schema):
-    """Where the content came from, as the agent says (docs/api.md §21): stored, returned and exported."""
+    """Where the content came from, as the agent says (docs/api.md §20): stored, returned and exported."""
 
     prompt = fields.String(allow_none=True, validate=[validate.Length(max=MAX_PROMPT), not_blank], metadata={
         "description": "what the agent was asked; a task with one is training data (GET /api/review/dataset)"})

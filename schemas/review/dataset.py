@@ -1,4 +1,4 @@
-"""The dataset export's query (docs/api.md §21): decisions as data for the agent, as JSON Lines."""
+"""The dataset export's query (docs/api.md §20): decisions as data for the agent, as JSON Lines."""
 from marshmallow import fields, validate
 
 from rules.vocabulary import DATASET_FORMATS

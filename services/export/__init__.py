@@ -6,7 +6,7 @@
 Modules: package (the ZIP), manuscript (manuscript.md), package_images (checking each image). Remote
 images are fetched by services/images/fetch.py. package.py imports its siblings, never this package.
 
-The dataset export (docs/api.md §21) lives here too: dataset (decided tasks as `raw` records, streamed)
+The dataset export (docs/api.md §20) lives here too: dataset (decided tasks as `raw` records, streamed)
 and dataset_formats (sft, dpo, kto).
 """
 from services.export.package import PackageFile, build_package  # noqa: F401

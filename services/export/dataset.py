@@ -1,4 +1,4 @@
-"""Decisions as data (docs/api.md §21): every decided task as one `raw` record of what the agent offered,
+"""Decisions as data (docs/api.md §20): every decided task as one `raw` record of what the agent offered,
 what the editors chose, changed and rejected and what readers did; services/export/dataset_formats.py
 turns each record into the lines of `sft`, `dpo` or `kto`.
 
@@ -150,7 +150,7 @@ def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
 # ---- one task's record ---------------------------------------------------------------------------
 
 def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: list | None) -> dict[str, Any]:
-    """The `raw` line of a decided task (docs/api.md §21)."""
+    """The `raw` line of a decided task (docs/api.md §20)."""
     decision = DECIDED[task.status]
     held = held_values(task)
     chosen = chosen_values(task, held)

@@ -1,4 +1,4 @@
-"""The dataset's training formats (docs/api.md §21), each a function of one `raw` record
+"""The dataset's training formats (docs/api.md §20), each a function of one `raw` record
 (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
 
 - `sft` (OpenAI chat fine-tuning): the prompt, and the approved article as the assistant's answer.

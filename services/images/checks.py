@@ -4,7 +4,7 @@ The pixel count is read from the header and checked before anything is decoded, 
 decompression bomb never reaches memory; verify() checks the structure (a PNG cut before IEND
 fails), a PNG's image data is inflated in bounded steps and must fill exactly the rows its header
 names, each row with a known filter, then every pixel of the first frame is decoded, or, where only
-the size is wanted, a JPEG at an eighth of it and a PNG not at all (docs/api.md §20).
+the size is wanted, a JPEG at an eighth of it and a PNG not at all (docs/api.md §6).
 """
 import ctypes
 import io
@@ -51,7 +51,7 @@ def decoding(width: int, height: int) -> Iterator[None]:
 
 
 def give_back(width: int, height: int) -> None:
-    """After a large image is let go, return the freed pages to the system (docs/api.md §20): glibc keeps
+    """After a large image is let go, return the freed pages to the system (docs/api.md §6): glibc keeps
     what a thread freed in that thread's arena, and ten 6000x6000 WebP uploads left the process at 1.2 GB,
     about a frame per server thread. Nothing where the C library has no malloc_trim."""
     if width * height > LARGE_PIXELS and _MALLOC_TRIM is not None:
@@ -112,7 +112,7 @@ def _unknown_filter(piece: bytes, start: int, passes: list[tuple[int, int, int]]
 
 def _png_data_problem(data: bytes) -> str | None:
     """What is wrong with a PNG's image data for its header: "header" (the IHDR not first, or a second
-    one: Pillow reads the first, docs/api.md §20), "short" (Pillow decodes rows cut short without
+    one: Pillow reads the first, docs/api.md §6), "short" (Pillow decodes rows cut short without
     complaint and leaves them blank), "long" (more than the rows hold: a small file that inflates to
     gigabytes), "filter" (a row's filter byte is none of PNG's five), None when it fits (docs/api.md §16).
     Inflated in steps and only counted and sampled, so at most INFLATE_STEP bytes of it are held and no
@@ -160,7 +160,7 @@ def decoded(data: bytes, formats: tuple[str, ...], what: str = "image", *,
     """The image of `data` in one of `formats`, every pixel of its first frame decoded; 400 naming the
     problem otherwise (also for a failure inside the `with` block, such as re-encoding).
 
-    pixels=False when only the format and size are wanted (docs/api.md §20): a PNG, whose rows were
+    pixels=False when only the format and size are wanted (docs/api.md §6): a PNG, whose rows were
     checked while inflating, is not decoded, and a JPEG is decoded at an eighth of its size, so neither
     is ever held whole; the image yielded for them is not loaded. Other formats are decoded whole.
     """

@@ -24,7 +24,7 @@ from services.operations.backup import CHUNK, MANIFEST
 
 SCOPES = ("review", "library", "feedback")
 INSTANCE_FILES = ("review.db", "secret_key", "config.py")
-# A manifest is bounded by the archive it ends (docs/api.md §20): checked before a byte of it is parsed, so
+# A manifest is bounded by the archive it ends (docs/api.md §16): checked before a byte of it is parsed, so
 # a crafted one can neither recurse (`[` x 200,000) nor parse a few hundred KB of archive into gigabytes.
 MANIFEST_BASE = 8 * 1024 * 1024  # counts, rows and missingFiles: ~130,000 names of files that were gone
 MANIFEST_PER_MEMBER = 1024  # a file's entry is ~180 bytes: its name, SHA-256 and size

@@ -72,7 +72,7 @@ class StoreCollector:
         yield from (tasks, jobs, outbox, records, created, *self._team())
 
     def _team(self) -> Iterator[Metric]:
-        """The team's channels (docs/api.md §20): what each still has to send, and every attempt's
+        """The team's channels (docs/api.md §15, §16): what each still has to send, and every attempt's
         outcome for each message (counted at the event, so a failing mail server shows)."""
         pending = GaugeMetricFamily("review_team_outbox_pending", "Team notifications still to send, by channel",
                                     labels=["channel"])

@@ -210,7 +210,7 @@ def restore_backup(settings: Settings, archive_path: str, force: bool = False,
     """Restore into the configured instance and uploads folders (config.py only when `config`).
 
     RestoreRefused (nothing changed, nothing made) while a service process holds the instance (named;
-    docs/api.md §20), when the archive fails a check, or when the target holds tasks, feedback or files
+    docs/api.md §11), when the archive fails a check, or when the target holds tasks, feedback or files
     and `force` is not given. Close the database before calling.
     """
     try:

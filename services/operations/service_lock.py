@@ -1,4 +1,4 @@
-"""Who serves an instance (docs/api.md §20): a restore or copy-to never races a running service.
+"""Who serves an instance (docs/api.md §11): a restore or copy-to never races a running service.
 
 Every serving process (`python app.py`, `create_app()` with no config, `serving_app`) holds, for its
 whole life, a shared flock on the instance's `serving/` folder (a start waits while a restore runs)

@@ -7,7 +7,7 @@
 Pipeline: markdown-it (commonmark + tables + strikethrough, raw HTML escaped) -> one walk over
 the tokens writing each element with its theme style inline -> nh3 allowlist, last.
 
-Bodies come from the agent (docs/api.md §20): the parser's own bounds are in renderer.py, and what a
+Bodies come from the agent (docs/api.md §14): the parser's own bounds are in renderer.py, and what a
 body's images are and how a page shows it are remembered by content (image_urls, render_preview), so a
 task page parses each body once, not on every view.
 """
@@ -138,7 +138,7 @@ def render_preview(
 ) -> str:
     """render_article for a page: `placeholders(image sources)` gives the image_map (what the page shows
     instead of an image). The body is parsed at most once here, and the HTML is remembered by body,
-    theme, settings and image map, so showing the same body again costs a lookup (docs/api.md §20)."""
+    theme, settings and image map, so showing the same body again costs a lookup (docs/api.md §14)."""
     name = resolve_name(theme_template)
     variables = merged_variables(name, theme_config)
     digest, urls, tokens = _sources(markdown)

@@ -44,7 +44,7 @@ def _nested(pos: int) -> int:
 
 def link_label_end(state: StateInline, start: int, disableNested: bool = False) -> int:
     """markdown-it's parseLinkLabel (the "]" closing the "[" at `start`, or -1), remembering what one walk
-    learns about every "[" it crosses (docs/api.md §20).
+    learns about every "[" it crosses (docs/api.md §14).
 
     The walk from an opener steps over the same tokens as a walk from any "[" it crosses (each token's end
     is cached by position), so an opener still open when the walk runs out never closes, and one crossed
@@ -86,7 +86,7 @@ def link_label_end(state: StateInline, start: int, disableNested: bool = False) 
 
 
 def bounded_table(state: Any, startLine: int, endLine: int, silent: bool) -> bool:
-    """GFM tables of at most MAX_TABLE_COLUMNS columns (docs/api.md §20): a wider one stays a paragraph
+    """GFM tables of at most MAX_TABLE_COLUMNS columns (docs/api.md §14): a wider one stays a paragraph
     of text. Its delimiter row (the second line) says how many there are."""
     if startLine + 1 < endLine:
         second = startLine + 1

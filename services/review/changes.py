@@ -6,7 +6,7 @@ the patch is recorded (before the write lock is taken, see services/review/patch
 page view. rework_rounds(task JSON) -> what the task page shows: the current round's changes per
 element and each rework event's own (earlier rounds, from the timeline). Text is diffed by line, then
 by character inside the changed lines (Chinese has no spaces between words, so by character is the
-only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§20);
+only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§15);
 content is never turned into markup here.
 """
 from bisect import bisect_left
@@ -147,7 +147,7 @@ def _char_ops(before: str, after: str, out: list, budget: _Budget) -> None:
 
 def text_ops(before: str, after: str, steps: int = DIFF_STEPS) -> list[list] | None:
     """[[op, length], ...] with op "=" (kept), "-" (removed from before), "+" (added in after); None
-    when the texts are too large to compare within `steps` (docs/api.md §20).
+    when the texts are too large to compare within `steps` (docs/api.md §15).
 
     Lines first (the common head and tail of lines cost next to nothing; a line making up over 1% of
     the rest, such as the blank line between paragraphs, only extends matches, as difflib's autojunk),

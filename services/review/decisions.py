@@ -155,7 +155,7 @@ def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *,
             task.rejection_note = payload.get("rejectionNote") or None
             data = {"rejected": {"rejectedElements": rejected, "rejectionReason": task.rejection_reason,
                                  "rejectionNote": task.rejection_note}}
-        task.decided_at = now_iso()  # the dataset export's order (docs/api.md §21)
+        task.decided_at = now_iso()  # the dataset export's order (docs/api.md §20)
         fire(task, action, "admin", actor_name, data)
         save_task(task)
         if action == "reject_rework":

@@ -113,7 +113,7 @@ def preview_body(markdown: str | None, theme: str | None, account_overrides: dic
         found = resolve_many(urls)
         return {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}
 
-    try:  # parsed once, the HTML remembered by content (docs/api.md §20)
+    try:  # parsed once, the HTML remembered by content (docs/api.md §14)
         return render_preview(markdown or "", theme, theme_config(theme, account_overrides), placeholders), None
     except ValueError as err:
         return "", str(err)

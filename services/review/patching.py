@@ -110,7 +110,7 @@ def _check_library_origin(assets, task, values, problems):
 
 
 # Times the rework diff is computed again outside the write lock when another write changed its base
-# meanwhile; after that it is computed inside (bounded all the same, docs/api.md §20).
+# meanwhile; after that it is computed inside (bounded all the same, docs/api.md §15).
 DIFF_TRIES = 3
 
 
@@ -127,13 +127,13 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
                    Any]:
     """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide).
 
-    docs/api.md §20: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
+    docs/api.md §15: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
     taken, from the values read before it; inside the lock, the base is read again and must be the same,
     else the diff is computed again outside (other writes never wait for it)."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
     values = {key: patch[key] for key in keys}
     if isinstance(values.get("body"), str):
-        markdown_image_refs(values["body"])  # parsed here, not under the lock (remembered by content, §20)
+        markdown_image_refs(values["body"])  # parsed here, not under the lock (remembered by content, §14)
     for attempt in range(DIFF_TRIES + 1):
         last = attempt == DIFF_TRIES
         base = None if last else _rework_base(task_id, keys)

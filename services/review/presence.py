@@ -1,7 +1,7 @@
 """Who else has a task page open (docs/api.md §15 Presence), from the pages' heartbeats.
 
 heartbeat(task_id, username, editing, settings, now=, leaving=) records this admin on the task (or,
-leaving, removes them: the page's pagehide beacon, docs/api.md §20) and returns the other admins whose
+leaving, removes them: the page's pagehide beacon, docs/api.md §15) and returns the other admins whose
 last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests move the clock instead of waiting.
 """
 from datetime import datetime, timedelta

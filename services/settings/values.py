@@ -83,7 +83,7 @@ ZONE_NAME_LIMIT = 64  # the longest tzdata name has 32 characters; a longer one 
 
 def time_zone(name: Any) -> ZoneInfo | None:
     """REVIEW_TIME_ZONE (or the browser's review_tz cookie) as a zone; None for a name the time zone
-    database lacks, a folder of it ("Asia": OSError) or one too long for a file name (docs/api.md §20)."""
+    database lacks, a folder of it ("Asia": OSError) or one too long for a file name (docs/api.md §14)."""
     text = str(name or "")
     if len(text) > ZONE_NAME_LIMIT:
         return None

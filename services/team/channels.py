@@ -172,7 +172,7 @@ class _DeadlineSMTP(smtplib.SMTP):
 
 def _starttls(client: smtplib.SMTP) -> str | None:
     """Upgrade the connection; a server that does not offer it or refuses it is a plain relay, and
-    the reason names the setting that fits one (docs/api.md §20)."""
+    the reason names the setting that fits one (docs/api.md §15)."""
     try:
         client.starttls(context=ssl.create_default_context())
     except smtplib.SMTPNotSupportedError:

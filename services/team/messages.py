@@ -3,7 +3,7 @@
 A message is worded when it is sent, from the facts stored with it in the outbox, in the pages'
 catalogue (services/team/words.py) and the language of REVIEW_DEFAULT_LANGUAGE. Several pending
 messages of one channel are folded into one digest naming every task, as long as it stays under the
-channel's size limit. Every value an agent or a client app wrote is made inert first (docs/api.md §20).
+channel's size limit. Every value an agent or a client app wrote is made inert first (docs/api.md §15).
 """
 import re
 from dataclasses import dataclass

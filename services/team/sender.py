@@ -31,7 +31,7 @@ CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP: connect 5 s + outb
 FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
 POLL_SECONDS = 1.0
 SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest
-# Each attempt's outcome for each message it carried, by channel and outcome (docs/api.md §20).
+# Each attempt's outcome for each message it carried, by channel and outcome (docs/api.md §16).
 NOTIFICATIONS = "review_team_notifications"
 OUTCOMES = ("sent", "failed", "given_up")
 

@@ -1,4 +1,4 @@
-"""`python -m agentmcp --http PORT` says where it listens (docs/api.md §20): one line on stderr, printed once
+"""`python -m agentmcp --http PORT` says where it listens (docs/api.md §13): one line on stderr, printed once
 the port is open, with the URL a client connects to. Before, it printed nothing at all."""
 import os
 import re

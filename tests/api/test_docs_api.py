@@ -1,5 +1,5 @@
 """docs/api.md states every route, setting, error code and event the code has, in sections numbered 1
-to 21 (comments cite them as §N, so the numbers must not move)."""
+to 20 (comments cite them as §N, so the numbers must not move)."""
 import re
 from pathlib import Path
 
@@ -11,7 +11,7 @@ DOC = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encodi
 SECTIONS = ["Running it", "Errors", "Authentication", "Review tasks", "Publishing", "Assets", "Package",
             "Delete", "Feedback", "Admin HTML", "Operations", "Phone preview", "The agent's side",
             "The reviewer's workspace", "The team around a task", "Signals a team can trust", "The code",
-            "Going live", "What readers did", "Fourth-round corrections", "Decisions as data"]
+            "Going live", "What readers did", "Decisions as data"]
 
 
 def _placeholders(text):

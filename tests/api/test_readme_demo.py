@@ -1,5 +1,5 @@
 """The README's demo section says how to choose the port, and that command works as written (docs/api.md
-§20): run with another free port in its place, `python app.py --demo` serves there and its banner
+§1): run with another free port in its place, `python app.py --demo` serves there and its banner
 names that address."""
 import os
 import re

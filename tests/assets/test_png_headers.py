@@ -1,4 +1,4 @@
-"""A PNG has one header, first (docs/api.md §20): a second IHDR (Pillow reads the first, the inflation check
+"""A PNG has one header, first (docs/api.md §6): a second IHDR (Pillow reads the first, the inflation check
 read the last) or an IHDR after another chunk is a 400 on both upload routes; and the rows of a PNG are
 judged without decoding it, so a row whose filter byte names no filter is refused as damaged."""
 import io

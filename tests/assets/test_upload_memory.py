@@ -1,4 +1,4 @@
-"""Large legal images are checked without holding their whole frame (docs/api.md §20): 6000x6000 PNGs of
+"""Large legal images are checked without holding their whole frame (docs/api.md §6): 6000x6000 PNGs of
 16-bit RGBA (~280 KB each, 144 MB decoded) and 6000x6000 JPEGs leave the served process's peak and
 resident memory within a few tens of MiB of what it was (bench/bench_upload_memory.py measures it)."""
 import io

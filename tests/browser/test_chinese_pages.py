@@ -1,4 +1,4 @@
-"""Chinese pages speak Chinese throughout (docs/api.md §20): no English interface text on any page, error pages
+"""Chinese pages speak Chinese throughout (docs/api.md §14): no English interface text on any page, error pages
 and the messages of the page's own actions included (a refused decision, a bad filter), only data and codes
 in Latin letters; feedback type `account` reads 账号. English pages keep the API's particulars."""
 import re

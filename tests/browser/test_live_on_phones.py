@@ -1,5 +1,5 @@
-"""The task page's readers' part and timeline on a phone, in Chromium, in both languages (docs/api.md §18,
-§19, §20): the timeline tells who sent what to readers in the page's words, the daily figures keep their
+"""The task page's readers' part and timeline on a phone, in Chromium, in both languages (docs/api.md §14,
+§18, §19): the timeline tells who sent what to readers in the page's words, the daily figures keep their
 numbers and dates whole at 320-390 px, the top bar takes two rows at most, one date format per language,
 and a refused schedule says why."""
 import re

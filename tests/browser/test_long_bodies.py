@@ -1,4 +1,4 @@
-"""A body too long to render with the task page (docs/api.md §20) is rendered when the reviewer asks:
+"""A body too long to render with the task page (docs/api.md §14) is rendered when the reviewer asks:
 the option's button shows it as written, and the live preview fills itself once the page is up."""
 from models import db
 from services.auth import save_admin

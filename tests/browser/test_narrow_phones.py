@@ -1,4 +1,4 @@
-"""No admin page scrolls sideways on a narrow phone (docs/api.md §20): the list, both kinds of task, the
+"""No admin page scrolls sideways on a narrow phone (docs/api.md §14): the list, both kinds of task, the
 feedback list and detail, the sign-in and an error page, at 320, 360, 375 and 390 CSS px, in both
 languages. Nothing inside a page sticks out of its box and is cut off either (the body options' cards)."""
 import pytest

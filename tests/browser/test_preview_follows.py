@@ -1,4 +1,4 @@
-"""The preview follows the cursor (docs/api.md §20): editing section 112 of a long article shows section 112 in
+"""The preview follows the cursor (docs/api.md §14): editing section 112 of a long article shows section 112 in
 the preview, on a desk beside the editor and on a phone in a frame of bounded height (the page does not grow
 with the body); an image post has its live newspic card (images, title, description) too."""
 import pytest

@@ -56,7 +56,7 @@ def test_a_faulty_image_refuses_the_download_with_a_readable_list(page, demo, li
 
     page.get_by_role("button", name="Download package (ZIP)").click()
     error = page.get_by_role("alert")
-    # The code's sentence, then the API's particulars (docs/api.md §20: English pages keep them).
+    # The code's sentence, then the API's particulars (docs/api.md §14: English pages keep them).
     expect(error).to_have_text("The package could not be built. "
                                "1 final image(s) of the task are missing or faulty; fix or replace them and "
                                "download again. Cover image (run-cover.png): the stored file is missing.")

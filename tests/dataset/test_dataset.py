@@ -1,4 +1,4 @@
-"""Decisions as data (docs/api.md §21): a task built through the real HTTP flow — a prompt, a rejected title
+"""Decisions as data (docs/api.md §20): a task built through the real HTTP flow — a prompt, a rejected title
 and the agent's replacement, an edited body, an approval, readers' figures — and each format's lines exactly."""
 import json
 import re

@@ -1,4 +1,4 @@
-"""The MCP tool export_dataset returns the API's lines, as many as asked for (docs/api.md §13, §21)."""
+"""The MCP tool export_dataset returns the API's lines, as many as asked for (docs/api.md §13, §20)."""
 import asyncio
 import json
 

@@ -248,5 +248,5 @@ def test_large_images_are_decoded_one_at_a_time(monkeypatch):
     assert taken == []
     check_screenshot(image_bytes(size=(2100, 2000)))  # re-encoded: decoded whole, one at a time
     assert taken == [True]
-    check_image(image_bytes(size=(2100, 2000)))  # an upload's PNG is measured, never decoded (docs/api.md §20)
+    check_image(image_bytes(size=(2100, 2000)))  # an upload's PNG is measured, never decoded (docs/api.md §6)
     assert taken == [True]

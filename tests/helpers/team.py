@@ -1,6 +1,6 @@
 """Shared by the team notification tests: the robots' secrets, an SMTP server (aiosmtpd), the settings
 that point the service at them, and a way to run one sender pass per channel by hand (the robots
-themselves are the `robots` fixture of tests/agent/conftest.py)."""
+themselves are the `robots` fixture of tests/team/conftest.py)."""
 import ssl
 import subprocess
 from contextlib import contextmanager

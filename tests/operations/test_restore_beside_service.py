@@ -1,4 +1,4 @@
-"""A restore never races a running service (docs/api.md §20): `flask --app app restore` (with or without
+"""A restore never races a running service (docs/api.md §11): `flask --app app restore` (with or without
 `--force`) beside a live `python app.py` on the same instance refuses, exit 2, naming the process and
 saying to stop it; nothing changes and the service keeps working. Once the service is stopped, the same
 restore goes through. `copy-to` refuses the same way. On SQLite and on PostgreSQL."""

@@ -1,4 +1,4 @@
-"""A crafted manifest.json (docs/api.md §20): nesting deeper than a backup's manifest has, or more bytes than
+"""A crafted manifest.json (docs/api.md §16): nesting deeper than a backup's manifest has, or more bytes than
 a backup of the archive's members can have, is refused before it is parsed: exit 2 naming manifest.json, no
 traceback, nothing created, and the restore process stays small."""
 import io

@@ -1,4 +1,4 @@
-"""Hostile values a page or the start meets (docs/api.md §20): a time zone cookie naming a tzdata folder or
+"""Hostile values a page or the start meets (docs/api.md §14): a time zone cookie naming a tzdata folder or
 300 characters is ignored (the team's zone is used), REVIEW_TIME_ZONE naming a folder stops the start naming
 the setting, and a filter date at the end of the calendar is the list's own error, never a 500."""
 import os

@@ -1,4 +1,4 @@
-"""The pages' words (docs/api.md §20): Chinese pages in Chinese punctuation with no English interface text
+"""The pages' words (docs/api.md §14): Chinese pages in Chinese punctuation with no English interface text
 (error pages included), one term per meaning (a feedback of type `account` is about the app user's 账号,
 never a 公众号), the list's publish-attempt column saying what it counts, and the scripts and macros taking
 their words from the catalogue instead of asking which language the page is in."""

@@ -1,4 +1,4 @@
-"""What a body from the agent may cost to render (docs/api.md §20): the parser looks at each "[" about
+"""What a body from the agent may cost to render (docs/api.md §14): the parser looks at each "[" about
 once, a table has at most MAX_TABLE_COLUMNS columns, a page renders each body once (remembered by
 content), and the live preview is rate-limited per admin."""
 import random
@@ -154,7 +154,7 @@ def test_the_preview_is_rate_limited_per_admin(app, admin_client):
 # ---- the task page: long bodies on request -----------------------------------------------------------
 
 def test_a_long_body_is_rendered_when_asked_not_with_the_page(admin_client, agent_headers):
-    """Bodies over RENDER_INLINE_CHARS (docs/api.md §20) are left to the preview route: the page's first
+    """Bodies over RENDER_INLINE_CHARS (docs/api.md §14) are left to the preview route: the page's first
     view parses none of them, so five pathological bodies cost about what five short ones do."""
     from rules.limits import RENDER_INLINE_CHARS
 

@@ -1,4 +1,4 @@
-"""Presence ends when the page does (docs/api.md §20): the task page's leave beacon,
+"""Presence ends when the page does (docs/api.md §15): the task page's leave beacon,
 `POST …/presence` `{"editing": false, "leaving": true}`, removes its viewer at once, sent as
 navigator.sendBeacon sends it (a Blob of type application/json, or text/plain), under the same
 session, permission and same-origin rules as every heartbeat."""

@@ -1,4 +1,4 @@
-"""The rework diff is bounded and computed outside the write lock (docs/api.md §20): a huge body costs
+"""The rework diff is bounded and computed outside the write lock (docs/api.md §15): a huge body costs
 other writers nothing, a text too large to compare says so on the page in both languages, and the diff of
 an ordinary edit is difflib's, by line and then by character."""
 import difflib

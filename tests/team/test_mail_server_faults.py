@@ -1,4 +1,4 @@
-"""Mail servers that misbehave before any mail is sent (docs/api.md §20): a greeting trickled a byte at a
+"""Mail servers that misbehave before any mail is sent (docs/api.md §15): a greeting trickled a byte at a
 time is inside the attempt's deadline like every later step, and a STARTTLS offered with no TLS behind it
 names the setting that fits a plain relay."""
 

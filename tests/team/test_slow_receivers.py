@@ -1,4 +1,4 @@
-"""A robot or agent receiver that trickles its answer's headers (docs/api.md §20): the whole attempt
+"""A robot or agent receiver that trickles its answer's headers (docs/api.md §15): the whole attempt
 (connecting, the headers, the body) ends by outbound.ATTEMPT_SECONDS, below the senders' claims, so
 no second process takes the message while the first still waits, and it is not sent twice."""
 import threading

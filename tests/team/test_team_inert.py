@@ -1,4 +1,4 @@
-"""Nobody can ping the team's chat through the service (docs/api.md §20): a feedback title, an app name or a
+"""Nobody can ping the team's chat through the service (docs/api.md §15): a feedback title, an app name or a
 task topic holding a mention (Feishu's `<at user_id="all">`, WeCom's `<@userid>`, `@all`, DingTalk's `@138…`)
 or an address reaches every channel (WeCom, Feishu, DingTalk, e-mail) as plain words, titles and
 subjects included: what the fake robots and the mail server received mentions nobody and links only

@@ -1,4 +1,4 @@
-"""The team's channels in the metrics (docs/api.md §20): `review_team_outbox_pending{channel}` and
+"""The team's channels in the metrics (docs/api.md §16): `review_team_outbox_pending{channel}` and
 `review_team_notifications_total{channel,outcome}` show a mail server that is down; the counter is kept
 in the store, so deleting the messages never lowers it. A plain relay met with STARTTLS names the fix."""
 import logging

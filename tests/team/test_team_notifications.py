@@ -1,6 +1,6 @@
 """Team notifications (docs/api.md §15): each robot's documented shape and signature against a fake that
 checks them and answers as the real one does, e-mail through a real SMTP server, the three events,
-the words and links of a message, the settings. Delivery under faults: tests/agent/test_team_delivery.py."""
+the words and links of a message, the settings. Delivery under faults: tests/team/test_team_delivery.py."""
 import io
 import logging
 
@@ -143,7 +143,7 @@ def test_back_from_rework_publish_failed_and_feedback_each_tell_the_team(make_ap
     assert digest.startswith("**内容审核：4 条新通知**")
     assert "智能体已按退回意见修改（待审核）" in digest and "发布失败：" in digest
     assert f"{PUBLIC_URL}/feedback/{feedback['id']}" in digest and "【芯片App】闪退" in digest
-    assert f"收到新反馈 {feedback['feedbackNo']}（故障）" in digest  # the pages' word (docs/api.md §20)
+    assert f"收到新反馈 {feedback['feedbackNo']}（故障）" in digest  # the pages' word (docs/api.md §15)
 
 
 def test_english_words_and_bare_paths_without_a_public_url(make_app, robots):

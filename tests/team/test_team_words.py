@@ -1,4 +1,4 @@
-"""One term per meaning across pages, robots and e-mail (docs/api.md §20): the team's messages take their
+"""One term per meaning across pages, robots and e-mail (docs/api.md §15): the team's messages take their
 words from the pages' catalogue, so each feedback type and each state a message tells of is the word
 the page shows, in both languages; no Chinese is written in the team's Python."""
 import re
