@@ -127,8 +127,9 @@ def insert_rows(model: Any, rows: list[dict[str, Any]], conflict: tuple[str, ...
     defaults = {f.name: f.default for f in model._meta.sorted_fields if f.name not in given and f.default is not None}
     fields = [model._meta.fields[name] for name in (*rows[0], *defaults)]
     columns = ", ".join(f'"{field.column_name}"' for field in fields)
-    marks = ", ".join([db.param] * len(fields))
-    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'  # noqa: S608 - names from the model
+    on_postgres = isinstance(db.obj, peewee.PostgresqlDatabase)
+    marks = "%s" if on_postgres else "(" + ", ".join([db.param] * len(fields)) + ")"  # execute_values' one %s
+    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES {marks}'  # noqa: S608 - names from the model
     if conflict:
         keys = ", ".join('"%s"' % model._meta.fields[name].column_name for name in conflict)  # noqa: UP031
         sets = ", ".join(f'"{f.column_name}" = excluded."{f.column_name}"' for f in fields if f.name not in conflict)
@@ -136,7 +137,12 @@ def insert_rows(model: Any, rows: list[dict[str, Any]], conflict: tuple[str, ...
     fixed = {name: value() if callable(value) else value for name, value in defaults.items()}
     values = [tuple(field.db_value(row[field.name] if field.name in given else fixed[field.name]) for field in fields)
               for row in rows]
-    db.cursor().executemany(sql, values)
+    if on_postgres:  # psycopg2's executemany is a round trip a row; execute_values sends pages of rows
+        from psycopg2.extras import execute_values
+
+        execute_values(db.cursor(), sql, values, page_size=1000)
+    else:
+        db.cursor().executemany(sql, values)
 
 
 class BaseModel(peewee.Model):

@@ -29,6 +29,7 @@ from models.review import PublishJob, ReviewTask, TimelineEvent
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from models.users import AdminUser
 from models.writes import immediate
+from rules.articles import article_url
 
 
 class SchemaTooNew(RuntimeError):
@@ -115,6 +116,14 @@ def _add_decision_columns(database):
      .execute(database))
 
 
+def _drop_foreign_addresses(database):
+    """Article addresses kept before only the platform's were (rules/articles.py) are cleared."""
+    rows = TaskLive.select(TaskLive.id, TaskLive.article_url).where(TaskLive.article_url.is_null(False))
+    foreign = [row.id for row in rows.execute(database) if article_url(row.article_url) is None]
+    if foreign:
+        TaskLive.update(article_url=None).where(TaskLive.id.in_(foreign)).execute(database)
+
+
 MIGRATIONS = [
     (1, "initial tables", lambda database: None),
     (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
@@ -139,6 +148,7 @@ MIGRATIONS = [
     (16, "seen_nonce: signed pushes already taken (a new table); task_day_stats: figures above 10^12 cleared",
      _clear_impossible_figures),
     (17, "review_task.context, decided_at: decisions as data for the agent", _add_decision_columns),
+    (18, "task_live.article_url: addresses other than the platform's pages cleared", _drop_foreign_addresses),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -6,8 +6,9 @@ import re
 
 ARTICLE_URL_PREFIX = "https://mp.weixin.qq.com/"
 MAX_ARTICLE_URL = 2048
-# RFC 3986's characters only: no space, quote, angle bracket or control character.
-_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+# The characters of the platform's addresses (/s/<id>, /s?__biz=…&mid=…#rd): nothing that ends a Markdown
+# link, quotes, mentions or breaks a line in a robot's message ([]()!*'@ space, controls).
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~/?=&%#:]*")
 
 
 def article_url(value: object) -> str | None:

@@ -81,10 +81,22 @@ def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
     return bool(inserted)
 
 
+def _once(account: str, timestamp: int, nonce: str, settings: Settings) -> bool:
+    """(timestamp, nonce) taken for the first time (inside immediate()), logged when it was not."""
+    if first_time(f"wechat:{account}", timestamp, nonce, settings.event_max_age):
+        return True
+    log.warning("account %s: a (timestamp, nonce) already taken changed nothing", account)
+    return False
+
+
 def verify(account: str, query: Query, settings: Settings) -> str:
-    """GET: the platform checks the server URL; answer `echostr` when the signature and timestamp hold."""
+    """GET: the platform checks the server URL; answer `echostr` when the signature and timestamp hold and
+    the (timestamp, nonce) is new. It is remembered, so a captured GET query cannot sign a push."""
     keys = keys_for(account, settings)
-    check_query(keys, query, settings.event_max_age)
+    timestamp, nonce = check_query(keys, query, settings.event_max_age)
+    with immediate():
+        if not _once(account, timestamp, nonce, settings):
+            raise Forbidden("this (timestamp, nonce) was already taken")
     return one(query, "echostr")
 
 
@@ -153,15 +165,13 @@ def _safe_mode(account: str, keys: EventKeys, query: Query, body: bytes, setting
     return _parse(inner)  # compatible mode's plaintext fields beside Encrypt are never read
 
 
-def open_event(account: str, query: Query, body: bytes, settings: Settings) -> tuple[ET.Element, int, str]:
-    """(the event's XML, timestamp, nonce): signatures and age checked (403) and, in safe mode, decrypted."""
-    keys = keys_for(account, settings)
-    timestamp, nonce = check_query(keys, query, settings.event_max_age)
+def open_event(account: str, keys: EventKeys, query: Query, body: bytes, settings: Settings) -> ET.Element:
+    """The event's XML of a signed query: in safe mode checked (403) and decrypted; 400 when unreadable."""
     if keys.aes_key:
-        return _safe_mode(account, keys, query, body, settings), timestamp, nonce
+        return _safe_mode(account, keys, query, body, settings)
     if one(query, "encrypt_type"):
         raise ValidationFailed(f"safe mode needs {account}'s AES key set", {"Encrypt": ["cannot open"]})
-    return _parse(body), timestamp, nonce
+    return _parse(body)
 
 
 def receive(account: str, query: Query, body: bytes, settings: Settings) -> bool:
@@ -169,16 +179,16 @@ def receive(account: str, query: Query, body: bytes, settings: Settings) -> bool
     moves it on. True when it changed something. Anything else signed by the account (other events, a
     replayed (timestamp, nonce), unknown or settled publish ids, a body the service cannot read) changes
     nothing and is answered success; unsigned, stale or (with a key) unsealed ones are 403."""
+    keys = keys_for(account, settings)
+    timestamp, nonce = check_query(keys, query, settings.event_max_age)
     try:
-        event, timestamp, nonce = open_event(account, query, body, settings)
+        publish_id, status, article_id, url = _publish_result(open_event(account, keys, query, body, settings))
     except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
         log.warning("account %s: a signed message the service cannot read was answered success: %s", account,
                     exc.message)
-        return False
-    publish_id, status, article_id, url = _publish_result(event)
-    with immediate():
-        if not first_time(f"wechat:{account}", timestamp, nonce, settings.event_max_age):
-            log.warning("account %s: a push with a (timestamp, nonce) already taken changed nothing", account)
+        publish_id = status = article_id = url = None
+    with immediate():  # the query is spent even when its body was unreadable
+        if not _once(account, timestamp, nonce, settings):
             return False
         if publish_id is None:
             return False

@@ -11,6 +11,7 @@ from typing import Any
 
 from flask_babel import gettext, ngettext
 
+from rules.articles import article_url
 from rules.labels import FEEDBACK_TYPE_LABELS, live_failure
 from services.team.words import LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
 
@@ -99,8 +100,7 @@ def _markdown_link(url):
 
 def _article(facts):
     """A live article's address (the platform's, https://mp.weixin.qq.com/s/…): shown as a link."""
-    url = str(facts.get("articleUrl") or "") if facts.get("event") == "task.live" else ""
-    return url if url.startswith(("https://", "http://")) and " " not in url else ""
+    return (article_url(facts.get("articleUrl")) or "") if facts.get("event") == "task.live" else ""
 
 
 def _single(facts, public_url):

@@ -179,6 +179,25 @@ def test_a_replayed_or_stale_query_changes_nothing(admin_client, fake, served_ur
         assert SeenNonce.select().where(SeenNonce.nonce == nonce).count() == 1
 
 
+@pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
+def test_a_captured_get_query_or_an_unreadable_push_spends_its_nonce(admin_client, fake, served_url, publishing):
+    """A GET check's query (seen in a log) cannot sign a push; nor can the query of a push whose body the
+    service could not read (a signed query with a bad body is spent all the same)."""
+    task, publish_id = publishing
+    url = f"{served_url}/wechat/carbon-fitness/events"
+    failed = _event(fake, publish_id, status=5)
+    query_time = str(int(time.time()))
+    check = requests.get(url, params=_query(PLAIN_TOKEN, query_time, "777", echostr="e"), timeout=5)
+    assert (check.status_code, check.text) == (200, "e")
+    again = requests.get(url, params=_query(PLAIN_TOKEN, query_time, "777", echostr="e"), timeout=5)
+    assert again.status_code == 403
+    assert signed_push(url, PLAIN_TOKEN, failed, timestamp=query_time, nonce="777").text == "success"
+    _unchanged(admin_client, task)
+    assert signed_push(url, PLAIN_TOKEN, b"not xml", timestamp=query_time, nonce="778").text == "success"
+    assert signed_push(url, PLAIN_TOKEN, failed, timestamp=query_time, nonce="778").text == "success"
+    _unchanged(admin_client, task)
+
+
 def test_a_repeated_or_contradicting_event_changes_nothing(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
     target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
@@ -207,7 +226,9 @@ def test_masssendjobfinish_does_not_settle_a_submission(admin_client, fake, serv
 
 @pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "https://evil.example/s/a", "http://mp.weixin.qq.com/s/a",
-                                 "https://mp.weixin.qq.com/s/a\n<@all>", "https://mp.weixin.qq.com.evil/s/a"])
+                                 "https://mp.weixin.qq.com/s/a\n<@all>", "https://mp.weixin.qq.com.evil/s/a",
+                                 "https://mp.weixin.qq.com/s/a)[click](https://evil.example/x",
+                                 "https://mp.weixin.qq.com/s/a@all", "https://mp.weixin.qq.com/s/!'*"])
 def test_an_address_not_the_platforms_is_not_kept(admin_client, fake, served_url, publishing, url):
     task, publish_id = publishing
     answer = signed_push(f"{served_url}/wechat/carbon-fitness/events", PLAIN_TOKEN, _event(fake, publish_id, url=url))
@@ -282,3 +303,20 @@ def test_the_platforms_published_sample_opens(make_app, fake):
         with built_app(make_app, **platform_settings(fake, WECHAT_SILICON_RISE_TOKEN="t",
                                                      WECHAT_SILICON_RISE_AES_KEY="short")):
             pass
+
+
+def test_an_address_kept_before_the_rule_is_cleared_by_the_upgrade(make_app, admin_client, fake, served_url, publishing):
+    """Schema 18: a stored address that is not the platform's (a Markdown link smuggled after /s/…) goes."""
+    task, publish_id = publishing
+    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
+              "mode": "aes"}
+    assert fake.push_publish_event(publish_id, target) == (200, "success")
+    from models import TaskLive, db
+
+    good = fake.publishes[publish_id]["article_url"]
+    with db.connection_context():
+        db.execute_sql("UPDATE task_live SET article_url = ?", (good + ")[x](https://evil.example",))
+        db.execute_sql("UPDATE schema_version SET version = 17")
+    make_app()  # restart: the upgrade runs
+    with db.connection_context():
+        assert [row.article_url for row in TaskLive.select()] == [None]

@@ -103,3 +103,16 @@ def test_no_chinese_in_the_teams_python():
     folder = Path(__file__).resolve().parents[2] / "services" / "team"
     for path in folder.glob("*.py"):
         assert not re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", path.read_text()), path.name
+
+
+def test_a_live_articles_address_is_linked_only_when_it_is_the_platforms():
+    """An address stored before only the platform's were kept (or any outbox row's) cannot end the Markdown
+    link and add one of its own, nor mention anyone."""
+    from services.team.messages import render
+
+    facts = {"event": "task.live", "account": "silicon-rise", "topic": "t", "path": "/review/1", "status": "live"}
+    for url in ("https://mp.weixin.qq.com/s/a)[click](https://evil.example/x", "https://mp.weixin.qq.com/s/a@all"):
+        message = render([{**facts, "articleUrl": url}], "en", "https://review.example", 4096)
+        assert "evil" not in message.markdown and "@all" not in message.text, message.markdown
+    good = render([{**facts, "articleUrl": "https://mp.weixin.qq.com/s/abc_D-1"}], "en", "https://review.example", 4096)
+    assert "[https://mp.weixin.qq.com/s/abc_D-1](https://mp.weixin.qq.com/s/abc_D-1)" in good.markdown
