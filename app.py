@@ -21,6 +21,7 @@ from blueprints import (
     apidoc,
     assets,
     auth,
+    editions,
     errors,
     feedback,
     hooks,
@@ -44,6 +45,7 @@ from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
 from services.background import checkpointer
+from services.editions.sending import edition_worker
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
 from services.files import sweep_pending
@@ -203,7 +205,7 @@ def _init_login(app):
 
 
 BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages,
-              wechat)
+              wechat, editions)
 
 
 def _register_blueprints(app):
@@ -222,6 +224,7 @@ WORKERS = (
     ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
     ("WECHAT_LIVE_WORKER_ENABLED", "live_worker", live_worker),  # going live, and its result (docs/api.md §18)
     ("WECHAT_STATS_ENABLED", "stats_worker", stats_worker),  # what readers did, daily (docs/api.md §19)
+    ("WECHAT_LIVE_WORKER_ENABLED", "edition_worker", edition_worker),  # editions (docs/api.md §21)
 )
 
 

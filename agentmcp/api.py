@@ -118,6 +118,12 @@ class ReviewApi:
     def list_tasks(self, filters: dict[str, Any]) -> Any:
         return self._call("GET", "/api/review/agent/tasks", params={k: v for k, v in filters.items() if v is not None})
 
+    def propose_edition(self, account: str, task_ids: list[str]) -> Any:
+        return self._call("POST", "/api/editions", json={"account": account, "taskIds": task_ids})
+
+    def get_edition(self, edition_id: str) -> Any:
+        return self._call("GET", f"/api/editions/{_segment(edition_id)}")
+
     def patch_elements(self, task_id: str, elements: dict[str, Any], if_match: str | None = None) -> Any:
         headers = {"If-Match": if_match} if if_match else {}
         return self._call("PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements,

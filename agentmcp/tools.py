@@ -7,6 +7,7 @@ from agentmcp.api import ApiError, ReviewApi
 from rules.accounts import CODE_PATTERN
 from rules.limits import IDEMPOTENCY_KEY_MAX, MAX_DATASET_TOOL_LINES
 from schemas.assets import AssetUploadFormSchema
+from schemas.editions import EditionCreateSchema
 from schemas.jsonschema import json_schema
 from schemas.review.candidates import CreateTaskSchema
 from schemas.review.dataset import DatasetQuerySchema
@@ -119,6 +120,20 @@ def build_tools() -> list[Tool]:
                    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_DATASET_TOOL_LINES,
                               "default": DATASET_DEFAULT_LINES, "description": "at most this many lines"}}),
              _dataset),
+        Tool("propose_edition",
+             "Propose today's edition for an account: its published articles (taskIds, in order: the first is the "
+             "headline, at most 8) sent to followers as one message once an editor previews and sends it. Returns "
+             "the edition (status draft). A task refused is named with the reason (not published yet, already "
+             "live, in another edition, an image post).",
+             _any_account(json_schema(EditionCreateSchema), "account"),
+             lambda api, arguments: api.propose_edition(arguments["account"], arguments["taskIds"])),
+        Tool("get_edition",
+             "Read one edition: status (draft, scheduled, sending, sent, failed, canceled), when it is sent, the "
+             "counts of followers reached, and each article's URL once sent.",
+             _object({"editionId": {"type": "string", "minLength": 1, "maxLength": 64,
+                                    "description": "the edition's id, as propose_edition returned it"}},
+                     ("editionId",)),
+             lambda api, arguments: api.get_edition(arguments["editionId"])),
         Tool("list_review_tasks",
              "List review tasks, newest change first (status pending_review unless given; rejected_rework: "
              "those waiting for your rework).",

@@ -4,6 +4,7 @@ Answers are plain text, as the platform reads them; a bad signature is 403 and c
 from flask import Blueprint, Response, request
 
 from blueprints.common import settings
+from services.editions.sending import mass_finished
 from services.errors import ServiceError
 from services.live import events
 
@@ -22,7 +23,7 @@ def account_events(account):
     try:
         if request.method == "GET":
             return _text(events.verify(account, query, settings()))
-        events.receive(account, query, request.get_data(cache=False), settings())
+        events.receive(account, query, request.get_data(cache=False), settings(), other=mass_finished)
     except ServiceError as err:
         return _text(err.message, err.status)
     return _text("success")

@@ -168,23 +168,35 @@ class FreePublishRoutes:
         for publish in self.publishes.values():
             if publish["appid"] != appid or publish["status"] != 0:
                 continue
-            figures = self.day_figures.get((publish["article_id"], begin))
-            if figures is None:
-                seed = int(hashlib.sha1(f"{publish['article_id']}{begin}".encode()).hexdigest()[:8], 16)  # noqa: S324
-                reads = 40 + seed % 460
-                figures = {"read_user": reads, "share_user": reads // 9, "like_user": reads // 14,
-                           "zaikan_user": reads // 31, "collection_user": reads // 23, "comment_count": reads // 47}
             items.append({"ref_date": begin, "msgid": f"{publish['msg_data_id']}_1", "title": publish["title"],
-                          "detail_list": [{"stat_date": begin, **figures}]})
-        return {"list": items + list(self.extra_totals)}
+                          "detail_list": [{"stat_date": begin, **self._figures(publish["article_id"], begin)}]})
+        return {"list": items + self._more_totals(appid, begin) + list(self.extra_totals)}
+
+    def _figures(self, article_id, day):
+        """The day's figures of one article: a test's (day_figures), else made up from the article and the day."""
+        figures = self.day_figures.get((article_id, day))
+        if figures is None:
+            seed = int(hashlib.sha1(f"{article_id}{day}".encode()).hexdigest()[:8], 16)  # noqa: S324
+            reads = 40 + seed % 460
+            figures = {"read_user": reads, "share_user": reads // 9, "like_user": reads // 14,
+                       "zaikan_user": reads // 31, "collection_user": reads // 23, "comment_count": reads // 47}
+        return figures
+
+    def _more_totals(self, _appid, _day) -> list[dict[str, Any]]:
+        """Items of the account's other messages (mass sends override this)."""
+        return []
 
     def _article_page(self, article_id):
         """What a reader opens: the published article (title and body) at its URL."""
         with self._lock:
             found = [p for p in self.publishes.values() if p["article_id"] == article_id]
             draft = self.drafts.get(found[0]["media_id"]) if found else None
-        if draft is None:
+            article = draft["articles"][0] if draft else self._other_article(article_id)
+        if article is None:
             return None
-        article = draft["articles"][0]
         return (f"<!doctype html><meta charset=utf-8><title>{article.get('title', '')}</title>"
                 f"<h1>{article.get('title', '')}</h1>{article.get('content', '')}")
+
+    def _other_article(self, _article_id) -> dict[str, Any] | None:
+        """An article live by other means than freepublish (mass sends override this)."""
+        return None

@@ -16,6 +16,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from fakeplatform.drafts import DraftRoutes
 from fakeplatform.freepublish import FreePublishRoutes
 from fakeplatform.latency import Latency
+from fakeplatform.masssend import MassSendRoutes
 from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
 
 TOKEN_TTL = 7200
@@ -29,7 +30,7 @@ class _QuietTokenHandler(WSGIRequestHandler):
         super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
 
 
-class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
+class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
     """The platform for a set of accounts (appid -> secret); state lives in memory."""
 
     def __init__(self, accounts=None):
@@ -49,6 +50,7 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
         self.previews = []  # {"appid", "towxname" | "touser", "media_id"} of each preview sent
         self.unfollowed = set()  # WeChat IDs / openids that do not follow the account: preview refused
         self._init_freepublish()
+        self._init_masssend()
         self.app = self._build_app()
 
     # ---- control -----------------------------------------------------------------------------
@@ -175,6 +177,9 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
             "/cgi-bin/draft/get": self._draft_get,
             "/cgi-bin/material/batchget_material": self._batchget,
             "/cgi-bin/message/mass/preview": self._preview,
+            "/cgi-bin/message/mass/sendall": self._sendall,
+            "/cgi-bin/message/mass/get": self._mass_get,
+            "/cgi-bin/tags/get": self._tags_get,
             "/cgi-bin/freepublish/submit": self._freepublish_submit,
             "/cgi-bin/freepublish/get": self._freepublish_get,
             "/datacube/getarticletotaldetail": self._article_totals,
@@ -225,6 +230,9 @@ class FakePlatform(DraftRoutes, FreePublishRoutes, Latency):
                 with self._lock:
                     appid = self._appid_for(request.args.get("access_token"))
                     result = handler(appid, body if isinstance(body, dict) else {}, record)
+                late = record.get("answer_after")  # handled, answered late (mass/sendall's sendall_delay)
+                if isinstance(late, int | float) and late > 0:
+                    time.sleep(late)
                 # draft/get answers as text/plain without a charset, as some real endpoints do
                 return answer(result, "text/plain" if path.endswith("draft/get") else
                               "application/json; encoding=utf-8")

@@ -2,6 +2,7 @@
 from models.assets import Asset
 from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
 from models.counters import EventCounter
+from models.editions import Edition
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence
 from models.files import AssetCleanup, PendingFile
 from models.live import TaskLive
@@ -38,6 +39,7 @@ ALL_MODELS = [
     TaskPresence,
     EventCounter,
     TaskLive,
+    Edition,
     TaskDayStats,
     StatsFetch,
     SeenNonce,

@@ -33,5 +33,7 @@ class TaskLive(BaseModel):
     polls = peewee.IntegerField(default=0)
     live_at = peewee.CharField(max_length=32, null=True)
     requested_by = peewee.CharField(max_length=64, null=True)
+    via = peewee.CharField(max_length=16, default="freepublish")  # or "mass_send": an edition (docs/api.md §21)
+    edition_id = peewee.CharField(max_length=40, null=True, index=True)
     created_at = peewee.CharField(max_length=32)
     updated_at = peewee.CharField(max_length=32)

@@ -149,6 +149,8 @@ MIGRATIONS = [
      _clear_impossible_figures),
     (17, "review_task.context, decided_at: decisions as data for the agent", _add_decision_columns),
     (18, "task_live.article_url: addresses other than the platform's pages cleared", _drop_foreign_addresses),
+    (19, "edition (a new table); task_live.via, edition_id: articles sent to followers in an edition",
+     lambda database: [_add_column_if_missing(TaskLive, name, database) for name in ("via", "edition_id")]),
 ]
 LATEST = MIGRATIONS[-1][0]
 

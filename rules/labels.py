@@ -46,6 +46,37 @@ LIVE_FAILURE_LABELS = {
     "no_result": _l("the platform gave no result within 24 hours of the submission: check the back office's "
                     "publish records"),
 }
+# Why an edition's mass send failed (docs/api.md §21): the platform's err(N) and errcodes.
+EDITION_FAILURE_LABELS = {
+    "err(10001)": _l("the platform judged it advertising (err 10001)"),
+    "err(20001)": _l("the platform judged it political content (err 20001)"),
+    "err(20002)": _l("the platform judged it pornographic (err 20002)"),
+    "err(20004)": _l("the platform judged it harmful to society (err 20004)"),
+    "err(20006)": _l("the platform judged it criminal content (err 20006)"),
+    "err(20008)": _l("the platform judged it fraud (err 20008)"),
+    "err(20013)": _l("the platform found a copyright violation (err 20013)"),
+    "err(21000)": _l("the platform refused it for other reasons (err 21000)"),
+    "err(22000)": _l("the platform judged it mutual promotion (err 22000)"),
+    "send_fail": _l("the platform reported that the send failed"),
+    "deleted": _l("the message was deleted after it was sent"),
+    "errcode_45028": _l("no mass-send quota is left on the platform (platform error 45028)"),
+    "errcode_48001": _l("the account may not mass send through the API: only verified accounts can "
+                        "(platform error 48001)"),
+    "no_answer": _l("the platform gave no answer to the send after several tries (%(error)s): check the back "
+                    "office's sent messages"),
+    "no_result": _l("the platform gave no result within 24 hours of the send: check the back office's sent "
+                    "messages"),
+    "draft": _l("the edition's combined draft could not be made (%(error)s); nothing was sent"),
+    "platform": _l("the platform refused the send (%(error)s)"),
+}
+
+
+def edition_failure(code: str | None, detail: str | None = None) -> str:
+    """An edition's failure in the language in force."""
+    label = EDITION_FAILURE_LABELS.get(code or "")
+    return str(label) % {"error": detail or ""} if label is not None else detail or ""
+
+
 # Why a day's statistics could not be fetched (docs/api.md §19), by the platform's errcode.
 STATS_ERROR_LABELS = {
     61500: _l("the platform refused the date format (61500)"),

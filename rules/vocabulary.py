@@ -36,6 +36,8 @@ EVENT_TYPES = (
     "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed", "preview_sent",
     # going live (docs/api.md §18): who asked for it and for when, who cancelled it, what the platform said
     "live_scheduled", "live_canceled", "live_submitted", "live", "live_failed",
+    # editions (docs/api.md §21): the task's edition was scheduled, sent to followers, or failed
+    "edition_scheduled", "edition_sent", "edition_failed",
 )
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
@@ -46,10 +48,17 @@ WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.p
                   "review_task.stats")
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.
-TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed")
+TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed",
+               "edition.sent", "edition.failed")
 # Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
 LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
+# Editions (docs/api.md §21): the day's articles sent to followers as one message.
+EDITION_STATUSES = ("draft", "scheduled", "sending", "sent", "failed", "canceled")
+EDITION_HOLDS = ("draft", "scheduled", "sending", "sent")  # a task in such an edition joins no other
+EDITION_QUOTA = ("scheduled", "sending", "sent")  # what counts against the account's mass-send quota
+EDITION_MAX_ARTICLES = 8
+LIVE_VIA = ("freepublish", "mass_send")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).
 DATASET_FORMATS = ("raw", "sft", "dpo", "kto")

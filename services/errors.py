@@ -50,5 +50,5 @@ ERROR_CODES = (
     "validation_error", "unauthorized", "forbidden", "not_found", "method_not_allowed", "invalid_state",
     "field_locked", "publish_in_progress", "idempotency_conflict", "export_failed", "duplicate_feedback",
     "attachment_limit", "precondition_failed", "payload_too_large", "rate_limited", "storage_unavailable",
-    "internal_error", "http_error", "no_draft", "platform_error",
+    "internal_error", "http_error", "no_draft", "platform_error", "quota_exceeded",
 )

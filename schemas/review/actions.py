@@ -43,7 +43,7 @@ class _Whole(validate.Regexp):
         return value
 
 
-_WECHAT_ID = [validate.Length(min=1, max=64),
+WECHAT_ID_RULES = [validate.Length(min=1, max=64),
               _Whole(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them")]
 
 
@@ -52,8 +52,9 @@ class PhonePreviewSchema(Schema):
 
     JSON_SCHEMA_EXTRA = {"oneOf": [{"required": ["wechatName"]}, {"required": ["openId"]}]}
 
-    wechatName = fields.String(validate=_WECHAT_ID, metadata={"description": "the follower's WeChat ID (towxname)"})
-    openId = fields.String(validate=_WECHAT_ID,
+    wechatName = fields.String(validate=WECHAT_ID_RULES,
+                               metadata={"description": "the follower's WeChat ID (towxname)"})
+    openId = fields.String(validate=WECHAT_ID_RULES,
                            metadata={"description": "the follower's openid for this account (touser)"})
 
     @validates_schema

@@ -52,6 +52,8 @@ class LiveDataSchema(TaskEventDataSchema):
     articleUrl = fields.String(attribute="article_url", required=True, allow_none=True)
     articleId = fields.String(attribute="article_id", required=True, allow_none=True)
     failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
+    via = fields.String(required=True, metadata={"description": "freepublish (go-live) or mass_send (an edition)"})
+    editionId = fields.String(attribute="edition_id", required=True, allow_none=True)
 
 
 class StatsDataSchema(TaskEventDataSchema):

@@ -1,7 +1,7 @@
 """Going live (docs/api.md §18): the request, and where a task's article stands."""
 from marshmallow import Schema, fields, validate
 
-from rules.vocabulary import LIVE_STATUSES
+from rules.vocabulary import LIVE_STATUSES, LIVE_VIA
 from schemas.common import timestamp
 
 
@@ -21,4 +21,7 @@ class LiveSchema(Schema):
     articleId = fields.String(attribute="article_id", required=True, allow_none=True)
     articleUrl = fields.String(attribute="article_url", required=True, allow_none=True)
     failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
+    via = fields.String(required=True, validate=validate.OneOf(LIVE_VIA),
+                        metadata={"description": "freepublish (go-live) or mass_send (an edition, docs/api.md §21)"})
+    editionId = fields.String(attribute="edition_id", required=True, allow_none=True)
     updatedAt = timestamp(attribute="updated_at", required=True)

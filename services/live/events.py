@@ -14,7 +14,7 @@ import logging
 import struct
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 64 * 1024  # a publish event is about 1 KiB
 PUBLISH_EVENT = "PUBLISHJOBFINISH"  # freepublish's; MASSSENDJOBFINISH is a mass send's, not a submission's
 Query = Mapping[str, Sequence[str]]  # every value of each parameter, as sent
+# What reads another event (an edition's MASSSENDJOBFINISH), inside the push's transaction: True if it changed.
+OtherEvent = Callable[[str, ET.Element, Settings], bool]
 
 
 def signature(*parts: str) -> str:
@@ -174,7 +176,7 @@ def open_event(account: str, keys: EventKeys, query: Query, body: bytes, setting
     return _parse(body)
 
 
-def receive(account: str, query: Query, body: bytes, settings: Settings) -> bool:
+def receive(account: str, query: Query, body: bytes, settings: Settings, other: OtherEvent | None = None) -> bool:
     """A pushed message: a publish event for one of the account's submissions still waiting for its result
     moves it on. True when it changed something. Anything else signed by the account (other events, a
     replayed (timestamp, nonce), unknown or settled publish ids, a body the service cannot read) changes
@@ -182,16 +184,17 @@ def receive(account: str, query: Query, body: bytes, settings: Settings) -> bool
     keys = keys_for(account, settings)
     timestamp, nonce = check_query(keys, query, settings.event_max_age)
     try:
-        publish_id, status, article_id, url = _publish_result(open_event(account, keys, query, body, settings))
+        event: ET.Element | None = open_event(account, keys, query, body, settings)
     except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
         log.warning("account %s: a signed message the service cannot read was answered success: %s", account,
                     exc.message)
-        publish_id = status = article_id = url = None
+        event = None
+    publish_id, status, article_id, url = _publish_result(event) if event is not None else (None,) * 4
     with immediate():  # the query is spent even when its body was unreadable
         if not _once(account, timestamp, nonce, settings):
             return False
         if publish_id is None:
-            return False
+            return event is not None and other is not None and other(account, event, settings)
         row = TaskLive.get_or_none((TaskLive.publish_id == publish_id) & (TaskLive.account == account))
         changed = row is not None and apply_status(row, settings.team, status, article_id, url)
     if changed:

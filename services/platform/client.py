@@ -60,11 +60,12 @@ logging.getLogger("urllib3.connectionpool").addFilter(_RedactTokens())
 class PlatformError(Exception):
     """A failed platform call; str() is one line a person can act on."""
 
-    def __init__(self, errcode, errmsg, rid=None):
+    def __init__(self, errcode, errmsg, rid=None, answer=None):
         super().__init__(errmsg)
         self.errcode = errcode  # the platform's errcode, None when it never answered one
         self.errmsg = errmsg
         self.rid = rid  # the platform's request id, for a support ticket
+        self.answer = answer or {}  # the refusal's other fields (45065 names the msg_id already sent)
 
     def __str__(self):
         if self.errcode is None:
@@ -144,20 +145,20 @@ class PlatformClient:
         return token
 
     # ---- transport ------------------------------------------------------------------------------
-    def _call(self, path, json_body=None, files=None, params=None):
+    def _call(self, path, json_body=None, files=None, params=None, method="POST"):
         """An authenticated call; a rejected token is refreshed once and the call repeated once."""
         token = self.access_token()
         try:
-            return self._request(path, json_body, files, params, token)
+            return self._request(path, json_body, files, params, token, method)
         except PlatformError as exc:
             if exc.errcode not in TOKEN_ERRORS:
                 raise
             log.warning("platform %s: %s rejected the token (%s); refreshing it once",
                         self.account, _name(path), exc.errcode)
         token = self.access_token(force_refresh=True, stale=token)
-        return self._request(path, json_body, files, params, token)
+        return self._request(path, json_body, files, params, token, method)
 
-    def _request(self, path, json_body=None, files=None, params=None, token=None):
+    def _request(self, path, json_body=None, files=None, params=None, token=None, method="POST"):
         name = _name(path)
         query = dict(params or {})
         if token:
@@ -167,8 +168,8 @@ class PlatformClient:
             data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json; charset=utf-8"
         try:
-            resp = self._session.post(self.base_url + path, params=query, data=data, files=files,
-                                      headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
+            resp = self._session.request(method, self.base_url + path, params=query, data=data, files=files,
+                                         headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
             content = self._read_within_deadline(resp, name)
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
@@ -193,7 +194,7 @@ class PlatformClient:
                                       f"than JSON ({ctype})")
         errcode = payload.get("errcode") or 0
         if errcode:
-            raise self._error(errcode, payload.get("errmsg"))
+            raise self._error(errcode, payload.get("errmsg"), payload)
         return payload
 
     def _read_within_deadline(self, resp, name):
@@ -210,7 +211,7 @@ class PlatformClient:
                 chunks.append(chunk)
         return b"".join(chunks)
 
-    def _error(self, errcode, errmsg):
+    def _error(self, errcode, errmsg, answer=None):
         try:
             errcode = int(errcode)
         except (TypeError, ValueError):
@@ -220,7 +221,7 @@ class PlatformClient:
         rid = match.group(1) if match else None
         message = _RID.sub("", message).strip() or "no message"
         log.warning("platform %s: error %s: %s (rid %s)", self.account, errcode, message, rid)
-        return PlatformError(errcode, message, rid)
+        return PlatformError(errcode, message, rid, answer)
 
     def redact(self, text: str) -> str:
         """text with this client's secret and any token-like query parameter masked."""
@@ -266,6 +267,26 @@ class PlatformClient:
         recipient = {"towxname": wechat_name} if wechat_name else {"touser": open_id}
         self._call("/cgi-bin/message/mass/preview", {**recipient, "mpnews": {"media_id": media_id},
                                                      "msgtype": "mpnews"})
+
+    def mass_send(self, media_id: str, client_msg_id: str, tag_id: int | None, ignore_reprint: bool) -> dict[str, Any]:
+        """message/mass/sendall of draft `media_id` to every follower or one tag -> {"msg_id", "msg_data_id"}
+        (docs/api.md §21). `client_msg_id` makes a repeat safe: the platform answers 45065 to a second one."""
+        target = {"is_to_all": True} if tag_id is None else {"is_to_all": False, "tag_id": tag_id}
+        payload = self._call("/cgi-bin/message/mass/sendall", {
+            "filter": target, "mpnews": {"media_id": media_id}, "msgtype": "mpnews",
+            "send_ignore_reprint": int(ignore_reprint), "clientmsgid": client_msg_id})
+        if not payload.get("msg_id"):
+            raise PlatformError(None, "platform error: sendall answered without a msg_id")
+        return {"msg_id": str(payload["msg_id"]), "msg_data_id": str(payload.get("msg_data_id") or "") or None}
+
+    def mass_status(self, msg_id: str) -> str:
+        """message/mass/get: SEND_SUCCESS, SENDING, SEND_FAIL or DELETE."""
+        return str(self._call("/cgi-bin/message/mass/get", {"msg_id": msg_id}).get("msg_status") or "")
+
+    def follower_tags(self) -> list[dict[str, Any]]:
+        """tags/get: the account's follower tags [{"id", "name", "count"}]."""
+        tags = self._call("/cgi-bin/tags/get", method="GET").get("tags")
+        return [tag for tag in tags if isinstance(tag, dict)] if isinstance(tags, list) else []
 
     def submit_publish(self, media_id: str) -> dict[str, Any]:
         """freepublish/submit: publish draft `media_id` to readers -> {"publish_id", "msg_data_id"}

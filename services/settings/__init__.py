@@ -18,9 +18,18 @@ from services.settings.checks import (  # noqa: F401 (SettingsError and check_da
     check_settings,
 )
 from services.settings.team import TEAM_DEFAULTS, TeamSettings, team_settings
-from services.settings.values import parse_delays, parse_limits, preview_recipients, split_list, split_pairs, time_zone
+from services.settings.values import (
+    mass_quota,
+    parse_delays,
+    parse_limits,
+    preview_recipients,
+    split_list,
+    split_pairs,
+    time_zone,
+)
 
-ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY")  # each account's own (docs/api.md §18)
+# each account's own (docs/api.md §18; the mass send's quota and protection: §21)
+ACCOUNT_SETTINGS = ("_APPID", "_SECRET", "_TOKEN", "_AES_KEY", "_MASS_QUOTA", "_MASS_PROTECTION")
 # freepublish/get is asked after each of these (seconds), then hourly, for 24 h (docs/api.md §18)
 DEFAULT_POLL_DELAYS = "60,120,300,600,1800,3600"
 
@@ -180,6 +189,8 @@ class Settings:
     wechat_api_base: str
     accounts: dict[str, str]  # code -> the name people know it by, in the order configured
     wechat_event_keys: dict[str, EventKeys]  # account -> its server URL's token; an account without one is absent
+    mass_quotas: dict[str, tuple[int, str]]  # account -> (sends, "day" | "month") in REVIEW_TIME_ZONE
+    mass_protected: frozenset[str]  # accounts with 群发保护: an administrator confirms each send in WeChat
     publish_poll_delays: tuple[float, ...]
     event_max_age: int  # seconds, either way, between a push's timestamp and the clock
     stats_hour: int
@@ -206,9 +217,18 @@ class Settings:
         """Check the merged settings (SettingsError names a bad one) and type them."""
         check_settings(config)
         named = accounts.parse(config.get("WECHAT_ACCOUNTS"))
-        credentials, event_keys = {}, {}
+        credentials, event_keys, quotas, protected = {}, {}, {}, set()
         for account in named:
             prefix = accounts.setting_prefix(account)
+            try:
+                quotas[account] = mass_quota(config.get(prefix + "_MASS_QUOTA"))
+            except ValueError as exc:
+                raise SettingsError(f"{prefix}_MASS_QUOTA {exc}") from None
+            protection = str(config.get(prefix + "_MASS_PROTECTION") or "false").strip().lower()
+            if protection not in _BOOLEANS:
+                raise SettingsError(f"{prefix}_MASS_PROTECTION must be true or false, not {protection!r}")
+            if _BOOLEANS[protection]:
+                protected.add(account)
             appid, secret = config.get(prefix + "_APPID") or "", config.get(prefix + "_SECRET") or ""
             if appid and secret:
                 credentials[account] = Credentials(appid, secret)
@@ -233,6 +253,8 @@ class Settings:
             wechat_api_base=str(config.get("WECHAT_API_BASE") or DEFAULTS["WECHAT_API_BASE"]),
             accounts=named,
             wechat_event_keys=event_keys,
+            mass_quotas=quotas,
+            mass_protected=frozenset(protected),
             publish_poll_delays=parse_delays(config.get("WECHAT_PUBLISH_POLL_DELAYS") or "",
                                              default=parse_delays(DEFAULT_POLL_DELAYS)),
             event_max_age=int(config.get("WECHAT_EVENT_MAX_AGE")),

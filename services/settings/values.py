@@ -91,3 +91,15 @@ def time_zone(name: Any) -> ZoneInfo | None:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return None
+
+
+_QUOTA = re.compile(r"^\s*(\d{1,3})\s*/\s*(day|month)\s*$", re.IGNORECASE)
+
+
+def mass_quota(value: Any) -> tuple[int, str]:
+    """WECHAT_<CODE>_MASS_QUOTA: 'N/day' or 'N/month' (unset: 1/day) -> (N, 'day' | 'month'); ValueError else."""
+    match = _QUOTA.match(str(value or "1/day"))
+    if not match or not 1 <= int(match[1]) <= 100:
+        raise ValueError(f"must be N/day or N/month with N from 1 to 100 (1/day for a subscription account, "
+                         f"4/month for a service account), not {value!r}")
+    return int(match[1]), match[2].lower()

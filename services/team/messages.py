@@ -12,7 +12,7 @@ from typing import Any
 from flask_babel import gettext, ngettext
 
 from rules.articles import article_url
-from rules.labels import FEEDBACK_TYPE_LABELS, live_failure
+from rules.labels import FEEDBACK_TYPE_LABELS, edition_failure, live_failure
 from services.team.words import LIVE, LIVE_FAILED, PENDING_REVIEW, PUBLISH_FAILED, speaking
 
 TOPIC_CHARS = 60  # a topic or title longer than this is cut (with …): the account and topic lead, briefly
@@ -84,6 +84,8 @@ def _what(facts: dict[str, Any]) -> str:
         return gettext("New task (%(status)s)", status=PENDING_REVIEW)
     if event == "task.live":  # docs/api.md §18; the article's address follows as a link of its own
         return str(LIVE)
+    if event in ("edition.sent", "edition.failed"):  # docs/api.md §21: the titles in order
+        return _edition(facts)
     failed = {"task.publish_failed": PUBLISH_FAILED, "task.live_failed": LIVE_FAILED}.get(event)
     if failed is not None:
         detail = _value(facts, "error", ERROR_CHARS)
@@ -92,6 +94,20 @@ def _what(facts: dict[str, Any]) -> str:
         return gettext("%(what)s: %(detail)s", what=failed, detail=detail)
     kind = FEEDBACK_TYPE_LABELS.get(str(facts.get("type"))) or _value(facts, "type", ACCOUNT_CHARS)
     return gettext("New feedback %(number)s (%(type)s)", number=_value(facts, "feedbackNo", ACCOUNT_CHARS), type=kind)
+
+
+def _edition(facts):
+    titles = " | ".join(f"{number}. {inert(one_line(title, TOPIC_CHARS))}"
+                        for number, title in enumerate(facts.get("titles") or [], 1))
+    if facts["event"] == "edition.failed":
+        detail = inert(one_line(edition_failure(facts.get("reasonCode"), facts.get("reasonDetail"))
+                                if facts.get("reasonCode") else facts.get("error"), ERROR_CHARS))
+        return gettext("Edition not sent: %(detail)s. %(titles)s", detail=detail, titles=titles)
+    counts = facts.get("counts") or {}
+    if counts:
+        return gettext("Sent to followers (%(sent)s of %(total)s received it): %(titles)s",
+                       sent=counts.get("sent", 0), total=counts.get("total", 0), titles=titles)
+    return gettext("Sent to followers: %(titles)s", titles=titles)
 
 
 def _markdown_link(url):

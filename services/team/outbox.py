@@ -59,6 +59,15 @@ def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
         "path": f"/review/{task.task_id}"})
 
 
+def edition_ended(team: TeamSettings | None, edition: Any, titles: list[str]) -> int:
+    """edition.sent or edition.failed: one message for the whole edition (docs/api.md §21)."""
+    event = "edition.sent" if edition.status == "sent" else "edition.failed"
+    return _enqueue(team, event, edition.edition_id, {
+        "account": _account(team, edition.account), "topic": titles[0] if titles else "", "titles": titles,
+        "counts": edition.counts, "error": edition.fail_reason, "reasonCode": edition.fail_code,
+        "reasonDetail": edition.fail_detail, "path": f"/editions?account={edition.account}"})
+
+
 def feedback_received(team: TeamSettings | None, record: Any) -> int:
     """feedback.received: the app it came from stands where a task's account does."""
     return _enqueue(team, "feedback.received", record.feedback_id, {

@@ -13,7 +13,7 @@ from services.settings import DEFAULTS
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 # Read by app.py before any setting (the folders the settings file and the database are in).
 FOLDERS = {"REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH"}
-ACCOUNT_SETTINGS = ("APPID", "SECRET", "TOKEN", "AES_KEY")
+ACCOUNT_SETTINGS = ("APPID", "SECRET", "TOKEN", "AES_KEY", "MASS_QUOTA", "MASS_PROTECTION")
 
 
 def table(header, section=None):

@@ -36,7 +36,7 @@ def test_going_live_now_reaches_live_with_the_article_url_through_the_event(app,
     assert [answer[1:] for answer in fake.event_answers] == [(200, "success")]
     [webhook] = _outbox("review_task.live")
     assert webhook["data"] == {"taskId": task["id"], "articleUrl": live["articleUrl"], "articleId": live["articleId"],
-                               "failReason": None}
+                               "failReason": None, "via": "freepublish", "editionId": None}
     # What readers open is the draft's article (the fake serves it at its own address).
     import requests
 

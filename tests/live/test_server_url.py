@@ -305,7 +305,8 @@ def test_the_platforms_published_sample_opens(make_app, fake):
             pass
 
 
-def test_an_address_kept_before_the_rule_is_cleared_by_the_upgrade(make_app, admin_client, fake, served_url, publishing):
+def test_an_address_kept_before_the_rule_is_cleared_by_the_upgrade(make_app, admin_client, fake, served_url,
+                                                                   publishing):
     """Schema 18: a stored address that is not the platform's (a Markdown link smuggled after /s/…) goes."""
     task, publish_id = publishing
     target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,

@@ -1,0 +1,38 @@
+"""Editions (docs/api.md §21): the day's articles sent to an account's followers as one message (群发).
+
+`status` moves draft -> scheduled -> sending -> sent | failed, or to canceled from scheduled. `sending`
+is written before message/mass/sendall is called, with the process that calls it (`owner`) and a lease
+(`next_at`); a process that died mid-call is found by the next pass and the call repeated with the same
+clientmsgid (the edition's id), which the platform answers 45065 when the first one went through.
+"""
+import peewee
+
+from models.base import BaseModel, JSONField
+
+
+class Edition(BaseModel):
+    id = peewee.AutoField()
+    edition_id = peewee.CharField(max_length=40, unique=True)
+    account = peewee.CharField(max_length=64, index=True)
+    status = peewee.CharField(max_length=16, index=True)
+    task_ids = JSONField()  # the tasks' ids in order: the first is the headline (头条)
+    send_at = peewee.CharField(max_length=32, null=True, index=True)  # ISO UTC; None until sent or scheduled
+    tag_id = peewee.IntegerField(null=True)  # None: every follower
+    ignore_reprint = peewee.BooleanField(default=False)
+    draft_media_id = peewee.CharField(max_length=255, null=True)  # the combined draft
+    msg_id = peewee.CharField(max_length=64, null=True, index=True)
+    msg_data_id = peewee.CharField(max_length=64, null=True)
+    counts = JSONField(null=True)  # {"total", "filter", "sent", "error"} from MASSSENDJOBFINISH
+    article_urls = JSONField(null=True)  # [url | None] by position
+    fail_reason = peewee.TextField(null=True)  # the API's English sentence
+    fail_code = peewee.CharField(max_length=32, null=True)  # rules/labels.py EDITION_FAILURE_LABELS
+    fail_detail = peewee.TextField(null=True)
+    owner = peewee.CharField(max_length=300, null=True)  # the process calling sendall (services.publishing.owners)
+    next_at = peewee.CharField(max_length=32, null=True, index=True)  # the next sendall or mass/get; None: none
+    attempts = peewee.IntegerField(default=0)  # sendall calls made
+    polls = peewee.IntegerField(default=0)
+    sent_at = peewee.CharField(max_length=32, null=True)
+    created_by = peewee.CharField(max_length=64, null=True)  # an admin's name; None: the agent
+    created_at = peewee.CharField(max_length=32)
+    updated_at = peewee.CharField(max_length=32)
+    version = peewee.IntegerField(default=1)

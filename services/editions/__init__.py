@@ -1,0 +1,219 @@
+"""Editions (docs/api.md §21): the day's articles an account sends to its followers as one message (群发).
+
+The agent proposes one, an editor orders it, previews it on their phone and sends it now, at a time or to
+a tag. Only rows are written here; the send itself is the worker's (services/editions/sending.py).
+"""
+from datetime import datetime
+from typing import Any
+
+from models import immediate
+from models.editions import Edition
+from models.live import TaskLive
+from models.review import ReviewTask
+from rules.ids import iso, new_id, now_iso, parse_iso
+from rules.labels import edition_failure
+from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
+from services.editions import quota
+from services.editions.drafts import combined_draft
+from services.editions.sending import WAKE
+from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
+from services.live.golive import when
+from services.platform.client import PlatformError, client_for
+from services.publishing.jobs import last_draft_job
+from services.review.timeline import add_event
+from services.settings import Settings
+
+
+def edition_to_dict(edition: Edition) -> dict[str, Any]:
+    urls = edition.article_urls or []
+    return {
+        "id": edition.edition_id, "account": edition.account, "status": edition.status, "taskIds": edition.task_ids,
+        "sendAt": edition.send_at, "tagId": edition.tag_id, "ignoreReprint": edition.ignore_reprint,
+        "draftMediaId": edition.draft_media_id, "msgId": edition.msg_id, "msgDataId": edition.msg_data_id,
+        "counts": edition.counts, "failReason": edition.fail_reason,
+        "articles": [{"taskId": task_id, "index": index, "articleUrl": urls[index - 1] if index <= len(urls) else None}
+                     for index, task_id in enumerate(edition.task_ids, 1)],
+        "createdBy": edition.created_by, "createdAt": edition.created_at, "updatedAt": edition.updated_at,
+        "version": edition.version}
+
+
+def _row(edition_id: str) -> Edition:
+    edition = Edition.get_or_none(Edition.edition_id == edition_id)
+    if edition is None:
+        raise NotFound(f"no edition {edition_id}")
+    return edition
+
+
+def _save(edition: Edition, **changes: Any) -> Edition:
+    for name, value in changes.items():
+        setattr(edition, name, value)
+    edition.version += 1
+    edition.updated_at = now_iso()
+    edition.save()
+    return edition
+
+
+def _refusals(account: str, task_ids: list[str], besides: int | None) -> dict[str, list[str]]:
+    """{task id: [why it cannot go in this edition]} (docs/api.md §21); empty when all can."""
+    tasks = {task.task_id: task for task in ReviewTask.select().where(ReviewTask.task_id.in_(task_ids))}
+    lives = {row.task_id: row for row in TaskLive.select().where(TaskLive.task.in_([t.id for t in tasks.values()]))}
+    held = {}
+    others = Edition.select().where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
+    for other in others:  # draft, scheduled, sending: few; a sent edition's tasks are live
+        if other.id != besides:
+            held.update(dict.fromkeys(other.task_ids, other.edition_id))
+    refused: dict[str, list[str]] = {}
+    for task_id in task_ids:
+        task = tasks.get(task_id)
+        live = lives.get(task.id) if task is not None else None
+        if task is None:
+            why = "no such task"
+        elif task.public_account != account:
+            why = f"belongs to account {task.public_account}"
+        elif task.content_type != "article":
+            why = "an image post goes live alone (go-live), not in an edition"
+        elif task.status != "published" or last_draft_job(task) is None:
+            why = f"is {task.status}, without a platform draft: publish it first"
+        elif live is not None and (live.status in LIVE_PENDING or live.status == "live"):
+            why = "is already live" if live.status == "live" else f"is going live ({live.status})"
+        elif task_id in held:
+            why = f"is in edition {held[task_id]}"
+        else:
+            continue
+        refused[task_id] = [why]
+    return refused
+
+
+def _check_tasks(account: str, task_ids: list[str], besides: int | None = None) -> None:
+    if refused := _refusals(account, task_ids, besides):
+        raise Conflict("these tasks cannot go in the edition: " + "; ".join(
+            f"{task_id} {why[0]}" for task_id, why in refused.items()), refused, code="invalid_state")
+
+
+def propose(account: str, task_ids: list[str], actor_name: str | None, settings: Settings) -> dict[str, Any]:
+    """A new `draft` edition of `task_ids` in order (201); the agent's proposal or an editor's."""
+    if account not in settings.accounts:
+        raise ValidationFailed(f"unknown account {account}", {"account": [f"one of {', '.join(settings.accounts)}"]})
+    with immediate():
+        _check_tasks(account, task_ids)
+        now = now_iso()
+        edition = Edition.create(edition_id=new_id("ed_"), account=account, status="draft", task_ids=task_ids,
+                                 created_by=actor_name, created_at=now, updated_at=now)
+        return edition_to_dict(edition)
+
+
+def list_editions(account: str | None, status: str | None) -> list[dict[str, Any]]:
+    query = Edition.select().order_by(Edition.id.desc())
+    if account:
+        query = query.where(Edition.account == account)
+    if status:
+        query = query.where(Edition.status == status)
+    return [edition_to_dict(edition) for edition in query.limit(200)]
+
+
+def get_edition(edition_id: str) -> dict[str, Any]:
+    return edition_to_dict(_row(edition_id))
+
+
+def _state(edition: Edition, allowed: tuple[str, ...], what: str) -> None:
+    if edition.status not in allowed:
+        raise Conflict(f"only an edition that is {' or '.join(allowed)} can be {what}; this one is {edition.status}",
+                       {"status": [edition.status], "allowedFrom": list(allowed)}, code="invalid_state")
+
+
+def reorder(edition_id: str, task_ids: list[str]) -> dict[str, Any]:
+    """PATCH: another choice or order of tasks for a `draft` edition (the same rules as proposing)."""
+    with immediate():
+        edition = _row(edition_id)
+        _state(edition, ("draft",), "changed")
+        _check_tasks(edition.account, task_ids, besides=edition.id)
+        return edition_to_dict(_save(edition, task_ids=task_ids, draft_media_id=None))
+
+
+def delete_edition(edition_id: str) -> None:
+    """A draft, canceled or failed edition goes; its tasks and the platform are untouched."""
+    with immediate():
+        edition = _row(edition_id)
+        _state(edition, ("draft", "canceled", "failed"), "deleted")
+        edition.delete_instance()
+
+
+def schedule(edition_id: str, at: datetime | None, tag_id: int | None, ignore_reprint: bool,
+             actor_name: str | None, settings: Settings) -> dict[str, Any]:
+    """Send the edition now or at `at` (202, `scheduled`); 409 quota_exceeded when the account's quota for
+    that day or month is used up, naming the first moment a send is possible."""
+    moment = when(at)
+    with immediate():
+        edition = _row(edition_id)
+        _state(edition, ("draft",), "sent")
+        _check_tasks(edition.account, edition.task_ids, besides=edition.id)
+        remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
+        if remaining < 1:
+            limit, period = settings.mass_quotas.get(edition.account, (1, "day"))
+            raise Conflict(f"{settings.accounts.get(edition.account, edition.account)} may mass send {limit} time(s) "
+                           f"a {period} and that is used up; the first possible send is at {iso(possible)}",
+                           {"quota": [f"{limit}/{period}"], "nextPossibleAt": [iso(possible)]}, code="quota_exceeded")
+        _save(edition, status="scheduled", send_at=iso(moment), tag_id=tag_id, ignore_reprint=ignore_reprint,
+              fail_reason=None)
+        for task in ReviewTask.select().where(ReviewTask.task_id.in_(edition.task_ids)):
+            add_event(task, "edition_scheduled", "admin", actor_name,
+                      {"editionId": edition.edition_id, "at": edition.send_at})
+        WAKE.set()
+        return edition_to_dict(edition)
+
+
+def cancel(edition_id: str) -> dict[str, Any]:
+    """A scheduled edition is canceled (409 once its send began)."""
+    with immediate():
+        edition = _row(edition_id)
+        _state(edition, ("scheduled",), "canceled")
+        return edition_to_dict(_save(edition, status="canceled"))
+
+
+def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, Any]:
+    """(Re)build the combined draft and send it to one WeChat user with message/mass/preview. The platform
+    calls run with no transaction open; the draft is recorded only if the edition did not change meanwhile."""
+    edition = _row(edition_id)
+    _state(edition, ("draft", "scheduled"), "previewed")
+    client = client_for(edition.account, settings)
+    try:
+        media_id = combined_draft(client, edition.task_ids)
+        client.send_preview(media_id, wechat_name=wechat_id)
+    except PlatformError as exc:
+        raise PlatformRefused(f"the platform refused the preview: {exc}",
+                              {"errcode": exc.errcode, "errmsg": exc.errmsg}) from None
+    except LookupError as exc:
+        raise Conflict(str(exc), {"taskIds": [str(exc)]}, code="invalid_state") from None
+    with immediate():
+        current = _row(edition_id)
+        if current.version == edition.version:
+            _save(current, draft_media_id=media_id)
+        return edition_to_dict(current)
+
+
+def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
+    if account not in settings.accounts:
+        raise ValidationFailed(f"unknown account {account}", {"account": ["unknown"]})
+    try:
+        tags = client_for(account, settings).follower_tags()
+    except PlatformError as exc:
+        raise PlatformRefused(f"the platform refused tags/get: {exc}",
+                              {"errcode": exc.errcode, "errmsg": exc.errmsg}) from None
+    return [{"id": int(tag.get("id", 0)), "name": str(tag.get("name", "")), "count": int(tag.get("count", 0))}
+            for tag in tags]
+
+
+def quota_left(account: str, settings: Settings) -> dict[str, Any]:
+    """For the page: sends left today (or this month) and the quota."""
+    limit, period = settings.mass_quotas.get(account, (1, "day"))
+    remaining, possible = quota.left(account, parse_iso(now_iso()), settings)
+    return {"limit": limit, "period": period, "left": remaining, "nextPossibleAt": iso(possible),
+            "protected": account in settings.mass_protected}
+
+
+def failure_words(edition_id: str) -> str | None:
+    """Why the edition failed, in the language in force (the page's); None unless it failed."""
+    edition = _row(edition_id)
+    if edition.status != "failed":
+        return None
+    return edition_failure(edition.fail_code, edition.fail_detail) if edition.fail_code else edition.fail_reason

@@ -1,0 +1,259 @@
+"""Sending an edition exactly once (docs/api.md §21), and hearing how it went.
+
+At its time an edition is claimed `sending` with this process as its owner and a lease, its combined
+draft made and message/mass/sendall called with clientmsgid = the edition's id. A process that died
+mid-call (its owner gone, or the lease past) is repeated by another with the same clientmsgid: the
+platform answers 45065 to a second send and names the first one's msg_id, so followers get one message.
+The result comes as MASSSENDJOBFINISH on the server URL (`mass_finished`), or by message/mass/get.
+Every change is compare-and-set on the edition's version: a late answer never lands on a newer state.
+"""
+import logging
+import threading
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+from typing import Any
+
+from flask_babel import force_locale
+
+from models import immediate
+from models.editions import Edition
+from models.live import TaskLive
+from models.review import ReviewTask
+from rules.articles import article_url
+from rules.ids import iso, now_iso, parse_iso, utcnow
+from rules.labels import EDITION_FAILURE_LABELS, edition_failure
+from services.background import Worker
+from services.editions.drafts import combined_draft
+from services.platform.client import PlatformError, client_for
+from services.publishing.owners import gone, this_process
+from services.review import save_task
+from services.review.timeline import add_event
+from services.review.webhooks import enqueue_live_outcome
+from services.settings import Settings
+from services.team.outbox import edition_ended
+
+log = logging.getLogger(__name__)
+WAKE = threading.Event()  # set when an editor sends an edition now
+POLL_SECONDS = 1.0
+LEASE = timedelta(minutes=10)  # a send claimed this long ago without an answer is repeated
+RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same clientmsgid
+MAX_ATTEMPTS = 5
+POLL_FOR = timedelta(hours=24)
+HOURLY = timedelta(hours=1)
+
+
+def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
+    """`changes` applied if the edition is still at the version read (inside immediate()); the fresh row,
+    or None (logged) when it moved on."""
+    updated = Edition.update(**changes, version=Edition.version + 1, updated_at=now_iso()).where(
+        (Edition.id == row.id) & (Edition.version == row.version)).execute()
+    if not updated:
+        log.warning("edition %s moved on since it was read; a late result was dropped", row.edition_id)
+        return None
+    return Edition.get_by_id(row.id)
+
+
+def _claim_send() -> Edition | None:
+    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours."""
+    now = now_iso()
+    with immediate():
+        row = (Edition.select().where(((Edition.status == "scheduled") & (Edition.send_at <= now))
+                                      | ((Edition.status == "sending") & Edition.msg_id.is_null()
+                                         & (Edition.next_at <= now)))
+               .order_by(Edition.send_at).first())
+        if row is None:
+            row = next((r for r in Edition.select().where((Edition.status == "sending") & Edition.msg_id.is_null()
+                                                          & Edition.owner.is_null(False))
+                        if gone(r.owner, r.updated_at)), None)
+        if row is None:
+            return None
+        changes = {"status": "sending", "owner": this_process(), "next_at": iso(utcnow() + LEASE),
+                   "attempts": row.attempts + 1}
+        if row.status == "scheduled":
+            changes["draft_media_id"] = None  # the tasks' drafts as they are now, not as previewed
+        return _cas(row, changes)
+
+
+def send(row: Edition, settings: Settings) -> None:
+    """The combined draft (once per edition), then sendall; no transaction is open during either call."""
+    client = client_for(row.account, settings)
+    if row.draft_media_id is None:
+        try:
+            media_id = combined_draft(client, row.task_ids)
+        except (PlatformError, LookupError) as exc:
+            with immediate():
+                _failed(row, settings, "draft", str(exc))
+            return
+        with immediate():
+            claimed = _cas(row, {"draft_media_id": media_id})
+        if claimed is None:
+            return
+        row = claimed
+    try:
+        answer = client.mass_send(str(row.draft_media_id), row.edition_id, row.tag_id, row.ignore_reprint)
+    except PlatformError as exc:
+        with immediate():
+            _refused(row, settings, exc)
+        return
+    first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY.total_seconds()
+    with immediate():
+        _cas(row, {**answer, "owner": None, "next_at": iso(utcnow() + timedelta(seconds=first))})
+
+
+def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
+    if exc.errcode == 45065:  # sent already (a repeat after a stop): the first send's msg_id
+        msg_id = exc.answer.get("msg_id")
+        log.info("edition %s: the platform had it already (45065)", row.edition_id)
+        if msg_id:
+            _cas(row, {"msg_id": str(msg_id), "msg_data_id": str(exc.answer.get("msg_data_id") or "") or None,
+                       "owner": None, "next_at": now_iso()})
+        else:
+            _sent(row, settings, None, {})
+    elif exc.errcode == 45066 or (exc.errcode is None and row.attempts < MAX_ATTEMPTS):
+        log.warning("edition %s: sendall answered %s; asked again in a minute", row.edition_id, exc)
+        _cas(row, {"owner": None, "next_at": iso(utcnow() + RETRY)})
+    elif exc.errcode is None:
+        _failed(row, settings, "no_answer", str(exc))
+    elif f"errcode_{exc.errcode}" in EDITION_FAILURE_LABELS:
+        _failed(row, settings, f"errcode_{exc.errcode}")
+    else:
+        _failed(row, settings, "platform", str(exc))
+
+
+def _claim_poll() -> Edition | None:
+    with immediate():
+        row = (Edition.select().where((Edition.status == "sending") & Edition.msg_id.is_null(False)
+                                      & (Edition.next_at <= now_iso())).order_by(Edition.next_at).first())
+        return None if row is None else _cas(row, {"polls": row.polls + 1, "next_at": iso(utcnow() + HOURLY)})
+
+
+def poll(row: Edition, settings: Settings) -> None:
+    """message/mass/get for one edition still sending; the event usually comes first."""
+    try:
+        status = client_for(row.account, settings).mass_status(str(row.msg_id))
+    except PlatformError as exc:
+        status = None
+        log.warning("message/mass/get for edition %s: %s (asked again later)", row.edition_id, exc)
+    with immediate():
+        if status == "SEND_SUCCESS":
+            _sent(row, settings, None, {})
+        elif status in ("SEND_FAIL", "DELETE"):
+            _failed(row, settings, "send_fail" if status == "SEND_FAIL" else "deleted")
+        elif utcnow() - parse_iso(row.send_at or row.updated_at) > POLL_FOR:
+            _failed(row, settings, "no_result")
+        else:
+            delays = settings.publish_poll_delays
+            delay = delays[row.polls] if row.polls < len(delays) else HOURLY.total_seconds()
+            _cas(row, {"next_at": iso(utcnow() + timedelta(seconds=delay))})
+
+
+def _tasks(row: Edition) -> list[ReviewTask]:
+    found = {task.task_id: task for task in ReviewTask.select().where(ReviewTask.task_id.in_(row.task_ids))}
+    return [found[task_id] for task_id in row.task_ids if task_id in found]
+
+
+def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls: dict[int, str | None]) -> bool:
+    """The edition is sent: each task live through it, the agent told per task, the team once."""
+    now = now_iso()
+    kept = [urls.get(index) for index in range(1, len(row.task_ids) + 1)]
+    fresh = _cas(row, {"status": "sent", "counts": counts, "article_urls": kept, "sent_at": now, "next_at": None,
+                       "owner": None, "fail_reason": None, "fail_code": None, "fail_detail": None})
+    if fresh is None:
+        return False
+    tasks = _tasks(fresh)
+    for index, task in enumerate(tasks, 1):
+        fields = {"account": fresh.account, "draft_media_id": fresh.draft_media_id or "", "status": "live",
+                  "at": fresh.send_at or now, "publish_id": None, "article_id": None,
+                  "msg_data_id": f"{fresh.msg_data_id}_{index}" if fresh.msg_data_id else None,
+                  "article_url": kept[index - 1], "fail_reason": None, "fail_code": None, "fail_detail": None,
+                  "owner": None, "submitted_at": now, "next_poll_at": None, "live_at": now, "via": "mass_send",
+                  "edition_id": fresh.edition_id, "updated_at": now}
+        live = TaskLive.get_or_none(TaskLive.task == task) or TaskLive(task=task, created_at=now, polls=0)
+        for name, value in fields.items():
+            setattr(live, name, value)
+        live.save()
+        save_task(task)
+        add_event(task, "edition_sent", "system", None, {"editionId": fresh.edition_id, "articleUrl": live.article_url})
+        enqueue_live_outcome(task.task_id, live)
+    edition_ended(settings.team, fresh, [task.topic for task in tasks])
+    return True
+
+
+def _failed(row: Edition, settings: Settings, code: str, detail: str | None = None) -> bool:
+    with force_locale("en"):
+        reason = edition_failure(code, detail)
+    fresh = _cas(row, {"status": "failed", "fail_code": code, "fail_detail": detail, "fail_reason": reason,
+                       "next_at": None, "owner": None})
+    if fresh is None:
+        return False
+    log.warning("edition %s failed: %s", fresh.edition_id, reason)
+    tasks = _tasks(fresh)
+    for task in tasks:
+        add_event(task, "edition_failed", "system", None, {"editionId": fresh.edition_id, "failReason": reason})
+    edition_ended(settings.team, fresh, [task.topic for task in tasks])
+    return True
+
+
+def _number(event: ET.Element, name: str) -> int | None:
+    text = (event.findtext(name) or "").strip()
+    return int(text) if text.isdigit() and len(text) <= 12 else None
+
+
+def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
+    """MASSSENDJOBFINISH for one of the account's editions still sending (inside the event's immediate());
+    True when it changed something. A sent edition whose counts a poll could not give gets them now."""
+    if (event.findtext("Event") or "").strip().upper() != "MASSSENDJOBFINISH":
+        return False
+    msg_id = (event.findtext("MsgID") or "").strip()
+    row = Edition.get_or_none((Edition.account == account) & (Edition.msg_id == msg_id)) if msg_id else None
+    if row is None:
+        return False
+    status = (event.findtext("Status") or "").strip().lower()
+    if status != "send success":
+        code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
+        return row.status == "sending" and _failed(row, settings, code, None if code != "platform" else status[:200])
+    counts = {key: _number(event, name) or 0 for key, name in (
+        ("total", "TotalCount"), ("filter", "FilterCount"), ("sent", "SentCount"), ("error", "ErrorCount"))}
+    urls: dict[int, str | None] = {}
+    for item in event.findall("ArticleUrlResult/ResultList/item"):
+        index, url = _number(item, "ArticleIdx"), (item.findtext("ArticleUrl") or "").strip()
+        if index is not None:
+            urls[index] = article_url(url)
+            if url and urls[index] is None:
+                log.warning("edition %s: the article address %.80r is not the platform's; not kept", msg_id, url)
+    if row.status == "sending":
+        return _sent(row, settings, counts, urls)
+    if row.status == "sent" and row.counts is None:  # polled first: the event adds counts and addresses
+        kept = [urls.get(index) for index in range(1, len(row.task_ids) + 1)]
+        if _cas(row, {"counts": counts, "article_urls": kept}) is None:
+            return False
+        for index, task in enumerate(_tasks(row), 1):
+            TaskLive.update(article_url=kept[index - 1], updated_at=now_iso()).where(
+                (TaskLive.task == task) & (TaskLive.edition_id == row.edition_id)).execute()
+            save_task(task)
+        return True
+    return False
+
+
+def step(settings: Settings) -> None:
+    """One pass; the write lock only when a plain read finds work."""
+    now = now_iso()
+    due = (((Edition.status == "scheduled") & (Edition.send_at <= now))
+           | ((Edition.status == "sending") & ((Edition.next_at <= now) | Edition.owner.is_null(False))))
+    if not Edition.select().where(due).exists():
+        return
+    for _ in range(8):
+        row = _claim_send()
+        if row is None:
+            break
+        send(row, settings)
+    for _ in range(8):
+        row = _claim_poll()
+        if row is None:
+            break
+        poll(row, settings)
+
+
+def edition_worker(settings: Settings) -> Worker:
+    """Editions every pass (WECHAT_LIVE_WORKER_ENABLED, as going live)."""
+    return Worker("edition-worker", lambda: step(settings), WAKE, POLL_SECONDS)
