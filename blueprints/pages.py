@@ -23,10 +23,11 @@ from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
 from rules.labels import THEME_LABELS, live_failure
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, RENDER_INLINE_CHARS, TITLE_MAX
-from rules.vocabulary import ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
+from rules.vocabulary import EDITION_MAX_ARTICLES, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
 from services import review
+from services.editions.page import page_data as edition_page_data
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.live import failure_words
@@ -204,6 +205,20 @@ def preview(body):
     if error:
         raise ValidationFailed(error, {"themeTemplate": [error]})
     return {"html": html}
+
+
+@bp.get("/editions")
+@admin_required("review")
+def editions_page():
+    """Send to followers (docs/api.md §21): per account, the draft-ready articles, the edition being composed
+    in order, its follower's-eye preview, the quota left and the editions with their results."""
+    accounts = settings().accounts
+    account = request.args.get("account", "")
+    account = account if account in accounts else next(iter(accounts), "")
+    edition = request.args.get("edition", "")[:64] or None
+    data = edition_page_data(account, settings(), edition) if account else None
+    return render_template("editions.html", account=account, data=data, now_iso=now_iso(),
+                           EDITION_MAX=EDITION_MAX_ARTICLES)
 
 
 FEEDBACK_FILTERS = ("status", "type", "appName", "platform", "appVersion", "keyword", "from", "to", "page")

@@ -1,8 +1,8 @@
 """`python -m fakeplatform --port 9100`: run the fake platform so the service can publish offline.
 
 The accounts are the service's (WECHAT_ACCOUNTS from the environment, default the service's two); with
-`--service URL` each account's publish events are pushed to URL/wechat/<code>/events, signed with a
-token it prints."""
+`--service URL` each account's events (a publish or a mass send finished) are pushed to
+URL/wechat/<code>/events, signed with a token it prints."""
 import argparse
 import logging
 import os
@@ -47,7 +47,7 @@ def main(argv=None):
                         help="wait this long before answering each call, as a platform far away does (e.g. 150)")
     parser.add_argument("--jitter-ms", type=float, default=0, metavar="MS", help="± this much around --latency-ms")
     parser.add_argument("--service", metavar="URL",
-                        help="the review service's address: publish events are pushed to its server URLs")
+                        help="the review service's address: publish and mass-send events are pushed to its server URLs")
     args = parser.parse_args(argv)
 
     fake = FakePlatform()

@@ -147,6 +147,10 @@ def poll(row: Edition, settings: Settings) -> None:
             _cas(row, {"next_at": iso(utcnow() + timedelta(seconds=delay))})
 
 
+def _titles(tasks: list[ReviewTask]) -> list[str]:
+    return [str((task.selections or {}).get("title") or task.topic) for task in tasks]
+
+
 def _tasks(row: Edition) -> list[ReviewTask]:
     found = {task.task_id: task for task in ReviewTask.select().where(ReviewTask.task_id.in_(row.task_ids))}
     return [found[task_id] for task_id in row.task_ids if task_id in found]
@@ -175,7 +179,7 @@ def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls:
         save_task(task)
         add_event(task, "edition_sent", "system", None, {"editionId": fresh.edition_id, "articleUrl": live.article_url})
         enqueue_live_outcome(task.task_id, live)
-    edition_ended(settings.team, fresh, [task.topic for task in tasks])
+    edition_ended(settings.team, fresh, _titles(tasks))
     return True
 
 
@@ -190,7 +194,7 @@ def _failed(row: Edition, settings: Settings, code: str, detail: str | None = No
     tasks = _tasks(fresh)
     for task in tasks:
         add_event(task, "edition_failed", "system", None, {"editionId": fresh.edition_id, "failReason": reason})
-    edition_ended(settings.team, fresh, [task.topic for task in tasks])
+    edition_ended(settings.team, fresh, _titles(tasks))
     return True
 
 

@@ -1,0 +1,92 @@
+"""What the /editions page shows (docs/api.md §21 and §22 "Pages"): per account, the articles that can go in
+an edition, the edition being composed, the editions sent or on their way, and the quota left.
+
+Read only; every change is made by the page's script through /api/editions, so the rules stay in
+services/editions/__init__.py. Titles and covers are each task's selected ones (the approved selections).
+"""
+from typing import Any
+
+from models.editions import Edition
+from models.live import TaskLive
+from models.review import PublishJob, ReviewTask
+from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
+from services import editions
+from services.asset_refs import resolve_many
+from services.settings import Settings
+
+CANDIDATES_SHOWN = 100  # the newest draft-ready articles of an account
+EDITIONS_SHOWN = 30  # the account's newest editions in the list
+
+
+def _articles(tasks: list[ReviewTask]) -> dict[str, dict[str, Any]]:
+    """{task id: {"id", "title", "summary", "cover", "updatedAt"}}: the selected title and cover (an asset's
+    URL, or None when the cover is no asset: the page never loads an address the agent wrote)."""
+    selections = [task.selections or {} for task in tasks]
+    covers = resolve_many([chosen.get("coverImage") for chosen in selections])
+    out = {}
+    for index, task in enumerate(tasks):
+        chosen = selections[index]
+        asset = covers.get(index)
+        out[task.task_id] = {"id": task.task_id, "title": str(chosen.get("title") or task.topic),
+                             "summary": str(chosen.get("summary") or ""), "topic": task.topic,
+                             "cover": asset.url if asset is not None else None, "updatedAt": task.updated_at}
+    return out
+
+
+def _held(account: str, besides: str | None) -> set[str]:
+    """Tasks in the account's editions that are draft, scheduled or sending (other than `besides`)."""
+    held: set[str] = set()
+    for row in Edition.select(Edition.edition_id, Edition.task_ids).where(
+            (Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1])):
+        if row.edition_id != besides:
+            held.update(row.task_ids or [])
+    return held
+
+
+def draft_ready(account: str, besides: str | None = None) -> list[dict[str, Any]]:
+    """The account's articles that can join an edition (as POST /api/editions checks them): published with a
+    platform draft, not live nor going live, in no other edition that is draft, scheduled or sending.
+    Newest first; `besides`: the edition being composed, whose own tasks the composer shows."""
+    with_draft = PublishJob.select(PublishJob.task).where(
+        (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False))
+    going = TaskLive.select(TaskLive.task).where(TaskLive.status.in_((*LIVE_PENDING, "live")))
+    tasks = list(ReviewTask.select().where(
+        (ReviewTask.public_account == account) & (ReviewTask.content_type == "article")
+        & (ReviewTask.status == "published") & ReviewTask.id.in_(with_draft) & ReviewTask.id.not_in(going))
+        .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(CANDIDATES_SHOWN + 8 * 4))
+    held = _held(account, besides)
+    chosen = [task for task in tasks if task.task_id not in held][:CANDIDATES_SHOWN]
+    articles = _articles(chosen)
+    return [articles[task.task_id] for task in chosen]
+
+
+def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The edition's dict with each article's title and cover beside its address, and why it failed in the
+    page's language."""
+    articles = []
+    for article in edition["articles"]:
+        task = known.get(article["taskId"]) or {"id": article["taskId"], "title": article["taskId"],
+                                                 "summary": "", "topic": "", "cover": None, "updatedAt": None}
+        articles.append({**task, **article})
+    failure = editions.failure_words(edition["id"]) if edition["status"] == "failed" else None
+    return {**edition, "articles": articles, "failureWords": failure}
+
+
+def page_data(account: str, settings: Settings, edition_id: str | None = None) -> dict[str, Any]:
+    """Everything /editions shows for one account: {"candidates", "composing" (the draft edition being
+    composed, `edition_id`'s or the newest draft, or None), "editions" (newest first), "quota"}."""
+    listed = [edition for edition in editions.list_editions(account, None)][:EDITIONS_SHOWN]
+    drafts = [edition for edition in listed if edition["status"] == "draft"]
+    composing = next((edition for edition in drafts if edition["id"] == edition_id), drafts[0] if drafts else None)
+    if edition_id and (composing is None or composing["id"] != edition_id):
+        asked = Edition.get_or_none((Edition.edition_id == edition_id) & (Edition.account == account)
+                                    & (Edition.status == "draft"))
+        composing = editions.get_edition(asked.edition_id) if asked is not None else composing
+    task_ids = {task_id for edition in listed for task_id in edition["taskIds"]}
+    if composing is not None:
+        task_ids.update(composing["taskIds"])
+    known = _articles(list(ReviewTask.select().where(ReviewTask.task_id.in_(sorted(task_ids))))) if task_ids else {}
+    return {"candidates": draft_ready(account, composing["id"] if composing else None),
+            "composing": _with_articles(composing, known) if composing else None,
+            "editions": [_with_articles(edition, known) for edition in listed],
+            "quota": editions.quota_left(account, settings)}
