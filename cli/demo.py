@@ -9,16 +9,19 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import click
+import requests
 
 from fakeplatform import FakePlatform
 from fakeplatform.robots import FakeRobot
 from models import db
 from rules import accounts
 from services.auth import save_admin
-from services.demo import seed, seed_live
+from services.demo import seed, seed_edition, seed_live
 from services.settings import configured_accounts
 
 DEMO_ADMIN = "demo"
@@ -92,6 +95,19 @@ def robot_lines(robot_url: str) -> list[str]:
             "\"Tell the team\")"]
 
 
+def _report_when_listening(fake, url, msg_id, seconds=60.0):
+    """MASSSENDJOBFINISH of the demo's edition, pushed once the service answers (its counts and links)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            requests.get(f"{url}/healthz", timeout=2)
+        except requests.RequestException:
+            time.sleep(0.2)
+            continue
+        fake.push_mass_event(msg_id)
+        return
+
+
 def start_demo_robot():
     """A fake WeCom group robot that prints what it gets, as a group chat would show it."""
     return FakeRobot("wecom", key="demo", on_message=lambda text: print(f"[team robot]\n{text}\n", flush=True)).start()
@@ -125,9 +141,13 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     with db.connection_context():
         save_admin(DEMO_ADMIN, password, "review,feedback")
         created = seed(app.extensions["settings"], DEMO_ADMIN)
-        live = seed_live(app.extensions["settings"], DEMO_ADMIN) if app.config["WECHAT_LIVE_WORKER_ENABLED"] else None
+        worker = app.config["WECHAT_LIVE_WORKER_ENABLED"]
+        live = seed_live(app.extensions["settings"], DEMO_ADMIN) if worker else None
+        edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
     push_events_to(fake, url)  # going live reaches a (fake) article URL
+    if edition:  # sent before the service listened: the platform's report follows once it does
+        threading.Thread(target=_report_when_listening, args=(fake, url, int(edition["msgId"])), daemon=True).start()
     banner = [
         "",
         "Demo mode: everything lives in a temporary folder and is removed when you stop the server.",
@@ -142,6 +162,8 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),
         *robot_lines(robot.url),
+        *([f"  Followers   an edition of {len(edition['taskIds'])} articles was sent to the fake platform's followers "
+           f"(its counts and links arrive in a moment): {url}/editions"] if edition else []),
         *([f"  Readers     \"{live['topic']}\" is live on the fake platform ({live['live']['articleUrl']}), with a "
            f"week of reader figures: {url}/review/{live['id']}; publish another from its page"] if live else []),
         "",

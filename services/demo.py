@@ -20,7 +20,7 @@ from rules.ids import iso, utcnow
 from schemas.feedback import FeedbackCreateSchema
 from schemas.review import CreateTaskSchema, DecisionSchema
 from services import assets as asset_service
-from services import review
+from services import editions, review
 from services.assets import asset_view
 from services.feedback import attachments, intake, queries, triage
 from services.live import go_live
@@ -122,6 +122,10 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
                  [{"id": "cool-a", "outline": "问题|方案", "focuses": ["液冷"],
                    "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n"}],
                  [img("cooling-cover.png", (960, 540), "cooling cover", si)]),
+        *[_article(si, topic, [topic], [summary], ["硅基编辑部"],
+                   [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
+                   [img(f"day-{n}.png", (900, 500), f"edition article {n}", si)])
+          for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)],
     ]
 
 
@@ -182,8 +186,40 @@ def seed(settings: Settings, admin_username: str | None = None) -> dict[str, lis
     return {"tasks": tasks, "feedback": seed_feedback(settings, admin_username), "library": library}
 
 
+# The day's edition the demo sends to followers (docs/api.md §21): three short articles, the first the headline.
+EDITION_SAMPLES = (("RISC-V 走进数据中心", "开放指令集从嵌入式走向服务器。"),
+                   ("边缘 AI 的三种落地方式", "摄像头、网关与手机：算力在离用户更近的地方。"),
+                   ("一张图看懂 HBM", "高带宽内存为何成了 AI 芯片的瓶颈。"))
 LIVE_TOPIC = "AI 芯片散热的新办法"  # the sample the demo takes all the way to readers
 LIVE_WAIT_SECONDS = 20.0
+
+
+def _approve_and_publish(task: ReviewTask, admin_username: str, settings: Settings) -> None:
+    candidates = task.candidates
+    cover = Asset.get(Asset.url == candidates["coverImages"][0])
+    decision = DecisionSchema().load({"action": "approve_and_publish", "selections": {
+        "title": candidates["titles"][0], "summary": candidates["summaries"][0],
+        "body": candidates["bodyOptions"][0]["content"], "coverImage": {"assetId": cover.asset_id}}})
+    approve_and_publish(task.task_id, decision, admin_username, settings)
+
+
+def seed_edition(settings: Settings, admin_username: str) -> dict[str, Any] | None:
+    """The day's edition of three demo articles, proposed as the agent would and sent to the (fake) platform's
+    followers by the running worker; None when it is not sent in time."""
+    topics = [topic for topic, _summary in EDITION_SAMPLES]
+    tasks = sorted(ReviewTask.select().where(ReviewTask.topic.in_(topics)), key=lambda t: topics.index(t.topic))
+    if len(tasks) != len(topics):
+        return None
+    for task in tasks:
+        _approve_and_publish(task, admin_username, settings)
+    proposed = editions.propose(tasks[0].public_account, [task.task_id for task in tasks], None, settings)
+    editions.schedule(proposed["id"], None, None, False, admin_username, settings)
+    deadline = time.monotonic() + LIVE_WAIT_SECONDS
+    while (edition := editions.get_edition(proposed["id"]))["status"] not in ("sent", "failed"):
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+    return edition if edition["status"] == "sent" else None
 
 
 def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[str, Any] | None:
@@ -193,12 +229,7 @@ def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[st
     task = ReviewTask.get_or_none(ReviewTask.topic == LIVE_TOPIC)
     if task is None:
         return None
-    candidates = task.candidates
-    cover = Asset.get(Asset.url == candidates["coverImages"][0])
-    decision = DecisionSchema().load({"action": "approve_and_publish", "selections": {
-        "title": candidates["titles"][0], "summary": candidates["summaries"][0],
-        "body": candidates["bodyOptions"][0]["content"], "coverImage": {"assetId": cover.asset_id}}})
-    approve_and_publish(task.task_id, decision, admin_username, settings)
+    _approve_and_publish(task, admin_username, settings)
     go_live(task.task_id, None, admin_username, settings)
     deadline = time.monotonic() + LIVE_WAIT_SECONDS
     while (live := TaskLive.get(TaskLive.task == task)).status != "live":

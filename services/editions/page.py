@@ -33,20 +33,19 @@ def _articles(tasks: list[ReviewTask]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _held(account: str, besides: str | None) -> set[str]:
-    """Tasks in the account's editions that are draft, scheduled or sending (other than `besides`)."""
+def _held(account: str) -> set[str]:
+    """Tasks in the account's editions that are draft, scheduled or sending."""
     held: set[str] = set()
-    for row in Edition.select(Edition.edition_id, Edition.task_ids).where(
+    for row in Edition.select(Edition.task_ids).where(
             (Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1])):
-        if row.edition_id != besides:
-            held.update(row.task_ids or [])
+        held.update(row.task_ids or [])
     return held
 
 
-def draft_ready(account: str, besides: str | None = None) -> list[dict[str, Any]]:
+def draft_ready(account: str) -> list[dict[str, Any]]:
     """The account's articles that can join an edition (as POST /api/editions checks them): published with a
     platform draft, not live nor going live, in no other edition that is draft, scheduled or sending.
-    Newest first; `besides`: the edition being composed, whose own tasks the composer shows."""
+    Newest first; the tasks of the edition being composed are the composer's, not listed here."""
     with_draft = PublishJob.select(PublishJob.task).where(
         (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False))
     going = TaskLive.select(TaskLive.task).where(TaskLive.status.in_((*LIVE_PENDING, "live")))
@@ -54,7 +53,7 @@ def draft_ready(account: str, besides: str | None = None) -> list[dict[str, Any]
         (ReviewTask.public_account == account) & (ReviewTask.content_type == "article")
         & (ReviewTask.status == "published") & ReviewTask.id.in_(with_draft) & ReviewTask.id.not_in(going))
         .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(CANDIDATES_SHOWN + 8 * 4))
-    held = _held(account, besides)
+    held = _held(account)
     chosen = [task for task in tasks if task.task_id not in held][:CANDIDATES_SHOWN]
     articles = _articles(chosen)
     return [articles[task.task_id] for task in chosen]
@@ -86,7 +85,7 @@ def page_data(account: str, settings: Settings, edition_id: str | None = None) -
     if composing is not None:
         task_ids.update(composing["taskIds"])
     known = _articles(list(ReviewTask.select().where(ReviewTask.task_id.in_(sorted(task_ids))))) if task_ids else {}
-    return {"candidates": draft_ready(account, composing["id"] if composing else None),
+    return {"candidates": draft_ready(account),
             "composing": _with_articles(composing, known) if composing else None,
             "editions": [_with_articles(edition, known) for edition in listed],
             "quota": editions.quota_left(account, settings)}

@@ -95,7 +95,8 @@ def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
 
 
 def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
-    """{msg_data_id: (task pk, the day it went live in REVIEW_TIME_ZONE)} of the account's live articles."""
+    """{msg_data_id: (task pk, the day it went live in REVIEW_TIME_ZONE)} of the account's live articles (an
+    edition's article: `<msg_data_id>_<index>`, docs/api.md §21)."""
     rows = TaskLive.select(TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at).where(
         (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
     return {str(row.msg_data_id): (row.task_id, parse_iso(row.live_at or row.updated_at).astimezone(settings.time_zone)
@@ -115,9 +116,11 @@ def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("detail_list", []), list):
             raise ValueError("an item of the answer is not an object with a detail_list")
-        msg_data_id, _, index = str(item.get("msgid") or "").partition("_")
-        found = live.get(msg_data_id)
-        if found is None or index not in ("", "1"):  # a task's draft is one article: the message's first
+        msgid = str(item.get("msgid") or "")
+        msg_data_id, _, index = msgid.partition("_")
+        # An edition's article is kept by its whole msgid; a task live alone is its message's first article.
+        found = live.get(msgid) or (live.get(msg_data_id) if index in ("", "1") else None)
+        if found is None:
             continue
         task_pk, first_day = found
         for entry in item.get("detail_list") or []:

@@ -1,6 +1,5 @@
 """The MCP server (docs/api.md §13) driven by the `mcp` SDK's own client, over stdio and streamable HTTP,
 against the service on a real HTTP server."""
-import asyncio
 import os
 import socket
 import subprocess
@@ -12,12 +11,12 @@ import jsonschema
 import pytest
 import requests
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from agentmcp.api import ApiError, read_upload
 from models import Asset, db
 from tests.helpers.app import AGENT_TOKEN, signed_in_admin
+from tests.helpers.mcp import call, run, stdio_params
 from tests.helpers.review import (
     approve_article,
     article_payload,
@@ -30,23 +29,7 @@ from tests.helpers.review import (
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements",
-         "get_task_stats", "export_dataset"}
-
-
-def stdio_params(base_url, token=AGENT_TOKEN, upload_root=None):
-    env = {"REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": token, "PATH": os.environ.get("PATH", "")}
-    if upload_root is not None:
-        env["MCP_UPLOAD_ROOT"] = str(upload_root)
-    return StdioServerParameters(command=sys.executable, args=["-m", "agentmcp"], env=env, cwd=str(ROOT))
-
-
-def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, timeout=60))
-
-
-async def call(client, name, arguments):
-    result = await client.call_tool(name, arguments)
-    return result.is_error, result.structured_content
+         "get_task_stats", "export_dataset", "propose_edition", "get_edition"}
 
 
 def test_the_tools_with_the_api_schemas(app):

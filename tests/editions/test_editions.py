@@ -16,6 +16,7 @@ from tests.helpers.review import (
     create_task,
     decision_url,
     image_post_payload,
+    live_server,
     make_asset,
 )
 from tests.helpers.served import wait_until
@@ -280,3 +281,41 @@ def test_a_forged_or_replayed_mass_event_changes_nothing(app, admin_client, agen
     # carbon-fitness has no server URL here; silicon-rise's own event with another msg_id changes nothing.
     assert fake.push_mass_event(int(current["msgId"]), target, status="send success") == (200, "success")
     assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["status"] == "sent"
+
+
+def test_readers_figures_land_on_each_article_of_the_edition(app, admin_client, agent_headers, fake, served_url):
+    """The platform's figures of a mass send are per article, msgid <msg_data_id>_<index> (docs/api.md §19)."""
+    edition = _propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
+    _send(admin_client, edition)
+    wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["counts"], 15, "not sent")
+    send = next(iter(fake.mass_sends.values()))
+    day = datetime.now(app.extensions["settings"].time_zone).date().isoformat()
+    for reads, article_id in zip((70, 30), send["article_ids"], strict=True):
+        fake.day_figures[(article_id, day)] = {"read_user": reads}
+    result = app.test_cli_runner().invoke(args=["fetch-stats", "--date", day, "--account", "silicon-rise"])
+    assert result.exit_code == 0 and "stored 2" in result.output, result.output
+    reads = [admin_client.get(f"/api/review/tasks/{task_id}/stats").get_json()["days"][0]["readUser"]
+             for task_id in edition["taskIds"]]
+    assert reads == [70, 30]
+
+
+def test_the_agent_proposes_and_reads_an_edition_over_mcp(app, admin_client, agent_headers, fake):
+    from mcp import Client
+
+    from tests.helpers.mcp import call, run, stdio_params
+
+    tasks = published_articles(app, admin_client, agent_headers, 2)
+    with live_server(app) as base_url:
+        async def agent_side():
+            async with Client(stdio_params(base_url, token=agent_headers["x-review-agent-token"])) as client:
+                failed, edition = await call(client, "propose_edition",
+                                             {"account": "silicon-rise", "taskIds": [t["id"] for t in tasks]})
+                assert not failed and edition["status"] == "draft", edition
+                failed, again = await call(client, "propose_edition",
+                                           {"account": "silicon-rise", "taskIds": [tasks[0]["id"]]})
+                assert failed and "is in edition" in str(again), again  # the refusal names the task and why
+                failed, read = await call(client, "get_edition", {"editionId": edition["id"]})
+                return read
+
+        read = run(agent_side())
+    assert read["taskIds"] == [t["id"] for t in tasks] and read["createdBy"] is None

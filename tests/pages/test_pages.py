@@ -210,6 +210,10 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
         ("silicon-rise", "article"), ("silicon-rise", "image_post"),
         ("carbon-fitness", "article"), ("carbon-fitness", "image_post")}
     assert client.get("/api/feedbacks").get_json()["counts"]["all"] == 4
+    # The day's edition of three articles went to the fake platform's followers (docs/api.md §21).
+    [edition] = client.get("/api/editions").get_json()
+    assert edition["status"] == "sent" and len(edition["taskIds"]) == 3, edition
+    assert "/editions" in text and "an edition of 3 articles" in text
     sent = app.test_client().post("/api/feedbacks", headers={"x-feedback-client-token": client_token}, json={
         "appName": "demo", "appVersion": "1", "platform": "web", "type": "bug", "title": "t", "content": "c"})
     assert sent.status_code == 201, sent.get_json()
@@ -232,7 +236,7 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
 def test_seed_demo_command_adds_sample_data_once(app):
     runner = app.test_cli_runner()
     result = runner.invoke(args=["seed-demo"])
-    assert result.exit_code == 0 and "added 5 tasks" in result.output
+    assert result.exit_code == 0 and "added 8 tasks" in result.output
     again = runner.invoke(args=["seed-demo"])
     assert again.exit_code != 0 and "already holds review tasks" in again.output
 
