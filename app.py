@@ -21,6 +21,7 @@ from blueprints import (
     apidoc,
     assets,
     auth,
+    chat,
     editions,
     errors,
     feedback,
@@ -45,6 +46,7 @@ from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
 from services.background import checkpointer
+from services.chat.worker import chat_worker
 from services.editions.sending import edition_worker
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
@@ -205,7 +207,7 @@ def _init_login(app):
 
 
 BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages,
-              wechat, editions)
+              wechat, editions, chat)
 
 
 def _register_blueprints(app):
@@ -225,13 +227,14 @@ WORKERS = (
     ("WECHAT_LIVE_WORKER_ENABLED", "live_worker", live_worker),  # going live, and its result (docs/api.md §18)
     ("WECHAT_STATS_ENABLED", "stats_worker", stats_worker),  # what readers did, daily (docs/api.md §19)
     ("WECHAT_LIVE_WORKER_ENABLED", "edition_worker", edition_worker),  # editions (docs/api.md §21)
+    ("WEBHOOK_SENDER_ENABLED", "chat_worker", chat_worker),  # decision cards (docs/api.md §22), with an app set
 )
 
 
 def _start_workers(app):
     """The outbox senders (agent, team), the WAL checkpointer and the feedback search indexer; one each per app."""
     for setting, name, make in WORKERS:
-        if app.config[setting]:
+        if app.config[setting] and (name != "chat_worker" or app.extensions["settings"].team.chat.platforms):
             app.extensions[name] = worker = make(app.extensions["settings"])
             worker.start()
 

@@ -98,6 +98,7 @@ WORDS = {
     "edition.wechat_id": _l("Enter your WeChat ID."),
     "edition.preview_sent": _l("Sent to the WeChat of %(name)s: look at your phone."),
     "edition.tags_loading": _l("Loading the tags…"), "edition.tag": _l("%(name)s (%(count)s followers)"),
+    "edition.to_tag": _l("Followers tagged %(name)s"),
     "edition.no_tags": _l("This account has no follower tags."), "edition.choose_tag": _l("Choose a tag."),
     "edition.confirm_now": _l("Send these %(num)s articles to every follower of %(account)s now? Followers get "
                               "them at once; a sent message cannot be called back from here."),
@@ -106,6 +107,8 @@ WORDS = {
     "edition.confirm_at": _l("Send these %(num)s articles to every follower of %(account)s at %(when)s?"),
     "edition.confirm_at_tag": _l("Send these %(num)s articles to the followers of %(account)s tagged %(tag)s at "
                                  "%(when)s?"),
+    "edition.confirm_protected": _l("An administrator must then confirm it in WeChat within 30 minutes."),
+    "busy.canceling": _l("Canceling…"),
     "edition.sending": _l("Sending to followers: the result appears here when WeChat reports it."),
     "edition.scheduled": _l("Scheduled for followers at %(when)s."),
     "edition.canceled": _l("The scheduled send was canceled."),

@@ -7,6 +7,7 @@ import click
 from cli import assets, backup, copy_to, dataset, demo, stats
 from models import AdminUser, db
 from services.auth import save_admin, set_active
+from services.chat.linking import link_chat
 from services.errors import ServiceError
 
 
@@ -47,6 +48,21 @@ def register_commands(app):
             if not set_active(username, False):
                 raise click.ClickException(f"no admin named {username}")
         click.echo(f"admin {username} deactivated in {_where(app)}")
+
+    @app.cli.command("link-chat")
+    @click.argument("username")
+    @click.option("--feishu", "feishu", metavar="OPEN_ID", help="their open_id in the Feishu app")
+    @click.option("--wecom", "wecom", metavar="USERID", help="their userid in WeCom")
+    @click.option("--unlink", is_flag=True, help="remove the identities named (both when none is named)")
+    def link_chat_command(username, feishu, wecom, unlink):
+        """Link an admin to their chat identities: their clicks on decision cards decide (docs/api.md §22)."""
+        try:
+            with db.connection_context():
+                user = link_chat(username, feishu, wecom, unlink)
+        except ServiceError as err:
+            raise click.ClickException(err.message) from None
+        click.echo(f"admin {user.username}: feishu {user.feishu_open_id or '-'}, wecom {user.wecom_userid or '-'} "
+                   f"in {_where(app)}")
 
     # Each area adds its module here with register(app).
     for module in (assets, demo, backup, copy_to):

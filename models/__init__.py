@@ -1,6 +1,7 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 from models.assets import Asset
 from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
+from models.chat import ChatCard
 from models.counters import EventCounter
 from models.editions import Edition
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence
@@ -40,6 +41,7 @@ ALL_MODELS = [
     EventCounter,
     TaskLive,
     Edition,
+    ChatCard,
     TaskDayStats,
     StatsFetch,
     SeenNonce,

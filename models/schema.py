@@ -151,6 +151,9 @@ MIGRATIONS = [
     (18, "task_live.article_url: addresses other than the platform's pages cleared", _drop_foreign_addresses),
     (19, "edition (a new table); task_live.via, edition_id: articles sent to followers in an edition",
      lambda database: [_add_column_if_missing(TaskLive, name, database) for name in ("via", "edition_id")]),
+    (20, "chat_card (a new table); admin_user.feishu_open_id, wecom_userid: deciding from the team's chat",
+     lambda database: [_add_column_if_missing(AdminUser, name, database) for name in ("feishu_open_id",
+                                                                                      "wecom_userid")]),
 ]
 LATEST = MIGRATIONS[-1][0]
 

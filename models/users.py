@@ -14,6 +14,9 @@ class AdminUser(BaseModel):
     session_nonce = peewee.CharField(max_length=32)
     created_at = peewee.CharField(max_length=32)
     last_login_at = peewee.CharField(max_length=32, null=True)  # added by schema version 2
+    # Who they are in the team's chat apps (flask --app app link-chat; docs/api.md §22)
+    feishu_open_id = peewee.CharField(max_length=128, null=True, unique=True)
+    wecom_userid = peewee.CharField(max_length=128, null=True, unique=True)
 
     # The session user protocol (Flask-Login): the nonce in the id ends sessions on password change.
     is_authenticated = True

@@ -110,6 +110,8 @@ EVENT_LABELS = {
     "live_scheduled": _l("Publishing to readers scheduled"), "live_canceled": _l("Publishing to readers canceled"),
     "live_submitted": _l("Submitted to WeChat for readers"), "live": _l("Published to readers"),
     "live_failed": _l("Going live failed"),
+    "edition_scheduled": _l("Edition scheduled for followers"), "edition_sent": _l("Sent to followers"),
+    "edition_failed": _l("Edition not sent"), "decided_in_chat": _l("Decided in the team's chat"),
 }
 ACTION_LABELS = {"approve_and_publish": _l("Approve and publish"),
                  "approve_without_publish": _l("Approve without publishing"), "reject_rework": _l("Reject for rework")}

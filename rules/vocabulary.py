@@ -38,7 +38,10 @@ EVENT_TYPES = (
     "live_scheduled", "live_canceled", "live_submitted", "live", "live_failed",
     # editions (docs/api.md §21): the task's edition was scheduled, sent to followers, or failed
     "edition_scheduled", "edition_sent", "edition_failed",
+    # a decision taken from a card in the team's chat (docs/api.md §22): the platform and the admin
+    "decided_in_chat",
 )
+CHAT_PLATFORMS = ("feishu", "wecom")
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
 # Webhooks to the agent (docs/api.md §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS

@@ -46,10 +46,11 @@ def _read(response, size):
         raise requests.ConnectionError(str(exc)) from None
 
 
-def post(url: str, data: bytes, headers: dict[str, str], read_at_most: int = 0) -> tuple[int, bytes]:
-    """POST `data`: (the reply's status, its body up to `read_at_most` + 1 bytes; none by default),
-    all within ATTEMPT_SECONDS of starting. Past that, requests.Timeout; other failures are requests'
-    own exceptions. No redirect is followed."""
+def post(url: str, data: bytes | None, headers: dict[str, str], read_at_most: int = 0,
+         method: str = "POST") -> tuple[int, bytes]:
+    """POST (or `method`) `data`: (the reply's status, its body up to `read_at_most` + 1 bytes; none by
+    default), all within ATTEMPT_SECONDS of starting. Past that, requests.Timeout; other failures are
+    requests' own exceptions. No redirect is followed."""
     seconds = ATTEMPT_SECONDS
     deadline = time.monotonic() + seconds
     cut = _attempt.deadline = Deadline(seconds)
@@ -57,8 +58,8 @@ def post(url: str, data: bytes, headers: dict[str, str], read_at_most: int = 0) 
         with requests.Session() as session:
             session.mount("http://", _Adapter())
             session.mount("https://", _Adapter())
-            with session.post(url, data=data, headers=headers, timeout=(CONNECT_SECONDS, seconds),
-                              allow_redirects=False, stream=True) as response:
+            with session.request(method, url, data=data, headers=headers, timeout=(CONNECT_SECONDS, seconds),
+                                 allow_redirects=False, stream=True) as response:
                 body = b""
                 if read_at_most:
                     for chunk in body_chunks(response, deadline):

@@ -24,6 +24,7 @@ from models.review import IdempotencyKey, PublishJob, ReviewTask, TimelineEvent
 from rules.ids import now_iso
 from services.asset_refs import ref_key, resolve_many, task_references
 from services.assets import STORED_NAME
+from services.editions import release_task
 from services.files import removed_file, settle_removals
 from services.publishing.jobs import refuse_while_publishing, stale_after
 from services.review.concurrency import load_for_update
@@ -79,6 +80,7 @@ def _delete_task_rows(task_id, if_match, stale_limit):
         task = load_for_update(task_id, if_match)
         rule_for(task.status, "delete")
         refuse_while_publishing(task, stale_limit, "the task is being published and cannot be deleted now")
+        release_task(task.task_id)  # not from an edition about to be sent (docs/api.md §21)
         assets, unresolved = _distinct_assets(task_references(task))
         now = now_iso()
         rows = [{"asset_id": a.asset_id, "created_at": now} for a in assets if a.scope == "review" and a.is_local]

@@ -147,7 +147,9 @@
 
   function renderSaved() {
     savedNote.textContent = changed() ? T("edition.unsaved") : (state.id ? T("edition.saved") : "");
-    savedNote.classList.toggle("error", false);
+    savedNote.classList.toggle("unsaved", changed());
+    savedNote.classList.remove("error");
+    document.getElementById("edition-save").hidden = !state.items.length && !state.id;
   }
 
   function render(focus) {
@@ -223,7 +225,8 @@
       const refused = Object.keys(details).filter((key) => byId.has(key));
       if (refused.length) {
         return [...refused.map((id) => T("edition.refused", {
-          title: titleOf(id), reason: [].concat(details[id]).map(String).join("; ") })), T("edition.reload")].join(" ");
+          title: titleOf(id), reason: [].concat(details[id]).map(String).join("; ") })), T("edition.reload")].join(" ")
+          .replace(/([。！？]) /g, "$1");  // no space after a full-width stop
       }
       if (details.status) return T("edition.changed");
     }
@@ -336,10 +339,16 @@
   const sendForm = document.getElementById("send-form");
   const tagSelect = document.getElementById("send-tag");
   let tagsLoaded = false;
+  let tagsAsked = null;
+  const followerTags = () => {  // asked once a page; a failure may be asked again
+    tagsAsked = tagsAsked || Api.call("GET", `/api/editions/tags?account=${encodeURIComponent(data.account)}`)
+      .then((result) => { if (!result.ok) tagsAsked = null; return result; });
+    return tagsAsked;
+  };
   async function loadTags() {
     if (tagsLoaded) return;
     tagSelect.replaceChildren(new Option(T("edition.tags_loading"), ""));
-    const result = await Api.call("GET", `/api/editions/tags?account=${encodeURIComponent(data.account)}`);
+    const result = await followerTags();
     if (!result.ok) {
       tagSelect.replaceChildren();
       fail(result.error);
@@ -353,6 +362,7 @@
   sendForm.querySelectorAll('input[name="audience"]').forEach((radio) => radio.addEventListener("change", () => {
     const toTag = sendForm.elements.audience.value === "tag";
     tagSelect.disabled = !toTag;
+    tagSelect.hidden = !toTag;
     if (toTag) loadTags();
   }));
 
@@ -378,7 +388,8 @@
     const words = { num: state.items.length, account: data.accountName, tag: audience, when: at ? window.Words.localText(at) : "" };
     const question = at ? (audience ? T("edition.confirm_at_tag", words) : T("edition.confirm_at", words))
       : (audience ? T("edition.confirm_now_tag", words) : T("edition.confirm_now", words));
-    if (!window.confirm(question)) return;
+    // With mass-send protection the send waits for an administrator's confirmation in WeChat (docs/api.md §21).
+    if (!window.confirm(data.quota.protected ? `${question} ${T("edition.confirm_protected")}` : question)) return;
     await busy(control, T("busy.sending"), async () => {
       if (!(await saved())) return;
       const result = await Api.call("POST", `/api/editions/${encodeURIComponent(state.id)}/send`, body);
@@ -422,7 +433,7 @@
       pageError.hidden = true;
       const id = (cancel || remove).dataset.cancel || (cancel || remove).dataset.delete;
       if (remove && !window.confirm(T("edition.confirm_delete"))) return;
-      const result = await busy(cancel || remove, T(cancel ? "busy.sending" : "busy.deleting"), () => Api.call("DELETE",
+      const result = await busy(cancel || remove, cancel ? T("busy.canceling") : T("busy.deleting"), () => Api.call("DELETE",
         `/api/editions/${encodeURIComponent(id)}${cancel ? "/send" : ""}`));
       if (!result.ok) {
         pageError.textContent = explain(result.error);
@@ -432,6 +443,18 @@
       Api.flash(cancel ? T("edition.canceled") : T("edition.deleted"));
       window.location.reload();
     });
+
+    // An edition sent to a tag: the tag's name, once the platform has said it.
+    const tagged = [...cards.querySelectorAll("[data-tag-id]")];
+    if (tagged.length) {
+      followerTags().then((result) => {
+        if (!result.ok) return;
+        const names = new Map((result.data.tags || []).map((tag) => [String(tag.id), tag.name]));
+        tagged.forEach((slot) => {
+          if (names.has(slot.dataset.tagId)) slot.textContent = T("edition.to_tag", { name: names.get(slot.dataset.tagId) });
+        });
+      });
+    }
 
     const watched = [...cards.querySelectorAll("li[data-edition-id]")].filter((card) => {
       const status = card.dataset.status;

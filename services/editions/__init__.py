@@ -191,6 +191,22 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
         return edition_to_dict(current)
 
 
+def release_task(task_id: str) -> None:
+    """Before a task is deleted (inside its transaction): 409 while an edition holding it is scheduled or
+    sending; a draft edition loses it (and goes when nothing is left)."""
+    for edition in Edition.select().where(Edition.status.in_(("draft", "scheduled", "sending"))):
+        if task_id not in edition.task_ids:
+            continue
+        if edition.status != "draft":
+            raise Conflict(f"the task is in edition {edition.edition_id}, which is {edition.status}; cancel it first",
+                           {"editionId": [edition.edition_id]}, code="invalid_state")
+        rest = [other for other in edition.task_ids if other != task_id]
+        if rest:
+            _save(edition, task_ids=rest, draft_media_id=None)
+        else:
+            edition.delete_instance()
+
+
 def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
     if account not in settings.accounts:
         raise ValidationFailed(f"unknown account {account}", {"account": ["unknown"]})

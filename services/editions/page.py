@@ -1,4 +1,4 @@
-"""What the /editions page shows (docs/api.md §21 and §22 "Pages"): per account, the articles that can go in
+"""What the /editions page shows (docs/api.md §21): per account, the articles that can go in
 an edition, the edition being composed, the editions sent or on their way, and the quota left.
 
 Read only; every change is made by the page's script through /api/editions, so the rules stay in

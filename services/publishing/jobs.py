@@ -77,9 +77,19 @@ def approve_and_publish(task_id: str, payload: dict[str, Any], actor_name: str |
                         if_match: str | None = None) -> dict[str, Any]:
     """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
     together, so no other publish can come between them; the platform calls follow as usual."""
+    return publish_claimed(approve_and_claim(task_id, payload, actor_name, settings, if_match), actor_name, settings)
+
+
+def approve_and_claim(task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings,
+                      if_match: str | None = None) -> Any:
+    """approve_and_publish's write alone (the approval and its job's claim); the caller runs
+    publish_claimed after the commit, in the request or, from a chat card, in the background."""
     with immediate():
         apply_decision(task_id, payload, settings, actor_name=actor_name, if_match=if_match)
-        claim = _claim(task_id, None, settings, "auto_after_approval")
+        return _claim(task_id, None, settings, "auto_after_approval")
+
+
+def publish_claimed(claim: Any, actor_name: str | None, settings: Settings) -> dict[str, Any]:
     return _execute(claim, actor_name, settings)
 
 

@@ -10,9 +10,11 @@ from urllib.parse import urlsplit
 
 from rules import accounts
 from rules.vocabulary import DEFAULT_ACCOUNTS, TEAM_CHANNELS, TEAM_EVENTS
+from services.settings.chat import CHAT_DEFAULTS, ChatApps, chat_apps
 from services.settings.values import split_list
 
 TEAM_DEFAULTS = {
+    **CHAT_DEFAULTS,  # the chat apps' cards (docs/api.md §22), in services/settings/chat.py
     "NOTIFY_WECOM_WEBHOOK_URL": "",  # WeCom group robot: https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=…
     "NOTIFY_FEISHU_WEBHOOK_URL": "",  # Feishu custom bot: https://open.feishu.cn/open-apis/bot/v2/hook/…
     "NOTIFY_FEISHU_SECRET": "",  # the bot's signature secret (unset: messages are not signed)
@@ -60,6 +62,7 @@ class TeamSettings:
     events: frozenset[str]
     public_url: str  # without a trailing slash; "" when unset
     accounts: dict[str, str] = field(default_factory=dict)  # code -> name (WECHAT_ACCOUNTS, docs/api.md §18)
+    chat: ChatApps = field(default_factory=ChatApps)  # the chat apps that send decision cards (docs/api.md §22)
 
     def account_name(self, code: str) -> str:
         return self.accounts.get(code, code)
@@ -113,4 +116,4 @@ def team_settings(config: Any) -> TeamSettings:
         named = accounts.parse(config.get("WECHAT_ACCOUNTS") or ",".join(DEFAULT_ACCOUNTS))
     except ValueError:
         named = {}  # the start stops naming WECHAT_ACCOUNTS (services.settings.checks)
-    return TeamSettings(robots, _smtp(config), frozenset(events), public_url.rstrip("/"), named)
+    return TeamSettings(robots, _smtp(config), frozenset(events), public_url.rstrip("/"), named, chat_apps(config))

@@ -8,12 +8,14 @@ import threading
 from typing import Any
 
 from models import OutboxMessage
+from models.chat import ChatCard
 from rules.ids import new_id, now_iso
 from rules.vocabulary import TEAM_CHANNELS
 from services.settings.team import TeamSettings
 
 # Set when a channel has a new message: its sender looks at once instead of at its next poll.
 WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}
+CARDS_WAKE = threading.Event()  # a decision card waits to be sent (services/chat/worker.py)
 
 
 def _account(team: TeamSettings | None, code: str) -> str:
@@ -34,8 +36,22 @@ def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict
     return len(team.channels)
 
 
+def ask_in_chat(team: TeamSettings | None, task: Any, platforms: tuple[str, ...] | None = None) -> int:
+    """A decision card per configured chat app for a task now waiting for review (docs/api.md §22)."""
+    chosen = [p for p in (team.chat.platforms if team is not None else ()) if platforms is None or p in platforms]
+    now = now_iso()
+    for platform in chosen:
+        ChatCard.create(task=task.id, platform=platform, state="to_send", version=0, next_attempt_at=now,
+                        created_at=now, updated_at=now)
+    if chosen:
+        CARDS_WAKE.set()
+    return len(chosen)
+
+
 def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int:
-    """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework)."""
+    """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework); and the chat
+    apps' decision cards."""
+    ask_in_chat(team, task)
     return _enqueue(team, "task.awaiting_review", task.task_id, {
         "kind": kind, "account": _account(team, task.public_account), "topic": task.topic,
         "path": f"/review/{task.task_id}"})

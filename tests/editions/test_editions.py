@@ -319,3 +319,18 @@ def test_the_agent_proposes_and_reads_an_edition_over_mcp(app, admin_client, age
 
         read = run(agent_side())
     assert read["taskIds"] == [t["id"] for t in tasks] and read["createdBy"] is None
+
+
+def test_deleting_a_task_leaves_a_draft_edition_and_waits_for_a_scheduled_one(app, admin_client, agent_headers, fake):
+    tasks = published_articles(app, admin_client, agent_headers, 3)
+    draft = _propose(admin_client, tasks[:2])
+    scheduled = _propose(admin_client, tasks[2:])
+    _send(admin_client, scheduled, at=(datetime.now(UTC) + timedelta(days=1)).isoformat())
+    assert admin_client.delete(f"/api/review/tasks/{tasks[0]['id']}").status_code == 200
+    assert admin_client.get(f"/api/editions/{draft['id']}").get_json()["taskIds"] == [tasks[1]["id"]]
+    assert_error(admin_client.delete(f"/api/review/tasks/{tasks[2]['id']}"), 409, "invalid_state")
+    assert admin_client.get(f"/api/review/tasks/{tasks[2]['id']}").status_code == 200
+    admin_client.delete(f"/api/editions/{scheduled['id']}/send")
+    assert admin_client.delete(f"/api/review/tasks/{tasks[2]['id']}").status_code == 200
+    assert admin_client.delete(f"/api/review/tasks/{tasks[1]['id']}").status_code == 200
+    assert_error(admin_client.get(f"/api/editions/{draft['id']}"), 404, "not_found")  # nothing was left in it

@@ -1,0 +1,145 @@
+"""The chat apps' APIs (docs/api.md §22): Feishu's tenant token, cards sent and redrawn; WeCom's token,
+template cards sent and updated. Each call is one attempt within services.outbound's deadline; a token
+is kept until shortly before it expires. Secrets never reach a log or an error."""
+import json
+import threading
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+
+from services import outbound
+from services.settings.chat import FeishuApp, WeComApp
+
+ANSWER_MAX = 256 * 1024
+TOKEN_MARGIN = 300  # seconds before its expiry a token is fetched again
+_TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
+_LOCK = threading.Lock()
+
+
+class ChatError(Exception):
+    """A call that failed; str() is one line a person can act on (no secret in it)."""
+
+
+def _call(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    sent = {"content-type": "application/json; charset=utf-8", **(headers or {})}
+    where = url.split("?")[0]
+    try:
+        status, raw = outbound.post(url, data, sent, read_at_most=ANSWER_MAX, method=method)
+    except requests.Timeout:
+        raise ChatError(f"{where} timed out") from None
+    except requests.RequestException as exc:
+        raise ChatError(f"{where} is unreachable ({type(exc).__name__})") from None
+    try:
+        answer = json.loads(raw) if len(raw) <= ANSWER_MAX else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise ChatError(f"{where} answered HTTP {status} without a JSON object")
+    return answer
+
+
+def _cached(key: tuple[str, str], fetch, stale: str | None = None) -> str:
+    """The token under `key`, fetched when there is none, it is near its end, or it is `stale` (refused)."""
+    with _LOCK:
+        if stale is not None and _TOKENS.get(key, ("", 0.0))[0] == stale:
+            del _TOKENS[key]
+        token, until = _TOKENS.get(key, ("", 0.0))
+        if token and time.time() < until:
+            return token
+        token, seconds = fetch()
+        _TOKENS[key] = (token, time.time() + max(0, seconds - TOKEN_MARGIN))
+        return token
+
+
+def forget_tokens() -> None:
+    with _LOCK:
+        _TOKENS.clear()
+
+
+def _feishu_checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
+    if answer.get("code") != 0:
+        raise ChatError(f"Feishu {what} refused: code {answer.get('code')}: {str(answer.get('msg'))[:200]}")
+    return answer
+
+
+FEISHU_TOKEN_CODES = frozenset({99991661, 99991663, 99991668})
+WECOM_TOKEN_CODES = frozenset({40014, 42001})
+
+
+def _with_token(call, token, codes: frozenset[int], code_key: str) -> dict[str, Any]:
+    """`call(token)`; once more with a fresh token when the platform refused that one."""
+    first = token()
+    answer = call(first)
+    if answer.get(code_key) in codes:
+        answer = call(token(stale=first))
+    return answer
+
+
+class Feishu:
+    def __init__(self, app: FeishuApp):
+        self.app = app
+
+    def _token(self, stale: str | None = None) -> str:
+        def fetch():
+            answer = _feishu_checked(_call("POST", f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/"
+                                                   "internal", {"app_id": self.app.app_id,
+                                                                "app_secret": self.app.app_secret}), "token")
+            return str(answer["tenant_access_token"]), float(answer.get("expire") or 0)
+        return _cached(("feishu", self.app.api_base + self.app.app_id), fetch, stale)
+
+    def send(self, card: dict[str, Any]) -> str:
+        """The card to the group -> its message_id."""
+        answer = _feishu_checked(_with_token(lambda token: _call(
+            "POST", f"{self.app.api_base}/open-apis/im/v1/messages?receive_id_type=chat_id",
+            {"receive_id": self.app.chat_id, "msg_type": "interactive",
+             "content": json.dumps(card, ensure_ascii=False)},
+            {"authorization": f"Bearer {token}"}), self._token, FEISHU_TOKEN_CODES, "code"), "send")
+        message_id = (answer.get("data") or {}).get("message_id")
+        if not message_id:
+            raise ChatError("Feishu send answered without a message_id")
+        return str(message_id)
+
+    def redraw(self, message_id: str, card: dict[str, Any]) -> None:
+        _feishu_checked(_with_token(lambda token: _call(
+            "PATCH", f"{self.app.api_base}/open-apis/im/v1/messages/{message_id}",
+            {"content": json.dumps(card, ensure_ascii=False)}, {"authorization": f"Bearer {token}"}),
+            self._token, FEISHU_TOKEN_CODES, "code"), "update")
+
+
+class WeCom:
+    def __init__(self, app: WeComApp):
+        self.app = app
+
+    def _token(self, stale: str | None = None) -> str:
+        def fetch():
+            query = urlencode({"corpid": self.app.corp_id, "corpsecret": self.app.secret})
+            answer = _wecom_checked(_call("GET", f"{self.app.api_base}/cgi-bin/gettoken?{query}"), "gettoken")
+            return str(answer["access_token"]), float(answer.get("expires_in") or 0)
+        return _cached(("wecom", self.app.api_base + self.app.corp_id + str(self.app.agent_id)), fetch, stale)
+
+    def send(self, card: dict[str, Any]) -> str:
+        """The template card to WECOM_TO_USERS -> its response_code (updates it once)."""
+        answer = _wecom_checked(_with_token(lambda token: _call(
+            "POST", f"{self.app.api_base}/cgi-bin/message/send?access_token={token}",
+            {"touser": self.app.to_users, "msgtype": "template_card", "agentid": self.app.agent_id,
+             "template_card": card}), self._token, WECOM_TOKEN_CODES, "errcode"), "send")
+        return str(answer.get("response_code") or "")
+
+    def update(self, response_code: str, replace_name: str) -> None:
+        """The card's buttons become one grey line: what was decided."""
+        audience: dict[str, Any] = ({"atall": 1} if self.app.to_users == "@all"
+                                    else {"userids": self.app.to_users.split("|")})
+        _wecom_checked(_with_token(lambda token: _call(
+            "POST", f"{self.app.api_base}/cgi-bin/message/update_template_card?access_token={token}",
+            {**audience, "agentid": self.app.agent_id, "response_code": response_code,
+             "button": {"replace_name": replace_name[:20]}}), self._token, WECOM_TOKEN_CODES, "errcode"),
+            "update_template_card")
+
+
+def _wecom_checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
+    if answer.get("errcode") != 0:
+        raise ChatError(f"WeCom {what} refused: errcode {answer.get('errcode')}: {str(answer.get('errmsg'))[:200]}")
+    return answer
