@@ -24,7 +24,7 @@ def feishu_card():
     try:
         if app is None:
             raise NotFound("no Feishu app is configured (FEISHU_APP_ID …)")
-        opened = callbacks.feishu(app, request.headers, request.get_data(cache=False), settings().event_max_age)
+        opened = callbacks.feishu(app, dict(request.headers), request.get_data(cache=False), settings().event_max_age)
         if isinstance(opened, dict):
             return jsonify(opened)
         return jsonify(feishu_answer(opened, settings()))

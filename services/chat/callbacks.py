@@ -92,20 +92,23 @@ def feishu(app: FeishuApp, headers: Mapping[str, str], body: bytes, max_age: int
         expected = hashlib.sha256(timestamp.encode() + nonce.encode() + app.encrypt_key.encode() + body).hexdigest()
         if not hmac.compare_digest(headers.get("X-Lark-Signature", "").encode(), expected.encode()):
             raise Forbidden("X-Lark-Signature does not match FEISHU_ENCRYPT_KEY")
-    header = event.get("header") if isinstance(event.get("header"), dict) else {}
+    header = _object(event, "header")
     if not hmac.compare_digest(str(header.get("token") or "").encode(), app.verification_token.encode()):
         raise Forbidden("the verification token does not match FEISHU_VERIFICATION_TOKEN")
     _fresh("feishu", timestamp, nonce, max_age)
     if header.get("event_type") != "card.action.trigger":
         raise ValidationFailed("not a card action", {"header.event_type": ["not card.action.trigger"]})
-    body_event = event.get("event") if isinstance(event.get("event"), dict) else {}
-    action = body_event.get("action") if isinstance(body_event.get("action"), dict) else {}
-    value = action.get("value") if isinstance(action.get("value"), dict) else {}
-    form = action.get("form_value") if isinstance(action.get("form_value"), dict) else {}
-    operator = body_event.get("operator") if isinstance(body_event.get("operator"), dict) else {}
-    context = body_event.get("context") if isinstance(body_event.get("context"), dict) else {}
+    body_event = _object(event, "event")
+    action = _object(body_event, "action")
+    value, form = _object(action, "value"), _object(action, "form_value")
+    operator, context = _object(body_event, "operator"), _object(body_event, "context")
     return _click("feishu", operator.get("open_id"), value.get("taskId"), value.get("action"), value.get("version"),
                   note=form.get("note"), message_id=context.get("open_message_id"))
+
+
+def _object(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    found = parent.get(key)
+    return found if isinstance(found, dict) else {}
 
 
 def _click(platform: str, identity: Any, task_id: Any, action: Any, version: Any, **extra: Any) -> Click:

@@ -7,9 +7,17 @@ import pytest
 
 from fakeplatform.chatapps import feishu_request, post_feishu
 from models import ChatCard, db
-from tests.chat.conftest import CHAT_ID, FEISHU_KEY, FEISHU_TOKEN, WECOM_KEY, WECOM_TOKEN
 from tests.helpers.app import create_admin
-from tests.helpers.chat import link, one_option_task, wait_for
+from tests.helpers.chat import (
+    CHAT_ID,
+    FEISHU_KEY,
+    FEISHU_TOKEN,
+    WECOM_KEY,
+    WECOM_TOKEN,
+    link,
+    one_option_task,
+    wait_for,
+)
 from tests.helpers.review import approve_article, create_task, decision_url, make_asset
 
 pytestmark = pytest.mark.both_stores
@@ -85,7 +93,8 @@ def test_a_waiting_task_gets_a_card_on_both_and_one_tap_approves_it(app, client,
     decided = _task(linked, task)
     assert decided["status"] == "approved"
     event = next(e for e in decided["timeline"] if e["type"] == "decided_in_chat")
-    assert event["actorName"] == "admin" and event["data"] == {"platform": "feishu", "action": "approve_without_publish"}
+    assert event["actorName"] == "admin"
+    assert event["data"] == {"platform": "feishu", "action": "approve_without_publish"}
     # The WeCom card of the same task says so too (its buttons give way to one grey line).
     wait_for(lambda: chat_apps.wecom_card(wecom_id).get("replace_text"), what="the WeCom update")
     assert "Approved" in chat_apps.wecom_card(wecom_id)["replace_text"]

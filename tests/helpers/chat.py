@@ -1,7 +1,20 @@
 """Tasks for the chat's decision cards (docs/api.md §22): one option per field, or choices left."""
 import time
 
+from fakeplatform.freepublish import encoding_aes_key
 from tests.helpers.review import article_payload, create_task, make_asset
+
+FEISHU_TOKEN, FEISHU_KEY, CHAT_ID = "feishu-verification-token", "feishu-encrypt-key", "oc_team_group"
+WECOM_TOKEN, WECOM_KEY = "wecom-callback-token", encoding_aes_key()
+
+
+def chat_settings(apps, **extra):
+    """The settings naming the fake chat apps (fakeplatform/chatapps.py)."""
+    return {"FEISHU_APP_ID": apps.app_id, "FEISHU_APP_SECRET": apps.app_secret,
+            "FEISHU_VERIFICATION_TOKEN": FEISHU_TOKEN, "FEISHU_ENCRYPT_KEY": FEISHU_KEY, "FEISHU_CHAT_ID": CHAT_ID,
+            "FEISHU_API_BASE": apps.base_url, "WECOM_CORP_ID": apps.corp_id, "WECOM_AGENT_ID": str(apps.agent_id),
+            "WECOM_SECRET": apps.corp_secret, "WECOM_TOKEN": WECOM_TOKEN, "WECOM_AES_KEY": WECOM_KEY,
+            "WECOM_TO_USERS": "li|wang", "WECOM_API_BASE": apps.base_url, **extra}
 
 
 def one_option_task(app, client, agent_headers, title="芯片的一个问题"):
