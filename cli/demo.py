@@ -17,14 +17,18 @@ import click
 import requests
 
 from fakeplatform import FakePlatform
+from fakeplatform.chatapps import FakeChatApps, describe_card
 from fakeplatform.robots import FakeRobot
 from models import db
 from rules import accounts
 from services.auth import save_admin
+from services.chat.linking import link_chat
 from services.demo import seed, seed_edition, seed_live
 from services.settings import configured_accounts
 
 DEMO_ADMIN = "demo"
+DEMO_FEISHU, DEMO_WECOM = "ou_demo_editor", "demo_editor"  # the demo admin in the chat apps
+DEMO_WECOM_KEY = "DemoWeComEncodingAESKey0123456789abcdefghij"
 DEMO_LATENCY = (0.15, 0.03)  # a platform call from a server outside its region: 150 ms ± 30 ms
 PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)  # where `python -m agentmcp` runs
 
@@ -95,17 +99,58 @@ def robot_lines(robot_url: str) -> list[str]:
             "\"Tell the team\")"]
 
 
-def _report_when_listening(fake, url, msg_id, seconds=60.0):
-    """MASSSENDJOBFINISH of the demo's edition, pushed once the service answers (its counts and links)."""
+def chat_settings(chat):
+    """The demo's Feishu and WeCom apps: the fake's, their callbacks signed and encrypted."""
+    return {"FEISHU_APP_ID": chat.app_id, "FEISHU_APP_SECRET": chat.app_secret,
+            "FEISHU_VERIFICATION_TOKEN": "demo-feishu-token", "FEISHU_ENCRYPT_KEY": "demo-feishu-key",
+            "FEISHU_CHAT_ID": "oc_demo_editors", "FEISHU_API_BASE": chat.base_url, "WECOM_CORP_ID": chat.corp_id,
+            "WECOM_AGENT_ID": str(chat.agent_id), "WECOM_SECRET": chat.corp_secret, "WECOM_TOKEN": "demo-wecom-token",
+            "WECOM_AES_KEY": DEMO_WECOM_KEY, "WECOM_TO_USERS": DEMO_WECOM, "WECOM_API_BASE": chat.base_url}
+
+
+def _listening(url, seconds=60.0):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             requests.get(f"{url}/healthz", timeout=2)
+            return True
         except requests.RequestException:
             time.sleep(0.2)
-            continue
-        fake.push_mass_event(msg_id)
+    return False
+
+
+def _when_listening(fake, chat, url, edition):
+    """Once the service answers: the platform's report of the demo's edition (its counts and links), and the
+    chat card of the one-tap sample printed and clicked, as an editor would in the group (docs/api.md §22)."""
+    if not _listening(url):
         return
+    if edition:
+        fake.push_mass_event(int(edition["msgId"]))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for message_id in list(chat.feishu_messages):
+            card = chat.feishu_cards[message_id]["card"]
+            value = _button(card, "approve_without_publish")
+            if value is not None:
+                print(f"[chat card, Feishu]\n{describe_card(card)}\n", flush=True)
+                _status, answer = chat.click_feishu(message_id, value, DEMO_FEISHU, f"{url}/feishu/card",
+                                                    "demo-feishu-token", encrypt_key="demo-feishu-key")
+                toast = answer.get("toast", {}).get("content") if isinstance(answer, dict) else answer
+                print(f"[chat click] {DEMO_ADMIN} tapped approve in Feishu: {toast}\n", flush=True)
+                return
+        time.sleep(0.3)
+
+
+def _button(node, action):
+    """The callback value of the card's `action` button, if it has one."""
+    if isinstance(node, dict):
+        for behavior in node.get("behaviors") or []:
+            if behavior.get("type") == "callback" and behavior.get("value", {}).get("action") == action:
+                return behavior["value"]
+        node = list(node.values())
+    if isinstance(node, list):
+        return next((found for item in node if (found := _button(item, action)) is not None), None)
+    return None
 
 
 def start_demo_robot():
@@ -123,6 +168,9 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     atexit.register(fake.stop)
     robot = start_demo_robot()
     atexit.register(robot.stop)
+    chat = FakeChatApps()
+    chat.start()
+    atexit.register(chat.stop)
     if exit_on_sigterm:  # `kill` ends the demo like Ctrl+C does, so the folder is removed too
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # The demo never touches a configured instance: explicit paths win over the environment.
@@ -135,6 +183,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     # The links in the robot's messages open this demo (HOST and PORT as the service reads them).
     config["REVIEW_PUBLIC_URL"] = f"http://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
     config["WECHAT_PUBLISH_POLL_DELAYS"] = "1,5,30,60"  # the demo's article goes live in seconds
+    config.update(chat_settings(chat))
     app = create_app({**config, **(overrides or {})}, serve=True)  # the demo serves: its workers run
     password = secrets.token_urlsafe(12)
 
@@ -144,10 +193,10 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         worker = app.config["WECHAT_LIVE_WORKER_ENABLED"]
         live = seed_live(app.extensions["settings"], DEMO_ADMIN) if worker else None
         edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
+        link_chat(DEMO_ADMIN, DEMO_FEISHU, DEMO_WECOM)
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
     push_events_to(fake, url)  # going live reaches a (fake) article URL
-    if edition:  # sent before the service listened: the platform's report follows once it does
-        threading.Thread(target=_report_when_listening, args=(fake, url, int(edition["msgId"])), daemon=True).start()
+    threading.Thread(target=_when_listening, args=(fake, chat, url, edition), daemon=True).start()
     banner = [
         "",
         "Demo mode: everything lives in a temporary folder and is removed when you stop the server.",
@@ -162,6 +211,8 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"  Client token {client_token}   (header x-feedback-client-token, channel demo-app)",
         *mcp_lines(url, app.config["REVIEW_AGENT_TOKEN"]),
         *robot_lines(robot.url),
+        f"  Chat apps   fake Feishu and WeCom apps at {chat.base_url}: a task that waits for review gets a card; "
+        f"the demo taps one (printed here) as {DEMO_ADMIN}, linked with link-chat",
         *([f"  Followers   an edition of {len(edition['taskIds'])} articles was sent to the fake platform's followers "
            f"(its counts and links arrive in a moment): {url}/editions"] if edition else []),
         *([f"  Readers     \"{live['topic']}\" is live on the fake platform ({live['live']['articleUrl']}), with a "

@@ -122,6 +122,10 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
                  [{"id": "cool-a", "outline": "问题|方案", "focuses": ["液冷"],
                    "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n"}],
                  [img("cooling-cover.png", (960, 540), "cooling cover", si)]),
+        _article(cf, CHAT_TOPIC, [CHAT_TOPIC], ["补水、热身和一双合脚的鞋。"], ["碳能教练组"],
+                 [{"id": "long-a", "outline": "补水|热身|鞋", "focuses": ["补水"],
+                   "content": "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n"}],
+                 [img("long-run.png", (900, 500), "long run cover", cf)]),
         *[_article(si, topic, [topic], [summary], ["硅基编辑部"],
                    [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
                    [img(f"day-{n}.png", (900, 500), f"edition article {n}", si)])
@@ -191,6 +195,7 @@ EDITION_SAMPLES = (("RISC-V 走进数据中心", "开放指令集从嵌入式走
                    ("边缘 AI 的三种落地方式", "摄像头、网关与手机：算力在离用户更近的地方。"),
                    ("一张图看懂 HBM", "高带宽内存为何成了 AI 芯片的瓶颈。"))
 LIVE_TOPIC = "AI 芯片散热的新办法"  # the sample the demo takes all the way to readers
+CHAT_TOPIC = "周末长跑前的三件事"  # one option per field: its chat card decides it in one tap (docs/api.md §22)
 LIVE_WAIT_SECONDS = 20.0
 
 

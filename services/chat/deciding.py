@@ -10,6 +10,7 @@ from flask_babel import gettext
 from models import AdminUser, db, immediate
 from models.chat import ChatCard
 from models.review import ReviewTask, task_by_id
+from rules.labels import ACTION_LABELS
 from services.chat.callbacks import Click
 from services.chat.cards import BUTTONS
 from services.chat.choices import approval, rejection
@@ -62,7 +63,7 @@ def decide(click: Click, settings: Settings) -> tuple[bool, str, ReviewTask | No
         threading.Thread(target=_publish, args=(claim, user.username, settings), daemon=True,
                          name=f"chat-publish-{task.task_id}").start()
         return True, gettext("Approved; publishing now."), ReviewTask.get_by_id(task.id)
-    return True, gettext("Decided."), ReviewTask.get_by_id(task.id)
+    return True, gettext("Decided: %(action)s.", action=ACTION_LABELS[click.action]), ReviewTask.get_by_id(task.id)
 
 
 def _remember_response(click: Click, task: ReviewTask) -> None:
