@@ -26,7 +26,6 @@ from services.platform.client import (
     cached_upload,
     client_for,
     forget_upload,
-    prepare_body_image,
     remember_upload,
 )
 from services.settings import Settings
@@ -292,31 +291,6 @@ def test_fake_uploadimg_refuses_more_than_one_megabyte(client, fake_platform):
                             params={"access_token": client.access_token(), "type": "image"},
                             files={"other": ("a.png", png_bytes(), "image/png")}, timeout=5).json()
     assert missing["errcode"] == 41005
-
-
-def test_prepare_body_image_keeps_small_jpg_and_png_untouched():
-    png = png_bytes()
-    jpg = encoded(Image.new("RGB", (30, 30), (1, 2, 3)), "JPEG")
-    assert prepare_body_image(png) == (png, "image/png", "png")
-    assert prepare_body_image(jpg) == (jpg, "image/jpeg", "jpg")
-
-
-def test_prepare_body_image_keeps_transparency_and_shrinks_large_png():
-    transparent = noise_image((900, 900), "RGBA")
-    big = encoded(transparent, "PNG")
-    assert len(big) > MB
-
-    data, content_type, ext = prepare_body_image(big)
-
-    image = Image.open(io.BytesIO(data))
-    assert (content_type, ext, image.format, image.mode) == ("image/png", "png", "PNG", "RGBA")
-    assert len(data) <= MB
-    assert image.width < 900
-
-
-def test_prepare_body_image_rejects_data_that_is_no_image():
-    with pytest.raises(ValueError, match="cannot be read as an image"):
-        prepare_body_image(b"not an image at all")
 
 
 # ---- drafts ---------------------------------------------------------------------------------------
