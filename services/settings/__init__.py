@@ -47,8 +47,8 @@ def _load(schema: Schema, config: Mapping[str, Any], prefix: str = "") -> dict[s
         for name, messages in exc.normalized_messages().items():
             message = messages[0] if isinstance(messages, list) else str(messages)
             setting = schema.fields[name].metadata
-            if message in (setting["must"], "must be a finite number") and not setting["secret"]:
-                message += f", not {data[name]!r}"  # a secret's value is never shown
+            if message in (setting["must"], "must be a finite number"):
+                message += " (the value is not shown)" if setting["secret"] else f", not {data[name]!r}"
             lines.append(f"{prefix}{name} {message}")
         raise SettingsError("\n".join(lines)) from None
 

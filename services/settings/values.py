@@ -95,8 +95,7 @@ def address(default: str, help: str, *, secret: bool = False) -> Any:
         if value and (parts.scheme not in ("http", "https") or not parts.hostname):
             raise ValueError(value)
         return value or default
-    return parsed(parse, default, help, "must be an http:// or https:// address" +
-                  (" (the value is not shown: it holds the robot's key)" if secret else ""), secret=secret)
+    return parsed(parse, default, help, "must be an http:// or https:// address", secret=secret)
 
 
 def split_list(value: Any) -> list[str]:
@@ -107,7 +106,7 @@ def split_list(value: Any) -> list[str]:
 
 
 def words(default: str, help: str, *, known: Iterable[str] = (), what: str = "", into: type = tuple,
-          at_least_one: bool = False, must: str = "must be names separated by commas") -> Any:
+          at_least_one: bool = False, must: str = "must be a comma-separated list") -> Any:
     """A comma-separated list; each one of `known` when given."""
     def parse(value: Any) -> Any:
         found = split_list(value)
