@@ -58,9 +58,17 @@ def number(default: float, help: str, high: float | None = None) -> Any:
     return setting(fields.Float, default, help, must, validate=validate.Range(0, high, min_inclusive=False, error=must))
 
 
+class Flag(fields.Boolean):
+    """1/true/yes/on or 0/false/no/off, in any case ("TRUE", " On ")."""
+
+    truthy, falsy = {"1", "true", "yes", "on", True}, {"0", "false", "no", "off", False}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        return super()._deserialize(value.strip().lower() if isinstance(value, str) else value, attr, data, **kwargs)
+
+
 def flag(default: bool, help: str) -> Any:
-    return setting(fields.Boolean, default, help, "must be true or false", truthy={"1", "true", "yes", "on", True},
-                   falsy={"0", "false", "no", "off", False})
+    return setting(Flag, default, help, "must be true or false")
 
 
 def text(default: str, help: str, must: str = "must be text", *, secret: bool = False, pattern: str = "") -> Any:

@@ -30,13 +30,15 @@ def test_lists_pairs_and_limits():
     settings = Settings.with_defaults({
         "REVIEW_AGENT_TOKEN": "old-token, new-token", "FEEDBACK_CLIENT_TOKENS": "web = t1, ios=t2",
         "REVIEW_AGENT_WEBHOOK_EVENTS": "review_task.rejected,review_task.live", "FEEDBACK_RATE_LIMIT_PER_IP": "",
-        "FEEDBACK_RATE_LIMIT_PER_DEVICE": "5 per 10 minutes; 50/hours", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": "yes"})
+        "FEEDBACK_RATE_LIMIT_PER_DEVICE": "5 per 10 minutes; 50/hours", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": " On ",
+        "SMTP_STARTTLS": "FALSE"})
     assert settings.agent_tokens == ("old-token", "new-token")
     assert settings.feedback_client_tokens == {"web": "t1", "ios": "t2"}
     assert settings.webhook_events == frozenset({"review_task.rejected", "review_task.live"})
     assert settings.feedback_rate_limits["ip"] == ()  # no limit
     assert settings.feedback_rate_limits["device"] == ((5, 600), (50, 3600))
-    assert settings.remote_image_allow_private is True
+    assert settings.remote_image_allow_private is True and settings.team.smtp is None
+    assert parse({**DEFAULTS, "SMTP_STARTTLS": "FALSE", "PORT": " 8001 "})["SMTP_STARTTLS"] is False
     assert "t1" not in repr(settings) and "old-token" not in repr(settings)
 
 
