@@ -37,45 +37,6 @@ def setting(kind: type[fields.Field], default: Any, help: str, must: str = "must
                 error_messages=messages, **options)
 
 
-class Whole(fields.Integer):
-    """From text too; a fraction is refused (not cut); a timedelta (Flask's own session lifetime) is its seconds."""
-
-    def _validated(self, value: Any) -> int:
-        if isinstance(value, float):
-            raise self.make_error("invalid")
-        return super()._validated(int(value.total_seconds()) if isinstance(value, timedelta) else value)
-
-
-def whole(default: int, help: str, low: int = 1, high: int | None = None) -> Any:
-    must = f"must be a whole number from {low} to {high}" if high is not None else \
-        f"must be a whole number of at least {low}"
-    return setting(Whole, default, help, must, validate=validate.Range(low, high, error=must))
-
-
-def number(default: float, help: str, high: float | None = None) -> Any:
-    """Above 0, at most `high`; nan, inf and 1e309 are refused (marshmallow's allow_nan=False)."""
-    must = "must be a number above 0" + (f" and at most {high:g}" if high is not None else "")
-    return setting(fields.Float, default, help, must, validate=validate.Range(0, high, min_inclusive=False, error=must))
-
-
-class Flag(fields.Boolean):
-    """1/true/yes/on or 0/false/no/off, in any case ("TRUE", " On ")."""
-
-    truthy, falsy = {"1", "true", "yes", "on", True}, {"0", "false", "no", "off", False}
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
-        return super()._deserialize(value.strip().lower() if isinstance(value, str) else value, attr, data, **kwargs)
-
-
-def flag(default: bool, help: str) -> Any:
-    return setting(Flag, default, help, "must be true or false")
-
-
-def text(default: str, help: str, must: str = "must be text", *, secret: bool = False, pattern: str = "") -> Any:
-    check = validate.Regexp(pattern, error=must) if pattern else None
-    return setting(fields.String, default, help, must, secret=secret, validate=check)
-
-
 class Parsed(fields.Field):
     """A value `parse` reads; its ValueError refuses the value with `must`, a Refusal with its own words."""
 
@@ -88,12 +49,44 @@ class Parsed(fields.Field):
             return self.parse(value)
         except Refusal as exc:
             raise ValidationError(str(exc)) from None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, LookupError):
             raise ValidationError(self.metadata["must"]) from None
 
 
 def parsed(parse: Callable[[Any], Any], default: Any, help: str, must: str, **options: Any) -> Any:
     return setting(Parsed, default, help, must, parse=parse, **options)
+
+
+def _whole(value: Any) -> int:
+    """From text too; a fraction is refused, not cut; a timedelta (Flask's session lifetime) is its seconds."""
+    if isinstance(value, (bool, float)):
+        raise ValueError(value)
+    return int(value.total_seconds()) if isinstance(value, timedelta) else int(value)
+
+
+def whole(default: int, help: str, low: int = 1, high: int | None = None) -> Any:
+    must = f"must be a whole number from {low} to {high}" if high is not None else \
+        f"must be a whole number of at least {low}"
+    return parsed(_whole, default, help, must, validate=validate.Range(low, high, error=must))
+
+
+def number(default: float, help: str, high: float | None = None) -> Any:
+    """Above 0, at most `high`; nan, inf and 1e309 are refused (marshmallow's allow_nan=False)."""
+    must = "must be a number above 0" + (f" and at most {high:g}" if high is not None else "")
+    return setting(fields.Float, default, help, must, validate=validate.Range(0, high, min_inclusive=False, error=must))
+
+
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def flag(default: bool, help: str) -> Any:
+    """1/true/yes/on or 0/false/no/off, in any case ("TRUE", " On ")."""
+    return parsed(lambda value: _FLAGS[str(value).strip().lower()], default, help, "must be true or false")
+
+
+def text(default: str, help: str, must: str = "must be text", *, secret: bool = False, pattern: str = "") -> Any:
+    check = validate.Regexp(pattern, error=must) if pattern else None
+    return setting(fields.String, default, help, must, secret=secret, validate=check)
 
 
 def address(default: str, help: str, *, secret: bool = False) -> Any:
