@@ -56,15 +56,7 @@ from services.operations import service_lock
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
 from services.review.webhooks import WebhookSender
-from services.settings import (
-    DEFAULTS,
-    Settings,
-    SettingsError,
-    account_defaults,
-    configured_accounts,
-    from_environment,
-    typed,
-)
+from services.settings import DEFAULTS, Settings, SettingsError, configured_accounts, from_environment, parse
 from services.stats.fetching import stats_worker
 from services.task_delete import recover_deletions
 from services.team.sender import TeamSender
@@ -81,9 +73,9 @@ class JSONProvider(DefaultJSONProvider):
         return load_json(s)
 
 
-def _state_path(config, name, default):
+def _state_path(config, name):
     """Absolute folder; relative values (and the defaults) are taken from the working directory."""
-    value = (config or {}).get(name) or os.environ.get(name) or default
+    value = (config or {}).get(name) or os.environ.get(name) or DEFAULTS[name]
     return Path(value).resolve()
 
 
@@ -117,28 +109,27 @@ def _secret_key(instance):
 
 
 def load_settings(app, config):
-    """defaults -> instance/config.py -> environment -> `config` argument."""
+    """defaults -> instance/config.py -> environment -> `config` argument, then checked and typed once (a bad
+    value stops the start naming it): services get `app.extensions["settings"]`, app.config the typed values."""
     app.config.from_mapping(DEFAULTS)
     app.config.from_pyfile("config.py", silent=True)
     # Each configured account's own settings are known names too (docs/api.md §18).
-    codes = configured_accounts(config or {}, os.environ, app.config)
-    app.config.from_mapping({**account_defaults(codes), **{k: v for k, v in app.config.items() if k.isupper()}})
-    app.config.update(from_environment(known={**DEFAULTS, **{k: v for k, v in app.config.items() if k.isupper()}}))
+    app.config.update(from_environment(os.environ, configured_accounts(config or {}, os.environ, app.config)))
     app.config.update(config or {})
-    typed(app.config)
+    app.config["REVIEW_INSTANCE_PATH"] = app.instance_path
+    app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH"))
+    values = parse(app.config)
+    app.config.update({name: value for name, value in values.items() if isinstance(value, (bool, int, float))})
+    app.extensions["settings"] = Settings.from_values(values)
     app.config.update(
         SESSION_COOKIE_NAME="review_admin_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_PATH="/",
-        PERMANENT_SESSION_LIFETIME=timedelta(seconds=int(_seconds(app.config["PERMANENT_SESSION_LIFETIME"]))),
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=app.config["PERMANENT_SESSION_LIFETIME"]),
         REMEMBER_COOKIE_NAME="review_admin_remember",
         MAX_CONTENT_LENGTH=app.config.get("MAX_CONTENT_LENGTH") or 32 * 1024 * 1024,
     )
-
-
-def _seconds(value):
-    return value.total_seconds() if isinstance(value, timedelta) else value
 
 
 def _private_folder(folder):
@@ -270,18 +261,14 @@ def create_app(config=None, *, serve=None, hold=None):
         _ensure_logging()
     else:
         logs.guard(logging.getLogger())
-    instance = _state_path(config, "REVIEW_INSTANCE_PATH", "instance")
+    instance = _state_path(config, "REVIEW_INSTANCE_PATH")
     held = service_lock.hold(instance) if hold else None  # first: waits while a restore runs
     resumed = resume_restore(instance)  # a restore killed midway: finished or undone before config.py is read
     _private_folder(instance)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.json = JSONProvider(app)
     load_settings(app, config)
-    app.config["REVIEW_INSTANCE_PATH"] = str(instance)
-    app.config["REVIEW_UPLOADS_PATH"] = str(_state_path(app.config, "REVIEW_UPLOADS_PATH", "uploads"))
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
-    # Checked and typed once (a bad value stops the start naming it); services get this object.
-    app.extensions["settings"] = Settings.from_config(app.config)
     accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
     use_hash_method(app.extensions["settings"].hash_method)
     if held:  # on PostgreSQL, before the database is written

@@ -4,7 +4,7 @@ import click
 
 from services.operations.copy_to import TargetNotEmpty, copy_to_database
 from services.operations.service_lock import ServiceRunning, alone
-from services.settings import SettingsError, check_database_url
+from services.settings.values import SettingsError, check_database_url
 
 
 def _copy(settings, database_url):

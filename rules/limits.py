@@ -35,7 +35,6 @@ SCREENSHOT_MAX_BYTES = 10 * 1024 * 1024
 LOG_MAX_BYTES = 20 * 1024 * 1024
 MAX_ATTACHMENTS = 10  # per feedback record
 MAX_EXTRA_BYTES = 4096  # the `extra` object, as JSON
-DEFAULT_DUPLICATE_WINDOW_SECONDS = 24 * 3600  # FEEDBACK_DUPLICATE_WINDOW_SECONDS
 
 # Request bodies (docs/api.md §16): the largest legitimate one is the largest file in its multipart form;
 # the server refuses a body declared larger (413) before reading it.

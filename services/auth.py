@@ -19,8 +19,7 @@ log = logging.getLogger(__name__)
 PERMISSIONS = ("review", "feedback")
 DEVICE_KEY = "device:"  # LoginAttempt rows of a known device use this key for both name and address
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
-DEFAULT_HASH_METHOD = "scrypt"
-_hashing = {"method": DEFAULT_HASH_METHOD, "dummy": ""}
+_hashing = {"method": "scrypt", "dummy": ""}  # PASSWORD_HASH_METHOD (use_hash_method) sets it at start
 
 
 def use_hash_method(method: str) -> None:

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from models.row_copy import TargetNotEmpty, copy_rows_to, row_counts  # noqa: F401 (TargetNotEmpty: for callers)
-from services.settings import check_database_url
+from services.settings.values import check_database_url
 
 
 def copy_to_database(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:

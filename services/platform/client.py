@@ -34,7 +34,6 @@ from services.settings import Settings
 
 log = logging.getLogger(__name__)
 
-DEFAULT_API_BASE = "https://api.weixin.qq.com"
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
@@ -77,7 +76,7 @@ class PlatformClient:
     """One account on one platform; cheap to create. A job's upload threads share one: each
     thread has its own HTTP session (requests' Session is not meant to be shared between threads)."""
 
-    def __init__(self, account, appid, secret, base_url=DEFAULT_API_BASE, timeout=(5, 20)):
+    def __init__(self, account, appid, secret, base_url, timeout=(5, 20)):
         self.account = account
         self.appid = appid
         self._secret = secret

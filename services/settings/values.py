@@ -1,84 +1,156 @@
-"""How the text values of settings read: lists, pairs, rate limits, retry delays, preview recipients.
-
-Environment variables are text; services.settings checks and types them once at start with these.
-"""
+"""How settings' values read (docs/api.md §1): kinds of value as marshmallow fields that carry the setting's
+default, help and what a value must be, so a refusal and the docs' table say the same. A value reads the
+same as text (the environment) or typed (config.py, a test's config)."""
+import importlib.util
 import re
+from collections.abc import Callable, Iterable
+from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from rules.vocabulary import DEFAULT_ACCOUNTS
+from marshmallow import ValidationError, fields, validate
+from playhouse import db_url
 
 PERIOD_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _LIMIT = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
 # Seconds to wait after each failed webhook attempt: 9 attempts over about 7.5 hours.
 DEFAULT_RETRY_DELAYS = (10.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0)
+MAX_DELAY_SECONDS = 30 * 86400  # a longer wait is a mistake (and would overflow a date)
+ZONE_NAME_LIMIT = 64  # the longest tzdata name has 32 characters; a longer one is not looked up at all
+
+
+class SettingsError(ValueError):
+    """A setting the service cannot run with; the message names it (start-up stops)."""
+
+
+class Refusal(ValueError):
+    """A parse's own words for what is wrong ("names unknown accounts mars; …"), after the setting's name."""
+
+
+def setting(kind: type[fields.Field], default: Any, help: str, must: str = "must be text", *, secret: bool = False,
+            env: bool = True, **options: Any) -> Any:
+    """One setting's field. A refusal reads "NAME <must>, not <value>" (a secret's value never shown);
+    `must` is the docs' "value" column too."""
+    messages: dict[str, Any] = {"invalid": must, "null": must, "too_large": must, "special": "must be a finite number"}
+    return kind(metadata={"default": default, "help": help, "must": must, "secret": secret, "env": env},
+                error_messages=messages, **options)
+
+
+class Parsed(fields.Field):
+    """A value `parse` reads; its ValueError refuses the value with `must`, a Refusal with its own words."""
+
+    def __init__(self, parse: Callable[[Any], Any], **options: Any) -> None:
+        self.parse = parse
+        super().__init__(**options)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        try:
+            return self.parse(value)
+        except Refusal as exc:
+            raise ValidationError(str(exc)) from None
+        except (TypeError, ValueError, LookupError):
+            raise ValidationError(self.metadata["must"]) from None
+
+
+def parsed(parse: Callable[[Any], Any], default: Any, help: str, must: str, **options: Any) -> Any:
+    return setting(Parsed, default, help, must, parse=parse, **options)
+
+
+def _whole(value: Any) -> int:
+    """From text too; a fraction is refused, not cut; a timedelta (Flask's session lifetime) is its seconds."""
+    if isinstance(value, (bool, float)):
+        raise ValueError(value)
+    return int(value.total_seconds()) if isinstance(value, timedelta) else int(value)
+
+
+def whole(default: int, help: str, low: int = 1, high: int | None = None) -> Any:
+    must = f"must be a whole number from {low} to {high}" if high is not None else \
+        f"must be a whole number of at least {low}"
+    return parsed(_whole, default, help, must, validate=validate.Range(low, high, error=must))
+
+
+def number(default: float, help: str, high: float | None = None) -> Any:
+    """Above 0, at most `high`; nan, inf and 1e309 are refused (marshmallow's allow_nan=False)."""
+    must = "must be a number above 0" + (f" and at most {high:g}" if high is not None else "")
+    return setting(fields.Float, default, help, must, validate=validate.Range(0, high, min_inclusive=False, error=must))
+
+
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def flag(default: bool, help: str) -> Any:
+    """1/true/yes/on or 0/false/no/off, in any case ("TRUE", " On ")."""
+    return parsed(lambda value: _FLAGS[str(value).strip().lower()], default, help, "must be true or false")
+
+
+def text(default: str, help: str, must: str = "must be text", *, secret: bool = False, pattern: str = "") -> Any:
+    check = validate.Regexp(pattern, error=must) if pattern else None
+    return setting(fields.String, default, help, must, secret=secret, validate=check)
+
+
+def address(default: str, help: str, *, secret: bool = False) -> Any:
+    """An http(s) address, blank for the default; a robot's address holds its key, so it is never shown."""
+    def parse(value: Any) -> str:
+        parts = urlsplit(value := str(value).strip())
+        if value and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError(value)
+        return value or default
+    return parsed(parse, default, help, "must be an http:// or https:// address", secret=secret)
 
 
 def split_list(value: Any) -> list[str]:
     """'a, b,,c' -> ['a', 'b', 'c']"""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [str(v).strip() for v in value if str(v).strip()]
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
+    return [part.strip() for part in str(value or "").split(",") if part.strip()]
 
 
-def preview_recipients(value: Any, accounts: Any = DEFAULT_ACCOUNTS) -> dict[str, tuple[str, ...]]:
-    """WECHAT_PREVIEW_RECIPIENTS -> {account: (WeChat ID, ...)} for every account."""
-    if isinstance(value, dict):
-        return {account: tuple(split_list(value.get(account))) for account in accounts}
-    text = str(value or "")
-    if ":" not in text:
-        return dict.fromkeys(accounts, tuple(split_list(text)))
-    found: dict[str, tuple[str, ...]] = dict.fromkeys(accounts, ())
-    for part in text.split(";"):
-        account, _, ids = part.partition(":")
-        if account.strip() in found:
-            found[account.strip()] = tuple(split_list(ids))
-    return found
+def words(default: str, help: str, *, known: Iterable[str] = (), what: str = "", into: type = tuple,
+          at_least_one: bool = False, must: str = "must be a comma-separated list") -> Any:
+    """A comma-separated list; each one of `known` when given."""
+    def parse(value: Any) -> Any:
+        found = split_list(value)
+        if known and (unknown := sorted(set(found) - set(known))):
+            raise Refusal(f"names unknown {what} {', '.join(unknown)}; known: {', '.join(known)}")
+        if at_least_one and not found:
+            raise Refusal(f"must name at least one {what}")
+        return into(found)
+    return parsed(parse, default, help, must)
 
 
-def split_pairs(value: Any) -> dict[str, str]:
-    """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}"""
-    if isinstance(value, dict):
-        return dict(value)
-    pairs = {}
-    for item in split_list(value):
-        name, sep, token = item.partition("=")
-        if sep and name.strip() and token.strip():
-            pairs[name.strip()] = token.strip()
-    return pairs
+def pairs(default: str, help: str) -> Any:
+    """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}; the tokens are secrets: an item is named by number."""
+    def parse(value: Any) -> dict[str, str]:
+        items = split_list(value) if not isinstance(value, dict) else [f"{k}={v}" for k, v in value.items()]
+        if bad := [number for number, item in enumerate(items, 1) if not all(map(str.strip, item.partition("=")))]:
+            raise Refusal(f"must be channel=token pairs separated by commas; item {bad[0]} of {len(items)} is not one")
+        return {name.strip(): token.strip() for name, _, token in (item.partition("=") for item in items)}
+    return parsed(parse, default, help, "must be channel=token pairs separated by commas", secret=True)
 
 
-def parse_limits(text: str) -> list[tuple[int, int]]:
-    """'20/minute;200/day' -> [(20, 60), (200, 86400)]; '' -> [] (no limit)."""
-    limits = []
-    for part in str(text or "").split(";"):
-        if not part.strip():
-            continue
-        match = _LIMIT.match(part)
-        if not match or int(match.group(1)) < 1:
-            raise ValueError(f"rate limit {part.strip()!r} is not of the form N/period (second, minute, hour, day), "
-                             "e.g. 20/minute;200/day")
-        count, multiple, unit = int(match.group(1)), int(match.group(2) or 1), match.group(3).lower()
-        limits.append((count, multiple * PERIOD_SECONDS[unit]))
-    return limits
+def parse_limits(text: Any) -> tuple[tuple[int, int], ...]:
+    """'20/minute;200/day' -> ((20, 60), (200, 86400)); '' -> () (no limit)."""
+    matches = [_LIMIT.match(part) for part in str(text or "").split(";") if part.strip()]
+    if not all(match and int(match.group(1)) >= 1 for match in matches):
+        raise ValueError(text)
+    return tuple((int(m.group(1)), int(m.group(2) or 1) * PERIOD_SECONDS[m.group(3).lower()]) for m in matches if m)
 
 
-MAX_DELAY_SECONDS = 30 * 86400  # a longer wait is a mistake (and would overflow a date)
+def limits(default: str, help: str) -> Any:
+    return parsed(parse_limits, default, help, "must be N/period (second, minute, hour, day) separated by ';', "
+                                               "e.g. 20/minute;200/day")
 
 
-def parse_delays(value: str | list | tuple, default: tuple[float, ...] = DEFAULT_RETRY_DELAYS) -> tuple[float, ...]:
-    """'10,30,120' -> (10.0, 30.0, 120.0); empty: `default`. ValueError unless each is a number of seconds
-    from 0 to 30 days (not NaN, not infinite) and there is at least one."""
-    if not value or (isinstance(value, str) and not value.strip()):
-        return default
-    parts = list(value) if isinstance(value, (list, tuple)) else str(value).split(",")
-    delays = tuple(float(part) for part in parts if str(part).strip())
-    if not delays or not all(0 <= delay <= MAX_DELAY_SECONDS for delay in delays):  # NaN fails both
-        raise ValueError(f"delays must be seconds from 0 to {MAX_DELAY_SECONDS}, at least one")
-    return delays
-
-
-ZONE_NAME_LIMIT = 64  # the longest tzdata name has 32 characters; a longer one is not looked up at all
+def delays(default: str, help: str) -> Any:
+    """Seconds from 0 to 30 days (NaN fails both), at least one; blank reads as the default."""
+    def parse(value: Any) -> tuple[float, ...]:
+        parts = list(value) if isinstance(value, (list, tuple)) else (str(value).strip() or default).split(",")
+        found = tuple(float(part) for part in parts if str(part).strip())
+        if not found or not all(0 <= delay <= MAX_DELAY_SECONDS for delay in found):
+            raise ValueError(value)
+        return found
+    return parsed(parse, default, help, "must be seconds (0 to 30 days) separated by commas, e.g. " + default)
 
 
 def time_zone(name: Any) -> ZoneInfo | None:
@@ -93,13 +165,29 @@ def time_zone(name: Any) -> ZoneInfo | None:
         return None
 
 
-_QUOTA = re.compile(r"^\s*(\d{1,3})\s*/\s*(day|month)\s*$", re.IGNORECASE)
+def zone(default: str, help: str) -> Any:
+    def parse(value: Any) -> ZoneInfo:
+        if (found := time_zone(value)) is None:
+            raise ValueError(value)
+        return found
+    return parsed(parse, default, help, "must be a time zone name like Asia/Shanghai")
 
 
-def mass_quota(value: Any) -> tuple[int, str]:
-    """WECHAT_<CODE>_MASS_QUOTA: 'N/day' or 'N/month' (unset: 1/day) -> (N, 'day' | 'month'); ValueError else."""
-    match = _QUOTA.match(str(value or "1/day"))
-    if not match or not 1 <= int(match[1]) <= 100:
-        raise ValueError(f"must be N/day or N/month with N from 1 to 100 (1/day for a subscription account, "
-                         f"4/month for a service account), not {value!r}")
-    return int(match[1]), match[2].lower()
+def check_database_url(url: str) -> None:
+    """SettingsError unless `url` names a database peewee can open with an installed driver."""
+    if urlsplit(url).scheme not in db_url.schemes:
+        raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
+    if urlsplit(url).scheme.startswith("postgres") \
+            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
+        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
+                            "pip install -e '.[postgres]'")
+
+
+def database(help: str) -> Any:
+    def parse(url: Any) -> str:
+        try:
+            check_database_url(str(url)) if url else None
+        except SettingsError as exc:
+            raise Refusal(str(exc).removeprefix("DATABASE_URL ")) from None
+        return str(url or "")
+    return parsed(parse, "", help, "must be a database URL")

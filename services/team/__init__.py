@@ -8,5 +8,5 @@
 Modules: outbox (what is written), messages (what the team reads, every outside value inert), words
 (its words, from the pages' catalogue), channels (each robot's request shape and signing, SMTP; the
 HTTP attempt's deadline is services/outbound.py's), sender (claim, fold, rate, send, retry, count).
-Settings: services/settings/team.py.
+Settings: services/settings/declaration.py (declared), services/settings/team.py (typed).
 """

@@ -37,11 +37,11 @@ def limited(make_app):
 
 
 def test_parse_limits():
-    assert parse_limits("20/minute;200/day") == [(20, 60), (200, 86400)]
-    assert parse_limits(" 5 per second ; 3/2 hours ") == [(5, 1), (3, 7200)]
-    assert parse_limits("") == []
+    assert parse_limits("20/minute;200/day") == ((20, 60), (200, 86400))
+    assert parse_limits(" 5 per second ; 3/2 hours ") == ((5, 1), (3, 7200))
+    assert parse_limits("") == ()
     for bad in ("20", "x/minute", "0/minute", "20/fortnight"):
-        with pytest.raises(ValueError, match="N/period"):
+        with pytest.raises(ValueError):
             parse_limits(bad)
 
 

@@ -73,17 +73,6 @@ def test_the_default_is_the_spec_two_and_a_bad_setting_stops_the_start(make_app)
             make_app(WECHAT_ACCOUNTS=bad)
 
 
-def test_per_account_settings_come_from_the_environment(make_app, monkeypatch):
-    monkeypatch.setenv("WECHAT_ACCOUNTS", "silicon-rise,moon-walk=月球漫步")
-    monkeypatch.setenv("WECHAT_MOON_WALK_APPID", "wx-moon")
-    monkeypatch.setenv("WECHAT_MOON_WALK_SECRET", "s3cret")
-    with built_app(make_app) as application:
-        settings = application.extensions["settings"]
-        assert settings.accounts == {"silicon-rise": "silicon-rise", "moon-walk": "月球漫步"}
-        assert settings.wechat_credentials["moon-walk"].appid == "wx-moon"
-        assert "s3cret" not in repr(settings)
-
-
 def test_the_fake_platform_knows_accounts_by_setting():
     from fakeplatform.__main__ import account_lines
 

@@ -1,17 +1,13 @@
 """Hostile values a page or the start meets (docs/api.md §14): a time zone cookie naming a tzdata folder or
 300 characters is ignored (the team's zone is used), REVIEW_TIME_ZONE naming a folder stops the start naming
 the setting, and a filter date at the end of the calendar is the list's own error, never a 500."""
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from tests.helpers.app import create_admin, login
-from tests.helpers.served import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_ZONES = ["Asia", "America/Argentina", "A" * 300, "Asia%2FShanghai%2F..%2F..", "zone.tab", "%00"]
@@ -65,18 +61,3 @@ def test_a_bad_filter_date_is_explained_in_the_pages_language(make_app):
     assert '<html lang="zh-CN">' in html and re.search(r'id="err-to"[^>]*>请检查此项：', html)
 
 
-@pytest.mark.parametrize("zone", ["Asia", "A" * 300, "zone.tab"])
-def test_a_time_zone_setting_naming_no_zone_stops_the_start_naming_it(make_app, zone):
-    from services.settings import SettingsError
-
-    with pytest.raises(SettingsError, match="REVIEW_TIME_ZONE must be a time zone name like Asia/Shanghai"):
-        make_app(REVIEW_TIME_ZONE=zone)
-
-
-def test_the_served_process_names_the_setting_without_a_traceback(tmp_path):
-    env = {**os.environ, "REVIEW_TIME_ZONE": "Asia", "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(free_port())}
-    done = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "error: REVIEW_TIME_ZONE must be a time zone name like Asia/Shanghai, not 'Asia'" in done.stderr
-    assert "Traceback" not in done.stderr

@@ -8,7 +8,6 @@ import pytest
 
 from fakeplatform.robots import REFUSALS
 from models import OutboxMessage, db
-from services.settings import Settings, SettingsError
 from services.team.sender import retire
 from tests.helpers.app import AGENT_TOKEN, built_app, create_admin, login
 from tests.helpers.review import article_payload, create_task, decision_url, make_asset, patch_url
@@ -202,30 +201,6 @@ def test_starttls_refused_by_a_certificate_nobody_vouches_for_is_retried(make_ap
     [row] = team_rows("email")
     assert row.status == "pending" and "SSLCertVerificationError" in row.last_error and mailbox.messages == []
     assert SMTP_PASSWORD not in row.last_error
-
-
-@pytest.mark.parametrize(("settings", "named"), [
-    ({"NOTIFY_WECOM_WEBHOOK_URL": "qyapi.weixin.qq.com/send?key=secret-key"}, "NOTIFY_WECOM_WEBHOOK_URL"),
-    ({"NOTIFY_EVENTS": "task.awaiting_review,task.approved"}, "task.approved"),
-    ({"NOTIFY_EMAIL_TO": "editor@example.com"}, "SMTP_HOST"),
-    ({"NOTIFY_EMAIL_TO": "editor", "SMTP_HOST": "mail"}, "NOTIFY_EMAIL_TO"),
-    ({"NOTIFY_EMAIL_TO": "a@b.c", "SMTP_HOST": "mail", "SMTP_PORT": 0}, "SMTP_PORT"),
-    ({"REVIEW_PUBLIC_URL": "review.example.com"}, "REVIEW_PUBLIC_URL"),
-])
-def test_bad_team_settings_stop_the_start_naming_them_but_never_a_key(settings, named):
-    with pytest.raises(SettingsError) as refused:
-        Settings.with_defaults(settings)
-    assert named in str(refused.value) and "secret-key" not in str(refused.value)
-
-
-def test_settings_are_optional_and_typed():
-    assert Settings.with_defaults().team.channels == ()
-    team = Settings.with_defaults({"NOTIFY_EMAIL_TO": "a@b.c", "SMTP_HOST": "mail", "SMTP_FROM": "n@b.c",
-                                   "REVIEW_PUBLIC_URL": "https://r.example.com/"}).team
-    assert team.channels == ("email",) and team.smtp.port == 587 and team.smtp.starttls is True
-    assert team.public_url == "https://r.example.com"
-    assert "password" not in repr(Settings.with_defaults({"NOTIFY_FEISHU_WEBHOOK_URL": "https://f/x",
-                                                          "NOTIFY_FEISHU_SECRET": "password"}))
 
 
 def test_rows_of_a_channel_no_longer_configured_are_retired(make_app, robots):
