@@ -1,7 +1,6 @@
 """Agent API: create tasks, read and list them, patch elements (x-review-agent-token)."""
 from flask import request
 
-from blueprints.bodies import body_limit
 from blueprints.common import (
     LIST_HEADERS,
     TASK_HEADERS,
@@ -13,7 +12,6 @@ from blueprints.common import (
 )
 from blueprints.guards import agent_required
 from blueprints.openapi import Blueprint
-from rules.limits import CREATE_MAX_BYTES
 from schemas.review import AgentTaskListQuerySchema, CreateTaskSchema, PatchElementsSchema, TaskSchema
 from services import review
 
@@ -22,7 +20,6 @@ bp = Blueprint("agent", __name__)
 
 @bp.post("/api/review/agent/tasks")
 @agent_required
-@body_limit(CREATE_MAX_BYTES)
 @bp.arguments(CreateTaskSchema)
 @bp.answers(201, TaskSchema, headers={**TASK_HEADERS, "Location": "Location",
                                      "Idempotent-Replayed": "Idempotent-Replayed"})

@@ -2,7 +2,7 @@
 marshmallow failure as one 400 with dotted field paths."""
 from functools import wraps
 
-from flask import current_app, g, request
+from flask import current_app, request
 from marshmallow import ValidationError
 
 from services.errors import PayloadTooLarge, ValidationFailed
@@ -28,9 +28,8 @@ def limited_body(limit, advice=""):
     return data
 
 
-def json_body(limit=None):
-    """The body as a JSON object, within `limit` bytes (default: the route's body_limit, else JSON_MAX_BYTES)."""
-    raw = limited_body(limit or g.get("body_limit", JSON_MAX_BYTES))
+def json_body(limit=JSON_MAX_BYTES):
+    raw = limited_body(limit)
     try:  # app.json is the one strict JSON rule; its message says what is wrong
         data = current_app.json.loads(raw)
     except ValueError as exc:
@@ -53,20 +52,6 @@ def single_file(name="file"):
     if not parts:
         raise ValidationFailed(f"send the file as the multipart file field {name!r}", {name: ["missing"]})
     return parts[0]
-
-
-def body_limit(limit):
-    """A route's JSON body limit other than JSON_MAX_BYTES; goes above @bp.arguments."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapper(*args, **kwargs):
-            g.body_limit = limit
-            return view(*args, **kwargs)
-
-        return wrapper
-
-    return decorator
 
 
 def no_body(view):

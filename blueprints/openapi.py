@@ -8,7 +8,7 @@ from flask import current_app, render_template
 from marshmallow import Schema, fields, validate
 from webargs.flaskparser import FlaskParser
 
-from blueprints.bodies import instance, json_body, validation_failed
+from blueprints.bodies import JSON_MAX_BYTES, instance, json_body, validation_failed
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX, duration
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.openapi import SchemaPlugin
@@ -106,13 +106,13 @@ class ErrorSchema(Schema):
 
 
 class Parser(FlaskParser):
-    """webargs with our input rules: a JSON body within its limit and strict (blueprints/bodies.py), and a
-    failure as our 400 (webargs' is 422)."""
+    """webargs with our input rules: a JSON body within its limit (the schema's MAX_BYTES, else JSON_MAX_BYTES)
+    and strict (blueprints/bodies.py), and a failure as our 400 (webargs' is 422)."""
 
     DEFAULT_VALIDATION_STATUS = 400
 
     def load_json(self, req, schema):
-        return json_body()
+        return json_body(getattr(schema, "MAX_BYTES", JSON_MAX_BYTES))
 
     def handle_error(self, error, req, schema, *, error_status_code, error_headers):
         [(location, messages)] = error.messages.items()
