@@ -44,8 +44,8 @@ class Converter(OpenAPIConverter):
 class SchemaPlugin(MarshmallowPlugin):
     Converter = Converter
 
-    def init_spec(self, spec: APISpec) -> None:
-        super().init_spec(spec)
+    def init_spec(self, document: APISpec) -> None:
+        super().init_spec(document)
         assert self.converter is not None
         self.converter.add_attribute_function(exclusive_ends)
         self.converter.add_parameter_attribute_function(empty_is_absent)
