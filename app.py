@@ -18,7 +18,6 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 import serving
 from blueprints import (
     agent,
-    apidoc,
     assets,
     auth,
     chat,
@@ -28,6 +27,7 @@ from blueprints import (
     hooks,
     i18n,
     metrics,
+    openapi,
     package,
     pages,
     publishing,
@@ -197,13 +197,14 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-BLUEPRINTS = (errors, auth, apidoc, system, metrics, assets, agent, review, publishing, package, feedback, pages,
+BLUEPRINTS = (errors, openapi, auth, system, metrics, assets, agent, review, publishing, package, feedback, pages,
               wechat, editions, chat)
 
 
 def _register_blueprints(app):
+    api = openapi.Api(app)  # flask-smorest: registering one of its blueprints documents its routes
     for module in BLUEPRINTS:
-        app.register_blueprint(module.bp)
+        (api if isinstance(module.bp, openapi.Blueprint) else app).register_blueprint(module.bp)
         if hasattr(module, "init_app"):
             module.init_app(app)
 

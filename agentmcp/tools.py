@@ -8,7 +8,7 @@ from rules.accounts import CODE_PATTERN
 from rules.limits import IDEMPOTENCY_KEY_MAX, MAX_DATASET_TOOL_LINES
 from schemas.assets import AssetUploadFormSchema
 from schemas.editions import EditionCreateSchema
-from schemas.jsonschema import json_schema
+from schemas.openapi import json_schema
 from schemas.review.candidates import CreateTaskSchema
 from schemas.review.dataset import DatasetQuerySchema
 from schemas.review.selections import PatchElementsSchema

@@ -1,10 +1,17 @@
 """Agent API: create tasks, read and list them, patch elements (x-review-agent-token)."""
-from flask import Blueprint, request
+from flask import request
 
-from blueprints.apidoc import api
-from blueprints.common import if_match_header, list_response, settings, task_response
+from blueprints.common import (
+    LIST_HEADERS,
+    TASK_HEADERS,
+    if_match_header,
+    list_response,
+    settings,
+    takes_if_match,
+    task_response,
+)
 from blueprints.guards import agent_required
-from rules.limits import CREATE_MAX_BYTES
+from blueprints.openapi import Blueprint
 from schemas.review import AgentTaskListQuerySchema, CreateTaskSchema, PatchElementsSchema, TaskSchema
 from services import review
 
@@ -13,7 +20,10 @@ bp = Blueprint("agent", __name__)
 
 @bp.post("/api/review/agent/tasks")
 @agent_required
-@api(body=CreateTaskSchema, responses={201: TaskSchema}, tags=["agent"], max_bytes=CREATE_MAX_BYTES)
+@bp.arguments(CreateTaskSchema)
+@bp.answers(201, TaskSchema, headers={**TASK_HEADERS, "Location": "Location",
+                                     "Idempotent-Replayed": "Idempotent-Replayed"})
+@bp.doc(parameters=["Idempotency-Key"])
 def create_task(body):
     """Create a review task (pending_review); honours Idempotency-Key (see its header)."""
     status, task, replayed = review.create_task(body, request.headers.get("Idempotency-Key"), settings().team)
@@ -25,7 +35,8 @@ def create_task(body):
 
 @bp.get("/api/review/agent/tasks")
 @agent_required
-@api(query=AgentTaskListQuerySchema, responses={200: [TaskSchema]}, tags=["agent"])
+@bp.arguments(AgentTaskListQuerySchema, location="query")
+@bp.answers(200, TaskSchema(many=True), headers=LIST_HEADERS)
 def list_tasks(query):
     """The admin list's filters and paging, plus externalContentId (e.g. status=rejected_rework)."""
     return list_response(query)
@@ -33,7 +44,7 @@ def list_tasks(query):
 
 @bp.get("/api/review/agent/tasks/<task_id>")
 @agent_required
-@api(responses={200: TaskSchema}, tags=["agent"])
+@bp.answers(200, TaskSchema, headers=TASK_HEADERS)
 def get_task(task_id):
     """The same stored task the admin reads."""
     return task_response(review.get_task(task_id))
@@ -41,8 +52,10 @@ def get_task(task_id):
 
 @bp.patch("/api/review/agent/tasks/<task_id>/elements")
 @agent_required
-@api(body=PatchElementsSchema, responses={200: TaskSchema}, tags=["agent"])
-def patch_elements(task_id, body):
+@bp.arguments(PatchElementsSchema)
+@bp.answers(200, TaskSchema, headers=TASK_HEADERS)
+@takes_if_match
+def patch_elements(body, task_id):
     """Change selections: any field while pending_review, only rejected fields during rework.
 
     A task rejected as a whole (`rejectedElements` empty) takes any field, and its first valid PATCH

@@ -1,11 +1,11 @@
 """Asset routes (docs/api.md §6): upload, library listing, one asset, and serving the local files."""
-from flask import Blueprint, g, request, send_from_directory
+from flask import g, request, send_from_directory
 from werkzeug.routing import BaseConverter
 
-from blueprints.apidoc import NoBody, api, load
-from blueprints.bodies import single_file
+from blueprints.bodies import load, single_file
 from blueprints.common import settings
 from blueprints.guards import agent_or_admin
+from blueprints.openapi import Blueprint, request_body
 from rules.limits import MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD
 from schemas.assets import AssetListQuerySchema, AssetPageSchema, AssetSchema, AssetUploadFormSchema
 from services import assets as asset_service
@@ -14,7 +14,6 @@ from services.files import real_file_inside
 from services.paging import pagination
 
 bp = Blueprint("assets", __name__)
-TAGS = ["assets"]
 
 
 class AssetIdConverter(BaseConverter):
@@ -30,14 +29,13 @@ def _asset_id_converter(state):
     state.app.url_map.converters.setdefault("asset_id", AssetIdConverter)
 
 
-# The guard sits above @api so credentials are checked before the query is validated (401 before 400).
+# The guard sits above @bp.arguments so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
 # Stored files never change (a new upload gets a new name), so clients may keep them; `private`
 # because they are only served with credentials.
 FILE_CACHE_SECONDS = 365 * 24 * 3600
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"}
-NOT_MODIFIED = NoBody("The client's copy is current (If-None-Match or If-Modified-Since)")
 
 
 def _dump(asset):
@@ -46,7 +44,9 @@ def _dump(asset):
 
 @bp.post("/api/assets/upload")
 @agent_or_admin("review")
-@api(form=AssetUploadFormSchema, files=("file",), responses={201: AssetSchema, 200: AssetSchema}, tags=TAGS)
+@bp.doc(requestBody=request_body(AssetUploadFormSchema, files=("file",)))  # read after its size limit is set
+@bp.answers(201, AssetSchema)
+@bp.answers(200, AssetSchema)
 def upload():
     """Upload a PNG, JPEG, GIF or WebP image (scope review, or library for admins); same bytes again: 200."""
     # Set before the body is parsed: a larger request is refused as 413 without being read.
@@ -69,7 +69,8 @@ def upload():
 
 @bp.get("/api/assets")
 @agent_or_admin("review")
-@api(query=AssetListQuerySchema, responses={200: AssetPageSchema}, tags=TAGS)
+@bp.arguments(AssetListQuerySchema, location="query")
+@bp.answers(200, AssetPageSchema)
 def list_assets(query):
     """Browse the shared material library (scope library by default, review, or all), newest first."""
     items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
@@ -79,7 +80,7 @@ def list_assets(query):
 
 @bp.get("/api/assets/<asset_id:asset_id>")
 @agent_or_admin("review")
-@api(responses={200: AssetSchema}, tags=TAGS)
+@bp.answers(200, AssetSchema)
 def get_asset(asset_id):
     """One asset record."""
     return _dump(asset_service.get_asset(asset_id))
@@ -87,7 +88,9 @@ def get_asset(asset_id):
 
 @bp.get("/uploads/<scope>/<path:name>")
 @agent_or_admin("review")
-@api(responses={200: tuple(CONTENT_TYPES.values()), 304: NOT_MODIFIED}, errors=(401, 403, 404, 500), tags=TAGS)
+@bp.doc(errors=(401, 403, 404, 500))
+@bp.answers(200, media=tuple(CONTENT_TYPES.values()))
+@bp.answers(304, media=None, description="The client's copy is current (If-None-Match or If-Modified-Since)")
 def serve_file(scope, name):
     """A stored review or library image (scope review or library; else 404), to an admin session or the agent token."""
     if scope not in SERVED_SCOPES or not asset_service.STORED_NAME.match(name):

@@ -1,27 +1,26 @@
 """Sign in and out with the admin session cookie (docs/api.md §3)."""
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, redirect, render_template, request, session
+from flask import current_app, redirect, request, session
 from flask_login import current_user, login_user, logout_user
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from blueprints.apidoc import NoBody, api, documents_body
 from blueprints.common import settings
 from blueprints.guards import check_same_origin
+from blueprints.openapi import Blueprint, request_body
 from schemas.auth import LoginSchema
 from services.auth import authenticate, new_device_id, new_session_id
 
 bp = Blueprint("auth", __name__)
 DEVICE_COOKIE = "review_known_device"  # a signed [user name, device id]; its attempts are counted apart
 DEVICE_DAYS = 90
-TAGS = ["auth"]
-SIGNED_IN = NoBody("To `next` (a local path) or /review with the session cookie and a known-device cookie "
+SIGNED_IN = dict(description="To `next` (a local path) or /review with the session cookie and a known-device cookie "
                    "(review_known_device, 90 days); on a failure to /login?error=invalid_credentials, or "
                    "/login?error=too_many_attempts while sign-ins from that user name or address are throttled "
                    "(LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS). An attempt carrying the user's "
                    "known-device cookie is counted on its own, apart from the name and address",
-                   headers=("Location",))
-SIGNED_OUT = NoBody("To /login, with the session cookie cleared", headers=("Location",))
+                 headers={"Location": "Location"})
+SIGNED_OUT = dict(description="To /login, with the session cookie cleared", headers={"Location": "Location"})
 
 
 def safe_next(target):
@@ -34,28 +33,11 @@ def safe_next(target):
     return target
 
 
-def _next_of_referrer():
-    """`next` of the sign-in page a failed attempt was posted from (its redirect carries only the
-    error, docs/api.md §3), so the admin still lands where they were going."""
-    referrer = urlsplit(request.referrer or "")
-    if referrer.netloc != request.host or referrer.path != "/login":
-        return ""
-    return parse_qs(referrer.query).get("next", [""])[0]
-
-
-@bp.get("/login")
-def login_page():
-    """The sign-in form."""
-    error, target = request.args.get("error"), request.args.get("next", "")
-    if error and not target and (target := _next_of_referrer()):
-        # Into this page's address, so that the referrer of a further failure has it too.
-        return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
-    return render_template("login.html", error=error, next=target)  # the wait: i18n.login_wait, in words
-
-
 @bp.post("/api/auth/login")
-@documents_body(LoginSchema)  # any failure is a redirect, so the route reads the fields itself
-@api(form=LoginSchema, responses={303: SIGNED_IN}, errors=(403, 413, 500), tags=TAGS)
+# Any failure is a redirect, so the route reads the fields itself.
+@bp.doc(requestBody=request_body(LoginSchema, "application/json", "application/x-www-form-urlencoded"),
+        errors=(403, 413, 500))
+@bp.answers(303, media=None, **SIGNED_IN)
 def login():
     """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login.
 
@@ -107,10 +89,12 @@ def _remember_device(response, username):
 
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])
-@api(responses={303: SIGNED_OUT}, errors=(403, 500), tags=TAGS)
+@bp.doc(errors=(403, 500))
+@bp.answers(303, media=None, **SIGNED_OUT)
 def logout():
-    """End the session (a copy of its cookie stops working too), clear the cookie and go back to /login
-    (a POST from another origin is refused)."""
+    """End the session (a copy of its cookie stops working too), clear the cookie and go back to /login.
+
+    A POST from another origin is refused."""
     if current_user.is_authenticated:
         check_same_origin()  # no-op for GET, allowed from anywhere (docs/api.md §3)
         if session.get("sid"):

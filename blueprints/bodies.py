@@ -1,5 +1,9 @@
-"""Reading request bodies: size limits, strict JSON, one file part, routes that take no body."""
+"""Reading request input: size limits, strict JSON, one file part, routes that take no body, and a
+marshmallow failure as one 400 with dotted field paths."""
+from functools import wraps
+
 from flask import current_app, request
+from marshmallow import ValidationError
 
 from services.errors import PayloadTooLarge, ValidationFailed
 
@@ -50,16 +54,64 @@ def single_file(name="file"):
     return parts[0]
 
 
-def refuse_body():
+def no_body(view):
     """For routes that take no request body (docs/api.md §5, §8): nothing, or an empty JSON object, else 400."""
-    raw = limited_body(JSON_MAX_BYTES)
-    if not raw.strip():
-        return
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        raw = limited_body(JSON_MAX_BYTES)
+        try:
+            data = current_app.json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            data = None
+        if data != {}:
+            details = {key: ["Unknown field."] for key in data} if isinstance(data, dict) else {"_body": ["not empty"]}
+            raise ValidationFailed("this route takes no request body; send none (or {})", details)
+        return view(*args, **kwargs)
+
+    return wrapper
+
+
+def flatten_errors(messages, prefix=""):
+    """marshmallow's nested error dict -> {"a.b.0.c": ["msg"]}."""
+    flat: dict[str, list[str]] = {}
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            path = prefix if key == "_schema" else (f"{prefix}.{key}" if prefix else str(key))
+            for sub_key, sub_value in flatten_errors(value, path).items():
+                flat.setdefault(sub_key, []).extend(sub_value)
+    elif isinstance(messages, list) and messages and all(isinstance(m, str) for m in messages):
+        flat[prefix or "_body"] = list(messages)
+    elif isinstance(messages, list):
+        for message in messages:
+            for sub_key, sub_value in flatten_errors(message, prefix).items():
+                flat.setdefault(sub_key, []).extend(sub_value)
+    else:
+        flat[prefix or "_body"] = [str(messages)]
+    return flat
+
+
+def validation_failed(messages, where="body"):
+    """marshmallow's messages as the one 400 of docs/api.md §2."""
+    details = flatten_errors(messages)
+    first = next(iter(details.items()), ("", ["invalid"]))
+    label = first[0] if first[0] not in ("", "_body") else where
+    return ValidationFailed(f"invalid {where}: {label}: {first[1][0]}", details)
+
+
+_INSTANCES: dict[type, object] = {}
+
+
+def instance(schema):
+    """One instance per schema class: building a nested schema costs more than loading with it."""
+    if isinstance(schema, type):
+        schema = _INSTANCES.setdefault(schema, schema())
+    return schema
+
+
+def load(schema, data, *, unknown=None, where="body"):
+    """Validate with a marshmallow schema (a route that reads its input itself); failures are one 400."""
     try:
-        data = current_app.json.loads(raw)
-    except ValueError:
-        data = None
-    if data == {}:
-        return
-    details = {key: ["Unknown field."] for key in data} if isinstance(data, dict) else {"_body": ["not empty"]}
-    raise ValidationFailed("this route takes no request body; send none (or {})", details)
+        return instance(schema).load(data, **({"unknown": unknown} if unknown else {}))
+    except ValidationError as err:
+        raise validation_failed(err.messages, where) from None

@@ -2,6 +2,7 @@
 from urllib.parse import urlencode
 
 from flask import current_app, jsonify, request
+from flask_smorest import Blueprint
 
 from services import review
 from services.settings import Settings
@@ -36,3 +37,9 @@ def list_response(query):
         args["cursor"] = next_cursor
         response.headers["Link"] = f'<{request.base_url}?{urlencode(args)}>; rel="next"'
     return response
+
+
+# What task_response and list_response send, as the document names them (blueprints/openapi.py).
+TASK_HEADERS = {"ETag": "ETag"}
+LIST_HEADERS = {"X-Total-Count": "X-Total-Count", "Link": "Link"}
+takes_if_match = Blueprint.doc(parameters=["If-Match"])  # a route that reads if_match_header()

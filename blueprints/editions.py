@@ -1,11 +1,11 @@
 """Edition routes (/api/editions; docs/api.md §21): the agent proposes the day's message, editors order,
 preview and send it. The agent token may create, read and change a draft; only editors send."""
-from flask import Blueprint, g
+from flask import g
 from werkzeug.routing import BaseConverter
 
-from blueprints.apidoc import NoBody, api
 from blueprints.common import settings
 from blueprints.guards import admin_required, agent_or_admin
+from blueprints.openapi import Blueprint
 from schemas.editions import (
     EditionCreateSchema,
     EditionListQuerySchema,
@@ -19,7 +19,6 @@ from schemas.editions import (
 from services import editions
 
 bp = Blueprint("editions", __name__)
-TAGS = ["editions"]
 
 
 class EditionId(BaseConverter):
@@ -37,7 +36,8 @@ def _converter(state):  # before the routes bind
 
 @bp.post("/api/editions")
 @agent_or_admin("review")
-@api(body=EditionCreateSchema, responses={201: EditionSchema}, tags=TAGS)
+@bp.arguments(EditionCreateSchema)
+@bp.answers(201, EditionSchema)
 def create_edition(body):
     """Propose an edition: the account's published articles in order (the first is the headline)."""
     return editions.propose(body["account"], body["taskIds"], g.actor[1], settings()), 201
@@ -45,7 +45,8 @@ def create_edition(body):
 
 @bp.get("/api/editions")
 @agent_or_admin("review")
-@api(query=EditionListQuerySchema, responses={200: [EditionSchema]}, tags=TAGS)
+@bp.arguments(EditionListQuerySchema, location="query")
+@bp.answers(200, EditionSchema(many=True))
 def list_editions(query):
     """Editions, newest first (at most 200)."""
     return editions.list_editions(query.get("account"), query.get("status"))
@@ -53,7 +54,8 @@ def list_editions(query):
 
 @bp.get("/api/editions/tags")
 @admin_required("review")
-@api(query=EditionTagsQuerySchema, responses={200: FollowerTagsSchema}, tags=TAGS)
+@bp.arguments(EditionTagsQuerySchema, location="query")
+@bp.answers(200, FollowerTagsSchema)
 def follower_tags(query):
     """The account's follower tags (the platform's tags/get), to send an edition to one."""
     return {"tags": editions.follower_tags(query["account"], settings())}
@@ -61,7 +63,7 @@ def follower_tags(query):
 
 @bp.get("/api/editions/<edition:edition_id>")
 @agent_or_admin("review")
-@api(responses={200: EditionSchema}, tags=TAGS)
+@bp.answers(200, EditionSchema)
 def get_edition(edition_id):
     """One edition: its status, counts and each article's address once sent."""
     return editions.get_edition(edition_id)
@@ -69,15 +71,16 @@ def get_edition(edition_id):
 
 @bp.patch("/api/editions/<edition:edition_id>")
 @agent_or_admin("review")
-@api(body=EditionPatchSchema, responses={200: EditionSchema}, tags=TAGS)
-def reorder_edition(edition_id, body):
+@bp.arguments(EditionPatchSchema)
+@bp.answers(200, EditionSchema)
+def reorder_edition(body, edition_id):
     """Choose or order a draft edition's articles again."""
     return editions.reorder(edition_id, body["taskIds"])
 
 
 @bp.delete("/api/editions/<edition:edition_id>")
 @admin_required("review")
-@api(responses={204: NoBody("Deleted")}, tags=TAGS)
+@bp.answers(204, media=None, description="Deleted")
 def delete_edition(edition_id):
     """Delete a draft, canceled or failed edition (its tasks and the platform are untouched)."""
     editions.delete_edition(edition_id)
@@ -86,16 +89,18 @@ def delete_edition(edition_id):
 
 @bp.post("/api/editions/<edition:edition_id>/preview")
 @admin_required("review")
-@api(body=EditionPreviewSchema, responses={200: EditionSchema}, tags=TAGS)
-def preview_edition(edition_id, body):
+@bp.arguments(EditionPreviewSchema)
+@bp.answers(200, EditionSchema)
+def preview_edition(body, edition_id):
     """Build the combined draft and send it to one WeChat user's phone (message/mass/preview)."""
     return editions.preview(edition_id, body["wechatId"], settings())
 
 
 @bp.post("/api/editions/<edition:edition_id>/send")
 @admin_required("review")
-@api(body=EditionSendSchema, responses={202: EditionSchema}, tags=TAGS)
-def send_edition(edition_id, body):
+@bp.arguments(EditionSendSchema)
+@bp.answers(202, EditionSchema)
+def send_edition(body, edition_id):
     """Send to followers now, at `at`, or to one tag; 409 quota_exceeded past the account's quota."""
     return editions.schedule(edition_id, body["at"], body["tagId"], body["ignoreReprint"], g.actor[1],
                              settings()), 202
@@ -103,7 +108,7 @@ def send_edition(edition_id, body):
 
 @bp.delete("/api/editions/<edition:edition_id>/send")
 @admin_required("review")
-@api(responses={200: EditionSchema}, tags=TAGS)
+@bp.answers(200, EditionSchema)
 def cancel_edition(edition_id):
     """Cancel a scheduled send (409 once it began)."""
     return editions.cancel(edition_id)

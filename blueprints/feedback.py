@@ -1,17 +1,17 @@
 """Feedback routes (/api/feedbacks; docs/api.md §9): client intake and attachments with the
 client token, listing, detail, status, attachment download and CSV export for admins.
 
-Guards sit above @api so credentials are checked before any input is (401 before 400).
+Guards sit above @bp.arguments so credentials are checked before any input is (401 before 400).
 """
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from flask import Blueprint, Response, current_app, g, request, send_file, stream_with_context
+from flask import Response, current_app, g, request, send_file, stream_with_context
 
-from blueprints.apidoc import api, documents_body, load
-from blueprints.bodies import limited_body, single_file
+from blueprints.bodies import limited_body, load, single_file
 from blueprints.common import settings
 from blueprints.guards import admin_required, client_required
+from blueprints.openapi import Blueprint, request_body
 from rules.limits import LOG_MAX_BYTES, MULTIPART_OVERHEAD, SCREENSHOT_MAX_BYTES
 from schemas.feedback import (
     FeedbackAttachmentFormSchema,
@@ -30,7 +30,6 @@ from services.feedback.ratelimit import limiter_from_settings
 
 bp = Blueprint("feedback", __name__)
 LIMITER = "feedback_limiter"
-TAGS = ["feedback"]
 
 
 def init_app(app):
@@ -50,8 +49,8 @@ def _anonymous(channel):
 
 @bp.post("/api/feedbacks")
 @client_required
-@documents_body(FeedbackCreateSchema)  # size and rate limits come before validation
-@api(responses={201: FeedbackDetailSchema}, tags=TAGS)
+@bp.doc(requestBody=request_body(FeedbackCreateSchema, "application/json"))  # size and rate limits come first
+@bp.answers(201, FeedbackDetailSchema)
 def create_feedback():
     """Submit feedback (client token). Checks: 401, 413, 429, 400, 409, then 500 storage_unavailable."""
     channel, client_ip = g.feedback_channel, request.remote_addr
@@ -72,7 +71,8 @@ def create_feedback():
 
 @bp.post("/api/feedbacks/<feedback_id>/attachments")
 @client_required
-@api(form=FeedbackAttachmentFormSchema, files=("file",), responses={201: FeedbackAttachmentSchema}, tags=TAGS)
+@bp.doc(requestBody=request_body(FeedbackAttachmentFormSchema, files=("file",)))  # rate limit and checks come first
+@bp.answers(201, FeedbackAttachmentSchema)
 def upload_attachment(feedback_id):
     """Attach a screenshot or log file (client token of the channel that created the feedback).
 
@@ -99,7 +99,8 @@ def upload_attachment(feedback_id):
 
 @bp.get("/api/feedbacks")
 @admin_required("feedback")
-@api(query=FeedbackListQuerySchema, responses={200: FeedbackPageSchema}, tags=TAGS)
+@bp.arguments(FeedbackListQuerySchema, location="query")
+@bp.answers(200, FeedbackPageSchema)
 def list_feedbacks(query):
     """Filtered page of feedback (newest first) with attachmentCount, pagination and whole-table counts."""
     return queries.list_feedbacks(query)
@@ -107,7 +108,8 @@ def list_feedbacks(query):
 
 @bp.get("/api/feedbacks/export.csv")
 @admin_required("feedback")
-@api(query=FeedbackFilterSchema, responses={200: "text/csv"}, tags=TAGS)
+@bp.arguments(FeedbackFilterSchema, location="query")
+@bp.answers(200, media="text/csv")
 def export_csv(query):
     """Every feedback matching the list filters as CSV (UTF-8 with BOM), streamed."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -119,7 +121,7 @@ def export_csv(query):
 
 @bp.get("/api/feedbacks/<feedback_id>")
 @admin_required("feedback")
-@api(responses={200: FeedbackDetailSchema}, tags=TAGS)
+@bp.answers(200, FeedbackDetailSchema)
 def get_feedback(feedback_id):
     """One feedback with its attachments in creation order."""
     return queries.get_feedback(feedback_id)
@@ -127,8 +129,9 @@ def get_feedback(feedback_id):
 
 @bp.patch("/api/feedbacks/<feedback_id>/status")
 @admin_required("feedback")
-@api(body=FeedbackStatusSchema, responses={200: FeedbackDetailSchema}, tags=TAGS)
-def update_status(feedback_id, body):
+@bp.arguments(FeedbackStatusSchema)
+@bp.answers(200, FeedbackDetailSchema)
+def update_status(body, feedback_id):
     """Set the status (processed records processedAt and processedBy); a given adminNote is stored."""
     note = body["adminNote"] if "adminNote" in body else triage.UNSET
     return triage.set_status(feedback_id, body["status"], g.actor[1], note)
@@ -136,7 +139,7 @@ def update_status(feedback_id, body):
 
 @bp.get("/api/feedbacks/<feedback_id>/attachments/<attachment_id>")
 @admin_required("feedback")
-@api(responses={200: ATTACHMENT_MEDIA_TYPES}, tags=TAGS)
+@bp.answers(200, media=ATTACHMENT_MEDIA_TYPES)
 def download_attachment(feedback_id, attachment_id):
     """Download one attachment file under the client's file name."""
     attachment, path = attachments.attachment_file(feedback_id, attachment_id,

@@ -48,7 +48,7 @@ def agent_token_valid():
 
 
 def _document(view, scheme, guard):
-    """Record the security scheme for OpenAPI, and the guard so @api can stay beneath it."""
+    """Record the security scheme for OpenAPI, and the guard so @bp.arguments can stay beneath it."""
     view._auth = [*view.__dict__.get("_auth", []), scheme]
     view._guard = guard
 

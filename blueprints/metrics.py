@@ -2,11 +2,11 @@
 import hmac
 import time
 
-from flask import Blueprint, Response, current_app, g, request
+from flask import Response, current_app, g, request
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from blueprints.apidoc import api
 from blueprints.common import settings
+from blueprints.openapi import Blueprint
 from services.errors import NotFound, Unauthorized
 from services.operations.metrics import Metrics
 
@@ -29,7 +29,8 @@ def init_app(app):
 
 
 @bp.get("/metrics")
-@api(responses={200: CONTENT_TYPE_LATEST}, errors=(401, 404, 500), tags=["system"])
+@bp.doc(errors=(401, 404, 500))
+@bp.answers(200, media=CONTENT_TYPE_LATEST)
 def metrics():
     """Prometheus text format; `Authorization: Bearer <METRICS_TOKEN>` (404 while the setting is unset)."""
     token = settings().metrics_token

@@ -1,11 +1,12 @@
 """Task package download (docs/api.md §7) and task deletion (docs/api.md §8); admin session only."""
 import os
 
-from flask import Blueprint, Response
+from flask import Response
 
-from blueprints.apidoc import api
-from blueprints.common import if_match_header, settings
+from blueprints.bodies import no_body
+from blueprints.common import if_match_header, settings, takes_if_match
 from blueprints.guards import admin_required
+from blueprints.openapi import Blueprint
 from schemas.review import DeleteResultSchema
 from services.export import build_package
 from services.task_delete import delete_task
@@ -30,7 +31,7 @@ class _FileChunks:
 
 @bp.get("/api/review/tasks/<task_id>/package")
 @admin_required("review")
-@api(responses={200: "application/zip"}, tags=["review"])
+@bp.answers(200, media="application/zip")
 def download_package(task_id):
     """Download the task's final content as review-{taskId}.zip (manuscript.md and images/)."""
     package = build_package(task_id, settings())
@@ -52,7 +53,9 @@ def download_package(task_id):
 
 @bp.delete("/api/review/tasks/<task_id>")
 @admin_required("review")
-@api(responses={200: DeleteResultSchema}, tags=["review"], no_body=True)
+@no_body
+@bp.answers(200, DeleteResultSchema)
+@takes_if_match
 def delete(task_id):
     """Delete the task with its jobs and timeline, then its unshared review files (best effort)."""
     result = delete_task(task_id, settings(), if_match=if_match_header())

@@ -1,20 +1,20 @@
-"""Admin HTML pages (docs/api.md §10): review list and detail, feedback list and detail, a body preview.
+"""Admin HTML pages (docs/api.md §10): sign-in, review list and detail, feedback list and detail.
 
 Pages read through the same service functions as the JSON routes. Every change (decision,
 publish, retry, delete, feedback status) is made by the page's JavaScript through the JSON API,
 so the rules live in one place and the pages show the API's own error messages.
 """
 import json
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
-from flask import Blueprint, g, redirect, render_template, request
+from flask import Blueprint, redirect, render_template, request
 from flask_babel import ngettext
 from flask_login import current_user
 from marshmallow import EXCLUDE
 
 from blueprints import i18n
-from blueprints.apidoc import api, load
 from blueprints.auth import safe_next
+from blueprints.bodies import load
 from blueprints.common import settings
 from blueprints.guards import admin_required, check_same_origin
 from blueprints.page_words import LABELS
@@ -25,13 +25,12 @@ from rules.labels import THEME_LABELS, live_failure
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, RENDER_INLINE_CHARS, TITLE_MAX
 from rules.vocabulary import EDITION_MAX_ARTICLES, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
-from schemas.review import PreviewResultSchema, PreviewSchema, TaskListQuerySchema
+from schemas.review import TaskListQuerySchema
 from services import review
 from services.editions.page import page_data as edition_page_data
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.live import failure_words
-from services.ratelimit import admit_body_preview
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
 from services.stats import failure_words as stats_failure_words
@@ -105,6 +104,25 @@ def query(args):
 def readable_json(value):
     """JSON as a person reads it (Jinja escapes it as text; tojson's \\u003c escapes are for scripts)."""
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def _next_of_referrer():
+    """`next` of the sign-in page a failed attempt was posted from (its redirect carries only the
+    error, docs/api.md §3), so the admin still lands where they were going."""
+    referrer = urlsplit(request.referrer or "")
+    if referrer.netloc != request.host or referrer.path != "/login":
+        return ""
+    return parse_qs(referrer.query).get("next", [""])[0]
+
+
+@bp.get("/login")
+def login_page():
+    """The sign-in form (it posts to /api/auth/login, blueprints/auth.py)."""
+    error, target = request.args.get("error"), request.args.get("next", "")
+    if error and not target and (target := _next_of_referrer()):
+        # Into this page's address, so that the referrer of a further failure has it too.
+        return redirect("/login?" + urlencode({"error": error, "next": target}), 303)
+    return render_template("login.html", error=error, next=target)  # the wait: i18n.login_wait, in words
 
 
 @bp.get("/")
@@ -191,20 +209,6 @@ def _readers(task):
             "stats_failure": stats_failure_words(task["id"]) if stats and stats["lastError"] else None,
             "live_failure": failure_words(task["id"]) if standing == "failed" else None,
             "stats_hour": settings().stats_hour}
-
-
-@bp.post("/api/review/preview")
-@admin_required("review")
-@api(body=PreviewSchema, responses={200: PreviewResultSchema}, tags=["review"])
-def preview(body):
-    """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved.
-    At most BODY_PREVIEWS_PER_ADMIN a minute per admin (429 with Retry-After, docs/api.md §14)."""
-    admit_body_preview(g.actor[1])
-    overrides = settings().theme_overrides_for(body["publicAccount"]) if body["publicAccount"] else None
-    html, error = review.preview_body(body["markdown"], body["themeTemplate"], overrides)
-    if error:
-        raise ValidationFailed(error, {"themeTemplate": [error]})
-    return {"html": html}
 
 
 @bp.get("/editions")

@@ -1,24 +1,43 @@
-"""Admin review API: the task list, a task's detail, the decision, presence, and the decisions as data.
+"""Admin review API: the task list, a task's detail, the decision, presence, the body preview, and the
+decisions as data.
 Publishing is blueprints/publishing.py's, the package download and deletion blueprints/package.py's."""
-from flask import Blueprint, Response, g, stream_with_context
+from flask import Response, g, stream_with_context
 
-from blueprints.apidoc import api
-from blueprints.common import if_match_header, list_response, settings, task_response
+from blueprints.common import (
+    LIST_HEADERS,
+    TASK_HEADERS,
+    if_match_header,
+    list_response,
+    settings,
+    takes_if_match,
+    task_response,
+)
 from blueprints.guards import admin_required, agent_or_admin
-from schemas.review import DatasetQuerySchema, DecisionSchema, TaskListQuerySchema, TaskSchema
+from blueprints.openapi import Blueprint
+from schemas.review import (
+    DatasetQuerySchema,
+    DecisionSchema,
+    PreviewResultSchema,
+    PreviewSchema,
+    TaskListQuerySchema,
+    TaskSchema,
+)
 from schemas.review.presence import PresenceResultSchema, PresenceSchema
 from services import review
+from services.errors import ValidationFailed
 from services.export.dataset import dataset_chunks, dataset_query
 from services.publishing import approve_and_publish
+from services.ratelimit import admit_body_preview
 from services.review.presence import heartbeat
 
 bp = Blueprint("review", __name__)
-# Guards sit above @api so credentials are checked before the body or query (401 before 400).
+# Guards sit above @bp.arguments so credentials are checked before the body or query (401 before 400).
 
 
 @bp.get("/api/review/tasks")
 @admin_required("review")
-@api(query=TaskListQuerySchema, responses={200: [TaskSchema]}, tags=["review"])
+@bp.arguments(TaskListQuerySchema, location="query")
+@bp.answers(200, TaskSchema(many=True), headers=LIST_HEADERS)
 def list_tasks(query):
     """Tasks filtered by status (default pending_review), account and createdAt range, newest update first."""
     return list_response(query)
@@ -26,7 +45,7 @@ def list_tasks(query):
 
 @bp.get("/api/review/tasks/<task_id>")
 @admin_required("review")
-@api(responses={200: TaskSchema}, tags=["review"])
+@bp.answers(200, TaskSchema, headers=TASK_HEADERS)
 def get_task(task_id):
     """The full stored task with selections, drafts, publish jobs and timeline."""
     return task_response(review.get_task(task_id))
@@ -34,8 +53,10 @@ def get_task(task_id):
 
 @bp.post("/api/review/tasks/<task_id>/decision")
 @admin_required("review")
-@api(body=DecisionSchema, responses={200: TaskSchema}, tags=["review"])
-def decision(task_id, body):
+@bp.arguments(DecisionSchema)
+@bp.answers(200, TaskSchema, headers=TASK_HEADERS)
+@takes_if_match
+def decision(body, task_id):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
     if body["action"] == "approve_and_publish":  # its auto_after_approval job runs in this request
 
@@ -47,8 +68,9 @@ def decision(task_id, body):
 
 @bp.post("/api/review/tasks/<task_id>/presence")
 @admin_required("review")
-@api(body=PresenceSchema, responses={200: PresenceResultSchema}, tags=["review"])
-def presence(task_id, body):
+@bp.arguments(PresenceSchema)
+@bp.answers(200, PresenceResultSchema)
+def presence(body, task_id):
     """Heartbeat of the task page: this admin has it open (editing or not), or is leaving it; answers who else does.
 
     The page's leave beacon (navigator.sendBeacon, docs/api.md §15) sends the same JSON as a Blob; the
@@ -56,9 +78,26 @@ def presence(task_id, body):
     return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"])}
 
 
+@bp.post("/api/review/preview")
+@admin_required("review")
+@bp.arguments(PreviewSchema)
+@bp.answers(200, PreviewResultSchema)
+def preview(body):
+    """Render Markdown with a theme (and the account's theme settings) as publishing would; nothing is saved.
+
+    At most BODY_PREVIEWS_PER_ADMIN a minute per admin (429 with Retry-After, docs/api.md §14)."""
+    admit_body_preview(g.actor[1])
+    overrides = settings().theme_overrides_for(body["publicAccount"]) if body["publicAccount"] else None
+    html, error = review.preview_body(body["markdown"], body["themeTemplate"], overrides)
+    if error:
+        raise ValidationFailed(error, {"themeTemplate": [error]})
+    return {"html": html}
+
+
 @bp.get("/api/review/dataset")
 @agent_or_admin("review")
-@api(query=DatasetQuerySchema, responses={200: "application/x-ndjson"}, tags=["review", "agent"])
+@bp.arguments(DatasetQuerySchema, location="query")
+@bp.answers(200, media="application/x-ndjson")
 def dataset(query):
     """Decided tasks as JSON Lines for training and evaluation (raw, sft, dpo, kto), oldest decision first.
 

@@ -1,7 +1,5 @@
 """Health check."""
-from flask import Blueprint
-
-from blueprints.apidoc import api
+from blueprints.openapi import Blueprint
 from models import store
 from schemas.system import HealthSchema
 
@@ -9,7 +7,9 @@ bp = Blueprint("system", __name__)
 
 
 @bp.get("/healthz")
-@api(responses={200: HealthSchema, 503: HealthSchema}, errors=(), tags=["system"])
+@bp.doc(errors=())
+@bp.answers(200, HealthSchema)
+@bp.answers(503, HealthSchema)
 def healthz():
     """200 when the database answers, 503 otherwise. No auth."""
     if not store.answers():

@@ -9,6 +9,7 @@
   const sections = [[root, doc.paths], [document.getElementById('webhooks'), doc['x-webhooks'] || {}]];
   for (const [target, paths] of sections) for (const [path, ops] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(ops)) {
+      if (method === 'parameters') continue;  // the path's own (its path parameters), shown with each operation
       const box = document.createElement('details');
       const head = document.createElement('summary');
       head.textContent = method.toUpperCase() + ' ' + path + ' — ' + (op.summary || '');
@@ -22,7 +23,8 @@
       const pre = document.createElement('pre');
       const body = op.requestBody ? Object.values(op.requestBody.content)[0].schema : null;
       pre.textContent = JSON.stringify({
-        security: op.security, parameters: (op.parameters || []).map(resolve), requestBody: resolve(body),
+        security: op.security, parameters: [...(ops.parameters || []), ...(op.parameters || [])].map(resolve),
+        requestBody: resolve(body),
         responses: Object.keys(op.responses)
       }, null, 2);
       box.appendChild(pre);

@@ -1,7 +1,7 @@
 """Task creation: candidates per content type, body options, image groups (docs/api.md §4)."""
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from rules.limits import MAX_CONTENT, MAX_ID, MAX_LIST, MAX_MODEL, MAX_PROMPT, MAX_TEXT, MAX_URL
+from rules.limits import CREATE_MAX_BYTES, MAX_CONTENT, MAX_ID, MAX_LIST, MAX_MODEL, MAX_PROMPT, MAX_TEXT, MAX_URL
 from rules.vocabulary import CANDIDATE_KEYS, CONTENT_TYPES
 from schemas.common import account
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
@@ -123,6 +123,8 @@ class TaskContextSchema(Schema):
 
 class CreateTaskSchema(Schema):
     """POST /api/review/agent/tasks."""
+
+    MAX_BYTES = CREATE_MAX_BYTES  # the body's limit (blueprints/openapi.py's Parser), not JSON_MAX_BYTES
 
     publicAccount = account(required=True)
     topic = fields.String(required=True, validate=[validate.Length(max=500), not_blank])

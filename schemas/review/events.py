@@ -65,7 +65,7 @@ class StatsDataSchema(TaskEventDataSchema):
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
     body = {"type": fields.String(required=True, validate=validate.OneOf([event_type])),
             "timestamp": timestamp(required=True), "data": fields.Nested(data, required=True)}
-    name = data.__name__.removesuffix("DataSchema") + "WebhookSchema"
+    name = event_type.split(".")[1].title().replace("_", "") + "WebhookSchema"  # review_task.live_failed: LiveFailed
     return type(name, (Schema,), {"__doc__": doc, **body})
 
 

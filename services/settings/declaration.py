@@ -163,7 +163,7 @@ class SettingsSchema(Schema):
                               secret=True)
     FEISHU_CHAT_ID = text("", "the group the cards go to (`oc_…`); the app's bot must be in it")
     FEISHU_API_BASE = address("https://open.feishu.cn", "Feishu's API (Lark: `https://open.larksuite.com`)")
-    WECOM_CORP_ID = text("", "a WeCom self-built app that sends decision cards: the corp id (企业ID)")
+    WECOM_CORP_ID = text("", "a WeCom self-built app that sends decision cards: the corp id")
     WECOM_AGENT_ID = text("", "the app's AgentId", "must be the app's AgentId (digits)", pattern=r"^(\d{1,12})?$")
     WECOM_SECRET = text("", "the app's Secret", secret=True)
     WECOM_TOKEN = text("", "its callback URL's Token", secret=True)

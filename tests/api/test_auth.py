@@ -15,12 +15,12 @@ from types import SimpleNamespace
 
 import itsdangerous.timed
 import pytest
-from flask import Blueprint, Flask
+from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 from marshmallow import Schema, fields
 
-from blueprints.apidoc import api
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
+from blueprints.openapi import Blueprint
 from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login
@@ -42,7 +42,6 @@ def guarded(make_app):
         probe = Blueprint("probe", __name__)
 
         @probe.route("/api/probe/review", methods=["GET", "POST"])
-        @api()
         @admin_required("review")
         def review_probe():
             return {"ok": True}
@@ -63,14 +62,14 @@ def guarded(make_app):
             return {"ok": True}
 
         @probe.post("/api/probe/agent-body")
-        @api(body=NameSchema)
+        @probe.arguments(NameSchema)
         @agent_required
         def agent_body_probe(body):
             return body
 
         @probe.post("/api/probe/agent-body-guard-first")
         @agent_required
-        @api(body=NameSchema)
+        @probe.arguments(NameSchema)
         def agent_body_guard_first(body):
             return body
 
@@ -86,7 +85,7 @@ def guarded(make_app):
             from flask import g
             return {"channel": g.feedback_channel}
 
-        application.register_blueprint(probe)
+        application.extensions["openapi"].register_blueprint(probe)
         return application
 
     return factory

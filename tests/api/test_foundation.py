@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from flask import Blueprint
 from marshmallow import Schema, fields, validate
 
 from app import create_app
-from blueprints.apidoc import api
+from blueprints.openapi import Blueprint
 from models import AdminUser, db
 from models.schema import LATEST, current_version
 from services.errors import Conflict, PreconditionFailed, RateLimited
@@ -118,7 +117,8 @@ def probe_app(make_app):
     bp = Blueprint("errprobe", __name__)
 
     @bp.post("/api/errprobe")
-    @api(body=ProbeSchema, responses={201: ProbeSchema})
+    @bp.arguments(ProbeSchema)
+    @bp.answers(201, ProbeSchema)
     def errprobe(body):
         """Echo a validated body."""
         return body, 201
@@ -136,7 +136,7 @@ def probe_app(make_app):
             raise peewee.OperationalError("unable to open database file SELECT secret FROM t")
         raise RuntimeError("boom with password=hunter2")
 
-    app.register_blueprint(bp)
+    app.extensions["openapi"].register_blueprint(bp)
     return app
 
 

@@ -291,7 +291,8 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
     signed_in.set_cookie(SESSION_COOKIE, fuzz_state[2], domain="localhost")
     assert signed_in.get("/api/review/tasks").status_code == 200
     document = fuzz_app.test_client().get("/api/openapi.json").get_json()
-    operations = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
+    operations = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops
+                  if method != "parameters"}  # the path's own parameters
     expected = {
         ("POST", "/api/review/agent/tasks"), ("GET", "/api/review/agent/tasks"),
         ("GET", "/api/review/agent/tasks/{task_id}"), ("PATCH", "/api/review/agent/tasks/{task_id}/elements"),
@@ -313,7 +314,7 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
     narrowed = {"/api/auth/login", "/api/auth/logout", "/healthz", "/metrics", "/uploads/{scope}/{name}"}
     for path, ops in document["paths"].items():
         for method, op in ops.items():
-            if path not in narrowed:
+            if path not in narrowed and method != "parameters":
                 assert {"400", "401", "403", "404", "405", "409", "412", "413", "429", "500"} <= \
                     set(op["responses"]), (method, path)
 

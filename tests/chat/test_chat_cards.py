@@ -208,8 +208,10 @@ def test_a_task_decided_on_the_page_updates_its_cards(app, client, linked, agent
     wait_for(lambda: chat_apps.feishu_cards[message_id]["updates"], what="the Feishu redraw")
     assert _buttons(chat_apps.feishu_card(message_id)) == [] and "admin" in str(chat_apps.feishu_card(message_id))
     wait_for(lambda: chat_apps.wecom_card(wecom_id).get("replace_text"), what="the WeCom update")
-    with db.connection_context():
-        assert {c.state for c in ChatCard.select()} == {"sent", "closed"}
+    def states():
+        with db.connection_context():
+            return {c.platform: c.state for c in ChatCard.select()}
+    wait_for(lambda: states() == {"feishu": "sent", "wecom": "closed"}, what="the WeCom card closed")
 
 
 def test_the_platforms_url_checks(app, served_url, chat_apps):
