@@ -122,15 +122,22 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
                  [{"id": "cool-a", "outline": "问题|方案", "focuses": ["液冷"],
                    "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n"}],
                  [img("cooling-cover.png", (960, 540), "cooling cover", si)]),
+    ]
+
+
+def extra_samples(uploads_root: str) -> list[dict[str, Any]]:
+    """The demo's own further samples (`python app.py --demo`, not seed-demo): one article with one option
+    per field, which its chat card decides in one tap, and the day's three edition articles."""
+    si, cf = "silicon-rise", "carbon-fitness"
+    return [
         _article(cf, CHAT_TOPIC, [CHAT_TOPIC], ["补水、热身和一双合脚的鞋。"], ["碳能教练组"],
                  [{"id": "long-a", "outline": "补水|热身|鞋", "focuses": ["补水"],
                    "content": "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n"}],
-                 [img("long-run.png", (900, 500), "long run cover", cf)]),
+                 [_image(uploads_root, "review", "long-run.png", (900, 500), "long run cover", cf)]),
         *[_article(si, topic, [topic], [summary], ["硅基编辑部"],
                    [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
-                   [img(f"day-{n}.png", (900, 500), f"edition article {n}", si)])
-          for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)],
-    ]
+                   [_image(uploads_root, "review", f"day-{n}.png", (900, 500), f"edition article {n}", si)])
+          for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)]]
 
 
 def library_images(uploads_root: str) -> list:
@@ -209,8 +216,11 @@ def _approve_and_publish(task: ReviewTask, admin_username: str, settings: Settin
 
 
 def seed_edition(settings: Settings, admin_username: str) -> dict[str, Any] | None:
-    """The day's edition of three demo articles, proposed as the agent would and sent to the (fake) platform's
-    followers by the running worker; None when it is not sent in time."""
+    """The demo's further samples (extra_samples), then the day's edition of its three articles, proposed as
+    the agent would and sent to the (fake) platform's followers by the running worker; None when it is not
+    sent in time."""
+    for payload in extra_samples(settings.uploads_path):
+        review.create_task(CreateTaskSchema().load(payload), team=settings.team)
     topics = [topic for topic, _summary in EDITION_SAMPLES]
     tasks = sorted(ReviewTask.select().where(ReviewTask.topic.in_(topics)), key=lambda t: topics.index(t.topic))
     if len(tasks) != len(topics):

@@ -10,7 +10,7 @@ DOC = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encodi
 SECTIONS = ["Running it", "Errors", "Authentication", "Review tasks", "Publishing", "Assets", "Package",
             "Delete", "Feedback", "Admin HTML", "Operations", "Phone preview", "The agent's side",
             "The reviewer's workspace", "The team around a task", "Signals a team can trust", "The code",
-            "Going live", "What readers did", "Decisions as data"]
+            "Going live", "What readers did", "Decisions as data", "Editions", "Deciding from the team's chat"]
 
 
 def _placeholders(text):

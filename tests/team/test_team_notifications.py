@@ -229,7 +229,8 @@ def test_a_deleted_tasks_unsent_team_messages_go_with_it(make_app, robots):
 def test_an_empty_notify_events_means_every_event(make_app, robots):
     with built_app(make_app, **robot_settings(robots, NOTIFY_EVENTS="")) as app:
         assert app.extensions["settings"].team.events == {"task.awaiting_review", "task.publish_failed",
-                                                          "feedback.received", "task.live", "task.live_failed"}
+                                                          "feedback.received", "task.live", "task.live_failed",
+                                                          "edition.sent", "edition.failed"}
         create_task(app.test_client(), AGENT, article_payload())
         assert [row.event_type for row in team_rows("wecom")] == ["task.awaiting_review"]
 
