@@ -68,7 +68,9 @@ def settle(row: TaskLive, team: TeamSettings | None, changes: dict[str, Any], qu
     """record() for a worker's or the platform's result about `row` as it was read: applied only if the row
     still has that status, submission, failure and poll count, in one statement (docs/api.md §18); None
     (and logged) when it moved on since. `quiet`: bookkeeping the task's JSON does not show (its version stays)."""
-    before = {"status": row.status, "publish_id": row.publish_id, "fail_code": row.fail_code, "polls": row.polls}
+    # submitted_at too: go_live resets the others to the same values, so only it tells submissions apart.
+    before = {"status": row.status, "publish_id": row.publish_id, "fail_code": row.fail_code, "polls": row.polls,
+              "submitted_at": row.submitted_at}
     now = now_iso()
     same = [getattr(TaskLive, name) == value for name, value in before.items()]
     if not TaskLive.update(**changes, updated_at=now).where(TaskLive.id == row.id, *same).execute():

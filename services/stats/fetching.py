@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
+STOPPED = "the process stopped"
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # stat_date exactly (fromisoformat alone takes 20261126 and week dates)
@@ -70,8 +71,11 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
         row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
         if row is None:
             row = StatsFetch(account=account, day=day, status="running", attempts=0, updated_at=now)
-        elif row.status == "running" and parse_iso(row.updated_at) \
-                > utcnow() - STALE_RUN:
+        elif row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
+            return None
+        elif row.status == "running" and row.attempts >= MAX_ATTEMPTS and not force:
+            row.status, row.last_error, row.updated_at = "failed", STOPPED, now  # else it reads running forever
+            row.save()
             return None
         elif not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS
                             or (row.next_attempt_at or "") > now):
@@ -171,13 +175,15 @@ def store(kept: dict[tuple[int, str], dict[str, Any]], told_from: str) -> int:
     return len(rows)
 
 
-def _finish(row: StatsFetch, **changes: Any) -> None:
-    """End the claimed fetch (inside immediate()) only if it is still the one this call claimed."""
+def _finish(row: StatsFetch, **changes: Any) -> bool:
+    """End the claimed fetch (inside immediate()) only if it is still the one this call claimed; whether it was."""
     still = ((StatsFetch.id == row.id) & (StatsFetch.status == "running") & (StatsFetch.owner == row.owner)
              & (StatsFetch.attempts == row.attempts))
-    if not StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute():
-        log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
-                    row.account, row.day)
+    if StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute() == 1:
+        return True
+    log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
+                row.account, row.day)
+    return False
 
 
 def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -> dict[str, Any] | None:
@@ -191,8 +197,9 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
         kept = read_answer(account, day, client_for(account, settings).article_totals(day), settings)
         with immediate():
             told_from = (date.fromisoformat(day) - timedelta(days=settings.stats_days - 1)).isoformat()
-            stored = store(kept, told_from)
-            _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            # The claim first: a fetch taken over meanwhile stores nothing (the other one will).
+            ours = _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            stored = store(kept, told_from) if ours else 0
         return {"account": account, "day": day, "stored": stored, "error": None}
     except PlatformError as exc:
         error, errcode = error_text(exc), exc.errcode
@@ -211,8 +218,8 @@ def _unfinished(day: str) -> list[tuple[str, str]]:
     it, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
-    rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(
-        ((StatsFetch.status == "failed") | stopped) & (StatsFetch.attempts < MAX_ATTEMPTS)
+    rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
+        (((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS)) | stopped)
         & (StatsFetch.day >= since) & (StatsFetch.day < day))
     return [(row.account, row.day) for row in rows]
 
