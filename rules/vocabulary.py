@@ -49,7 +49,6 @@ DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed")
 # Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
-LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).
 DATASET_FORMATS = ("raw", "sft", "dpo", "kto")

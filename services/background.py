@@ -1,54 +1,104 @@
-"""Background workers of the one service process (webhook sender, search indexer, checkpointer, going live,
-statistics)."""
+"""Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
+every kind of due work in turn, and `claim()` is how a pass takes a due row for a while.
+
+A kind of work is a `Job`: a name (/metrics `review_worker_passes_total{worker}`), one pass, how often it
+looks when nothing wakes it, and how long a pass may go on taking rows. A request that creates work calls
+`wake(name)`: that job's pass comes at once instead of at its next look. Several processes share the
+store, never a row: a claim is a compare-and-set, so exactly one process gets each.
+"""
 import logging
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from models import db
+from models import db, immediate
 from models.base import register_background
-from models.writes import checkpoint_wal
 
 log = logging.getLogger(__name__)
-PASSES: Counter[str] = Counter()  # passes each worker of this process has made (/metrics: review_worker_passes)
+PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
+TRIES = 3  # candidates a claim tries before leaving the rest to the next pass
 
 
-class Worker(threading.Thread):
-    """Runs `step()` on its own database connection: at once when `wakeup` is set, else every
-    `poll_seconds`. `settle_seconds` after a wake-up lets a batch gather before the next pass.
-    It ends when stopped, which happens too before the process binds `db` to another database."""
+@dataclass
+class Job:
+    name: str
+    run: Callable[[float], Any]  # one pass; its argument is the time.monotonic() after which it takes no more rows
+    every: float  # seconds between passes when nothing wakes it
+    seconds: float = 30.0  # a pass's time for taking rows (a row under way finishes: its calls have timeouts)
+    settle: float = 0.0  # after a wake-up, so a burst goes out in one pass
+    due: float = 0.0  # time.monotonic() of its next pass
 
-    def __init__(self, name, step, wakeup, poll_seconds, settle_seconds=0.0):
-        super().__init__(name=name, daemon=True)
-        self.step, self.wakeup = step, wakeup
-        self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
-        self.stopping = threading.Event()
+
+_SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several apps in one process)
+
+
+def wake(name: str) -> None:
+    """Work for job `name` was just created: its pass comes now, not at its next look."""
+    for scheduler in list(_SCHEDULERS):
+        scheduler.woken.add(name)
+        scheduler.bell.set()
+
+
+class Scheduler(threading.Thread):
+    """Runs each job's pass when it is due, one after another, on its own database connection. It ends
+    when stopped: with the app in the tests, at shutdown (serving.py), and before `db` is bound anew."""
+
+    def __init__(self, jobs: list[Job]):
+        super().__init__(name="scheduler", daemon=True)
+        self.jobs, self.woken = jobs, set[str]()
+        self.bell, self.stopping = threading.Event(), threading.Event()
 
     def start(self) -> None:
-        register_background(lambda: self.stop(timeout=60))  # steps are bounded by their own timeouts
+        _SCHEDULERS.append(self)
+        register_background(lambda: self.stop(timeout=60))  # passes are bounded by their own time
         super().start()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            try:
-                with db.connection_context():
-                    self.step()
-            except Exception:  # a worker must survive anything and try again
-                log.exception("%s pass failed", self.name)
-            PASSES[self.name] += 1
-            woken = self.wakeup.wait(self.poll_seconds)
-            self.wakeup.clear()
-            if woken and self.settle_seconds:
-                self.stopping.wait(self.settle_seconds)
+            self.bell.clear()  # before reading `woken`: a wake-up after this read rings again
+            for job in self.jobs:
+                if job.name in self.woken:
+                    self.woken.discard(job.name)
+                    job.due = min(job.due, time.monotonic() + job.settle)
+                if job.due <= time.monotonic() and not self.stopping.is_set():
+                    self._pass(job)
+            self.bell.wait(max(0.0, min(job.due for job in self.jobs) - time.monotonic()))
+
+    def _pass(self, job: Job) -> None:
+        try:
+            with db.connection_context():
+                job.run(time.monotonic() + job.seconds)
+        except Exception:  # the scheduler must survive anything and try again
+            log.exception("%s pass failed", job.name)
+        PASSES[job.name] += 1
+        job.due = time.monotonic() + job.every
 
     def stop(self, timeout: float = 5) -> None:
         self.stopping.set()
-        self.wakeup.set()
-        self.join(timeout=timeout)
+        self.bell.set()
+        if self.is_alive():
+            self.join(timeout=timeout)
+        if self in _SCHEDULERS:
+            _SCHEDULERS.remove(self)
 
 
-CHECKPOINT_POLL_SECONDS = 0.5
-
-
-def checkpointer() -> Worker:
-    """Keeps the WAL short from outside the requests (models.writes.checkpoint_wal)."""
-    return Worker("wal-checkpointer", checkpoint_wal, threading.Event(), CHECKPOINT_POLL_SECONDS)
+def claim(model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any],
+          then: Callable[[Any], Any] | None = None) -> Any:
+    """The first row of `model` that is `due` (in `order`), with `changes` written (a lease: a later next
+    attempt, another status) in one UPDATE ... WHERE id = ? AND `due`: if another process took it since it
+    was read, nothing is written and the next candidate is tried. `then(row)` runs in the claim's transaction.
+    The row as claimed, or None. The candidate is read outside the write lock: an idle pass takes no lock."""
+    for _ in range(TRIES):
+        candidate = model.select(model.id).where(due).order_by(*order).first()
+        if candidate is None:
+            return None
+        with immediate():
+            if model.update(changes).where(model.id == candidate.id, due).execute():
+                row = model.get_by_id(candidate.id)
+                if then is not None:
+                    then(row)
+                return row
+    return None

@@ -6,8 +6,9 @@ kept with its meaning and retried an hour later, at most 3 attempts in all (a da
 cut short keeps them for the next two days).
 """
 import logging
+import math
 import re
-import threading
+import time
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from models.review import ReviewTask
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
-from services.background import Worker
+from services.background import Job
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
@@ -224,16 +225,17 @@ def _unfinished(day: str) -> list[tuple[str, str]]:
     return [(row.account, row.day) for row in rows]
 
 
-def daily_step(settings: Settings) -> list[dict[str, Any]]:
+def daily_step(settings: Settings, until: float = math.inf) -> list[dict[str, Any]]:
     """The scheduled part: yesterday's figures for every account that needs them, once; and the retries
-    left of the days before, which midnight cut short."""
+    left of the days before, which midnight cut short. Accounts left when `until` (time.monotonic())
+    passes wait for the next pass."""
     day = due_day(settings)
     if day is None:
         return []
     wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day)
     results = []
     for account, which in wanted:
-        if account not in settings.accounts:
+        if account not in settings.accounts or time.monotonic() >= until:
             continue
         try:  # one account's trouble never stops the others
             result = fetch_day(account, which, settings)
@@ -248,6 +250,6 @@ def daily_step(settings: Settings) -> list[dict[str, Any]]:
 STATS_EVERY = 60.0  # seconds between looks at the daily statistics
 
 
-def stats_worker(settings: Settings) -> Worker:
+def stats_job(settings: Settings) -> Job:
     """The daily statistics (WECHAT_STATS_ENABLED): a look at start, then once a minute."""
-    return Worker("stats", lambda: daily_step(settings), threading.Event(), STATS_EVERY)
+    return Job("stats", lambda until: daily_step(settings, until), STATS_EVERY)

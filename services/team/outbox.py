@@ -4,16 +4,12 @@ transaction of what it reports: a task created or back from rework, a failed pub
 The facts a message needs are stored with it; services/team/messages.py words them when it is sent.
 Nothing is written for an event NOTIFY_EVENTS leaves out, or when no channel is configured.
 """
-import threading
 from typing import Any
 
 from models import OutboxMessage
 from rules.ids import new_id, now_iso
-from rules.vocabulary import TEAM_CHANNELS
+from services.background import wake
 from services.settings.team import TeamSettings
-
-# Set when a channel has a new message: its sender looks at once instead of at its next poll.
-WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}
 
 
 def _account(team: TeamSettings | None, code: str) -> str:
@@ -29,8 +25,8 @@ def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict
         {"message_id": new_id("msg_"), "task_id": subject_id, "event_type": event, "channel": channel,
          "payload": {"event": event, **facts}, "status": "pending", "attempts": 0, "next_attempt_at": now,
          "created_at": now} for channel in team.channels]).execute()
-    for channel in team.channels:
-        WAKE[channel].set()
+    for channel in team.channels:  # its sender looks at once instead of at its next poll
+        wake(f"team-{channel}")
     return len(team.channels)
 
 

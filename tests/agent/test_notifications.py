@@ -132,7 +132,7 @@ def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver
     first = make_app(**config)
     enqueue()
     assert receiver.wait_for(1, timeout=10), "first attempt should come within a few seconds"
-    first.extensions["webhook_sender"].stop()
+    first.extensions["scheduler"].stop()
     with db.connection_context():
         assert OutboxMessage.get().status == "pending"
     # Restart with a short delay: the pending message is picked up from the database.
@@ -141,7 +141,7 @@ def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver
         OutboxMessage.update(next_attempt_at="2000-01-01T00:00:00.000Z").execute()
     notifications.wake_sender()
     assert receiver.wait_for(2, timeout=10)
-    second.extensions["webhook_sender"].stop()
+    second.extensions["scheduler"].stop()
     first_headers, _ = receiver.received[0]
     second_headers, second_body = receiver.received[1]
     assert first_headers["webhook-id"] == second_headers["webhook-id"]
@@ -203,4 +203,4 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
         notified = next(event for event in timeline if event["type"] == "agent_notified")
         assert notified["actor"] == "system" and notified["data"]["messageId"] == headers["webhook-id"]
     finally:
-        app.extensions["webhook_sender"].stop()
+        app.extensions["scheduler"].stop()

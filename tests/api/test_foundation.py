@@ -92,7 +92,7 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     assert app.config["SESSION_COOKIE_SECURE"] is False and app.config["WAL_CHECKPOINTER_ENABLED"] is False
     assert (app.config["PORT"], app.config["WECHAT_TIMEOUT_SECONDS"]) == (8123, 7.5)
-    assert "wal_checkpointer" not in app.extensions
+    assert "wal-checkpointer" not in [job.name for job in app.extensions["scheduler"].jobs]
     (instance / "config.py").write_text('SESSION_COOKIE_SECURE = "ja"\n')
     from services.settings import SettingsError
 

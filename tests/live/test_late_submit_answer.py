@@ -4,9 +4,8 @@ import pytest
 
 from models import db
 from models.live import TaskLive
-from rules.ids import now_iso
 from services.live import worker
-from services.live.outcomes import settle
+from services.live.outcomes import move
 from tests.helpers.publishing import go_live_url, published_article
 
 pytestmark = pytest.mark.both_stores
@@ -22,11 +21,11 @@ def test_a_late_submit_answer_never_lands_on_a_newer_submission(app, admin_clien
     task = published_article(app, admin_client, agent_headers)
     assert admin_client.post(go_live_url(task), json={}).status_code == 202
     with db.connection_context():
-        first = worker._claim_due(now_iso())
+        first = worker.claim_due()
         assert first is not None and first.status == "submitting"
         # That process stopped; the submission was given up and asked again, and another one claimed it.
         TaskLive.update(submitted_at="2099-01-01T00:00:00.000Z").where(TaskLive.id == first.id).execute()
         newer = TaskLive.get_by_id(first.id)
         assert (newer.status, newer.publish_id, newer.fail_code, newer.polls) == ("submitting", None, None, 0)
-        assert settle(first, None, {"status": "publishing", "publish_id": "LATE", "msg_data_id": "1"}) is None
+        assert move(first, "submitted", None, publish_id="LATE", msg_data_id="1") is None
         assert TaskLive.get_by_id(first.id).status == "submitting"

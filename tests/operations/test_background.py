@@ -42,7 +42,7 @@ def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
         _write(12)
         assert _wal_size(app) > 12 * CHUNK
     with built_app(make_app, WAL_CHECKPOINTER_ENABLED=True) as app:
-        worker = app.extensions["wal_checkpointer"]
+        worker = app.extensions["scheduler"]
         try:
             with db.connection_context():
                 db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
