@@ -1,10 +1,8 @@
 """Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
-every kind of due work in turn, and `claim()` is how a pass takes a due row for a while.
+each job's pass when due, and `claim()` is how a pass takes a due row for a while.
 
-A kind of work is a `Job`: a name (/metrics `review_worker_passes_total{worker}`), one pass, how often it
-looks when nothing wakes it, and how long a pass may go on taking rows. A request that creates work calls
-`wake(name)`: that job's pass comes at once instead of at its next look. Several processes share the
-store, never a row: a claim is a compare-and-set, so exactly one process gets each.
+A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look.
+Several processes share the store, never a row: a claim is a compare-and-set, exactly one process gets it.
 """
 import logging
 import threading
@@ -19,37 +17,32 @@ from models.base import register_background
 
 log = logging.getLogger(__name__)
 PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
-TRIES = 3  # candidates a claim tries before leaving the rest to the next pass
+_SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several apps in one process)
 
 
 @dataclass
 class Job:
-    name: str
-    run: Callable[[float], Any]  # one pass; its argument is the time.monotonic() after which it takes no more rows
+    name: str  # for wake() and /metrics
+    run: Callable[[float], Any]  # one pass, given the time.monotonic() after which it takes no more rows
     every: float  # seconds between passes when nothing wakes it
     seconds: float = 30.0  # a pass's time for taking rows (a row under way finishes: its calls have timeouts)
     settle: float = 0.0  # after a wake-up, so a burst goes out in one pass
     due: float = 0.0  # time.monotonic() of its next pass
 
 
-_SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several apps in one process)
-
-
 def wake(name: str) -> None:
-    """Work for job `name` was just created: its pass comes now, not at its next look."""
     for scheduler in list(_SCHEDULERS):
         scheduler.woken.add(name)
         scheduler.bell.set()
 
 
 class Scheduler(threading.Thread):
-    """Runs each job's pass when it is due, one after another, on its own database connection. It ends
-    when stopped: with the app in the tests, at shutdown (serving.py), and before `db` is bound anew."""
+    """Runs the jobs' passes one after another on its own database connection, until stopped: with the
+    app in the tests, at shutdown (serving.py), and before `db` is bound anew (models.base)."""
 
     def __init__(self, jobs: list[Job]):
         super().__init__(name="scheduler", daemon=True)
-        self.jobs, self.woken = jobs, set[str]()
-        self.bell, self.stopping = threading.Event(), threading.Event()
+        self.jobs, self.woken, self.bell, self.stopping = jobs, set[str](), threading.Event(), threading.Event()
 
     def start(self) -> None:
         _SCHEDULERS.append(self)
@@ -58,23 +51,20 @@ class Scheduler(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            self.bell.clear()  # before reading `woken`: a wake-up after this read rings again
+            self.bell.clear()  # before reading `woken`: a wake-up after this rings again
             for job in self.jobs:
                 if job.name in self.woken:
                     self.woken.discard(job.name)
                     job.due = min(job.due, time.monotonic() + job.settle)
                 if job.due <= time.monotonic() and not self.stopping.is_set():
-                    self._pass(job)
+                    try:
+                        with db.connection_context():
+                            job.run(time.monotonic() + job.seconds)
+                    except Exception:  # the scheduler must survive anything and try again
+                        log.exception("%s pass failed", job.name)
+                    PASSES[job.name] += 1
+                    job.due = time.monotonic() + job.every
             self.bell.wait(max(0.0, min(job.due for job in self.jobs) - time.monotonic()))
-
-    def _pass(self, job: Job) -> None:
-        try:
-            with db.connection_context():
-                job.run(time.monotonic() + job.seconds)
-        except Exception:  # the scheduler must survive anything and try again
-            log.exception("%s pass failed", job.name)
-        PASSES[job.name] += 1
-        job.due = time.monotonic() + job.every
 
     def stop(self, timeout: float = 5) -> None:
         self.stopping.set()
@@ -87,11 +77,11 @@ class Scheduler(threading.Thread):
 
 def claim(model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any],
           then: Callable[[Any], Any] | None = None) -> Any:
-    """The first row of `model` that is `due` (in `order`), with `changes` written (a lease: a later next
-    attempt, another status) in one UPDATE ... WHERE id = ? AND `due`: if another process took it since it
-    was read, nothing is written and the next candidate is tried. `then(row)` runs in the claim's transaction.
-    The row as claimed, or None. The candidate is read outside the write lock: an idle pass takes no lock."""
-    for _ in range(TRIES):
+    """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status) by one
+    UPDATE ... WHERE id = ? AND `due`: taken by another process since it was read, the next is tried.
+    `then(row)` runs in the claim's transaction. The row as claimed, or None. The candidate is read
+    outside the write lock: an idle pass takes no lock."""
+    for _ in range(3):
         candidate = model.select(model.id).where(due).order_by(*order).first()
         if candidate is None:
             return None

@@ -3,15 +3,11 @@ import math
 import time
 
 from models.feedback import INDEX_BATCH, index_pending
-from services.background import Job, wake
+from services.background import Job
 
 INDEXER = "feedback-indexer"
 POLL_SECONDS = 5.0  # also picks up rows queued while no indexer ran (a crash, another process)
 SETTLE_SECONDS = 0.2  # after a wake-up, so one transaction indexes a burst of submissions
-
-
-def wake_indexer() -> None:
-    wake(INDEXER)
 
 
 def drain(until: float = math.inf) -> int:

@@ -1,11 +1,11 @@
 """Where a task's article stands on its way to readers, and who hears when that changes (docs/api.md §18).
 
 Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`,
-inside the caller's `immediate()`: the row, compare-and-set on the row as the caller read it, the task's
-version (its JSON changed), the move's timeline events, and on `live`/`failed` the agent's webhook and the
-team's message, written in the same transaction.
+inside the caller's `immediate()`: the row (compare-and-set on the row as the caller read it), the task's
+version, the move's timeline events, and on `live`/`failed` the agent's webhook and the team's message.
 """
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from flask_babel import force_locale
@@ -15,14 +15,24 @@ from models.review import ReviewTask
 from rules.articles import article_url as checked_url
 from rules.ids import now_iso
 from rules.labels import LIVE_FAILURE_LABELS, live_failure
-from services.live import timeline
 from services.review import save_task
-from services.review.state_machine import Rule, find_live_rule, live_rule_for
+from services.review.state_machine import Rule, live_rule_for
+from services.review.timeline import add_event
 from services.review.webhooks import enqueue_live_outcome
 from services.settings.team import TeamSettings
 from services.team.outbox import live_ended
 
 log = logging.getLogger(__name__)
+# What each timeline event of LIVE_TABLE says (docs/api.md §4 Timeline); the first two are an admin's.
+EVENTS: dict[str, Callable[[TaskLive], dict[str, Any]]] = {
+    "live_scheduled": lambda row: {"at": row.at},  # for when: now, or a time ahead
+    "live_canceled": lambda row: {"at": row.at},
+    "live_submitted": lambda row: {"publishId": row.publish_id},
+    "live": lambda row: {"articleUrl": row.article_url, "articleId": row.article_id},
+    "live_failed": lambda row: {"failReason": row.fail_reason, "failCode": row.fail_code,
+                                "failDetail": row.fail_detail},
+}
+BY_ADMIN = ("live_scheduled", "live_canceled")
 # What tells one state of a row from the next: status, submission, failure and poll; submitted_at too, as
 # go_live resets the others to the same values each time.
 SAME = ("status", "publish_id", "fail_code", "polls", "submitted_at")
@@ -66,7 +76,7 @@ def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_
         changes, trigger = {**failure(f"publish_status_{status}"), "next_poll_at": None}, "publish_failed"
     else:
         return False
-    return find_live_rule(row.status, trigger) is not None and move(row, trigger, team, **changes) is not None
+    return move(row, trigger, team, **changes) is not None
 
 
 def move(row: TaskLive, trigger: str, team: TeamSettings | None, task: ReviewTask | None = None,
@@ -101,7 +111,8 @@ def moved(row: TaskLive, rule: Rule, team: TeamSettings | None, task: ReviewTask
     task = task or ReviewTask.get_by_id(row.task_id)
     save_task(task)
     for event in rule.events:
-        timeline.tell(task, event, row, actor_name)
+        by_admin = event in BY_ADMIN
+        add_event(task, event, "admin" if by_admin else "system", actor_name if by_admin else None, EVENTS[event](row))
     if rule.next_state in ("live", "failed"):
         enqueue_live_outcome(task.task_id, row)
         live_ended(team, task, row)

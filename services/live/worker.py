@@ -80,11 +80,6 @@ def submit(row: TaskLive, settings: Settings) -> None:
              next_poll_at=iso(utcnow() + timedelta(seconds=first)))
 
 
-def _next_delay(polls: int, settings: Settings) -> float:
-    delays = settings.publish_poll_delays
-    return delays[polls] if polls < len(delays) else HOURLY
-
-
 def poll(row: TaskLive, settings: Settings) -> None:
     """freepublish/get for one submission; a final status ends it, 45009 and the rest wait for the next delay.
     Whatever comes back applies only to the row as claimed: a late answer about an earlier submission, or
@@ -105,8 +100,9 @@ def poll(row: TaskLive, settings: Settings) -> None:
         if utcnow() - parse_iso(row.submitted_at or row.updated_at) > POLL_FOR:
             move(row, "no_result", settings.team, **failure("no_result"), next_poll_at=None)
             return
-        move(row, "wait", settings.team, next_poll_at=iso(utcnow() + timedelta(seconds=_next_delay(row.polls,
-                                                                                                    settings))))
+        delays = settings.publish_poll_delays
+        delay = delays[row.polls] if row.polls < len(delays) else HOURLY
+        move(row, "wait", settings.team, next_poll_at=iso(utcnow() + timedelta(seconds=delay)))
 
 
 def step(settings: Settings, until: float) -> None:

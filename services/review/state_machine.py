@@ -81,39 +81,27 @@ JOB_TABLE = (
     Rule("failed", "retry", "the job got as far as its snapshot", "failed", (),
          "the job stays; a new job starts from its snapshot"),
 )
-# Going live (docs/api.md §18): the task's TaskLive row; the task's own status stays `published`. A
-# worker's result is applied compare-and-set on the row as it was read (a late one is dropped).
-_SCHEDULE = ("an admin asks (POST .../go-live): the task is published with its draft on the platform; `at` "
-             "now or within 30 days")
-_TOLD = "the agent (review_task.live / live_failed) and the team told"
+# Going live (docs/api.md §18): a task's TaskLive row (the task stays `published`).
+_SCHEDULE = "an admin asks (POST .../go-live): the task is published, its draft on the platform"
+_RESULT = "publish_status from the platform's event or a poll"
 LIVE_TABLE = (
-    Rule(None, "schedule", _SCHEDULE, "scheduled", ("live_scheduled",), "the draft, `at` and who asked stored; "
-         "the scheduler woken"),
-    Rule("failed", "schedule", _SCHEDULE, "scheduled", ("live_scheduled",), "the last attempt's fields cleared"),
-    Rule("canceled", "schedule", _SCHEDULE, "scheduled", ("live_scheduled",), "the last attempt's fields cleared"),
+    *(Rule(state, "schedule", _SCHEDULE, "scheduled", ("live_scheduled",), "draft, `at`, who asked; a last "
+           "attempt's fields cleared") for state in (None, "failed", "canceled")),
     Rule("scheduled", "cancel", "an admin cancels (DELETE .../go-live)", "canceled", ("live_canceled",), "-"),
-    Rule("scheduled", "submit", "`at` has come; one process's scheduler claims the row", "submitting", (),
-         "owner and submittedAt stored before freepublish/submit is called, once"),
+    Rule("scheduled", "submit", "`at` has come", "submitting", (), "owner stored, then one freepublish/submit"),
     Rule("submitting", "submitted", "freepublish/submit answered", "publishing", ("live_submitted",),
-         "publishId and msg_data_id stored; the first poll after the first WECHAT_PUBLISH_POLL_DELAYS delay"),
-    Rule("submitting", "refused", "freepublish/submit refused it, or no call was made (credentials, token)",
-         "failed", ("live_failed",), f"the reason stored; {_TOLD}"),
-    Rule("submitting", "interrupted", "its process stopped, or it began more than 10 minutes ago", "failed",
-         ("live_failed",), f"the reason says it may have been submitted; {_TOLD}"),
-    Rule("publishing", "poll", "its next poll is due; one process's scheduler claims it", "publishing", (),
-         "polls + 1; freepublish/get is asked with no transaction open"),
-    Rule("publishing", "wait", "the poll answered publish_status 1, 45009 or nothing", "publishing", (),
-         "the next poll after the next delay (then hourly)"),
-    Rule("publishing", "published", "publish_status 0 (the platform's event or a poll)", "live", ("live",),
-         f"articleId and articleUrl (only an https://mp.weixin.qq.com/ address) stored; {_TOLD}"),
-    Rule("publishing", "publish_failed", "publish_status 2-6", "failed", ("live_failed",),
-         f"the status's meaning stored; {_TOLD}"),
-    Rule("publishing", "no_result", "24 h after the submission without a final status", "failed", ("live_failed",),
-         f"the reason says no result came; {_TOLD}"),
-    Rule("failed", "published", "failed for want of a result (no_result), then publish_status 0", "live", ("live",),
-         f"as from publishing; {_TOLD}"),
-    Rule("failed", "publish_failed", "failed for want of a result (no_result), then publish_status 2-6", "failed",
-         ("live_failed",), f"the status's meaning replaces the reason; {_TOLD}"),
+         "publishId stored; polls after WECHAT_PUBLISH_POLL_DELAYS"),
+    Rule("submitting", "refused", "freepublish/submit refused, or not sent", "failed", ("live_failed",), "the reason"),
+    Rule("submitting", "interrupted", "its process stopped, or 10 minutes passed", "failed", ("live_failed",),
+         "the reason: it may have been submitted"),
+    Rule("publishing", "poll", "its next poll is due", "publishing", (), "polls + 1, then freepublish/get"),
+    Rule("publishing", "wait", "a poll said 1, 45009 or nothing", "publishing", (), "next poll after the next delay"),
+    Rule("publishing", "published", f"{_RESULT}: 0", "live", ("live",), "articleId, articleUrl (the platform's only)"),
+    Rule("publishing", "publish_failed", f"{_RESULT}: 2-6", "failed", ("live_failed",), "the status's meaning"),
+    Rule("publishing", "no_result", "24 h after the submission", "failed", ("live_failed",), "the reason"),
+    Rule("failed", "published", f"failed by no_result, then {_RESULT}: 0", "live", ("live",), "as from publishing"),
+    Rule("failed", "publish_failed", f"failed by no_result, then {_RESULT}: 2-6", "failed", ("live_failed",),
+         "as from publishing"),
 )
 # Why a state takes no such trigger, for the 409 message (default: "the task is <state>").
 WHY_NOT = {"published": "the task is already published"}
@@ -127,10 +115,6 @@ _LIVE_INDEX = {(rule.state, rule.trigger): rule for rule in LIVE_TABLE}
 def find_rule(state: str | None, trigger: str) -> Rule | None:
     """The rule for (state, trigger), or None."""
     return _INDEX.get((state, trigger)) or _INDEX.get((ANY, trigger))
-
-
-def triggers_from(state: str) -> list[str]:
-    return [rule.trigger for rule in TABLE if rule.state in (state, ANY)]
 
 
 def states_allowing(trigger: str) -> list[str | None]:
@@ -211,7 +195,9 @@ _HEADER = ["| From | Trigger | Condition | To | Timeline events | Effects |", "|
 SECTIONS = (
     ("Publish jobs", "Generated from `JOB_TABLE`; a job is `running` while its claim is held.", JOB_TABLE),
     ("Going live", "Generated from `LIVE_TABLE`: a task's way to readers (docs/api.md §18); the task stays "
-     "`published`. A worker's result applies only to the row as it read it (compare-and-set).", LIVE_TABLE),
+     "`published`. A worker's result applies only to the row as it read it (compare-and-set); the scheduler "
+     "claims `submit` and `poll` rows, one process each; `live` and `failed` are told to the agent and the team.",
+     LIVE_TABLE),
 )
 
 

@@ -46,7 +46,7 @@ def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> Outbox
     payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
     message = OutboxMessage.create(message_id=new_id("msg_"), task_id=task_id, event_type=event_type,
                                    payload=payload, next_attempt_at=now, created_at=now)
-    wake_sender()
+    wake(SENDER)
     return message
 
 
@@ -83,7 +83,7 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
              "next_attempt_at": now, "created_at": now} for task_id, day, totals in days]
     insert_rows(OutboxMessage, rows)
     if rows:
-        wake_sender()
+        wake(SENDER)
     return len(rows)
 
 
@@ -219,7 +219,3 @@ def sender_job(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT_
             pass
 
     return Job(SENDER, run, every)
-
-
-def wake_sender() -> None:
-    wake(SENDER)

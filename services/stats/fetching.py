@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
-STOPPED = "the process stopped"
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # stat_date exactly (fromisoformat alone takes 20261126 and week dates)
@@ -75,7 +74,7 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
         elif row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
             return None
         elif row.status == "running" and row.attempts >= MAX_ATTEMPTS and not force:
-            row.status, row.last_error, row.updated_at = "failed", STOPPED, now  # else it reads running forever
+            row.status, row.last_error, row.updated_at = "failed", "the process stopped", now  # not running forever
             row.save()
             return None
         elif not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS
@@ -180,11 +179,11 @@ def _finish(row: StatsFetch, **changes: Any) -> bool:
     """End the claimed fetch (inside immediate()) only if it is still the one this call claimed; whether it was."""
     still = ((StatsFetch.id == row.id) & (StatsFetch.status == "running") & (StatsFetch.owner == row.owner)
              & (StatsFetch.attempts == row.attempts))
-    if StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute() == 1:
-        return True
-    log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
-                row.account, row.day)
-    return False
+    ours = StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute() == 1
+    if not ours:
+        log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
+                    row.account, row.day)
+    return ours
 
 
 def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -> dict[str, Any] | None:
@@ -199,8 +198,8 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
         with immediate():
             told_from = (date.fromisoformat(day) - timedelta(days=settings.stats_days - 1)).isoformat()
             # The claim first: a fetch taken over meanwhile stores nothing (the other one will).
-            ours = _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
-            stored = store(kept, told_from) if ours else 0
+            done = _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            stored = store(kept, told_from) if done else 0
         return {"account": account, "day": day, "stored": stored, "error": None}
     except PlatformError as exc:
         error, errcode = error_text(exc), exc.errcode
@@ -227,8 +226,7 @@ def _unfinished(day: str) -> list[tuple[str, str]]:
 
 def daily_step(settings: Settings, until: float = math.inf) -> list[dict[str, Any]]:
     """The scheduled part: yesterday's figures for every account that needs them, once; and the retries
-    left of the days before, which midnight cut short. Accounts left when `until` (time.monotonic())
-    passes wait for the next pass."""
+    left of the days before, which midnight cut short. Accounts left at `until` wait for the next pass."""
     day = due_day(settings)
     if day is None:
         return []

@@ -10,6 +10,7 @@ import pytest
 
 from models import OutboxMessage, db
 from rules.ids import utcnow
+from services.background import wake
 from services.review import webhooks as notifications
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
@@ -139,7 +140,7 @@ def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver
     second = make_app(**{**config, "REVIEW_WEBHOOK_RETRY_DELAYS": "0"})
     with db.connection_context():
         OutboxMessage.update(next_attempt_at="2000-01-01T00:00:00.000Z").execute()
-    notifications.wake_sender()
+    wake(notifications.SENDER)
     assert receiver.wait_for(2, timeout=10)
     second.extensions["scheduler"].stop()
     first_headers, _ = receiver.received[0]
