@@ -216,9 +216,7 @@ def _register_blueprints(app):
 
 # (the setting that enables them, the jobs of the process's scheduler; services/background.py)
 JOBS = (
-    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s.webhook_url, s.webhook_secret, s.webhook_retry_delays,
-                                                     s.webhook_events)]),
-    ("WEBHOOK_SENDER_ENABLED", lambda s: sender.jobs(s.team, s.webhook_retry_delays, s.default_language)),
+    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s), *sender.jobs(s)]),  # the agent's outbox, the team's
     # Keeps the WAL short from outside the requests (models.writes.checkpoint_wal).
     ("WAL_CHECKPOINTER_ENABLED", lambda _s: [Job("wal-checkpointer", lambda _until: checkpoint_wal(), 0.5)]),
     ("FEEDBACK_INDEXER_ENABLED", lambda _s: [indexer()]),

@@ -25,18 +25,15 @@ POLL_FOR = timedelta(hours=24)  # after the submission; then the result is repor
 HOURLY = 3600.0
 # A submission whose process is elsewhere gives no sign of life: this long after it began it is
 # reported (a submit call is bounded by WECHAT_TIMEOUT_SECONDS, far below).
-STALE_SUBMISSION = timedelta(minutes=10)
+STALE = timedelta(minutes=10)
 
 
-def settle_interrupted(settings: Settings) -> int:
+def settle_interrupted(settings: Settings) -> None:
     """Submissions a stopped process left in `submitting`: failed, saying they may have been taken."""
-    settled = 0
-    now = utcnow()
     for row in TaskLive.select().where(TaskLive.status == "submitting"):
-        if gone(row.owner, row.submitted_at or row.updated_at) or now - parse_iso(row.updated_at) > STALE_SUBMISSION:
+        if gone(row.owner, row.submitted_at or row.updated_at) or utcnow() - parse_iso(row.updated_at) > STALE:
             with immediate():
-                settled += move(row, "interrupted", settings.team, **failure("uncertain")) is not None
-    return settled
+                move(row, "interrupted", settings.team, **failure("uncertain"))
 
 
 def claim_due() -> TaskLive | None:

@@ -143,7 +143,7 @@ def _table_rule(table: tuple[Rule, ...], index: dict[Any, Rule], state: str | No
     rule = index.get((state, trigger))
     if rule is None:
         allowed = " or ".join(r.state for r in table if r.trigger == trigger and r.state)
-        raise Conflict(f"{what} is {state or 'not there'}; {trigger} needs it {allowed}", {field: [state]},
+        raise Conflict(f"{what} is {state or 'none'}; {trigger} needs it {allowed}", {field: [state or "none"]},
                        code="invalid_state")
     return rule
 

@@ -29,6 +29,7 @@ from schemas.review.events import WEBHOOKS
 from services import outbound
 from services.background import Job, claim, wake
 from services.review.timeline import add_event
+from services.settings import Settings
 from services.settings.values import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
@@ -210,12 +211,12 @@ def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
 SENDER = "webhook-sender"
 
 
-def sender_job(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
-               events: frozenset[str] | tuple[str, ...] = DEFAULT_WEBHOOK_EVENTS, every: float = 1.0) -> Job:
+def sender_job(settings: Settings) -> Job:
     """The agent's outbox about once a second, and at once when a new message wakes it. A message sent may
     have let the next one of its task through: the pass goes on while messages go out."""
     def run(until: float) -> None:
-        while _deliver(url, secret, retry_delays, None, events, until)[1] and time.monotonic() < until:
+        args = (settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, None)
+        while _deliver(*args, settings.webhook_events, until)[1] and time.monotonic() < until:
             pass
 
-    return Job(SENDER, run, every)
+    return Job(SENDER, run, 1.0)

@@ -68,20 +68,16 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
     unless another process runs it)."""
     now = now_iso()
     with immediate():
-        row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
-        if row is None:
-            row = StatsFetch(account=account, day=day, status="running", attempts=0, updated_at=now)
-        elif row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
+        row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day)) or StatsFetch(
+            account=account, day=day, attempts=0)
+        if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
             return None
-        elif row.status == "running" and row.attempts >= MAX_ATTEMPTS and not force:
-            row.status, row.last_error, row.updated_at = "failed", "the process stopped", now  # not running forever
-            row.save()
+        if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
+            if row.status == "running":  # its process stopped during the last attempt: not running for ever
+                row.status, row.last_error, row.updated_at = "failed", "the process stopped", now
+                row.save()
             return None
-        elif not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS
-                            or (row.next_attempt_at or "") > now):
-            return None
-        row.status, row.owner, row.updated_at = "running", this_process(), now
-        row.attempts += 1
+        row.status, row.owner, row.updated_at, row.attempts = "running", this_process(), now, row.attempts + 1
         row.save()
         return row
 

@@ -21,6 +21,7 @@ from models.outbox import AGENT_CHANNEL
 from rules.ids import iso, utcnow
 from services.background import Job
 from services.ratelimit import SlidingWindowLimiter
+from services.settings import Settings
 from services.settings.team import TeamSettings
 from services.team.channels import Send, senders
 from services.team.messages import Message, render
@@ -123,18 +124,17 @@ def deliveries(team: TeamSettings, retry_delays: tuple[float, ...], language: st
             for channel, (send, limit) in senders(team).items()]
 
 
-def jobs(team: TeamSettings, retry_delays: tuple[float, ...], language: str,
-         every: float = POLL_SECONDS) -> list[Job]:
+def jobs(settings: Settings) -> list[Job]:
     """A job per configured channel (`team-<channel>`, woken by services/team/outbox.py), messages the
     settings no longer send retired first. Messages that did not fit in one go out in the same pass."""
     with db.connection_context():
-        retire(team)
+        retire(settings.team)
 
     def job(args: tuple[Any, ...]) -> Job:
         def run(until: float) -> None:
             while deliver(*args) and time.monotonic() < until:
                 pass
 
-        return Job(f"team-{args[0]}", run, every, settle=SETTLE_SECONDS)
+        return Job(f"team-{args[0]}", run, POLL_SECONDS, settle=SETTLE_SECONDS)
 
-    return [job(args) for args in deliveries(team, retry_delays, language)]
+    return [job(args) for args in deliveries(settings.team, settings.webhook_retry_delays, settings.default_language)]
