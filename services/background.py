@@ -69,8 +69,7 @@ class Scheduler(threading.Thread):
     def stop(self, timeout: float = 5) -> None:
         self.stopping.set()
         self.bell.set()
-        if self.is_alive():
-            self.join(timeout=timeout)
+        self.join(timeout=timeout)
         if self in _SCHEDULERS:
             _SCHEDULERS.remove(self)
 

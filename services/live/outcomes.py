@@ -68,15 +68,12 @@ def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_
         url = checked_url(article_url)
         if article_url and url is None:
             log.warning("task row %s: the article address %.80r is not the platform's; not kept", row.id, article_url)
-        changes = {"article_id": str(article_id)[:255] if article_id else None, "article_url": url,
-                   "live_at": now_iso(), "next_poll_at": None, "fail_reason": None, "fail_code": None,
-                   "fail_detail": None}
-        trigger = "published"
-    elif f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
-        changes, trigger = {**failure(f"publish_status_{status}"), "next_poll_at": None}, "publish_failed"
-    else:
-        return False
-    return move(row, trigger, team, **changes) is not None
+        return move(row, "published", team, article_id=str(article_id)[:255] if article_id else None,
+                    article_url=url, live_at=now_iso(), next_poll_at=None, fail_reason=None, fail_code=None,
+                    fail_detail=None) is not None
+    if f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
+        return move(row, "publish_failed", team, **failure(f"publish_status_{status}"), next_poll_at=None) is not None
+    return False
 
 
 def move(row: TaskLive, trigger: str, team: TeamSettings | None, task: ReviewTask | None = None,
