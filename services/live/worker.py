@@ -45,12 +45,11 @@ def claim_due() -> TaskLive | None:
 
 
 def claim_poll() -> TaskLive | None:
-    """One publishing row whose freepublish/get is due, its next poll moved on first (so another process
-    does not ask too)."""
-    rule = live_rule_for("publishing", "poll")
+    """One publishing row whose freepublish/get is due, its next poll an hour on until this one is answered
+    (so another process does not ask too)."""
+    rule, later = live_rule_for("publishing", "poll"), iso(utcnow() + timedelta(seconds=HOURLY))
     return claim(TaskLive, (TaskLive.status == rule.state) & (TaskLive.next_poll_at <= now_iso()),
-                 (TaskLive.next_poll_at,), {TaskLive.polls: TaskLive.polls + 1,  # until this poll is answered:
-                                            TaskLive.next_poll_at: iso(utcnow() + timedelta(seconds=HOURLY))})
+                 (TaskLive.next_poll_at,), {TaskLive.polls: TaskLive.polls + 1, TaskLive.next_poll_at: later})
 
 
 def submit(row: TaskLive, settings: Settings) -> None:
