@@ -40,26 +40,27 @@ from cli.demo import build_demo_app
 from models import db, init_database
 from models.schema import SchemaTooNew, upgrade
 from models.users import admin_by_pk
+from models.writes import checkpoint_wal
 from rules import accounts
 from rules.client_input import load_json
 from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
-from services.background import checkpointer
-from services.chat.worker import chat_worker
-from services.editions.sending import edition_worker
+from services.background import Job, Scheduler
+from services.chat.worker import chat_job
+from services.editions.sending import edition_job
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
 from services.files import sweep_pending
-from services.live import live_worker
+from services.live import live_job
 from services.operations import service_lock
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
-from services.review.webhooks import WebhookSender
+from services.review.webhooks import sender_job
 from services.settings import DEFAULTS, Settings, SettingsError, configured_accounts, from_environment, parse
-from services.stats.fetching import stats_worker
+from services.stats.fetching import stats_job
 from services.task_delete import recover_deletions
-from services.team.sender import TeamSender
+from services.team import sender
 
 log = logging.getLogger("review")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -209,26 +210,26 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
-# (setting that enables it, name in app.extensions, factory of the typed settings)
-WORKERS = (
-    ("WEBHOOK_SENDER_ENABLED", "webhook_sender", lambda settings: WebhookSender(
-        settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, events=settings.webhook_events)),
-    ("WEBHOOK_SENDER_ENABLED", "team_sender", lambda s: TeamSender(s.team, s.webhook_retry_delays, s.default_language)),
-    ("WAL_CHECKPOINTER_ENABLED", "wal_checkpointer", lambda _settings: checkpointer()),
-    ("FEEDBACK_INDEXER_ENABLED", "feedback_indexer", lambda _settings: indexer()),
-    ("WECHAT_LIVE_WORKER_ENABLED", "live_worker", live_worker),  # going live, and its result (docs/api.md §18)
-    ("WECHAT_STATS_ENABLED", "stats_worker", stats_worker),  # what readers did, daily (docs/api.md §19)
-    ("WECHAT_LIVE_WORKER_ENABLED", "edition_worker", edition_worker),  # editions (docs/api.md §21)
-    ("WEBHOOK_SENDER_ENABLED", "chat_worker", chat_worker),  # decision cards (docs/api.md §22), with an app set
+# (the setting that enables them, the jobs of the process's scheduler; services/background.py)
+JOBS = (
+    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s), *sender.jobs(s)]),  # the agent's outbox, the team's
+    # Keeps the WAL short from outside the requests (models.writes.checkpoint_wal).
+    ("WAL_CHECKPOINTER_ENABLED", lambda _s: [Job("wal-checkpointer", lambda _until: checkpoint_wal(), 0.5)]),
+    ("FEEDBACK_INDEXER_ENABLED", lambda _s: [indexer()]),
+    ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [live_job(s)]),  # going live, and its result (docs/api.md §18)
+    ("WECHAT_STATS_ENABLED", lambda s: [stats_job(s)]),  # what readers did, daily (docs/api.md §19)
+    ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
+    # Decision cards in the team's chat (docs/api.md §22), when an app is set.
+    ("WEBHOOK_SENDER_ENABLED", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
 )
 
 
-def _start_workers(app):
-    """The outbox senders (agent, team), the WAL checkpointer and the feedback search indexer; one each per app."""
-    for setting, name, make in WORKERS:
-        if app.config[setting] and (name != "chat_worker" or app.extensions["settings"].team.chat.platforms):
-            app.extensions[name] = worker = make(app.extensions["settings"])
-            worker.start()
+def _start_scheduler(app):
+    """One scheduler thread runs every enabled job of this app (app.extensions["scheduler"])."""
+    jobs = [job for setting, make in JOBS if app.config[setting] for job in make(app.extensions["settings"])]
+    if jobs:
+        app.extensions["scheduler"] = scheduler = Scheduler(jobs)
+        scheduler.start()
 
 
 def _ensure_logging():
@@ -245,7 +246,7 @@ def create_app(config=None, *, serve=None, hold=None):
     """Build the app: settings, state folders, database (created/upgraded), auth, blueprints.
 
     `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
-    settles what a crash left, creates the admin the settings name and starts the background workers.
+    settles what a crash left, creates the admin the settings name and starts the background scheduler.
     Without it (one-off `flask --app app …` commands) it does none of that, so a command run
     beside the service never settles the service's uploads, deletions or publishes in flight.
     `hold`: a serving process holds its instance for its life, so a restore refuses meanwhile
@@ -295,7 +296,7 @@ def create_app(config=None, *, serve=None, hold=None):
     register_commands(app)
     if serve:
         _bootstrap_admin(app)
-        _start_workers(app)
+        _start_scheduler(app)
     if not app.config["REVIEW_AGENT_TOKEN"] and serve:  # one-off commands make no agent calls
         log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app
@@ -324,7 +325,7 @@ def main(argv=None):
     with db.connection_context():  # a new instance: nobody can sign in until an admin is created
         if not has_active_admin():
             log.warning("no admin account can sign in yet: run `flask --app app create-admin NAME` from this folder")
-    serving.serve(app, [app.extensions[name] for _setting, name, _make in WORKERS if name in app.extensions])
+    serving.serve(app)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 SIGTERM or SIGINT stops accepting connections at once; requests in flight finish and their answers
 are sent (up to SHUTDOWN_GRACE_SECONDS: a publish in flight completes and its job is recorded),
-then the background threads stop and the process exits 0. waitress writes answers from its main
+then the background scheduler stops and the process exits 0. waitress writes answers from its main
 loop, so the loop keeps running while the requests drain instead of being interrupted.
 
 A body declared larger than the largest legitimate one is refused (413) before it is read, and
@@ -129,8 +129,8 @@ def _drain(server, health, grace):
     wasyncore.close_all(server._map)
 
 
-def serve(app, workers=()):
-    """Serve until SIGTERM/SIGINT, then stop gracefully; `workers` are the app's background threads."""
+def serve(app):
+    """Serve until SIGTERM/SIGINT, then stop gracefully, the app's background scheduler last."""
     config = app.config
     # The largest body a route reads: an upload in its form, or a feedback body if set larger.
     largest = max(MAX_REQUEST_BODY_BYTES, app.extensions["settings"].feedback_max_body_bytes)
@@ -149,8 +149,8 @@ def serve(app, workers=()):
         wasyncore.loop(timeout=LOOP_SECONDS, map=server._map, use_poll=True, count=1)
     log.info("stopping: no new connections, finishing requests in flight")
     _drain(server, health, float(config["SHUTDOWN_GRACE_SECONDS"]))
-    for worker in workers:
-        worker.stop()
+    if "scheduler" in app.extensions:
+        app.extensions["scheduler"].stop()
     if not db.is_closed():
         db.close()
     log.info("stopped")

@@ -55,7 +55,7 @@ TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received
                "edition.sent", "edition.failed")
 # Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
-LIVE_PENDING = ("scheduled", "submitting", "publishing")  # a new go-live is refused while one of these
+LIVE_PENDING = ("scheduled", "submitting", "publishing")  # on its way: it joins no edition (docs/api.md §21)
 # Editions (docs/api.md §21): the day's articles sent to followers as one message.
 EDITION_STATUSES = ("draft", "scheduled", "sending", "sent", "failed", "canceled")
 EDITION_HOLDS = ("draft", "scheduled", "sending", "sent")  # a task in such an edition joins no other

@@ -1,54 +1,93 @@
-"""Background workers of the one service process (webhook sender, search indexer, checkpointer, going live,
-statistics)."""
+"""Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
+each job's pass when due, and `claim()` is how a pass takes a due row for a while.
+
+A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look.
+Several processes share the store, never a row: a claim is a compare-and-set, exactly one process gets it.
+"""
 import logging
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from models import db
+from models import db, immediate
 from models.base import register_background
-from models.writes import checkpoint_wal
 
 log = logging.getLogger(__name__)
-PASSES: Counter[str] = Counter()  # passes each worker of this process has made (/metrics: review_worker_passes)
+PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
+_SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several apps in one process)
 
 
-class Worker(threading.Thread):
-    """Runs `step()` on its own database connection: at once when `wakeup` is set, else every
-    `poll_seconds`. `settle_seconds` after a wake-up lets a batch gather before the next pass.
-    It ends when stopped, which happens too before the process binds `db` to another database."""
+@dataclass
+class Job:
+    name: str  # for wake() and /metrics
+    run: Callable[[float], Any]  # one pass, given the time.monotonic() after which it takes no more rows
+    every: float  # seconds between passes when nothing wakes it
+    seconds: float = 30.0  # a pass's time for taking rows (a row under way finishes: its calls have timeouts)
+    settle: float = 0.0  # after a wake-up, so a burst goes out in one pass
+    due: float = 0.0  # time.monotonic() of its next pass
 
-    def __init__(self, name, step, wakeup, poll_seconds, settle_seconds=0.0):
-        super().__init__(name=name, daemon=True)
-        self.step, self.wakeup = step, wakeup
-        self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
-        self.stopping = threading.Event()
+
+def wake(name: str) -> None:
+    for scheduler in list(_SCHEDULERS):
+        scheduler.woken.add(name)
+        scheduler.bell.set()
+
+
+class Scheduler(threading.Thread):
+    """Runs the jobs' passes one after another on its own database connection, until stopped: with the
+    app in the tests, at shutdown (serving.py), and before `db` is bound anew (models.base)."""
+
+    def __init__(self, jobs: list[Job]):
+        super().__init__(name="scheduler", daemon=True)
+        self.jobs, self.woken, self.bell, self.stopping = jobs, set[str](), threading.Event(), threading.Event()
 
     def start(self) -> None:
-        register_background(lambda: self.stop(timeout=60))  # steps are bounded by their own timeouts
+        _SCHEDULERS.append(self)
+        register_background(lambda: self.stop(timeout=60))  # passes are bounded by their own time
         super().start()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            try:
-                with db.connection_context():
-                    self.step()
-            except Exception:  # a worker must survive anything and try again
-                log.exception("%s pass failed", self.name)
-            PASSES[self.name] += 1
-            woken = self.wakeup.wait(self.poll_seconds)
-            self.wakeup.clear()
-            if woken and self.settle_seconds:
-                self.stopping.wait(self.settle_seconds)
+            self.bell.clear()  # before reading `woken`: a wake-up after this rings again
+            for job in self.jobs:
+                if job.name in self.woken:
+                    self.woken.discard(job.name)
+                    job.due = min(job.due, time.monotonic() + job.settle)
+                if job.due <= time.monotonic() and not self.stopping.is_set():
+                    try:
+                        with db.connection_context():
+                            job.run(time.monotonic() + job.seconds)
+                    except Exception:  # the scheduler must survive anything and try again
+                        log.exception("%s pass failed", job.name)
+                    PASSES[job.name] += 1
+                    job.due = time.monotonic() + job.every
+            self.bell.wait(max(0.0, min(job.due for job in self.jobs) - time.monotonic()))
 
     def stop(self, timeout: float = 5) -> None:
         self.stopping.set()
-        self.wakeup.set()
+        self.bell.set()
         self.join(timeout=timeout)
+        if self in _SCHEDULERS:
+            _SCHEDULERS.remove(self)
 
 
-CHECKPOINT_POLL_SECONDS = 0.5
-
-
-def checkpointer() -> Worker:
-    """Keeps the WAL short from outside the requests (models.writes.checkpoint_wal)."""
-    return Worker("wal-checkpointer", checkpoint_wal, threading.Event(), CHECKPOINT_POLL_SECONDS)
+def claim(model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any],
+          then: Callable[[Any], Any] | None = None) -> Any:
+    """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status) by one
+    UPDATE ... WHERE id = ? AND `due`: taken by another process since it was read, the next is tried.
+    `then(row)` runs in the claim's transaction. The row as claimed, or None. The candidate is read
+    outside the write lock: an idle pass takes no lock."""
+    for _ in range(3):
+        candidate = model.select(model.id).where(due).order_by(*order).first()
+        if candidate is None:
+            return None
+        with immediate():
+            if model.update(changes).where(model.id == candidate.id, due).execute():
+                row = model.get_by_id(candidate.id)
+                if then is not None:
+                    then(row)
+                return row
+    return None

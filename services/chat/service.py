@@ -10,9 +10,8 @@ from rules.ids import now_iso
 from services.chat import cards
 from services.chat.callbacks import Click
 from services.chat.deciding import decide
-from services.chat.worker import _shown
+from services.chat.worker import _shown, wake_cards
 from services.settings import Settings
-from services.team.outbox import CARDS_WAKE
 from services.team.words import speaking
 
 
@@ -37,5 +36,5 @@ def feishu_answer(click: Click, settings: Settings) -> dict[str, Any]:
 def wecom_click(click: Click, settings: Settings) -> bool:
     with speaking(settings.default_language):
         decided, _message, _task = decide(click, settings)
-    CARDS_WAKE.set()  # the card is updated with the click's response_code
+    wake_cards()  # the card is updated with the click's response_code
     return decided

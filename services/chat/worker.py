@@ -3,6 +3,7 @@ transaction that made its task wait for review (services/team/outbox.py); a sent
 moved on is redrawn when what it says changes: new buttons after the agent's patch, or what was decided,
 by whom and when, with no buttons, wherever it was decided. Each platform call runs outside the lock."""
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -12,12 +13,12 @@ from models import immediate
 from models.chat import ChatCard
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
-from services.background import Worker
+from services.background import Job, wake
 from services.chat import cards
 from services.chat.choices import approval
 from services.chat.clients import ChatError, Feishu, WeCom
 from services.settings import Settings
-from services.team.outbox import CARDS_WAKE, ask_in_chat
+from services.team.outbox import CARDS_JOB, ask_in_chat
 from services.team.words import speaking
 
 log = logging.getLogger(__name__)
@@ -105,12 +106,9 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
             ask_in_chat(team, task, platforms=("wecom",))
 
 
-def step(settings: Settings) -> None:
+def step(settings: Settings, until: float) -> None:
     with speaking(settings.default_language):
-        for _ in range(20):
-            row = _claim()
-            if row is None:
-                break
+        while time.monotonic() < until and (row := _claim()) is not None:
             send(row, settings)
         stale = list(ChatCard.select(ChatCard, ReviewTask).join(ReviewTask).where(  # read whole: no cursor open
             (ChatCard.state == "sent") & (ChatCard.version != ReviewTask.version)  # across the writes below
@@ -119,6 +117,10 @@ def step(settings: Settings) -> None:
             redraw(row, row.task, settings)
 
 
-def chat_worker(settings: Settings) -> Worker:
+def chat_job(settings: Settings) -> Job:
     """The decision cards (docs/api.md §22), when a chat app is configured."""
-    return Worker("chat-cards", lambda: step(settings), CARDS_WAKE, POLL_SECONDS)
+    return Job(CARDS_JOB, lambda until: step(settings, until), POLL_SECONDS)
+
+
+def wake_cards() -> None:
+    wake(CARDS_JOB)

@@ -13,9 +13,10 @@ from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, parse_iso
 from rules.labels import edition_failure
 from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
+from services.background import wake
 from services.editions import quota
 from services.editions.drafts import combined_draft
-from services.editions.sending import WAKE
+from services.editions.sending import JOB
 from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
 from services.live.golive import when
 from services.platform.client import PlatformError, client_for
@@ -158,7 +159,7 @@ def schedule(edition_id: str, at: datetime | None, tag_id: int | None, ignore_re
         for task in ReviewTask.select().where(ReviewTask.task_id.in_(edition.task_ids)):
             add_event(task, "edition_scheduled", "admin", actor_name,
                       {"editionId": edition.edition_id, "at": edition.send_at})
-        WAKE.set()
+        wake(JOB)
         return edition_to_dict(edition)
 
 

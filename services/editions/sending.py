@@ -8,7 +8,7 @@ The result comes as MASSSENDJOBFINISH on the server URL (`mass_finished`), or by
 Every change is compare-and-set on the edition's version: a late answer never lands on a newer state.
 """
 import logging
-import threading
+import time
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from models.review import ReviewTask
 from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
-from services.background import Worker
+from services.background import Job
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -33,7 +33,7 @@ from services.settings import Settings
 from services.team.outbox import edition_ended
 
 log = logging.getLogger(__name__)
-WAKE = threading.Event()  # set when an editor sends an edition now
+JOB = "edition"  # the scheduler's job (services/background.py); wake(JOB) when an editor sends one now
 POLL_SECONDS = 1.0
 LEASE = timedelta(minutes=10)  # a send claimed this long ago without an answer is repeated
 RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same clientmsgid
@@ -239,25 +239,20 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     return False
 
 
-def step(settings: Settings) -> None:
-    """One pass; the write lock only when a plain read finds work."""
+def step(settings: Settings, until: float) -> None:
+    """One pass, taking rows until time.monotonic() passes `until`; the write lock only when a plain read
+    finds work."""
     now = now_iso()
     due = (((Edition.status == "scheduled") & (Edition.send_at <= now))
            | ((Edition.status == "sending") & ((Edition.next_at <= now) | Edition.owner.is_null(False))))
     if not Edition.select().where(due).exists():
         return
-    for _ in range(8):
-        row = _claim_send()
-        if row is None:
-            break
+    while time.monotonic() < until and (row := _claim_send()) is not None:
         send(row, settings)
-    for _ in range(8):
-        row = _claim_poll()
-        if row is None:
-            break
+    while time.monotonic() < until and (row := _claim_poll()) is not None:
         poll(row, settings)
 
 
-def edition_worker(settings: Settings) -> Worker:
-    """Editions every pass (WECHAT_LIVE_WORKER_ENABLED, as going live)."""
-    return Worker("edition-worker", lambda: step(settings), WAKE, POLL_SECONDS)
+def edition_job(settings: Settings) -> Job:
+    """Editions (WECHAT_LIVE_WORKER_ENABLED, as going live): a pass every second, and at once when sent now."""
+    return Job(JOB, lambda until: step(settings, until), POLL_SECONDS)

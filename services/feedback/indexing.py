@@ -1,28 +1,25 @@
 """Keeps the feedback keyword indexes current after the requests that add rows (models.feedback)."""
-import threading
+import math
+import time
 
 from models.feedback import INDEX_BATCH, index_pending
-from services.background import Worker
+from services.background import Job
 
+INDEXER = "feedback-indexer"
 POLL_SECONDS = 5.0  # also picks up rows queued while no indexer ran (a crash, another process)
 SETTLE_SECONDS = 0.2  # after a wake-up, so one transaction indexes a burst of submissions
 
-_wake = threading.Event()
 
-
-def wake_indexer() -> None:
-    _wake.set()
-
-
-def drain() -> int:
-    """Index every queued row, one short transaction per batch so writers interleave; returns how many."""
+def drain(until: float = math.inf) -> int:
+    """Index the queued rows, one short transaction per batch so writers interleave, until none is left or
+    `until` (time.monotonic()) passes; returns how many."""
     total = 0
     while True:
         done = index_pending(INDEX_BATCH)
         total += done
-        if done < INDEX_BATCH:
+        if done < INDEX_BATCH or time.monotonic() >= until:
             return total
 
 
-def indexer() -> Worker:
-    return Worker("feedback-indexer", drain, _wake, POLL_SECONDS, SETTLE_SECONDS)
+def indexer() -> Job:
+    return Job(INDEXER, drain, POLL_SECONDS, settle=SETTLE_SECONDS)

@@ -19,8 +19,9 @@ from models.writes import immediate
 from rules.client_input import load_json
 from rules.ids import iso, new_id, utcnow
 from rules.limits import duration
+from services.background import wake
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
-from services.feedback.indexing import wake_indexer
+from services.feedback.indexing import INDEXER
 from services.feedback.queries import dump_detail
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
@@ -173,5 +174,5 @@ def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, s
         log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
         raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "
                                  "nothing was saved, try again later") from None
-    wake_indexer()
+    wake(INDEXER)
     return dump_detail(record, attachments=[])

@@ -1,7 +1,7 @@
 """Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18).
 
-Only rows are written here; the submission itself is the live worker's (services/live/worker.py),
-so a schedule survives restarts and runs once across processes.
+Only rows are written here (LIVE_TABLE's `schedule` and `cancel`); the submission itself is the live
+job's (services/live/worker.py), so a schedule survives restarts and runs once across processes.
 """
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,13 +11,13 @@ from models.live import TaskLive
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
 from rules.labels import live_failure
-from rules.vocabulary import LIVE_PENDING
+from services.background import wake
 from services.errors import Conflict, ValidationFailed
-from services.live import timeline
-from services.live.outcomes import record
-from services.live.worker import WAKE
+from services.live.outcomes import move
+from services.live.worker import WORKER
 from services.publishing.jobs import last_draft_job
 from services.review import load_for_update, task_to_dict
+from services.review.state_machine import find_live_rule
 from services.settings import Settings
 
 PAST_GRACE = timedelta(seconds=60)  # a moment this far back still reads as "now" (clocks differ)
@@ -48,20 +48,17 @@ def go_live(task_id: str, at: datetime | None, actor_name: str | None, settings:
             raise Conflict("only a published task whose draft is on the platform can go live; publish it first",
                            {"status": [task.status]}, code="invalid_state")
         row = TaskLive.get_or_none(TaskLive.task == task)
-        if row is not None and (row.status in LIVE_PENDING or row.status == "live"):
+        if row is not None and find_live_rule(row.status, "schedule") is None:
             raise Conflict(f"this task is already {row.status}" + ("" if row.status == "live" else
                            "; cancel the schedule first to choose another time"),
                            {"live.status": [row.status]}, code="invalid_state")
         now = now_iso()
-        fresh = {"account": task.public_account, "draft_media_id": draft.draft_media_id, "status": "scheduled",
-                 "at": moment, "publish_id": None, "msg_data_id": None, "article_id": None, "article_url": None,
-                 "fail_reason": None, "fail_code": None, "fail_detail": None, "owner": None, "submitted_at": None,
-                 "next_poll_at": None, "polls": 0, "live_at": None, "requested_by": actor_name}
-        if row is None:
-            row = TaskLive(task=task, created_at=now, **fresh)
-        record(row, settings.team, task, **fresh)
-        timeline.asked(task, row, actor_name)
-    WAKE.set()
+        fresh = {"account": task.public_account, "draft_media_id": draft.draft_media_id, "at": moment,
+                 "publish_id": None, "msg_data_id": None, "article_id": None, "article_url": None, "fail_reason": None,
+                 "fail_code": None, "fail_detail": None, "owner": None, "submitted_at": None, "next_poll_at": None,
+                 "polls": 0, "live_at": None, "requested_by": actor_name}
+        move(row or TaskLive(task=task, created_at=now), "schedule", settings.team, task, actor_name, **fresh)
+    wake(WORKER)
     return task_to_dict(task)
 
 
@@ -71,13 +68,8 @@ def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None
     saying who cancelled it."""
     with immediate():
         task = load_for_update(task_id, if_match)
-        row = TaskLive.get_or_none(TaskLive.task == task)
-        if row is None or row.status != "scheduled":
-            raise Conflict("only a scheduled going live can be cancelled" +
-                           (f"; this one is {row.status}" if row else ""),
-                           {"live.status": [row.status if row else "none"]}, code="invalid_state")
-        record(row, settings.team, task, status="canceled")
-        timeline.canceled(task, row, actor_name)
+        row = TaskLive.get_or_none(TaskLive.task == task) or TaskLive(task=task)
+        move(row, "cancel", settings.team, task, actor_name)  # 409 unless scheduled (LIVE_TABLE)
     return task_to_dict(task)
 
 

@@ -1,10 +1,11 @@
 """Where a task's article stands on its way to readers, and who hears when that changes (docs/api.md §18).
 
-Every change of a TaskLive row goes through `record()`, inside the caller's `immediate()`: the row,
-the task's version (its JSON changed), and on `live`/`failed` the agent's webhook and the team's
-message, written in the same transaction.
+Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`,
+inside the caller's `immediate()`: the row (compare-and-set on the row as the caller read it), the task's
+version, the move's timeline events, and on `live`/`failed` the agent's webhook and the team's message.
 """
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from flask_babel import force_locale
@@ -14,13 +15,27 @@ from models.review import ReviewTask
 from rules.articles import article_url as checked_url
 from rules.ids import now_iso
 from rules.labels import LIVE_FAILURE_LABELS, live_failure
-from services.live import timeline
 from services.review import save_task
+from services.review.state_machine import Rule, live_rule_for
+from services.review.timeline import add_event
 from services.review.webhooks import enqueue_live_outcome
 from services.settings.team import TeamSettings
 from services.team.outbox import live_ended
 
 log = logging.getLogger(__name__)
+# What each timeline event of LIVE_TABLE says (docs/api.md §4 Timeline); the first two are an admin's.
+EVENTS: dict[str, Callable[[TaskLive], dict[str, Any]]] = {
+    "live_scheduled": lambda row: {"at": row.at},  # for when: now, or a time ahead
+    "live_canceled": lambda row: {"at": row.at},
+    "live_submitted": lambda row: {"publishId": row.publish_id},
+    "live": lambda row: {"articleUrl": row.article_url, "articleId": row.article_id},
+    "live_failed": lambda row: {"failReason": row.fail_reason, "failCode": row.fail_code,
+                                "failDetail": row.fail_detail},
+}
+BY_ADMIN = ("live_scheduled", "live_canceled")
+# What tells one state of a row from the next: status, submission, failure and poll; submitted_at too, as
+# go_live resets the others to the same values each time.
+SAME = ("status", "publish_id", "fail_code", "polls", "submitted_at")
 
 
 def failure(code: str | None, detail: str | None = None) -> dict[str, Any]:
@@ -28,7 +43,7 @@ def failure(code: str | None, detail: str | None = None) -> dict[str, Any]:
     and the API's English sentence (rules/labels.py LIVE_FAILURE_LABELS; no code: the platform's words)."""
     with force_locale("en"):
         reason = live_failure(code, detail)
-    return {"status": "failed", "fail_code": code, "fail_detail": detail, "fail_reason": reason}
+    return {"fail_code": code, "fail_detail": detail, "fail_reason": reason}
 
 
 def submit_failure(errcode: int | None, message: str) -> dict[str, Any]:
@@ -43,61 +58,58 @@ def submit_failure(errcode: int | None, message: str) -> dict[str, Any]:
 def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_id: Any = None,
                  article_url: Any = None) -> bool:
     """A publish_status from freepublish/get or the platform's event for `row` as the caller read it
-    (inside immediate()); True when it changed the row. Only a row still `publishing` changes, or one given
-    up for want of a result (24 h without one, docs/api.md §18), which the platform's late word settles; a
-    repeated report changes nothing, and neither does one for a row that moved on since it was read
-    (compare-and-set: a late answer about one submission never lands on the next)."""
-    waiting = row.status == "publishing" or (row.status == "failed" and row.fail_code == "no_result")
-    if not waiting or type(status) is not int or status == 1:
+    (inside immediate()); True when it moved the row. LIVE_TABLE takes it from `publishing`, or from a
+    failure for want of a result (24 h without one), which the platform's late word settles; a repeated
+    report changes nothing, and neither does one for a row that moved on since it was read."""
+    late = row.status == "failed" and row.fail_code == "no_result"
+    if (row.status != "publishing" and not late) or type(status) is not int or status == 1:
         return False
     if status == 0:
         url = checked_url(article_url)
         if article_url and url is None:
             log.warning("task row %s: the article address %.80r is not the platform's; not kept", row.id, article_url)
-        changes = {"status": "live", "article_id": str(article_id)[:255] if article_id else None, "article_url": url,
-                   "live_at": now_iso(), "next_poll_at": None, "fail_reason": None, "fail_code": None,
-                   "fail_detail": None}
-    elif f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
-        changes = {**failure(f"publish_status_{status}"), "next_poll_at": None}
-    else:
-        return False
-    return settle(row, team, changes) is not None
+        return move(row, "published", team, article_id=str(article_id)[:255] if article_id else None,
+                    article_url=url, live_at=now_iso(), next_poll_at=None, fail_reason=None, fail_code=None,
+                    fail_detail=None) is not None
+    if f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
+        return move(row, "publish_failed", team, **failure(f"publish_status_{status}"), next_poll_at=None) is not None
+    return False
 
 
-def settle(row: TaskLive, team: TeamSettings | None, changes: dict[str, Any], quiet: bool = False) -> TaskLive | None:
-    """record() for a worker's or the platform's result about `row` as it was read: applied only if the row
-    still has that status, submission, failure and poll count, in one statement (docs/api.md §18); None
-    (and logged) when it moved on since. `quiet`: bookkeeping the task's JSON does not show (its version stays)."""
-    before = {"status": row.status, "publish_id": row.publish_id, "fail_code": row.fail_code, "polls": row.polls}
+def move(row: TaskLive, trigger: str, team: TeamSettings | None, task: ReviewTask | None = None,
+         actor_name: str | None = None, **changes: Any) -> TaskLive | None:
+    """Move `row` by LIVE_TABLE's rule for (its status, `trigger`) (409 invalid_state without one), with
+    `changes`, only if the row still is as the caller read it (SAME; one statement); None (and logged) when
+    it moved on since. A new row (no id yet) is written whole."""
+    rule = live_rule_for(row.status if row.id else None, trigger)
     now = now_iso()
-    same = [getattr(TaskLive, name) == value for name, value in before.items()]
-    if not TaskLive.update(**changes, updated_at=now).where(TaskLive.id == row.id, *same).execute():
-        log.warning("task row %s moved on since it was read (%s); a late result was dropped", row.id, before)
-        return None
-    fresh = TaskLive.get_by_id(row.id)
-    if not quiet:
-        _after(fresh, (row.status, row.fail_code), team, None)
-    return fresh
-
-
-def record(row: TaskLive, team: TeamSettings | None, task: ReviewTask | None = None, **changes: Any) -> TaskLive:
-    """Apply `changes` to the row (inside immediate()); the task's version moves on (its JSON changed), and
-    a final status is told to the agent and the team."""
-    before = (row.status, row.fail_code) if row.id else (None, None)
-    for name, value in changes.items():
-        setattr(row, name, value)
-    row.updated_at = now_iso()
-    row.save()
-    _after(row, before, team, task)
+    if row.id is None:
+        for name, value in {**changes, "status": rule.next_state, "updated_at": now}.items():
+            setattr(row, name, value)
+        row.save()
+    else:
+        same = [getattr(TaskLive, name) == getattr(row, name) for name in SAME]
+        if not TaskLive.update(**changes, status=rule.next_state, updated_at=now).where(
+                TaskLive.id == row.id, *same).execute():
+            log.warning("task row %s moved on since it was read (%s); a late result was dropped (%s)", row.id,
+                        {name: getattr(row, name) for name in SAME}, trigger)
+            return None
+        row = TaskLive.get_by_id(row.id)
+    moved(row, rule, team, task, actor_name)
     return row
 
 
-def _after(row: TaskLive, before: tuple[Any, Any], team: TeamSettings | None, task: ReviewTask | None) -> None:
-    """What follows a change of the row: the task's new version and its timeline; a final status told once,
-    a failure told again only when its reason changed (a late result)."""
+def moved(row: TaskLive, rule: Rule, team: TeamSettings | None, task: ReviewTask | None = None,
+          actor_name: str | None = None) -> None:
+    """What follows a move that the task's JSON shows (a new status, or an event): the task's new version,
+    the rule's timeline events, and a final status told to the agent and the team."""
+    if rule.state == rule.next_state and not rule.events:
+        return  # bookkeeping of a poll
     task = task or ReviewTask.get_by_id(row.task_id)
     save_task(task)
-    timeline.changed(task, row, before)
-    if (row.status, row.fail_code) != before and row.status in ("live", "failed"):
+    for event in rule.events:
+        by_admin = event in BY_ADMIN
+        add_event(task, event, "admin" if by_admin else "system", actor_name if by_admin else None, EVENTS[event](row))
+    if rule.next_state in ("live", "failed"):
         enqueue_live_outcome(task.task_id, row)
         live_ended(team, task, row)

@@ -1,9 +1,11 @@
 """THE review state machine: tables of (state, trigger) -> next state that code and docs read.
 
 TABLE holds the task's transitions and preconditions (publish, retry and delete included), JOB_TABLE
-those of a publish job. Code asks `rule_for(state, trigger)` / `job_rule_for(job, trigger)` (409
-invalid_state when the table has no row) and applies a task rule with `fire()`, which sets the
-status and writes the rule's timeline events. The conditions that choose between triggers (e.g.
+those of a publish job, LIVE_TABLE those of a task's going live. Code asks `rule_for(state, trigger)` /
+`job_rule_for(job, trigger)` / `live_rule_for(state, trigger)` (409 invalid_state when the table has no
+row) and applies a task rule with `fire()`, which sets the status and writes the rule's timeline events
+(services/live/outcomes.py move() does the same for going live). Another table is one more tuple of
+rules, its index and its section in SECTIONS. The conditions that choose between triggers (e.g.
 "last rejected field") are evaluated by the service that fires. docs/review-states.md is generated
 from these tables: `python -m services.review > docs/review-states.md`.
 """
@@ -79,21 +81,40 @@ JOB_TABLE = (
     Rule("failed", "retry", "the job got as far as its snapshot", "failed", (),
          "the job stays; a new job starts from its snapshot"),
 )
+# Going live (docs/api.md §18): a task's TaskLive row (the task stays `published`).
+_SCHEDULE = "an admin asks (POST .../go-live): the task is published, its draft on the platform"
+_RESULT = "publish_status from the platform's event or a poll"
+LIVE_TABLE = (
+    *(Rule(state, "schedule", _SCHEDULE, "scheduled", ("live_scheduled",), "draft, `at`, who asked; a last "
+           "attempt's fields cleared") for state in (None, "failed", "canceled")),
+    Rule("scheduled", "cancel", "an admin cancels (DELETE .../go-live)", "canceled", ("live_canceled",), "-"),
+    Rule("scheduled", "submit", "`at` has come", "submitting", (), "owner stored, then one freepublish/submit"),
+    Rule("submitting", "submitted", "freepublish/submit answered", "publishing", ("live_submitted",),
+         "publishId stored; polls after WECHAT_PUBLISH_POLL_DELAYS"),
+    Rule("submitting", "refused", "freepublish/submit refused, or not sent", "failed", ("live_failed",), "the reason"),
+    Rule("submitting", "interrupted", "its process stopped, or 10 minutes passed", "failed", ("live_failed",),
+         "the reason: it may have been submitted"),
+    Rule("publishing", "poll", "its next poll is due", "publishing", (), "polls + 1, then freepublish/get"),
+    Rule("publishing", "wait", "a poll said 1, 45009 or nothing", "publishing", (), "next poll after the next delay"),
+    Rule("publishing", "published", f"{_RESULT}: 0", "live", ("live",), "articleId, articleUrl (the platform's only)"),
+    Rule("publishing", "publish_failed", f"{_RESULT}: 2-6", "failed", ("live_failed",), "the status's meaning"),
+    Rule("publishing", "no_result", "24 h after the submission", "failed", ("live_failed",), "the reason"),
+    Rule("failed", "published", f"failed by no_result, then {_RESULT}: 0", "live", ("live",), "as from publishing"),
+    Rule("failed", "publish_failed", f"failed by no_result, then {_RESULT}: 2-6", "failed", ("live_failed",),
+         "as from publishing"),
+)
 # Why a state takes no such trigger, for the 409 message (default: "the task is <state>").
 WHY_NOT = {"published": "the task is already published"}
 PATCH_TRIGGERS = ("agent_patch", "rework_patch", "rework_complete", "rework_whole_task")
 DECISION_TRIGGERS = ("approve_and_publish", "approve_without_publish", "reject_rework")
 _INDEX = {(rule.state, rule.trigger): rule for rule in TABLE}
 _JOB_INDEX = {(rule.state, rule.trigger): rule for rule in JOB_TABLE}
+_LIVE_INDEX = {(rule.state, rule.trigger): rule for rule in LIVE_TABLE}
 
 
 def find_rule(state: str | None, trigger: str) -> Rule | None:
     """The rule for (state, trigger), or None."""
     return _INDEX.get((state, trigger)) or _INDEX.get((ANY, trigger))
-
-
-def triggers_from(state: str) -> list[str]:
-    return [rule.trigger for rule in TABLE if rule.state in (state, ANY)]
 
 
 def states_allowing(trigger: str) -> list[str | None]:
@@ -116,15 +137,31 @@ def job_state(job: Any) -> str:
     return "running" if job.finished_at is None else job.status
 
 
+def _table_rule(table: tuple[Rule, ...], index: dict[Any, Rule], state: str | None, trigger: str, what: str,
+                field: str) -> Rule:
+    """The rule of `table` for (state, trigger), or 409 invalid_state naming the states that allow it."""
+    rule = index.get((state, trigger))
+    if rule is None:
+        allowed = " or ".join(r.state for r in table if r.trigger == trigger and r.state)
+        raise Conflict(f"{what} is {state or 'none'}; {trigger} needs it {allowed}", {field: [state or "none"]},
+                       code="invalid_state")
+    return rule
+
+
 def job_rule_for(job: Any, trigger: str) -> Rule:
     """The JOB_TABLE rule for `job`, or 409 invalid_state."""
     state = job_state(job)
-    rule = _JOB_INDEX.get((state, trigger))
-    if rule is None:
-        allowed = " or ".join(r.state for r in JOB_TABLE if r.trigger == trigger and r.state)
-        raise Conflict(f"job {job.job_id} is {state}; {trigger} needs it {allowed}",
-                       {"jobStatus": [state]}, code="invalid_state")
-    return rule
+    return _table_rule(JOB_TABLE, _JOB_INDEX, state, trigger, f"job {job.job_id}", "jobStatus")
+
+
+def find_live_rule(state: str | None, trigger: str) -> Rule | None:
+    """The LIVE_TABLE rule for (state, trigger), or None."""
+    return _LIVE_INDEX.get((state, trigger))
+
+
+def live_rule_for(state: str | None, trigger: str) -> Rule:
+    """The LIVE_TABLE rule for (state, trigger) (state None: no row yet), or 409 invalid_state."""
+    return _table_rule(LIVE_TABLE, _LIVE_INDEX, state, trigger, "going live", "live.status")
 
 
 def require_any(state: str, triggers: Iterable[str], what: str) -> None:
@@ -153,24 +190,31 @@ def _rows(table):
         yield f"| {state} | `{rule.trigger}` | {rule.condition} | {target} | {events} | {rule.effects} |"
 
 
+_HEADER = ["| From | Trigger | Condition | To | Timeline events | Effects |", "|---|---|---|---|---|---|"]
+# (heading, what it says first, rules) after the task's own table
+SECTIONS = (
+    ("Publish jobs", "Generated from `JOB_TABLE`; a job is `running` while its claim is held.", JOB_TABLE),
+    ("Going live", "Generated from `LIVE_TABLE`: a task's way to readers (docs/api.md §18); the task stays "
+     "`published`. A worker's result applies only to the row as it read it (compare-and-set); the scheduler "
+     "claims `submit` and `poll` rows, one process each; `live` and `failed` are told to the agent and the team.",
+     LIVE_TABLE),
+)
+
+
 def render_markdown() -> str:
-    """docs/review-states.md, written from TABLE."""
+    """docs/review-states.md, written from the tables."""
     lines = [
         "# Review task states",
         "",
-        "Generated from `TABLE` and `JOB_TABLE` in `services/review/state_machine.py` by",
+        "Generated from `TABLE`, `JOB_TABLE` and `LIVE_TABLE` in `services/review/state_machine.py` by",
         "`python -m services.review > docs/review-states.md`; a test fails when they differ.",
-        "The code runs from the same table: a (state, trigger) pair without a row is 409 `invalid_state`.",
+        "The code runs from the same tables: a (state, trigger) pair without a row is 409 `invalid_state`.",
         "",
-        "| From | Trigger | Condition | To | Timeline events | Effects |",
-        "|---|---|---|---|---|---|",
+        *_HEADER,
+        *_rows(TABLE),
     ]
-    lines += _rows(TABLE)
-    lines += ["", "## Publish jobs", "", "Generated from `JOB_TABLE`; a job is `running` while its claim is held.", "",
-              "| From | Trigger | Condition | To | Timeline events | Effects |", "|---|---|---|---|---|---|"]
-    lines += _rows(JOB_TABLE)
-
+    for heading, intro, table in SECTIONS:
+        lines += ["", f"## {heading}", "", intro, "", *_HEADER, *_rows(table)]
     lines += ["", "## Rulings the code applies beyond docs/api.md", ""]
     lines += [f"- {text}" for text in RULINGS]
     return "\n".join(lines) + "\n"
-

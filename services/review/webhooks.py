@@ -10,7 +10,8 @@ import hashlib
 import hmac
 import json
 import logging
-import threading
+import math
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,8 +27,9 @@ from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.dump import dumper
 from schemas.review.events import WEBHOOKS
 from services import outbound
-from services.background import Worker
+from services.background import Job, claim, wake
 from services.review.timeline import add_event
+from services.settings import Settings
 from services.settings.values import DEFAULT_RETRY_DELAYS
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> Outbox
     payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
     message = OutboxMessage.create(message_id=new_id("msg_"), task_id=task_id, event_type=event_type,
                                    payload=payload, next_attempt_at=now, created_at=now)
-    wake_sender()
+    wake(SENDER)
     return message
 
 
@@ -82,7 +84,7 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
              "next_attempt_at": now, "created_at": now} for task_id, day, totals in days]
     insert_rows(OutboxMessage, rows)
     if rows:
-        wake_sender()
+        wake(SENDER)
     return len(rows)
 
 
@@ -150,10 +152,10 @@ def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT
     one of its task is pending, so the agent hears of one task's events in order. No transaction is
     held during the HTTP call: read, commit, post, record the outcome.
     """
-    return _deliver(url, secret, retry_delays, now, events)[0]
+    return _deliver(url, secret, retry_delays, now, events, math.inf)[0]
 
 
-def _deliver(url, secret, retry_delays, now, events):
+def _deliver(url, secret, retry_delays, now, events, until):
     """(attempted, sent) of one pass of deliver_due."""
     if not url:
         return 0, 0  # recorded but not sent until a webhook URL is configured
@@ -164,7 +166,7 @@ def _deliver(url, secret, retry_delays, now, events):
             & OutboxMessage.event_type.not_in(list(events))).execute()
     attempted: list[int] = []
     sent = 0
-    while len(attempted) < BATCH and (message := _claim_next(now, attempted)) is not None:
+    while len(attempted) < BATCH and time.monotonic() < until and (message := _claim_next(now, attempted)) is not None:
         attempted.append(message.id)
         failure = _post(url, secret, message)
         attempts = message.attempts + 1
@@ -193,40 +195,28 @@ def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
     """The next due message, leased to this sender for CLAIM_SECONDS: no other sender, in this process
     or another one on the same database, takes it meanwhile, and a sender that dies mid-send leaves it
     due again afterwards (at least once). A message waits while an earlier one of its task is pending.
-    Only the agent's messages: the team's channels have their own senders (services/team)."""
+    Only the agent's messages: the team's channels have their own jobs (services/team)."""
     earlier = OutboxMessage.alias()
     waiting = earlier.select(earlier.id).where(
         (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id)
         & (earlier.channel == AGENT_CHANNEL))
-    conditions = [OutboxMessage.status == "pending", OutboxMessage.next_attempt_at <= iso(now),
-                  OutboxMessage.channel == AGENT_CHANNEL, ~peewee.fn.EXISTS(waiting)]
+    due = ((OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at <= iso(now))
+           & (OutboxMessage.channel == AGENT_CHANNEL) & ~peewee.fn.EXISTS(waiting))
     if skip:  # attempted in this pass already: once per pass
-        conditions.append(OutboxMessage.id.not_in(skip))
-    with immediate():
-        message = (OutboxMessage.select().where(*conditions)
-                   .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id).first())
-        if message is not None:
-            OutboxMessage.update(next_attempt_at=iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))).where(
-                OutboxMessage.id == message.id).execute()
-    return message
+        due &= OutboxMessage.id.not_in(skip)
+    return claim(OutboxMessage, due, (OutboxMessage.next_attempt_at, OutboxMessage.id),
+                 {OutboxMessage.next_attempt_at: iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))})
 
 
-class WebhookSender(Worker):
-    """Polls the outbox for the agent's messages about once a second, and at once when woken by a new message."""
+SENDER = "webhook-sender"
 
-    def __init__(self, url, secret, retry_delays=DEFAULT_RETRY_DELAYS, poll_seconds=1.0,
-                 events=DEFAULT_WEBHOOK_EVENTS):
-        super().__init__("webhook-sender", self._step, _wake, poll_seconds)
-        self.url, self.secret, self.retry_delays, self.events = url, secret, retry_delays, events
 
-    def _step(self):
-        # A message sent may have let the next one of its task through: go on while messages go out.
-        while _deliver(self.url, self.secret, self.retry_delays, None, self.events)[1] and not self.stopping.is_set():
+def sender_job(settings: Settings) -> Job:
+    """The agent's outbox about once a second, and at once when a new message wakes it. A message sent may
+    have let the next one of its task through: the pass goes on while messages go out."""
+    def run(until: float) -> None:
+        args = (settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, None)
+        while _deliver(*args, settings.webhook_events, until)[1] and time.monotonic() < until:
             pass
 
-
-_wake = threading.Event()
-
-
-def wake_sender() -> None:
-    _wake.set()
+    return Job(SENDER, run, 1.0)

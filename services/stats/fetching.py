@@ -6,8 +6,9 @@ kept with its meaning and retried an hour later, at most 3 attempts in all (a da
 cut short keeps them for the next two days).
 """
 import logging
+import math
 import re
-import threading
+import time
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from models.review import ReviewTask
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
-from services.background import Worker
+from services.background import Job
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
@@ -67,17 +68,16 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
     unless another process runs it)."""
     now = now_iso()
     with immediate():
-        row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
-        if row is None:
-            row = StatsFetch(account=account, day=day, status="running", attempts=0, updated_at=now)
-        elif row.status == "running" and parse_iso(row.updated_at) \
-                > utcnow() - STALE_RUN:
+        row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day)) or StatsFetch(
+            account=account, day=day, attempts=0)
+        if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
             return None
-        elif not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS
-                            or (row.next_attempt_at or "") > now):
+        if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
+            if row.status == "running":  # its process stopped during the last attempt: not running for ever
+                row.status, row.last_error, row.updated_at = "failed", "the process stopped", now
+                row.save()
             return None
-        row.status, row.owner, row.updated_at = "running", this_process(), now
-        row.attempts += 1
+        row.status, row.owner, row.updated_at, row.attempts = "running", this_process(), now, row.attempts + 1
         row.save()
         return row
 
@@ -174,13 +174,15 @@ def store(kept: dict[tuple[int, str], dict[str, Any]], told_from: str) -> int:
     return len(rows)
 
 
-def _finish(row: StatsFetch, **changes: Any) -> None:
-    """End the claimed fetch (inside immediate()) only if it is still the one this call claimed."""
+def _finish(row: StatsFetch, **changes: Any) -> bool:
+    """End the claimed fetch (inside immediate()) only if it is still the one this call claimed; whether it was."""
     still = ((StatsFetch.id == row.id) & (StatsFetch.status == "running") & (StatsFetch.owner == row.owner)
              & (StatsFetch.attempts == row.attempts))
-    if not StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute():
+    ours = StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute() == 1
+    if not ours:
         log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
                     row.account, row.day)
+    return ours
 
 
 def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -> dict[str, Any] | None:
@@ -194,8 +196,9 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
         kept = read_answer(account, day, client_for(account, settings).article_totals(day), settings)
         with immediate():
             told_from = (date.fromisoformat(day) - timedelta(days=settings.stats_days - 1)).isoformat()
-            stored = store(kept, told_from)
-            _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            # The claim first: a fetch taken over meanwhile stores nothing (the other one will).
+            done = _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            stored = store(kept, told_from) if done else 0
         return {"account": account, "day": day, "stored": stored, "error": None}
     except PlatformError as exc:
         error, errcode = error_text(exc), exc.errcode
@@ -214,22 +217,22 @@ def _unfinished(day: str) -> list[tuple[str, str]]:
     it, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
-    rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(
-        ((StatsFetch.status == "failed") | stopped) & (StatsFetch.attempts < MAX_ATTEMPTS)
+    rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
+        (((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS)) | stopped)
         & (StatsFetch.day >= since) & (StatsFetch.day < day))
     return [(row.account, row.day) for row in rows]
 
 
-def daily_step(settings: Settings) -> list[dict[str, Any]]:
+def daily_step(settings: Settings, until: float = math.inf) -> list[dict[str, Any]]:
     """The scheduled part: yesterday's figures for every account that needs them, once; and the retries
-    left of the days before, which midnight cut short."""
+    left of the days before, which midnight cut short. Accounts left at `until` wait for the next pass."""
     day = due_day(settings)
     if day is None:
         return []
     wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day)
     results = []
     for account, which in wanted:
-        if account not in settings.accounts:
+        if account not in settings.accounts or time.monotonic() >= until:
             continue
         try:  # one account's trouble never stops the others
             result = fetch_day(account, which, settings)
@@ -244,6 +247,6 @@ def daily_step(settings: Settings) -> list[dict[str, Any]]:
 STATS_EVERY = 60.0  # seconds between looks at the daily statistics
 
 
-def stats_worker(settings: Settings) -> Worker:
+def stats_job(settings: Settings) -> Job:
     """The daily statistics (WECHAT_STATS_ENABLED): a look at start, then once a minute."""
-    return Worker("stats", lambda: daily_step(settings), threading.Event(), STATS_EVERY)
+    return Job("stats", lambda until: daily_step(settings, until), STATS_EVERY)

@@ -3,7 +3,7 @@
     outbox.task_awaiting_review(settings.team, task, "created" | "reworked")  inside the write
     outbox.publish_ended(settings.team, task, job)  (a failed job)              inside the write
     outbox.feedback_received(settings.team, record)                            inside the write
-    sender.TeamSender(settings.team, retry_delays, language)                   the background workers
+    sender.jobs(settings)                                                      the scheduler's jobs
 
 Modules: outbox (what is written), messages (what the team reads, every outside value inert), words
 (its words, from the pages' catalogue), channels (each robot's request shape and signing, SMTP; the

@@ -4,18 +4,15 @@ transaction of what it reports: a task created or back from rework, a failed pub
 The facts a message needs are stored with it; services/team/messages.py words them when it is sent.
 Nothing is written for an event NOTIFY_EVENTS leaves out, or when no channel is configured.
 """
-import threading
 from typing import Any
 
 from models import OutboxMessage
 from models.chat import ChatCard
 from rules.ids import new_id, now_iso
-from rules.vocabulary import TEAM_CHANNELS
+from services.background import wake
 from services.settings.team import TeamSettings
 
-# Set when a channel has a new message: its sender looks at once instead of at its next poll.
-WAKE = {channel: threading.Event() for channel in TEAM_CHANNELS}
-CARDS_WAKE = threading.Event()  # a decision card waits to be sent (services/chat/worker.py)
+CARDS_JOB = "chat-cards"  # the scheduler's job that sends the decision cards (services/chat/worker.py)
 
 
 def _account(team: TeamSettings | None, code: str) -> str:
@@ -31,8 +28,8 @@ def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict
         {"message_id": new_id("msg_"), "task_id": subject_id, "event_type": event, "channel": channel,
          "payload": {"event": event, **facts}, "status": "pending", "attempts": 0, "next_attempt_at": now,
          "created_at": now} for channel in team.channels]).execute()
-    for channel in team.channels:
-        WAKE[channel].set()
+    for channel in team.channels:  # its sender looks at once instead of at its next poll
+        wake(f"team-{channel}")
     return len(team.channels)
 
 
@@ -44,7 +41,7 @@ def ask_in_chat(team: TeamSettings | None, task: Any, platforms: tuple[str, ...]
         ChatCard.create(task=task.id, platform=platform, state="to_send", version=0, next_attempt_at=now,
                         created_at=now, updated_at=now)
     if chosen:
-        CARDS_WAKE.set()
+        wake(CARDS_JOB)
     return len(chosen)
 
 

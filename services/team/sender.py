@@ -6,10 +6,12 @@ that dies mid-send leaves them due again. It words them as one message, or a dig
 task, sends it with no transaction open, and records the outcome on each: sent, or retried on the
 REVIEW_WEBHOOK_RETRY_DELAYS schedule, then given up. A robot gets at most ROBOT_RATE messages a
 minute, counted in the database so every process shares the budget; meanwhile its messages wait and
-fold into the next digest. Each channel has its own thread, so a slow or failing one holds back no
-other, and requests only write rows: no channel can slow or fail them.
+fold into the next digest. Each channel is a job of the process's scheduler (services/background.py): a
+slow one holds the others back by at most one attempt (outbound.ATTEMPT_SECONDS), and requests only
+write rows: no channel can slow or fail them.
 """
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -17,12 +19,12 @@ from models import OutboxMessage, db, immediate
 from models.counters import count_event
 from models.outbox import AGENT_CHANNEL
 from rules.ids import iso, utcnow
-from services.background import Worker
+from services.background import Job
 from services.ratelimit import SlidingWindowLimiter
+from services.settings import Settings
 from services.settings.team import TeamSettings
 from services.team.channels import Send, senders
 from services.team.messages import Message, render
-from services.team.outbox import WAKE
 
 log = logging.getLogger(__name__)
 
@@ -115,39 +117,24 @@ def retire(team: TeamSettings) -> int:
         ).execute()
 
 
-class ChannelSender(Worker):
-    """One channel's worker: a pass at once when woken by a new message, else every poll."""
-
-    def __init__(self, channel: str, send: Send, limit_bytes: int, retry_delays: tuple[float, ...],
-                 language: str, public_url: str, poll_seconds: float = POLL_SECONDS):
-        super().__init__(f"team-{channel}", self._step, WAKE[channel], poll_seconds, SETTLE_SECONDS)
-        limiter = None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE})
-        self.args = (channel, send, limit_bytes, retry_delays, language, public_url, limiter)
-
-    def _step(self) -> None:
-        # Messages that did not fit in one wait for the next pass, without waiting a poll.
-        while deliver(*self.args) and not self.stopping.is_set():
-            pass
+def deliveries(team: TeamSettings, retry_delays: tuple[float, ...], language: str) -> list[tuple[Any, ...]]:
+    """deliver()'s arguments for each configured channel (a robot's limiter shared by its passes)."""
+    return [(channel, send, limit, retry_delays, language, team.public_url,
+             None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE}))
+            for channel, (send, limit) in senders(team).items()]
 
 
-class TeamSender:
-    """The configured channels' workers, started and stopped as one (app.py's WORKERS)."""
+def jobs(settings: Settings) -> list[Job]:
+    """A job per configured channel (`team-<channel>`, woken by services/team/outbox.py), messages the
+    settings no longer send retired first. Messages that did not fit in one go out in the same pass."""
+    with db.connection_context():
+        retire(settings.team)
 
-    def __init__(self, team: TeamSettings, retry_delays: tuple[float, ...], language: str,
-                 poll_seconds: float = POLL_SECONDS):
-        self.team = team
-        self.workers = [ChannelSender(channel, send, limit, retry_delays, language, team.public_url, poll_seconds)
-                        for channel, (send, limit) in senders(team).items()]
+    def job(args: tuple[Any, ...]) -> Job:
+        def run(until: float) -> None:
+            while deliver(*args) and time.monotonic() < until:
+                pass
 
-    def start(self) -> None:
-        with db.connection_context():
-            retire(self.team)
-        for worker in self.workers:
-            worker.start()
+        return Job(f"team-{args[0]}", run, POLL_SECONDS, settle=SETTLE_SECONDS)
 
-    def stop(self, timeout: float = 5) -> None:
-        for worker in self.workers:  # all told first: each may be in the middle of a send
-            worker.stopping.set()
-            worker.wakeup.set()
-        for worker in self.workers:
-            worker.stop(timeout)
+    return [job(args) for args in deliveries(settings.team, settings.webhook_retry_delays, settings.default_language)]

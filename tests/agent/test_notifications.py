@@ -10,6 +10,7 @@ import pytest
 
 from models import OutboxMessage, db
 from rules.ids import utcnow
+from services.background import wake
 from services.review import webhooks as notifications
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
@@ -132,16 +133,16 @@ def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver
     first = make_app(**config)
     enqueue()
     assert receiver.wait_for(1, timeout=10), "first attempt should come within a few seconds"
-    first.extensions["webhook_sender"].stop()
+    first.extensions["scheduler"].stop()
     with db.connection_context():
         assert OutboxMessage.get().status == "pending"
     # Restart with a short delay: the pending message is picked up from the database.
     second = make_app(**{**config, "REVIEW_WEBHOOK_RETRY_DELAYS": "0"})
     with db.connection_context():
         OutboxMessage.update(next_attempt_at="2000-01-01T00:00:00.000Z").execute()
-    notifications.wake_sender()
+    wake(notifications.SENDER)
     assert receiver.wait_for(2, timeout=10)
-    second.extensions["webhook_sender"].stop()
+    second.extensions["scheduler"].stop()
     first_headers, _ = receiver.received[0]
     second_headers, second_body = receiver.received[1]
     assert first_headers["webhook-id"] == second_headers["webhook-id"]
@@ -203,4 +204,4 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
         notified = next(event for event in timeline if event["type"] == "agent_notified")
         assert notified["actor"] == "system" and notified["data"]["messageId"] == headers["webhook-id"]
     finally:
-        app.extensions["webhook_sender"].stop()
+        app.extensions["scheduler"].stop()

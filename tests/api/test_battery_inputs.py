@@ -402,10 +402,9 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
         assert receiver.wait_for(2, timeout=15), "the webhook was retried after its first failure"
         session_cookie = client.get_cookie("review_admin_session").value
     finally:
-        sender = app.extensions.get("webhook_sender") if "app" in locals() else None
-        if sender is not None:  # it shares the database handle with the tests that follow
-            sender.stopping.set()
-            sender.join(timeout=10)
+        scheduler = app.extensions.get("scheduler") if "app" in locals() else None
+        if scheduler is not None:  # it shares the database handle with the tests that follow
+            scheduler.stop(timeout=10)
         receiver.stop()
         platform.stop()
     tokens_issued = [r["query"].get("access_token") for r in platform.requests if r.get("query")]

@@ -38,7 +38,7 @@ def test_three_processes_send_an_edition_once(tmp_path, settings, fake):
         assert answer.status_code == 202, answer.text
         last = others[-1]
         wait_until(lambda: _edition(last[0], last[1], edition)["status"] == "sent", 30, "not sent")
-        wait_for_passes([p[0] for p in processes], "edition-worker")  # each has looked since
+        wait_for_passes([p[0] for p in processes], "edition")  # each has looked since
         for task_id in edition["taskIds"]:
             assert live_of(base, session, {"id": task_id})["via"] == "mass_send"
     assert fake.sendall_calls == 1 and len(fake.mass_sends) == 1

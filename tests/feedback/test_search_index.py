@@ -94,7 +94,7 @@ def test_deleting_and_editing_keep_the_index_exact(fb_client, fb_admin):
 
 def test_the_indexer_drains_the_queue_after_submissions(make_app):
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True, **UNLIMITED) as app:
-        worker = app.extensions["feedback_indexer"]
+        worker = app.extensions["scheduler"]
         try:
             client = app.test_client()
             record = created(client, content="indexed by the worker")
@@ -114,7 +114,7 @@ def test_rows_queued_before_a_restart_are_indexed_when_the_indexer_starts(make_a
         created(app.test_client(), content="left in the queue by a crash")
         assert rows(QUEUED) == [(1,)]
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True, **UNLIMITED) as app:
-        worker = app.extensions["feedback_indexer"]
+        worker = app.extensions["scheduler"]
         try:
             deadline = time.monotonic() + 10
             while rows(QUEUED) != [(0,)]:
@@ -198,7 +198,7 @@ def test_a_schema_4_character_index_is_rebuilt_with_separators_kept(make_app):
 
 def test_a_worker_is_stopped_before_its_database_is_replaced(make_app, tmp_path):
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True) as app:
-        worker = app.extensions["feedback_indexer"]
+        worker = app.extensions["scheduler"]
         assert worker.is_alive()
     # Binding another app's database first stops the worker, so no statement of it can run on a
     # connection being closed (that crashed the process once) or on the other app's database.

@@ -10,7 +10,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from models import OutboxMessage, db
-from services.team.sender import TeamSender, deliver
+from services.team.sender import deliver, deliveries
 from tests.helpers.served import free_port
 
 FEISHU_SECRET = "feishu-secret-abc123"
@@ -50,14 +50,13 @@ def failed_mail(make_app, settings):
 
 def sender_of(app):
     settings = app.extensions["settings"]
-    return TeamSender(settings.team, settings.webhook_retry_delays, settings.default_language)
+    return deliveries(settings.team, settings.webhook_retry_delays, settings.default_language)
 
 
 def send_pass(app, channels=None):
     """One delivery pass per channel, in this thread; {channel: messages delivered}."""
     with db.connection_context():
-        return {worker.args[0]: deliver(*worker.args) for worker in sender_of(app).workers
-                if channels is None or worker.args[0] in channels}
+        return {args[0]: deliver(*args) for args in sender_of(app) if channels is None or args[0] in channels}
 
 
 def team_rows(channel=None):

@@ -35,7 +35,8 @@ def test_a_restart_keeps_the_schedule(tmp_path, settings, fake):
                             timeout=10).status_code == 202
     assert fake.requests_to("freepublish/submit") == []  # stopped before its time
     with service(tmp_path, settings) as (base, session, _process):
-        assert live_of(base, session, task)["status"] == "scheduled"
+        status = live_of(base, session, task)["status"]
+        assert status == "scheduled" or datetime.now(UTC) >= at, status  # a loaded machine may restart after `at`
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live after the restart")
     assert len(fake.requests_to("freepublish/submit")) == 1
 

@@ -1,9 +1,14 @@
-"""Background workers: the WAL checkpointer keeps the WAL short outside the requests."""
+"""Background work: one scheduler runs every job, at once when woken, surviving a job that fails; a row is
+claimed by one of several claimers; the WAL checkpointer keeps the WAL short outside the requests."""
 import os
+import queue
+import threading
 import time
 
-from models import db
+from models import OutboxMessage, db
 from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
+from rules.ids import now_iso
+from services.background import PASSES, Job, Scheduler, claim, wake
 from tests.helpers.app import built_app
 
 CHUNK = 1024 * 1024
@@ -42,7 +47,7 @@ def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
         _write(12)
         assert _wal_size(app) > 12 * CHUNK
     with built_app(make_app, WAL_CHECKPOINTER_ENABLED=True) as app:
-        worker = app.extensions["wal_checkpointer"]
+        worker = app.extensions["scheduler"]
         try:
             with db.connection_context():
                 db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -54,3 +59,44 @@ def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
         finally:
             worker.stop()
         assert not worker.is_alive()
+
+
+def test_a_wake_up_runs_its_job_at_once_and_a_failing_job_stops_no_other(app):
+    passes = queue.Queue()
+
+    def broken(_until):
+        raise RuntimeError("a bug in one job")
+
+    scheduler = Scheduler([Job("broken", broken, 3600), Job("counted", passes.put, 3600)])
+    scheduler.start()
+    try:
+        passes.get(timeout=10)  # the first pass, at start
+        assert passes.empty()
+        wake("counted")
+        passes.get(timeout=10)  # the next an hour early: woken
+        assert PASSES["broken"] >= 1
+    finally:
+        scheduler.stop()
+    assert not scheduler.is_alive()
+
+
+def test_of_several_claimers_exactly_one_gets_each_row(app):
+    with db.connection_context():
+        now = now_iso()
+        OutboxMessage.insert_many([{"message_id": f"m{n}", "task_id": "t", "event_type": "e", "payload": {},
+                                    "next_attempt_at": now, "created_at": now} for n in range(20)]).execute()
+    taken, start = [], threading.Barrier(4)
+
+    def claimer():
+        start.wait()
+        with db.connection_context():
+            while (row := claim(OutboxMessage, OutboxMessage.next_attempt_at <= now, (OutboxMessage.id,),
+                                {OutboxMessage.next_attempt_at: "9999"})) is not None:
+                taken.append(row.message_id)
+
+    threads = [threading.Thread(target=claimer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(taken) == sorted(f"m{n}" for n in range(20))

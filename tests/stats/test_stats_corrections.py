@@ -95,3 +95,34 @@ def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_h
     assert asked == [before, day]
     assert [d["date"] for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]] == [
         before, day]
+
+
+def test_a_fetch_taken_over_meanwhile_stores_nothing(app, admin_client, agent_headers, fake, monkeypatch):
+    from models import TaskDayStats
+
+    task = live_task(app, admin_client, agent_headers)
+    day = yesterday(app)
+    fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 7}
+    read_answer = fetching.read_answer
+
+    def taken_over(*args):  # the platform's answer was slow: another process took the fetch meanwhile
+        StatsFetch.update(owner="another-process", attempts=StatsFetch.attempts + 1).execute()
+        return read_answer(*args)
+
+    monkeypatch.setattr(fetching, "read_answer", taken_over)
+    with db.connection_context():
+        fetching.fetch_day("silicon-rise", day, app.extensions["settings"])
+        assert TaskDayStats.select().count() == 0
+    assert _webhooks() == []
+
+
+def test_a_stopped_fetch_out_of_attempts_ends_failed(app, admin_client, agent_headers, fake):
+    live_task(app, admin_client, agent_headers)
+    day = yesterday(app)
+    with db.connection_context():  # its process stopped during the last attempt
+        StatsFetch.create(account="silicon-rise", day=day, status="running", attempts=fetching.MAX_ATTEMPTS,
+                          owner="gone", updated_at="2000-01-01T00:00:00.000Z")
+        fetching.daily_step(app.extensions["settings"])
+        row = StatsFetch.get(StatsFetch.day == day)
+    assert (row.status, row.last_error) == ("failed", "the process stopped")
+    assert fake.requests_to("getarticletotaldetail") == []

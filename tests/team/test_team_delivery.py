@@ -30,9 +30,7 @@ def running(make_app, **settings):
     try:
         yield app
     finally:
-        for name in ("team_sender", "webhook_sender"):
-            if name in app.extensions:
-                app.extensions[name].stop()
+        app.extensions["scheduler"].stop()
         if not db.is_closed():
             db.close()
 
@@ -127,8 +125,8 @@ def test_a_full_minute_holds_messages_and_folds_them_into_one_digest(make_app, r
     limiter = SlidingWindowLimiter({"robot": ROBOT_RATE}, clock=lambda: now[0])
     app = make_app(NOTIFY_FEISHU_WEBHOOK_URL=robots["feishu"].url, NOTIFY_FEISHU_SECRET=team_helpers.FEISHU_SECRET,
                    REVIEW_DEFAULT_LANGUAGE="zh-CN")
-    [worker] = sender_of(app).workers
-    args = (*worker.args[:-1], limiter)
+    [args] = sender_of(app)
+    args = (*args[:-1], limiter)
     client = app.test_client()
     for n in range(20):
         create_timed(client, [n])
@@ -158,6 +156,5 @@ def test_the_demo_points_a_robot_at_itself(capsys):
         assert until(lambda: seen.append(capsys.readouterr().out) or "新任务（待审核）" in "".join(seen), 5)
         assert f"http://{app.config['HOST']}:{app.config['PORT']}/review/" in "".join(seen)
     finally:
-        app.extensions["team_sender"].stop()
-        app.extensions["webhook_sender"].stop()
+        app.extensions["scheduler"].stop()
         db.close()
