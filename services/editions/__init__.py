@@ -21,6 +21,7 @@ from services.errors import Conflict, NotFound, PlatformRefused, ValidationFaile
 from services.live.golive import when
 from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
+from services.review.state_machine import edition_rule_for
 from services.review.timeline import add_event
 from services.settings import Settings
 
@@ -116,17 +117,16 @@ def get_edition(edition_id: str) -> dict[str, Any]:
     return edition_to_dict(_row(edition_id))
 
 
-def _state(edition: Edition, allowed: tuple[str, ...], what: str) -> None:
-    if edition.status not in allowed:
-        raise Conflict(f"only an edition that is {' or '.join(allowed)} can be {what}; this one is {edition.status}",
-                       {"status": [edition.status], "allowedFrom": list(allowed)}, code="invalid_state")
+def _state(edition: Edition, trigger: str) -> None:
+    """409 invalid_state unless EDITION_TABLE has (its status, `trigger`)."""
+    edition_rule_for(edition.status, trigger)
 
 
 def reorder(edition_id: str, task_ids: list[str]) -> dict[str, Any]:
     """PATCH: another choice or order of tasks for a `draft` edition (the same rules as proposing)."""
     with immediate():
         edition = _row(edition_id)
-        _state(edition, ("draft",), "changed")
+        _state(edition, "reorder")
         _check_tasks(edition.account, task_ids, besides=edition.id)
         return edition_to_dict(_save(edition, task_ids=task_ids, draft_media_id=None))
 
@@ -135,7 +135,7 @@ def delete_edition(edition_id: str) -> None:
     """A draft, canceled or failed edition goes; its tasks and the platform are untouched."""
     with immediate():
         edition = _row(edition_id)
-        _state(edition, ("draft", "canceled", "failed"), "deleted")
+        _state(edition, "delete")
         edition.delete_instance()
 
 
@@ -146,7 +146,7 @@ def schedule(edition_id: str, at: datetime | None, tag_id: int | None, ignore_re
     moment = when(at)
     with immediate():
         edition = _row(edition_id)
-        _state(edition, ("draft",), "sent")
+        _state(edition, "send")
         _check_tasks(edition.account, edition.task_ids, besides=edition.id)
         remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
         if remaining < 1:
@@ -167,7 +167,7 @@ def cancel(edition_id: str) -> dict[str, Any]:
     """A scheduled edition is canceled (409 once its send began)."""
     with immediate():
         edition = _row(edition_id)
-        _state(edition, ("scheduled",), "canceled")
+        _state(edition, "cancel")
         return edition_to_dict(_save(edition, status="canceled"))
 
 
@@ -175,7 +175,7 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
     """(Re)build the combined draft and send it to one WeChat user with message/mass/preview. The platform
     calls run with no transaction open; the draft is recorded only if the edition did not change meanwhile."""
     edition = _row(edition_id)
-    _state(edition, ("draft", "scheduled"), "previewed")
+    _state(edition, "preview")
     client = client_for(edition.account, settings)
     try:
         media_id = combined_draft(client, edition.task_ids)

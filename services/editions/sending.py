@@ -27,6 +27,7 @@ from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
 from services.review import save_task
+from services.review.state_machine import find_edition_rule, find_live_rule
 from services.review.timeline import add_event
 from services.review.webhooks import enqueue_live_outcome
 from services.settings import Settings
@@ -158,6 +159,8 @@ def _tasks(row: Edition) -> list[ReviewTask]:
 
 def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls: dict[int, str | None]) -> bool:
     """The edition is sent: each task live through it, the agent told per task, the team once."""
+    if find_edition_rule(row.status, "sent") is None:
+        return False
     now = now_iso()
     kept = [urls.get(index) for index in range(1, len(row.task_ids) + 1)]
     fresh = _cas(row, {"status": "sent", "counts": counts, "article_urls": kept, "sent_at": now, "next_at": None,
@@ -173,6 +176,9 @@ def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls:
                   "owner": None, "submitted_at": now, "next_poll_at": None, "live_at": now, "via": "mass_send",
                   "edition_id": fresh.edition_id, "updated_at": now}
         live = TaskLive.get_or_none(TaskLive.task == task) or TaskLive(task=task, created_at=now, polls=0)
+        if find_live_rule(live.status if live.id else None, "mass_sent") is None:
+            log.warning("task %s is %s: its edition's send does not change that", task.task_id, live.status)
+            continue
         for name, value in fields.items():
             setattr(live, name, value)
         live.save()
@@ -184,6 +190,8 @@ def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls:
 
 
 def _failed(row: Edition, settings: Settings, code: str, detail: str | None = None) -> bool:
+    if find_edition_rule(row.status, "failed") is None:
+        return False
     with force_locale("en"):
         reason = edition_failure(code, detail)
     fresh = _cas(row, {"status": "failed", "fail_code": code, "fail_detail": detail, "fail_reason": reason,
@@ -227,7 +235,7 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
                 log.warning("edition %s: the article address %.80r is not the platform's; not kept", msg_id, url)
     if row.status == "sending":
         return _sent(row, settings, counts, urls)
-    if row.status == "sent" and row.counts is None:  # polled first: the event adds counts and addresses
+    if find_edition_rule(row.status, "counted") and row.counts is None:  # polled first: the event adds counts
         kept = [urls.get(index) for index in range(1, len(row.task_ids) + 1)]
         if _cas(row, {"counts": counts, "article_urls": kept}) is None:
             return False

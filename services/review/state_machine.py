@@ -102,6 +102,35 @@ LIVE_TABLE = (
     Rule("failed", "published", f"failed by no_result, then {_RESULT}: 0", "live", ("live",), "as from publishing"),
     Rule("failed", "publish_failed", f"failed by no_result, then {_RESULT}: 2-6", "failed", ("live_failed",),
          "as from publishing"),
+    *(Rule(state, "mass_sent", "its edition was sent to followers (docs/api.md §21)", "live", ("edition_sent",),
+           "via `mass_send`, editionId, its position's address; the agent told") for state in (None, "failed",
+                                                                                               "canceled")),
+)
+# Editions (docs/api.md §21): the day's articles sent to an account's followers as one message.
+_SENT = "MASSSENDJOBFINISH `send success`, or message/mass/get `SEND_SUCCESS`"
+EDITION_TABLE = (
+    Rule(None, "propose", "1-8 articles of the account, published, not live or going live, in no other edition "
+         "(POST /api/editions; the agent or an editor)", "draft", (), "taskIds in order"),
+    Rule("draft", "reorder", "the same rules (PATCH)", "draft", (), "taskIds; a previewed draft forgotten"),
+    Rule("draft", "preview", "an editor (POST .../preview)", "draft", (), "the combined draft made and sent to one "
+         "WeChat ID"),
+    Rule("scheduled", "preview", "an editor (POST .../preview)", "scheduled", (), "as from draft"),
+    Rule("draft", "send", "an editor; the tasks still can go; the quota of its day or month not used up "
+         "(POST .../send)", "scheduled", ("edition_scheduled",), "sendAt, tagId, ignoreReprint"),
+    Rule("scheduled", "cancel", "an editor (DELETE .../send)", "canceled", (), "-"),
+    Rule("scheduled", "claim", "`sendAt` has come", "sending", (), "owner and a 10-minute lease; the combined draft "
+         "made, then one sendall with clientmsgid = the edition's id"),
+    Rule("sending", "repeat", "no msgId yet, and its sender stopped, its lease passed, or a minute after 45066 or "
+         "no answer", "sending", (), "the same draft and clientmsgid (45065 names the first send)"),
+    Rule("sending", "accepted", "sendall answered, or 45065", "sending", (), "msgId, msgDataId; polls after "
+         "WECHAT_PUBLISH_POLL_DELAYS"),
+    Rule("sending", "sent", _SENT, "sent", ("edition_sent",), "counts and addresses (the event's); each task live "
+         "through it; the agent per task, the team once"),
+    Rule("sending", "failed", "45028, 48001, another errcode, `send fail`, `err(N)`, DELETE, no result in 24 h",
+         "failed", ("edition_failed",), "the reason; the team told"),
+    Rule("sent", "counted", "MASSSENDJOBFINISH after a poll found it sent", "sent", (), "counts and addresses"),
+    *(Rule(state, "delete", "an editor (DELETE /api/editions/<id>)", None, (), "the tasks and the platform "
+           "untouched") for state in ("draft", "canceled", "failed")),
 )
 # Why a state takes no such trigger, for the 409 message (default: "the task is <state>").
 WHY_NOT = {"published": "the task is already published"}
@@ -110,6 +139,7 @@ DECISION_TRIGGERS = ("approve_and_publish", "approve_without_publish", "reject_r
 _INDEX = {(rule.state, rule.trigger): rule for rule in TABLE}
 _JOB_INDEX = {(rule.state, rule.trigger): rule for rule in JOB_TABLE}
 _LIVE_INDEX = {(rule.state, rule.trigger): rule for rule in LIVE_TABLE}
+_EDITION_INDEX = {(rule.state, rule.trigger): rule for rule in EDITION_TABLE}
 
 
 def find_rule(state: str | None, trigger: str) -> Rule | None:
@@ -164,6 +194,15 @@ def live_rule_for(state: str | None, trigger: str) -> Rule:
     return _table_rule(LIVE_TABLE, _LIVE_INDEX, state, trigger, "going live", "live.status")
 
 
+def find_edition_rule(state: str | None, trigger: str) -> Rule | None:
+    return _EDITION_INDEX.get((state, trigger))
+
+
+def edition_rule_for(state: str | None, trigger: str) -> Rule:
+    """The EDITION_TABLE rule for (state, trigger), or 409 invalid_state."""
+    return _table_rule(EDITION_TABLE, _EDITION_INDEX, state, trigger, "the edition", "status")
+
+
 def require_any(state: str, triggers: Iterable[str], what: str) -> None:
     """409 unless one of `triggers` is allowed from `state` (e.g. any PATCH trigger)."""
     if not any(find_rule(state, trigger) for trigger in triggers):
@@ -198,6 +237,9 @@ SECTIONS = (
      "`published`. A worker's result applies only to the row as it read it (compare-and-set); the scheduler "
      "claims `submit` and `poll` rows, one process each; `live` and `failed` are told to the agent and the team.",
      LIVE_TABLE),
+    ("Editions", "Generated from `EDITION_TABLE`: the day's articles sent to an account's followers as one "
+     "message (docs/api.md §21). Every worker result is compare-and-set on the edition's version; the scheduler "
+     "claims `claim`, `repeat` and polls, one process each.", EDITION_TABLE),
 )
 
 
