@@ -334,3 +334,19 @@ def test_deleting_a_task_leaves_a_draft_edition_and_waits_for_a_scheduled_one(ap
     assert admin_client.delete(f"/api/review/tasks/{tasks[2]['id']}").status_code == 200
     assert admin_client.delete(f"/api/review/tasks/{tasks[1]['id']}").status_code == 200
     assert_error(admin_client.get(f"/api/editions/{draft['id']}"), 404, "not_found")  # nothing was left in it
+
+
+def test_every_err_code_of_the_platform_has_its_meaning_in_both_languages(app):
+    from flask_babel import force_locale
+
+    from rules.labels import LOCALES, edition_failure
+
+    meanings = {10001: "advertising", 20001: "political", 20002: "pornographic", 20004: "society", 20006: "criminal",
+                20008: "fraud", 20013: "copyright", 21000: "other reasons", 22000: "mutual promotion"}
+    with app.test_request_context():
+        for code, word in meanings.items():
+            with force_locale("en"):
+                assert word in edition_failure(f"err({code})") and str(code) in edition_failure(f"err({code})")
+            with force_locale(LOCALES["zh-CN"]):
+                chinese = edition_failure(f"err({code})")
+                assert str(code) in chinese and word not in chinese, chinese
