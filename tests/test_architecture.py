@@ -278,6 +278,7 @@ def _cjk_literals(name, source):
                   and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
     return [f"{name}:{node.lineno}: {ast.get_source_segment(source, node)}" for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and CJK.search(node.value)  # only then is the source read: get_source_segment is slow
             and CJK.search(ast.get_source_segment(source, node) or "")]
 
 
