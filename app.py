@@ -203,7 +203,7 @@ BLUEPRINTS = (errors, openapi, auth, system, metrics, assets, agent, review, pub
 
 
 def _register_blueprints(app):
-    api = openapi.Api(app)  # flask-smorest: registering one of its blueprints documents its routes
+    api = openapi.Document(app)  # flask-smorest's blueprints are documented when the document is first read
     for module in BLUEPRINTS:
         (api if isinstance(module.bp, openapi.Blueprint) else app).register_blueprint(module.bp)
         if hasattr(module, "init_app"):

@@ -176,6 +176,7 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
     calls run with no transaction open; the draft is recorded only if the edition did not change meanwhile."""
     edition = _row(edition_id)
     _state(edition, "preview")
+    _credentials(edition.account, settings)
     client = client_for(edition.account, settings)
     try:
         media_id = combined_draft(client, edition.task_ids)
@@ -208,9 +209,17 @@ def release_task(task_id: str) -> None:
             edition.delete_instance()
 
 
+def _credentials(account: str, settings: Settings) -> None:
+    """409 before any call when the account cannot reach the platform (a setting, not the platform's refusal)."""
+    if account not in settings.wechat_credentials:
+        raise Conflict(f"account {account} has no platform credentials configured (WECHAT_<CODE>_APPID, _SECRET)",
+                       {"account": [account]}, code="invalid_state")
+
+
 def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
     if account not in settings.accounts:
         raise ValidationFailed(f"unknown account {account}", {"account": ["unknown"]})
+    _credentials(account, settings)
     try:
         tags = client_for(account, settings).follower_tags()
     except PlatformError as exc:

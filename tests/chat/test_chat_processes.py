@@ -9,7 +9,8 @@ from pathlib import Path
 
 import requests
 
-from tests.helpers.chat import FEISHU_KEY, FEISHU_TOKEN, chat_settings, wait_for
+from fakeplatform.chatapps import feishu_request, post_feishu
+from tests.helpers.chat import FEISHU_KEY, FEISHU_TOKEN, WECOM_KEY, WECOM_TOKEN, chat_settings, wait_for
 from tests.helpers.live_processes import AGENT, process_settings, service
 from tests.helpers.review import article_payload, png_bytes
 
@@ -53,6 +54,29 @@ def test_a_card_decides_a_task_in_a_running_service(tmp_path, fake, chat_apps):
         wait_for(lambda: session.get(f"{base}/api/review/tasks/{task['id']}", timeout=10).json()["status"]
                  == "published", 30, "the publish")
         wait_for(lambda: "Draft ready" in str(chat_apps.feishu_card(message_id)), 30, "the redraw")
+        # Strangers, a stale card, a replayed (timestamp, nonce) and a forged signature change nothing.
+        waiting = _one_option_task(base)
+        card = wait_for(lambda: _card_of(chat_apps, waiting))
+        value = {"taskId": waiting["id"], "action": "approve_without_publish", "version": waiting["version"]}
+        url = f"{base}/feishu/card"
+        assert chat_apps.click_feishu(card, value, "ou_stranger", url, FEISHU_TOKEN,
+                                      encrypt_key=FEISHU_KEY)[1]["toast"]["type"] == "error"
+        assert chat_apps.click_feishu(card, {**value, "version": 0}, "ou_li", url, FEISHU_TOKEN,
+                                      encrypt_key=FEISHU_KEY)[1]["toast"]["type"] == "error"
+        assert chat_apps.click_feishu(card, value, "ou_li", url, FEISHU_TOKEN, encrypt_key=FEISHU_KEY,
+                                      tamper="signature")[0] == 403
+        stamp, nonce = str(int(time.time())), "process-nonce"
+        body, headers = feishu_request(chat_apps.feishu_callback_body(card, {**value, "version": 0}, "ou_li",
+                                                                      FEISHU_TOKEN), FEISHU_KEY, stamp, nonce)
+        assert post_feishu(url, body, headers)[0] == 200
+        assert post_feishu(url, body, headers)[0] == 403  # the same (timestamp, nonce) again
+        assert session.get(f"{base}/api/review/tasks/{waiting['id']}", timeout=10).json()["status"] == "pending_review"
+        # One tap in WeCom approves it.
+        wecom_id = wait_for(lambda: next((k for k in chat_apps.wecom_cards if k.startswith(waiting["id"])), None))
+        status, _text = chat_apps.click_wecom(wecom_id, f"approve_without_publish:{waiting['id']}:{waiting['version']}",
+                                              "li", f"{base}/wecom/events", WECOM_TOKEN, WECOM_KEY)
+        assert status == 200
+        assert session.get(f"{base}/api/review/tasks/{waiting['id']}", timeout=10).json()["status"] == "approved"
         # A second task, decided on the page: its cards say so.
         other = _one_option_task(base)
         other_card = wait_for(lambda: _card_of(chat_apps, other))
