@@ -4,24 +4,19 @@ large, the others as rows), the quota line, sending now against the fake platfor
 counts and links; in both languages at 320 px, 390 px and a desktop width, with no sideways scrolling and
 axe-core clean. Screenshots go to tests/output/editions-*.png."""
 import re
-import threading
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from werkzeug.serving import make_server
 
-from cli.demo import platform_settings, push_events_to, start_fake_platform
 from models import db
-from services.auth import save_admin
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN
 from tests.helpers.browser import (
     DEMO_ADMIN,
     OUTPUT,
-    LiveServer,
-    QuietHandler,
     axe_violations,
     screenshot,
+    serve_with_workers,
     sideways_overflow,
     sign_in_as,
 )
@@ -41,20 +36,8 @@ WORDS = {"zh-CN": {"quota": "今天还可群发 1 次", "quota_after": "今天�
 @pytest.fixture
 def live_server(make_app):
     """The app with its workers (the edition worker sends), the fake platform pushing its events to it."""
-    fake, base_url = start_fake_platform()
-    fake.publish_seconds = 0.2
-    app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1")
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    push_events_to(fake, url)
-    with db.connection_context():
-        save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
-    yield LiveServer(url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
-    server.shutdown()
-    server.server_close()
-    fake.stop()
+    with serve_with_workers(make_app) as server:
+        yield server
 
 
 @pytest.fixture

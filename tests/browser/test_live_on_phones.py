@@ -3,23 +3,17 @@
 numbers and dates whole at 320-390 px, the top bar takes two rows at most, one date format per language,
 and a refused schedule says why."""
 import re
-import threading
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from werkzeug.serving import make_server
 
-from cli.demo import platform_settings, push_events_to, start_fake_platform
-from models import db
-from services.auth import save_admin
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN
 from tests.helpers.browser import (
     DEMO_ADMIN,
     OUTPUT,
-    LiveServer,
-    QuietHandler,
     axe_violations,
+    serve_with_workers,
     sideways_overflow,
     sign_in_as,
 )
@@ -33,21 +27,8 @@ NAMED = "silicon-rise=硅基崛起,carbon-fitness=碳基健身"
 @pytest.fixture
 def live_server(make_app):
     """The app with its live worker, the fake platform pushing publish events to it; accounts named."""
-    fake, base_url = start_fake_platform()
-    fake.publish_seconds = 0.2
-    app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1",
-                   WECHAT_ACCOUNTS=NAMED)
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    push_events_to(fake, url)
-    with db.connection_context():
-        save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
-    yield LiveServer(url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
-    server.shutdown()
-    server.server_close()
-    fake.stop()
+    with serve_with_workers(make_app, WECHAT_ACCOUNTS=NAMED) as server:
+        yield server
 
 
 def published(live_server, topic):

@@ -3,14 +3,17 @@ flags, the served app's handle, console error collection, signing in, screenshot
 sideways-scroll measure."""
 import os
 import re
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import WSGIRequestHandler
+from werkzeug.serving import WSGIRequestHandler, make_server
 
-from cli.demo import DEMO_ADMIN
+from cli.demo import DEMO_ADMIN, platform_settings, push_events_to, start_fake_platform
 from models import db
+from services.auth import save_admin
 from tests.helpers.app import ADMIN_PASSWORD
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -126,3 +129,26 @@ def axe_violations(page, impacts=("critical", "serious")):
 def sideways_overflow(page):
     """How many CSS px the page is wider than the window (0: no sideways scrolling)."""
     return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+
+
+@contextmanager
+def serve_with_workers(make_app, **settings):
+    """The app with its workers (going live, editions) on a real server, the fake platform pushing its events
+    to it and the demo admin signed up; a LiveServer."""
+    fake, base_url = start_fake_platform()
+    fake.publish_seconds = 0.2
+    app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1",
+                   **settings)
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    push_events_to(fake, url)
+    with db.connection_context():
+        save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
+    try:
+        yield LiveServer(url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        fake.stop()

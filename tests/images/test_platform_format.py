@@ -1,31 +1,14 @@
 """Body images made what the platform takes (services/images/platform_format.py): jpg or png of at most 1 MB,
 transparency kept, anything else refused by name."""
 import io
-import random
 
 import pytest
 from PIL import Image
 
 from services.images.platform_format import image_kind, prepare_body_image, upload_name
+from tests.helpers.images import encoded, noise_image, png_bytes
 
 MB = 1024 * 1024
-
-
-def png_bytes(size=(40, 30), color=(200, 30, 30), mode="RGB"):
-    out = io.BytesIO()
-    Image.new(mode, size, color).save(out, "PNG")
-    return out.getvalue()
-
-
-def noise_image(size, mode="RGB"):
-    rng = random.Random(7)
-    return Image.frombytes(mode, size, rng.randbytes(size[0] * size[1] * len(mode)))
-
-
-def encoded(image, fmt, **options):
-    out = io.BytesIO()
-    image.save(out, fmt, **options)
-    return out.getvalue()
 
 
 def test_prepare_body_image_keeps_small_jpg_and_png_untouched():

@@ -2,7 +2,6 @@
 import io
 import json
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from services.platform.client import (
     remember_upload,
 )
 from services.settings import Settings
+from tests.helpers.images import encoded, noise_image, png_bytes
 
 APPID, SECRET = "wx-silicon-rise", "secret-silicon-rise-0123456789"
 ACCOUNT = "silicon-rise"
@@ -54,23 +54,6 @@ def database(tmp_path):
 @pytest.fixture
 def client(fake_platform, database):
     return PlatformClient(ACCOUNT, APPID, SECRET, fake_platform.base_url, timeout=(2, 5))
-
-
-def png_bytes(size=(40, 30), color=(200, 30, 30), mode="RGB"):
-    out = io.BytesIO()
-    Image.new(mode, size, color).save(out, "PNG")
-    return out.getvalue()
-
-
-def noise_image(size, mode="RGB"):
-    rng = random.Random(7)
-    return Image.frombytes(mode, size, rng.randbytes(size[0] * size[1] * len(mode)))
-
-
-def encoded(image, fmt, **options):
-    out = io.BytesIO()
-    image.save(out, fmt, **options)
-    return out.getvalue()
 
 
 def news_article(thumb_media_id, **fields):
