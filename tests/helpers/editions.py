@@ -1,6 +1,7 @@
-"""Editions (docs/api.md §21): published articles to put in one, and waiting for its end."""
+"""Editions (docs/api.md §21): published articles to put in one, proposing and sending it, waiting for its end."""
 import time
 
+from models import OutboxMessage, db
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
 
@@ -27,3 +28,22 @@ def wait_for_edition(client, edition, statuses=("sent", "failed"), seconds=15, *
             return current
         assert time.monotonic() < deadline, current
         time.sleep(0.05)
+
+
+def outbox(event_type):
+    with db.connection_context():
+        return [m.payload for m in OutboxMessage.select().where(OutboxMessage.event_type == event_type)
+                .order_by(OutboxMessage.id)]
+
+
+def propose(client, tasks, headers=None, account="silicon-rise"):
+    answer = client.post("/api/editions", json={"account": account, "taskIds": [t["id"] for t in tasks]},
+                         headers=headers or {})
+    assert answer.status_code == 201, answer.get_json()
+    return answer.get_json()
+
+
+def send_edition(admin_client, edition, **body):
+    answer = admin_client.post(f"/api/editions/{edition['id']}/send", json=body)
+    assert answer.status_code == 202, answer.get_json()
+    return answer.get_json()

@@ -129,7 +129,8 @@ def test_a_page_of_pathological_bodies_costs_what_an_ordinary_one_does_after_the
         view_seconds(admin_client, task)  # the first view renders
     again_bad = min(view_seconds(admin_client, bad) for _ in range(2))
     again_good = min(view_seconds(admin_client, good) for _ in range(2))
-    assert again_bad < 4 * again_good, (again_bad, again_good)
+    # A ratio of milliseconds is noise on a loaded machine: rendering again took seconds (the floor is far below).
+    assert again_bad < max(4 * again_good, 0.5), (again_bad, again_good)
     page = admin_client.get(f"/review/{bad['id']}").get_data(as_text=True)
     assert PATHOLOGICAL[:1000] in page  # the brackets are there, as text
 

@@ -1,0 +1,187 @@
+"""Editions (docs/api.md §21), the rules that do not depend on the store: what cannot go in one and why, the
+platform's refusals and err(N) in words, the monthly quota, tags, forged events, deleting a task, MCP."""
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.helpers.app import assert_error
+from tests.helpers.editions import outbox, propose, published_articles, send_edition, wait_for_edition
+from tests.helpers.publishing import ACCOUNTS, LIVE_AES_KEY, LIVE_TOKEN, go_live_url, published_article
+from tests.helpers.review import (
+    approve_image_post,
+    article_payload,
+    create_task,
+    decision_url,
+    image_post_payload,
+    live_server,
+    make_asset,
+)
+from tests.helpers.served import wait_until
+
+APPID = ACCOUNTS["silicon-rise"][0]
+
+
+@pytest.mark.parametrize(("status", "words"), [("err(20001)", "political"), ("err(10001)", "advertising"),
+                                               ("err(20013)", "copyright"), ("send fail", "send failed")])
+def test_the_platforms_err_codes_fail_it_in_words(app, admin_client, agent_headers, fake, served_url, status, words):
+    fake.finish_next_mass_with(status)
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    failed = wait_for_edition(admin_client, edition)
+    assert failed["status"] == "failed" and words in failed["failReason"], failed
+    task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][0]}").get_json()
+    assert task["live"] is None and task["timeline"][-1]["type"] == "edition_failed"
+    [told] = outbox("edition.failed")
+    assert told["reasonCode"] in (status, "send_fail")
+
+
+@pytest.mark.parametrize(("errcode", "words"), [
+    (45028, "no mass-send quota is left"), (48001, "only verified accounts"), (40007, "40007")])
+def test_a_refused_sendall_fails_it_with_the_reason(app, admin_client, agent_headers, fake, served_url, errcode,
+                                                    words):
+    fake.fail_next_sendall(errcode)
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    failed = wait_for_edition(admin_client, edition)
+    assert failed["status"] == "failed" and words in failed["failReason"], failed
+    assert fake.mass_sends == {}
+
+
+def test_sending_to_a_tag_and_the_tags(app, admin_client, agent_headers, fake, served_url):
+    tags = admin_client.get("/api/editions/tags?account=silicon-rise").get_json()["tags"]
+    assert {"id": 100, "name": "早读会员", "count": 326} in tags
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition, tagId=100, ignoreReprint=True)
+    assert wait_for_edition(admin_client, edition)["status"] == "sent"
+    [call] = fake.requests_to("message/mass/sendall")
+    assert call["json"]["filter"] == {"is_to_all": False, "tag_id": 100} and call["json"]["send_ignore_reprint"] == 1
+
+
+@pytest.mark.parametrize("edition_settings", [{"WECHAT_SILICON_RISE_MASS_QUOTA": "2/month"}], indirect=True)
+def test_a_monthly_quota_counts_the_month(app, admin_client, agent_headers, fake):
+    tasks = published_articles(app, admin_client, agent_headers, 3)
+    editions = [propose(admin_client, [task]) for task in tasks]
+    zone = app.extensions["settings"].time_zone
+    now = datetime.now(zone)
+    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    following = (start + timedelta(days=32)).replace(day=1)
+    soon = min(now + timedelta(hours=1), following - timedelta(minutes=2))
+    for edition in editions[:2]:
+        send_edition(admin_client, edition, at=max(soon, now + timedelta(minutes=1)).isoformat())
+    refused = admin_client.post(f"/api/editions/{editions[2]['id']}/send", json={"at": soon.isoformat()})
+    assert_error(refused, 409, "quota_exceeded")
+    assert refused.get_json()["error"]["details"]["nextPossibleAt"] == [
+        following.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")]
+
+
+def test_what_cannot_go_in_an_edition_is_named(app, client, admin_client, agent_headers, fake, served_url):
+    published = published_articles(app, admin_client, agent_headers, 2)
+    other = published_articles(app, admin_client, agent_headers, 1, account="carbon-fitness")[0]
+    pending = create_task(admin_client, agent_headers, article_payload())
+    images = [make_asset(app, 600, 800) for _ in range(2)]
+    post = create_task(admin_client, agent_headers, image_post_payload(images, publicAccount="silicon-rise"))
+    admin_client.post(decision_url(post), json=approve_image_post(images, action="approve_and_publish"))
+    held = propose(admin_client, [published[1]])
+    alone = published_article(app, admin_client, agent_headers)
+    fake.withhold_events = True
+    assert admin_client.post(go_live_url(alone), json={"at": (datetime.now(UTC) + timedelta(days=1)).isoformat()}
+                             ).status_code == 202
+    answer = admin_client.post("/api/editions", json={"account": "silicon-rise", "taskIds": [
+        published[0]["id"], other["id"], pending["id"], post["id"], published[1]["id"], alone["id"], "nope"]})
+    assert_error(answer, 409, "invalid_state")
+    details = answer.get_json()["error"]["details"]
+    assert set(details) == {other["id"], pending["id"], post["id"], published[1]["id"], alone["id"], "nope"}
+    assert "carbon-fitness" in details[other["id"]][0] and "image post" in details[post["id"]][0]
+    assert held["id"] in details[published[1]["id"]][0] and "going live" in details[alone["id"]][0]
+    assert "pending_review" in details[pending["id"]][0] and "no such task" in details["nope"][0]
+    # Shape: 1 to 8 distinct tasks of a known account.
+    for body in ({"account": "silicon-rise", "taskIds": []}, {"account": "silicon-rise", "taskIds": ["a"] * 2},
+                 {"account": "silicon-rise", "taskIds": [f"t{i}" for i in range(9)]},
+                 {"account": "moon", "taskIds": ["a"]}, {"taskIds": ["a"]}):
+        assert_error(admin_client.post("/api/editions", json=body), 400, "validation_error")
+    # Only a draft changes; a sent one is never deleted; a client token is nobody here.
+    send_edition(admin_client, held)
+    assert wait_for_edition(admin_client, held, seconds=20)["status"] == "sent"
+    assert_error(admin_client.patch(f"/api/editions/{held['id']}", json={"taskIds": [published[0]["id"]]}), 409,
+                 "invalid_state")
+    assert_error(admin_client.delete(f"/api/editions/{held['id']}"), 409, "invalid_state")
+    assert_error(admin_client.delete(f"/api/editions/{held['id']}/send"), 409, "invalid_state")
+    assert_error(client.get("/api/editions", headers={"x-feedback-client-token": "web-token"}), 401, "unauthorized")
+    draft = propose(client, [published[0]], agent_headers)
+    assert_error(client.delete(f"/api/editions/{draft['id']}", headers=agent_headers), 401, "unauthorized")
+    assert admin_client.delete(f"/api/editions/{draft['id']}").status_code == 204
+    assert_error(admin_client.get(f"/api/editions/{draft['id']}"), 404, "not_found")
+    listed = admin_client.get("/api/editions?account=silicon-rise&status=sent").get_json()
+    assert [e["id"] for e in listed] == [held["id"]]
+
+
+def test_a_forged_or_replayed_mass_event_changes_nothing(app, admin_client, agent_headers, fake, served_url):
+    fake.withhold_events = True
+    fake.mass_seconds = 3600  # it stays sending
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"], 10, "no msg_id")
+    current = admin_client.get(f"/api/editions/{edition['id']}").get_json()
+    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
+              "mode": "aes"}
+    forged = {**target, "token": "not-the-token"}
+    assert fake.push_mass_event(int(current["msgId"]), forged, status="err(20001)")[0] == 403
+    plain = {**target, "mode": "plain"}  # an account with a key takes safe mode only
+    assert fake.push_mass_event(int(current["msgId"]), plain, status="err(20001)")[0] == 403
+    assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["version"] == current["version"]
+    # carbon-fitness has no server URL here; silicon-rise's own event with another msg_id changes nothing.
+    assert fake.push_mass_event(int(current["msgId"]), target, status="send success") == (200, "success")
+    assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["status"] == "sent"
+
+
+def test_the_agent_proposes_and_reads_an_edition_over_mcp(app, admin_client, agent_headers, fake):
+    from mcp import Client
+
+    from tests.helpers.mcp import call, run, stdio_params
+
+    tasks = published_articles(app, admin_client, agent_headers, 2)
+    with live_server(app) as base_url:
+        async def agent_side():
+            async with Client(stdio_params(base_url, token=agent_headers["x-review-agent-token"])) as client:
+                failed, edition = await call(client, "propose_edition",
+                                             {"account": "silicon-rise", "taskIds": [t["id"] for t in tasks]})
+                assert not failed and edition["status"] == "draft", edition
+                failed, again = await call(client, "propose_edition",
+                                           {"account": "silicon-rise", "taskIds": [tasks[0]["id"]]})
+                assert failed and "is in edition" in str(again), again  # the refusal names the task and why
+                failed, read = await call(client, "get_edition", {"editionId": edition["id"]})
+                return read
+
+        read = run(agent_side())
+    assert read["taskIds"] == [t["id"] for t in tasks] and read["createdBy"] is None
+
+
+def test_deleting_a_task_leaves_a_draft_edition_and_waits_for_a_scheduled_one(app, admin_client, agent_headers, fake):
+    tasks = published_articles(app, admin_client, agent_headers, 3)
+    draft = propose(admin_client, tasks[:2])
+    scheduled = propose(admin_client, tasks[2:])
+    send_edition(admin_client, scheduled, at=(datetime.now(UTC) + timedelta(days=1)).isoformat())
+    assert admin_client.delete(f"/api/review/tasks/{tasks[0]['id']}").status_code == 200
+    assert admin_client.get(f"/api/editions/{draft['id']}").get_json()["taskIds"] == [tasks[1]["id"]]
+    assert_error(admin_client.delete(f"/api/review/tasks/{tasks[2]['id']}"), 409, "invalid_state")
+    assert admin_client.get(f"/api/review/tasks/{tasks[2]['id']}").status_code == 200
+    admin_client.delete(f"/api/editions/{scheduled['id']}/send")
+    assert admin_client.delete(f"/api/review/tasks/{tasks[2]['id']}").status_code == 200
+    assert admin_client.delete(f"/api/review/tasks/{tasks[1]['id']}").status_code == 200
+    assert_error(admin_client.get(f"/api/editions/{draft['id']}"), 404, "not_found")  # nothing was left in it
+
+
+def test_every_err_code_of_the_platform_has_its_meaning_in_both_languages(app):
+    from flask_babel import force_locale
+
+    from rules.labels import LOCALES, edition_failure
+
+    meanings = {10001: "advertising", 20001: "political", 20002: "pornographic", 20004: "society", 20006: "criminal",
+                20008: "fraud", 20013: "copyright", 21000: "other reasons", 22000: "mutual promotion"}
+    with app.test_request_context():
+        for code, word in meanings.items():
+            with force_locale("en"):
+                assert word in edition_failure(f"err({code})") and str(code) in edition_failure(f"err({code})")
+            with force_locale(LOCALES["zh-CN"]):
+                chinese = edition_failure(f"err({code})")
+                assert str(code) in chinese and word not in chinese, chinese
