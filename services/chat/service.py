@@ -10,7 +10,7 @@ from rules.ids import now_iso
 from services.chat import cards
 from services.chat.callbacks import Click
 from services.chat.deciding import decide
-from services.chat.worker import _shown, wake_cards
+from services.chat.worker import card_state, wake_cards
 from services.settings import Settings
 from services.team.words import speaking
 
@@ -21,7 +21,7 @@ def feishu_answer(click: Click, settings: Settings) -> dict[str, Any]:
         answer: dict[str, Any] = {"toast": {"type": "success" if decided else "error", "content": message}}
         if task is None:
             return answer
-        buttons, shown = _shown(task, settings)
+        buttons, shown = card_state(task, settings)
         publishing = decided and click.action == "approve_and_publish" and task.status == "approved"
         note = gettext("%(verdict)s · publishing…", verdict=shown["verdict"]) if publishing else None
         answer["card"] = {"type": "raw", "data": cards.feishu_card(task, settings.team, settings.time_zone, buttons,

@@ -43,7 +43,8 @@ def _claim() -> ChatCard | None:
         return ChatCard.get_by_id(row.id)
 
 
-def _shown(task: ReviewTask, settings: Settings) -> tuple[bool, dict[str, Any]]:
+def card_state(task: ReviewTask, settings: Settings) -> tuple[bool, dict[str, Any]]:
+    """(buttons or not, what a card of `task` says now): a sent card is redrawn only when this changes."""
     buttons = approval(task, "approve_without_publish", settings) is not None
     return buttons, {"verdict": cards.verdict(task, settings.time_zone), "buttons": buttons,
                      "version": task.version if buttons or task.status == "pending_review" else None}
@@ -57,7 +58,7 @@ def send(row: ChatCard, settings: Settings) -> None:
         return
     team, changes = settings.team, {}
     try:
-        buttons, shown = _shown(task, settings)
+        buttons, shown = card_state(task, settings)
         if row.platform == "feishu" and team.chat.feishu is not None:
             card = cards.feishu_card(task, team, settings.time_zone, buttons)
             changes["message_id"] = Feishu(team.chat.feishu).send(card)
@@ -83,7 +84,7 @@ def send(row: ChatCard, settings: Settings) -> None:
 def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
     """A sent card whose task's version moved on: redrawn when what it would say differs."""
     team = settings.team
-    buttons, shown = _shown(task, settings)
+    buttons, shown = card_state(task, settings)
     changes: dict[str, Any] = {"version": task.version, "shown": shown, "updated_at": now_iso()}
     try:
         if shown != row.shown and row.platform == "feishu" and team.chat.feishu is not None and row.message_id:
