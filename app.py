@@ -1,4 +1,5 @@
 """Application factory; `python app.py` serves with waitress (docs/api.md §1)."""
+
 import argparse
 import logging
 import os
@@ -142,8 +143,12 @@ def _private_folder(folder):
 def _private_files(database):
     """review.db (and a -wal/-shm or config.py already there) readable by the owner only (0600)."""
     os.close(os.open(database, os.O_CREAT | os.O_RDWR, 0o600))
-    for path in (database, database.with_name("review.db-wal"), database.with_name("review.db-shm"),
-                 database.with_name("config.py")):
+    for path in (
+        database,
+        database.with_name("review.db-wal"),
+        database.with_name("review.db-shm"),
+        database.with_name("config.py"),
+    ):
         if path.exists():
             os.chmod(path, 0o600)
 
@@ -177,8 +182,11 @@ def _bootstrap_admin(app):
         if changed:
             log.info("admin account %s created or updated from settings", username)
         elif not user.active:
-            log.warning("admin account %s from settings is deactivated and stays so; change its password in "
-                        "the settings or run create-admin to turn it on again", username)
+            log.warning(
+                "admin account %s from settings is deactivated and stays so; change its password in "
+                "the settings or run create-admin to turn it on again",
+                username,
+            )
 
 
 def _init_login(app):
@@ -198,8 +206,23 @@ def _init_login(app):
         return user if user and user.active and user.session_nonce == nonce else None
 
 
-BLUEPRINTS = (errors, openapi, auth, system, metrics, assets, agent, review, publishing, package, feedback, pages,
-              wechat, editions, chat)
+BLUEPRINTS = (
+    errors,
+    openapi,
+    auth,
+    system,
+    metrics,
+    assets,
+    agent,
+    review,
+    publishing,
+    package,
+    feedback,
+    pages,
+    wechat,
+    editions,
+    chat,
+)
 
 
 def _register_blueprints(app):
@@ -288,8 +311,13 @@ def create_app(config=None, *, serve=None, hold=None):
     _init_login(app)
     # The pages' words and times (docs/api.md §14): the catalogue in translations/, the page's language and
     # the viewer's zone per request; {% trans %} blocks trimmed, as babel.cfg extracts them.
-    Babel(app, locale_selector=i18n.locale, timezone_selector=i18n.viewer_zone, default_locale=LOCALES["zh-CN"],
-          default_translation_directories=str(TRANSLATIONS))
+    Babel(
+        app,
+        locale_selector=i18n.locale,
+        timezone_selector=i18n.viewer_zone,
+        default_locale=LOCALES["zh-CN"],
+        default_translation_directories=str(TRANSLATIONS),
+    )
     app.jinja_env.policies["ext.i18n.trimmed"] = True
     hooks.init_app(app)
     _register_blueprints(app)
@@ -309,8 +337,11 @@ def serving_app():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python app.py", description="Serve the review service with waitress.")
-    parser.add_argument("--demo", action="store_true",
-                        help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="offline demo: a fake WeChat platform, a demo admin and sample data in a temporary folder",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     logs.guard(logging.getLogger())

@@ -9,6 +9,7 @@ A body declared larger than the largest legitimate one is refused (413) before i
 `/healthz` runs on its own thread so it never queues behind the API's work (docs/api.md §16). These,
 and the drain, are the only places waitress is used past its public API.
 """
+
 import json
 import logging
 import resource
@@ -72,8 +73,9 @@ class _ErrorTask(ErrorTask):
             details = {"_body": [f"larger than {limit} bytes"]}
         else:
             message, details = f"the request could not be read: {error.reason.lower()}", {}
-        body = json.dumps({"error": {"code": WAITRESS_CODES.get(error.code, "http_error"), "message": message,
-                                     "details": details}}).encode()
+        body = json.dumps(
+            {"error": {"code": WAITRESS_CODES.get(error.code, "http_error"), "message": message, "details": details}}
+        ).encode()
         self.status = f"{error.code} {error.reason}"
         self.response_headers.append(("Content-Type", "application/json"))
         self.set_close_on_finish()
@@ -109,8 +111,10 @@ def _busy(server, dispatchers):
         with dispatcher.lock:
             if dispatcher.queue or dispatcher.active_count:
                 return True
-    return any(getattr(channel, "requests", None) or getattr(channel, "total_outbufs_len", 0)
-               for channel in list(server._map.values()))
+    return any(
+        getattr(channel, "requests", None) or getattr(channel, "total_outbufs_len", 0)
+        for channel in list(server._map.values())
+    )
 
 
 def _drain(server, health, grace):
@@ -135,16 +139,22 @@ def serve(app):
     # The largest body a route reads: an upload in its form, or a feedback body if set larger.
     largest = max(MAX_REQUEST_BODY_BYTES, app.extensions["settings"].feedback_max_body_bytes)
     envelope = connection_settings(int(config["CONNECTION_IDLE_SECONDS"]), largest)
-    server = waitress.create_server(app, host=config["HOST"], port=int(config["PORT"]),
-                                    threads=int(config["THREADS"]), ident="review", **envelope)
+    server = waitress.create_server(
+        app, host=config["HOST"], port=int(config["PORT"]), threads=int(config["THREADS"]), ident="review", **envelope
+    )
     server.channel_class = _Channel
     health = _health_apart(server)
     stopping = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda signum, _frame: stopping.set())
-    log.info("serving on http://%s:%s with %s threads, up to %s connections (idle ones closed after %s s)",
-             config["HOST"], config["PORT"], config["THREADS"], envelope["connection_limit"],
-             envelope["channel_timeout"])
+    log.info(
+        "serving on http://%s:%s with %s threads, up to %s connections (idle ones closed after %s s)",
+        config["HOST"],
+        config["PORT"],
+        config["THREADS"],
+        envelope["connection_limit"],
+        envelope["channel_timeout"],
+    )
     while not stopping.is_set():
         wasyncore.loop(timeout=LOOP_SECONDS, map=server._map, use_poll=True, count=1)
     log.info("stopping: no new connections, finishing requests in flight")

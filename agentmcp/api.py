@@ -1,4 +1,5 @@
 """The service's HTTP API as the tools need it: one call each, errors kept as the service sent them."""
+
 import base64
 import binascii
 import errno
@@ -34,8 +35,9 @@ class ApiError(Exception):
 
 
 class ReviewApi:
-    def __init__(self, base_url: str, token: str, session: requests.Session | None = None,
-                 upload_root: str | None = None):
+    def __init__(
+        self, base_url: str, token: str, session: requests.Session | None = None, upload_root: str | None = None
+    ):
         if not base_url or not token:
             raise ValueError("set REVIEW_BASE_URL (the service's address) and REVIEW_AGENT_TOKEN")
         self.base_url, self.token = base_url.rstrip("/"), token
@@ -47,11 +49,13 @@ class ReviewApi:
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         headers = {"x-review-agent-token": self.token, **kwargs.pop("headers", {})}
         try:
-            response = self.session.request(method, self.base_url + path, headers=headers, timeout=TIMEOUT,
-                                            allow_redirects=False, **kwargs)
+            response = self.session.request(
+                method, self.base_url + path, headers=headers, timeout=TIMEOUT, allow_redirects=False, **kwargs
+            )
         except requests.RequestException as exc:
-            raise ApiError(0, "service_unreachable", f"the service at {self.base_url} did not answer "
-                                                     f"({type(exc).__name__})") from None
+            raise ApiError(
+                0, "service_unreachable", f"the service at {self.base_url} did not answer ({type(exc).__name__})"
+            ) from None
         try:
             body = response.json()
         except ValueError:
@@ -63,12 +67,18 @@ class ReviewApi:
     def dataset(self, filters: dict[str, Any], limit: int) -> list[Any]:
         """The first `limit` lines of GET /api/review/dataset, each as its JSON value, read as they arrive."""
         try:
-            response = self.session.get(self.base_url + "/api/review/dataset", params={**filters, "limit": limit},
-                                        headers={"x-review-agent-token": self.token}, timeout=TIMEOUT,
-                                        allow_redirects=False, stream=True)
+            response = self.session.get(
+                self.base_url + "/api/review/dataset",
+                params={**filters, "limit": limit},
+                headers={"x-review-agent-token": self.token},
+                timeout=TIMEOUT,
+                allow_redirects=False,
+                stream=True,
+            )
         except requests.RequestException as exc:
-            raise ApiError(0, "service_unreachable", f"the service at {self.base_url} did not answer "
-                                                     f"({type(exc).__name__})") from None
+            raise ApiError(
+                0, "service_unreachable", f"the service at {self.base_url} did not answer ({type(exc).__name__})"
+            ) from None
         with response:
             if response.status_code != 200:
                 try:
@@ -84,15 +94,26 @@ class ReviewApi:
                     if len(lines) >= limit:
                         break
             except (ValueError, requests.RequestException):
-                raise ApiError(response.status_code, "unexpected_answer", "the dataset stream broke off mid-line; "
-                                                                          "ask again") from None
+                raise ApiError(
+                    response.status_code, "unexpected_answer", "the dataset stream broke off mid-line; ask again"
+                ) from None
         return lines
 
-    def upload_image(self, *, path: str | None = None, content_base64: str | None = None,
-                     file_name: str | None = None, scope: str = "review") -> dict[str, Any]:
+    def upload_image(
+        self,
+        *,
+        path: str | None = None,
+        content_base64: str | None = None,
+        file_name: str | None = None,
+        scope: str = "review",
+    ) -> dict[str, Any]:
         if (path is None) == (content_base64 is None):
-            raise ApiError(400, "validation_error", "give either path or base64, not both or neither",
-                           {"path": ["path or base64 is required"]})
+            raise ApiError(
+                400,
+                "validation_error",
+                "give either path or base64, not both or neither",
+                {"path": ["path or base64 is required"]},
+            )
         if path is not None:
             data = read_upload(self.upload_root, path)
             file_name = file_name or os.path.basename(path)
@@ -100,10 +121,12 @@ class ReviewApi:
             try:
                 data = base64.b64decode(content_base64 or "", validate=True)
             except (binascii.Error, ValueError):
-                raise ApiError(400, "validation_error", "base64 is not valid base64",
-                               {"base64": ["not valid base64"]}) from None
-        return self._call("POST", "/api/assets/upload", data={"scope": scope},
-                          files={"file": (file_name or "image", data)})
+                raise ApiError(
+                    400, "validation_error", "base64 is not valid base64", {"base64": ["not valid base64"]}
+                ) from None
+        return self._call(
+            "POST", "/api/assets/upload", data={"scope": scope}, files={"file": (file_name or "image", data)}
+        )
 
     def create_task(self, body: dict[str, Any], idempotency_key: str | None = None) -> Any:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
@@ -126,8 +149,9 @@ class ReviewApi:
 
     def patch_elements(self, task_id: str, elements: dict[str, Any], if_match: str | None = None) -> Any:
         headers = {"If-Match": if_match} if if_match else {}
-        return self._call("PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements,
-                          headers=headers)
+        return self._call(
+            "PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements, headers=headers
+        )
 
 
 def _api_error(status: int, body: Any) -> ApiError:
@@ -151,22 +175,26 @@ def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):  # a device such as /dev/zero, a FIFO, a folder
-            raise ApiError(400, "validation_error", f"{path} is not a regular file",
-                           {"path": ["not a regular file"]})
+            raise ApiError(400, "validation_error", f"{path} is not a regular file", {"path": ["not a regular file"]})
         # The size is checked before reading, and the read stops one byte past the limit: a file that
         # grows, or whose size is not what stat says (/proc), can never fill the memory.
         data = b"" if status.st_size > limit else _read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
     if status.st_size > limit or len(data) > limit:
-        raise ApiError(413, "payload_too_large", f"{path} is larger than the {mib(limit)} an image may be",
-                       {"path": ["too large"]})
+        raise ApiError(
+            413, "payload_too_large", f"{path} is larger than the {mib(limit)} an image may be", {"path": ["too large"]}
+        )
     return data
 
 
 def _outside(root: Path) -> ApiError:
-    return ApiError(400, "validation_error", f"path must name a file under MCP_UPLOAD_ROOT ({root}); symlinks "
-                                             "are not followed", {"path": ["not under MCP_UPLOAD_ROOT"]})
+    return ApiError(
+        400,
+        "validation_error",
+        f"path must name a file under MCP_UPLOAD_ROOT ({root}); symlinks are not followed",
+        {"path": ["not under MCP_UPLOAD_ROOT"]},
+    )
 
 
 def _parts_under(root: Path, path: str) -> list[str]:
@@ -192,8 +220,12 @@ def _open_beneath(root: Path, parts: list[str], path: str) -> int:
             except OSError as exc:
                 if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(part, fd)):
                     raise _outside(root) from None  # a symlink, wherever it points
-                raise ApiError(400, "validation_error", f"cannot read {path}: {exc.strerror}",
-                               {"path": [exc.strerror or "unreadable"]}) from None
+                raise ApiError(
+                    400,
+                    "validation_error",
+                    f"cannot read {path}: {exc.strerror}",
+                    {"path": [exc.strerror or "unreadable"]},
+                ) from None
             os.close(fd)
             fd = following
     except BaseException:

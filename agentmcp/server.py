@@ -1,4 +1,5 @@
 """The MCP server: lists the tools and runs them against the service, over stdio or streamable HTTP."""
+
 import hashlib
 import hmac
 import json
@@ -28,9 +29,12 @@ def build_server(api: ReviewApi) -> Server:
     tools = {tool.name: tool for tool in build_tools()}
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
-            for tool in tools.values()])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+                for tool in tools.values()
+            ]
+        )
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = tools.get(params.name)
@@ -41,11 +45,14 @@ def build_server(api: ReviewApi) -> Server:
             result = await anyio.to_thread.run_sync(_run, tool, api, dict(params.arguments or {}))
         except ApiError as exc:
             return _error(exc)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=_json(result))],
-                                    structured_content=result if isinstance(result, dict) else {"result": result})
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_json(result))],
+            structured_content=result if isinstance(result, dict) else {"result": result},
+        )
 
-    return Server("content-review", version="1", instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "content-review", version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool
+    )
 
 
 def _run(tool: Tool, api: ReviewApi, arguments: dict[str, Any]) -> Any:
@@ -54,8 +61,9 @@ def _run(tool: Tool, api: ReviewApi, arguments: dict[str, Any]) -> Any:
 
 def _error(error: ApiError) -> types.CallToolResult:
     body = {"error": error.as_dict()}
-    return types.CallToolResult(is_error=True, content=[types.TextContent(type="text", text=_json(body))],
-                                structured_content=body)
+    return types.CallToolResult(
+        is_error=True, content=[types.TextContent(type="text", text=_json(body))], structured_content=body
+    )
 
 
 def _json(value: Any) -> str:
@@ -70,8 +78,9 @@ async def serve_stdio(api: ReviewApi) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-UNAUTHORIZED = json.dumps({"error": {"code": "unauthorized", "message": "send Authorization: Bearer "
-                                     "<MCP_HTTP_TOKEN>", "details": {}}}).encode()
+UNAUTHORIZED = json.dumps(
+    {"error": {"code": "unauthorized", "message": "send Authorization: Bearer <MCP_HTTP_TOKEN>", "details": {}}}
+).encode()
 
 
 class BearerToken:
@@ -94,8 +103,13 @@ class BearerToken:
         if scope["type"] == "lifespan" or self.allowed(scope.get("headers", [])):
             await self.app(scope, receive, send)
         elif scope["type"] == "http":
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                }
+            )
             await send({"type": "http.response.body", "body": UNAUTHORIZED})
         else:  # a websocket
             await send({"type": "websocket.close", "code": 1008})

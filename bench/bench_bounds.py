@@ -14,6 +14,7 @@ SequenceMatcher over lines and then characters without a budget, and markdown-it
 label walk, parsing the body twice (for its images, then to render it), on sizes it finishes in
 reasonable time.
 """
+
 import argparse
 import random
 import sys
@@ -124,24 +125,43 @@ def page_views(runs):
     from services.auth import save_admin
 
     folder = Path(tempfile.mkdtemp(prefix="bench-bounds-"))
-    app = create_app({"REVIEW_INSTANCE_PATH": str(folder / "i"), "REVIEW_UPLOADS_PATH": str(folder / "u"),
-                      "REVIEW_AGENT_TOKEN": "bench-agent-token", "WEBHOOK_SENDER_ENABLED": False,
-                      "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False,
-                      "REVIEW_DEFAULT_LANGUAGE": "en"}, serve=True)
+    app = create_app(
+        {
+            "REVIEW_INSTANCE_PATH": str(folder / "i"),
+            "REVIEW_UPLOADS_PATH": str(folder / "u"),
+            "REVIEW_AGENT_TOKEN": "bench-agent-token",
+            "WEBHOOK_SENDER_ENABLED": False,
+            "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_STATS_ENABLED": False,
+            "REVIEW_DEFAULT_LANGUAGE": "en",
+        },
+        serve=True,
+    )
     with db.connection_context():
         save_admin("bench", "bench password 123", "review,feedback")
     client = app.test_client()
     client.post("/api/auth/login", data={"username": "bench", "password": "bench password 123"})
     agent = {"x-review-agent-token": "bench-agent-token"}
-    cases = {"five bodies of [": ["[" * 199_990 + str(n) for n in range(5)],
-             "five ordinary articles": [build_article(199_990)[:199_990 - n] for n in range(5)],
-             "two short bodies": ["# short\n\nbody " + str(n) for n in range(2)]}
+    cases = {
+        "five bodies of [": ["[" * 199_990 + str(n) for n in range(5)],
+        "five ordinary articles": [build_article(199_990)[: 199_990 - n] for n in range(5)],
+        "two short bodies": ["# short\n\nbody " + str(n) for n in range(2)],
+    }
     print(f"{'task page':24} {'first view ms':>14} {'later view ms':>14}")
     for name, bodies in cases.items():
-        payload = {"publicAccount": "silicon-rise", "topic": name, "contentType": "article", "candidates": {
-            "titles": ["bench"], "summaries": ["bench"],
-            "bodyOptions": [{"id": f"o{n}", "outline": "a|b", "focuses": ["x"], "content": body}
-                            for n, body in enumerate(bodies)]}}
+        payload = {
+            "publicAccount": "silicon-rise",
+            "topic": name,
+            "contentType": "article",
+            "candidates": {
+                "titles": ["bench"],
+                "summaries": ["bench"],
+                "bodyOptions": [
+                    {"id": f"o{n}", "outline": "a|b", "focuses": ["x"], "content": body}
+                    for n, body in enumerate(bodies)
+                ],
+            },
+        }
         task = client.post("/api/review/agent/tasks", json=payload, headers=agent).get_json()
         assert "id" in task, task
         start = time.perf_counter()
@@ -188,8 +208,9 @@ def main():
             render_preview(kept, None, None, no_images)
             warm = best(lambda k=kept: render_preview(k, None, None, no_images), args.runs)
             memory = peak_mib(lambda m=markdown: render_preview(fresh(m), None, None, no_images))
-            line = (f"{name:20} {len(markdown):>8} {cold * 1000:>9.1f} {warm * 1000:>9.3f} {memory:>9.1f} "
-                    f"{len(html):>11}")
+            line = (
+                f"{name:20} {len(markdown):>8} {cold * 1000:>9.1f} {warm * 1000:>9.3f} {memory:>9.1f} {len(html):>11}"
+            )
             if args.unbounded:
                 line += f" {best(lambda m=markdown: unbounded_render(m), 1) * 1000:>13.1f}"
             print(line, flush=True)

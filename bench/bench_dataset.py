@@ -11,6 +11,7 @@ tracemalloc, then again under it), and under tracemalloc through the service's g
 into one list (what a non-streaming export holds).
 The streamed peaks stay flat from the first count to the last; the list grows with the tasks.
 """
+
 import argparse
 import io
 import logging
@@ -48,24 +49,52 @@ def decided_article(app):
     Image.new("RGB", (900, 500), (40, 90, 160)).save(png, "PNG")
     cover = client.post("/api/assets/upload", headers=AGENT, data={"file": (io.BytesIO(png.getvalue()), "c.png")})
     cover = cover.get_json()
-    options = [{"id": "b1", "outline": "背景|展望", "focuses": ["封装"], "content": BODY},
-               {"id": "b2", "outline": "背景|展望", "focuses": ["制程"], "content": BODY[::-1]}]
-    created = client.post("/api/review/agent/tasks", headers=AGENT, json={
-        "publicAccount": "silicon-rise", "topic": "芯片的下一个十年",
-        "context": {"prompt": "写一篇芯片科普", "model": "m"},
-        "candidates": {"titles": ["芯片的下一个十年", "摩尔定律之后"], "summaries": ["从制程到封装，一次看懂。"],
-                       "bodyOptions": options, "coverImages": [cover["url"]]}}).get_json()
-    selections = {"title": "芯片的下一个十年", "summary": "从制程到封装，一次看懂。", "body": BODY,
-                  "coverImage": {"assetId": cover["assetId"]}}
+    options = [
+        {"id": "b1", "outline": "背景|展望", "focuses": ["封装"], "content": BODY},
+        {"id": "b2", "outline": "背景|展望", "focuses": ["制程"], "content": BODY[::-1]},
+    ]
+    created = client.post(
+        "/api/review/agent/tasks",
+        headers=AGENT,
+        json={
+            "publicAccount": "silicon-rise",
+            "topic": "芯片的下一个十年",
+            "context": {"prompt": "写一篇芯片科普", "model": "m"},
+            "candidates": {
+                "titles": ["芯片的下一个十年", "摩尔定律之后"],
+                "summaries": ["从制程到封装，一次看懂。"],
+                "bodyOptions": options,
+                "coverImages": [cover["url"]],
+            },
+        },
+    ).get_json()
+    selections = {
+        "title": "芯片的下一个十年",
+        "summary": "从制程到封装，一次看懂。",
+        "body": BODY,
+        "coverImage": {"assetId": cover["assetId"]},
+    }
     steps = [
-        admin.post(f"/api/review/tasks/{created['id']}/decision", json={
-            "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
-            "rejectionNote": "标题太长", "selections": selections,
-            "lockedSelections": {k: v for k, v in selections.items() if k != "title"}}),
+        admin.post(
+            f"/api/review/tasks/{created['id']}/decision",
+            json={
+                "action": "reject_rework",
+                "rejectedElements": ["title"],
+                "rejectionReason": "style_mismatch",
+                "rejectionNote": "标题太长",
+                "selections": selections,
+                "lockedSelections": {k: v for k, v in selections.items() if k != "title"},
+            },
+        ),
         client.patch(f"/api/review/agent/tasks/{created['id']}/elements", headers=AGENT, json={"title": "芯片三问"}),
-        admin.post(f"/api/review/tasks/{created['id']}/decision", json={
-            "action": "approve_without_publish", "bodyDraft": {"sourceBodyCandidateId": "b1", "markdown": EDITED},
-            "selections": {**selections, "title": "芯片三问", "body": EDITED}}),
+        admin.post(
+            f"/api/review/tasks/{created['id']}/decision",
+            json={
+                "action": "approve_without_publish",
+                "bodyDraft": {"sourceBodyCandidateId": "b1", "markdown": EDITED},
+                "selections": {**selections, "title": "芯片三问", "body": EDITED},
+            },
+        ),
     ]
     for step in steps:
         if step.status_code != 200:
@@ -73,18 +102,40 @@ def decided_article(app):
     with db.connection_context():
         task = ReviewTask.get(ReviewTask.task_id == created["id"])
         now = task.decided_at
-        TaskLive.create(task=task, account="silicon-rise", draft_media_id="m", status="live", at=now, publish_id="p",
-                        msg_data_id="1", article_id="a", article_url="https://mp.weixin.qq.com/s/a", live_at=now,
-                        created_at=now, updated_at=now)
+        TaskLive.create(
+            task=task,
+            account="silicon-rise",
+            draft_media_id="m",
+            status="live",
+            at=now,
+            publish_id="p",
+            msg_data_id="1",
+            article_id="a",
+            article_url="https://mp.weixin.qq.com/s/a",
+            live_at=now,
+            created_at=now,
+            updated_at=now,
+        )
         for day in range(7):
-            TaskDayStats.create(task=task, day=f"2026-11-{day + 10:02d}", read_user=100 + day, share_user=day,
-                                like_user=day, zaikan_user=None, collection_user=1, comment_count=0, fetched_at=now)
+            TaskDayStats.create(
+                task=task,
+                day=f"2026-11-{day + 10:02d}",
+                read_user=100 + day,
+                share_user=day,
+                like_user=day,
+                zaikan_user=None,
+                collection_user=1,
+                comment_count=0,
+                fetched_at=now,
+            )
         return task.id
 
 
 def _rows(model, where):
-    return [{f.name: getattr(row, f.name) for f in model._meta.sorted_fields if f.name != "id"}
-            for row in model.select().where(where)]
+    return [
+        {f.name: getattr(row, f.name) for f in model._meta.sorted_fields if f.name != "id"}
+        for row in model.select().where(where)
+    ]
 
 
 def grow(template_pk, have, want, chunk=500):
@@ -98,14 +149,20 @@ def grow(template_pk, have, want, chunk=500):
     with db.atomic():
         for first in range(have, want, chunk):
             numbers = range(first, min(want, first + chunk))
-            ReviewTask.insert_many([{**task, "task_id": f"bench{n:07d}",
-                                     "decided_at": iso(start + timedelta(seconds=n))} for n in numbers]).execute()
-            pks = {row.task_id: row.id for row in ReviewTask.select(ReviewTask.id, ReviewTask.task_id).where(
-                ReviewTask.task_id.in_([f"bench{n:07d}" for n in numbers]))}
+            ReviewTask.insert_many(
+                [{**task, "task_id": f"bench{n:07d}", "decided_at": iso(start + timedelta(seconds=n))} for n in numbers]
+            ).execute()
+            pks = {
+                row.task_id: row.id
+                for row in ReviewTask.select(ReviewTask.id, ReviewTask.task_id).where(
+                    ReviewTask.task_id.in_([f"bench{n:07d}" for n in numbers])
+                )
+            }
             for n in numbers:
                 pk = pks[f"bench{n:07d}"]
-                TimelineEvent.insert_many([{**event, "task": pk, "event_id": f"e{n}-{i}"}
-                                           for i, event in enumerate(events)]).execute()
+                TimelineEvent.insert_many(
+                    [{**event, "task": pk, "event_id": f"e{n}-{i}"} for i, event in enumerate(events)]
+                ).execute()
                 TaskLive.insert({**live, "task": pk}).execute()
                 TaskDayStats.insert_many([{**day, "task": pk} for day in days]).execute()
 
@@ -137,20 +194,30 @@ def main(argv=None):
     formats = args.formats.split(",")
     logging.basicConfig(level=logging.WARNING)
     work = work_folder("review-dataset-")
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(work / "instance"),
-                      "REVIEW_UPLOADS_PATH": str(work / "uploads"), "WECHAT_LIVE_WORKER_ENABLED": False,
-                      "WECHAT_STATS_ENABLED": False}, serve=True)  # no background thread allocating meanwhile
+    app = create_app(
+        {
+            **BENCH_CONFIG,
+            "REVIEW_INSTANCE_PATH": str(work / "instance"),
+            "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+            "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_STATS_ENABLED": False,
+        },
+        serve=True,
+    )  # no background thread allocating meanwhile
     template = decided_article(app)
     client = app.test_client()
     have = 1
-    print(f"{'tasks':>6} {'format':6} {'lines':>6} {'MiB out':>8} {'route s':>8} {'route peak':>11} "
-          f"{'service peak':>13} {'list peak (baseline)':>21}")
+    print(
+        f"{'tasks':>6} {'format':6} {'lines':>6} {'MiB out':>8} {'route s':>8} {'route peak':>11} "
+        f"{'service peak':>13} {'list peak (baseline)':>21}"
+    )
     for count in counts:
         with db.connection_context():
             grow(template, have, count)
             db.execute_sql("ANALYZE")
         have = count
         for name in formats:
+
             def route(name=name):
                 answer = client.get(f"/api/review/dataset?format={name}", headers=AGENT, buffered=False)
                 size = lines = 0
@@ -173,8 +240,10 @@ def main(argv=None):
             streamed, service_peak = peak(service)
             listed, list_peak = peak(as_list)
             assert lines == streamed == listed, (lines, streamed, listed)
-            print(f"{count:6d} {name:6} {lines:6d} {size / MIB:8.1f} {seconds:8.2f} {route_peak:9.1f} MiB "
-                  f"{service_peak:9.1f} MiB {list_peak:17.1f} MiB")
+            print(
+                f"{count:6d} {name:6} {lines:6d} {size / MIB:8.1f} {seconds:8.2f} {route_peak:9.1f} MiB "
+                f"{service_peak:9.1f} MiB {list_peak:17.1f} MiB"
+            )
 
 
 if __name__ == "__main__":

@@ -36,11 +36,28 @@ from services.feedback import queries
 from services.feedback.indexing import drain
 
 PHRASES = [
-    "打开首页后应用闪退", "登录时提示网络错误", "图片加载很慢", "希望增加夜间模式", "支付页面白屏",
-    "视频播放卡顿", "消息通知收不到", "账号无法绑定手机号", "文章内容有错别字", "搜索结果不准确",
-    "the app crashes on launch", "cannot upload avatar", "dark mode please", "sync fails after update",
-    "button text is cut off", "keyboard covers the input field", "order history is empty",
-    "版本更新后耗电明显增加", "客服回复太慢", "分享到朋友圈失败", "字体太小看不清", "定位不准确",
+    "打开首页后应用闪退",
+    "登录时提示网络错误",
+    "图片加载很慢",
+    "希望增加夜间模式",
+    "支付页面白屏",
+    "视频播放卡顿",
+    "消息通知收不到",
+    "账号无法绑定手机号",
+    "文章内容有错别字",
+    "搜索结果不准确",
+    "the app crashes on launch",
+    "cannot upload avatar",
+    "dark mode please",
+    "sync fails after update",
+    "button text is cut off",
+    "keyboard covers the input field",
+    "order history is empty",
+    "版本更新后耗电明显增加",
+    "客服回复太慢",
+    "分享到朋友圈失败",
+    "字体太小看不清",
+    "定位不准确",
 ]
 RARE = "退款流程卡在第三步"  # in 0.5 % of the rows
 TYPES = ["bug", "suggestion", "content", "account", "other"]
@@ -62,15 +79,25 @@ def build(rows, seed=7):
             words = rng.sample(PHRASES, rng.randint(2, 5))
             if rng.random() < 0.005:
                 words.append(RARE)
-            batch.append({
-                "feedback_id": new_id(), "feedback_no": f"FB-{day}-{n:06d}", "channel": "web",
-                "type": rng.choice(TYPES), "title": words[0][:40], "content": "，".join(words) + f"（{n}）",
-                "app_name": rng.choice(APPS), "app_version": f"2.{rng.randint(0, 9)}.0",
-                "platform": rng.choice(PLATFORMS), "user_id": f"user-{rng.randint(1, 20000)}",
-                "contact_email": f"u{rng.randint(1, 20000)}@example.com" if rng.random() < 0.3 else None,
-                "status": rng.choice(STATUSES), "fingerprint": f"{n:064x}", "created_at": created,
-                "updated_at": created,
-            })
+            batch.append(
+                {
+                    "feedback_id": new_id(),
+                    "feedback_no": f"FB-{day}-{n:06d}",
+                    "channel": "web",
+                    "type": rng.choice(TYPES),
+                    "title": words[0][:40],
+                    "content": "，".join(words) + f"（{n}）",
+                    "app_name": rng.choice(APPS),
+                    "app_version": f"2.{rng.randint(0, 9)}.0",
+                    "platform": rng.choice(PLATFORMS),
+                    "user_id": f"user-{rng.randint(1, 20000)}",
+                    "contact_email": f"u{rng.randint(1, 20000)}@example.com" if rng.random() < 0.3 else None,
+                    "status": rng.choice(STATUSES),
+                    "fingerprint": f"{n:064x}",
+                    "created_at": created,
+                    "updated_at": created,
+                }
+            )
             if len(batch) == 500:
                 Feedback.insert_many(batch).execute()
                 batch = []
@@ -106,8 +133,7 @@ def main(argv=None):
             cases = [
                 ("baseline: status=unprocessed, no keyword", {**page, "status": "unprocessed"}),
                 ("keyword '应用闪退' + platform=ios (FTS)", {**page, "platform": "ios", "keyword": "应用闪退"}),
-                (f"keyword '{RARE[:5]}' (rare) + status (FTS)", {**page, "status": "unprocessed",
-                                                                  "keyword": RARE[:5]}),
+                (f"keyword '{RARE[:5]}' (rare) + status (FTS)", {**page, "status": "unprocessed", "keyword": RARE[:5]}),
                 ("keyword 'crash' + appName (FTS)", {**page, "appName": "reader", "keyword": "crash"}),
                 ("keyword 'crash' alone, page 50 (FTS)", {**page, "page": 50, "keyword": "crash"}),
                 ("keyword '闪退' (2 chars, CJK index) + platform", {**page, "platform": "ios", "keyword": "闪退"}),
@@ -118,8 +144,12 @@ def main(argv=None):
             ready = feedback_models.search_index_ready
             feedback_models.search_index_ready = lambda: False  # the same keyword without the index
             try:
-                results.append(("keyword '应用闪退' + platform=ios, LIKE (no index)",
-                                *measure(cases[1][1], max(5, args.runs // 5))))
+                results.append(
+                    (
+                        "keyword '应用闪退' + platform=ios, LIKE (no index)",
+                        *measure(cases[1][1], max(5, args.runs // 5)),
+                    )
+                )
             finally:
                 feedback_models.search_index_ready = ready
     base = results[0][1]
@@ -127,8 +157,10 @@ def main(argv=None):
     for label, p50, p95, total in results:
         print(f"{label:<52} {p50:8.2f} {p95:8.2f} {total:8d} {p50 / base:9.2f}")
     worst = max(p50 for label, p50, *_ in results if "FTS" in label or "CJK" in label)
-    print(f"goal: filtered keyword page p50 <= 50 ms -> worst indexed case {worst:.2f} ms "
-          f"({'met' if worst <= 50 else 'NOT met'})")
+    print(
+        f"goal: filtered keyword page p50 <= 50 ms -> worst indexed case {worst:.2f} ms "
+        f"({'met' if worst <= 50 else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

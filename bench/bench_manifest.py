@@ -8,6 +8,7 @@ quadratic), and a well-formed list of empty strings `["","",…]`. The baseline 
 used before (re.sub of `"[^"\\\\]*(?:\\\\.[^"\\\\]*)*"`, tried from every quote), timed on the sizes it
 finishes in reasonable time (up to 160 KB).
 """
+
 import argparse
 import re
 import sys

@@ -9,6 +9,7 @@ that the escaping itself goes. Bodies: a realistic article, and three made to st
 lookups (code spans, links and tags on every few characters), which took up to 42 s before they
 were looked up by bisection, plus two that made the rewrite backtrack (quadratic, exponential).
 """
+
 import argparse
 import sys
 import time
@@ -22,8 +23,8 @@ from services.export.manuscript import rewrite_images
 
 LIMIT = 200_000
 BODIES = {
-    "article": ("## 小节\n\n" + "半导体产业正在经历新的变化，`code` 与 a<b 的比较。" * 20
-                + "\n\n![图](/u/a.png)\n\n") * 300,
+    "article": ("## 小节\n\n" + "半导体产业正在经历新的变化，`code` 与 a<b 的比较。" * 20 + "\n\n![图](/u/a.png)\n\n")
+    * 300,
     "code spans and tags": "`a` <b " * 28_000,
     "links and tags": "[a](b) <c " * 20_000,
     "link definitions": "[a]: b\n" * 28_000,

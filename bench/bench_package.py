@@ -12,6 +12,7 @@ per-pair ratios. Memory: peak RSS growth of one build (VmHWM after resetting it 
 /proc/self/clear_refs) in a fresh process and in the warm benchmark process, and the tracemalloc
 peak of Python allocations. Goal: <= 1 s, <= 50 MB.
 """
+
 import argparse
 import io
 import os
@@ -50,19 +51,43 @@ def noise_image(index):
 
 def seed(app):
     uploads = app.config["REVIEW_UPLOADS_PATH"]
-    assets = [save_upload(noise_image(i), scope="review", file_name=f"n{i}", uploads_root=uploads)[0]
-              for i in range(IMAGES)]
+    assets = [
+        save_upload(noise_image(i), scope="review", file_name=f"n{i}", uploads_root=uploads)[0] for i in range(IMAGES)
+    ]
     now = now_iso()
-    common = {"public_account": "silicon-rise", "status": "approved", "candidates": {"titles": ["t"]},
-              "version": 1, "created_at": now, "updated_at": now}
-    post = ReviewTask.create(task_id=new_id(), content_type="image_post", topic="bench post", selections={
-        "title": "Bench", "description": "Twenty images",
-        "images": [{"assetId": a.asset_id} for a in assets]}, **common)
+    common = {
+        "public_account": "silicon-rise",
+        "status": "approved",
+        "candidates": {"titles": ["t"]},
+        "version": 1,
+        "created_at": now,
+        "updated_at": now,
+    }
+    post = ReviewTask.create(
+        task_id=new_id(),
+        content_type="image_post",
+        topic="bench post",
+        selections={
+            "title": "Bench",
+            "description": "Twenty images",
+            "images": [{"assetId": a.asset_id} for a in assets],
+        },
+        **common,
+    )
     body = "\n\n".join(f"Paragraph {n}\n\n![image {n}]({a.url})" for n, a in enumerate(assets[1:], 1))
-    article = ReviewTask.create(task_id=new_id(), content_type="article", topic="bench article", selections={
-        "title": "Bench", "summary": "s", "body": body, "coverImage": assets[0].url}, body_draft={
-        "markdown": body, "sourceBodyCandidateId": "b", "sourceBodyCandidate": body,
-        "bodyEditedFromCandidate": False}, **common)
+    article = ReviewTask.create(
+        task_id=new_id(),
+        content_type="article",
+        topic="bench article",
+        selections={"title": "Bench", "summary": "s", "body": body, "coverImage": assets[0].url},
+        body_draft={
+            "markdown": body,
+            "sourceBodyCandidateId": "b",
+            "sourceBodyCandidate": body,
+            "bodyEditedFromCandidate": False,
+        },
+        **common,
+    )
     files = [os.path.join(uploads, "review", a.stored_name) for a in assets]
     return post.task_id, article.task_id, files
 
@@ -103,6 +128,7 @@ def timed(fn, *args):
 
 def peak_rss_growth_mb(fn, *args):
     """Peak resident memory added while fn runs (Linux: VmHWM reset through clear_refs)."""
+
     def status(key):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith(key + ":"):
@@ -120,15 +146,23 @@ def peak_rss_growth_mb(fn, *args):
 
 def memory_child(base, task_id):
     """In a fresh process: peak RSS growth of one cold build (app created and imports done first)."""
-    app = create_app({"REVIEW_INSTANCE_PATH": f"{base}/instance", "REVIEW_UPLOADS_PATH": f"{base}/uploads",
-                      "WEBHOOK_SENDER_ENABLED": False, "TESTING": True}, serve=True)
+    app = create_app(
+        {
+            "REVIEW_INSTANCE_PATH": f"{base}/instance",
+            "REVIEW_UPLOADS_PATH": f"{base}/uploads",
+            "WEBHOOK_SENDER_ENABLED": False,
+            "TESTING": True,
+        },
+        serve=True,
+    )
     Image.init()
     print(f"{peak_rss_growth_mb(build, app, task_id):.1f}")
 
 
 def cold_rss_growth_mb(base, task_id):
-    out = subprocess.run([sys.executable, __file__, "--memory-child", base, task_id], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child", base, task_id], check=True, capture_output=True, text=True
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -140,8 +174,15 @@ def main():
     if args.memory_child:
         return memory_child(*args.memory_child)
     with tempfile.TemporaryDirectory() as base:
-        app = create_app({"REVIEW_INSTANCE_PATH": f"{base}/instance", "REVIEW_UPLOADS_PATH": f"{base}/uploads",
-                          "WEBHOOK_SENDER_ENABLED": False, "TESTING": True}, serve=True)
+        app = create_app(
+            {
+                "REVIEW_INSTANCE_PATH": f"{base}/instance",
+                "REVIEW_UPLOADS_PATH": f"{base}/uploads",
+                "WEBHOOK_SENDER_ENABLED": False,
+                "TESTING": True,
+            },
+            serve=True,
+        )
         from services.auth import save_admin
 
         with db.connection_context():
@@ -151,8 +192,11 @@ def main():
         client.post("/api/auth/login", data={"username": "bench", "password": "bench-password-123"})
         total_mb = sum(os.path.getsize(f) for f in files) / 1e6
         print(f"{IMAGES} images, {total_mb:.1f} MB in total; {args.runs} runs per case\n")
-        cases = {"image_post": lambda: build(app, post_id), "article": lambda: build(app, article_id),
-                 "http": lambda: download(client, post_id)}
+        cases = {
+            "image_post": lambda: build(app, post_id),
+            "article": lambda: build(app, article_id),
+            "http": lambda: download(client, post_id),
+        }
         for fn in cases.values():  # warm-up: imports, page cache
             fn()
         baseline(app, files)
@@ -165,8 +209,10 @@ def main():
                 ratios.append(own[-1] / base_times[-1])
             p50 = statistics.median(own)
             verdict = "ok" if p50 <= GOAL_SECONDS else "MISSED"
-            print(f"{name:<12}{p50:>9.3f}{statistics.median(base_times):>16.3f}"
-                  f"{statistics.median(ratios):>7.1f}x{verdict:>8}")
+            print(
+                f"{name:<12}{p50:>9.3f}{statistics.median(base_times):>16.3f}"
+                f"{statistics.median(ratios):>7.1f}x{verdict:>8}"
+            )
         warm_rss = peak_rss_growth_mb(cases["image_post"])
         rss = cold_rss_growth_mb(base, post_id)
         tracemalloc.start()
@@ -174,9 +220,11 @@ def main():
         python_peak = tracemalloc.get_traced_memory()[1] / 1e6
         tracemalloc.stop()
         verdict = "ok" if rss <= GOAL_MB else "MISSED"
-        print(f"\nmemory of one image_post build: peak RSS +{rss:.1f} MB in a fresh process "
-              f"(+{warm_rss:.1f} MB when warm), Python allocations peak {python_peak:.1f} MB "
-              f"(goal <= {GOAL_MB} MB: {verdict})")
+        print(
+            f"\nmemory of one image_post build: peak RSS +{rss:.1f} MB in a fresh process "
+            f"(+{warm_rss:.1f} MB when warm), Python allocations peak {python_peak:.1f} MB "
+            f"(goal <= {GOAL_MB} MB: {verdict})"
+        )
 
 
 if __name__ == "__main__":

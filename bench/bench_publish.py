@@ -8,6 +8,7 @@ against the fake platform answering each call after latency ± jitter; each figu
 one round of concurrent uploads per `concurrency` images, then the draft call; the token is cached)
 and beside serial uploads (concurrency 1). Every publish uploads new images (nothing cached).
 """
+
 import argparse
 import io
 import logging
@@ -35,7 +36,8 @@ def new_task(body):
     """The creation route's work: the body loaded by its schema, then the service."""
     return create_task(CreateTaskSchema().load(body))[1]
 
-_colour = iter(range(1, 10 ** 9))
+
+_colour = iter(range(1, 10**9))
 
 
 def png(width, height):
@@ -56,27 +58,69 @@ def approved_article(settings, body_images):
     cover = asset(settings, 900, 500)
     images = [asset(settings, 640, 360) for _ in range(body_images)]
     body = "\n\n".join(["# 基准", *(f"第 {i} 段\n\n![图{i}]({a.url})" for i, a in enumerate(images, 1))])
-    task = new_task({"publicAccount": "silicon-rise", "topic": "bench", "candidates": {
-        "titles": ["基准文章"], "summaries": ["摘要"], "bodyOptions": [{"id": "b", "outline": "一", "focuses": ["基准"],
-                                                               "content": body}],
-        "coverImages": [cover.url]}})
-    decide(task["id"], {"action": "approve_without_publish", "selections": {
-        "title": "基准文章", "summary": "摘要", "body": body, "bodyImages": [],
-        "coverImage": {"assetId": cover.asset_id}}}, settings, actor_name="bench")
+    task = new_task(
+        {
+            "publicAccount": "silicon-rise",
+            "topic": "bench",
+            "candidates": {
+                "titles": ["基准文章"],
+                "summaries": ["摘要"],
+                "bodyOptions": [{"id": "b", "outline": "一", "focuses": ["基准"], "content": body}],
+                "coverImages": [cover.url],
+            },
+        }
+    )
+    decide(
+        task["id"],
+        {
+            "action": "approve_without_publish",
+            "selections": {
+                "title": "基准文章",
+                "summary": "摘要",
+                "body": body,
+                "bodyImages": [],
+                "coverImage": {"assetId": cover.asset_id},
+            },
+        },
+        settings,
+        actor_name="bench",
+    )
     return task["id"], 1 + body_images
 
 
 def approved_image_post(settings, count):
     images = [asset(settings, 600, 800) for _ in range(count)]
-    task = new_task({"publicAccount": "silicon-rise", "topic": "bench", "contentType": "image_post",
-                     "candidates": {"titles": ["基准图片"], "descriptions": ["描述"],
-                                    "imageGroups": [{"id": "g", "images": [{"assetId": a.asset_id} for a in images]}],
-                                    "commentSettings": [{"needOpenComment": True, "onlyFansCanComment": False}]}})
-    decide(task["id"], {"action": "approve_without_publish", "selections": {
-        "title": "基准图片", "description": "描述", "images": [{"assetId": a.asset_id} for a in images],
-        "coverCrop": {"assetId": images[0].asset_id,
-                      "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}]},
-        "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}}, settings, actor_name="bench")
+    task = new_task(
+        {
+            "publicAccount": "silicon-rise",
+            "topic": "bench",
+            "contentType": "image_post",
+            "candidates": {
+                "titles": ["基准图片"],
+                "descriptions": ["描述"],
+                "imageGroups": [{"id": "g", "images": [{"assetId": a.asset_id} for a in images]}],
+                "commentSettings": [{"needOpenComment": True, "onlyFansCanComment": False}],
+            },
+        }
+    )
+    decide(
+        task["id"],
+        {
+            "action": "approve_without_publish",
+            "selections": {
+                "title": "基准图片",
+                "description": "描述",
+                "images": [{"assetId": a.asset_id} for a in images],
+                "coverCrop": {
+                    "assetId": images[0].asset_id,
+                    "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}],
+                },
+                "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+            },
+        },
+        settings,
+        actor_name="bench",
+    )
     return task["id"], count
 
 
@@ -103,15 +147,25 @@ def main(argv=None):
     logging.disable(logging.INFO)  # the fake's and the service's request lines would bury the table
     work = work_folder("bench-publish-")
     fake, base_url = start_fake_platform()
-    app = create_app({"REVIEW_INSTANCE_PATH": str(work / "instance"), "REVIEW_UPLOADS_PATH": str(work / "uploads"),
-                      "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False, **platform_settings(base_url)}, serve=True)
+    app = create_app(
+        {
+            "REVIEW_INSTANCE_PATH": str(work / "instance"),
+            "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+            "WEBHOOK_SENDER_ENABLED": False,
+            "FEEDBACK_INDEXER_ENABLED": False,
+            "WAL_CHECKPOINTER_ENABLED": False,
+            **platform_settings(base_url),
+        },
+        serve=True,
+    )
     call = args.latency_ms / 1000
     with app.app_context(), db.connection_context():
         timed_publish(app, 1, lambda s: approved_article(s, 0))  # the token is fetched once, then cached
         fake.set_latency(call, args.jitter_ms / 1000)
-        print(f"fake platform: {args.latency_ms:g} ms ± {args.jitter_ms:g} ms per call; concurrency "
-              f"{args.concurrency}; median of {args.rounds}")
+        print(
+            f"fake platform: {args.latency_ms:g} ms ± {args.jitter_ms:g} ms per call; concurrency "
+            f"{args.concurrency}; median of {args.rounds}"
+        )
         print(f"{'publish':<28}{'images':>7}{'floor':>9}{'concurrent':>12}{'÷ floor':>9}{'serial':>9}{'÷ floor':>9}")
         cases = [(f"article, cover + {n} body", lambda s, n=n: approved_article(s, n)) for n in (0, 5, 20)]
         cases.append(("image post of 9", lambda s: approved_image_post(s, 9)))
@@ -122,8 +176,10 @@ def main(argv=None):
             floor = (math.ceil(images / args.concurrency) + 1) * call
             fast = statistics.median(t for t, _ in concurrent)
             slow = statistics.median(t for t, _ in serial)
-            print(f"{label:<28}{images:>7}{floor:>8.2f}s{fast:>11.2f}s{fast / floor:>8.2f}×{slow:>8.2f}s"
-                  f"{slow / floor:>8.2f}×")
+            print(
+                f"{label:<28}{images:>7}{floor:>8.2f}s{fast:>11.2f}s{fast / floor:>8.2f}×{slow:>8.2f}s"
+                f"{slow / floor:>8.2f}×"
+            )
     fake.stop()
 
 

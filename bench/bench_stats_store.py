@@ -10,6 +10,7 @@ the old per-entry loop inside the lock (a get_or_none and a create per entry, th
 read again for each new day's totals), reproduced here as the baseline; quadratic, so only run up to
 --before-up-to days.
 """
+
 import argparse
 import logging
 import sys
@@ -32,9 +33,16 @@ from services.stats.reading import days_of, totals
 
 def answer(msg_data_id, days):
     end = date(2026, 11, 27)
-    return [{"msgid": f"{msg_data_id}_1", "ref_date": end.isoformat(), "detail_list": [
-        {"stat_date": (end - timedelta(days=n)).isoformat(), "read_user": n, "share_user": n // 3}
-        for n in range(days)]}], end.isoformat()
+    return [
+        {
+            "msgid": f"{msg_data_id}_1",
+            "ref_date": end.isoformat(),
+            "detail_list": [
+                {"stat_date": (end - timedelta(days=n)).isoformat(), "read_user": n, "share_user": n // 3}
+                for n in range(days)
+            ],
+        }
+    ], end.isoformat()
 
 
 def before(task_pk, items):
@@ -61,9 +69,17 @@ def main(argv=None):
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     work = work_folder("review-stats-store-")
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(work / "instance"),
-                      "REVIEW_UPLOADS_PATH": str(work / "uploads"), "WECHAT_LIVE_WORKER_ENABLED": False,
-                      "WECHAT_STATS_ENABLED": False, "REVIEW_TIME_ZONE": "UTC"}, serve=True)
+    app = create_app(
+        {
+            **BENCH_CONFIG,
+            "REVIEW_INSTANCE_PATH": str(work / "instance"),
+            "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+            "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_STATS_ENABLED": False,
+            "REVIEW_TIME_ZONE": "UTC",
+        },
+        serve=True,
+    )
     settings = app.extensions["settings"]
     client = app.test_client()
     print(f"{'days':>7}{'read (no lock) ms':>19}{'lock now ms':>13}{'lock before ms':>16}{'before/now':>12}")
@@ -73,15 +89,23 @@ def main(argv=None):
         for way in ("now", "before"):
             if way == "before" and days > args.before_up_to:
                 continue
-            created = client.post("/api/review/agent/tasks", json=task_payload(days, way),
-                                  headers={"x-review-agent-token": AGENT_TOKEN}).get_json()
+            created = client.post(
+                "/api/review/agent/tasks", json=task_payload(days, way), headers={"x-review-agent-token": AGENT_TOKEN}
+            ).get_json()
             db.connect(reuse_if_open=True)
             task = ReviewTask.get(ReviewTask.task_id == created["id"])
             with immediate():
-                TaskLive.create(task=task, account="silicon-rise", draft_media_id="m", status="live", at=now_iso(),
-                                msg_data_id=f"26500{n}" if way == "now" else f"b26500{n}",
-                                live_at=iso(utcnow() - timedelta(days=days + 2)), created_at=now_iso(),
-                                updated_at=now_iso())
+                TaskLive.create(
+                    task=task,
+                    account="silicon-rise",
+                    draft_media_id="m",
+                    status="live",
+                    at=now_iso(),
+                    msg_data_id=f"26500{n}" if way == "now" else f"b26500{n}",
+                    live_at=iso(utcnow() - timedelta(days=days + 2)),
+                    created_at=now_iso(),
+                    updated_at=now_iso(),
+                )
             started = time.perf_counter()
             kept = read_answer("silicon-rise", end, items, settings) if way == "now" else None
             read = time.perf_counter() - started

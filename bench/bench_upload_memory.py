@@ -9,6 +9,7 @@ after them. png: 16-bit RGBA, ~280 KB each (what a phone screenshot tool or an a
 whole it is 144 MB of 8-bit RGBA in Pillow); jpeg: RGB at quality 85; webp: lossless (stored as PNG, so
 decoded whole by design).
 """
+
 import argparse
 import io
 import os
@@ -42,8 +43,14 @@ def rgba16_pngs(count, size=SIZE):
     packer = zlib.compressobj(9)
     idat = b"".join(packer.compress(row) for _ in range(size)) + packer.flush()
     header = _chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 16, 6, 0, 0, 0))
-    return [b"\x89PNG\r\n\x1a\n" + header + _chunk(b"tEXt", b"Comment\0%d" % number) + _chunk(b"IDAT", idat)
-            + _chunk(b"IEND", b"") for number in range(count)]
+    return [
+        b"\x89PNG\r\n\x1a\n"
+        + header
+        + _chunk(b"tEXt", b"Comment\0%d" % number)
+        + _chunk(b"IDAT", idat)
+        + _chunk(b"IEND", b"")
+        for number in range(count)
+    ]
 
 
 def _encoded(fmt, count, size=SIZE, **save):
@@ -76,8 +83,14 @@ def memory(pid):
 
 def serve(work):
     port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(work / "instance"), "REVIEW_UPLOADS_PATH": str(work / "uploads"),
-           "PORT": str(port), "REVIEW_AGENT_TOKEN": TOKEN, "WEBHOOK_SENDER_ENABLED": "false"}
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(work / "instance"),
+        "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+        "PORT": str(port),
+        "REVIEW_AGENT_TOKEN": TOKEN,
+        "WEBHOOK_SENDER_ENABLED": "false",
+    }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -93,8 +106,13 @@ def serve(work):
 
 
 def upload(base, data, name):
-    response = requests.post(f"{base}/api/assets/upload", headers={"x-review-agent-token": TOKEN}, timeout=120,
-                             files={"file": (name, data)}, data={"scope": "review"})
+    response = requests.post(
+        f"{base}/api/assets/upload",
+        headers={"x-review-agent-token": TOKEN},
+        timeout=120,
+        files={"file": (name, data)},
+        data={"scope": "review"},
+    )
     if response.status_code != 201:
         raise SystemExit(f"{name}: HTTP {response.status_code} {response.text[:300]}")
 

@@ -8,6 +8,7 @@ Three measurements on one prepared database, for task creation and feedback crea
    (task: BEGIN IMMEDIATE, two INSERTs, COMMIT; feedback: the duplicate SELECT, the number upsert,
    the INSERT with its triggers, COMMIT).
 """
+
 import argparse
 import sqlite3
 import statistics
@@ -32,8 +33,14 @@ def ratios(work, ids, mode, args):
     server = Server(work / "instance", work / "uploads", *mode)
     try:
         plan = scenarios.build(server.port, ids)
-        return {kind: statistics.median(in_rounds(server.port, plan["bare"][0], plan[kind][0], args.connections,
-                                                  args.seconds, args.rounds, [])[1]) for kind in KINDS}
+        return {
+            kind: statistics.median(
+                in_rounds(server.port, plan["bare"][0], plan[kind][0], args.connections, args.seconds, args.rounds, [])[
+                    1
+                ]
+            )
+            for kind in KINDS
+        }
     finally:
         server.stop()
 
@@ -55,8 +62,11 @@ def storage_floor(path, count):
     unique = lambda n: uuid.uuid4().hex  # noqa: E731
     task_sql, task_values = _copy_insert(connection, "review_task", {"task_id": unique})
     event_sql, event_values = _copy_insert(connection, "timeline_event", {"event_id": unique})
-    feedback_sql, feedback_values = _copy_insert(connection, "feedback", {
-        "feedback_id": unique, "fingerprint": unique, "feedback_no": lambda n: f"FB-CEILING-{uuid.uuid4().hex}"})
+    feedback_sql, feedback_values = _copy_insert(
+        connection,
+        "feedback",
+        {"feedback_id": unique, "fingerprint": unique, "feedback_no": lambda n: f"FB-CEILING-{uuid.uuid4().hex}"},
+    )
 
     def task(n):
         connection.execute("BEGIN IMMEDIATE")
@@ -67,8 +77,11 @@ def storage_floor(path, count):
     def feedback(n):
         values = feedback_values(n)
         connection.execute("BEGIN IMMEDIATE")
-        connection.execute("SELECT feedback_id, feedback_no FROM feedback WHERE fingerprint = ? AND created_at >= ? "
-                           "ORDER BY created_at DESC LIMIT 1", ("x" * 64, "2000-01-01")).fetchall()
+        connection.execute(
+            "SELECT feedback_id, feedback_no FROM feedback WHERE fingerprint = ? AND created_at >= ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            ("x" * 64, "2000-01-01"),
+        ).fetchall()
         connection.execute(_RESERVE, ("99991231",)).fetchall()
         connection.execute(feedback_sql, values)
         connection.execute("COMMIT")
@@ -102,8 +115,10 @@ def main(argv=None):
     print(f"{'':18} {'ratio as served':>16} {'ratio, storage free':>20} {'storage floor (raw sqlite3)':>28}")
     for kind in KINDS:
         print(f"{kind:18} {served[kind]:16.2f} {unstored[kind]:20.2f} {floor[kind]:25.3f} ms")
-    print("\nThe middle column is the most any storage change could give: the routes' checks, reply and the "
-          "server path alone.\nThe floor is what the transaction costs SQLite with no Python around it.")
+    print(
+        "\nThe middle column is the most any storage change could give: the routes' checks, reply and the "
+        "server path alone.\nThe floor is what the transaction costs SQLite with no Python around it."
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Start the benchmark server, drive load over keep-alive connections, summarise latencies."""
+
 import atexit
 import http.client
 import itertools
@@ -37,7 +38,8 @@ class Server:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "bench" / "server.py"), str(instance), str(uploads), str(self.port), *mode],
-            cwd=ROOT, env={**os.environ, "BENCH_DATABASE_URL": database_url},
+            cwd=ROOT,
+            env={**os.environ, "BENCH_DATABASE_URL": database_url},
         )
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -122,10 +124,17 @@ def drive(port, make_request, connections=8, duration=5.0, max_requests=None):
 def summary(latencies, errors, statuses, took):
     """drive()'s result; `latencies` is kept (not written to the results file) so rounds can be merged."""
     return {
-        "count": len(latencies), "errors": len(errors), "errorSamples": errors[:5], "statuses": statuses,
+        "count": len(latencies),
+        "errors": len(errors),
+        "errorSamples": errors[:5],
+        "statuses": statuses,
         "rps": len(latencies) / took if took else 0.0,
-        "p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "p99": percentile(latencies, 99),
-        "seconds": took, "latencies": latencies, "errorList": errors,
+        "p50": percentile(latencies, 50),
+        "p95": percentile(latencies, 95),
+        "p99": percentile(latencies, 99),
+        "seconds": took,
+        "latencies": latencies,
+        "errorList": errors,
     }
 
 
@@ -135,8 +144,12 @@ def merged(results):
     for result in results:
         for status, count in result["statuses"].items():
             statuses[status] = statuses.get(status, 0) + count
-    return summary([ms for r in results for ms in r["latencies"]], [e for r in results for e in r["errorList"]],
-                   statuses, sum(r["seconds"] for r in results))
+    return summary(
+        [ms for r in results for ms in r["latencies"]],
+        [e for r in results for e in r["errorList"]],
+        statuses,
+        sum(r["seconds"] for r in results),
+    )
 
 
 def public(result):

@@ -6,6 +6,7 @@ and while N connections send their headers one byte a second, for N = 100, 500, 
 The service runs as deployed (`python app.py`, waitress) in its own process on a temporary folder;
 each row also times an authenticated API call (the agent's task list). Baseline: no extra connections.
 """
+
 import argparse
 import os
 import resource
@@ -28,8 +29,14 @@ TOKEN = "bench-connections-token-0123456789"
 
 def start(work):
     port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(work / "instance"), "REVIEW_UPLOADS_PATH": str(work / "uploads"),
-           "PORT": str(port), "REVIEW_AGENT_TOKEN": TOKEN, "CONNECTION_IDLE_SECONDS": "120"}
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(work / "instance"),
+        "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+        "PORT": str(port),
+        "REVIEW_AGENT_TOKEN": TOKEN,
+        "CONNECTION_IDLE_SECONDS": "120",
+    }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -45,8 +52,10 @@ def worst(base, probes):
     """(worst /healthz, worst API call) in ms over `probes` fresh connections each."""
     health, api = [], []
     for _ in range(probes):
-        for url, headers, into in ((f"{base}/healthz", {}, health),
-                                   (f"{base}/api/review/agent/tasks", {"x-review-agent-token": TOKEN}, api)):
+        for url, headers, into in (
+            (f"{base}/healthz", {}, health),
+            (f"{base}/api/review/agent/tasks", {"x-review-agent-token": TOKEN}, api),
+        ):
             started = time.perf_counter()
             try:
                 requests.get(url, headers=headers, timeout=30).raise_for_status()
@@ -68,7 +77,7 @@ def slow_senders(sockets, stop):
             return
         for sock in sockets:
             try:
-                sock.send(request[offset:offset + 1])
+                sock.send(request[offset : offset + 1])
             except OSError:
                 pass
 

@@ -8,6 +8,7 @@ the bare endpoint. Server CPU comes from /proc/<pid>/stat, context switches from
 /proc/<pid>/task/*/status, the client's CPU from this process. On 2 vCPU the server sits at one
 core (the GIL) while the client uses a fifth to a third of the other: the ratios measure the server.
 """
+
 import argparse
 import os
 import sys
@@ -47,9 +48,14 @@ def measure(server, make_request, seconds):
     result = drive(server.port, make_request, 8, seconds)
     after = (time.process_time(), server_cpu(pid), context_switches(pid), time.perf_counter())
     count, wall = max(1, result["count"]), after[3] - before[3]
-    return {"rps": result["rps"], "client_ms": 1000 * (after[0] - before[0]) / count,
-            "client_core": (after[0] - before[0]) / wall, "server_ms": 1000 * (after[1] - before[1]) / count,
-            "server_core": (after[1] - before[1]) / wall, "switches": (after[2] - before[2]) / count}
+    return {
+        "rps": result["rps"],
+        "client_ms": 1000 * (after[0] - before[0]) / count,
+        "client_core": (after[0] - before[0]) / wall,
+        "server_ms": 1000 * (after[1] - before[1]) / count,
+        "server_core": (after[1] - before[1]) / wall,
+        "switches": (after[2] - before[2]) / count,
+    }
 
 
 def main(argv=None):
@@ -63,14 +69,19 @@ def main(argv=None):
     server = Server(work / "instance", work / "uploads")
     try:
         plan = scenarios.build(server.port, ids)
-        print(f"{'scenario':16} {'req/s':>7} {'server ms/req':>14} {'server core':>12} {'switches/req':>13} "
-              f"{'client ms/req':>14} {'client core':>12}")
+        print(
+            f"{'scenario':16} {'req/s':>7} {'server ms/req':>14} {'server core':>12} {'switches/req':>13} "
+            f"{'client ms/req':>14} {'client core':>12}"
+        )
         for _ in range(args.rounds):
             for name in SCENARIOS:
                 for label in ("bare", name):
                     m = measure(server, plan[label][0], args.seconds)
-                    print(f"{label:16} {m['rps']:7.0f} {m['server_ms']:14.3f} {m['server_core']:12.0%} "
-                          f"{m['switches']:13.1f} {m['client_ms']:14.3f} {m['client_core']:12.0%}", flush=True)
+                    print(
+                        f"{label:16} {m['rps']:7.0f} {m['server_ms']:14.3f} {m['server_core']:12.0%} "
+                        f"{m['switches']:13.1f} {m['client_ms']:14.3f} {m['client_core']:12.0%}",
+                        flush=True,
+                    )
     finally:
         server.stop()
 

@@ -25,6 +25,7 @@ Soak test: first a short run at full speed measures capacity, then `--seconds` a
 Prints one PASS/FAIL line per criterion, exits 1 when one fails, and writes bench/results/load.json
 or soak.json. An error is a transport failure, any 5xx, or a status the request did not expect.
 """
+
 import argparse
 import collections
 import http.client
@@ -51,43 +52,94 @@ WAL_LIMIT_BYTES = 64 * 1024 * 1024
 TEMP_PREFIXES = (".upload-", "package-")
 WRITES = ("create_task", "patch_task", "delete_task", "create_feedback", "feedback_status", "upload")
 # One cycle of the mix: 13 reads and 11 writes (weights by repetition).
-MIX = ["task_detail", "create_task", "list_tasks", "create_feedback", "task_detail", "patch_task", "feedback_page",
-       "upload", "agent_list", "create_task", "task_detail", "feedback_status", "feedback_detail", "delete_task",
-       "asset_list", "create_feedback", "package", "patch_task", "task_detail", "create_task", "list_tasks",
-       "feedback_page", "upload", "task_detail"]
+MIX = [
+    "task_detail",
+    "create_task",
+    "list_tasks",
+    "create_feedback",
+    "task_detail",
+    "patch_task",
+    "feedback_page",
+    "upload",
+    "agent_list",
+    "create_task",
+    "task_detail",
+    "feedback_status",
+    "feedback_detail",
+    "delete_task",
+    "asset_list",
+    "create_feedback",
+    "package",
+    "patch_task",
+    "task_detail",
+    "create_task",
+    "list_tasks",
+    "feedback_page",
+    "upload",
+    "task_detail",
+]
 
 
 # ---- requests ------------------------------------------------------------------------------------
 def _png(text):
     """A 1x1 PNG made unique by a text chunk (the service keeps one asset per distinct file)."""
+
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"tEXt", b"Comment\0" + text.encode())
-            + chunk(b"IDAT", zlib.compress(b"\0\x10\x80\xf0")) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"tEXt", b"Comment\0" + text.encode())
+        + chunk(b"IDAT", zlib.compress(b"\0\x10\x80\xf0"))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _multipart(file_name, data, content_type="image/png"):
     boundary = uuid.uuid4().hex
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n"
-            f"Content-Type: {content_type}\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{file_name}"\r\n'
+            f"Content-Type: {content_type}\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     return body, f"multipart/form-data; boundary={boundary}"
 
 
 def task_payload(n, tag):
-    return {"publicAccount": ("silicon-rise", "carbon-fitness")[n % 2], "topic": f"负载测试 {tag} {n}",
-            "contentType": "article",
-            "candidates": {"titles": [f"芯片的下一个十年 {n}", "摩尔定律之后"],
-                           "summaries": ["从制程到封装，一次看懂。"],
-                           "bodyOptions": [{"id": "b1", "outline": "背景|现状|展望", "focuses": ["先进封装"],
-                                            "content": "# 背景\n\n" + "半导体产业正在经历新的变化。" * 40}]}}
+    return {
+        "publicAccount": ("silicon-rise", "carbon-fitness")[n % 2],
+        "topic": f"负载测试 {tag} {n}",
+        "contentType": "article",
+        "candidates": {
+            "titles": [f"芯片的下一个十年 {n}", "摩尔定律之后"],
+            "summaries": ["从制程到封装，一次看懂。"],
+            "bodyOptions": [
+                {
+                    "id": "b1",
+                    "outline": "背景|现状|展望",
+                    "focuses": ["先进封装"],
+                    "content": "# 背景\n\n" + "半导体产业正在经历新的变化。" * 40,
+                }
+            ],
+        },
+    }
 
 
 def feedback_payload(n, tag):
-    return {"type": "bug", "title": f"负载反馈 {tag} {n}", "content": f"第 {n} 次：打开首页后闪退",
-            "appName": "fitness-app", "appVersion": f"2.{n % 7}.0", "platform": ("ios", "android", "web")[n % 3],
-            "deviceId": f"load-{tag}-{n % 500}"}
+    return {
+        "type": "bug",
+        "title": f"负载反馈 {tag} {n}",
+        "content": f"第 {n} 次：打开首页后闪退",
+        "appName": "fitness-app",
+        "appVersion": f"2.{n % 7}.0",
+        "platform": ("ios", "android", "web")[n % 3],
+        "deviceId": f"load-{tag}-{n % 500}",
+    }
 
 
 class Workload:
@@ -131,8 +183,14 @@ class Workload:
             if task_id is None:
                 kind = "create_task"  # nothing created yet
             elif kind == "patch_task":
-                return self._json(kind, "PATCH", f"/api/review/agent/tasks/{task_id}/elements",
-                                  {"title": f"改过的标题 {n}"}, self.agent, (200,))
+                return self._json(
+                    kind,
+                    "PATCH",
+                    f"/api/review/agent/tasks/{task_id}/elements",
+                    {"title": f"改过的标题 {n}"},
+                    self.agent,
+                    (200,),
+                )
             else:
                 return kind, "DELETE", f"/api/review/tasks/{task_id}", None, self.admin, (200,)
         if kind == "create_task":
@@ -141,8 +199,14 @@ class Workload:
             return self._json(kind, "POST", "/api/feedbacks", feedback_payload(n, self.tag), self.client, (201,))
         if kind == "feedback_status":
             status = ("processing", "processed", "unprocessed")[n % 3]
-            return self._json(kind, "PATCH", f"/api/feedbacks/fb{rng.randrange(max(1, self.rows - 1)):07d}/status",
-                              {"status": status, "adminNote": f"note {n}"}, self.admin, (200,))
+            return self._json(
+                kind,
+                "PATCH",
+                f"/api/feedbacks/fb{rng.randrange(max(1, self.rows - 1)):07d}/status",
+                {"status": status, "adminNote": f"note {n}"},
+                self.admin,
+                (200,),
+            )
         if kind == "upload":
             body, content_type = _multipart(f"load-{n}.png", _png(f"{self.tag}-{n}"))
             return kind, "POST", "/api/assets/upload", body, {**self.agent, "content-type": content_type}, (201,)
@@ -246,15 +310,28 @@ def drive(ports, workload, connections, seconds, rate=None, seed=1):
         kinds.setdefault(kind, _summary([], statuses[kind], took))
     every = [v for values in latencies.values() for v in values]
     writes = [v for kind in WRITES for v in latencies.get(kind, [])]
-    return {"kinds": kinds, "count": len(every), "errors": len(errors), "errorSamples": errors[:10],
-            "rps": len(every) / took if took else 0.0, "seconds": took,
-            "all": _summary(every, {}, took), "writes": _summary(writes, {}, took)}
+    return {
+        "kinds": kinds,
+        "count": len(every),
+        "errors": len(errors),
+        "errorSamples": errors[:10],
+        "rps": len(every) / took if took else 0.0,
+        "seconds": took,
+        "all": _summary(every, {}, took),
+        "writes": _summary(writes, {}, took),
+    }
 
 
 def _summary(values, statuses, took):
-    return {"count": len(values), "rps": len(values) / took if took else 0.0,
-            "p50": percentile(values, 50), "p95": percentile(values, 95), "p99": percentile(values, 99),
-            "max": max(values) if values else float("nan"), "statuses": {str(k): v for k, v in statuses.items()}}
+    return {
+        "count": len(values),
+        "rps": len(values) / took if took else 0.0,
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "p99": percentile(values, 99),
+        "max": max(values) if values else float("nan"),
+        "statuses": {str(k): v for k, v in statuses.items()},
+    }
 
 
 # ---- watching the server -------------------------------------------------------------------------
@@ -270,8 +347,14 @@ class Sampler(threading.Thread):
 
     def sample(self):
         wal = self.wal.stat().st_size if self.wal.exists() else 0
-        self.samples.append({"t": round(time.perf_counter() - self.began, 1), "rssMb": round(self.server.rss_mb(), 1),
-                             "fds": self.server.open_files(), "walBytes": wal})
+        self.samples.append(
+            {
+                "t": round(time.perf_counter() - self.began, 1),
+                "rssMb": round(self.server.rss_mb(), 1),
+                "fds": self.server.open_files(),
+                "walBytes": wal,
+            }
+        )
 
     def run(self):
         while not self.stopping.wait(self.every):
@@ -316,13 +399,17 @@ def run_load(ports, rows, connections, seconds, rate=None, keyword="闪退"):
 
 
 def print_run(title, result):
-    print(f"\n{title}: {result['count']:,} requests in {result['seconds']:.1f} s = {result['rps']:,.0f} req/s, "
-          f"{result['errors']} errors")
+    print(
+        f"\n{title}: {result['count']:,} requests in {result['seconds']:.1f} s = {result['rps']:,.0f} req/s, "
+        f"{result['errors']} errors"
+    )
     print(f"  {'kind':16} {'count':>7} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}  statuses")
     rows = [*result["kinds"].items(), ("(writes)", result["writes"]), ("(all)", result["all"])]
     for kind, s in rows:
-        print(f"  {kind:16} {s['count']:7,} {s['rps']:7.1f} {s['p50']:8.1f} {s['p95']:8.1f} {s['p99']:8.1f} "
-              f"{s['max']:8.1f}  {s['statuses'] or ''}")
+        print(
+            f"  {kind:16} {s['count']:7,} {s['rps']:7.1f} {s['p50']:8.1f} {s['p95']:8.1f} {s['p99']:8.1f} "
+            f"{s['max']:8.1f}  {s['statuses'] or ''}"
+        )
     for sample in result["errorSamples"]:
         print("  error:", sample)
 
@@ -338,8 +425,8 @@ def flat_memory(samples):
     if len(rss) < 5:
         return False, f"only {len(rss)} samples; run longer"
     n = len(rss)
-    early = statistics.median(rss[n // 5: max(n // 5 + 1, 2 * n // 5)])
-    late = statistics.median(rss[4 * n // 5:])
+    early = statistics.median(rss[n // 5 : max(n // 5 + 1, 2 * n // 5)])
+    late = statistics.median(rss[4 * n // 5 :])
     limit = early * 1.10 + 8
     return late <= limit, f"{early:.0f} MiB after warm-up, {late:.0f} MiB at the end (limit {limit:.0f} MiB)"
 
@@ -349,14 +436,15 @@ def flat_files(samples):
     if len(fds) < 5:
         return False, f"only {len(fds)} samples; run longer"
     n = len(fds)
-    early = max(fds[n // 5: max(n // 5 + 1, 2 * n // 5)])
-    late = max(fds[4 * n // 5:])
+    early = max(fds[n // 5 : max(n // 5 + 1, 2 * n // 5)])
+    late = max(fds[4 * n // 5 :])
     return late <= early + 2, f"{early} after warm-up, {late} at the end (min {min(fds)}, max {max(fds)})"
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="\n\n".join(__doc__.split("\n\n")[:2]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description="\n\n".join(__doc__.split("\n\n")[:2]), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--soak", action="store_true", help="soak test at half capacity instead of the load test")
     parser.add_argument("--seconds", type=float, help="duration (load: 60, soak: 600)")
     parser.add_argument("--connections", type=int, default=16)
@@ -383,12 +471,17 @@ def main(argv=None):
             rate = capacity["rps"] / 2
         sampler.sample()
         sampler.start()
-        title = (f"soak: {seconds:.0f} s at {rate:,.0f} req/s" if args.soak
-                 else f"load: {seconds:.0f} s, {args.connections} connections")
-        title += f", {args.processes} process{'es' if args.processes > 1 else ''} on " + \
-            ("PostgreSQL" if args.database else "SQLite")
-        result = run_load(ports, args.rows, args.connections, seconds, rate=rate if args.soak else None,
-                          keyword=ids["keyword"])
+        title = (
+            f"soak: {seconds:.0f} s at {rate:,.0f} req/s"
+            if args.soak
+            else f"load: {seconds:.0f} s, {args.connections} connections"
+        )
+        title += f", {args.processes} process{'es' if args.processes > 1 else ''} on " + (
+            "PostgreSQL" if args.database else "SQLite"
+        )
+        result = run_load(
+            ports, args.rows, args.connections, seconds, rate=rate if args.soak else None, keyword=ids["keyword"]
+        )
         time.sleep(1.0)  # responses still streaming (packages) finish and clean up
         samples = sampler.stop()
         leftovers = leftover_temp_files(instance, uploads, system_before)
@@ -398,27 +491,47 @@ def main(argv=None):
             each.stop()
     print_run(title, result)
     rss, fds, wal = ([s[k] for s in samples] for k in ("rssMb", "fds", "walBytes"))
-    print(f"\nserver samples every {args.sample_every:g} s: RSS {min(rss):.0f}..{max(rss):.0f} MiB, "
-          f"open files {min(fds)}..{max(fds)}, WAL {min(wal) / 2**20:.1f}..{max(wal) / 2**20:.1f} MiB")
+    print(
+        f"\nserver samples every {args.sample_every:g} s: RSS {min(rss):.0f}..{max(rss):.0f} MiB, "
+        f"open files {min(fds)}..{max(fds)}, WAL {min(wal) / 2**20:.1f}..{max(wal) / 2**20:.1f} MiB"
+    )
     print("\ncriteria:")
     ok = check("errors", result["errors"] == 0, f"{result['errors']} of {result['count']:,} requests")
     if args.soak:
         ok &= check("memory flat", *flat_memory(samples))
         ok &= check("open files flat", *flat_files(samples))
-        ok &= check("WAL bounded", max(wal) <= WAL_LIMIT_BYTES,
-                    f"largest {max(wal) / 2**20:.1f} MiB (limit {WAL_LIMIT_BYTES / 2**20:.0f} MiB)")
+        ok &= check(
+            "WAL bounded",
+            max(wal) <= WAL_LIMIT_BYTES,
+            f"largest {max(wal) / 2**20:.1f} MiB (limit {WAL_LIMIT_BYTES / 2**20:.0f} MiB)",
+        )
         ok &= check("no temporary files left", not leftovers, f"{len(leftovers)} {leftovers[:5] if leftovers else ''}")
         print(f"  info  p99 of writes at half capacity: {result['writes']['p99']:.1f} ms")
     else:
-        ok &= check("p99 of writes", result["writes"]["p99"] <= WRITE_P99_GOAL_MS,
-                    f"{result['writes']['p99']:.1f} ms (goal <= {WRITE_P99_GOAL_MS} ms)")
+        ok &= check(
+            "p99 of writes",
+            result["writes"]["p99"] <= WRITE_P99_GOAL_MS,
+            f"{result['writes']['p99']:.1f} ms (goal <= {WRITE_P99_GOAL_MS} ms)",
+        )
         print(f"  info  server RSS at the end: {rss[-1]:.0f} MiB; leftover temporary files: {len(leftovers)}")
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / ("soak.json" if args.soak else "load.json")).write_text(json.dumps({
-        "command": " ".join(["python bench/load.py", *(argv if argv is not None else sys.argv[1:])]),
-        "rows": args.rows, "connections": args.connections, "seconds": seconds, "rate": rate,
-        "result": result, "samples": samples, "leftoverTempFiles": leftovers, "passed": bool(ok)}, indent=1))
+    (out / ("soak.json" if args.soak else "load.json")).write_text(
+        json.dumps(
+            {
+                "command": " ".join(["python bench/load.py", *(argv if argv is not None else sys.argv[1:])]),
+                "rows": args.rows,
+                "connections": args.connections,
+                "seconds": seconds,
+                "rate": rate,
+                "result": result,
+                "samples": samples,
+                "leftoverTempFiles": leftovers,
+                "passed": bool(ok),
+            },
+            indent=1,
+        )
+    )
     return 0 if ok else 1
 
 

@@ -8,6 +8,7 @@ Each throughput ratio is measured in alternating rounds (bare endpoint, then the
 times) and is the median of the rounds' ratios: on a shared machine the capacity drifts by ±15 %
 within a minute, which a single bare run at the start would carry into every ratio.
 """
+
 import argparse
 import json
 import statistics
@@ -52,8 +53,12 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput scenario")
     parser.add_argument("--rounds", type=int, default=5, help="alternations of bare endpoint and scenario per ratio")
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--mixed-seconds", type=float, default=30.0,
-                        help="mixed load before reading the server's RSS (600 for the 10-minute figure)")
+    parser.add_argument(
+        "--mixed-seconds",
+        type=float,
+        default=30.0,
+        help="mixed load before reading the server's RSS (600 for the 10-minute figure)",
+    )
     args = parser.parse_args(argv)
 
     work = work_folder("review-bench-")
@@ -68,8 +73,9 @@ def main(argv=None):
         for name, (make_request, connections) in plan.items():
             connections = connections or args.connections
             if name in RATIO_KEYS:
-                results[name], ratios[name] = in_rounds(server.port, plan["bare"][0], make_request, connections,
-                                                        args.seconds, args.rounds, bare_rounds)
+                results[name], ratios[name] = in_rounds(
+                    server.port, plan["bare"][0], make_request, connections, args.seconds, args.rounds, bare_rounds
+                )
             elif name != "bare":
                 results[name] = drive(server.port, make_request, connections, args.seconds)
         results = {"bare": merged(bare_rounds), **results}
@@ -81,17 +87,23 @@ def main(argv=None):
     results = {name: public(r) if isinstance(r, dict) else r for name, r in results.items()}
     ratio = {name: statistics.median(values) for name, values in ratios.items()}
     base = results["bare"]["rps"]
-    print(f"\nbaseline bare endpoint: {base:,.0f} req/s, p50 {results['bare']['p50']:.2f} ms "
-          f"(all {len(bare_rounds)} rounds together)")
+    print(
+        f"\nbaseline bare endpoint: {base:,.0f} req/s, p50 {results['bare']['p50']:.2f} ms "
+        f"(all {len(bare_rounds)} rounds together)"
+    )
     print(f"{'scenario':34} {'req/s':>9} {'ratio':>6} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}  ratio per round")
     for name, result in results.items():
         if isinstance(result, dict):
             rounds = " ".join(f"{r:.2f}" for r in ratios.get(name, []))
-            print(f"{name:34} {result['rps']:9,.0f} {ratio.get(name, result['rps'] / base):6.2f} "
-                  f"{result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:6d}  {rounds}")
+            print(
+                f"{name:34} {result['rps']:9,.0f} {ratio.get(name, result['rps'] / base):6.2f} "
+                f"{result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:6d}  {rounds}"
+            )
     print(f"\nserver RSS after {args.mixed_seconds:.0f} s of mixed load: {results['rss_mb']:.0f} MB (goal <= 150 MB)")
-    print("\nthroughput against the bare endpoint (median of the rounds; reported, not a goal): "
-          + ", ".join(f"{name} {ratio[name]:.2f}" for name in sorted(ratio)))
+    print(
+        "\nthroughput against the bare endpoint (median of the rounds; reported, not a goal): "
+        + ", ".join(f"{name} {ratio[name]:.2f}" for name in sorted(ratio))
+    )
     print("\ntargets:")
     failed = 0
     for label, key, kind, goal in TARGETS:

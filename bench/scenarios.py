@@ -1,4 +1,5 @@
 """The requests each benchmark scenario sends."""
+
 import itertools
 import uuid
 
@@ -14,17 +15,41 @@ def build(port, ids):
     task_ids = ids["task_ids"]
     return {
         "bare": (lambda n: json_request("GET", "/__bench/bare"), None),
-        "task_detail": (lambda n: json_request("GET", f"/api/review/tasks/{task_ids[n % len(task_ids)]}",
-                                               headers=cookie), None),
-        "create_task": (lambda n: json_request("POST", "/api/review/agent/tasks", task_payload(n, tag=run),
-                                               {"x-review-agent-token": AGENT_TOKEN}, (201,)), None),
-        "create_feedback": (lambda n: json_request("POST", "/api/feedbacks", feedback_payload(n, tag=run),
-                                                   {"x-feedback-client-token": CLIENT_TOKEN}, (201,)), None),
-        "task_detail_one": (lambda n: json_request("GET", f"/api/review/tasks/{task_ids[n % len(task_ids)]}",
-                                                   headers=cookie), 1),
+        "task_detail": (
+            lambda n: json_request("GET", f"/api/review/tasks/{task_ids[n % len(task_ids)]}", headers=cookie),
+            None,
+        ),
+        "create_task": (
+            lambda n: json_request(
+                "POST",
+                "/api/review/agent/tasks",
+                task_payload(n, tag=run),
+                {"x-review-agent-token": AGENT_TOKEN},
+                (201,),
+            ),
+            None,
+        ),
+        "create_feedback": (
+            lambda n: json_request(
+                "POST",
+                "/api/feedbacks",
+                feedback_payload(n, tag=run),
+                {"x-feedback-client-token": CLIENT_TOKEN},
+                (201,),
+            ),
+            None,
+        ),
+        "task_detail_one": (
+            lambda n: json_request("GET", f"/api/review/tasks/{task_ids[n % len(task_ids)]}", headers=cookie),
+            1,
+        ),
         "list_tasks": (lambda n: json_request("GET", "/api/review/tasks?status=all&limit=50", headers=cookie), 1),
-        "feedback_keyword": (lambda n: json_request(
-            "GET", f"/api/feedbacks?keyword={_quote(ids['keyword'])}&platform=ios&pageSize=20", headers=cookie), 1),
+        "feedback_keyword": (
+            lambda n: json_request(
+                "GET", f"/api/feedbacks?keyword={_quote(ids['keyword'])}&platform=ios&pageSize=20", headers=cookie
+            ),
+            1,
+        ),
     }
 
 

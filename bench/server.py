@@ -6,6 +6,7 @@ Run by bench/common.py as a subprocess: python bench/server.py INSTANCE UPLOADS 
 `unstored` (bench/ceiling.py only) swaps the two creation services for copies that build the same
 reply without the database, to show what the routes would cost if storage were free.
 """
+
 import logging
 import os
 import sys
@@ -26,13 +27,29 @@ def _unstored_task(payload, idempotency_key=None):
     from services.review.state_machine import find_rule
 
     now, rule = now_iso(), find_rule(None, "create")  # the state and events the real creation uses
-    task = ReviewTask(task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
-                      topic=payload["topic"], external_content_id=payload.get("externalContentId"),
-                      status=rule.next_state, candidates=payload["candidates"], version=1, created_at=now,
-                      updated_at=now)
-    events = [TimelineEvent(event_id=new_id(), task=task, type=event, at=now, actor="agent",
-                            data={"contentType": task.content_type, "publicAccount": task.public_account})
-              for event in rule.events]
+    task = ReviewTask(
+        task_id=new_id(),
+        public_account=payload["publicAccount"],
+        content_type=payload["contentType"],
+        topic=payload["topic"],
+        external_content_id=payload.get("externalContentId"),
+        status=rule.next_state,
+        candidates=payload["candidates"],
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    events = [
+        TimelineEvent(
+            event_id=new_id(),
+            task=task,
+            type=event,
+            at=now,
+            actor="agent",
+            data={"contentType": task.content_type, "publicAccount": task.public_account},
+        )
+        for event in rule.events
+    ]
     return 201, task_to_dict(task, events=events, jobs=[]), False
 
 
@@ -43,10 +60,17 @@ def _unstored_feedback(data, channel, client_ip):
     from services.feedback.queries import dump_detail
 
     now = utcnow()
-    record = Feedback(feedback_id=new_id(), feedback_no=f"FB-{now:%Y%m%d}-0001", channel=channel,
-                      status="unprocessed", fingerprint=fingerprint(channel, data, client_ip), client_ip=client_ip,
-                      created_at=iso(now), updated_at=iso(now),
-                      **{FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP})
+    record = Feedback(
+        feedback_id=new_id(),
+        feedback_no=f"FB-{now:%Y%m%d}-0001",
+        channel=channel,
+        status="unprocessed",
+        fingerprint=fingerprint(channel, data, client_ip),
+        client_ip=client_ip,
+        created_at=iso(now),
+        updated_at=iso(now),
+        **{FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP},
+    )
     return dump_detail(record, attachments=[])
 
 
@@ -61,8 +85,15 @@ def main():
 
         services.review.create_task = _unstored_task
         services.feedback.intake.create_feedback = _unstored_feedback
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": instance, "REVIEW_UPLOADS_PATH": uploads,
-                      "DATABASE_URL": os.environ.get("BENCH_DATABASE_URL", "")}, serve=True)
+    app = create_app(
+        {
+            **BENCH_CONFIG,
+            "REVIEW_INSTANCE_PATH": instance,
+            "REVIEW_UPLOADS_PATH": uploads,
+            "DATABASE_URL": os.environ.get("BENCH_DATABASE_URL", ""),
+        },
+        serve=True,
+    )
 
     @app.get("/__bench/bare")
     def bare():

@@ -1,4 +1,5 @@
 """Settings shared by the benchmark server and the seeding step."""
+
 AGENT_TOKEN = "bench-agent-token-0123456789"
 CLIENT_TOKEN = "bench-client-token-0123456789"
 ADMIN = ("bench-admin", "bench-password-123")

@@ -1,4 +1,5 @@
 """Agent API: create tasks, read and list them, patch elements (x-review-agent-token)."""
+
 from flask import request
 
 from blueprints.common import (
@@ -21,8 +22,9 @@ bp = Blueprint("agent", __name__)
 @bp.post("/api/review/agent/tasks")
 @agent_required
 @bp.arguments(CreateTaskSchema)
-@bp.answers(201, TaskSchema, headers={**TASK_HEADERS, "Location": "Location",
-                                     "Idempotent-Replayed": "Idempotent-Replayed"})
+@bp.answers(
+    201, TaskSchema, headers={**TASK_HEADERS, "Location": "Location", "Idempotent-Replayed": "Idempotent-Replayed"}
+)
 @bp.doc(parameters=["Idempotency-Key"])
 def create_task(body):
     """Create a review task (pending_review); honours Idempotency-Key (see its header)."""

@@ -1,4 +1,5 @@
 """Asset routes (docs/api.md §6): upload, library listing, one asset, and serving the local files."""
+
 from flask import g, request, send_from_directory
 from werkzeug.routing import BaseConverter
 
@@ -52,8 +53,10 @@ def upload():
     # Set before the body is parsed: a larger request is refused as 413 without being read.
     request.max_content_length = MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD
     if "scope" in request.args:  # was ignored: an image meant for the library landed in review
-        raise ValidationFailed("scope is a form field of the upload, not a query parameter",
-                               {"scope": ["send it as a form field next to file"]})
+        raise ValidationFailed(
+            "scope is a form field of the upload, not a query parameter",
+            {"scope": ["send it as a form field next to file"]},
+        )
     fields = request.form.to_dict()
     fields.pop("file", None)  # sent as text rather than as a file part: reported as missing below
     form = load(AssetUploadFormSchema, fields, where="form")
@@ -62,8 +65,8 @@ def upload():
     storage = single_file()
     data = storage.stream.read(MAX_UPLOAD_BYTES + 1)
     asset, created = asset_service.save_upload(
-        data, scope=form["scope"], file_name=storage.filename,
-        uploads_root=settings().uploads_path)
+        data, scope=form["scope"], file_name=storage.filename, uploads_root=settings().uploads_path
+    )
     return _dump(asset), 201 if created else 200
 
 
@@ -74,8 +77,7 @@ def upload():
 def list_assets(query):
     """Browse the shared material library (scope library by default, review, or all), newest first."""
     items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
-    return {"items": [_dump(a) for a in items],
-            "pagination": pagination(query["page"], query["pageSize"], total)}
+    return {"items": [_dump(a) for a in items], "pagination": pagination(query["page"], query["pageSize"], total)}
 
 
 @bp.get("/api/assets/<asset_id:asset_id>")

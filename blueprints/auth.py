@@ -1,4 +1,5 @@
 """Sign in and out with the admin session cookie (docs/api.md §3)."""
+
 from urllib.parse import urlsplit
 
 from flask import current_app, redirect, request, session
@@ -14,12 +15,14 @@ from services.auth import authenticate, new_device_id, new_session_id
 bp = Blueprint("auth", __name__)
 DEVICE_COOKIE = "review_known_device"  # a signed [user name, device id]; its attempts are counted apart
 DEVICE_DAYS = 90
-SIGNED_IN = dict(description="To `next` (a local path) or /review with the session cookie and a known-device cookie "
-                   "(review_known_device, 90 days); on a failure to /login?error=invalid_credentials, or "
-                   "/login?error=too_many_attempts while sign-ins from that user name or address are throttled "
-                   "(LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS). An attempt carrying the user's "
-                   "known-device cookie is counted on its own, apart from the name and address",
-                 headers={"Location": "Location"})
+SIGNED_IN = dict(
+    description="To `next` (a local path) or /review with the session cookie and a known-device cookie "
+    "(review_known_device, 90 days); on a failure to /login?error=invalid_credentials, or "
+    "/login?error=too_many_attempts while sign-ins from that user name or address are throttled "
+    "(LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_SECONDS). An attempt carrying the user's "
+    "known-device cookie is counted on its own, apart from the name and address",
+    headers={"Location": "Location"},
+)
 SIGNED_OUT = dict(description="To /login, with the session cookie cleared", headers={"Location": "Location"})
 
 
@@ -35,8 +38,10 @@ def safe_next(target):
 
 @bp.post("/api/auth/login")
 # Any failure is a redirect, so the route reads the fields itself.
-@bp.doc(requestBody=request_body(LoginSchema, "application/json", "application/x-www-form-urlencoded"),
-        errors=(403, 413, 500))
+@bp.doc(
+    requestBody=request_body(LoginSchema, "application/json", "application/x-www-form-urlencoded"),
+    errors=(403, 413, 500),
+)
 @bp.answers(303, media=None, **SIGNED_IN)
 def login():
     """Check the credentials; 303 to `next` (local paths only) with the session cookie, or back to /login.
@@ -50,8 +55,11 @@ def login():
     username, password = str(data.get("username") or ""), str(data.get("password") or "")
     target = safe_next(str(data.get("next") or request.args.get("next") or ""))
     user, failure = authenticate(
-        username, password, request.remote_addr,
-        settings().login_max_failures, settings().login_failure_window_seconds,
+        username,
+        password,
+        request.remote_addr,
+        settings().login_max_failures,
+        settings().login_failure_window_seconds,
         device=_known_device(username),
     )
     if user is None:  # `failure` says why
@@ -83,9 +91,15 @@ def _known_device(username):
 
 def _remember_device(response, username):
     """After a sign-in: this browser is a known device of `username` for DEVICE_DAYS (docs/api.md §3)."""
-    response.set_cookie(DEVICE_COOKIE, _devices().dumps([username, new_device_id()]),
-                        max_age=DEVICE_DAYS * 86400, httponly=True, samesite="Lax", path="/",
-                        secure=current_app.config["SESSION_COOKIE_SECURE"])
+    response.set_cookie(
+        DEVICE_COOKIE,
+        _devices().dumps([username, new_device_id()]),
+        max_age=DEVICE_DAYS * 86400,
+        httponly=True,
+        samesite="Lax",
+        path="/",
+        secure=current_app.config["SESSION_COOKIE_SECURE"],
+    )
 
 
 @bp.route("/api/auth/logout", methods=["GET", "POST"])
@@ -99,7 +113,8 @@ def logout():
         check_same_origin()  # no-op for GET, allowed from anywhere (docs/api.md §3)
         if session.get("sid"):
             current_app.extensions["ended_sessions"].end(
-                session["sid"], current_app.permanent_session_lifetime.total_seconds())
+                session["sid"], current_app.permanent_session_lifetime.total_seconds()
+            )
         logout_user()
     session.clear()
     return redirect("/login", 303)

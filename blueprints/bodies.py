@@ -1,5 +1,6 @@
 """Reading request input: size limits, strict JSON, one file part, routes that take no body, and a
 marshmallow failure as one 400 with dotted field paths."""
+
 from functools import wraps
 
 from flask import current_app, request
@@ -19,8 +20,9 @@ def limited_body(limit, advice=""):
     limit = min(limit, current_app.config.get("MAX_CONTENT_LENGTH") or limit)
     details = {"_body": [f"larger than {limit} bytes"]}
     if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(f"the body is {request.content_length} bytes; this route takes at most {limit}{advice}",
-                              details)
+        raise PayloadTooLarge(
+            f"the body is {request.content_length} bytes; this route takes at most {limit}{advice}", details
+        )
     request.max_content_length = limit + 1
     data = request.get_data(cache=True)
     if len(data) > limit:
@@ -43,12 +45,15 @@ def single_file(name="file"):
     """The one file part `name` of a multipart upload; none, a second one or other file parts are 400."""
     unexpected = sorted(key for key in request.files if key != name)
     if unexpected:
-        raise ValidationFailed(f"unknown file field {unexpected[0]!r}; send one file as {name!r}",
-                               {key: ["unknown field"] for key in unexpected})
+        raise ValidationFailed(
+            f"unknown file field {unexpected[0]!r}; send one file as {name!r}",
+            {key: ["unknown field"] for key in unexpected},
+        )
     parts = request.files.getlist(name)
     if len(parts) > 1:
-        raise ValidationFailed(f"send one file per request as {name!r}; this request has {len(parts)}",
-                               {name: ["more than one file"]})
+        raise ValidationFailed(
+            f"send one file per request as {name!r}; this request has {len(parts)}", {name: ["more than one file"]}
+        )
     if not parts:
         raise ValidationFailed(f"send the file as the multipart file field {name!r}", {name: ["missing"]})
     return parts[0]

@@ -2,6 +2,7 @@
 
 A click is decided within the request (the platforms wait 3 s and 5 s): a database write, or for
 approve-and-publish the approval with the publish started in the background."""
+
 from flask import Blueprint, Response, jsonify, request
 
 from blueprints.common import settings

@@ -1,4 +1,5 @@
 """What several blueprints share: the app's settings, If-Match, and the task answers."""
+
 from urllib.parse import urlencode
 
 from flask import current_app, jsonify, request

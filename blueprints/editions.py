@@ -1,5 +1,6 @@
 """Edition routes (/api/editions; docs/api.md §21): the agent proposes the day's message, editors order,
 preview and send it. The agent token may create, read and change a draft; only editors send."""
+
 from flask import g
 from werkzeug.routing import BaseConverter
 
@@ -25,8 +26,6 @@ class EditionId(BaseConverter):
     """ed_ and 22 URL-safe characters (rules.ids.new_id): /api/editions/tags is not an edition."""
 
     regex = r"ed_[A-Za-z0-9_-]{1,40}"
-
-
 
 
 @bp.record_once
@@ -102,8 +101,7 @@ def preview_edition(body, edition_id):
 @bp.answers(202, EditionSchema)
 def send_edition(body, edition_id):
     """Send to followers now, at `at`, or to one tag; 409 quota_exceeded past the account's quota."""
-    return editions.schedule(edition_id, body["at"], body["tagId"], body["ignoreReprint"], g.actor[1],
-                             settings()), 202
+    return editions.schedule(edition_id, body["at"], body["tagId"], body["ignoreReprint"], g.actor[1], settings()), 202
 
 
 @bp.delete("/api/editions/<edition:edition_id>/send")

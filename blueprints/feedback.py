@@ -3,6 +3,7 @@ client token, listing, detail, status, attachment download and CSV export for ad
 
 Guards sit above @bp.arguments so credentials are checked before any input is (401 before 400).
 """
+
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -92,8 +93,7 @@ def upload_attachment(feedback_id):
     storage = single_file()
     limit = SCREENSHOT_MAX_BYTES if form["kind"] == "screenshot" else LOG_MAX_BYTES
     data = storage.stream.read(limit + 1)
-    created = attachments.add_attachment(record, channel, form["kind"], storage.filename, data,
-                                         settings().uploads_path)
+    created = attachments.add_attachment(record, channel, form["kind"], storage.filename, data, settings().uploads_path)
     return created, 201
 
 
@@ -114,9 +114,11 @@ def export_csv(query):
     """Every feedback matching the list filters as CSV (UTF-8 with BOM), streamed."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     chunks = csvexport.csv_chunks(queries.iter_feedbacks(query))
-    return Response(stream_with_context(chunks), mimetype="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="feedback-{stamp}.csv"',
-                             "Cache-Control": "no-store"})
+    return Response(
+        stream_with_context(chunks),
+        mimetype="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="feedback-{stamp}.csv"', "Cache-Control": "no-store"},
+    )
 
 
 @bp.get("/api/feedbacks/<feedback_id>")
@@ -142,11 +144,15 @@ def update_status(body, feedback_id):
 @bp.answers(200, media=ATTACHMENT_MEDIA_TYPES)
 def download_attachment(feedback_id, attachment_id):
     """Download one attachment file under the client's file name."""
-    attachment, path = attachments.attachment_file(feedback_id, attachment_id,
-                                                   settings().uploads_path)
+    attachment, path = attachments.attachment_file(feedback_id, attachment_id, settings().uploads_path)
     # The media type alone: for text/* send_file adds the charset itself (else it would appear twice).
-    response = send_file(path, mimetype=attachment.content_type.split(";")[0], as_attachment=True,
-                         download_name=attachment.file_name, max_age=0)
+    response = send_file(
+        path,
+        mimetype=attachment.content_type.split(";")[0],
+        as_attachment=True,
+        download_name=attachment.file_name,
+        max_age=0,
+    )
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.cache_control.private = True
     return response

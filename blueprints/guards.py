@@ -1,4 +1,5 @@
 """The one place that decides who may call a route (docs/api.md §3)."""
+
 from functools import wraps
 from urllib.parse import quote, urlsplit
 
@@ -10,8 +11,9 @@ from services.auth import channel_for_client_token, token_matches
 from services.errors import Forbidden, Unauthorized
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
-EITHER_CREDENTIAL = ("send a valid x-review-agent-token header, or sign in as an administrator "
-                     "(cookie review_admin_session)")
+EITHER_CREDENTIAL = (
+    "send a valid x-review-agent-token header, or sign in as an administrator (cookie review_admin_session)"
+)
 
 
 MACHINE_PATHS = ("/healthz", "/metrics")  # answered in JSON like the API, never as a page
@@ -109,8 +111,9 @@ def client_required(view):
 
     @wraps(view)
     def wrapper(*args, **kwargs):
-        channel = channel_for_client_token(request.headers.get("x-feedback-client-token"),
-                                           settings().feedback_client_tokens)
+        channel = channel_for_client_token(
+            request.headers.get("x-feedback-client-token"), settings().feedback_client_tokens
+        )
         if channel is None:
             raise Unauthorized("a valid x-feedback-client-token header is required")
         g.feedback_channel = channel

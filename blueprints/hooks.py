@@ -1,5 +1,6 @@
 """What every request and answer goes through: the connection, the request id and access log line,
 and the protective headers."""
+
 import logging
 import re
 import secrets
@@ -15,11 +16,13 @@ access_log = logging.getLogger("review.access")
 
 def content_security_policy(settings):
     """Pages run only their own scripts and load images only from here and the allowed image hosts."""
-    hosts = " ".join(f"{host}:*" for host in settings.remote_image_hosts
-                     if re.fullmatch(r"[A-Za-z0-9*.-]+", host))
-    return ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "  # article styles are inline
-            f"img-src 'self' {hosts}".rstrip() + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
-            "frame-ancestors 'none'")
+    hosts = " ".join(f"{host}:*" for host in settings.remote_image_hosts if re.fullmatch(r"[A-Za-z0-9*.-]+", host))
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "  # article styles are inline
+        f"img-src 'self' {hosts}".rstrip()
+        + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    )
 
 
 def init_app(app):
@@ -50,8 +53,14 @@ def init_app(app):
     def log_request(response):
         response.headers["X-Request-Id"] = g.get("request_id", "-")
         duration = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
-        access_log.info("%s %s %s %.1fms request_id=%s", request.method, request.path,
-                        response.status_code, duration, g.get("request_id", "-"))
+        access_log.info(
+            "%s %s %s %.1fms request_id=%s",
+            request.method,
+            request.path,
+            response.status_code,
+            duration,
+            g.get("request_id", "-"),
+        )
         return response
 
     @app.teardown_request

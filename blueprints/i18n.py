@@ -8,6 +8,7 @@ translations/ (docs/conventions.md: babel.cfg and pybabel; the compiled .mo is c
 review_tz cookie, else REVIEW_TIME_ZONE: the times the server writes and the lists' filter days are
 in it. The JSON API never asks: it keeps codes, English messages and UTC.
 """
+
 from datetime import date, datetime, time, timedelta
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
@@ -36,11 +37,12 @@ def _from_browser() -> str | None:
 
 
 def language() -> str:
-    """"zh-CN" or "en" for this request; once per request."""
+    """ "zh-CN" or "en" for this request; once per request."""
     if "page_language" not in g:
         cookie = request.cookies.get(COOKIE)
-        g.page_language = (cookie if cookie in PAGE_LANGUAGES else None) or _from_browser() \
-            or settings().default_language
+        g.page_language = (
+            (cookie if cookie in PAGE_LANGUAGES else None) or _from_browser() or settings().default_language
+        )
     return g.page_language
 
 
@@ -102,5 +104,12 @@ def vary_by_language(response: Response) -> Response:
 
 
 def set_language_cookie(response: Response, value: str) -> None:
-    response.set_cookie(COOKIE, value, max_age=COOKIE_SECONDS, path="/", samesite="Lax", httponly=True,
-                        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")))
+    response.set_cookie(
+        COOKIE,
+        value,
+        max_age=COOKIE_SECONDS,
+        path="/",
+        samesite="Lax",
+        httponly=True,
+        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
+    )

@@ -1,4 +1,5 @@
 """GET /metrics for Prometheus (docs/api.md §11), and the per-request observation that feeds it."""
+
 import hmac
 import time
 

@@ -1,4 +1,5 @@
 """Task package download (docs/api.md §7) and task deletion (docs/api.md §8); admin session only."""
+
 import os
 
 from flask import Response

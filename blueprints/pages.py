@@ -4,6 +4,7 @@ Pages read through the same service functions as the JSON routes. Every change (
 publish, retry, delete, feedback status) is made by the page's JavaScript through the JSON API,
 so the rules live in one place and the pages show the API's own error messages.
 """
+
 import json
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -40,8 +41,12 @@ bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
 
 # The counters under the text fields show the limits a decision is checked against.
-FIELD_LIMITS = {"title": TITLE_MAX, "summary": APPROVAL_SUMMARY_MAX, "author": APPROVAL_AUTHOR_MAX,
-                "description": MAX_TEXT}
+FIELD_LIMITS = {
+    "title": TITLE_MAX,
+    "summary": APPROVAL_SUMMARY_MAX,
+    "author": APPROVAL_AUTHOR_MAX,
+    "description": MAX_TEXT,
+}
 
 
 def init_app(app):
@@ -51,8 +56,15 @@ def init_app(app):
 @bp.app_context_processor
 def labels():
     # ACCOUNTS: code -> name, as WECHAT_ACCOUNTS configures them (docs/api.md §18)
-    return {**LABELS, "ACCOUNTS": settings().accounts, "FIELD_LIMITS": FIELD_LIMITS, "page_language": i18n.language(),
-            "script_words": script_words, "ERROR_WORDS": ERROR_WORDS, "login_wait": i18n.login_wait}
+    return {
+        **LABELS,
+        "ACCOUNTS": settings().accounts,
+        "FIELD_LIMITS": FIELD_LIMITS,
+        "page_language": i18n.language(),
+        "script_words": script_words,
+        "ERROR_WORDS": ERROR_WORDS,
+        "login_wait": i18n.login_wait,
+    }
 
 
 @bp.post("/language")
@@ -128,8 +140,11 @@ def login_page():
 @bp.get("/")
 def home():
     """The review list is the start page (the feedback list for an admin who may only triage feedback)."""
-    if current_user.is_authenticated and not current_user.has_permission("review") \
-            and current_user.has_permission("feedback"):
+    if (
+        current_user.is_authenticated
+        and not current_user.has_permission("review")
+        and current_user.has_permission("feedback")
+    ):
         return redirect("/feedback", 302)
     return redirect("/review", 302)
 
@@ -145,24 +160,41 @@ def review_list():
     """Tasks with filters (status, account, dates), counts per status, newest first, cursor paging."""
     args = _clean(request.args, ("status", "publicAccount", "live", "from", "to", "cursor", "trail"))
     status = args.get("status") or ("all" if args.get("live") else "pending_review")  # as the API reads it
-    shown = {"status": status, "publicAccount": args.get("publicAccount", ""),
-             "live": args.get("live", ""), "from": args.get("from", ""), "to": args.get("to", "")}
+    shown = {
+        "status": status,
+        "publicAccount": args.get("publicAccount", ""),
+        "live": args.get("live", ""),
+        "from": args.get("from", ""),
+        "to": args.get("to", ""),
+    }
     trail = [c for c in args.get("trail", "").split(",") if c]
     tasks: list[dict] = []
     total, next_cursor, counts, errors, message = 0, None, {}, {}, None
     try:
-        query = load(TaskListQuerySchema, {**i18n.viewer_days({k: v for k, v in args.items() if k != "trail"}),
-                                           "limit": PAGE_SIZE}, unknown=EXCLUDE, where="query")
+        query = load(
+            TaskListQuerySchema,
+            {**i18n.viewer_days({k: v for k, v in args.items() if k != "trail"}), "limit": PAGE_SIZE},
+            unknown=EXCLUDE,
+            where="query",
+        )
         query["notLive"] = True  # the "Draft ready" tab lists and counts drafts not yet live (docs/api.md §18)
         tasks, total, next_cursor = review.list_tasks(query)
         counts = review.status_counts(query)
     except ValidationFailed as err:
         errors = {key.rstrip("_"): messages for key, messages in err.details.items()}
         message = err.message
-    return render_template("review_list.html", tasks=tasks, total=total, counts=counts, shown=shown,
-                           reads=total_reads([task["id"] for task in tasks]),
-                           errors=errors, message=message, statuses=("all", *STATUSES),
-                           paging=_paging(trail, args.get("cursor"), next_cursor, len(tasks)))
+    return render_template(
+        "review_list.html",
+        tasks=tasks,
+        total=total,
+        counts=counts,
+        shown=shown,
+        reads=total_reads([task["id"] for task in tasks]),
+        errors=errors,
+        message=message,
+        statuses=("all", *STATUSES),
+        paging=_paging(trail, args.get("cursor"), next_cursor, len(tasks)),
+    )
 
 
 def _paging(trail, cursor, next_cursor, shown):
@@ -175,8 +207,13 @@ def _paging(trail, cursor, next_cursor, shown):
     if cursor:
         previous = {"cursor": trail[-1], "trail": ",".join(trail[:-1])} if trail else {}
     following = {"cursor": next_cursor, "trail": ",".join(trail + [cursor] if cursor else [])} if next_cursor else None
-    return {"page": page, "first": (page - 1) * PAGE_SIZE + 1, "last": (page - 1) * PAGE_SIZE + shown,
-            "next": following, "previous": previous}
+    return {
+        "page": page,
+        "first": (page - 1) * PAGE_SIZE + 1,
+        "last": (page - 1) * PAGE_SIZE + shown,
+        "next": following,
+        "previous": previous,
+    }
 
 
 @bp.get("/review/<task_id>")
@@ -187,28 +224,45 @@ def review_detail(task_id):
     overrides = settings().theme_overrides_for(task["publicAccount"])
     state, assets = review.form_state(task)
     # Long bodies come later, through the preview route, when the reviewer asks (docs/api.md §14).
-    rendered = {o["id"]: review.preview_body(o["content"], "default", overrides)[0]
-                if len(o["content"]) <= RENDER_INLINE_CHARS else None
-                for o in task["candidates"].get("bodyOptions") or []}
+    rendered = {
+        o["id"]: review.preview_body(o["content"], "default", overrides)[0]
+        if len(o["content"]) <= RENDER_INLINE_CHARS
+        else None
+        for o in task["candidates"].get("bodyOptions") or []
+    }
     preview, preview_error = None, None
     if len(state["body"]["markdown"] or "") <= RENDER_INLINE_CHARS:
         preview, preview_error = review.preview_body(state["body"]["markdown"], state["body"]["theme"], overrides)
-    return render_template("review_detail.html", task=task, state=state, assets=assets, **_readers(task),
-                           rendered=rendered, preview=preview, preview_error=preview_error,
-                           themes={name: THEME_LABELS.get(name, name) for name in THEMES},
-                           element_keys=ELEMENT_KEYS[task["contentType"]], reasons=REJECTION_REASONS, now_iso=now_iso(),
-                           preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
-                           rework=rework_rounds(task), presence_seconds=settings().presence_seconds)
+    return render_template(
+        "review_detail.html",
+        task=task,
+        state=state,
+        assets=assets,
+        **_readers(task),
+        rendered=rendered,
+        preview=preview,
+        preview_error=preview_error,
+        themes={name: THEME_LABELS.get(name, name) for name in THEMES},
+        element_keys=ELEMENT_KEYS[task["contentType"]],
+        reasons=REJECTION_REASONS,
+        now_iso=now_iso(),
+        preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
+        rework=rework_rounds(task),
+        presence_seconds=settings().presence_seconds,
+    )
 
 
 def _readers(task):
     """The task page's going-live and readers' parts (docs/api.md §18, §19), failures in the page's words."""
     standing = task["live"]["status"] if task["live"] else None
     stats = task_stats(task["id"]) if standing == "live" else None
-    return {"stats": stats, "chart": reads_chart(stats["days"]) if stats else None,
-            "stats_failure": stats_failure_words(task["id"]) if stats and stats["lastError"] else None,
-            "live_failure": failure_words(task["id"]) if standing == "failed" else None,
-            "stats_hour": settings().stats_hour}
+    return {
+        "stats": stats,
+        "chart": reads_chart(stats["days"]) if stats else None,
+        "stats_failure": stats_failure_words(task["id"]) if stats and stats["lastError"] else None,
+        "live_failure": failure_words(task["id"]) if standing == "failed" else None,
+        "stats_hour": settings().stats_hour,
+    }
 
 
 @bp.get("/editions")
@@ -221,8 +275,9 @@ def editions_page():
     account = account if account in accounts else next(iter(accounts), "")
     edition = request.args.get("edition", "")[:64] or None
     data = edition_page_data(account, settings(), edition) if account else None
-    return render_template("editions.html", account=account, data=data, now_iso=now_iso(),
-                           EDITION_MAX=EDITION_MAX_ARTICLES)
+    return render_template(
+        "editions.html", account=account, data=data, now_iso=now_iso(), EDITION_MAX=EDITION_MAX_ARTICLES
+    )
 
 
 FEEDBACK_FILTERS = ("status", "type", "appName", "platform", "appVersion", "keyword", "from", "to", "page")
@@ -236,15 +291,23 @@ def feedback_list():
     result, errors, message = None, {}, None
     bounded = i18n.viewer_days(args)  # the viewer's days (docs/api.md §14), for the list and its CSV export
     try:
-        result = feedback_queries.list_feedbacks(load(FeedbackListQuerySchema, {**bounded, "pageSize": PAGE_SIZE},
-                                                      unknown=EXCLUDE, where="query"))
+        result = feedback_queries.list_feedbacks(
+            load(FeedbackListQuerySchema, {**bounded, "pageSize": PAGE_SIZE}, unknown=EXCLUDE, where="query")
+        )
     except ValidationFailed as err:
         errors, message = dict(err.details), err.message
     shown = {name: args.get(name, "") for name in FEEDBACK_FILTERS}
     shown["status"] = shown["status"] or "all"
     export = {name: bounded.get(name, "") for name in FEEDBACK_FILTERS if name != "page"}
-    return render_template("feedback_list.html", result=result, errors=errors, message=message, shown=shown,
-                           types=settings().feedback_types, export=export)
+    return render_template(
+        "feedback_list.html",
+        result=result,
+        errors=errors,
+        message=message,
+        shown=shown,
+        types=settings().feedback_types,
+        export=export,
+    )
 
 
 @bp.get("/feedback/<feedback_id>")

@@ -1,5 +1,6 @@
 """Publish routes of the admin review API: publish the approved task, retry a failed job, follow a
 publish in progress, send the draft to a phone, take it live to readers."""
+
 from flask import g
 
 from blueprints.bodies import no_body

@@ -1,6 +1,7 @@
 """Admin review API: the task list, a task's detail, the decision, presence, the body preview, and the
 decisions as data.
 Publishing is blueprints/publishing.py's, the package download and deletion blueprints/package.py's."""
+
 from flask import Response, g, stream_with_context
 
 from blueprints.common import (
@@ -59,7 +60,6 @@ def get_task(task_id):
 def decision(body, task_id):
     """Approve (with or without publishing) or send the task back for rework; honours If-Match."""
     if body["action"] == "approve_and_publish":  # its auto_after_approval job runs in this request
-
         task = approve_and_publish(task_id, body, g.actor[1], settings(), if_match=if_match_header())
     else:
         task = review.decide(task_id, body, settings(), actor_name=g.actor[1], if_match=if_match_header())
@@ -104,6 +104,11 @@ def dataset(query):
     What the agent offered, what the editors chose, edited and rejected (with reasons, before and after),
     and what readers did (docs/api.md §20). Streamed: any number of tasks in constant memory."""
     chosen = dataset_query(query["format"], query["from_"], query["to"], query["account"], query["limit"])
-    return Response(stream_with_context(dataset_chunks(chosen)), mimetype="application/x-ndjson",
-                    headers={"Cache-Control": "no-store",
-                             "Content-Disposition": f'attachment; filename="dataset-{chosen.format}.jsonl"'})
+    return Response(
+        stream_with_context(dataset_chunks(chosen)),
+        mimetype="application/x-ndjson",
+        headers={
+            "Cache-Control": "no-store",
+            "Content-Disposition": f'attachment; filename="dataset-{chosen.format}.jsonl"',
+        },
+    )

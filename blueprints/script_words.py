@@ -6,6 +6,7 @@ script uses is here. Error codes of the API (docs/api.md §2) have a sentence ea
 own English message, which stays as it came (the JSON API keeps English). How the two go together is the
 catalogue's to say, not the scripts': a Chinese page shows the sentence alone, never English (docs/api.md §14).
 """
+
 from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p
 
@@ -26,87 +27,130 @@ WORDS = {
     "http_status": _l("The server answered %(status)s."),
     # An API error in the page's words; the contexts say what each placeholder holds (templates/_macros.html
     # and templates/error.html use the same ones).
-    "api.error": _p("an API error: the page's sentence for its code, then the API's English message",
-                    "%(sentence)s %(message)s"),
+    "api.error": _p(
+        "an API error: the page's sentence for its code, then the API's English message", "%(sentence)s %(message)s"
+    ),
     "api.field_error": _p("the API's English message about one field, shown beside it", "%(message)s"),
     "api.other_error": _p("the API's English message about a field the page does not show", "%(path)s: %(message)s"),
     "api.errcode": _l(" (WeChat errcode %(errcode)s)"),
     # static/words.js: "3 min. ago" beside a time
     "time.hint": _l(" (%(hint)s)"),
     # static/presence.js (docs/api.md §15): who else has the task open; a decision refused as stale
-    "presence.also_open": _l("Also open by %(names)s."), "presence.editing": _l("%(name)s (editing)"),
-    "presence.separator": _l(", "), "stale.agent": ACTOR_LABELS["agent"], "stale.by": _l("Changed by %(names)s."),
+    "presence.also_open": _l("Also open by %(names)s."),
+    "presence.editing": _l("%(name)s (editing)"),
+    "presence.separator": _l(", "),
+    "stale.agent": ACTOR_LABELS["agent"],
+    "stale.by": _l("Changed by %(names)s."),
     "stale.changed": _l("This task was changed after this page was opened; your decision was not saved."),
     "stale.reload": _l("Reload the task"),
     # static/words.js, static/review_preview.js
-    "preview.updating": _l("Updating…"), "preview.images": _l("Images: %(num)s"),
+    "preview.updating": _l("Updating…"),
+    "preview.images": _l("Images: %(num)s"),
     # static/review_detail.js
     "confirm.replace_body": _l("Replace your edited body with the text of the chosen option?"),
     "confirm.replace_text": _l("Replace your edited %(field)s with the chosen candidate?"),
     "confirm.replace_images": _l("Replace your edited image list with the images of the chosen group?"),
-    "tile.library": _l("From the library"), "tile.uploaded": _l("Uploaded"),
-    "image.cover": _l("(cover)"), "image.up": _l("Move image %(num)s up"), "image.down": _l("Move image %(num)s down"),
-    "image.remove": _l("Remove"), "image.remove_label": _l("Remove image %(num)s"),
-    "image.twice": _l("%(name)s is image %(num)s of the list already."), "image.an_image": _l("an image"),
+    "tile.library": _l("From the library"),
+    "tile.uploaded": _l("Uploaded"),
+    "image.cover": _l("(cover)"),
+    "image.up": _l("Move image %(num)s up"),
+    "image.down": _l("Move image %(num)s down"),
+    "image.remove": _l("Remove"),
+    "image.remove_label": _l("Remove image %(num)s"),
+    "image.twice": _l("%(name)s is image %(num)s of the list already."),
+    "image.an_image": _l("an image"),
     # static/review_actions.js
     "publish.uploading": _l("Uploading images: %(done)s of %(total)s…"),
-    "publish.saving": _l("Saving the draft on WeChat…"), "publish.starting": _l("Starting the publish…"),
+    "publish.saving": _l("Saving the draft on WeChat…"),
+    "publish.starting": _l("Starting the publish…"),
     "publish.done": _l("Published as WeChat draft %(draft)s."),
     "publish.failed": _l("Publishing failed: %(error)s. Fix the cause and retry the job."),
-    "publish.no_reason": _l("no reason given"), "publish.finished": _l("Publish attempt finished."),
+    "publish.no_reason": _l("no reason given"),
+    "publish.finished": _l("Publish attempt finished."),
     "decision.choose": _l("Choose what should happen to this task."),
     "decision.choose_one": _l("Choose one of the three decisions."),
-    "decision.approved": _l("Approved."), "decision.approved_only": _l("Approved without publishing."),
+    "decision.approved": _l("Approved."),
+    "decision.approved_only": _l("Approved without publishing."),
     "decision.rejected": _l("Sent back to the agent for rework."),
-    "busy.submitting": _l("Submitting…"), "busy.publishing": _l("Publishing…"), "busy.retrying": _l("Retrying…"),
-    "busy.sending": _l("Sending…"), "busy.preparing": _l("Preparing…"), "busy.deleting": _l("Deleting…"),
+    "busy.submitting": _l("Submitting…"),
+    "busy.publishing": _l("Publishing…"),
+    "busy.retrying": _l("Retrying…"),
+    "busy.sending": _l("Sending…"),
+    "busy.preparing": _l("Preparing…"),
+    "busy.deleting": _l("Deleting…"),
     "preview.sent": _l("Preview sent to %(name)s's phone."),
-    "event.preview_sent": EVENT_LABELS["preview_sent"], "event.by": _l("by %(who)s"),
+    "event.preview_sent": EVENT_LABELS["preview_sent"],
+    "event.by": _l("by %(who)s"),
     "event.recipient": EVENT_DATA_LABELS["to"],
-    "confirm.delete": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too. "
-                         "This cannot be undone."),
-    "confirm.delete_live": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too; the "
-                              "article already published to readers stays on WeChat. This cannot be undone."),
-    "confirm.delete_publishing": _l("Delete the task \"%(topic)s\"? Its uploaded review images are removed too; "
-                                    "WeChat is publishing its article to readers, and once live it stays on WeChat. "
-                                    "This cannot be undone."),
-    "deleted": _l("Deleted the task \"%(topic)s\" (%(count)s files removed)."),
+    "confirm.delete": _l(
+        'Delete the task "%(topic)s"? Its uploaded review images are removed too. This cannot be undone.'
+    ),
+    "confirm.delete_live": _l(
+        'Delete the task "%(topic)s"? Its uploaded review images are removed too; the '
+        "article already published to readers stays on WeChat. This cannot be undone."
+    ),
+    "confirm.delete_publishing": _l(
+        'Delete the task "%(topic)s"? Its uploaded review images are removed too; '
+        "WeChat is publishing its article to readers, and once live it stays on WeChat. "
+        "This cannot be undone."
+    ),
+    "deleted": _l('Deleted the task "%(topic)s" (%(count)s files removed).'),
     # static/review_live.js (docs/api.md §18)
-    "live.confirm_now": _l("Publish \"%(topic)s\" to the account's readers now? Readers see it at once; only "
-                           "WeChat's back office can take it down."),
+    "live.confirm_now": _l(
+        'Publish "%(topic)s" to the account\'s readers now? Readers see it at once; only '
+        "WeChat's back office can take it down."
+    ),
     "live.asked": _l("Sent to WeChat for publishing; the result appears here when WeChat reports it."),
-    "live.scheduled": _l("Scheduled for readers at %(when)s."), "live.canceled": _l("The schedule was canceled."),
-    "live.choose_time": _l("Choose a date and time first."), "busy.going_live": _l("Sending to WeChat…"),
+    "live.scheduled": _l("Scheduled for readers at %(when)s."),
+    "live.canceled": _l("The schedule was canceled."),
+    "live.choose_time": _l("Choose a date and time first."),
+    "busy.going_live": _l("Sending to WeChat…"),
     # static/editions.js (docs/api.md §21): composing, previewing and sending an edition
-    "edition.headline": _l("Headline"), "edition.position": _p("an article's place in an edition", "No. %(num)s"),
-    "edition.up": _l("Move “%(title)s” up"), "edition.down": _l("Move “%(title)s” down"),
-    "edition.remove": _l("Remove “%(title)s” from the edition"), "edition.add": _l("Add “%(title)s” to the edition"),
+    "edition.headline": _l("Headline"),
+    "edition.position": _p("an article's place in an edition", "No. %(num)s"),
+    "edition.up": _l("Move “%(title)s” up"),
+    "edition.down": _l("Move “%(title)s” down"),
+    "edition.remove": _l("Remove “%(title)s” from the edition"),
+    "edition.add": _l("Add “%(title)s” to the edition"),
     "edition.add_short": _p("a button: put an article in the edition", "Add"),
     "edition.count": _l("%(num)s of at most %(max)s articles"),
-    "edition.unsaved": _l("Not saved yet"), "edition.saved": _l("Saved"), "busy.saving": _l("Saving…"),
+    "edition.unsaved": _l("Not saved yet"),
+    "edition.saved": _l("Saved"),
+    "busy.saving": _l("Saving…"),
     "edition.now_headline": _l("“%(title)s” is now the headline."),
     "edition.moved": _l("“%(title)s” is now article %(num)s of %(total)s."),
     "edition.added": _l("Added “%(title)s”: %(num)s of at most %(max)s articles."),
-    "edition.removed": _l("Removed “%(title)s”."), "edition.full": _l("An edition holds at most %(max)s articles."),
+    "edition.removed": _l("Removed “%(title)s”."),
+    "edition.full": _l("An edition holds at most %(max)s articles."),
     "edition.none_chosen": _l("Add at least one article to the edition first."),
-    "edition.refused": _p("an article the API refused for the edition; the reason is the API's English words",
-                          "“%(title)s” cannot go in this edition: %(reason)s."),
+    "edition.refused": _p(
+        "an article the API refused for the edition; the reason is the API's English words",
+        "“%(title)s” cannot go in this edition: %(reason)s.",
+    ),
     "edition.reload": _l("Reload the page to see the articles as they are now."),
     "edition.changed": _l("This edition was changed or sent meanwhile; reload the page."),
-    "edition.quota_exceeded": _l("This account's sends for that day or month are used up; the first possible send "
-                                 "is at %(when)s."),
+    "edition.quota_exceeded": _l(
+        "This account's sends for that day or month are used up; the first possible send is at %(when)s."
+    ),
     "edition.wechat_id": _l("Enter your WeChat ID."),
     "edition.preview_sent": _l("Sent to the WeChat of %(name)s: look at your phone."),
-    "edition.tags_loading": _l("Loading the tags…"), "edition.tag": _l("%(name)s (%(count)s followers)"),
+    "edition.tags_loading": _l("Loading the tags…"),
+    "edition.tag": _l("%(name)s (%(count)s followers)"),
     "edition.to_tag": _l("Followers tagged %(name)s"),
-    "edition.no_tags": _l("This account has no follower tags."), "edition.choose_tag": _l("Choose a tag."),
-    "edition.confirm_now": _l("Send these %(num)s articles to every follower of %(account)s now? Followers get "
-                              "them at once; a sent message cannot be called back from here."),
-    "edition.confirm_now_tag": _l("Send these %(num)s articles to the followers of %(account)s tagged %(tag)s now? "
-                                  "They get them at once; a sent message cannot be called back from here."),
+    "edition.no_tags": _l("This account has no follower tags."),
+    "edition.choose_tag": _l("Choose a tag."),
+    "edition.confirm_now": _l(
+        "Send these %(num)s articles to every follower of %(account)s now? Followers get "
+        "them at once; a sent message cannot be called back from here."
+    ),
+    "edition.confirm_now_tag": _l(
+        "Send these %(num)s articles to the followers of %(account)s tagged %(tag)s now? "
+        "They get them at once; a sent message cannot be called back from here."
+    ),
     "edition.confirm_at": _l("Send these %(num)s articles to every follower of %(account)s at %(when)s?"),
-    "edition.confirm_at_tag": _l("Send these %(num)s articles to the followers of %(account)s tagged %(tag)s at "
-                                 "%(when)s?"),
+    "edition.confirm_at_tag": _l(
+        "Send these %(num)s articles to the followers of %(account)s tagged %(tag)s at %(when)s?"
+    ),
     "edition.confirm_protected": _l("An administrator must then confirm it in WeChat within 30 minutes."),
     "busy.canceling": _l("Canceling…"),
     "edition.sending": _l("Sending to followers: the result appears here when WeChat reports it."),
@@ -115,10 +159,13 @@ WORDS = {
     "edition.confirm_delete": _l("Delete this edition? Its articles stay as they are."),
     "edition.deleted": _l("The edition was deleted."),
     # static/feedback_detail.js
-    "feedback.choose": _l("Choose a status."), "feedback.choose_one": _l("Choose one of the three statuses."),
-    "feedback.saved": _l("Saved: %(status)s."), "feedback.saved_by": _l("Saved: %(status)s by %(who)s."),
+    "feedback.choose": _l("Choose a status."),
+    "feedback.choose_one": _l("Choose one of the three statuses."),
+    "feedback.saved": _l("Saved: %(status)s."),
+    "feedback.saved_by": _l("Saved: %(status)s by %(who)s."),
     "feedback.processed_at": _l("Processed by %(who)s at %(when)s."),
-    "feedback.last_processed": _l("Last processed by %(who)s."), "feedback.not_processed": _l("Not processed yet."),
+    "feedback.last_processed": _l("Last processed by %(who)s."),
+    "feedback.not_processed": _l("Not processed yet."),
     # static/library.js, static/crop.js
     "library.use": _l("Use %(name)s (%(size)s)"),
     "library.empty": _l("No images in the library match. Add some with: flask --app app assets import PATH"),
@@ -147,8 +194,9 @@ ERROR_WORDS = {
     "export_failed": _l("The package could not be built."),
     "duplicate_feedback": _l("The same feedback was received a moment ago."),
     "attachment_limit": _l("This feedback has as many attachments as it may have."),
-    "precondition_failed": _l("This task was changed since the page was opened; reload the page to see "
-                              "the current version."),
+    "precondition_failed": _l(
+        "This task was changed since the page was opened; reload the page to see the current version."
+    ),
     "payload_too_large": _l("The upload is larger than allowed."),
     "rate_limited": _l("Too many attempts; wait a little and try again."),
     "storage_unavailable": _l("The server could not save or read its data; try again later."),
@@ -161,5 +209,7 @@ ERROR_WORDS = {
 
 def script_words():
     """Every script message in the language of this request, as plain text for JSON."""
-    return {**{key: str(text) for key, text in WORDS.items()},
-            **{f"error.{code}": str(text) for code, text in ERROR_WORDS.items()}}
+    return {
+        **{key: str(text) for key, text in WORDS.items()},
+        **{f"error.{code}": str(text) for code, text in ERROR_WORDS.items()},
+    }

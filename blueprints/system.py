@@ -1,4 +1,5 @@
 """Health check."""
+
 from blueprints.openapi import Blueprint
 from models import store
 from schemas.system import HealthSchema

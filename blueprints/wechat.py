@@ -1,6 +1,7 @@
 """The accounts' server URLs (docs/api.md §18): the platform checks them (GET) and pushes events (POST).
 
 Answers are plain text, as the platform reads them; a bad signature is 403 and changes nothing."""
+
 from flask import Blueprint, Response, request
 
 from blueprints.common import settings

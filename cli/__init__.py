@@ -1,4 +1,5 @@
 """`flask --app app ...` commands."""
+
 import sys
 from pathlib import Path
 
@@ -21,8 +22,11 @@ def _where(app):
 def register_commands(app):
     @app.cli.command("create-admin")
     @click.argument("username")
-    @click.option("--permissions", help="review, feedback or both (review,feedback): the default for a new "
-                                        "account; an existing account keeps its own unless this is given")
+    @click.option(
+        "--permissions",
+        help="review, feedback or both (review,feedback): the default for a new "
+        "account; an existing account keeps its own unless this is given",
+    )
     @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
     def create_admin(username, permissions, password_stdin):
         """Create an admin account, or set its password (and permissions); turns a deactivated one on again."""
@@ -61,8 +65,10 @@ def register_commands(app):
                 user = link_chat(username, feishu, wecom, unlink)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
-        click.echo(f"admin {user.username}: feishu {user.feishu_open_id or '-'}, wecom {user.wecom_userid or '-'} "
-                   f"in {_where(app)}")
+        click.echo(
+            f"admin {user.username}: feishu {user.feishu_open_id or '-'}, wecom {user.wecom_userid or '-'} "
+            f"in {_where(app)}"
+        )
 
     # Each area adds its module here with register(app).
     for module in (assets, demo, backup, copy_to):

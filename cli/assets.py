@@ -1,4 +1,5 @@
 """`flask --app app assets import PATH…` and `flask --app app assets sync ACCOUNT` (docs/api.md §6)."""
+
 import functools
 import os
 from pathlib import Path
@@ -35,8 +36,9 @@ def _import_one(path, uploads_root):
     except OSError as exc:
         return "refused", exc.strerror or type(exc).__name__
     try:
-        asset, created = asset_service.save_upload(data, scope="library", file_name=path.name,
-                                                   uploads_root=uploads_root)
+        asset, created = asset_service.save_upload(
+            data, scope="library", file_name=path.name, uploads_root=uploads_root
+        )
     except ServiceError as err:
         return "refused", err.message
     return ("added" if created else "exists"), asset
@@ -82,12 +84,14 @@ def register(app):
         report = asset_service.SyncReport()
         settings = app.extensions["settings"]
         if account not in settings.accounts:  # WECHAT_ACCOUNTS decides (docs/api.md §18)
-            raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}",
-                                     param_hint="ACCOUNT")
+            raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}", param_hint="ACCOUNT")
         try:
             client = client_for(account, settings)
-            measure = functools.partial(asset_service.remote_size, allowed_hosts=settings.remote_image_hosts,
-                                        allow_private=settings.remote_image_allow_private)
+            measure = functools.partial(
+                asset_service.remote_size,
+                allowed_hosts=settings.remote_image_hosts,
+                allow_private=settings.remote_image_allow_private,
+            )
             with db.connection_context():
                 asset_service.sync_platform_images(client, account, report, measure)
         except PlatformError as err:
@@ -99,6 +103,8 @@ def _summary(report):
     text = f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged"
     text += f", {report.skipped} skipped" if report.skipped else ""
     if report.unmeasured:  # such an image cannot be an article cover (its ratio is checked)
-        text += (f", {report.unmeasured} whose size could not be read (check REVIEW_REMOTE_IMAGE_HOSTS; "
-                 "they cannot be covers until a later sync reads it)")
+        text += (
+            f", {report.unmeasured} whose size could not be read (check REVIEW_REMOTE_IMAGE_HOSTS; "
+            "they cannot be covers until a later sync reads it)"
+        )
     return text

@@ -1,4 +1,5 @@
 """`flask --app app backup PATH` and `flask --app app restore PATH [--force] [--config]` (docs/api.md §11, §16)."""
+
 import sys
 
 import click
@@ -17,13 +18,16 @@ def _progress(verb):
 
     def show(done, total):
         click.echo(f"\r{verb}: {done}/{total} files" if total else f"\r{verb}: {done} files", nl=False, err=True)
+
     return show
 
 
 def _counts(manifest):
     rows = manifest["counts"]["rows"]
-    return (f"{rows.get('review_task', 0)} tasks, {rows.get('feedback', 0)} feedback records, "
-            f"{rows.get('asset', 0)} assets, {manifest['counts']['files']} files")
+    return (
+        f"{rows.get('review_task', 0)} tasks, {rows.get('feedback', 0)} feedback records, "
+        f"{rows.get('asset', 0)} assets, {manifest['counts']['files']} files"
+    )
 
 
 def register(app):
@@ -43,8 +47,12 @@ def register(app):
     @app.cli.command("restore")
     @click.argument("path", type=click.Path(dir_okay=False))
     @click.option("--force", is_flag=True, help="Replace an instance that already holds tasks, feedback or files.")
-    @click.option("--config", "with_config", is_flag=True,
-                  help="Restore the archive's config.py too (it is code the next command runs: trusted archives only).")
+    @click.option(
+        "--config",
+        "with_config",
+        is_flag=True,
+        help="Restore the archive's config.py too (it is code the next command runs: trusted archives only).",
+    )
     def restore_command(path, force, with_config):
         """Restore an archive of `backup` into this instance (stop the service first). Exit 2: nothing changed."""
         close_store()
@@ -62,5 +70,7 @@ def register(app):
         upgrade()  # an archive of an older version is upgraded as at start
         click.echo(f"restored {path}: {_counts(restored.manifest)}")
         if restored.config_left_out:
-            click.echo("the archive's config.py was left out: it is code the next command runs; "
-                       "restore with --config to bring it back from an archive you trust")
+            click.echo(
+                "the archive's config.py was left out: it is code the next command runs; "
+                "restore with --config to bring it back from an archive you trust"
+            )

@@ -1,5 +1,6 @@
 """`flask --app app copy-to DATABASE_URL`: copy this instance's rows into an empty database, e.g. PostgreSQL
 (README). `migrate-to` is its old, hidden name."""
+
 import click
 
 from services.operations.copy_to import TargetNotEmpty, copy_to_database
@@ -15,9 +16,11 @@ def _copy(settings, database_url):
             copied = copy_to_database(database_url)
     except (SettingsError, TargetNotEmpty, ServiceRunning) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"copied {sum(copied.values())} rows: {copied.get('review_task', 0)} tasks, "
-               f"{copied.get('feedback', 0)} feedback records, {copied.get('asset', 0)} assets; every table's "
-               "count checked. Start the service with DATABASE_URL set to the new database.")
+    click.echo(
+        f"copied {sum(copied.values())} rows: {copied.get('review_task', 0)} tasks, "
+        f"{copied.get('feedback', 0)} feedback records, {copied.get('asset', 0)} assets; every table's "
+        "count checked. Start the service with DATABASE_URL set to the new database."
+    )
 
 
 def register(app):

@@ -1,5 +1,6 @@
 """`flask --app app export-dataset --format raw|sft|dpo|kto [--from --to --account] [--output FILE]`: the lines
 of GET /api/review/dataset (docs/api.md §20), to a file or standard output; what it wrote goes to stderr."""
+
 import click
 
 from models import db
@@ -12,8 +13,13 @@ def register(app, where):
     settings = app.extensions["settings"]
 
     @app.cli.command("export-dataset")
-    @click.option("--format", "format_", required=True, type=click.Choice(DATASET_FORMATS),
-                  help="raw (every decided task), sft, dpo or kto")
+    @click.option(
+        "--format",
+        "format_",
+        required=True,
+        type=click.Choice(DATASET_FORMATS),
+        help="raw (every decided task), sft, dpo or kto",
+    )
     @click.option("--from", "from_", help="decisions on or after this date (2026-11-01) or moment, UTC")
     @click.option("--to", help="decisions up to this date (the whole day) or moment, UTC")
     @click.option("--account", help="one account's code (default: every account)")
@@ -21,8 +27,9 @@ def register(app, where):
     def export_dataset(format_, from_, to, account, output):
         """Write the editors' decisions and the readers' response as JSON Lines, oldest decision first."""
         if account is not None and account not in settings.accounts:
-            raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}",
-                                     param_hint="--account")
+            raise click.BadParameter(
+                f"{account!r} is not one of {', '.join(settings.accounts)}", param_hint="--account"
+            )
         try:
             query = dataset_query(format_, from_, to, account)
         except ValidationFailed as err:

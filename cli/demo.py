@@ -1,6 +1,7 @@
 """`python app.py --demo`: the service with a fake WeChat platform beside it, a demo admin and
 sample data, in a temporary folder, so a newcomer can click through review, publish and triage
 offline. Also `flask --app app seed-demo` to add the sample data to an existing instance."""
+
 import atexit
 import json
 import os
@@ -41,8 +42,10 @@ def register(app):
             created = seed(app.extensions["settings"])
         if not created["tasks"]:
             raise click.ClickException("this instance already holds review tasks; nothing was added")
-        click.echo(f"added {len(created['tasks'])} tasks, {len(created['feedback'])} feedback records, "
-                   f"{len(created['library'])} library images")
+        click.echo(
+            f"added {len(created['tasks'])} tasks, {len(created['feedback'])} feedback records, "
+            f"{len(created['library'])} library images"
+        )
 
 
 def demo_accounts() -> tuple[str, ...]:
@@ -64,8 +67,12 @@ def platform_settings(base_url, codes=None):
 def start_fake_platform():
     """A fake WeChat platform knowing the demo accounts, serving in a thread; (fake, base URL)."""
     settings = platform_settings("")
-    fake = FakePlatform(accounts={settings[accounts.setting_prefix(code) + "_APPID"]:
-                                  settings[accounts.setting_prefix(code) + "_SECRET"] for code in demo_accounts()})
+    fake = FakePlatform(
+        accounts={
+            settings[accounts.setting_prefix(code) + "_APPID"]: settings[accounts.setting_prefix(code) + "_SECRET"]
+            for code in demo_accounts()
+        }
+    )
     return fake, fake.start()
 
 
@@ -74,38 +81,57 @@ def push_events_to(fake, public_url):
     settings = platform_settings("")
     for code in demo_accounts():
         prefix = accounts.setting_prefix(code)
-        fake.send_events_to(settings[prefix + "_APPID"], f"{public_url}/wechat/{code}/events",
-                            settings[prefix + "_TOKEN"])
+        fake.send_events_to(
+            settings[prefix + "_APPID"], f"{public_url}/wechat/{code}/events", settings[prefix + "_TOKEN"]
+        )
 
 
 def mcp_lines(url: str, token: str) -> list[str]:
     """How to point an MCP client (Claude Desktop, an agent framework) at this service."""
-    command = {"command": sys.executable, "args": ["-m", "agentmcp"], "cwd": PROJECT_ROOT,
-               "env": {"REVIEW_BASE_URL": url, "REVIEW_AGENT_TOKEN": token}}
+    command = {
+        "command": sys.executable,
+        "args": ["-m", "agentmcp"],
+        "cwd": PROJECT_ROOT,
+        "env": {"REVIEW_BASE_URL": url, "REVIEW_AGENT_TOKEN": token},
+    }
     config = json.dumps({"mcpServers": {"content-review": command}}, ensure_ascii=False)
     http_token = secrets.token_urlsafe(16)  # --http refuses to start without one (docs/api.md §16)
-    return ["  MCP         add this server to your MCP client's configuration (stdio):",
-            f"              {config}",
-            f"              or serve streamable HTTP: MCP_HTTP_TOKEN={http_token} REVIEW_BASE_URL={url} "
-            f"REVIEW_AGENT_TOKEN={token} {sys.executable} -m agentmcp --http 8765   (then "
-            f"http://127.0.0.1:8765/mcp with the header Authorization: Bearer {http_token})"]
+    return [
+        "  MCP         add this server to your MCP client's configuration (stdio):",
+        f"              {config}",
+        f"              or serve streamable HTTP: MCP_HTTP_TOKEN={http_token} REVIEW_BASE_URL={url} "
+        f"REVIEW_AGENT_TOKEN={token} {sys.executable} -m agentmcp --http 8765   (then "
+        f"http://127.0.0.1:8765/mcp with the header Authorization: Bearer {http_token})",
+    ]
 
 
 def robot_lines(robot_url: str) -> list[str]:
     """How the team hears of new work (docs/api.md §15): the demo's own robot, and how to point a real one."""
-    return [f"  Team robot  a demo WeCom group robot at {robot_url} prints each message here;",
-            "              tell your group instead: NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/cgi-bin/"
-            "webhook/send?key=<the robot's key> (or NOTIFY_FEISHU_*, NOTIFY_DINGTALK_*, NOTIFY_EMAIL_TO; README "
-            "\"Tell the team\")"]
+    return [
+        f"  Team robot  a demo WeCom group robot at {robot_url} prints each message here;",
+        "              tell your group instead: NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/cgi-bin/"
+        "webhook/send?key=<the robot's key> (or NOTIFY_FEISHU_*, NOTIFY_DINGTALK_*, NOTIFY_EMAIL_TO; README "
+        '"Tell the team")',
+    ]
 
 
 def chat_settings(chat):
     """The demo's Feishu and WeCom apps: the fake's, their callbacks signed and encrypted."""
-    return {"FEISHU_APP_ID": chat.app_id, "FEISHU_APP_SECRET": chat.app_secret,
-            "FEISHU_VERIFICATION_TOKEN": "demo-feishu-token", "FEISHU_ENCRYPT_KEY": "demo-feishu-key",
-            "FEISHU_CHAT_ID": "oc_demo_editors", "FEISHU_API_BASE": chat.base_url, "WECOM_CORP_ID": chat.corp_id,
-            "WECOM_AGENT_ID": str(chat.agent_id), "WECOM_SECRET": chat.corp_secret, "WECOM_TOKEN": "demo-wecom-token",
-            "WECOM_AES_KEY": DEMO_WECOM_KEY, "WECOM_TO_USERS": DEMO_WECOM, "WECOM_API_BASE": chat.base_url}
+    return {
+        "FEISHU_APP_ID": chat.app_id,
+        "FEISHU_APP_SECRET": chat.app_secret,
+        "FEISHU_VERIFICATION_TOKEN": "demo-feishu-token",
+        "FEISHU_ENCRYPT_KEY": "demo-feishu-key",
+        "FEISHU_CHAT_ID": "oc_demo_editors",
+        "FEISHU_API_BASE": chat.base_url,
+        "WECOM_CORP_ID": chat.corp_id,
+        "WECOM_AGENT_ID": str(chat.agent_id),
+        "WECOM_SECRET": chat.corp_secret,
+        "WECOM_TOKEN": "demo-wecom-token",
+        "WECOM_AES_KEY": DEMO_WECOM_KEY,
+        "WECOM_TO_USERS": DEMO_WECOM,
+        "WECOM_API_BASE": chat.base_url,
+    }
 
 
 def _listening(url, seconds=60.0):
@@ -133,8 +159,14 @@ def _when_listening(fake, chat, url, edition):
             value = _button(card, "approve_without_publish")
             if value is not None:
                 print(f"[chat card, Feishu]\n{describe_card(card)}\n", flush=True)
-                _status, answer = chat.click_feishu(message_id, value, DEMO_FEISHU, f"{url}/feishu/card",
-                                                    "demo-feishu-token", encrypt_key="demo-feishu-key")
+                _status, answer = chat.click_feishu(
+                    message_id,
+                    value,
+                    DEMO_FEISHU,
+                    f"{url}/feishu/card",
+                    "demo-feishu-token",
+                    encrypt_key="demo-feishu-key",
+                )
                 toast = answer.get("toast", {}).get("content") if isinstance(answer, dict) else answer
                 print(f"[chat click] {DEMO_ADMIN} tapped approve in Feishu: {toast}\n", flush=True)
                 return
@@ -174,8 +206,13 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
     if exit_on_sigterm:  # `kill` ends the demo like Ctrl+C does, so the folder is removed too
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # The demo never touches a configured instance: explicit paths win over the environment.
-    config = {"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
-              "DATABASE_URL": "", **platform_settings(base_url), "NOTIFY_WECOM_WEBHOOK_URL": robot.url}
+    config = {
+        "REVIEW_INSTANCE_PATH": str(folder / "instance"),
+        "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
+        "DATABASE_URL": "",
+        **platform_settings(base_url),
+        "NOTIFY_WECOM_WEBHOOK_URL": robot.url,
+    }
     # Its own tokens too: the banner prints them, and a real token from the environment must not be.
     client_token = "demo-client-" + secrets.token_urlsafe(12)
     config["REVIEW_AGENT_TOKEN"] = "demo-agent-" + secrets.token_urlsafe(16)
@@ -213,10 +250,22 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         *robot_lines(robot.url),
         f"  Chat apps   fake Feishu and WeCom apps at {chat.base_url}: a task that waits for review gets a card; "
         f"the demo taps one (printed here) as {DEMO_ADMIN}, linked with link-chat",
-        *([f"  Followers   an edition of {len(edition['taskIds'])} articles was sent to the fake platform's followers "
-           f"(its counts and links arrive in a moment): {url}/editions"] if edition else []),
-        *([f"  Readers     \"{live['topic']}\" is live on the fake platform ({live['live']['articleUrl']}), with a "
-           f"week of reader figures: {url}/review/{live['id']}; publish another from its page"] if live else []),
+        *(
+            [
+                f"  Followers   an edition of {len(edition['taskIds'])} articles was sent to the fake platform's "
+                f"followers (its counts and links arrive in a moment): {url}/editions"
+            ]
+            if edition
+            else []
+        ),
+        *(
+            [
+                f'  Readers     "{live["topic"]}" is live on the fake platform ({live["live"]["articleUrl"]}), with a '
+                f"week of reader figures: {url}/review/{live['id']}; publish another from its page"
+            ]
+            if live
+            else []
+        ),
         "",
     ]
     return app, banner

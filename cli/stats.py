@@ -1,6 +1,7 @@
 """`flask --app app fetch-stats --date YYYY-MM-DD [--account CODE]`: fetch a day's figures of the live
 articles now, e.g. the days the service was down (docs/api.md §19). It prints the database it works on
 (run from another folder, it is another instance) and what it stored."""
+
 import re
 from datetime import date
 
@@ -26,8 +27,9 @@ def register(app, where):
         except ValueError:
             raise click.BadParameter(f"{day!r} is not a date like 2026-11-25", param_hint="--date") from None
         if account is not None and account not in settings.accounts:
-            raise click.BadParameter(f"{account!r} is not one of {', '.join(settings.accounts)}",
-                                     param_hint="--account")
+            raise click.BadParameter(
+                f"{account!r} is not one of {', '.join(settings.accounts)}", param_hint="--account"
+            )
         failed = False
         click.echo(f"database: {where(app)}")
         with db.connection_context():

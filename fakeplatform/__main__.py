@@ -3,6 +3,7 @@
 The accounts are the service's (WECHAT_ACCOUNTS from the environment, default the service's two); with
 `--service URL` each account's events (a publish or a mass send finished) are pushed to
 URL/wechat/<code>/events, signed with a token it prints."""
+
 import argparse
 import logging
 import os
@@ -43,11 +44,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fakeplatform", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
-    parser.add_argument("--latency-ms", type=float, default=0, metavar="MS",
-                        help="wait this long before answering each call, as a platform far away does (e.g. 150)")
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0,
+        metavar="MS",
+        help="wait this long before answering each call, as a platform far away does (e.g. 150)",
+    )
     parser.add_argument("--jitter-ms", type=float, default=0, metavar="MS", help="± this much around --latency-ms")
-    parser.add_argument("--service", metavar="URL",
-                        help="the review service's address: publish and mass-send events are pushed to its server URLs")
+    parser.add_argument(
+        "--service",
+        metavar="URL",
+        help="the review service's address: publish and mass-send events are pushed to its server URLs",
+    )
     args = parser.parse_args(argv)
 
     fake = FakePlatform()

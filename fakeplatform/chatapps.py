@@ -20,6 +20,7 @@ as the trailing id, `msg_signature` = SHA-1 of the sorted token, timestamp, nonc
 One server serves both platforms' paths. The fake imports nothing of the service. `describe_card` prints
 either platform's card as text (the demo).
 """
+
 import base64
 import hashlib
 import json
@@ -96,22 +97,28 @@ def feishu_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) 
     return hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
 
 
-def feishu_request(payload: dict, encrypt_key: str = "", timestamp: str | None = None,
-                   nonce: str | None = None) -> tuple[bytes, dict[str, str]]:
+def feishu_request(
+    payload: dict, encrypt_key: str = "", timestamp: str | None = None, nonce: str | None = None
+) -> tuple[bytes, dict[str, str]]:
     """(raw body, headers) of a push to a card request URL: encrypted and signed when there is a key."""
     timestamp = timestamp or str(int(time.time()))
     nonce = nonce or secrets.token_hex(8)
     plain = json.dumps(payload, ensure_ascii=False).encode()
     body = json.dumps({"encrypt": feishu_encrypt(encrypt_key, plain)}).encode() if encrypt_key else plain
-    headers = {"Content-Type": "application/json; charset=utf-8", "X-Lark-Request-Timestamp": timestamp,
-               "X-Lark-Request-Nonce": nonce, "User-Agent": "Go-http-client/1.1"}
+    headers = {
+        "Content-Type": "application/json; charset=utf-8",
+        "X-Lark-Request-Timestamp": timestamp,
+        "X-Lark-Request-Nonce": nonce,
+        "User-Agent": "Go-http-client/1.1",
+    }
     if encrypt_key:
         headers["X-Lark-Signature"] = feishu_signature(timestamp, nonce, encrypt_key, body)
     return body, headers
 
 
-def post_feishu(url: str, body: bytes, headers: dict[str, str],
-                timeout: float = FEISHU_CALLBACK_WAIT) -> tuple[int | None, Any]:
+def post_feishu(
+    url: str, body: bytes, headers: dict[str, str], timeout: float = FEISHU_CALLBACK_WAIT
+) -> tuple[int | None, Any]:
     """POST a push; (HTTP status, the answer's JSON or text). (None, "timeout") past the platform's wait."""
     try:
         response = requests.post(url, data=body, headers=headers, timeout=timeout)
@@ -128,26 +135,44 @@ def _cdata(value: Any) -> str:
     return f"<![CDATA[{value}]]>"
 
 
-def wecom_event_xml(corp_id: str, userid: str, key: str, task_id: str, response_code: str, agent_id: Any,
-                    card_type: str = "button_interaction", create_time: int | None = None) -> bytes:
+def wecom_event_xml(
+    corp_id: str,
+    userid: str,
+    key: str,
+    task_id: str,
+    response_code: str,
+    agent_id: Any,
+    card_type: str = "button_interaction",
+    create_time: int | None = None,
+) -> bytes:
     """The plaintext `template_card_event` of a button click."""
-    return (f"<xml><ToUserName>{_cdata(corp_id)}</ToUserName><FromUserName>{_cdata(userid)}</FromUserName>"
-            f"<CreateTime>{create_time or int(time.time())}</CreateTime><MsgType>{_cdata('event')}</MsgType>"
-            f"<Event>{_cdata('template_card_event')}</Event><EventKey>{_cdata(key)}</EventKey>"
-            f"<TaskId>{_cdata(task_id)}</TaskId><CardType>{_cdata(card_type)}</CardType>"
-            f"<ResponseCode>{_cdata(response_code)}</ResponseCode><AgentID>{agent_id}</AgentID></xml>").encode()
+    return (
+        f"<xml><ToUserName>{_cdata(corp_id)}</ToUserName><FromUserName>{_cdata(userid)}</FromUserName>"
+        f"<CreateTime>{create_time or int(time.time())}</CreateTime><MsgType>{_cdata('event')}</MsgType>"
+        f"<Event>{_cdata('template_card_event')}</Event><EventKey>{_cdata(key)}</EventKey>"
+        f"<TaskId>{_cdata(task_id)}</TaskId><CardType>{_cdata(card_type)}</CardType>"
+        f"<ResponseCode>{_cdata(response_code)}</ResponseCode><AgentID>{agent_id}</AgentID></xml>"
+    ).encode()
 
 
-def wecom_request(xml: bytes, token: str, aes_key: str, corp_id: str, agent_id: Any, timestamp: str | None = None,
-                  nonce: str | None = None) -> tuple[dict[str, str], bytes]:
+def wecom_request(
+    xml: bytes,
+    token: str,
+    aes_key: str,
+    corp_id: str,
+    agent_id: Any,
+    timestamp: str | None = None,
+    nonce: str | None = None,
+) -> tuple[dict[str, str], bytes]:
     """(query, body) of a push to the app's callback URL: the XML encrypted, the envelope signed."""
     timestamp = timestamp or str(int(time.time()))
     nonce = nonce or str(secrets.randbelow(10**10))
     encrypted = wecom_encrypt(aes_key, xml, corp_id)
-    query = {"msg_signature": sha1_sorted(token, timestamp, nonce, encrypted), "timestamp": timestamp,
-             "nonce": nonce}
-    body = (f"<xml><ToUserName>{_cdata(corp_id)}</ToUserName><AgentID>{_cdata(agent_id)}</AgentID>"
-            f"<Encrypt>{_cdata(encrypted)}</Encrypt></xml>").encode()
+    query = {"msg_signature": sha1_sorted(token, timestamp, nonce, encrypted), "timestamp": timestamp, "nonce": nonce}
+    body = (
+        f"<xml><ToUserName>{_cdata(corp_id)}</ToUserName><AgentID>{_cdata(agent_id)}</AgentID>"
+        f"<Encrypt>{_cdata(encrypted)}</Encrypt></xml>"
+    ).encode()
     return query, body
 
 
@@ -167,10 +192,18 @@ def _feishu_lines(elements: list, lines: list[str], buttons: list[str]) -> None:
         tag = element.get("tag")
         if tag == "button":
             behaviors = element.get("behaviors") or []
-            target = next((f" -> {b.get('default_url') or b.get('url')}" for b in behaviors
-                           if isinstance(b, dict) and b.get("type") == "open_url"), "")
-            value = next((b.get("value") for b in behaviors if isinstance(b, dict) and b.get("type") == "callback"),
-                         element.get("value"))
+            target = next(
+                (
+                    f" -> {b.get('default_url') or b.get('url')}"
+                    for b in behaviors
+                    if isinstance(b, dict) and b.get("type") == "open_url"
+                ),
+                "",
+            )
+            value = next(
+                (b.get("value") for b in behaviors if isinstance(b, dict) and b.get("type") == "callback"),
+                element.get("value"),
+            )
             callback = f" -> callback {json.dumps(value, ensure_ascii=False)}" if value is not None else ""
             target = target or (f" -> {element['url']}" if element.get("url") else "")
             buttons.append(f"[{_text_of(element.get('text'))}]{target}{callback}")
@@ -224,8 +257,12 @@ def _describe_wecom(card: dict) -> list[str]:
     for item in card.get("horizontal_content_list") or []:
         out.append(f"{item.get('keyname', '')}: {item.get('value', '')}")
     replaced = card.get("replace_text")
-    buttons = [f"[{b.get('text', '')}] -> key {b.get('key', '')}" if b.get("type", 0) == 0 else
-               f"[{b.get('text', '')}] -> {b.get('url', '')}" for b in card.get("button_list") or []]
+    buttons = [
+        f"[{b.get('text', '')}] -> key {b.get('key', '')}"
+        if b.get("type", 0) == 0
+        else f"[{b.get('text', '')}] -> {b.get('url', '')}"
+        for b in card.get("button_list") or []
+    ]
     if replaced:
         out.append(f"[{replaced}] (done, no buttons)")
     elif buttons:
@@ -253,25 +290,37 @@ class _Refusal(Exception):
 
 def _feishu_refusal(kind: str, detail: str = "") -> _Refusal:
     status, code, msg = FEISHU_ERRORS[kind]
-    return _Refusal({"code": code, "msg": msg + (f" {detail}" if detail else ""),
-                     "error": {"log_id": secrets.token_hex(16).upper()}}, status)
+    return _Refusal(
+        {
+            "code": code,
+            "msg": msg + (f" {detail}" if detail else ""),
+            "error": {"log_id": secrets.token_hex(16).upper()},
+        },
+        status,
+    )
 
 
 def _wecom_refusal(kind: str) -> _Refusal:
     errcode, errmsg = WECOM_ERRORS[kind]
-    hint = f", hint: [{int(time.time())}{secrets.token_hex(6)}], from ip: 127.0.0.1, more info at " \
-           f"https://open.work.weixin.qq.com/devtool/query?e={errcode}"
+    hint = (
+        f", hint: [{int(time.time())}{secrets.token_hex(6)}], from ip: 127.0.0.1, more info at "
+        f"https://open.work.weixin.qq.com/devtool/query?e={errcode}"
+    )
     return _Refusal({"errcode": errcode, "errmsg": errmsg + hint})
 
 
 class FakeChatApps:
     """A Feishu self-built app (app_id/app_secret) and a WeCom self-built app (corp_id/corp_secret/agent_id)."""
 
-    def __init__(self, app_id: str = "cli_fake0123456789",
-                 app_secret: str = "feishu-app-secret",  # noqa: S107 - a fake's credentials
-                 corp_id: str = "wwfake0123456789",
-                 corp_secret: str = "wecom-corp-secret",  # noqa: S107
-                 agent_id: int = 1000002, tenant_key: str = "fake-tenant"):
+    def __init__(
+        self,
+        app_id: str = "cli_fake0123456789",
+        app_secret: str = "feishu-app-secret",  # noqa: S107 - a fake's credentials
+        corp_id: str = "wwfake0123456789",
+        corp_secret: str = "wecom-corp-secret",  # noqa: S107
+        agent_id: int = 1000002,
+        tenant_key: str = "fake-tenant",
+    ):
         self.app_id, self.app_secret, self.tenant_key = app_id, app_secret, tenant_key
         self.corp_id, self.corp_secret, self.agent_id = corp_id, corp_secret, int(agent_id)
         self.requests: list[dict] = []  # every API request received, oldest first
@@ -334,8 +383,9 @@ class FakeChatApps:
         """Serve in a daemon thread; returns the base URL (both platforms' paths are under it)."""
         server = self._server = make_server(host, port, self.app, threaded=True, request_handler=_QuietHandler)
         self.base_url = f"http://{host}:{server.server_port}"
-        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), daemon=True,
-                                        name="fake-chat-apps")
+        self._thread = threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True, name="fake-chat-apps"
+        )
         self._thread.start()
         return self.base_url
 
@@ -346,28 +396,61 @@ class FakeChatApps:
             self._server = None
 
     # ---- Feishu: the platform's side of a click ------------------------------------------------------------------
-    def feishu_callback_body(self, message_id: str, value: Any, open_id: str, verification_token: str,
-                             form_value: dict | None = None, chat_id: str | None = None) -> dict:
+    def feishu_callback_body(
+        self,
+        message_id: str,
+        value: Any,
+        open_id: str,
+        verification_token: str,
+        form_value: dict | None = None,
+        chat_id: str | None = None,
+    ) -> dict:
         """The plaintext `card.action.trigger` callback (schema 2.0) of a button click on the card."""
         record = self.feishu_cards.get(message_id) or {}
         action: dict[str, Any] = {"value": value, "tag": "button"}
         if form_value is not None:  # a form's submit button: its name and the form's fields
             action.update(name="submit", form_value=form_value)
-        return {"schema": "2.0",
-                "header": {"event_id": secrets.token_hex(16), "token": verification_token,
-                           "create_time": str(int(time.time() * 1000)), "event_type": "card.action.trigger",
-                           "tenant_key": self.tenant_key, "app_id": self.app_id},
-                "event": {"operator": {"tenant_key": self.tenant_key, "user_id": open_id.replace("ou_", "", 1),
-                                       "open_id": open_id, "union_id": "on_" + hashlib.md5(  # noqa: S324
-                                           open_id.encode()).hexdigest()},
-                          "token": "c-" + secrets.token_hex(20), "action": action, "host": "im_message",
-                          "context": {"open_message_id": message_id,
-                                      "open_chat_id": chat_id or record.get("chat_id", "")}}}
+        return {
+            "schema": "2.0",
+            "header": {
+                "event_id": secrets.token_hex(16),
+                "token": verification_token,
+                "create_time": str(int(time.time() * 1000)),
+                "event_type": "card.action.trigger",
+                "tenant_key": self.tenant_key,
+                "app_id": self.app_id,
+            },
+            "event": {
+                "operator": {
+                    "tenant_key": self.tenant_key,
+                    "user_id": open_id.replace("ou_", "", 1),
+                    "open_id": open_id,
+                    "union_id": "on_"
+                    + hashlib.md5(  # noqa: S324
+                        open_id.encode()
+                    ).hexdigest(),
+                },
+                "token": "c-" + secrets.token_hex(20),
+                "action": action,
+                "host": "im_message",
+                "context": {"open_message_id": message_id, "open_chat_id": chat_id or record.get("chat_id", "")},
+            },
+        }
 
-    def click_feishu(self, message_id: str, value: Any, open_id: str, url: str, verification_token: str,
-                     encrypt_key: str = "", form_value: dict | None = None, timestamp: str | None = None,
-                     nonce: str | None = None, tamper: str | None = None,
-                     timeout: float = FEISHU_CALLBACK_WAIT) -> tuple[int | None, Any]:
+    def click_feishu(
+        self,
+        message_id: str,
+        value: Any,
+        open_id: str,
+        url: str,
+        verification_token: str,
+        encrypt_key: str = "",
+        form_value: dict | None = None,
+        timestamp: str | None = None,
+        nonce: str | None = None,
+        tamper: str | None = None,
+        timeout: float = FEISHU_CALLBACK_WAIT,
+    ) -> tuple[int | None, Any]:
         """A click on a button whose callback value is `value`: the callback POSTed to `url` as the platform
         does. tamper: "signature" (a wrong X-Lark-Signature), "token" (a wrong verification token), "unsigned"
         (no signature header). An answer with `card.type == "raw"` replaces the card (appended to its updates).
@@ -376,22 +459,37 @@ class FakeChatApps:
         payload = self.feishu_callback_body(message_id, value, open_id, token, form_value)
         body, headers = feishu_request(payload, encrypt_key, timestamp, nonce)
         if tamper == "signature":
-            headers["X-Lark-Signature"] = feishu_signature(headers["X-Lark-Request-Timestamp"], "forged",
-                                                           encrypt_key, body)
+            headers["X-Lark-Signature"] = feishu_signature(
+                headers["X-Lark-Request-Timestamp"], "forged", encrypt_key, body
+            )
         elif tamper == "unsigned":
             headers.pop("X-Lark-Signature", None)
         status, answer = post_feishu(url, body, headers, timeout)
         with self._lock:
-            self.callbacks.append({"platform": "feishu", "kind": "card.action.trigger", "url": url,
-                                   "message_id": message_id, "payload": payload, "status": status, "answer": answer})
+            self.callbacks.append(
+                {
+                    "platform": "feishu",
+                    "kind": "card.action.trigger",
+                    "url": url,
+                    "message_id": message_id,
+                    "payload": payload,
+                    "status": status,
+                    "answer": answer,
+                }
+            )
             card = answer.get("card") if status == 200 and isinstance(answer, dict) else None
-            if isinstance(card, dict) and card.get("type") == "raw" and isinstance(card.get("data"), dict) \
-                    and message_id in self.feishu_cards:
+            if (
+                isinstance(card, dict)
+                and card.get("type") == "raw"
+                and isinstance(card.get("data"), dict)
+                and message_id in self.feishu_cards
+            ):
                 self.feishu_cards[message_id]["updates"].append(card["data"])
         return status, answer
 
-    def verify_feishu_url(self, url: str, verification_token: str, encrypt_key: str = "",
-                          timeout: float = FEISHU_CALLBACK_WAIT) -> tuple[int | None, Any, str]:
+    def verify_feishu_url(
+        self, url: str, verification_token: str, encrypt_key: str = "", timeout: float = FEISHU_CALLBACK_WAIT
+    ) -> tuple[int | None, Any, str]:
         """The request URL check the developer console makes when the URL is saved: `url_verification`
         (encrypted and signed when there is a key). Returns (status, answer, the challenge it should echo)."""
         challenge = secrets.token_hex(8) + "-" + secrets.token_hex(4)
@@ -399,14 +497,32 @@ class FakeChatApps:
         body, headers = feishu_request(payload, encrypt_key)
         status, answer = post_feishu(url, body, headers, timeout)
         with self._lock:
-            self.callbacks.append({"platform": "feishu", "kind": "url_verification", "url": url,
-                                   "payload": payload, "status": status, "answer": answer})
+            self.callbacks.append(
+                {
+                    "platform": "feishu",
+                    "kind": "url_verification",
+                    "url": url,
+                    "payload": payload,
+                    "status": status,
+                    "answer": answer,
+                }
+            )
         return status, answer, challenge
 
     # ---- WeCom: the platform's side of a click ----------------------------------------------------------------
-    def click_wecom(self, task_id: str, key: str, userid: str, url: str, token: str, aes_key: str,
-                    corp_id: str | None = None, timestamp: str | None = None, nonce: str | None = None,
-                    timeout: float = WECOM_CALLBACK_WAIT) -> tuple[int | None, str]:
+    def click_wecom(
+        self,
+        task_id: str,
+        key: str,
+        userid: str,
+        url: str,
+        token: str,
+        aes_key: str,
+        corp_id: str | None = None,
+        timestamp: str | None = None,
+        nonce: str | None = None,
+        timeout: float = WECOM_CALLBACK_WAIT,
+    ) -> tuple[int | None, str]:
         """A click by `userid` on the button `key` of the card `task_id`: the `template_card_event` POSTed to
         `url` (?msg_signature&timestamp&nonce) the WXBizMsgCrypt way. The event carries a new response_code
         (usable once, 72 h), also kept in the card's `response_codes`. Returns (status or None past 5 s, text)."""
@@ -420,35 +536,60 @@ class FakeChatApps:
         xml = wecom_event_xml(corp_id, userid, key, task_id, response_code, self.agent_id, card_type)
         query, body = wecom_request(xml, token, aes_key, corp_id, self.agent_id, timestamp, nonce)
         try:
-            response = requests.post(url, params=query, data=body, headers={"Content-Type": "text/xml"},
-                                     timeout=timeout)
+            response = requests.post(
+                url, params=query, data=body, headers={"Content-Type": "text/xml"}, timeout=timeout
+            )
             status, text = response.status_code, response.text
         except requests.Timeout:
             status, text = None, "timeout"
         with self._lock:
-            self.callbacks.append({"platform": "wecom", "kind": "template_card_event", "url": url, "task_id": task_id,
-                                   "key": key, "userid": userid, "response_code": response_code, "xml": xml,
-                                   "status": status, "answer": text})
+            self.callbacks.append(
+                {
+                    "platform": "wecom",
+                    "kind": "template_card_event",
+                    "url": url,
+                    "task_id": task_id,
+                    "key": key,
+                    "userid": userid,
+                    "response_code": response_code,
+                    "xml": xml,
+                    "status": status,
+                    "answer": text,
+                }
+            )
         return status, text
 
-    def verify_wecom_url(self, url: str, token: str, aes_key: str, corp_id: str | None = None,
-                         timeout: float = WECOM_CALLBACK_WAIT) -> tuple[int | None, str, str]:
+    def verify_wecom_url(
+        self, url: str, token: str, aes_key: str, corp_id: str | None = None, timeout: float = WECOM_CALLBACK_WAIT
+    ) -> tuple[int | None, str, str]:
         """The callback URL check the admin console makes: GET with msg_signature, timestamp, nonce and an
         encrypted echostr. Returns (status, the answer's text, the plain echostr it should be)."""
         corp_id = corp_id or self.corp_id
         plain = str(secrets.randbelow(10**19))
         echostr = wecom_encrypt(aes_key, plain.encode(), corp_id)
         timestamp, nonce = str(int(time.time())), str(secrets.randbelow(10**10))
-        query = {"msg_signature": sha1_sorted(token, timestamp, nonce, echostr), "timestamp": timestamp,
-                 "nonce": nonce, "echostr": echostr}
+        query = {
+            "msg_signature": sha1_sorted(token, timestamp, nonce, echostr),
+            "timestamp": timestamp,
+            "nonce": nonce,
+            "echostr": echostr,
+        }
         try:
             response = requests.get(url, params=query, timeout=timeout)
             status, text = response.status_code, response.text
         except requests.Timeout:
             status, text = None, "timeout"
         with self._lock:
-            self.callbacks.append({"platform": "wecom", "kind": "url_verification", "url": url, "status": status,
-                                   "answer": text, "echostr": plain})
+            self.callbacks.append(
+                {
+                    "platform": "wecom",
+                    "kind": "url_verification",
+                    "url": url,
+                    "status": status,
+                    "answer": text,
+                    "echostr": plain,
+                }
+            )
         return status, text, plain
 
     # ---- state helpers (with the lock held) -----------------------------------------------------------------------
@@ -474,8 +615,7 @@ class FakeChatApps:
 
     def _new_response_code(self, task_id: str) -> str:
         code = secrets.token_urlsafe(36)
-        self._response_codes[code] = {"task_id": task_id, "expires_at": time.time() + RESPONSE_CODE_TTL,
-                                      "used": False}
+        self._response_codes[code] = {"task_id": task_id, "expires_at": time.time() + RESPONSE_CODE_TTL, "used": False}
         return code
 
     def _scripted_answer(self, path: str) -> dict | None:
@@ -522,21 +662,38 @@ class FakeChatApps:
         if not isinstance(body, dict) or not body.get("receive_id") or not body.get("msg_type"):
             raise _feishu_refusal("field")
         chat_id, msg_type = str(body["receive_id"]), str(body["msg_type"])
-        if request.args["receive_id_type"] == "chat_id" and self.feishu_chats is not None \
-                and chat_id not in self.feishu_chats:
+        if (
+            request.args["receive_id_type"] == "chat_id"
+            and self.feishu_chats is not None
+            and chat_id not in self.feishu_chats
+        ):
             raise _feishu_refusal("out_of_chat")
         card = self._parsed_content(body, msg_type)
         message_id = "om_" + self._new_id("")
         now = str(int(time.time() * 1000))
-        self.feishu_cards[message_id] = {"chat_id": chat_id, "msg_type": msg_type, "card": card, "updates": [],
-                                         "create_time": now}
+        self.feishu_cards[message_id] = {
+            "chat_id": chat_id,
+            "msg_type": msg_type,
+            "card": card,
+            "updates": [],
+            "create_time": now,
+        }
         self.feishu_messages.append(message_id)
-        return {"code": 0, "msg": "success",
-                "data": {"message_id": message_id, "msg_type": msg_type, "create_time": now, "update_time": now,
-                         "deleted": False, "updated": False, "chat_id": chat_id,
-                         "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app",
-                                    "tenant_key": self.tenant_key},
-                         "body": {"content": body["content"]}}}
+        return {
+            "code": 0,
+            "msg": "success",
+            "data": {
+                "message_id": message_id,
+                "msg_type": msg_type,
+                "create_time": now,
+                "update_time": now,
+                "deleted": False,
+                "updated": False,
+                "chat_id": chat_id,
+                "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": self.tenant_key},
+                "body": {"content": body["content"]},
+            },
+        }
 
     def _feishu_patch(self, message_id: str, body: Any) -> dict:
         self._feishu_auth()
@@ -583,21 +740,35 @@ class FakeChatApps:
         if body.get("msgtype") != "template_card" or not isinstance(card, dict):
             raise _wecom_refusal("msgtype")
         task_id = card.get("task_id")
-        if not isinstance(task_id, str) or not re.fullmatch(r"[0-9A-Za-z_\-@]{1,128}", task_id) \
-                or task_id in self.wecom_cards:
+        if (
+            not isinstance(task_id, str)
+            or not re.fullmatch(r"[0-9A-Za-z_\-@]{1,128}", task_id)
+            or task_id in self.wecom_cards
+        ):
             raise _wecom_refusal("task_id")
         users = [u for u in str(body.get("touser", "")).split("|") if u]
-        invalid = [] if self.wecom_users is None or users == ["@all"] else \
-            [u for u in users if u not in self.wecom_users]
+        invalid = (
+            [] if self.wecom_users is None or users == ["@all"] else [u for u in users if u not in self.wecom_users]
+        )
         if not users or len(invalid) == len(users):
             raise _wecom_refusal("users")
         msgid = secrets.token_urlsafe(24)
         response_code = self._new_response_code(task_id)
-        self.wecom_cards[task_id] = {"touser": body.get("touser"), "card": card, "msgid": msgid,
-                                     "response_code": response_code, "response_codes": [response_code],
-                                     "updates": []}
-        return {"errcode": 0, "errmsg": "ok", "invaliduser": "|".join(invalid), "msgid": msgid,
-                "response_code": response_code}
+        self.wecom_cards[task_id] = {
+            "touser": body.get("touser"),
+            "card": card,
+            "msgid": msgid,
+            "response_code": response_code,
+            "response_codes": [response_code],
+            "updates": [],
+        }
+        return {
+            "errcode": 0,
+            "errmsg": "ok",
+            "invaliduser": "|".join(invalid),
+            "msgid": msgid,
+            "response_code": response_code,
+        }
 
     def _wecom_update(self, body: Any) -> dict:
         body = self._wecom_auth(body)
@@ -625,16 +796,27 @@ class FakeChatApps:
                 return None
 
         def answer(payload: dict, status: int = 200) -> Response:
-            return Response(json.dumps(payload, ensure_ascii=False).encode(), status=status,
-                            content_type="application/json; charset=utf-8")
+            return Response(
+                json.dumps(payload, ensure_ascii=False).encode(),
+                status=status,
+                content_type="application/json; charset=utf-8",
+            )
 
         def handle(handler, *args) -> Response:
             raw = request.get_data(cache=True)
             body = parse_json(raw)
             with self._lock:
-                self.requests.append({"method": request.method, "path": request.path, "time": time.time(),
-                                      "query": request.args.to_dict(), "headers": dict(request.headers),
-                                      "body": raw, "json": body})
+                self.requests.append(
+                    {
+                        "method": request.method,
+                        "path": request.path,
+                        "time": time.time(),
+                        "query": request.args.to_dict(),
+                        "headers": dict(request.headers),
+                        "body": raw,
+                        "json": body,
+                    }
+                )
             scripted = self._scripted_answer(request.path)
             if scripted:
                 return answer(dict(scripted["payload"]), scripted["status"])

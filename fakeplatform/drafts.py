@@ -1,5 +1,6 @@
 """The draft routes of the fake platform: draft/add, draft/update, draft/get (news and newspic), and
 message/mass/preview, which sends a draft to one follower's phone."""
+
 import json
 import time
 from collections.abc import Callable
@@ -26,8 +27,11 @@ class DraftRoutes:
         for art in articles:
             check_article(art, lambda m: self._media_ok(appid, m))
         media_id = self._new_id("DRAFT_")
-        self.drafts[media_id] = {"appid": appid, "articles": json.loads(json.dumps(articles)),
-                                 "update_time": int(time.time())}
+        self.drafts[media_id] = {
+            "appid": appid,
+            "articles": json.loads(json.dumps(articles)),
+            "update_time": int(time.time()),
+        }
         return {"media_id": media_id}
 
     def _draft(self, appid, media_id):
@@ -50,10 +54,8 @@ class DraftRoutes:
 
     def _draft_get(self, appid, body, _record=None):
         draft = self._draft(appid, body.get("media_id"))
-        items = [dict(a, url=f"{self.base_url}/s/{body['media_id']}/{i}")
-                 for i, a in enumerate(draft["articles"])]
-        return {"news_item": items, "create_time": draft["update_time"],
-                "update_time": draft["update_time"]}
+        items = [dict(a, url=f"{self.base_url}/s/{body['media_id']}/{i}") for i, a in enumerate(draft["articles"])]
+        return {"news_item": items, "create_time": draft["update_time"], "update_time": draft["update_time"]}
 
     def _preview(self, appid, body, _record=None):
         """message/mass/preview: a draft (mpnews) sent to one follower's phone, by WeChat ID or openid."""

@@ -1,6 +1,7 @@
 """Going live on the fake platform: freepublish/submit and freepublish/get, the article pages, and the
 signed event push to an account's server URL in plaintext, compatible or safe (AES) mode, as the
 platform does it (a publish finishes a moment after its submission)."""
+
 import base64
 import hashlib
 import os
@@ -39,32 +40,57 @@ def encrypt(aes_key: str, xml: bytes, appid: str) -> str:
     return base64.b64encode(encryptor.update(plain) + encryptor.finalize()).decode()
 
 
-def publish_event_xml(publish_id: str, status: int, article_id: str | None, url: str | None,
-                      event: str = "PUBLISHJOBFINISH") -> bytes:
-    detail = (f"<article_detail><count>1</count><item><idx>1</idx><article_url><![CDATA[{url}]]></article_url>"
-              "</item></article_detail>") if url else ""
+def publish_event_xml(
+    publish_id: str, status: int, article_id: str | None, url: str | None, event: str = "PUBLISHJOBFINISH"
+) -> bytes:
+    detail = (
+        (
+            f"<article_detail><count>1</count><item><idx>1</idx><article_url><![CDATA[{url}]]></article_url>"
+            "</item></article_detail>"
+        )
+        if url
+        else ""
+    )
     article = f"<article_id><![CDATA[{article_id}]]></article_id>" if article_id else ""
-    return (f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
-            f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
-            f"<Event><![CDATA[{event}]]></Event><PublishEventInfo><publish_id>{publish_id}</publish_id>"
-            f"<publish_status>{status}</publish_status>{article}{detail}<fail_idx></fail_idx>"
-            "</PublishEventInfo></xml>").encode()
+    return (
+        f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
+        f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+        f"<Event><![CDATA[{event}]]></Event><PublishEventInfo><publish_id>{publish_id}</publish_id>"
+        f"<publish_status>{status}</publish_status>{article}{detail}<fail_idx></fail_idx>"
+        "</PublishEventInfo></xml>"
+    ).encode()
 
 
-def signed_push(url: str, token: str, xml: bytes, mode: str = "plain", aes_key: str = "", appid: str = "",
-                timeout: float = 5, timestamp: str | None = None, nonce: str | None = None) -> requests.Response:
+def signed_push(
+    url: str,
+    token: str,
+    xml: bytes,
+    mode: str = "plain",
+    aes_key: str = "",
+    appid: str = "",
+    timeout: float = 5,
+    timestamp: str | None = None,
+    nonce: str | None = None,
+) -> requests.Response:
     """POST one event to a server URL, signed (and in safe or compatible mode encrypted) as the platform does:
     now and with a new nonce unless given."""
     timestamp = timestamp or str(int(time.time()))
     nonce = nonce or str(secrets.randbelow(10**9))
-    query = {"signature": sha1_sorted(token, timestamp, nonce), "timestamp": timestamp, "nonce": nonce,
-             "openid": "oFakePlatform"}
+    query = {
+        "signature": sha1_sorted(token, timestamp, nonce),
+        "timestamp": timestamp,
+        "nonce": nonce,
+        "openid": "oFakePlatform",
+    }
     body = xml
     if mode in ("aes", "compatible"):
         encrypted = encrypt(aes_key, xml, appid)
         query.update(encrypt_type="aes", msg_signature=sha1_sorted(token, timestamp, nonce, encrypted))
-        inner = xml.decode()[len("<xml>"):-len("</xml>")] if mode == "compatible" else \
-            "<ToUserName><![CDATA[gh_fake]]></ToUserName>"
+        inner = (
+            xml.decode()[len("<xml>") : -len("</xml>")]
+            if mode == "compatible"
+            else "<ToUserName><![CDATA[gh_fake]]></ToUserName>"
+        )
         body = f"<xml>{inner}<Encrypt><![CDATA[{encrypted}]]></Encrypt></xml>".encode()
     return requests.post(url, params=query, data=body, headers={"Content-Type": "text/xml"}, timeout=timeout)
 
@@ -110,14 +136,25 @@ class FreePublishRoutes:
         publish_id = str(2_247_483_000 + self._seq * 7 + secrets.randbelow(7))
         self._seq += 1
         outcome = self._outcomes.pop(0) if self._outcomes else 0
-        self.publishes[publish_id] = {"appid": appid, "media_id": media_id, "status": 1, "outcome": outcome,
-                                      "msg_data_id": str(2_650_000_000 + self._seq), "article_id": None,
-                                      "article_url": None, "title": draft["articles"][0].get("title", "")}
+        self.publishes[publish_id] = {
+            "appid": appid,
+            "media_id": media_id,
+            "status": 1,
+            "outcome": outcome,
+            "msg_data_id": str(2_650_000_000 + self._seq),
+            "article_id": None,
+            "article_url": None,
+            "title": draft["articles"][0].get("title", ""),
+        }
         timer = threading.Timer(self.publish_seconds, self._finish_publish, args=(publish_id,))
         timer.daemon = True
         timer.start()
-        return {"errcode": 0, "errmsg": "ok", "publish_id": publish_id,
-                "msg_data_id": self.publishes[publish_id]["msg_data_id"]}
+        return {
+            "errcode": 0,
+            "errmsg": "ok",
+            "publish_id": publish_id,
+            "msg_data_id": self.publishes[publish_id]["msg_data_id"],
+        }
 
     def _freepublish_get(self, appid, body, _record=None):
         publish = self.publishes.get(str(body.get("publish_id")))
@@ -147,8 +184,9 @@ class FreePublishRoutes:
             target = target or self.event_targets[publish["appid"]]
         xml = publish_event_xml(publish_id, publish["status"], publish["article_id"], publish["article_url"], event)
         try:
-            response = signed_push(target["url"], target["token"], xml, target["mode"], target["aes_key"],
-                                   publish["appid"])
+            response = signed_push(
+                target["url"], target["token"], xml, target["mode"], target["aes_key"], publish["appid"]
+            )
             answer: tuple[str, int | None, str] = (publish_id, response.status_code, response.text)
         except requests.RequestException as exc:
             answer = (publish_id, None, type(exc).__name__)
@@ -168,8 +206,14 @@ class FreePublishRoutes:
         for publish in self.publishes.values():
             if publish["appid"] != appid or publish["status"] != 0:
                 continue
-            items.append({"ref_date": begin, "msgid": f"{publish['msg_data_id']}_1", "title": publish["title"],
-                          "detail_list": [{"stat_date": begin, **self._figures(publish["article_id"], begin)}]})
+            items.append(
+                {
+                    "ref_date": begin,
+                    "msgid": f"{publish['msg_data_id']}_1",
+                    "title": publish["title"],
+                    "detail_list": [{"stat_date": begin, **self._figures(publish["article_id"], begin)}],
+                }
+            )
         return {"list": items + self._more_totals(appid, begin) + list(self.extra_totals)}
 
     def _figures(self, article_id, day):
@@ -178,8 +222,14 @@ class FreePublishRoutes:
         if figures is None:
             seed = int(hashlib.sha1(f"{article_id}{day}".encode()).hexdigest()[:8], 16)  # noqa: S324
             reads = 40 + seed % 460
-            figures = {"read_user": reads, "share_user": reads // 9, "like_user": reads // 14,
-                       "zaikan_user": reads // 31, "collection_user": reads // 23, "comment_count": reads // 47}
+            figures = {
+                "read_user": reads,
+                "share_user": reads // 9,
+                "like_user": reads // 14,
+                "zaikan_user": reads // 31,
+                "collection_user": reads // 23,
+                "comment_count": reads // 47,
+            }
         return figures
 
     def _more_totals(self, _appid, _day) -> list[dict[str, Any]]:
@@ -194,8 +244,10 @@ class FreePublishRoutes:
             article = draft["articles"][0] if draft else self._other_article(article_id)
         if article is None:
             return None
-        return (f"<!doctype html><meta charset=utf-8><title>{article.get('title', '')}</title>"
-                f"<h1>{article.get('title', '')}</h1>{article.get('content', '')}")
+        return (
+            f"<!doctype html><meta charset=utf-8><title>{article.get('title', '')}</title>"
+            f"<h1>{article.get('title', '')}</h1>{article.get('content', '')}"
+        )
 
     def _other_article(self, _article_id) -> dict[str, Any] | None:
         """An article live by other means than freepublish (mass sends override this)."""

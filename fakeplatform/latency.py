@@ -1,4 +1,5 @@
 """The fake platform's wait before each answer, as the real one has from a server outside its region."""
+
 import random
 import time
 

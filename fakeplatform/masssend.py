@@ -1,6 +1,7 @@
 """Sending to followers on the fake platform: message/mass/sendall (clientmsgid once in 24 h, the day's quota),
 message/mass/get, tags/get, and the MASSSENDJOBFINISH event pushed to the account's server URL a moment later,
 signed as freepublish's events are."""
+
 import copy
 import threading
 import time
@@ -18,12 +19,20 @@ CLIENTMSGID_WINDOW = 24 * 3600  # a clientmsgid answers 45065 for a day after it
 CLIENTMSGID_MAX = 64  # bytes (else 45067)
 DEFAULT_FOLLOWERS = 1280
 # The platform's own tags start with 2 (星标组); an account's tags are numbered from 100.
-DEFAULT_TAGS = ({"id": 2, "name": "星标组", "count": 12}, {"id": 100, "name": "早读会员", "count": 326},
-                {"id": 101, "name": "北京读者", "count": 517})
+DEFAULT_TAGS = (
+    {"id": 2, "name": "星标组", "count": 12},
+    {"id": 100, "name": "早读会员", "count": 326},
+    {"id": 101, "name": "北京读者", "count": 517},
+)
 # errmsg of the codes a test most often forces on sendall (the platform's words).
-SENDALL_ERRMSG = {-1: "system error", 40001: "invalid credential, access_token is invalid or not latest",
-                  45028: "has no masssend quota", 45065: "clientmsgid exist",
-                  45066: "same clientmsgid retry too fast", 48001: "api unauthorized"}
+SENDALL_ERRMSG = {
+    -1: "system error",
+    40001: "invalid credential, access_token is invalid or not latest",
+    45028: "has no masssend quota",
+    45065: "clientmsgid exist",
+    45066: "same clientmsgid retry too fast",
+    48001: "api unauthorized",
+}
 BEIJING = 8 * 3600  # the platform's day is Beijing's
 
 
@@ -31,17 +40,23 @@ def mass_event_xml(msg_id: int, status: str, counts: dict[str, int] | None, urls
     """The MASSSENDJOBFINISH event: `status` "send success", "send fail" or "err(N)"; `counts` by the platform's
     names (TotalCount, FilterCount, SentCount, ErrorCount; None: all 0); `urls` in article order (ArticleIdx 1..)."""
     counts = counts or {}
-    numbers = "".join(f"<{name}>{int(counts.get(name, 0))}</{name}>"
-                      for name in ("TotalCount", "FilterCount", "SentCount", "ErrorCount"))
-    items = "".join(f"<item><ArticleIdx>{i}</ArticleIdx><ArticleUrl><![CDATA[{url}]]></ArticleUrl></item>"
-                    for i, url in enumerate(urls, 1))
-    return (f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
-            f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
-            f"<Event><![CDATA[MASSSENDJOBFINISH]]></Event><MsgID>{msg_id}</MsgID>"
-            f"<Status><![CDATA[{status}]]></Status>{numbers}"
-            "<CopyrightCheckResult><Count>0</Count><ResultList></ResultList><CheckState>1</CheckState>"
-            f"</CopyrightCheckResult><ArticleUrlResult><Count>{len(urls)}</Count><ResultList>{items}</ResultList>"
-            "</ArticleUrlResult></xml>").encode()
+    numbers = "".join(
+        f"<{name}>{int(counts.get(name, 0))}</{name}>"
+        for name in ("TotalCount", "FilterCount", "SentCount", "ErrorCount")
+    )
+    items = "".join(
+        f"<item><ArticleIdx>{i}</ArticleIdx><ArticleUrl><![CDATA[{url}]]></ArticleUrl></item>"
+        for i, url in enumerate(urls, 1)
+    )
+    return (
+        f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
+        f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+        f"<Event><![CDATA[MASSSENDJOBFINISH]]></Event><MsgID>{msg_id}</MsgID>"
+        f"<Status><![CDATA[{status}]]></Status>{numbers}"
+        "<CopyrightCheckResult><Count>0</Count><ResultList></ResultList><CheckState>1</CheckState>"
+        f"</CopyrightCheckResult><ArticleUrlResult><Count>{len(urls)}</Count><ResultList>{items}</ResultList>"
+        "</ArticleUrlResult></xml>"
+    ).encode()
 
 
 def _beijing_day() -> str:
@@ -103,11 +118,13 @@ class MassSendRoutes(FreePublishRoutes):
         with self._lock:
             send = copy.deepcopy(self.mass_sends[int(msg_id)])
             target = target or self.event_targets[send["appid"]]
-        xml = mass_event_xml(send["msg_id"], status or send["result"] or "send success", send["counts"],
-                             send["article_urls"])
+        xml = mass_event_xml(
+            send["msg_id"], status or send["result"] or "send success", send["counts"], send["article_urls"]
+        )
         try:
-            response = signed_push(target["url"], target["token"], xml, target["mode"], target["aes_key"],
-                                   send["appid"])
+            response = signed_push(
+                target["url"], target["token"], xml, target["mode"], target["aes_key"], send["appid"]
+            )
             answer: tuple[int, int | None, str] = (send["msg_id"], response.status_code, response.text)
         except requests.RequestException as exc:
             answer = (send["msg_id"], None, type(exc).__name__)
@@ -147,11 +164,23 @@ class MassSendRoutes(FreePublishRoutes):
         self._seq += 1
         msg_id, msg_data_id = 3_147_480_000 + self._seq, 2_455_000_000 + self._seq
         self.mass_sends[msg_id] = {
-            "msg_id": msg_id, "msg_data_id": msg_data_id, "appid": appid, "media_id": mpnews["media_id"],
-            "filter": copy.deepcopy(body["filter"]), "send_ignore_reprint": reprint, "clientmsgid": clientmsgid,
-            "articles": copy.deepcopy(draft["articles"]), "status": "SENDING", "result": None, "total": total,
+            "msg_id": msg_id,
+            "msg_data_id": msg_data_id,
+            "appid": appid,
+            "media_id": mpnews["media_id"],
+            "filter": copy.deepcopy(body["filter"]),
+            "send_ignore_reprint": reprint,
+            "clientmsgid": clientmsgid,
+            "articles": copy.deepcopy(draft["articles"]),
+            "status": "SENDING",
+            "result": None,
+            "total": total,
             "outcome": self._mass_outcomes.pop(0) if self._mass_outcomes else "send success",
-            "counts": None, "article_ids": [], "article_urls": [], "time": time.time()}
+            "counts": None,
+            "article_ids": [],
+            "article_urls": [],
+            "time": time.time(),
+        }
         timer = threading.Timer(self.mass_seconds, self._finish_mass, args=(msg_id,))
         timer.daemon = True
         timer.start()
@@ -174,8 +203,11 @@ class MassSendRoutes(FreePublishRoutes):
     # ---- helpers -------------------------------------------------------------------------------
     def _sent_with(self, appid, clientmsgid):
         now = time.time()
-        found = [s for s in self.mass_sends.values() if s["appid"] == appid and s["clientmsgid"] == clientmsgid
-                 and now - s["time"] < CLIENTMSGID_WINDOW]
+        found = [
+            s
+            for s in self.mass_sends.values()
+            if s["appid"] == appid and s["clientmsgid"] == clientmsgid and now - s["time"] < CLIENTMSGID_WINDOW
+        ]
         return found[-1] if found else None
 
     def _draft_or_none(self, appid, media_id):
@@ -204,8 +236,12 @@ class MassSendRoutes(FreePublishRoutes):
             if send["result"] == "send success":
                 filtered = total - total // 40  # refused, or over the month's 4 messages
                 errors = filtered // 250
-                send["counts"] = {"TotalCount": total, "FilterCount": filtered, "SentCount": filtered - errors,
-                                  "ErrorCount": errors}
+                send["counts"] = {
+                    "TotalCount": total,
+                    "FilterCount": filtered,
+                    "SentCount": filtered - errors,
+                    "ErrorCount": errors,
+                }
                 send["article_ids"] = [self._new_id("ARTICLE_") for _ in send["articles"]]
                 send["article_urls"] = [f"https://mp.weixin.qq.com/s/{a}" for a in send["article_ids"]]
                 send["status"] = "SEND_SUCCESS"
@@ -218,11 +254,17 @@ class MassSendRoutes(FreePublishRoutes):
 
     def _more_totals(self, appid, day):
         """datacube: each article of the account's successful sends, msgid <msg_data_id>_<index> (1-based)."""
-        return [{"ref_date": day, "msgid": f"{send['msg_data_id']}_{index}", "title": article.get("title", ""),
-                 "detail_list": [{"stat_date": day, **self._figures(article_id, day)}]}
-                for send in self.mass_sends.values() if send["appid"] == appid and send["status"] == "SEND_SUCCESS"
-                for index, (article, article_id) in enumerate(zip(send["articles"], send["article_ids"],
-                                                                  strict=True), 1)]
+        return [
+            {
+                "ref_date": day,
+                "msgid": f"{send['msg_data_id']}_{index}",
+                "title": article.get("title", ""),
+                "detail_list": [{"stat_date": day, **self._figures(article_id, day)}],
+            }
+            for send in self.mass_sends.values()
+            if send["appid"] == appid and send["status"] == "SEND_SUCCESS"
+            for index, (article, article_id) in enumerate(zip(send["articles"], send["article_ids"], strict=True), 1)
+        ]
 
     def _other_article(self, article_id):
         for send in self.mass_sends.values():

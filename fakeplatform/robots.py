@@ -9,6 +9,7 @@ What a delivered message would make live in the chat is kept too: `mentions` (an
 syntax, and the body's mention fields) and `links` (what a chat client links: addresses with a
 scheme, www., bare domains), from the text and, for DingTalk, the title.
 """
+
 import base64
 import hashlib
 import hmac
@@ -26,24 +27,36 @@ log = logging.getLogger(__name__)
 
 PATHS = {"wecom": "/cgi-bin/webhook/send", "feishu": "/open-apis/bot/v2/hook/", "dingtalk": "/robot/send"}
 RATE = {"wecom": 20, "feishu": 100, "dingtalk": 20}  # messages a minute
-OK = {"wecom": {"errcode": 0, "errmsg": "ok"}, "dingtalk": {"errcode": 0, "errmsg": "ok"},
-      "feishu": {"StatusCode": 0, "StatusMessage": "success", "code": 0, "data": {}, "msg": "success"}}
+OK = {
+    "wecom": {"errcode": 0, "errmsg": "ok"},
+    "dingtalk": {"errcode": 0, "errmsg": "ok"},
+    "feishu": {"StatusCode": 0, "StatusMessage": "success", "code": 0, "data": {}, "msg": "success"},
+}
 REFUSALS = {
-    "wecom": {"key": {"errcode": 93000, "errmsg": "invalid webhook url"},
-              "shape": {"errcode": 40008, "errmsg": "invalid message type"},
-              "size": {"errcode": 40058, "errmsg": "markdown.content exceed max length 4096"},
-              "rate": {"errcode": 45009, "errmsg": "api freq out of limit"}},
-    "feishu": {"key": {"code": 19001, "msg": "param invalid: incoming webhook access token invalid", "data": {}},
-               "shape": {"code": 9499, "msg": "Bad Request", "data": {}},
-               "size": {"code": 9499, "msg": "Bad Request", "data": {}},
-               "sign": {"code": 19021, "msg": "sign match fail or timestamp is not within one hour from current time",
-                        "data": {}},
-               "rate": {"code": 11232, "msg": "frequency limited psm[lark.oapi.app_platform_runtime]", "data": {}}},
-    "dingtalk": {"key": {"errcode": 300001, "errmsg": "token is not exist"},
-                 "shape": {"errcode": 40035, "errmsg": "缺少参数 json"},
-                 "size": {"errcode": 460101, "errmsg": "message too long, exceed 20000 bytes"},
-                 "sign": {"errcode": 310000, "errmsg": "sign not match"},
-                 "rate": {"errcode": 410100, "errmsg": "send too fast, exceed 20 times per minute"}},
+    "wecom": {
+        "key": {"errcode": 93000, "errmsg": "invalid webhook url"},
+        "shape": {"errcode": 40008, "errmsg": "invalid message type"},
+        "size": {"errcode": 40058, "errmsg": "markdown.content exceed max length 4096"},
+        "rate": {"errcode": 45009, "errmsg": "api freq out of limit"},
+    },
+    "feishu": {
+        "key": {"code": 19001, "msg": "param invalid: incoming webhook access token invalid", "data": {}},
+        "shape": {"code": 9499, "msg": "Bad Request", "data": {}},
+        "size": {"code": 9499, "msg": "Bad Request", "data": {}},
+        "sign": {
+            "code": 19021,
+            "msg": "sign match fail or timestamp is not within one hour from current time",
+            "data": {},
+        },
+        "rate": {"code": 11232, "msg": "frequency limited psm[lark.oapi.app_platform_runtime]", "data": {}},
+    },
+    "dingtalk": {
+        "key": {"errcode": 300001, "errmsg": "token is not exist"},
+        "shape": {"errcode": 40035, "errmsg": "缺少参数 json"},
+        "size": {"errcode": 460101, "errmsg": "message too long, exceed 20000 bytes"},
+        "sign": {"errcode": 310000, "errmsg": "sign not match"},
+        "rate": {"errcode": 410100, "errmsg": "send too fast, exceed 20 times per minute"},
+    },
 }
 SIZE = {"wecom": 4096, "feishu": 20000, "dingtalk": 20000}  # bytes of the text
 # Feishu's <at user_id="all"></at> (text), WeCom's <@userid> (markdown), @all and DingTalk's @138… forms.
@@ -76,8 +89,11 @@ class FakeRobot:
     @property
     def url(self):
         base = f"http://127.0.0.1:{self._server.server_port}{PATHS[self.kind]}"
-        return {"wecom": f"{base}?key={self.key}", "feishu": base + self.key,
-                "dingtalk": f"{base}?access_token={self.key}"}[self.kind]
+        return {
+            "wecom": f"{base}?key={self.key}",
+            "feishu": base + self.key,
+            "dingtalk": f"{base}?access_token={self.key}",
+        }[self.kind]
 
     def fail_next(self, times=1, reply=None):
         """The next `times` messages are refused with `reply` (default: the kind's rate refusal)."""
@@ -144,8 +160,13 @@ class FakeRobot:
         mentions, links = live_parts(f"{title}\n{text}")
         part = body.get(body.get("msgtype")) if self.kind != "feishu" else {}
         at = body.get("at") if isinstance(body.get("at"), dict) else {}
-        mentions += [*part.get("mentioned_list", []), *part.get("mentioned_mobile_list", []),
-                     *at.get("atMobiles", []), *at.get("atUserIds", []), *(["isAtAll"] if at.get("isAtAll") else [])]
+        mentions += [
+            *part.get("mentioned_list", []),
+            *part.get("mentioned_mobile_list", []),
+            *at.get("atMobiles", []),
+            *at.get("atUserIds", []),
+            *(["isAtAll"] if at.get("isAtAll") else []),
+        ]
         self.mentions += mentions
         self.links += links
 

@@ -3,8 +3,13 @@
 BODY_IMAGE_MAX = 1024 * 1024  # media/uploadimg: jpg/png under 1 MB
 MATERIAL_IMAGE_MAX = 10 * 1024 * 1024  # material/add_material type image: 10 MB
 CROP_RATIOS = {"1_1", "16_9", "2.35_1", "3_4"}
-_MAGIC = [(b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"),
-          (b"GIF89a", "gif"), (b"BM", "bmp")]
+_MAGIC = [
+    (b"\xff\xd8\xff", "jpg"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+    (b"BM", "bmp"),
+]
 CONTENT_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
 # The upload's file name must end in one of these, whatever its bytes are (else 40113).
 UPLOAD_EXTENSIONS = {"material": (".jpg", ".jpeg", ".png", ".gif", ".bmp"), "uploadimg": (".jpg", ".jpeg", ".png")}

@@ -4,6 +4,7 @@ It speaks the platform's wire format (JSON answers carrying `errcode`/`errmsg` w
 multipart uploads in a `media` field, `access_token` in the query string), keeps every request it
 received, stores drafts and materials, and can be told to fail, hang or expire its tokens.
 """
+
 import json
 import re
 import secrets
@@ -58,23 +59,32 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         with self._lock:
             self.accounts[appid] = secret
 
-    def fail_next(self, path_suffix, errcode=None, errmsg="system error", times=1, status=200,
-                  body=None, content_type="text/html"):
+    def fail_next(
+        self, path_suffix, errcode=None, errmsg="system error", times=1, status=200, body=None, content_type="text/html"
+    ):
         """The next `times` requests whose path ends with path_suffix fail.
 
         With errcode: a JSON error answer. With status/body: a raw answer of that status and body
         (HTTP 500 or a non-JSON page, as a proxy in front of the platform may give).
         """
         with self._lock:
-            self._faults.append({"suffix": path_suffix, "kind": "fail", "remaining": times,
-                                 "errcode": errcode, "errmsg": errmsg, "status": status,
-                                 "body": body, "content_type": content_type})
+            self._faults.append(
+                {
+                    "suffix": path_suffix,
+                    "kind": "fail",
+                    "remaining": times,
+                    "errcode": errcode,
+                    "errmsg": errmsg,
+                    "status": status,
+                    "body": body,
+                    "content_type": content_type,
+                }
+            )
 
     def hang_next(self, path_suffix, seconds, times=1):
         """Sleep before handling the next request(s) to path_suffix; the request is then handled."""
         with self._lock:
-            self._faults.append({"suffix": path_suffix, "kind": "hang", "remaining": times,
-                                 "seconds": seconds})
+            self._faults.append({"suffix": path_suffix, "kind": "hang", "remaining": times, "seconds": seconds})
 
     def expire_tokens(self):
         """Every token issued so far expires now (the platform then answers 42001)."""
@@ -94,8 +104,9 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
     def start(self, port=0, host="127.0.0.1"):
         """Serve in a daemon thread; returns the base URL (http://127.0.0.1:<port>)."""
         server = self._bind(host, port)
-        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05),
-                                        daemon=True, name="fake-platform")
+        self._thread = threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True, name="fake-platform"
+        )
         self._thread.start()
         return self.base_url
 
@@ -127,10 +138,17 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
 
     def _store_material(self, appid, name, data, kind):
         media_id = self._new_id("MEDIA_")
-        record = {"media_id": media_id, "appid": appid, "name": name, "data": data,
-                  "content_type": CONTENT_TYPES[kind], "file": f"{media_id}.{kind}",
-                  "url": f"{self.base_url}/mmbiz/{media_id}.{kind}",
-                  "update_time": int(time.time()), "seq": self._seq}
+        record = {
+            "media_id": media_id,
+            "appid": appid,
+            "name": name,
+            "data": data,
+            "content_type": CONTENT_TYPES[kind],
+            "file": f"{media_id}.{kind}",
+            "url": f"{self.base_url}/mmbiz/{media_id}.{kind}",
+            "update_time": int(time.time()),
+            "seq": self._seq,
+        }
         self.materials[media_id] = record
         return record
 
@@ -139,8 +157,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         if old:
             self._tokens[old]["revoked"] = True
         token = "TOKEN_" + secrets.token_urlsafe(24)
-        self._tokens[token] = {"appid": appid, "expires_at": time.time() + self.token_ttl,
-                               "revoked": False}
+        self._tokens[token] = {"appid": appid, "expires_at": time.time() + self.token_ttl, "revoked": False}
         self._current[appid] = token
         return token
 
@@ -188,8 +205,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         def answer(payload, content_type="application/json; encoding=utf-8"):
             if "errcode" in payload and payload["errcode"] != 0:
                 payload["errmsg"] += f" rid: {secrets.token_hex(4)}-{secrets.token_hex(8)}"
-            return Response(json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                            content_type=content_type)
+            return Response(json.dumps(payload, ensure_ascii=False).encode("utf-8"), content_type=content_type)
 
         @app.route("/datacube/<path:name>", methods=["GET", "POST"])
         @app.route("/cgi-bin/<path:name>", methods=["GET", "POST"])
@@ -202,11 +218,20 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                     body = json.loads(raw.decode("utf-8"))
                 except (UnicodeDecodeError, ValueError):
                     body = None
-            record = {"method": request.method, "path": path, "time": time.time(), "query": request.args.to_dict(),
-                      "content_type": request.content_type, "body": None if multipart else raw,
-                      "json": body, "form": request.form.to_dict(),
-                      "files": {k: {"filename": f.filename, "content_type": f.content_type,
-                                    "data": f.read()} for k, f in request.files.items()}}
+            record = {
+                "method": request.method,
+                "path": path,
+                "time": time.time(),
+                "query": request.args.to_dict(),
+                "content_type": request.content_type,
+                "body": None if multipart else raw,
+                "json": body,
+                "form": request.form.to_dict(),
+                "files": {
+                    k: {"filename": f.filename, "content_type": f.content_type, "data": f.read()}
+                    for k, f in request.files.items()
+                },
+            }
             with self._lock:
                 self.requests.append(record)
             self._delay(path)
@@ -215,8 +240,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 time.sleep(hang["seconds"])
             fault = self._take_fault(path, "fail")
             if fault and fault["errcode"] is None:
-                return Response(fault["body"] or "", status=fault["status"],
-                                content_type=fault["content_type"])
+                return Response(fault["body"] or "", status=fault["status"], content_type=fault["content_type"])
             if fault:
                 return answer({"errcode": fault["errcode"], "errmsg": fault["errmsg"]})
             try:
@@ -234,8 +258,9 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 if isinstance(late, int | float) and late > 0:
                     time.sleep(late)
                 # draft/get answers as text/plain without a charset, as some real endpoints do
-                return answer(result, "text/plain" if path.endswith("draft/get") else
-                              "application/json; encoding=utf-8")
+                return answer(
+                    result, "text/plain" if path.endswith("draft/get") else "application/json; encoding=utf-8"
+                )
             except Fault as exc:
                 return answer({"errcode": exc.errcode, "errmsg": exc.errmsg})
 
@@ -311,11 +336,10 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         if body.get("type") != "image":
             raise Fault(40004, "invalid media type")
         offset, count = body.get("offset"), body.get("count")
-        if not isinstance(offset, int) or offset < 0 or not isinstance(count, int) \
-                or not 1 <= count <= 20:
+        if not isinstance(offset, int) or offset < 0 or not isinstance(count, int) or not 1 <= count <= 20:
             raise Fault(47003, "argument invalid! hint: offset/count")
-        mine = sorted((m for m in self.materials.values() if m["appid"] in (None, appid)),
-                      key=lambda m: m["seq"], reverse=True)
-        page = [{k: m[k] for k in ("media_id", "name", "update_time", "url")}
-                for m in mine[offset:offset + count]]
+        mine = sorted(
+            (m for m in self.materials.values() if m["appid"] in (None, appid)), key=lambda m: m["seq"], reverse=True
+        )
+        page = [{k: m[k] for k in ("media_id", "name", "update_time", "url")} for m in mine[offset : offset + count]]
         return {"total_count": len(mine), "item_count": len(page), "item": page}

@@ -1,4 +1,5 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
+
 from models.assets import Asset
 from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
 from models.chat import ChatCard

@@ -1,4 +1,5 @@
 """Images that tasks refer to: local uploads (review/library scope) and remote platform materials."""
+
 import peewee
 
 from models.base import BaseModel

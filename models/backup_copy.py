@@ -6,6 +6,7 @@ transaction, are written into a new SQLite file of the same schema (docs/api.md 
 table"). The copy is thus always a plain SQLite file that the other functions read with sqlite3
 alone, without binding the service's database to it.
 """
+
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -40,8 +41,12 @@ def row_counts(path: str) -> dict[str, int]:
     """Rows per table of the service in the SQLite file `path` (a table it lacks counts 0)."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
         present = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return {table: connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]  # noqa: S608
-                if table in present else 0 for table in _tables()}
+        return {
+            table: connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]  # noqa: S608
+            if table in present
+            else 0
+            for table in _tables()
+        }
 
 
 def schema_version(path: str) -> int | None:
@@ -58,12 +63,13 @@ def stored_files(path: str) -> Iterator[str]:
     asset, attachment, feedback = Asset._meta.table_name, FeedbackAttachment._meta.table_name, Feedback._meta.table_name
     foreign_key = FeedbackAttachment.feedback.column_name
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        for scope, name in connection.execute(
-                f'SELECT scope, stored_name FROM "{asset}" WHERE stored_name IS NOT NULL ORDER BY id'):  # noqa: S608
+        query = f'SELECT scope, stored_name FROM "{asset}" WHERE stored_name IS NOT NULL ORDER BY id'  # noqa: S608
+        for scope, name in connection.execute(query):
             yield f"{scope}/{name}"
         for feedback_id, name in connection.execute(
-                f'SELECT f.feedback_id, a.stored_name FROM "{attachment}" a JOIN "{feedback}" f '  # noqa: S608
-                f'ON f.id = a."{foreign_key}" ORDER BY a.id'):
+            f'SELECT f.feedback_id, a.stored_name FROM "{attachment}" a JOIN "{feedback}" f '  # noqa: S608
+            f'ON f.id = a."{foreign_key}" ORDER BY a.id'
+        ):
             yield f"feedback/{feedback_id}/{name}"
 
 

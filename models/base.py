@@ -1,4 +1,5 @@
 """Database handle and base model shared by every table."""
+
 import json
 import logging
 import sqlite3
@@ -61,7 +62,7 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
     if database_url:
         # PostgreSQL connections are pooled too: a new one costs a server process and ~4 ms.
         if urlsplit(database_url).scheme in ("postgres", "postgresql"):
-            database_url = "postgresql+pool" + database_url[database_url.index("://"):]
+            database_url = "postgresql+pool" + database_url[database_url.index("://") :]
         pooled = database_url.startswith("postgresql+pool") and "max_connections" not in database_url
         # At most the request threads and the background workers use one at a time (~12).
         options: dict[str, Any] = {"max_connections": 32, "stale_timeout": 600} if pooled else {}
@@ -70,8 +71,12 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
         database = connect(database_url, **options)
     else:
         database = PooledSqliteDatabase(
-            sqlite_path, pragmas=SQLITE_PRAGMAS, timeout=10, check_same_thread=False,
-            max_connections=64, stale_timeout=600,
+            sqlite_path,
+            pragmas=SQLITE_PRAGMAS,
+            timeout=10,
+            check_same_thread=False,
+            max_connections=64,
+            stale_timeout=600,
         )
     if isinstance(database, peewee.SqliteDatabase):
         for name, function in SQLITE_FUNCTIONS.items():
@@ -135,8 +140,10 @@ def insert_rows(model: Any, rows: list[dict[str, Any]], conflict: tuple[str, ...
         sets = ", ".join(f'"{f.column_name}" = excluded."{f.column_name}"' for f in fields if f.name not in conflict)
         sql += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
     fixed = {name: value() if callable(value) else value for name, value in defaults.items()}
-    values = [tuple(field.db_value(row[field.name] if field.name in given else fixed[field.name]) for field in fields)
-              for row in rows]
+    values = [
+        tuple(field.db_value(row[field.name] if field.name in given else fixed[field.name]) for field in fields)
+        for row in rows
+    ]
     if on_postgres:  # psycopg2's executemany is a round trip a row; execute_values sends pages of rows
         from psycopg2.extras import execute_values
 

@@ -4,6 +4,7 @@
 version the card shows (and its buttons carry), so a card whose task changed since is found by a plain
 comparison. A card drawn for a task no longer waiting for review is `closed`.
 """
+
 import peewee
 
 from models.base import BaseModel, JSONField

@@ -1,5 +1,6 @@
 """Monotonic event counters for /metrics (docs/api.md §16), kept in the store so every process on it
 counts together, restarts keep them, and deleting the rows they counted never lowers them."""
+
 import peewee
 
 from models.base import BaseModel
@@ -19,10 +20,14 @@ class EventCounter(BaseModel):
 
 def count_event(name: str, *labels: str, by: int = 1) -> None:
     """Add `by` (one) to a series; call inside the transaction of the event it counts."""
-    (EventCounter.insert(name=name, labels=",".join(labels), value=by)
-     .on_conflict(conflict_target=[EventCounter.name, EventCounter.labels],
-                  update={EventCounter.value: EventCounter.value + by})
-     .execute())
+    (
+        EventCounter.insert(name=name, labels=",".join(labels), value=by)
+        .on_conflict(
+            conflict_target=[EventCounter.name, EventCounter.labels],
+            update={EventCounter.value: EventCounter.value + by},
+        )
+        .execute()
+    )
 
 
 def series(name: str) -> list[tuple[list[str], int]]:

@@ -5,6 +5,7 @@ is written before message/mass/sendall is called, with the process that calls it
 (`next_at`); a process that died mid-call is found by the next pass and the call repeated with the same
 clientmsgid (the edition's id), which the platform answers 45065 when the first one went through.
 """
+
 import peewee
 
 from models.base import BaseModel, JSONField

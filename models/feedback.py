@@ -19,6 +19,7 @@ The keyword search (keyword_match, count_keyword_matches) and counts_by_status r
 models; on PostgreSQL, or before the index exists, the search is LIKE over the columns (ILIKE under
 pg_trgm indexes) and the counts a GROUP BY. bench/bench_feedback_search.py measures each path.
 """
+
 import logging
 import operator
 import re
@@ -161,27 +162,36 @@ class FeedbackStatusCount(BaseModel):
     class Meta:
         table_name = COUNTS_TABLE
 
+
 # Triggers and the two plain tables beside the indexes, written out in full (peewee has no trigger
 # API): the statements are the schema. The trigram index only holds rows that left the pending
 # queue, so deletes and edits touch it only for those rows.
 _FTS_COLUMNS = "title, content, feedback_no, user_id, contact_email, contact_wechat"
 _INDEXED_OLD = "WHERE NOT EXISTS (SELECT 1 FROM feedback_search_pending WHERE id = old.id)"
-_DELETE_OLD = ("INSERT INTO feedback_fts(feedback_fts, rowid, title, content, feedback_no, user_id, contact_email, "
-               "contact_wechat) SELECT 'delete', old.id, old.title, old.content, old.feedback_no, old.user_id, "
-               "old.contact_email, old.contact_wechat " + _INDEXED_OLD + ";")
-_INSERT_NEW = ("INSERT INTO feedback_fts(rowid, title, content, feedback_no, user_id, contact_email, contact_wechat) "
-               "SELECT new.id, new.title, new.content, new.feedback_no, new.user_id, new.contact_email, "
-               "new.contact_wechat " + _INDEXED_OLD + ";")
+_DELETE_OLD = (
+    "INSERT INTO feedback_fts(feedback_fts, rowid, title, content, feedback_no, user_id, contact_email, "
+    "contact_wechat) SELECT 'delete', old.id, old.title, old.content, old.feedback_no, old.user_id, "
+    "old.contact_email, old.contact_wechat " + _INDEXED_OLD + ";"
+)
+_INSERT_NEW = (
+    "INSERT INTO feedback_fts(rowid, title, content, feedback_no, user_id, contact_email, contact_wechat) "
+    "SELECT new.id, new.title, new.content, new.feedback_no, new.user_id, new.contact_email, "
+    "new.contact_wechat " + _INDEXED_OLD + ";"
+)
 _UNQUEUE_OLD = "DELETE FROM feedback_search_pending WHERE id = old.id;"
-_COUNT_NEW = ("INSERT INTO feedback_status_count(status, n) VALUES (new.status, 1) "
-              "ON CONFLICT(status) DO UPDATE SET n = n + 1;")
+_COUNT_NEW = (
+    "INSERT INTO feedback_status_count(status, n) VALUES (new.status, 1) ON CONFLICT(status) DO UPDATE SET n = n + 1;"
+)
 _UNCOUNT_OLD = "UPDATE feedback_status_count SET n = n - 1 WHERE status = old.status;"
 SQLITE_EXTRAS = (
     "CREATE TABLE IF NOT EXISTS feedback_search_pending (id INTEGER PRIMARY KEY)",
     "CREATE TRIGGER IF NOT EXISTS feedback_search_queue AFTER INSERT ON feedback BEGIN "
     "INSERT INTO feedback_search_pending(id) VALUES (new.id); END",
-    "CREATE TRIGGER IF NOT EXISTS feedback_search_delete AFTER DELETE ON feedback BEGIN " + _DELETE_OLD + " "
-    + _UNQUEUE_OLD + " END",
+    "CREATE TRIGGER IF NOT EXISTS feedback_search_delete AFTER DELETE ON feedback BEGIN "
+    + _DELETE_OLD
+    + " "
+    + _UNQUEUE_OLD
+    + " END",
     "CREATE TRIGGER IF NOT EXISTS feedback_search_update AFTER UPDATE OF " + _FTS_COLUMNS + " ON feedback "
     "BEGIN " + _DELETE_OLD + " " + _INSERT_NEW + " END",
     "CREATE TABLE IF NOT EXISTS feedback_status_count (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
@@ -192,10 +202,14 @@ SQLITE_EXTRAS = (
 )
 # Schema 2 indexed each row inside its own insert; these triggers are replaced by the ones above.
 OLD_TRIGGERS = ("feedback_fts_insert", "feedback_fts_delete", "feedback_fts_update")
-_PENDING_ROWS = ("SELECT f.id, f.title, f.content, f.feedback_no, f.user_id, f.contact_email, f.contact_wechat "
-                 "FROM feedback_search_pending AS p JOIN feedback AS f ON f.id = p.id ORDER BY p.id LIMIT ?")
-_INDEXED_ROWS = ("SELECT id, title, content, feedback_no, user_id, contact_email, contact_wechat FROM feedback "
-                 "WHERE id > ? AND id NOT IN (SELECT id FROM feedback_search_pending) ORDER BY id LIMIT ?")
+_PENDING_ROWS = (
+    "SELECT f.id, f.title, f.content, f.feedback_no, f.user_id, f.contact_email, f.contact_wechat "
+    "FROM feedback_search_pending AS p JOIN feedback AS f ON f.id = p.id ORDER BY p.id LIMIT ?"
+)
+_INDEXED_ROWS = (
+    "SELECT id, title, content, feedback_no, user_id, contact_email, contact_wechat FROM feedback "
+    "WHERE id > ? AND id NOT IN (SELECT id FROM feedback_search_pending) ORDER BY id LIMIT ?"
+)
 INDEX_BATCH = 200
 
 
@@ -231,8 +245,9 @@ def create_trigram_indexes(database: Any = None) -> bool:
         log.warning("keyword search will scan: the pg_trgm extension could not be added (%s)", exc)
         return False
     for column in SEARCH_COLUMNS:
-        database.execute_sql(f"CREATE INDEX IF NOT EXISTS feedback_{column}_trgm ON feedback "
-                             f"USING gin ({column} gin_trgm_ops)")
+        database.execute_sql(
+            f"CREATE INDEX IF NOT EXISTS feedback_{column}_trgm ON feedback USING gin ({column} gin_trgm_ops)"
+        )
     return True
 
 
@@ -249,8 +264,7 @@ def search_index_ready() -> bool:
     return _INDEX_READY[database]
 
 
-_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-                  "\U00020000-\U0002fa1f])")
+_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f])")
 
 
 def is_cjk(text: str) -> bool:
@@ -328,8 +342,9 @@ def _like(keyword):
 def _queued_match(keyword, row_id=Feedback.id):
     """Rows still queued for the indexes that contain `keyword`, case folded as the trigram index folds."""
     folded = fold_case(keyword)
-    contains = [peewee.fn.instr(peewee.fn.fold_case(getattr(Feedback, column)), folded) > 0
-                for column in SEARCH_COLUMNS]
+    contains = [
+        peewee.fn.instr(peewee.fn.fold_case(getattr(Feedback, column)), folded) > 0 for column in SEARCH_COLUMNS
+    ]
     return row_id.in_(FeedbackSearchQueue.select(FeedbackSearchQueue.id)) & reduce(operator.or_, contains)
 
 
@@ -367,6 +382,7 @@ def counts_by_status() -> dict[str, int]:
 
 # ---- reads and writes of feedback intake ------------------------------------------------------------
 
+
 def next_day_number(day: str) -> int:
     """The next number of `day` (YYYYMMDD), 1 first; call inside the write transaction."""
     seq = FeedbackDaySequence
@@ -376,6 +392,9 @@ def next_day_number(day: str) -> int:
 
 def recent_duplicate(digest: str, since: str) -> Feedback | None:
     """The newest record with this fingerprint created at or after `since` (its id and number only)."""
-    return (Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
-            .where((Feedback.fingerprint == digest) & (Feedback.created_at >= since))
-            .order_by(Feedback.created_at.desc()).first())
+    return (
+        Feedback.select(Feedback.feedback_id, Feedback.feedback_no)
+        .where((Feedback.fingerprint == digest) & (Feedback.created_at >= since))
+        .order_by(Feedback.created_at.desc())
+        .first()
+    )

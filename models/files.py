@@ -1,4 +1,5 @@
 """Journals of files whose record is not settled yet: files being placed, review files of deleted tasks."""
+
 import peewee
 
 from models.base import BaseModel

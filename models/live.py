@@ -6,6 +6,7 @@ cancellation reuses the row. `status` moves scheduled -> submitting -> publishin
 `submitting` is written before the platform is called, so a process that died in between is found
 at the next start and reported, never submitted again.
 """
+
 import peewee
 
 from models.base import BaseModel

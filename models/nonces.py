@@ -1,6 +1,7 @@
 """Signed pushes already taken (docs/api.md §18): one row per (scope, timestamp, nonce)
 accepted within the age window, so a replay changes nothing in any process. Rows older than the window
 are removed as new ones arrive: a replay that old is refused by its timestamp anyway."""
+
 import peewee
 
 from models.base import BaseModel

@@ -1,4 +1,5 @@
 """The outbox: outbox messages (the agent's webhooks, team notifications), written with what they report."""
+
 import peewee
 
 from models.base import BaseModel, JSONField

@@ -1,4 +1,5 @@
 """What the service remembers about the WeChat platform: access tokens and uploaded images."""
+
 import peewee
 
 from models.base import BaseModel

@@ -1,5 +1,6 @@
 """Who has a task page open (docs/api.md §15 Presence): one row per (task, admin), refreshed by the
 page's heartbeat; rows older than REVIEW_PRESENCE_SECONDS mean nothing and are pruned on write."""
+
 import peewee
 
 from models.base import BaseModel

@@ -6,6 +6,7 @@ processes; `heartbeat_at` is renewed before every platform call, and a row whose
 older than the stale limit (a crashed process) may be taken over. `owner` names the process
 (host:pid), so that a restarted service ends its predecessor's claims at once instead.
 """
+
 import peewee
 
 from models.base import BaseModel, JSONField

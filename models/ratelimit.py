@@ -1,4 +1,5 @@
 """Rate-limit hits (docs/api.md §9), in the database so every service process on it counts together."""
+
 import peewee
 
 from models.base import BaseModel

@@ -4,7 +4,6 @@ Filterable fields are indexed columns; nested parts (candidates, selections, ove
 are JSON. `version` goes up by one on every write and is the task's ETag (docs/api.md §4).
 """
 
-
 import peewee
 
 from models.base import BaseModel, JSONField, db, first_row
@@ -81,11 +80,11 @@ class IdempotencyKey(BaseModel):
     created_at = peewee.CharField(max_length=32, index=True)
 
 
-
 # ---- the reads every task page and list make ------------------------------------------------------
 # Written as SQL for peewee's Model.raw(): building a select of every column costs peewee ~0.4 ms a
 # query, more than SQLite takes to answer it, and these run several times on every page and API read
 # (bench/run.py: task detail 1.7 -> 0.9 ms in process). Values are bound parameters (`db.param`).
+
 
 def _placeholders(count: int) -> str:
     return ", ".join([db.param] * count)
@@ -107,8 +106,11 @@ def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:
     pks, among = list(by_pk), _placeholders(len(by_pk))
     for event in TimelineEvent.raw(f"SELECT * FROM timeline_event WHERE task_id IN ({among}) ORDER BY id", *pks):  # noqa: S608
         events[event.task_id].append(event)
-    for job in PublishJob.raw(f"SELECT * FROM publish_job WHERE task_id IN ({among}) "  # noqa: S608
-                              "ORDER BY queued_at, id", *pks):
+    for job in PublishJob.raw(
+        f"SELECT * FROM publish_job WHERE task_id IN ({among}) "  # noqa: S608
+        "ORDER BY queued_at, id",
+        *pks,
+    ):
         job.task = by_pk[job.task_id]
         jobs[job.task_id].append(job)
     return events, jobs

@@ -7,6 +7,7 @@ table is copied in batches, ids kept, each value passed through its field (SQLit
 PostgreSQL's booleans, JSON text stays text); PostgreSQL's id sequences then continue after the
 copied ids. The source is only read.
 """
+
 from collections.abc import Callable
 from typing import Any
 
@@ -31,8 +32,10 @@ def _models():
 def row_counts(database: Any = None) -> dict[str, int]:
     """Rows per table of the database, the bound one unless given another (a table it lacks counts 0)."""
     database = db if database is None else database
-    return {model._meta.table_name: model.select().count(database)
-            if database.table_exists(model._meta.table_name) else 0 for model in _models()}
+    return {
+        model._meta.table_name: model.select().count(database) if database.table_exists(model._meta.table_name) else 0
+        for model in _models()
+    }
 
 
 def copy_rows_to(target_url: str, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
@@ -45,8 +48,13 @@ def copy_rows_to(target_url: str, progress: Callable[[str, int], None] | None = 
         target.close()
 
 
-def copy_rows(source: peewee.Database, target: peewee.Database, *, replace: bool = False,
-              progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+def copy_rows(
+    source: peewee.Database,
+    target: peewee.Database,
+    *,
+    replace: bool = False,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, int]:
     """Every row of `source` into `target`, whose schema is brought up to date first, in one transaction
     of each (the source read is one consistent moment, even while a service writes to it). `target`
     must hold no rows unless `replace`, which deletes them in the same transaction (a failure leaves
@@ -58,11 +66,14 @@ def copy_rows(source: peewee.Database, target: peewee.Database, *, replace: bool
     try:
         if not replace:
             with target.connection_context():
-                busy = {name: n for name, n in row_counts(target).items()
-                        if n and name != SchemaVersion._meta.table_name}
+                busy = {
+                    name: n for name, n in row_counts(target).items() if n and name != SchemaVersion._meta.table_name
+                }
             if busy:
-                raise TargetNotEmpty("the target database already holds "
-                                     + ", ".join(f"{n} {name} rows" for name, n in sorted(busy.items())))
+                raise TargetNotEmpty(
+                    "the target database already holds "
+                    + ", ".join(f"{n} {name} rows" for name, n in sorted(busy.items()))
+                )
         upgrade(target)  # the schema a fresh start creates, at the latest version
         copied = dict.fromkeys((model._meta.table_name for model in ALL_MODELS), 0)
         with target.connection_context(), target.atomic(), source.atomic():
@@ -89,5 +100,6 @@ def _batches(source, model):
     primary = model._meta.primary_key.column_name
     cursor = source.execute_sql(f'SELECT {columns} FROM "{model._meta.table_name}" ORDER BY "{primary}"')  # noqa: S608
     while rows := cursor.fetchmany(BATCH):
-        yield [{field.name: field.python_value(value) for field, value in zip(fields, row, strict=True)}
-               for row in rows]
+        yield [
+            {field.name: field.python_value(value) for field, value in zip(fields, row, strict=True)} for row in rows
+        ]

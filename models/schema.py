@@ -4,6 +4,7 @@ Each migration is (version, description, function). A fresh database gets every 
 created whole and is stamped with the latest version; an older file runs only the
 migrations above its stamp. Migrations are written to be safe when the change already exists.
 """
+
 from typing import Any
 
 import peewee
@@ -36,8 +37,10 @@ class SchemaTooNew(RuntimeError):
     """The database was written by a newer release: this code would serve it wrongly (docs/api.md §16)."""
 
     def __init__(self, found: int):
-        super().__init__(f"the database is at schema version {found}, newer than this release knows (up to "
-                         f"{LATEST}): run the release that wrote it, or restore a backup this release made")
+        super().__init__(
+            f"the database is at schema version {found}, newer than this release knows (up to "
+            f"{LATEST}): run the release that wrote it, or restore a backup this release made"
+        )
 
 
 class SchemaVersion(BaseModel):
@@ -80,12 +83,16 @@ def _drop_indexes(database, *names):
 
 def _seed_publish_counts(database):
     """The jobs that have ended so far are counted once; from now on each is counted as it ends."""
-    jobs = (PublishJob.select(PublishJob.status, PublishJob.trigger_mode, peewee.fn.COUNT(PublishJob.id))
-            .where(PublishJob.finished_at.is_null(False)).group_by(PublishJob.status, PublishJob.trigger_mode))
+    jobs = (
+        PublishJob.select(PublishJob.status, PublishJob.trigger_mode, peewee.fn.COUNT(PublishJob.id))
+        .where(PublishJob.finished_at.is_null(False))
+        .group_by(PublishJob.status, PublishJob.trigger_mode)
+    )
     rows: list[Any] = list(jobs.tuples().execute(database))  # (status, trigger, count)
     for status, trigger, count in rows:
-        EventCounter.insert(name="review_publish_jobs", labels=f"{status},{trigger}", value=count).on_conflict_ignore(
-        ).as_rowcount().execute(database)
+        EventCounter.insert(
+            name="review_publish_jobs", labels=f"{status},{trigger}", value=count
+        ).on_conflict_ignore().as_rowcount().execute(database)
 
 
 # Each step takes the database it upgrades (the bound one, or an archive or copy target of its own).
@@ -109,11 +116,14 @@ def _add_decision_columns(database):
     moment taken from its timeline, so the dataset export finds it."""
     for name in ("context", "decided_at"):
         _add_column_if_missing(ReviewTask, name, database)
-    last = (TimelineEvent.select(peewee.fn.MAX(TimelineEvent.at))
-            .where((TimelineEvent.task == ReviewTask.id) & TimelineEvent.type.in_(("approved", "rejected"))))
-    (ReviewTask.update(decided_at=last)
-     .where(ReviewTask.decided_at.is_null() & ReviewTask.status.in_(("approved", "published", "rejected_rework")))
-     .execute(database))
+    last = TimelineEvent.select(peewee.fn.MAX(TimelineEvent.at)).where(
+        (TimelineEvent.task == ReviewTask.id) & TimelineEvent.type.in_(("approved", "rejected"))
+    )
+    (
+        ReviewTask.update(decided_at=last)
+        .where(ReviewTask.decided_at.is_null() & ReviewTask.status.in_(("approved", "published", "rejected_rework")))
+        .execute(database)
+    )
 
 
 def _drop_foreign_addresses(database):
@@ -128,32 +138,57 @@ MIGRATIONS = [
     (1, "initial tables", lambda database: None),
     (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
     (3, "feedback search indexed after the request", _queue_feedback_search),
-    (4, "review_task indexes no query uses",
-     lambda database: _drop_indexes(database, "review_task_status", "review_task_content_type")),
+    (
+        4,
+        "review_task indexes no query uses",
+        lambda database: _drop_indexes(database, "review_task_status", "review_task_content_type"),
+    ),
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
     (6, "publish_lock.owner", lambda database: _add_column_if_missing(PublishLock, "owner", database)),
     (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda database: None),
-    (8, "publish_lock.progress: the step a running publish is at",
-     lambda database: _add_column_if_missing(PublishLock, "progress", database)),
+    (
+        8,
+        "publish_lock.progress: the step a running publish is at",
+        lambda database: _add_column_if_missing(PublishLock, "progress", database),
+    ),
     (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda database: None),
     (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
-    (11, "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
-     _seed_publish_counts),
-    (12, "outbox_message.channel: team notifications beside the agent's",
-     lambda database: _add_column_if_missing(OutboxMessage, "channel", database)),
+    (
+        11,
+        "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
+        _seed_publish_counts,
+    ),
+    (
+        12,
+        "outbox_message.channel: team notifications beside the agent's",
+        lambda database: _add_column_if_missing(OutboxMessage, "channel", database),
+    ),
     (13, "task_live: going live through freepublish (a new table)", lambda database: None),
     (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
-    (15, "task_live.fail_code, fail_detail, stats_fetch.last_errcode: failures in the reader's language",
-     lambda database: _add_failure_columns(database)),
-    (16, "seen_nonce: signed pushes already taken (a new table); task_day_stats: figures above 10^12 cleared",
-     _clear_impossible_figures),
+    (
+        15,
+        "task_live.fail_code, fail_detail, stats_fetch.last_errcode: failures in the reader's language",
+        lambda database: _add_failure_columns(database),
+    ),
+    (
+        16,
+        "seen_nonce: signed pushes already taken (a new table); task_day_stats: figures above 10^12 cleared",
+        _clear_impossible_figures,
+    ),
     (17, "review_task.context, decided_at: decisions as data for the agent", _add_decision_columns),
     (18, "task_live.article_url: addresses other than the platform's pages cleared", _drop_foreign_addresses),
-    (19, "edition (a new table); task_live.via, edition_id: articles sent to followers in an edition",
-     lambda database: [_add_column_if_missing(TaskLive, name, database) for name in ("via", "edition_id")]),
-    (20, "chat_card (a new table); admin_user.feishu_open_id, wecom_userid: deciding from the team's chat",
-     lambda database: [_add_column_if_missing(AdminUser, name, database) for name in ("feishu_open_id",
-                                                                                      "wecom_userid")]),
+    (
+        19,
+        "edition (a new table); task_live.via, edition_id: articles sent to followers in an edition",
+        lambda database: [_add_column_if_missing(TaskLive, name, database) for name in ("via", "edition_id")],
+    ),
+    (
+        20,
+        "chat_card (a new table); admin_user.feishu_open_id, wecom_userid: deciding from the team's chat",
+        lambda database: [
+            _add_column_if_missing(AdminUser, name, database) for name in ("feishu_open_id", "wecom_userid")
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 

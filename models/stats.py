@@ -4,6 +4,7 @@
 a field the platform left out stays null). `StatsFetch` is one account's fetch of one day: the row
 is the claim that makes it run once across processes, and it keeps the error and attempts.
 """
+
 import peewee
 
 from models.base import BaseModel

@@ -5,6 +5,7 @@ other models modules call these operations and nothing outside models/ asks whic
 Each operation works on the bound database `db` unless given another one (backup, restore and copy-to
 work on connections of their own and leave `db` bound to the service's database).
 """
+
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -107,10 +108,15 @@ def take_service_lock_alone(database_url: str, name: str) -> tuple[peewee.Databa
         "SELECT a.application_name, l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
         "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 "
         "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-        SERVICE_LOCK_KEYS).fetchall()
+        SERVICE_LOCK_KEYS,
+    ).fetchall()
     session.close()
-    return None, [name.removeprefix(SERVICE_LOCK_PREFIX) if (name or "").startswith(SERVICE_LOCK_PREFIX)
-                  else f"PostgreSQL session {backend} (pg_stat_activity)" for name, backend in rows]
+    return None, [
+        name.removeprefix(SERVICE_LOCK_PREFIX)
+        if (name or "").startswith(SERVICE_LOCK_PREFIX)
+        else f"PostgreSQL session {backend} (pg_stat_activity)"
+        for name, backend in rows
+    ]
 
 
 def release_service_lock(session: peewee.Database | None) -> None:
@@ -120,6 +126,7 @@ def release_service_lock(session: peewee.Database | None) -> None:
 
 
 # ---- copying rows between databases (models/row_copy.py) ----
+
 
 def read_one_snapshot(source: peewee.Database) -> None:
     """First statement of the copy's read transaction: every table read at one moment. PostgreSQL
@@ -138,11 +145,14 @@ def continue_ids(target: peewee.Database, models: Iterable[type[peewee.Model]]) 
         if not isinstance(primary, peewee.AutoField):
             continue
         table, column = model._meta.table_name, primary.column_name
-        target.execute_sql(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "  # noqa: S608
-                           f'COALESCE(MAX("{column}"), 1), MAX("{column}") IS NOT NULL) FROM "{table}"')
+        target.execute_sql(
+            f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "  # noqa: S608
+            f'COALESCE(MAX("{column}"), 1), MAX("{column}") IS NOT NULL) FROM "{table}"'
+        )
 
 
 # ---- case-folded matching ----
+
 
 class _CaseFolds(dict):
     """str.translate table of fold_case, filled as characters are met."""

@@ -1,4 +1,5 @@
 """Admin accounts and login throttling records."""
+
 import peewee
 
 from models.base import BaseModel, db, first_row

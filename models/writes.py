@@ -4,6 +4,7 @@ SQLite: this process's threads queue on _WRITE_LOCK, other processes on an flock
 IMMEDIATE; PostgreSQL: a transaction-level advisory lock. Either way a read-check-write runs alone,
 across processes too.
 """
+
 import fcntl
 import os
 import threading

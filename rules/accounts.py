@@ -4,6 +4,7 @@ accounts the request being served knows, for validators that cannot be handed th
 `use()` is called for every request (blueprints/hooks.py) and when an app is made; a thread that
 never called it sees the two default accounts (rules.vocabulary.DEFAULT_ACCOUNTS).
 """
+
 import re
 from contextvars import ContextVar
 
@@ -25,8 +26,9 @@ def parse(text: object) -> dict[str, str]:
         if not code and not name:
             continue
         if not re.fullmatch(CODE_PATTERN, code):
-            raise ValueError(f"{code!r} is not an account code (lower-case letters, digits and inner hyphens, "
-                             "at most 32)")
+            raise ValueError(
+                f"{code!r} is not an account code (lower-case letters, digits and inner hyphens, at most 32)"
+            )
         if code in found:
             raise ValueError(f"account {code} is named twice")
         found[code] = name or code

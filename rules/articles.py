@@ -2,6 +2,7 @@
 
 Anything else in a poll answer or a pushed event (another host, `javascript:`, a line break or a robot's
 `<@all>` mention smuggled into the path) is stored as null, so it never reaches a page, the agent or a robot."""
+
 import re
 
 ARTICLE_URL_PREFIX = "https://mp.weixin.qq.com/"

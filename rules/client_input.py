@@ -2,6 +2,7 @@
 
 Every failure is a ValueError whose text is fit for a person; callers turn it into their 400.
 """
+
 import json
 import math
 import re
@@ -70,8 +71,10 @@ def _refuse_unpaired_surrogates(value):
 def _refuse_surrogate(text, where):
     found = _SURROGATE.search(text)
     if found:
-        raise ValueError(f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "
-                         "a \\ud800-\\udfff escape must be half of a pair")
+        raise ValueError(
+            f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "
+            "a \\ud800-\\udfff escape must be half of a pair"
+        )
 
 
 # ---- dates ---------------------------------------------------------------------------------------

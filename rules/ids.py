@@ -1,4 +1,5 @@
 """Opaque ids and timestamps (docs/api.md §4: URL-safe ids, ISO 8601 UTC with milliseconds and Z)."""
+
 import secrets
 from datetime import UTC, datetime
 

@@ -7,6 +7,7 @@ missing from a table (a feedback type added to FEEDBACK_TYPES, say) is shown as 
 with two meanings gets a context each: "Account" alone is a WeChat account, the feedback type `account`
 an app user's.
 """
+
 from pathlib import Path
 
 from flask_babel import lazy_gettext as _l
@@ -15,15 +16,31 @@ from flask_babel import lazy_pgettext as _p
 TRANSLATIONS = Path(__file__).resolve().parents[1] / "translations"  # the compiled catalogues (committed)
 LOCALES = {"zh-CN": "zh_Hans_CN", "en": "en"}  # a page language -> Babel's locale name (translations/<name>/)
 
-STATUS_LABELS = {"all": _l("All"), "pending_review": _l("Pending review"), "approved": _l("Approved"),
-                 "published": _l("Draft ready"), "rejected_rework": _l("Rejected for rework")}
+STATUS_LABELS = {
+    "all": _l("All"),
+    "pending_review": _l("Pending review"),
+    "approved": _l("Approved"),
+    "published": _l("Draft ready"),
+    "rejected_rework": _l("Rejected for rework"),
+}
 # What readers did (docs/api.md §19), by the API's keys.
-FIGURE_LABELS = {"readUser": _l("Reads"), "shareUser": _l("Shares"), "likeUser": _l("Likes"),
-                 "zaikanUser": _l("Wows"), "collectionUser": _l("Saves"), "commentCount": _l("Comments")}
+FIGURE_LABELS = {
+    "readUser": _l("Reads"),
+    "shareUser": _l("Shares"),
+    "likeUser": _l("Likes"),
+    "zaikanUser": _l("Wows"),
+    "collectionUser": _l("Saves"),
+    "commentCount": _l("Comments"),
+}
 # Where the article stands on its way to readers (docs/api.md §18): a draft being ready is not "published".
-LIVE_LABELS = {"scheduled": _l("Scheduled for readers"), "submitting": _l("Submitting to WeChat"),
-               "publishing": _l("Publishing to readers"), "live": _l("Live"), "failed": _l("Going live failed"),
-               "canceled": _l("Schedule canceled")}
+LIVE_LABELS = {
+    "scheduled": _l("Scheduled for readers"),
+    "submitting": _l("Submitting to WeChat"),
+    "publishing": _l("Publishing to readers"),
+    "live": _l("Live"),
+    "failed": _l("Going live failed"),
+    "canceled": _l("Schedule canceled"),
+}
 # Why going live failed (docs/api.md §18), by the reason's code: the API's failReason is the English, pages
 # and robots say it in their language. `error` is the call's own failure, as the client reported it.
 LIVE_FAILURE_LABELS = {
@@ -32,19 +49,26 @@ LIVE_FAILURE_LABELS = {
     "publish_status_4": _l("refused by the platform's review (publish_status 4)"),
     "publish_status_5": _l("deleted by the account (publish_status 5)"),
     "publish_status_6": _l("banned by the platform (publish_status 6)"),
-    "errcode_48001": _l("the account may not publish through the API: freepublish needs a verified account "
-                        "(platform error 48001)"),
+    "errcode_48001": _l(
+        "the account may not publish through the API: freepublish needs a verified account (platform error 48001)"
+    ),
     "errcode_53503": _l("the draft failed the platform's check before publishing (platform error 53503)"),
     "errcode_53504": _l("the platform asks for this draft to be published in its back office (platform error 53504)"),
     "errcode_53505": _l("the platform asks for this draft to be published in its back office (platform error 53505)"),
-    "uncertain": _l("the service stopped while submitting this article, so it may have been submitted: check the "
-                    "back office's publish records before going live again"),
-    "not_sent": _l("the submission could not be sent (%(error)s); nothing reached the platform, so going live "
-                   "may be asked again"),
-    "no_answer": _l("the submission got no answer (%(error)s), so it may have been submitted: check the back "
-                    "office's publish records before going live again"),
-    "no_result": _l("the platform gave no result within 24 hours of the submission: check the back office's "
-                    "publish records"),
+    "uncertain": _l(
+        "the service stopped while submitting this article, so it may have been submitted: check the "
+        "back office's publish records before going live again"
+    ),
+    "not_sent": _l(
+        "the submission could not be sent (%(error)s); nothing reached the platform, so going live may be asked again"
+    ),
+    "no_answer": _l(
+        "the submission got no answer (%(error)s), so it may have been submitted: check the back "
+        "office's publish records before going live again"
+    ),
+    "no_result": _l(
+        "the platform gave no result within 24 hours of the submission: check the back office's publish records"
+    ),
 }
 # Why an edition's mass send failed (docs/api.md §21): the platform's err(N) and errcodes.
 EDITION_FAILURE_LABELS = {
@@ -60,12 +84,13 @@ EDITION_FAILURE_LABELS = {
     "send_fail": _l("the platform reported that the send failed"),
     "deleted": _l("the message was deleted after it was sent"),
     "errcode_45028": _l("no mass-send quota is left on the platform (platform error 45028)"),
-    "errcode_48001": _l("the account may not mass send through the API: only verified accounts can "
-                        "(platform error 48001)"),
-    "no_answer": _l("the platform gave no answer to the send after several tries (%(error)s): check the back "
-                    "office's sent messages"),
-    "no_result": _l("the platform gave no result within 24 hours of the send: check the back office's sent "
-                    "messages"),
+    "errcode_48001": _l(
+        "the account may not mass send through the API: only verified accounts can (platform error 48001)"
+    ),
+    "no_answer": _l(
+        "the platform gave no answer to the send after several tries (%(error)s): check the back office's sent messages"
+    ),
+    "no_result": _l("the platform gave no result within 24 hours of the send: check the back office's sent messages"),
     "draft": _l("the edition's combined draft could not be made (%(error)s); nothing was sent"),
     "platform": _l("the platform refused the send (%(error)s)"),
 }
@@ -84,17 +109,39 @@ STATS_ERROR_LABELS = {
     48001: _l("the account may not read statistics through the API (48001: no permission)"),
     45009: _l("the account used up today's API quota (45009); tried again later"),
 }
-FEEDBACK_LABELS = {"all": _l("All"), "unprocessed": _l("Unprocessed"), "processing": _l("Processing"),
-                   "processed": _l("Processed")}
-FEEDBACK_TYPE_LABELS = {"bug": _l("Bug"), "suggestion": _l("Suggestion"), "content": _p("feedback type", "Content"),
-                        "account": _p("feedback type: the app user's account", "Account"), "other": _l("Other")}
-REASON_LABELS = {"content_quality": _l("Content quality"), "factual_error": _l("Factual error"),
-                 "compliance_risk": _l("Compliance risk"), "style_mismatch": _l("Style mismatch"),
-                 "image_issue": _l("Image issue"), "other": _l("Other")}
-ELEMENT_LABELS = {"title": _l("Title"), "summary": _l("Summary"), "author": _l("Author"), "body": _l("Body"),
-                  "bodyImages": _l("Body images"), "coverImage": _l("Cover image"),
-                  "description": _l("Description"), "images": _l("Images"), "coverCrop": _l("Cover crop"),
-                  "commentSettings": _l("Comment settings")}
+FEEDBACK_LABELS = {
+    "all": _l("All"),
+    "unprocessed": _l("Unprocessed"),
+    "processing": _l("Processing"),
+    "processed": _l("Processed"),
+}
+FEEDBACK_TYPE_LABELS = {
+    "bug": _l("Bug"),
+    "suggestion": _l("Suggestion"),
+    "content": _p("feedback type", "Content"),
+    "account": _p("feedback type: the app user's account", "Account"),
+    "other": _l("Other"),
+}
+REASON_LABELS = {
+    "content_quality": _l("Content quality"),
+    "factual_error": _l("Factual error"),
+    "compliance_risk": _l("Compliance risk"),
+    "style_mismatch": _l("Style mismatch"),
+    "image_issue": _l("Image issue"),
+    "other": _l("Other"),
+}
+ELEMENT_LABELS = {
+    "title": _l("Title"),
+    "summary": _l("Summary"),
+    "author": _l("Author"),
+    "body": _l("Body"),
+    "bodyImages": _l("Body images"),
+    "coverImage": _l("Cover image"),
+    "description": _l("Description"),
+    "images": _l("Images"),
+    "coverCrop": _l("Cover crop"),
+    "commentSettings": _l("Comment settings"),
+}
 CONTENT_TYPE_LABELS = {"article": _l("Article"), "image_post": _l("Image post")}
 THEME_LABELS = {"default": _l("Default"), "tech-blue": _l("Tech blue"), "warm-paper": _l("Warm paper")}
 JOB_STATUS_LABELS = {"running": _l("Running"), "succeeded": _l("Succeeded"), "failed": _l("Failed")}
@@ -102,28 +149,58 @@ TRIGGER_LABELS = {"manual": _l("Manual"), "auto_after_approval": _l("After appro
 ATTACHMENT_LABELS = {"screenshot": _l("Screenshot"), "log_file": _l("Log file")}
 ACTOR_LABELS = {"agent": _l("the agent"), "admin": _l("an administrator"), "system": _l("the system")}
 EVENT_LABELS = {
-    "task_created": _l("Task created"), "draft_saved": _l("Draft saved"), "rework_submitted": _l("Rework submitted"),
-    "returned_to_review": _l("Returned to review"), "approved": _l("Approved"), "rejected": _l("Rejected for rework"),
-    "publish_succeeded": _l("Platform draft ready"), "publish_failed": _l("Publish failed"),
-    "agent_notified": _l("Agent notified"), "agent_notification_failed": _l("Agent notification failed"),
+    "task_created": _l("Task created"),
+    "draft_saved": _l("Draft saved"),
+    "rework_submitted": _l("Rework submitted"),
+    "returned_to_review": _l("Returned to review"),
+    "approved": _l("Approved"),
+    "rejected": _l("Rejected for rework"),
+    "publish_succeeded": _l("Platform draft ready"),
+    "publish_failed": _l("Publish failed"),
+    "agent_notified": _l("Agent notified"),
+    "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
-    "live_scheduled": _l("Publishing to readers scheduled"), "live_canceled": _l("Publishing to readers canceled"),
-    "live_submitted": _l("Submitted to WeChat for readers"), "live": _l("Published to readers"),
+    "live_scheduled": _l("Publishing to readers scheduled"),
+    "live_canceled": _l("Publishing to readers canceled"),
+    "live_submitted": _l("Submitted to WeChat for readers"),
+    "live": _l("Published to readers"),
     "live_failed": _l("Going live failed"),
-    "edition_scheduled": _l("Edition scheduled for followers"), "edition_sent": _l("Sent to followers"),
-    "edition_failed": _l("Edition not sent"), "decided_in_chat": _l("Decided in the team's chat"),
+    "edition_scheduled": _l("Edition scheduled for followers"),
+    "edition_sent": _l("Sent to followers"),
+    "edition_failed": _l("Edition not sent"),
+    "decided_in_chat": _l("Decided in the team's chat"),
 }
-ACTION_LABELS = {"approve_and_publish": _l("Approve and publish"),
-                 "approve_without_publish": _l("Approve without publishing"), "reject_rework": _l("Reject for rework")}
+ACTION_LABELS = {
+    "approve_and_publish": _l("Approve and publish"),
+    "approve_without_publish": _l("Approve without publishing"),
+    "reject_rework": _l("Reject for rework"),
+}
 # Keys of a timeline event's data (services write them); a key missing here is shown as it is.
 EVENT_DATA_LABELS = {
-    "contentType": _l("Type"), "publicAccount": _l("Account"), "action": _l("Decision"),
-    "rejectionReason": _l("Reason"), "rejectedElements": _l("Fields to rework"), "rejectionNote": _l("Note"),
-    "fields": _l("Fields"), "remainingElements": _l("Still to rework"), "jobId": _l("Job"),
-    "retryOf": _l("Retry of"), "draftMediaId": _l("Draft"), "lastError": _l("Error"), "to": _l("Recipient"),
-    "triggerMode": _l("Trigger"), "attempt": _l("Attempt"), "attemptCount": _l("Attempt"),
-    "messageId": _l("Message"), "eventType": _l("Event"), "error": _l("Error"), "willRetry": _l("Will retry"),
-    "at": _l("Publishing at"), "publishId": _l("Publish ID"), "articleUrl": _l("Link"), "failReason": _l("Reason"),
+    "contentType": _l("Type"),
+    "publicAccount": _l("Account"),
+    "action": _l("Decision"),
+    "rejectionReason": _l("Reason"),
+    "rejectedElements": _l("Fields to rework"),
+    "rejectionNote": _l("Note"),
+    "fields": _l("Fields"),
+    "remainingElements": _l("Still to rework"),
+    "jobId": _l("Job"),
+    "retryOf": _l("Retry of"),
+    "draftMediaId": _l("Draft"),
+    "lastError": _l("Error"),
+    "to": _l("Recipient"),
+    "triggerMode": _l("Trigger"),
+    "attempt": _l("Attempt"),
+    "attemptCount": _l("Attempt"),
+    "messageId": _l("Message"),
+    "eventType": _l("Event"),
+    "error": _l("Error"),
+    "willRetry": _l("Will retry"),
+    "at": _l("Publishing at"),
+    "publishId": _l("Publish ID"),
+    "articleUrl": _l("Link"),
+    "failReason": _l("Reason"),
 }
 # The API's English words about one field that pages say in their own language instead (static/api.js), by
 # those words: why a going-live time is refused (services/live/golive.py when(), docs/api.md §18).
@@ -132,9 +209,15 @@ FIELD_MESSAGE_LABELS = {
     "is more than 30 days ahead": _l("This time is more than 30 days ahead: choose a time within 30 days."),
 }
 # Data values that are codes, by key: shown through these tables.
-EVENT_DATA_VALUES = {"contentType": CONTENT_TYPE_LABELS, "rejectionReason": REASON_LABELS, "action": ACTION_LABELS,
-                     "rejectedElements": ELEMENT_LABELS, "fields": ELEMENT_LABELS, "remainingElements": ELEMENT_LABELS,
-                     "triggerMode": TRIGGER_LABELS}
+EVENT_DATA_VALUES = {
+    "contentType": CONTENT_TYPE_LABELS,
+    "rejectionReason": REASON_LABELS,
+    "action": ACTION_LABELS,
+    "rejectedElements": ELEMENT_LABELS,
+    "fields": ELEMENT_LABELS,
+    "remainingElements": ELEMENT_LABELS,
+    "triggerMode": TRIGGER_LABELS,
+}
 
 
 def live_failure(code: str | None, detail: str | None) -> str:

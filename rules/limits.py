@@ -58,6 +58,7 @@ def duration(seconds: float) -> str:
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return f"{seconds:g} seconds"
 
+
 # Phone previews (docs/api.md §16): each one is a message on a reviewer's phone and a platform call.
 PREVIEWS_PER_TASK = 10
 PREVIEW_WINDOW_SECONDS = 60

@@ -32,12 +32,27 @@ OVERRIDE_KEYS = {
 }
 # Timeline (docs/api.md §4 Timeline).
 EVENT_TYPES = (
-    "task_created", "draft_saved", "rework_submitted", "returned_to_review", "approved", "rejected",
-    "publish_succeeded", "publish_failed", "agent_notified", "agent_notification_failed", "preview_sent",
+    "task_created",
+    "draft_saved",
+    "rework_submitted",
+    "returned_to_review",
+    "approved",
+    "rejected",
+    "publish_succeeded",
+    "publish_failed",
+    "agent_notified",
+    "agent_notification_failed",
+    "preview_sent",
     # going live (docs/api.md §18): who asked for it and for when, who cancelled it, what the platform said
-    "live_scheduled", "live_canceled", "live_submitted", "live", "live_failed",
+    "live_scheduled",
+    "live_canceled",
+    "live_submitted",
+    "live",
+    "live_failed",
     # editions (docs/api.md §21): the task's edition was scheduled, sent to followers, or failed
-    "edition_scheduled", "edition_sent", "edition_failed",
+    "edition_scheduled",
+    "edition_sent",
+    "edition_failed",
     # a decision taken from a card in the team's chat (docs/api.md §22): the platform and the admin
     "decided_in_chat",
 )
@@ -46,13 +61,26 @@ ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
 # Webhooks to the agent (docs/api.md §13): every type is recorded in the outbox; REVIEW_AGENT_WEBHOOK_EVENTS
 # chooses which are sent.
-WEBHOOK_EVENTS = ("review_task.rejected", "review_task.approved", "review_task.published",
-                  "review_task.publish_failed", "review_task.live", "review_task.live_failed",
-                  "review_task.stats")
+WEBHOOK_EVENTS = (
+    "review_task.rejected",
+    "review_task.approved",
+    "review_task.published",
+    "review_task.publish_failed",
+    "review_task.live",
+    "review_task.live_failed",
+    "review_task.stats",
+)
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.
-TEAM_EVENTS = ("task.awaiting_review", "task.publish_failed", "feedback.received", "task.live", "task.live_failed",
-               "edition.sent", "edition.failed")
+TEAM_EVENTS = (
+    "task.awaiting_review",
+    "task.publish_failed",
+    "feedback.received",
+    "task.live",
+    "task.live_failed",
+    "edition.sent",
+    "edition.failed",
+)
 # Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
 LIVE_PENDING = ("scheduled", "submitting", "publishing")  # on its way: it joins no edition (docs/api.md §21)

@@ -1,4 +1,5 @@
 """Shapes of asset records, the upload form and the library listing (docs/api.md §6)."""
+
 from marshmallow import Schema, fields, validate
 
 from schemas.common import PageQuerySchema, PaginationSchema, timestamp
@@ -20,8 +21,9 @@ class AssetSchema(Schema):
     size = fields.Integer(allow_none=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(allow_none=True, metadata={"description": "hex digest of the stored file"})
     createdAt = timestamp(attribute="created_at", required=True)
-    platformMediaId = fields.String(attribute="platform_media_id",
-                                    metadata={"description": "media_id of a synced platform material"})
+    platformMediaId = fields.String(
+        attribute="platform_media_id", metadata={"description": "media_id of a synced platform material"}
+    )
 
 
 class AssetUploadFormSchema(Schema):
@@ -32,8 +34,11 @@ class AssetUploadFormSchema(Schema):
 
 class AssetListQuerySchema(PageQuerySchema):
     scope = fields.String(load_default="library", validate=validate.OneOf(LIST_SCOPES))
-    q = fields.String(load_default=None, validate=validate.Length(max=255),
-                      metadata={"description": "part of the file name, case-insensitive"})
+    q = fields.String(
+        load_default=None,
+        validate=validate.Length(max=255),
+        metadata={"description": "part of the file name, case-insensitive"},
+    )
 
 
 class AssetPageSchema(Schema):

@@ -1,5 +1,6 @@
 """Shape of the sign-in request (docs/api.md §3), for the OpenAPI document: the route reads the fields
 itself, since any failure is a redirect back to /login rather than a 400."""
+
 from marshmallow import EXCLUDE, Schema, fields
 
 
@@ -11,5 +12,9 @@ class LoginSchema(Schema):
 
     username = fields.String(required=True)
     password = fields.String(required=True)
-    next = fields.String(metadata={"description": "a local path to go to after signing in (also read from the "
-                                                  "query string); anything else means /review"})
+    next = fields.String(
+        metadata={
+            "description": "a local path to go to after signing in (also read from the "
+            "query string); anything else means /review"
+        }
+    )

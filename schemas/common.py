@@ -1,4 +1,5 @@
 """Shapes shared by every list: query parameters, paging (assets, feedback)."""
+
 from marshmallow import Schema, fields, pre_load, validate
 
 from rules import accounts

@@ -7,6 +7,7 @@ dotted through a relation: `"task.task_id"`). `dumper(Schema)` gives `dump(row, 
 events). A value that is None is left out of the answer unless the field allows None (then it is
 sent as null), in nested rows too.
 """
+
 from collections.abc import Callable
 from functools import cache
 from typing import Any

@@ -1,4 +1,5 @@
 """Editions (docs/api.md §21): requests and the edition's shape."""
+
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from rules.vocabulary import EDITION_MAX_ARTICLES, EDITION_STATUSES
@@ -8,10 +9,14 @@ from schemas.review.live import GoLiveSchema
 
 
 class _TaskIds(Schema):
-    taskIds = fields.List(fields.String(validate=validate.Length(min=1, max=64)), required=True,
-                          validate=validate.Length(min=1, max=EDITION_MAX_ARTICLES), metadata={
-                              "description": f"1 to {EDITION_MAX_ARTICLES} tasks of the account in order: the "
-                                             "first is the headline"})
+    taskIds = fields.List(
+        fields.String(validate=validate.Length(min=1, max=64)),
+        required=True,
+        validate=validate.Length(min=1, max=EDITION_MAX_ARTICLES),
+        metadata={
+            "description": f"1 to {EDITION_MAX_ARTICLES} tasks of the account in order: the first is the headline"
+        },
+    )
 
     @validates("taskIds")
     def _distinct(self, value, **_kwargs):
@@ -30,15 +35,24 @@ class EditionPatchSchema(_TaskIds):
 class EditionSendSchema(GoLiveSchema):
     """`{}` sends now to every follower; `at` schedules it, `tagId` sends to one follower tag."""
 
-    tagId = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(min=0, max=2**31 - 1),
-                           metadata={"description": "a follower tag (GET /api/editions/tags); absent: everyone"})
-    ignoreReprint = fields.Boolean(load_default=False, metadata={
-        "description": "send even when the platform finds an article is a reprint (send_ignore_reprint)"})
+    tagId = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=0, max=2**31 - 1),
+        metadata={"description": "a follower tag (GET /api/editions/tags); absent: everyone"},
+    )
+    ignoreReprint = fields.Boolean(
+        load_default=False,
+        metadata={"description": "send even when the platform finds an article is a reprint (send_ignore_reprint)"},
+    )
 
 
 class EditionPreviewSchema(Schema):
-    wechatId = fields.String(required=True, validate=WECHAT_ID_RULES,
-                             metadata={"description": "the editor's WeChat ID (towxname), a follower"})
+    wechatId = fields.String(
+        required=True,
+        validate=WECHAT_ID_RULES,
+        metadata={"description": "the editor's WeChat ID (towxname), a follower"},
+    )
 
 
 class EditionListQuerySchema(QuerySchema):

@@ -1,6 +1,7 @@
 """Shapes of feedback records, the client's creation payload, the status change and the list query
 (docs/api.md §9). Types and limits only; the anonymous-channel rule and the
 duplicate check live in services.feedback.intake."""
+
 import json
 
 from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
@@ -37,9 +38,11 @@ class IsoMoment(fields.Field):
 class FeedbackCreateSchema(Schema):
     """POST /api/feedbacks. `types` is the configured FEEDBACK_TYPES (None: any, for the docs)."""
 
-    type = fields.String(required=True, validate=validate.Length(min=1, max=32),
-                         metadata={"description": "one of FEEDBACK_TYPES (default bug, suggestion, content, "
-                                                  "account, other)"})
+    type = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=32),
+        metadata={"description": "one of FEEDBACK_TYPES (default bug, suggestion, content, account, other)"},
+    )
     title = _text(200, required=True)
     content = _text(10_000, required=True)
     appName = _text(100, required=True)
@@ -53,12 +56,22 @@ class FeedbackCreateSchema(Schema):
     osVersion = _text(64)
     deviceId = _text(128)
     pagePath = _text(1024)
-    occurredAt = IsoMoment(load_default=None, allow_none=True, metadata={
-        "type": "string", "format": "date-time",
-        "description": "ISO 8601; no offset means UTC, a date alone its midnight UTC; stored as ...T..:..:..mmmZ"})
+    occurredAt = IsoMoment(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "type": "string",
+            "format": "date-time",
+            "description": "ISO 8601; no offset means UTC, a date alone its midnight UTC; stored as ...T..:..:..mmmZ",
+        },
+    )
     logText = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=65_536))
-    extra = fields.Dict(keys=fields.String(), load_default=None, allow_none=True,
-                        metadata={"description": "JSON object of at most 4 KiB; envVersion and locale are named"})
+    extra = fields.Dict(
+        keys=fields.String(),
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "JSON object of at most 4 KiB; envVersion and locale are named"},
+    )
 
     def __init__(self, *args, types=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -82,8 +95,11 @@ class FeedbackStatusSchema(Schema):
     """PATCH /api/feedbacks/:id/status."""
 
     status = fields.String(required=True, validate=validate.OneOf(FEEDBACK_STATUSES))
-    adminNote = fields.String(allow_none=True, validate=validate.Length(max=10_000),
-                              metadata={"description": "stored whenever given; null clears it"})
+    adminNote = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=10_000),
+        metadata={"description": "stored whenever given; null clears it"},
+    )
 
 
 class _Bound(fields.Field):
@@ -110,11 +126,17 @@ class FeedbackFilterSchema(QuerySchema):
     appVersion = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
     # A NUL ends an FTS5 MATCH phrase early (a storage error); no control character belongs in a search.
     # The pattern reads the same in Python and in the OpenAPI document (ECMA).
-    keyword = fields.String(load_default=None, validate=[
-        validate.Length(max=200),
-        validate.Regexp(r"^(?![\s\S]*[\x00-\x1f\x7f])", error="must not contain control characters"),
-    ], metadata={"description": "part of title, content, feedbackNo, userId, contactEmail or contactWechat "
-                                "(case-insensitive)"})
+    keyword = fields.String(
+        load_default=None,
+        validate=[
+            validate.Length(max=200),
+            validate.Regexp(r"^(?![\s\S]*[\x00-\x1f\x7f])", error="must not contain control characters"),
+        ],
+        metadata={
+            "description": "part of title, content, feedbackNo, userId, contactEmail or contactWechat "
+            "(case-insensitive)"
+        },
+    )
     created_from = _Bound(data_key="from")
     created_before = _Bound(data_key="to", end=True)
 
@@ -132,8 +154,9 @@ class FeedbackListQuerySchema(FeedbackFilterSchema, PageQuerySchema):
 class FeedbackAttachmentSchema(Schema):
     id = fields.String(attribute="attachment_id", required=True)
     kind = fields.String(required=True, validate=validate.OneOf(ATTACHMENT_KINDS))
-    fileName = fields.String(attribute="file_name", required=True,
-                             metadata={"description": "the client's file name, for display"})
+    fileName = fields.String(
+        attribute="file_name", required=True, metadata={"description": "the client's file name, for display"}
+    )
     contentType = fields.String(attribute="content_type", required=True)
     size = fields.Integer(required=True, metadata={"description": "bytes of the stored file"})
     sha256 = fields.String(required=True)
@@ -142,8 +165,9 @@ class FeedbackAttachmentSchema(Schema):
 
 class _FeedbackFields(Schema):
     id = fields.String(attribute="feedback_id", required=True)
-    feedbackNo = fields.String(attribute="feedback_no", required=True,
-                               metadata={"description": "FB-YYYYMMDD-NNNN (UTC day)"})
+    feedbackNo = fields.String(
+        attribute="feedback_no", required=True, metadata={"description": "FB-YYYYMMDD-NNNN (UTC day)"}
+    )
     type = fields.String(required=True)
     title = fields.String(required=True)
     content = fields.String(required=True)
@@ -171,8 +195,9 @@ class _FeedbackFields(Schema):
 
 
 class FeedbackDetailSchema(_FeedbackFields):
-    attachments = fields.List(fields.Nested(FeedbackAttachmentSchema), required=True,
-                              metadata={"description": "ordered by creation time"})
+    attachments = fields.List(
+        fields.Nested(FeedbackAttachmentSchema), required=True, metadata={"description": "ordered by creation time"}
+    )
 
 
 class FeedbackListItemSchema(_FeedbackFields):
@@ -189,8 +214,9 @@ class FeedbackCountsSchema(Schema):
 class FeedbackPageSchema(Schema):
     items = fields.List(fields.Nested(FeedbackListItemSchema), required=True)
     pagination = fields.Nested(PaginationSchema, required=True)
-    counts = fields.Nested(FeedbackCountsSchema, required=True,
-                           metadata={"description": "over the whole table, not the filtered set"})
+    counts = fields.Nested(
+        FeedbackCountsSchema, required=True, metadata={"description": "over the whole table, not the filtered set"}
+    )
 
 
 class FeedbackAttachmentFormSchema(Schema):

@@ -1,5 +1,6 @@
 """How the schemas read as OpenAPI (the service's document, flask-smorest's) and as JSON Schema (the MCP
 tools', agentmcp/): apispec's marshmallow plugin, stating what our validators check beyond each field."""
+
 from typing import Any
 
 from apispec import APISpec
@@ -69,8 +70,10 @@ def json_schema(schema: type[Schema], *, only: tuple[str, ...] | None = None) ->
 
 def _local_refs(node: Any) -> Any:
     if isinstance(node, dict):
-        return {key: (value.replace("#/components/schemas/", "#/$defs/") if key == "$ref" else _local_refs(value))
-                for key, value in node.items()}
+        return {
+            key: (value.replace("#/components/schemas/", "#/$defs/") if key == "$ref" else _local_refs(value))
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [_local_refs(value) for value in node]
     return node

@@ -1,4 +1,5 @@
 """Resolve asset references ({"assetId"} or an asset URL) and find them in Markdown and in tasks."""
+
 from typing import Any
 
 from models import Asset

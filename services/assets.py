@@ -4,6 +4,7 @@ Files live under `<uploads_root>/<scope>/<asset id>.<ext>`; the name never comes
 Files are placed through services.files: written atomically, removed again when the insert fails,
 and swept at the next start if the process died between the file and its row.
 """
+
 import hashlib
 import io
 import logging
@@ -32,8 +33,11 @@ log = logging.getLogger(__name__)
 ACCEPTED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 # Pillow format -> (stored extension, Content-Type); WebP is stored converted to PNG.
 STORED_AS = {
-    "PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "MPO": ("jpg", "image/jpeg"),
-    "GIF": ("gif", "image/gif"), "WEBP": ("png", "image/png"),
+    "PNG": ("png", "image/png"),
+    "JPEG": ("jpg", "image/jpeg"),
+    "MPO": ("jpg", "image/jpeg"),
+    "GIF": ("gif", "image/gif"),
+    "WEBP": ("png", "image/png"),
 }
 STORED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\.(png|jpg|gif)$")
 
@@ -106,10 +110,18 @@ def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root:
         with placed_file(uploads_root, Path(uploads_root) / scope, stored_name, checked.data) as placement:
             with immediate():
                 asset = Asset.create(
-                    asset_id=asset_id, scope=scope, url=f"/uploads/{scope}/{stored_name}", stored_name=stored_name,
+                    asset_id=asset_id,
+                    scope=scope,
+                    url=f"/uploads/{scope}/{stored_name}",
+                    stored_name=stored_name,
                     file_name=clean_file_name(file_name, f"image.{checked.extension}"),
-                    content_type=checked.content_type, width=checked.width, height=checked.height,
-                    size=len(checked.data), sha256=digest, created_at=now_iso())
+                    content_type=checked.content_type,
+                    width=checked.width,
+                    height=checked.height,
+                    size=len(checked.data),
+                    sha256=digest,
+                    created_at=now_iso(),
+                )
                 placement.settle()
     except peewee.IntegrityError:
         # Another request stored the same bytes in the same scope a moment ago: that one wins.
@@ -119,8 +131,7 @@ def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root:
         return winner, False
     except OSError as exc:
         log.error("image %s not written: %s", stored_name, type(exc).__name__)
-        raise StorageUnavailable("the image could not be written to disk; nothing was saved, try again later") \
-            from None
+        raise StorageUnavailable("the image could not be written to disk; nothing was saved, try again later") from None
     return asset, True
 
 
@@ -131,8 +142,9 @@ def _restore_missing_file(asset, data, uploads_root):
         write_atomically(path.parent, path.name, data)
 
 
-def list_assets(scope: str = "library", q: str | None = None, page: int = 1, page_size: int = 20) -> tuple[list[Asset],
-                int]:
+def list_assets(
+    scope: str = "library", q: str | None = None, page: int = 1, page_size: int = 20
+) -> tuple[list[Asset], int]:
     """(assets of the page, total matches); newest first. scope: library | review | all."""
     query = Asset.select()
     if scope != "all":
@@ -144,8 +156,6 @@ def list_assets(scope: str = "library", q: str | None = None, page: int = 1, pag
     return items, total
 
 
-
-
 @dataclass
 class SyncReport:
     added: int = 0
@@ -155,8 +165,9 @@ class SyncReport:
     unmeasured: int = 0  # images whose size could not be read (such an image cannot be a cover)
 
 
-def sync_platform_images(client: Any, account: str, report: "SyncReport | None" = None,
-                         measure: Any = None) -> "SyncReport":
+def sync_platform_images(
+    client: Any, account: str, report: "SyncReport | None" = None, measure: Any = None
+) -> "SyncReport":
     """Keep every image material of `account` as a remote library asset with its media_id.
 
     `client` is a PlatformClient of that account (its `iter_image_materials()` reads
@@ -186,9 +197,18 @@ def sync_platform_images(client: Any, account: str, report: "SyncReport | None" 
             asset = Asset.get_or_none(mine)
             if asset is None:
                 asset = Asset.create(
-                    asset_id=new_id(), scope="library", url=url, stored_name=None, file_name=name,
-                    content_type=_remote_content_type(name, url), platform_account=account,
-                    platform_media_id=media_id, width=width, height=height, created_at=now_iso())
+                    asset_id=new_id(),
+                    scope="library",
+                    url=url,
+                    stored_name=None,
+                    file_name=name,
+                    content_type=_remote_content_type(name, url),
+                    platform_account=account,
+                    platform_media_id=media_id,
+                    width=width,
+                    height=height,
+                    created_at=now_iso(),
+                )
                 report.added += 1
             elif (asset.url, asset.file_name, asset.width, asset.height) != (url, name, width, height):
                 asset.url, asset.file_name, asset.width, asset.height = url, name, width, height
@@ -214,8 +234,11 @@ def remote_size(url: str, *, allowed_hosts: Any, allow_private: bool = False) ->
 def _remote_content_type(name, url):
     """From the material's name, else the platform's `wx_fmt=` hint, else the URL's extension."""
     fmt = re.search(r"[?&]wx_fmt=(\w+)", url)
-    for guess in (mimetypes.guess_type(name)[0], mimetypes.guess_type(f"x.{fmt.group(1)}")[0] if fmt else None,
-                  mimetypes.guess_type(url.split("?", 1)[0])[0]):
+    for guess in (
+        mimetypes.guess_type(name)[0],
+        mimetypes.guess_type(f"x.{fmt.group(1)}")[0] if fmt else None,
+        mimetypes.guess_type(url.split("?", 1)[0])[0],
+    ):
         if guess and guess.startswith("image/"):
             return guess
     return ""

@@ -1,4 +1,5 @@
 """Admin accounts, password checks with throttling, and token checks (docs/api.md §3)."""
+
 import hmac
 import logging
 import re
@@ -76,8 +77,11 @@ def ensure_admin(username: str, password: str, permissions: str = "review,feedba
     (signing that admin out at every restart) and undo a deactivation. Changed settings are applied.
     """
     user = AdminUser.get_or_none(AdminUser.username == username)
-    if user is not None and user.permissions == parse_permissions(permissions) \
-            and check_password_hash(user.password_hash, password):
+    if (
+        user is not None
+        and user.permissions == parse_permissions(permissions)
+        and check_password_hash(user.password_hash, password)
+    ):
         return user, False
     return save_admin(username, password, permissions), True
 
@@ -148,8 +152,14 @@ def new_device_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def authenticate(username: str, password: str, ip: str | None, max_failures: int = 5,
-                 window_seconds: int = 900, device: str | None = None) -> tuple[AdminUser | None, str | None]:
+def authenticate(
+    username: str,
+    password: str,
+    ip: str | None,
+    max_failures: int = 5,
+    window_seconds: int = 900,
+    device: str | None = None,
+) -> tuple[AdminUser | None, str | None]:
     """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
 
     Only failures are recorded, so parallel correct sign-ins never throttle each other. The
@@ -165,8 +175,9 @@ def authenticate(username: str, password: str, ip: str | None, max_failures: int
     return _authenticate(username, password, keys, max_failures, window_seconds, "a known device" if device else ip)
 
 
-def _authenticate(username: str, password: str, keys: tuple[str, str], max_failures: int, window_seconds: int,
-                  origin: str) -> tuple[AdminUser | None, str | None]:
+def _authenticate(
+    username: str, password: str, keys: tuple[str, str], max_failures: int, window_seconds: int, origin: str
+) -> tuple[AdminUser | None, str | None]:
     if is_throttled(*keys, max_failures, window_seconds):
         return None, "too_many_attempts"
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None

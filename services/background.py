@@ -4,6 +4,7 @@ each job's pass when due, and `claim()` is how a pass takes a due row for a whil
 A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look.
 Several processes share the store, never a row: a claim is a compare-and-set, exactly one process gets it.
 """
+
 import logging
 import threading
 import time
@@ -74,8 +75,9 @@ class Scheduler(threading.Thread):
             _SCHEDULERS.remove(self)
 
 
-def claim(model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any],
-          then: Callable[[Any], Any] | None = None) -> Any:
+def claim(
+    model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any], then: Callable[[Any], Any] | None = None
+) -> Any:
     """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status) by one
     UPDATE ... WHERE id = ? AND `due`: taken by another process since it was read, the next is tried.
     `then(row)` runs in the claim's transaction. The row as claimed, or None. The candidate is read

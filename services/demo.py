@@ -4,6 +4,7 @@ tasks for both accounts and both content types, and feedback with attachments.
 Everything goes through the same service functions (and schemas) as the API, so the samples obey
 every rule a real agent or client meets. Call inside `db.connection_context()`.
 """
+
 import functools
 import io
 import time
@@ -36,8 +37,9 @@ DEMO_CHANNEL = "demo-app"
 def make_png(width: int, height: int, label: str, colors: tuple = ((40, 70, 140), (120, 190, 250))) -> bytes:
     """A gradient PNG with a label and a grid, so crops and ordering are visible."""
     mask = Image.linear_gradient("L").resize((width, height))
-    image = Image.composite(Image.new("RGB", (width, height), colors[1]), Image.new("RGB", (width, height), colors[0]),
-                            mask)
+    image = Image.composite(
+        Image.new("RGB", (width, height), colors[1]), Image.new("RGB", (width, height), colors[0]), mask
+    )
     draw = ImageDraw.Draw(image)
     step = max(width, height) // 8
     for x in range(0, width, step):
@@ -54,23 +56,34 @@ def make_png(width: int, height: int, label: str, colors: tuple = ((40, 70, 140)
 
 
 def _image(uploads_root, scope, name, size, label, account):
-    asset, _created = asset_service.save_upload(make_png(*size, label, PALETTE[account]), scope=scope,
-                                                file_name=name, uploads_root=uploads_root)
+    asset, _created = asset_service.save_upload(
+        make_png(*size, label, PALETTE[account]), scope=scope, file_name=name, uploads_root=uploads_root
+    )
     return asset
 
 
 def _article(account, topic, title_list, summaries, authors, bodies, covers, body_images=None):
-    candidates = {"titles": title_list, "summaries": summaries, "authors": authors,
-                  "bodyOptions": bodies, "coverImages": [c.url for c in covers]}
+    candidates = {
+        "titles": title_list,
+        "summaries": summaries,
+        "authors": authors,
+        "bodyOptions": bodies,
+        "coverImages": [c.url for c in covers],
+    }
     if body_images:
         candidates["bodyImageCandidates"] = body_images
     return {"publicAccount": account, "topic": topic, "contentType": "article", "candidates": candidates}
 
 
 def _image_post(account, topic, title_list, descriptions, groups, comment_settings=None):
-    candidates = {"titles": title_list, "descriptions": descriptions,
-                  "imageGroups": [{"id": gid, "label": label, "images": [{"assetId": a.asset_id} for a in group]}
-                                  for gid, label, group in groups]}
+    candidates = {
+        "titles": title_list,
+        "descriptions": descriptions,
+        "imageGroups": [
+            {"id": gid, "label": label, "images": [{"assetId": a.asset_id} for a in group]}
+            for gid, label, group in groups
+        ],
+    }
     if comment_settings:
         candidates["commentSettings"] = comment_settings
     return {"publicAccount": account, "topic": topic, "contentType": "image_post", "candidates": candidates}
@@ -78,50 +91,93 @@ def _image_post(account, topic, title_list, descriptions, groups, comment_settin
 
 def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
     """Payloads of POST /api/review/agent/tasks, with their images uploaded first."""
+
     def img(name, size, label, account, scope="review"):
         return _image(uploads_root, scope, name, size, label, account)
 
     si, cf = "silicon-rise", "carbon-fitness"
-    chip_covers = [img("chip-cover-a.png", (900, 500), "chip cover A", si),
-                   img("chip-cover-b.png", (1000, 500), "chip cover B", si)]
+    chip_covers = [
+        img("chip-cover-a.png", (900, 500), "chip cover A", si),
+        img("chip-cover-b.png", (1000, 500), "chip cover B", si),
+    ]
     chip_body = [img("wafer.png", (800, 450), "wafer", si), img("package.png", (800, 450), "package", si)]
     run_cover = img("run-cover.png", (900, 450), "winter run cover", cf)
     gym = [img(f"gym-{n}.png", (900, 1200), f"gym day {n}", cf) for n in range(1, 5)]
     expo = [img(f"expo-{n}.png", (1200, 900), f"expo photo {n}", si) for n in range(1, 4)]
-    chip_text = ("## 背景\n\n摩尔定律放缓之后，芯片行业把目光投向了**先进封装**与新材料。\n\n"
-                 f"![晶圆]({chip_body[0].url})\n\n## 现状\n\n- 3D 堆叠\n- 芯粒（chiplet）\n- 硅光互连\n\n"
-                 "## 展望\n\n下一个十年，系统级创新比单纯缩小晶体管更重要。参考 [IEEE IRDS](https://irds.ieee.org/)。\n")
-    chip_alt = ("## 为什么要关心封装\n\n过去我们只看制程节点，如今封装决定了带宽、功耗与成本。\n\n"
-                "> 封装是新的摩尔定律。\n\n## 三个趋势\n\n1. 芯粒标准化\n2. 混合键合\n3. 共封装光学\n")
-    run_text = ("# 冬季跑步指南\n\n气温低于 5℃ 时，热身时间要比平时多一倍。\n\n"
-                "## 穿衣\n\n三层原则：排汗层、保暖层、防风层。\n\n"
-                "## 配速\n\n前 10 分钟放慢 20 秒/公里，让身体慢慢进入状态。\n\n"
-                "```\n热身 10 分钟 → 主课 30 分钟 → 拉伸 10 分钟\n```\n")
-    run_alt = ("# 冬天也能跑得舒服\n\n先说结论：**慢一点，穿对，补水**。\n\n"
-               "## 常见误区\n\n- 冬天不用补水\n- 穿得越厚越好\n")
+    chip_text = (
+        "## 背景\n\n摩尔定律放缓之后，芯片行业把目光投向了**先进封装**与新材料。\n\n"
+        f"![晶圆]({chip_body[0].url})\n\n## 现状\n\n- 3D 堆叠\n- 芯粒（chiplet）\n- 硅光互连\n\n"
+        "## 展望\n\n下一个十年，系统级创新比单纯缩小晶体管更重要。参考 [IEEE IRDS](https://irds.ieee.org/)。\n"
+    )
+    chip_alt = (
+        "## 为什么要关心封装\n\n过去我们只看制程节点，如今封装决定了带宽、功耗与成本。\n\n"
+        "> 封装是新的摩尔定律。\n\n## 三个趋势\n\n1. 芯粒标准化\n2. 混合键合\n3. 共封装光学\n"
+    )
+    run_text = (
+        "# 冬季跑步指南\n\n气温低于 5℃ 时，热身时间要比平时多一倍。\n\n"
+        "## 穿衣\n\n三层原则：排汗层、保暖层、防风层。\n\n"
+        "## 配速\n\n前 10 分钟放慢 20 秒/公里，让身体慢慢进入状态。\n\n"
+        "```\n热身 10 分钟 → 主课 30 分钟 → 拉伸 10 分钟\n```\n"
+    )
+    run_alt = (
+        "# 冬天也能跑得舒服\n\n先说结论：**慢一点，穿对，补水**。\n\n## 常见误区\n\n- 冬天不用补水\n- 穿得越厚越好\n"
+    )
     return [
-        _article(si, "芯片的下一个十年", ["芯片的下一个十年", "摩尔定律之后：封装的黄金时代"],
-                 ["从制程到封装，一次看懂芯片行业的新方向。", "先进封装、芯粒与硅光：未来十年的三条主线。"],
-                 ["硅基编辑部", "林一"],
-                 [{"id": "chip-a", "outline": "背景|现状|展望", "focuses": ["先进封装", "芯粒"], "content": chip_text},
-                  {"id": "chip-b", "outline": "为什么要关心封装|三个趋势", "focuses": ["混合键合", "共封装光学"],
-                   "content": chip_alt}],
-                 chip_covers, [{"placeholderId": "figure-1", "options": [chip_body[0].url, chip_body[1].url]}]),
-        _article(cf, "冬季跑步指南", ["冬季跑步指南", "冬天跑步，这 3 件事最重要", "零下也能跑：一份实用清单"],
-                 ["低温跑步的热身、穿衣和配速建议。"], ["碳能教练组"],
-                 [{"id": "run-a", "outline": "热身|穿衣|配速", "focuses": ["热身", "三层穿衣"], "content": run_text},
-                  {"id": "run-b", "outline": "结论|常见误区", "focuses": ["补水"], "content": run_alt}],
-                 [run_cover]),
-        _image_post(cf, "一周力量训练打卡", ["一周力量训练打卡", "7 天力量训练计划"],
-                    ["每天 30 分钟，四个动作练全身。", "跟着做：深蹲、硬拉、卧推、划船。"],
-                    [("week-a", "训练日 1–4", gym), ("week-b", "精选两张", gym[:2])],
-                    [{"needOpenComment": False, "onlyFansCanComment": True}]),
-        _image_post(si, "展会现场速递", ["展会现场速递"], ["三张图看懂今年的半导体展。"],
-                    [("expo", "展会现场", expo)]),
-        _article(si, "AI 芯片散热的新办法", ["AI 芯片散热的新办法"], ["液冷、浸没式与微流道。"], [],
-                 [{"id": "cool-a", "outline": "问题|方案", "focuses": ["液冷"],
-                   "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n"}],
-                 [img("cooling-cover.png", (960, 540), "cooling cover", si)]),
+        _article(
+            si,
+            "芯片的下一个十年",
+            ["芯片的下一个十年", "摩尔定律之后：封装的黄金时代"],
+            ["从制程到封装，一次看懂芯片行业的新方向。", "先进封装、芯粒与硅光：未来十年的三条主线。"],
+            ["硅基编辑部", "林一"],
+            [
+                {"id": "chip-a", "outline": "背景|现状|展望", "focuses": ["先进封装", "芯粒"], "content": chip_text},
+                {
+                    "id": "chip-b",
+                    "outline": "为什么要关心封装|三个趋势",
+                    "focuses": ["混合键合", "共封装光学"],
+                    "content": chip_alt,
+                },
+            ],
+            chip_covers,
+            [{"placeholderId": "figure-1", "options": [chip_body[0].url, chip_body[1].url]}],
+        ),
+        _article(
+            cf,
+            "冬季跑步指南",
+            ["冬季跑步指南", "冬天跑步，这 3 件事最重要", "零下也能跑：一份实用清单"],
+            ["低温跑步的热身、穿衣和配速建议。"],
+            ["碳能教练组"],
+            [
+                {"id": "run-a", "outline": "热身|穿衣|配速", "focuses": ["热身", "三层穿衣"], "content": run_text},
+                {"id": "run-b", "outline": "结论|常见误区", "focuses": ["补水"], "content": run_alt},
+            ],
+            [run_cover],
+        ),
+        _image_post(
+            cf,
+            "一周力量训练打卡",
+            ["一周力量训练打卡", "7 天力量训练计划"],
+            ["每天 30 分钟，四个动作练全身。", "跟着做：深蹲、硬拉、卧推、划船。"],
+            [("week-a", "训练日 1–4", gym), ("week-b", "精选两张", gym[:2])],
+            [{"needOpenComment": False, "onlyFansCanComment": True}],
+        ),
+        _image_post(si, "展会现场速递", ["展会现场速递"], ["三张图看懂今年的半导体展。"], [("expo", "展会现场", expo)]),
+        _article(
+            si,
+            "AI 芯片散热的新办法",
+            ["AI 芯片散热的新办法"],
+            ["液冷、浸没式与微流道。"],
+            [],
+            [
+                {
+                    "id": "cool-a",
+                    "outline": "问题|方案",
+                    "focuses": ["液冷"],
+                    "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n",
+                }
+            ],
+            [img("cooling-cover.png", (960, 540), "cooling cover", si)],
+        ),
     ]
 
 
@@ -130,38 +186,91 @@ def extra_samples(uploads_root: str) -> list[dict[str, Any]]:
     per field, which its chat card decides in one tap, and the day's three edition articles."""
     si, cf = "silicon-rise", "carbon-fitness"
     return [
-        _article(cf, CHAT_TOPIC, [CHAT_TOPIC], ["补水、热身和一双合脚的鞋。"], ["碳能教练组"],
-                 [{"id": "long-a", "outline": "补水|热身|鞋", "focuses": ["补水"],
-                   "content": "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n"}],
-                 [_image(uploads_root, "review", "long-run.png", (900, 500), "long run cover", cf)]),
-        *[_article(si, topic, [topic], [summary], ["硅基编辑部"],
-                   [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
-                   [_image(uploads_root, "review", f"day-{n}.png", (900, 500), f"edition article {n}", si)])
-          for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)]]
+        _article(
+            cf,
+            CHAT_TOPIC,
+            [CHAT_TOPIC],
+            ["补水、热身和一双合脚的鞋。"],
+            ["碳能教练组"],
+            [
+                {
+                    "id": "long-a",
+                    "outline": "补水|热身|鞋",
+                    "focuses": ["补水"],
+                    "content": "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n",
+                }
+            ],
+            [_image(uploads_root, "review", "long-run.png", (900, 500), "long run cover", cf)],
+        ),
+        *[
+            _article(
+                si,
+                topic,
+                [topic],
+                [summary],
+                ["硅基编辑部"],
+                [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
+                [_image(uploads_root, "review", f"day-{n}.png", (900, 500), f"edition article {n}", si)],
+            )
+            for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)
+        ],
+    ]
 
 
 def library_images(uploads_root: str) -> list:
     """A few shared-library images for the library pickers."""
-    sizes = [("library-landscape.png", (1200, 600), "silicon-rise"),
-             ("library-portrait.png", (900, 1200), "carbon-fitness"),
-             ("library-square.png", (1000, 1000), "silicon-rise"),
-             ("library-wide.png", (1000, 500), "carbon-fitness")]
-    return [_image(uploads_root, "library", name, size, name.removesuffix(".png"), account)
-            for name, size, account in sizes]
+    sizes = [
+        ("library-landscape.png", (1200, 600), "silicon-rise"),
+        ("library-portrait.png", (900, 1200), "carbon-fitness"),
+        ("library-square.png", (1000, 1000), "silicon-rise"),
+        ("library-wide.png", (1000, 500), "carbon-fitness"),
+    ]
+    return [
+        _image(uploads_root, "library", name, size, name.removesuffix(".png"), account) for name, size, account in sizes
+    ]
 
 
 SAMPLE_FEEDBACK = [
-    {"type": "bug", "title": "发布后封面图模糊", "content": "在 iOS 上打开文章，封面明显被压缩，文字看不清。",
-     "appName": "reader", "appVersion": "2.4.0", "platform": "ios", "deviceModel": "iPhone 15", "osVersion": "iOS 18.1",
-     "userId": "u-1001", "contactEmail": "reader@example.com",
-     "logText": "12:01:03 cover loaded 320x180\n12:01:04 upscale"},
-    {"type": "suggestion", "title": "希望支持夜间模式", "content": "晚上看文章太亮了，希望可以切换深色主题。",
-     "appName": "reader", "appVersion": "2.4.0", "platform": "android", "deviceModel": "Pixel 8"},
-    {"type": "content", "title": "跑步文章里的配速写错了",
-     "content": "冬季跑步指南里写的是每公里放慢 20 分钟，应该是 20 秒。",
-     "appName": "reader", "appVersion": "2.3.1", "platform": "web", "pagePath": "/articles/winter-run"},
-    {"type": "account", "title": "无法绑定微信", "content": "点击绑定后一直转圈。", "appName": "coach",
-     "appVersion": "1.0.2", "platform": "android", "contactWechat": "runner_cf"},
+    {
+        "type": "bug",
+        "title": "发布后封面图模糊",
+        "content": "在 iOS 上打开文章，封面明显被压缩，文字看不清。",
+        "appName": "reader",
+        "appVersion": "2.4.0",
+        "platform": "ios",
+        "deviceModel": "iPhone 15",
+        "osVersion": "iOS 18.1",
+        "userId": "u-1001",
+        "contactEmail": "reader@example.com",
+        "logText": "12:01:03 cover loaded 320x180\n12:01:04 upscale",
+    },
+    {
+        "type": "suggestion",
+        "title": "希望支持夜间模式",
+        "content": "晚上看文章太亮了，希望可以切换深色主题。",
+        "appName": "reader",
+        "appVersion": "2.4.0",
+        "platform": "android",
+        "deviceModel": "Pixel 8",
+    },
+    {
+        "type": "content",
+        "title": "跑步文章里的配速写错了",
+        "content": "冬季跑步指南里写的是每公里放慢 20 分钟，应该是 20 秒。",
+        "appName": "reader",
+        "appVersion": "2.3.1",
+        "platform": "web",
+        "pagePath": "/articles/winter-run",
+    },
+    {
+        "type": "account",
+        "title": "无法绑定微信",
+        "content": "点击绑定后一直转圈。",
+        "appName": "coach",
+        "appVersion": "1.0.2",
+        "platform": "android",
+        "contactWechat": "runner_cf",
+    },
 ]
 
 
@@ -172,10 +281,22 @@ def seed_feedback(settings: Settings, admin_username: str | None = None) -> list
         data = FeedbackCreateSchema().load(payload)
         created.append(intake.create_feedback(data, DEMO_CHANNEL, f"198.51.100.{index + 1}", settings))
     record = queries.get_record(created[0]["id"])
-    attachments.add_attachment(record, DEMO_CHANNEL, "screenshot", "cover-blurry.png",
-                               make_png(390, 844, "screenshot: blurry cover"), uploads_root)
-    attachments.add_attachment(record, DEMO_CHANNEL, "log_file", "reader.log",
-                               b"12:01:03 cover loaded 320x180\n12:01:04 upscale to 1080\n", uploads_root)
+    attachments.add_attachment(
+        record,
+        DEMO_CHANNEL,
+        "screenshot",
+        "cover-blurry.png",
+        make_png(390, 844, "screenshot: blurry cover"),
+        uploads_root,
+    )
+    attachments.add_attachment(
+        record,
+        DEMO_CHANNEL,
+        "log_file",
+        "reader.log",
+        b"12:01:03 cover loaded 320x180\n12:01:04 upscale to 1080\n",
+        uploads_root,
+    )
     if admin_username:
         triage.set_status(created[2]["id"], "processed", admin_username, "已改正为 20 秒/公里")
         triage.set_status(created[1]["id"], "processing", admin_username, None)
@@ -192,15 +313,19 @@ def seed(settings: Settings, admin_username: str | None = None) -> dict[str, lis
     uploads_root = settings.uploads_path
     library = [asset_view(asset) for asset in library_images(uploads_root)]
     # As the agent's would, the new tasks and feedback reach the team's channels (the demo's robot).
-    tasks = [review.create_task(CreateTaskSchema().load(payload), team=settings.team)[1]
-             for payload in sample_tasks(uploads_root)]
+    tasks = [
+        review.create_task(CreateTaskSchema().load(payload), team=settings.team)[1]
+        for payload in sample_tasks(uploads_root)
+    ]
     return {"tasks": tasks, "feedback": seed_feedback(settings, admin_username), "library": library}
 
 
 # The day's edition the demo sends to followers (docs/api.md §21): three short articles, the first the headline.
-EDITION_SAMPLES = (("RISC-V 走进数据中心", "开放指令集从嵌入式走向服务器。"),
-                   ("边缘 AI 的三种落地方式", "摄像头、网关与手机：算力在离用户更近的地方。"),
-                   ("一张图看懂 HBM", "高带宽内存为何成了 AI 芯片的瓶颈。"))
+EDITION_SAMPLES = (
+    ("RISC-V 走进数据中心", "开放指令集从嵌入式走向服务器。"),
+    ("边缘 AI 的三种落地方式", "摄像头、网关与手机：算力在离用户更近的地方。"),
+    ("一张图看懂 HBM", "高带宽内存为何成了 AI 芯片的瓶颈。"),
+)
 LIVE_TOPIC = "AI 芯片散热的新办法"  # the sample the demo takes all the way to readers
 CHAT_TOPIC = "周末长跑前的三件事"  # one option per field: its chat card decides it in one tap (docs/api.md §22)
 LIVE_WAIT_SECONDS = 20.0
@@ -209,9 +334,17 @@ LIVE_WAIT_SECONDS = 20.0
 def _approve_and_publish(task: ReviewTask, admin_username: str, settings: Settings) -> None:
     candidates = task.candidates
     cover = Asset.get(Asset.url == candidates["coverImages"][0])
-    decision = DecisionSchema().load({"action": "approve_and_publish", "selections": {
-        "title": candidates["titles"][0], "summary": candidates["summaries"][0],
-        "body": candidates["bodyOptions"][0]["content"], "coverImage": {"assetId": cover.asset_id}}})
+    decision = DecisionSchema().load(
+        {
+            "action": "approve_and_publish",
+            "selections": {
+                "title": candidates["titles"][0],
+                "summary": candidates["summaries"][0],
+                "body": candidates["bodyOptions"][0]["content"],
+                "coverImage": {"assetId": cover.asset_id},
+            },
+        }
+    )
     approve_and_publish(task.task_id, decision, admin_username, settings)
 
 

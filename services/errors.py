@@ -27,8 +27,9 @@ Forbidden = _kind("Forbidden", 403, "forbidden", "Credentials without the right 
 NotFound = _kind("NotFound", 404, "not_found", "No such record.")
 PreconditionFailed = _kind("PreconditionFailed", 412, "precondition_failed", "If-Match names an older version.")
 PayloadTooLarge = _kind("PayloadTooLarge", 413, "payload_too_large", "The body or a file is over its limit.")
-PlatformRefused = _kind("PlatformRefused", 502, "platform_error",
-                        "The platform refused the call; details carry its errcode and errmsg.")
+PlatformRefused = _kind(
+    "PlatformRefused", 502, "platform_error", "The platform refused the call; details carry its errcode and errmsg."
+)
 StorageUnavailable = _kind("StorageUnavailable", 500, "storage_unavailable", "Disk or database refused the write.")
 
 
@@ -47,8 +48,25 @@ class RateLimited(ServiceError):
 
 # Every `error.code` an answer can carry (the OpenAPI enum; tests/api/test_openapi.py checks the code uses no other).
 ERROR_CODES = (
-    "validation_error", "unauthorized", "forbidden", "not_found", "method_not_allowed", "invalid_state",
-    "field_locked", "publish_in_progress", "idempotency_conflict", "export_failed", "duplicate_feedback",
-    "attachment_limit", "precondition_failed", "payload_too_large", "rate_limited", "storage_unavailable",
-    "internal_error", "http_error", "no_draft", "platform_error", "quota_exceeded",
+    "validation_error",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "invalid_state",
+    "field_locked",
+    "publish_in_progress",
+    "idempotency_conflict",
+    "export_failed",
+    "duplicate_feedback",
+    "attachment_limit",
+    "precondition_failed",
+    "payload_too_large",
+    "rate_limited",
+    "storage_unavailable",
+    "internal_error",
+    "http_error",
+    "no_draft",
+    "platform_error",
+    "quota_exceeded",
 )

@@ -9,6 +9,7 @@ its record and removed after the commit; a stop in between is settled at the nex
 holds its folder's removal lock throughout, so a backup that holds it while it copies the database
 and links the files that copy names (pinned()) keeps every one of them, whatever is deleted next.
 """
+
 import contextlib
 import fcntl
 import logging
@@ -83,8 +84,9 @@ class Placement:
 
 
 @contextmanager
-def placed_file(uploads_root: str | os.PathLike, folder: str | os.PathLike, name: str,
-                data: bytes) -> Iterator["Placement"]:
+def placed_file(
+    uploads_root: str | os.PathLike, folder: str | os.PathLike, name: str, data: bytes
+) -> Iterator["Placement"]:
     """Write `data` to folder/name for a record inserted (with placement.settle()) in the block.
 
     Any exception in the block removes the file and its journal entry again.
@@ -182,7 +184,7 @@ def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path
     copy that names them). A name that is missing or cannot be linked (another file system) is left out."""
     root = Path(root)
     for stale in root.glob(PINS + "*"):  # of a backup that stopped before removing them
-        pid = stale.name[len(PINS):].split("-")[0]
+        pid = stale.name[len(PINS) :].split("-")[0]
         if pid.isdigit() and int(pid) != os.getpid() and not alive_at_start(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{PINS}{os.getpid()}-", dir=root))
@@ -202,7 +204,7 @@ def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:
     never committed), else it is removed. Returns how many were settled."""
     settled = 0
     for tombstone in Path(folder).glob(TOMBSTONE + "*"):
-        name = tombstone.name[len(TOMBSTONE):]
+        name = tombstone.name[len(TOMBSTONE) :]
         if recorded(name):
             os.replace(tombstone, tombstone.with_name(name))
             log.warning("restored %s: its deletion never committed", name)

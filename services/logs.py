@@ -9,6 +9,7 @@ It also masks the credentials that travel in URLs, should a library log one (url
 a group robot's webhook key (WeCom `key=`, DingTalk `access_token=` and `sign=`, Feishu's hook id,
 docs/api.md §15) and the platform's `access_token`.
 """
+
 import logging
 import re
 
@@ -39,4 +40,3 @@ def guard(logger: logging.Logger) -> None:
     for handler in logger.handlers:
         if not any(isinstance(existing, EscapeControls) for existing in handler.filters):
             handler.addFilter(EscapeControls())
-

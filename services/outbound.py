@@ -6,6 +6,7 @@ request thread (or a webhook sender) for as long as it keeps sending. `post` bou
 attempt, headers included: at its deadline the connection's socket is shut down, which wakes
 whatever read or write it is blocked in.
 """
+
 import contextlib
 import socket
 import threading
@@ -46,8 +47,9 @@ def _read(response, size):
         raise requests.ConnectionError(str(exc)) from None
 
 
-def post(url: str, data: bytes | None, headers: dict[str, str], read_at_most: int = 0,
-         method: str = "POST") -> tuple[int, bytes]:
+def post(
+    url: str, data: bytes | None, headers: dict[str, str], read_at_most: int = 0, method: str = "POST"
+) -> tuple[int, bytes]:
     """POST (or `method`) `data`: (the reply's status, its body up to `read_at_most` + 1 bytes; none by
     default), all within ATTEMPT_SECONDS of starting. Past that, requests.Timeout; other failures are
     requests' own exceptions. No redirect is followed."""
@@ -58,8 +60,15 @@ def post(url: str, data: bytes | None, headers: dict[str, str], read_at_most: in
         with requests.Session() as session:
             session.mount("http://", _Adapter())
             session.mount("https://", _Adapter())
-            with session.request(method, url, data=data, headers=headers, timeout=(CONNECT_SECONDS, seconds),
-                                 allow_redirects=False, stream=True) as response:
+            with session.request(
+                method,
+                url,
+                data=data,
+                headers=headers,
+                timeout=(CONNECT_SECONDS, seconds),
+                allow_redirects=False,
+                stream=True,
+            ) as response:
                 body = b""
                 if read_at_most:
                     for chunk in body_chunks(response, deadline):

@@ -1,4 +1,5 @@
 """The pagination block of every paged list."""
+
 import math
 
 

@@ -8,6 +8,7 @@ through. The hits live in the `rate_hit` table and the check-and-record runs in 
 transaction, so every service process on the database counts together (no limit multiplied by the
 number of processes).
 """
+
 import math
 import time
 from collections.abc import Callable
@@ -42,9 +43,12 @@ class SlidingWindowLimiter:
             for category, key in counted:
                 limits = self.rules[category]
                 longest = max(period for _count, period in limits)
-                stamps: list[float] = [hit.at for hit in RateHit.select(RateHit.at).where(
-                    (RateHit.category == category) & (RateHit.key == key) & (RateHit.at > now - longest)
-                ).order_by(RateHit.at)]
+                stamps: list[float] = [
+                    hit.at
+                    for hit in RateHit.select(RateHit.at)
+                    .where((RateHit.category == category) & (RateHit.key == key) & (RateHit.at > now - longest))
+                    .order_by(RateHit.at)
+                ]
                 for count, period in limits:
                     inside = sum(1 for at in stamps if at > now - period)
                     if inside >= count:
@@ -79,5 +83,6 @@ def admit_body_preview(admin: str) -> None:
     one every 600 ms), else 429 with Retry-After."""
     wait = _BODY_PREVIEWS.hit({"body_preview": admin})
     if wait is not None:
-        raise RateLimited(f"at most {BODY_PREVIEWS_PER_ADMIN} body previews a minute per admin; wait {wait} "
-                          "seconds", wait)
+        raise RateLimited(
+            f"at most {BODY_PREVIEWS_PER_ADMIN} body previews a minute per admin; wait {wait} seconds", wait
+        )

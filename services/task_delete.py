@@ -11,6 +11,7 @@
    removal are counted in `skippedAssetCount`. A stored file already missing only loses its row
    and counts as deleted: afterwards neither exists, as for a removed one.
 """
+
 import logging
 import os
 from pathlib import Path
@@ -35,8 +36,13 @@ from services.settings import Settings
 
 log = logging.getLogger(__name__)
 
-JSON_COLUMNS = (ReviewTask.candidates, ReviewTask.selections, ReviewTask.manual_overrides,
-                ReviewTask.body_draft, ReviewTask.locked_selections)
+JSON_COLUMNS = (
+    ReviewTask.candidates,
+    ReviewTask.selections,
+    ReviewTask.manual_overrides,
+    ReviewTask.body_draft,
+    ReviewTask.locked_selections,
+)
 
 
 def _distinct_assets(refs):
@@ -66,8 +72,7 @@ def referenced_elsewhere(asset: Asset) -> bool:
             term = column.coerce(False).contains(needle)
             condition = term if condition is None else condition | term
     names = {("id", asset.asset_id), ("url", asset.url)}
-    return any(ref_key(ref) in names for task in ReviewTask.select().where(condition)
-               for ref in task_references(task))
+    return any(ref_key(ref) in names for task in ReviewTask.select().where(condition) for ref in task_references(task))
 
 
 def _delete_task_rows(task_id, if_match, stale_limit):
@@ -125,8 +130,12 @@ def _remove_asset(asset, review_root):
         return False
     path = _review_file(asset, review_root)
     if path is None or (os.path.lexists(path) and not os.path.isfile(path)):
-        log.warning("asset %s: stored name %r does not lead to a plain file in %s; kept",
-                    asset.asset_id, asset.stored_name, review_root)
+        log.warning(
+            "asset %s: stored name %r does not lead to a plain file in %s; kept",
+            asset.asset_id,
+            asset.stored_name,
+            review_root,
+        )
         _forget_cleanup_now(asset.asset_id)
         return False
     try:
@@ -160,8 +169,10 @@ def _forget_cleanup_now(asset_id):
 def recover_deletions(uploads_root: str | Path) -> int:
     """At start: review files whose deletion a stopped process left unfinished (services.files),
     then the review assets of tasks deleted before their files were gone (AssetCleanup)."""
-    settled = settle_removals(Path(uploads_root, "review"), lambda name: Asset.select().where(
-        (Asset.scope == "review") & (Asset.stored_name == name)).exists())
+    settled = settle_removals(
+        Path(uploads_root, "review"),
+        lambda name: Asset.select().where((Asset.scope == "review") & (Asset.stored_name == name)).exists(),
+    )
     review_root = _review_root(uploads_root)
     for entry in list(AssetCleanup.select()):
         asset = Asset.get_or_none(Asset.asset_id == entry.asset_id)
@@ -179,5 +190,9 @@ def delete_task(task_id: str, settings: Settings, if_match: str | None = None) -
     assets, unresolved = _delete_task_rows(task_id, if_match, stale_after(settings))
     review_root = _review_root(settings.uploads_path)
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))
-    return {"deletedTaskId": task_id, "deletedFileCount": deleted,
-            "skippedAssetCount": len(assets) - deleted + unresolved, "redirectTo": "/review"}
+    return {
+        "deletedTaskId": task_id,
+        "deletedFileCount": deleted,
+        "skippedAssetCount": len(assets) - deleted + unresolved,
+        "redirectTo": "/review",
+    }

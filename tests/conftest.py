@@ -3,6 +3,7 @@
 A module marked `pytestmark = pytest.mark.both_stores` runs every test that takes the `store` fixture
 (through `app`, `make_app`, `database_url`) twice, on SQLite and on PostgreSQL (a throwaway cluster,
 tests/helpers/postgres.py): every rule it checks holds on both stores."""
+
 import os
 import shutil
 import tempfile
@@ -35,7 +36,7 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture
 def store(request):
-    """"sqlite" or "postgresql": the store the test's app runs on (SQLite unless marked both_stores)."""
+    """ "sqlite" or "postgresql": the store the test's app runs on (SQLite unless marked both_stores)."""
     return getattr(request, "param", "sqlite")
 
 
@@ -72,6 +73,7 @@ def database_url(store, request):
 @pytest.fixture
 def make_app(tmp_path, database_url):
     """Factory so a test can build the app twice on the same folders (restarts)."""
+
     def factory(**overrides):
         config = {
             "TESTING": True,

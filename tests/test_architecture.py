@@ -1,6 +1,7 @@
 """The code's shape holds: import layers and no loops (import-linter, every import counted wherever it
 stands), no project import hidden in a function or behind `except ImportError`, ruff, and mypy over all
 production code. The same checks run from .pre-commit-config.yaml."""
+
 import ast
 import re
 import subprocess
@@ -26,8 +27,9 @@ def _present(names):
 
 def test_import_contracts_hold():
     """Layers app/cli > blueprints > services > schemas | models > rules; fakeplatform stands alone."""
-    done = subprocess.run([Path(sys.executable).with_name("lint-imports")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [Path(sys.executable).with_name("lint-imports")], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     code, out = done.returncode, done.stdout + done.stderr
     assert code == 0, out
 
@@ -95,8 +97,12 @@ def _unannotated(path):
 
 def test_every_service_and_model_entry_point_is_typed():
     """What other layers call carries its types, which mypy then checks."""
-    missing = [place for name in ("services", "models") for path in sorted((ROOT / name).rglob("*.py"))
-               for place in _unannotated(path)]
+    missing = [
+        place
+        for name in ("services", "models")
+        for path in sorted((ROOT / name).rglob("*.py"))
+        for place in _unannotated(path)
+    ]
     assert missing == []
 
 
@@ -111,31 +117,49 @@ def _outside_models():
 
 def test_peewee_private_members_stay_inside_models():
     """Services, views and commands use peewee's public API (ordinary queries and save())."""
-    leaks = [f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}" for path in _outside_models()
-             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
-             and node.attr in PEEWEE_PRIVATE]
+    leaks = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}"
+        for path in _outside_models()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in PEEWEE_PRIVATE
+    ]
     assert leaks == []
 
 
 # Inside models/ too (issue 36): peewee's internals (a database's settings, its connection state, a
 # row's data) and names of our own hung on its database object. `_meta` is peewee's documented model
 # metadata, allowed in models/. An object's own `self._x` is not peewee's.
-PEEWEE_INTERNALS = PEEWEE_PRIVATE - {"_meta"} | {"_pragmas", "_timeout", "_state", "_local", "_conn", "_lock",
-                                                  "_database", "_connect", "_initialize_connection"}
+PEEWEE_INTERNALS = PEEWEE_PRIVATE - {"_meta"} | {
+    "_pragmas",
+    "_timeout",
+    "_state",
+    "_local",
+    "_conn",
+    "_lock",
+    "_database",
+    "_connect",
+    "_initialize_connection",
+}
 DATABASE_NAMES = {"db", "database"}
 
 
 def _peewee_internals(path):
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Attribute) and node.attr in PEEWEE_INTERNALS and not (
-                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in PEEWEE_INTERNALS
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
             yield f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}"
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         receivers = [target.value for target in targets if isinstance(target, ast.Attribute)]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
             receivers.append(node.args[0])
-        if any((isinstance(receiver, ast.Name) and receiver.id in DATABASE_NAMES)  # db.x = ..., db.obj.x = ...
-               or (isinstance(receiver, ast.Attribute) and receiver.attr == "obj") for receiver in receivers):
+        if any(
+            (isinstance(receiver, ast.Name) and receiver.id in DATABASE_NAMES)  # db.x = ..., db.obj.x = ...
+            or (isinstance(receiver, ast.Attribute) and receiver.attr == "obj")
+            for receiver in receivers
+        ):
             yield f"{path.relative_to(ROOT)}:{node.lineno}: an attribute set on a database object"
 
 
@@ -153,11 +177,13 @@ STORE_SEAM = {"models/base.py", "models/store.py"}
 
 
 def _store_class_names(path):
-    return [f"{path.relative_to(ROOT)}:{node.lineno}: {getattr(node, 'attr', getattr(node, 'id', ''))}"
-            for node in ast.walk(ast.parse(path.read_text()))
-            if (isinstance(node, ast.Attribute) and node.attr in STORE_CLASSES)
-            or (isinstance(node, ast.Name) and node.id in STORE_CLASSES)
-            or (isinstance(node, ast.alias) and node.name.rpartition(".")[2] in STORE_CLASSES)]
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {getattr(node, 'attr', getattr(node, 'id', ''))}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.Attribute) and node.attr in STORE_CLASSES)
+        or (isinstance(node, ast.Name) and node.id in STORE_CLASSES)
+        or (isinstance(node, ast.alias) and node.name.rpartition(".")[2] in STORE_CLASSES)
+    ]
 
 
 def test_no_store_branch_outside_models():
@@ -169,8 +195,12 @@ def test_no_store_branch_outside_models():
 
 def test_store_classes_are_named_only_in_the_seam():
     """Inside models/ too, a module asks models/store.py instead of repeating isinstance checks."""
-    leaks = [leak for path in _sources() if str(path.relative_to(ROOT)) not in STORE_SEAM
-             for leak in _store_class_names(path)]
+    leaks = [
+        leak
+        for path in _sources()
+        if str(path.relative_to(ROOT)) not in STORE_SEAM
+        for leak in _store_class_names(path)
+    ]
     assert leaks == []
 
 
@@ -181,8 +211,11 @@ GENERIC_NAMES = {"images", "snapshot", "notifications", "migrate", "migration"}
 
 def test_every_service_and_model_module_says_what_it_owns():
     modules = [path for name in ("services", "models") for path in sorted((ROOT / name).rglob("*.py"))]
-    silent = [str(path.relative_to(ROOT)) for path in modules
-              if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()]
+    silent = [
+        str(path.relative_to(ROOT))
+        for path in modules
+        if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()
+    ]
     shared: dict[str, list[str]] = {}
     for path in modules:
         if path.stem in GENERIC_NAMES:
@@ -195,6 +228,11 @@ def test_ruff_passes():
     assert code == 0, out
 
 
+def test_ruff_format_leaves_nothing_to_change():
+    code, out = _run("ruff", "format", "--check", ".")
+    assert code == 0, out
+
+
 @pytest.mark.timeout(600)
 def test_mypy_passes_on_all_production_code():
     code, out = _run("mypy", *_present(PACKAGES), *(f"{name}.py" for name in ("app", "serving")))
@@ -204,9 +242,11 @@ def test_mypy_passes_on_all_production_code():
 # Citations lead inside the repository (docs/api.md §17): the rules are docs/api.md's, not a document
 # beside the project that a clone does not have ("the spec", CONTRACT, ../shared), and every docs/ file,
 # §N and §N "Subsection" cited exists. CHANGELOG.md is history: it keeps the words of its day.
-OUTSIDE_DOCUMENTS = re.compile(r"\bCONTRACT\b|service-spec|ARCHITECTURE\.md|/work/"
-                               r"|(?i:\bthe\s+(?:user's\s+)?spec(?:ification)?\b|\bspec(?::|'s\b|\s+rules?\b)|\(spec\)"
-                               r"|\bthe\s+contract\b|\bcontract's\b)")
+OUTSIDE_DOCUMENTS = re.compile(
+    r"\bCONTRACT\b|service-spec|ARCHITECTURE\.md|/work/"
+    r"|(?i:\bthe\s+(?:user's\s+)?spec(?:ification)?\b|\bspec(?::|'s\b|\s+rules?\b)|\(spec\)"
+    r"|\bthe\s+contract\b|\bcontract's\b)"
+)
 OUTSIDE_PATH = re.compile(r"(?<![\w.])\.\./\w")  # tests send such paths on purpose: checked outside tests/
 DOC_PATH = re.compile(r"\bdocs/[\w.-]+\.md\b")
 SECTION = re.compile(r"§\s?(\d+)(?:\s+\"([^\"\n]+)\")?")
@@ -215,8 +255,14 @@ CITING = (".py", ".md", ".html", ".js", ".css", ".toml", ".cfg", ".conf", ".serv
 
 def _cited_files():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [ROOT / name for name in tracked.splitlines() if name.endswith(CITING) and (ROOT / name).is_file()
-            and "node_modules" not in name and (ROOT / name) != Path(__file__).resolve()]
+    return [
+        ROOT / name
+        for name in tracked.splitlines()
+        if name.endswith(CITING)
+        and (ROOT / name).is_file()
+        and "node_modules" not in name
+        and (ROOT / name) != Path(__file__).resolve()
+    ]
 
 
 def _api_sections():
@@ -232,8 +278,9 @@ def _api_sections():
 
 def _broken_references(name, text, sections):
     """`name`'s citations of a document outside the repository, a docs/ file or a §N that does not exist."""
-    outside = [] if name == "CHANGELOG.md" else [(found.start(), found[0])
-                                                 for found in OUTSIDE_DOCUMENTS.finditer(text)]
+    outside = (
+        [] if name == "CHANGELOG.md" else [(found.start(), found[0]) for found in OUTSIDE_DOCUMENTS.finditer(text)]
+    )
     if not name.startswith("tests/"):
         outside += [(found.start(), found[0]) for found in OUTSIDE_PATH.finditer(text)]
     missing = [(found.start(), found[0]) for found in DOC_PATH.finditer(text) if not (ROOT / found[0]).is_file()]
@@ -246,16 +293,28 @@ def _broken_references(name, text, sections):
 
 def test_every_cited_document_is_in_the_repository():
     sections = _api_sections()
-    broken = [place for path in _cited_files()
-              for place in _broken_references(str(path.relative_to(ROOT)), path.read_text(errors="replace"), sections)]
+    broken = [
+        place
+        for path in _cited_files()
+        for place in _broken_references(str(path.relative_to(ROOT)), path.read_text(errors="replace"), sections)
+    ]
     assert broken == []
 
 
 def test_the_reference_check_sees_a_broken_citation():
     """The check above is only as good as its patterns: each kind of broken citation is caught."""
     sections = _api_sections()
-    broken = ["as the spec says", "(spec: ReviewTask)", "the\nspec's rules", "CONTRACT §4", "see ../shared/x.md",
-              "(spec rule 4)", "docs/xyz.md", f"docs/api.md §{max(sections) + 1}", '§4 "No such subsection"']
+    broken = [
+        "as the spec says",
+        "(spec: ReviewTask)",
+        "the\nspec's rules",
+        "CONTRACT §4",
+        "see ../shared/x.md",
+        "(spec rule 4)",
+        "docs/xyz.md",
+        f"docs/api.md §{max(sections) + 1}",
+        '§4 "No such subsection"',
+    ]
     assert all(_broken_references("services/x.py", text, sections) for text in broken)
     fine = 'docs/api.md §4 "Listing", docs/conventions.md, apispec\'s plugin'
     assert _broken_references("services/x.py", fine, sections) == []
@@ -265,32 +324,57 @@ def test_the_reference_check_sees_a_broken_citation():
 # catalogue in translations/ (docs/conventions.md); Chinese sample content lives in services/demo.py.
 # fakeplatform/ is a test double that imitates the platform's and the robots' own Chinese errmsg, not
 # the service's words. A literal is read as written, so a regex's ranges in \u escapes are no text.
-CJK = re.compile("[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-                 "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0002fa1f]")
+CJK = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0002fa1f]"
+)
 CJK_ALLOWED = ("services/demo.py", "fakeplatform/")
 
 
 def _cjk_literals(name, source):
     """String literals of `source` written with CJK characters, docstrings left out."""
     tree = ast.parse(source)
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-    return [f"{name}:{node.lineno}: {ast.get_source_segment(source, node)}" for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-            and CJK.search(node.value)  # only then is the source read: get_source_segment is slow
-            and CJK.search(ast.get_source_segment(source, node) or "")]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{name}:{node.lineno}: {ast.get_source_segment(source, node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and CJK.search(node.value)  # only then is the source read: get_source_segment is slow
+        and CJK.search(ast.get_source_segment(source, node) or "")
+    ]
 
 
 def test_no_cjk_text_in_production_python():
-    found = [literal for path in _sources() if not str(path.relative_to(ROOT)).startswith(CJK_ALLOWED)
-             for literal in _cjk_literals(str(path.relative_to(ROOT)), path.read_text())]
+    found = [
+        literal
+        for path in _sources()
+        if not str(path.relative_to(ROOT)).startswith(CJK_ALLOWED)
+        for literal in _cjk_literals(str(path.relative_to(ROOT)), path.read_text())
+    ]
     assert found == []
 
 
 def test_the_cjk_check_sees_a_literal_but_not_a_docstring_or_an_escape():
-    source = "\n".join(('"""模块"""', 'LABEL = "参考资料"', "def f():", '    """函数"""',
-                        '    return f"{1}在看"  # 注释', 'RANGE = "[\\u4e00-\\u9fff]"', ""))
+    source = "\n".join(
+        (
+            '"""模块"""',
+            'LABEL = "参考资料"',
+            "def f():",
+            '    """函数"""',
+            '    return f"{1}在看"  # 注释',
+            'RANGE = "[\\u4e00-\\u9fff]"',
+            "",
+        )
+    )
     assert [line.split(":")[1] for line in _cjk_literals("x.py", source)] == ["2", "5"]
 
 
@@ -305,7 +389,10 @@ def test_no_test_module_imports_another_test_module():
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            if any(name.startswith("tests.") and (name.rpartition(".")[2].startswith("test_") or ".conftest" in name
-                                                  or name.endswith("conftest")) for name in names):
+            if any(
+                name.startswith("tests.")
+                and (name.rpartition(".")[2].startswith("test_") or ".conftest" in name or name.endswith("conftest"))
+                for name in names
+            ):
                 imports.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert imports == []

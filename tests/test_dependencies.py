@@ -1,6 +1,7 @@
 """Every outside package the service imports comes with its declared, pinned dependencies in pyproject.toml
 (declared itself, or required by one that is), so a fresh `pip install -e .` has it: `cryptography` was
 imported and came only with test tools."""
+
 import ast
 import re
 import sys
@@ -10,8 +11,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # What `pip install -e .` installs and runs (bench/ and tests/ have their own extras).
-SERVICE = ("app.py", "serving.py", "blueprints", "models", "rules", "schemas", "services", "cli", "fakeplatform",
-           "agentmcp")
+SERVICE = (
+    "app.py",
+    "serving.py",
+    "blueprints",
+    "models",
+    "rules",
+    "schemas",
+    "services",
+    "cli",
+    "fakeplatform",
+    "agentmcp",
+)
 OWN = {"app", "serving", "blueprints", "models", "rules", "schemas", "services", "cli", "fakeplatform", "agentmcp"}
 
 
@@ -41,8 +52,13 @@ def _imported():
         path = ROOT / entry
         for source in [path] if path.is_file() else sorted(path.rglob("*.py")):
             for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                    [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+                names = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module]
+                    if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                    else []
+                )
                 for name in names:
                     top = name.split(".")[0]
                     if top not in OWN and top not in sys.stdlib_module_names:

@@ -7,6 +7,7 @@ must exist, and a cited line must be inside the file. CHANGELOG.md is history: i
 day. Paths under the folders the service or the benchmarks fill at run time (instance/, uploads/,
 tests/output/, bench/results/) are not files of the repository, and a web address is no path.
 """
+
 import glob
 import re
 import subprocess
@@ -17,19 +18,31 @@ EXTENSIONS = "py|md|html|js|css|toml|cfg|conf|service|json|txt|sh|po|ya?ml|ini"
 # A path starts after a space, a quote, a bracket or a backtick (not inside a word, a web address or
 # another path), has at least one folder, and ends with a file name (a `*` in it is a glob); `:N` or
 # `:N-M` cites lines.
-PATH = re.compile(r"(?<![\w./:@~*-])((?:\.?[A-Za-z_][\w-]*/)(?:[\w.-]+/)*[\w*-]+\.(?:" + EXTENSIONS + r"))"
-                  r"(?![\w/-])(?::(\d+)(?:-(\d+))?)?")
+PATH = re.compile(
+    r"(?<![\w./:@~*-])((?:\.?[A-Za-z_][\w-]*/)(?:[\w.-]+/)*[\w*-]+\.(?:" + EXTENSIONS + r"))"
+    r"(?![\w/-])(?::(\d+)(?:-(\d+))?)?"
+)
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
 RUNTIME = ("instance/", "uploads/", "tests/output/", "bench/results/")
 CODE = (".py", ".js", ".html", ".css", ".toml", ".cfg", ".conf", ".service")  # with deploy/Dockerfile, .ci/run
 
 
 def _scanned_files():
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout.splitlines()
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     docs = [name for name in listed if re.fullmatch(r"docs/[^/]+\.md", name)]
-    code = [name for name in listed if (name.endswith(CODE) or Path(name).name in ("Dockerfile", "run"))
-            and not name.startswith("tests/") and "node_modules" not in name]
+    code = [
+        name
+        for name in listed
+        if (name.endswith(CODE) or Path(name).name in ("Dockerfile", "run"))
+        and not name.startswith("tests/")
+        and "node_modules" not in name
+    ]
     return [name for name in ("README.md", *docs, *code) if (ROOT / name).is_file()]
 
 
@@ -56,18 +69,26 @@ def _missing_paths(name, text):
 
 
 def test_every_cited_path_exists():
-    missing = [place for name in _scanned_files()
-               for place in _missing_paths(name, (ROOT / name).read_text(errors="replace"))]
+    missing = [
+        place for name in _scanned_files() for place in _missing_paths(name, (ROOT / name).read_text(errors="replace"))
+    ]
     assert missing == []
 
 
 def test_the_path_check_sees_a_stale_path():
     """The check above is only as good as its pattern: each kind of stale citation is caught, and what is
     not a repository path is left alone."""
-    stale = ["the defaults in `services/settings.py`", "see docs/performance.md:9999", "(tests/nowhere/test_x.py)",
-             "models/writes.py:1-99999", "tests/api/test_nothing_*.py"]
+    stale = [
+        "the defaults in `services/settings.py`",
+        "see docs/performance.md:9999",
+        "(tests/nowhere/test_x.py)",
+        "models/writes.py:1-99999",
+        "tests/api/test_nothing_*.py",
+    ]
     assert [text for text in stale if not _missing_paths("x.py", text)] == []
-    fine = ("`services/settings/__init__.py`, docs/api.md §4, models/writes.py:1, tests/api/test_battery_*.py, "
-            "https://example.com/gone/x.md, instance/config.py, uploads/review/x.png, bench/results/load.json, "
-            "application/json, ../shared/x.md, docs/package-and-delete.md")
+    fine = (
+        "`services/settings/__init__.py`, docs/api.md §4, models/writes.py:1, tests/api/test_battery_*.py, "
+        "https://example.com/gone/x.md, instance/config.py, uploads/review/x.png, bench/results/load.json, "
+        "application/json, ../shared/x.md, docs/package-and-delete.md"
+    )
     assert _missing_paths("x.py", fine) == []

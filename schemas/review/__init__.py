@@ -1,4 +1,5 @@
 """marshmallow shapes of the review area (the task and its parts, docs/api.md §4). No database, no state rules."""
+
 from schemas.review.actions import (  # noqa: F401
     DeleteResultSchema,
     PhonePreviewSchema,

@@ -1,5 +1,6 @@
 """Shapes of the admin's side routes: the body preview, the phone preview, publish progress and the
 task deletion answer."""
+
 import re
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -25,8 +26,12 @@ class DeleteResultSchema(Schema):
 
     deletedTaskId = fields.String(required=True)
     deletedFileCount = fields.Integer(required=True, metadata={"description": "local review files deleted"})
-    skippedAssetCount = fields.Integer(required=True, metadata={
-        "description": "library, remote and external images, files still used by another task, failed deletions"})
+    skippedAssetCount = fields.Integer(
+        required=True,
+        metadata={
+            "description": "library, remote and external images, files still used by another task, failed deletions"
+        },
+    )
     redirectTo = fields.String(required=True, metadata={"description": "always /review"})
 
 
@@ -43,8 +48,10 @@ class _Whole(validate.Regexp):
         return value
 
 
-WECHAT_ID_RULES = [validate.Length(min=1, max=64),
-              _Whole(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them")]
+WECHAT_ID_RULES = [
+    validate.Length(min=1, max=64),
+    _Whole(WECHAT_ID_PATTERN, error="letters, digits, '_' and '-' only, as WeChat makes them"),
+]
 
 
 class PhonePreviewSchema(Schema):
@@ -52,10 +59,12 @@ class PhonePreviewSchema(Schema):
 
     JSON_SCHEMA_EXTRA = {"oneOf": [{"required": ["wechatName"]}, {"required": ["openId"]}]}
 
-    wechatName = fields.String(validate=WECHAT_ID_RULES,
-                               metadata={"description": "the follower's WeChat ID (towxname)"})
-    openId = fields.String(validate=WECHAT_ID_RULES,
-                           metadata={"description": "the follower's openid for this account (touser)"})
+    wechatName = fields.String(
+        validate=WECHAT_ID_RULES, metadata={"description": "the follower's WeChat ID (towxname)"}
+    )
+    openId = fields.String(
+        validate=WECHAT_ID_RULES, metadata={"description": "the follower's openid for this account (touser)"}
+    )
 
     @validates_schema
     def one_recipient(self, data, **kwargs):

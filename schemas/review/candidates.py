@@ -1,4 +1,5 @@
 """Task creation: candidates per content type, body options, image groups (docs/api.md §4)."""
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import CREATE_MAX_BYTES, MAX_CONTENT, MAX_ID, MAX_LIST, MAX_MODEL, MAX_PROMPT, MAX_TEXT, MAX_URL
@@ -8,37 +9,56 @@ from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
 
 
 def _texts(description):
-    return fields.List(fields.String(validate=[validate.Length(max=MAX_TEXT), not_blank]),
-                       validate=validate.Length(max=MAX_LIST), metadata={"description": description})
+    return fields.List(
+        fields.String(validate=[validate.Length(max=MAX_TEXT), not_blank]),
+        validate=validate.Length(max=MAX_LIST),
+        metadata={"description": description},
+    )
 
 
 # Candidate images are stored as sent; only asset urls can be chosen at approval (docs/api.md §4).
-APPROVABLE = ("the `url` of an asset (POST /api/assets/upload, or GET /api/assets?scope=library) to be "
-              "approvable: other web addresses are stored but refused when a reviewer selects them, and a "
-              "local path that is no asset is refused (400)")
+APPROVABLE = (
+    "the `url` of an asset (POST /api/assets/upload, or GET /api/assets?scope=library) to be "
+    "approvable: other web addresses are stored but refused when a reviewer selects them, and a "
+    "local path that is no asset is refused (400)"
+)
 
 
 def _urls(description, required=False):
-    return fields.List(fields.String(validate=[validate.Length(max=MAX_URL), not_blank]), required=required,
-                       validate=validate.Length(max=MAX_LIST), metadata={"description": description})
+    return fields.List(
+        fields.String(validate=[validate.Length(max=MAX_URL), not_blank]),
+        required=required,
+        validate=validate.Length(max=MAX_LIST),
+        metadata={"description": description},
+    )
 
 
 class BodyOptionSchema(Schema):
     """A structured body candidate; plain strings are refused."""
 
-    error_messages = {"type": "a body option is an object {id, outline, focuses, content}; plain strings "
-                              "are no longer accepted"}
+    error_messages = {
+        "type": "a body option is an object {id, outline, focuses, content}; plain strings are no longer accepted"
+    }
 
-    id = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank],
-                       metadata={"description": "stable across retries and rework"})
+    id = fields.String(
+        required=True,
+        validate=[validate.Length(max=MAX_ID), not_blank],
+        metadata={"description": "stable across retries and rework"},
+    )
     outline = fields.String(
-        required=True, validate=not_blank,
+        required=True,
+        validate=not_blank,
         error_messages={"invalid": "outline is a single string; join several segments with |"},
-        metadata={"description": "one non-empty string, segments joined with |; kept unchanged"})
-    focuses = fields.List(fields.String(validate=validate.Length(max=MAX_TEXT)), required=True,
-                          validate=validate.Length(max=MAX_LIST))
-    content = fields.String(required=True, validate=[validate.Length(max=MAX_CONTENT), not_blank],
-                            metadata={"description": f"Markdown draft; its image links: {APPROVABLE}"})
+        metadata={"description": "one non-empty string, segments joined with |; kept unchanged"},
+    )
+    focuses = fields.List(
+        fields.String(validate=validate.Length(max=MAX_TEXT)), required=True, validate=validate.Length(max=MAX_LIST)
+    )
+    content = fields.String(
+        required=True,
+        validate=[validate.Length(max=MAX_CONTENT), not_blank],
+        metadata={"description": f"Markdown draft; its image links: {APPROVABLE}"},
+    )
 
 
 class BodyImageCandidateSchema(Schema):
@@ -51,8 +71,12 @@ class ImageGroupSchema(Schema):
 
     id = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank])
     label = fields.String(validate=validate.Length(max=MAX_TEXT))
-    images = fields.List(fields.Nested(AssetIdSchema), required=True, validate=validate.Length(min=1, max=MAX_LIST),
-                         metadata={"description": "existing asset ids"})
+    images = fields.List(
+        fields.Nested(AssetIdSchema),
+        required=True,
+        validate=validate.Length(min=1, max=MAX_LIST),
+        metadata={"description": "existing asset ids"},
+    )
 
 
 class ArticleCandidatesSchema(Schema):
@@ -61,11 +85,17 @@ class ArticleCandidatesSchema(Schema):
     authors = _texts("article")
     titles = _texts("article and image_post")
     summaries = _texts("article")
-    bodyOptions = fields.List(fields.Nested(BodyOptionSchema), validate=validate.Length(max=MAX_LIST),
-                              metadata={"description": "article; at least one; ids unique"})
+    bodyOptions = fields.List(
+        fields.Nested(BodyOptionSchema),
+        validate=validate.Length(max=MAX_LIST),
+        metadata={"description": "article; at least one; ids unique"},
+    )
     coverImages = _urls(f"article; cover image URLs; {APPROVABLE}")
-    bodyImageCandidates = fields.List(fields.Nested(BodyImageCandidateSchema), validate=validate.Length(max=MAX_LIST),
-                                      metadata={"description": "article"})
+    bodyImageCandidates = fields.List(
+        fields.Nested(BodyImageCandidateSchema),
+        validate=validate.Length(max=MAX_LIST),
+        metadata={"description": "article"},
+    )
 
 
 class ImagePostCandidatesSchema(Schema):
@@ -73,10 +103,14 @@ class ImagePostCandidatesSchema(Schema):
 
     titles = _texts("article and image_post")
     descriptions = _texts("image_post")
-    imageGroups = fields.List(fields.Nested(ImageGroupSchema), validate=validate.Length(max=MAX_LIST),
-                              metadata={"description": "image_post"})
-    commentSettings = fields.List(fields.Nested(CommentSettingsSchema), validate=validate.Length(max=MAX_LIST),
-                                  metadata={"description": "image_post; never changes the review page default"})
+    imageGroups = fields.List(
+        fields.Nested(ImageGroupSchema), validate=validate.Length(max=MAX_LIST), metadata={"description": "image_post"}
+    )
+    commentSettings = fields.List(
+        fields.Nested(CommentSettingsSchema),
+        validate=validate.Length(max=MAX_LIST),
+        metadata={"description": "image_post; never changes the review page default"},
+    )
 
 
 def _duplicates(items, key):
@@ -115,10 +149,18 @@ REQUIRED_CANDIDATES = {
 class TaskContextSchema(Schema):
     """Where the content came from, as the agent says (docs/api.md §20): stored, returned and exported."""
 
-    prompt = fields.String(allow_none=True, validate=[validate.Length(max=MAX_PROMPT), not_blank], metadata={
-        "description": "what the agent was asked; a task with one is training data (GET /api/review/dataset)"})
-    model = fields.String(allow_none=True, validate=[validate.Length(max=MAX_MODEL), not_blank],
-                          metadata={"description": "the model that wrote the candidates"})
+    prompt = fields.String(
+        allow_none=True,
+        validate=[validate.Length(max=MAX_PROMPT), not_blank],
+        metadata={
+            "description": "what the agent was asked; a task with one is training data (GET /api/review/dataset)"
+        },
+    )
+    model = fields.String(
+        allow_none=True,
+        validate=[validate.Length(max=MAX_MODEL), not_blank],
+        metadata={"description": "the model that wrote the candidates"},
+    )
 
 
 class CreateTaskSchema(Schema):
@@ -128,13 +170,22 @@ class CreateTaskSchema(Schema):
 
     publicAccount = account(required=True)
     topic = fields.String(required=True, validate=[validate.Length(max=500), not_blank])
-    contentType = fields.String(load_default="article", validate=validate.OneOf(CONTENT_TYPES),
-                                metadata={"description": "absent means article"})
+    contentType = fields.String(
+        load_default="article", validate=validate.OneOf(CONTENT_TYPES), metadata={"description": "absent means article"}
+    )
     candidates = fields.Nested(CandidatesSchema, required=True)
-    externalContentId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=128),
-                                      metadata={"description": "the agent's own id; stored and returned"})
-    context = fields.Nested(TaskContextSchema, load_default=None, allow_none=True, metadata={
-        "description": "the prompt and model the candidates came from; stored, returned and exported"})
+    externalContentId = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(min=1, max=128),
+        metadata={"description": "the agent's own id; stored and returned"},
+    )
+    context = fields.Nested(
+        TaskContextSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "the prompt and model the candidates came from; stored, returned and exported"},
+    )
 
     @validates_schema
     def fits_content_type(self, data, **kwargs):

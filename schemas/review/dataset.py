@@ -1,4 +1,5 @@
 """The dataset export's query (docs/api.md §20): decisions as data for the agent, as JSON Lines."""
+
 from marshmallow import fields, validate
 
 from rules.vocabulary import DATASET_FORMATS
@@ -8,14 +9,27 @@ from schemas.common import QuerySchema, account
 class DatasetQuerySchema(QuerySchema):
     """GET /api/review/dataset; the dates are those of the decisions (UTC, as the lists' dates)."""
 
-    format = fields.String(required=True, validate=validate.OneOf(DATASET_FORMATS), metadata={
-        "description": "raw: one line per decided task; sft: prompt and approved article (OpenAI chat "
-                       "fine-tuning); dpo: preference pairs (OpenAI preference fine-tuning); kto: approved true, "
-                       "rejected false"})
-    from_ = fields.String(data_key="from", load_default=None, metadata={
-        "format": "date or date-time", "description": "ISO date or datetime; decisions at or after it"})
-    to = fields.String(load_default=None, metadata={
-        "format": "date or date-time", "description": "inclusive; a date-only value covers the day"})
+    format = fields.String(
+        required=True,
+        validate=validate.OneOf(DATASET_FORMATS),
+        metadata={
+            "description": "raw: one line per decided task; sft: prompt and approved article (OpenAI chat "
+            "fine-tuning); dpo: preference pairs (OpenAI preference fine-tuning); kto: approved true, "
+            "rejected false"
+        },
+    )
+    from_ = fields.String(
+        data_key="from",
+        load_default=None,
+        metadata={"format": "date or date-time", "description": "ISO date or datetime; decisions at or after it"},
+    )
+    to = fields.String(
+        load_default=None,
+        metadata={"format": "date or date-time", "description": "inclusive; a date-only value covers the day"},
+    )
     account = account(load_default=None, metadata={"description": "only this account's tasks"})
-    limit = fields.Integer(load_default=None, validate=validate.Range(min=1), metadata={
-        "description": "at most this many lines (absent: every one)"})
+    limit = fields.Integer(
+        load_default=None,
+        validate=validate.Range(min=1),
+        metadata={"description": "at most this many lines (absent: every one)"},
+    )

@@ -1,5 +1,6 @@
 """The webhooks sent to the agent (docs/api.md §4, §13): one body schema per event type, written by
 services.review.webhooks and described under the OpenAPI document's `x-webhooks`."""
+
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import (
@@ -21,11 +22,15 @@ class RejectionDataSchema(TaskEventDataSchema):
     publicAccount = account(attribute="public_account", required=True)
     contentType = fields.String(attribute="content_type", required=True, validate=validate.OneOf(CONTENT_TYPES))
     topic = fields.String(required=True)
-    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
-                                   attribute="rejected_elements", required=True,
-                                   metadata={"description": "empty: the whole task"})
-    rejectionReason = fields.String(attribute="rejection_reason", required=True,
-                                    validate=validate.OneOf(REJECTION_REASONS))
+    rejectedElements = fields.List(
+        fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
+        attribute="rejected_elements",
+        required=True,
+        metadata={"description": "empty: the whole task"},
+    )
+    rejectionReason = fields.String(
+        attribute="rejection_reason", required=True, validate=validate.OneOf(REJECTION_REASONS)
+    )
     rejectionNote = fields.String(attribute="rejection_note", required=True, allow_none=True)
 
 
@@ -63,8 +68,11 @@ class StatsDataSchema(TaskEventDataSchema):
 
 
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
-    body = {"type": fields.String(required=True, validate=validate.OneOf([event_type])),
-            "timestamp": timestamp(required=True), "data": fields.Nested(data, required=True)}
+    body = {
+        "type": fields.String(required=True, validate=validate.OneOf([event_type])),
+        "timestamp": timestamp(required=True),
+        "data": fields.Nested(data, required=True),
+    }
     name = event_type.split(".")[1].title().replace("_", "") + "WebhookSchema"  # review_task.live_failed: LiveFailed
     return type(name, (Schema,), {"__doc__": doc, **body})
 

@@ -1,4 +1,5 @@
 """Going live (docs/api.md §18): the request, and where a task's article stands."""
+
 from marshmallow import Schema, fields, validate
 
 from rules.vocabulary import LIVE_STATUSES, LIVE_VIA
@@ -8,10 +9,14 @@ from schemas.common import timestamp
 class GoLiveSchema(Schema):
     """`{}` publishes to readers now; `at` schedules it (ISO 8601 with an offset, at most 30 days ahead)."""
 
-    at = fields.AwareDateTime(load_default=None, error_messages={
-        "invalid": "Not a valid datetime: give ISO 8601 with its offset, e.g. 2026-12-01T08:00:00+08:00.",
-        "invalid_awareness": "Needs a timezone offset, e.g. 2026-12-01T08:00:00+08:00."}, metadata={
-        "description": "when to publish, with its offset (e.g. 2026-12-01T08:00:00+08:00); absent: now"})
+    at = fields.AwareDateTime(
+        load_default=None,
+        error_messages={
+            "invalid": "Not a valid datetime: give ISO 8601 with its offset, e.g. 2026-12-01T08:00:00+08:00.",
+            "invalid_awareness": "Needs a timezone offset, e.g. 2026-12-01T08:00:00+08:00.",
+        },
+        metadata={"description": "when to publish, with its offset (e.g. 2026-12-01T08:00:00+08:00); absent: now"},
+    )
 
 
 class LiveSchema(Schema):
@@ -21,7 +26,10 @@ class LiveSchema(Schema):
     articleId = fields.String(attribute="article_id", required=True, allow_none=True)
     articleUrl = fields.String(attribute="article_url", required=True, allow_none=True)
     failReason = fields.String(attribute="fail_reason", required=True, allow_none=True)
-    via = fields.String(required=True, validate=validate.OneOf(LIVE_VIA),
-                        metadata={"description": "freepublish (go-live) or mass_send (an edition, docs/api.md §21)"})
+    via = fields.String(
+        required=True,
+        validate=validate.OneOf(LIVE_VIA),
+        metadata={"description": "freepublish (go-live) or mass_send (an edition, docs/api.md §21)"},
+    )
     editionId = fields.String(attribute="edition_id", required=True, allow_none=True)
     updatedAt = timestamp(attribute="updated_at", required=True)

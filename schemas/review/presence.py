@@ -1,4 +1,5 @@
 """POST /api/review/tasks/{taskId}/presence: the task page's heartbeat (docs/api.md §15 Presence)."""
+
 from marshmallow import Schema, fields
 
 from schemas.common import timestamp
@@ -6,10 +7,15 @@ from schemas.review.refs import StrictBoolean
 
 
 class PresenceSchema(Schema):
-    editing = StrictBoolean(required=True, metadata={
-        "description": "true once this admin has typed into a field of the task page"})
-    leaving = StrictBoolean(load_default=False, metadata={
-        "description": "true when the page is being left (its pagehide beacon): this admin is removed at once"})
+    editing = StrictBoolean(
+        required=True, metadata={"description": "true once this admin has typed into a field of the task page"}
+    )
+    leaving = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "true when the page is being left (its pagehide beacon): this admin is removed at once"
+        },
+    )
 
 
 class ViewerSchema(Schema):
@@ -19,6 +25,11 @@ class ViewerSchema(Schema):
 
 
 class PresenceResultSchema(Schema):
-    viewers = fields.List(fields.Nested(ViewerSchema), required=True, metadata={
-        "description": "the other admins whose last heartbeat on this task is less than "
-                       "REVIEW_PRESENCE_SECONDS old, earliest first"})
+    viewers = fields.List(
+        fields.Nested(ViewerSchema),
+        required=True,
+        metadata={
+            "description": "the other admins whose last heartbeat on this task is less than "
+            "REVIEW_PRESENCE_SECONDS old, earliest first"
+        },
+    )

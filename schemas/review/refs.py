@@ -1,10 +1,13 @@
 """Shared shapes of the review area: strict scalars, asset references, cover crop, comment settings."""
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import MAX_URL
 
 ASSET_ID_OBJECT = {
-    "type": "object", "required": ["assetId"], "additionalProperties": False,
+    "type": "object",
+    "required": ["assetId"],
+    "additionalProperties": False,
     "properties": {"assetId": {"type": "string", "minLength": 1, "maxLength": 64}},
 }
 
@@ -43,9 +46,22 @@ class AssetRef(fields.Field):
 
     def __init__(self, *, allow_url=False, **kwargs):
         self.allow_url = allow_url
-        schema = ({"oneOf": [ASSET_ID_OBJECT, {"type": "string", "minLength": 1, "pattern": r"^\s*\S",
-                                                "maxLength": MAX_URL, "description": "the url of an existing asset"}]}
-                  if allow_url else ASSET_ID_OBJECT)
+        schema = (
+            {
+                "oneOf": [
+                    ASSET_ID_OBJECT,
+                    {
+                        "type": "string",
+                        "minLength": 1,
+                        "pattern": r"^\s*\S",
+                        "maxLength": MAX_URL,
+                        "description": "the url of an existing asset",
+                    },
+                ]
+            }
+            if allow_url
+            else ASSET_ID_OBJECT
+        )
         kwargs["metadata"] = {**schema, **kwargs.get("metadata", {})}
         super().__init__(**kwargs)
 
@@ -69,10 +85,16 @@ class CropPercentSchema(Schema):
     # x2 > x1 itself is beyond OpenAPI; what follows from it per field (x1 < 1, x2 > 0) is stated.
     x1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, max_inclusive=False))
     y1 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, max_inclusive=False))
-    x2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, min_inclusive=False),
-                     metadata={"description": "greater than x1", "x-greater-than": "x1"})
-    y2 = StrictFloat(required=True, validate=validate.Range(min=0, max=1, min_inclusive=False),
-                     metadata={"description": "greater than y1", "x-greater-than": "y1"})
+    x2 = StrictFloat(
+        required=True,
+        validate=validate.Range(min=0, max=1, min_inclusive=False),
+        metadata={"description": "greater than x1", "x-greater-than": "x1"},
+    )
+    y2 = StrictFloat(
+        required=True,
+        validate=validate.Range(min=0, max=1, min_inclusive=False),
+        metadata={"description": "greater than y1", "x-greater-than": "y1"},
+    )
 
     @validates_schema
     def ordered(self, data, **kwargs):
@@ -89,8 +111,9 @@ class CoverCropSchema(Schema):
     """Cover crop of an image post; assetId is the first selected image."""
 
     assetId = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    cropPercentList = fields.List(fields.Nested(CropPercentSchema), required=True,
-                                  validate=validate.Length(min=1, max=10))
+    cropPercentList = fields.List(
+        fields.Nested(CropPercentSchema), required=True, validate=validate.Length(min=1, max=10)
+    )
 
 
 class CommentSettingsSchema(Schema):

@@ -1,4 +1,5 @@
 """Reviewer and agent input: selections per content type, overrides, body draft, decision, element PATCH."""
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from rules.limits import (
@@ -18,11 +19,15 @@ from schemas.review.refs import AssetIdSchema, AssetRef, CommentSettingsSchema, 
 class ArticleSelectionsSchema(Schema):
     """Article selections; bodyImages and coverImage take {"assetId"} or an asset URL."""
 
-    author = fields.String(validate=validate.Length(max=TITLE_MAX),
-                           metadata={"description": f"at most {APPROVAL_AUTHOR_MAX} characters at approval"})
+    author = fields.String(
+        validate=validate.Length(max=TITLE_MAX),
+        metadata={"description": f"at most {APPROVAL_AUTHOR_MAX} characters at approval"},
+    )
     title = fields.String(validate=validate.Length(max=TITLE_MAX))
-    summary = fields.String(validate=validate.Length(max=PATCH_SUMMARY_MAX),
-                            metadata={"description": f"at most {APPROVAL_SUMMARY_MAX} characters at approval"})
+    summary = fields.String(
+        validate=validate.Length(max=PATCH_SUMMARY_MAX),
+        metadata={"description": f"at most {APPROVAL_SUMMARY_MAX} characters at approval"},
+    )
     body = fields.String(validate=validate.Length(max=MAX_CONTENT), metadata={"description": "Markdown"})
     bodyImages = fields.List(AssetRef(allow_url=True), validate=validate.Length(max=50))
     coverImage = AssetRef(allow_url=True, metadata={"description": "width/height within the configured ratio"})
@@ -43,16 +48,25 @@ class SelectionsSchema(ArticleSelectionsSchema, ImagePostSelectionsSchema):
 
 
 class TextOverrideSchema(Schema):
-    basedOn = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT),
-                            metadata={"description": "the candidate value the edit started from"})
-    value = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT),
-                          metadata={"description": "must equal the final selection"})
+    basedOn = fields.String(
+        required=True,
+        validate=validate.Length(max=MAX_CONTENT),
+        metadata={"description": "the candidate value the edit started from"},
+    )
+    value = fields.String(
+        required=True,
+        validate=validate.Length(max=MAX_CONTENT),
+        metadata={"description": "must equal the final selection"},
+    )
 
 
 class BodyOverrideSchema(Schema):
     basedOnCandidateId = fields.String(required=True, validate=validate.Length(min=1, max=MAX_ID))
-    value = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT),
-                          metadata={"description": "must equal bodyDraft.markdown"})
+    value = fields.String(
+        required=True,
+        validate=validate.Length(max=MAX_CONTENT),
+        metadata={"description": "must equal bodyDraft.markdown"},
+    )
 
 
 class CoverImageOverrideSchema(Schema):
@@ -91,16 +105,26 @@ class BodyDraftSchema(Schema):
 
     markdown = fields.String(required=True, validate=validate.Length(max=MAX_CONTENT))
     sourceBodyCandidateId = fields.String(
-        required=True, allow_none=True, validate=validate.Length(min=1, max=MAX_ID),
+        required=True,
+        allow_none=True,
+        validate=validate.Length(min=1, max=MAX_ID),
         error_messages={"required": "a submitted bodyDraft must include sourceBodyCandidateId"},
-        metadata={"description": "null only on a task created without body options: the body was written "
-                                 "by the reviewer or the agent, not taken from a candidate"})
-    sourceBodyCandidate = fields.String(validate=validate.Length(max=MAX_CONTENT), allow_none=True,
-                                        metadata={"description": "filled in by the server when absent; null "
-                                                                 "when the draft has no source option"})
+        metadata={
+            "description": "null only on a task created without body options: the body was written "
+            "by the reviewer or the agent, not taken from a candidate"
+        },
+    )
+    sourceBodyCandidate = fields.String(
+        validate=validate.Length(max=MAX_CONTENT),
+        allow_none=True,
+        metadata={"description": "filled in by the server when absent; null when the draft has no source option"},
+    )
     bodyEditedFromCandidate = StrictBoolean(metadata={"description": "computed by the server when absent"})
-    themeTemplate = fields.String(allow_none=True, validate=validate.Length(max=64),
-                                  metadata={"description": "one of " + ", ".join(THEME_NAMES) + "; null: default"})
+    themeTemplate = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=64),
+        metadata={"description": "one of " + ", ".join(THEME_NAMES) + "; null: default"},
+    )
     themeConfig = fields.Nested(ThemeConfigSchema, allow_none=True)
 
 
@@ -108,12 +132,16 @@ class DecisionSchema(Schema):
     """POST /api/review/tasks/{taskId}/decision."""
 
     action = fields.String(required=True, validate=validate.OneOf(ACTIONS))
-    selections = fields.Nested(SelectionsSchema, allow_none=True,
-                               metadata={"description": "complete for approval and field-level rejection"})
+    selections = fields.Nested(
+        SelectionsSchema, allow_none=True, metadata={"description": "complete for approval and field-level rejection"}
+    )
     manualOverrides = fields.Nested(ManualOverridesSchema, allow_none=True)
     bodyDraft = fields.Nested(BodyDraftSchema, allow_none=True)
-    rejectedElements = fields.List(fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)), allow_none=True,
-                                   metadata={"description": "reject_rework; empty or absent rejects the whole task"})
+    rejectedElements = fields.List(
+        fields.String(validate=validate.OneOf(ALL_ELEMENT_KEYS)),
+        allow_none=True,
+        metadata={"description": "reject_rework; empty or absent rejects the whole task"},
+    )
     lockedSelections = fields.Nested(SelectionsSchema, allow_none=True)
     rejectionReason = fields.String(allow_none=True, validate=validate.OneOf(REJECTION_REASONS))
     rejectionNote = fields.String(allow_none=True, validate=validate.Length(max=MAX_TEXT))
@@ -128,7 +156,8 @@ class PatchElementsSchema(ArticleSelectionsSchema, ImagePostSelectionsSchema):
 
     sourceBodyCandidateId = fields.String(
         validate=validate.Length(min=1, max=MAX_ID),
-        metadata={"description": "travels with body; needed when several body options exist and no draft yet"})
+        metadata={"description": "travels with body; needed when several body options exist and no draft yet"},
+    )
 
     @validates_schema
     def not_empty(self, data, **kwargs):

@@ -1,4 +1,5 @@
 """What readers did (docs/api.md §19): a live article's figures per day and in total."""
+
 from marshmallow import Schema, fields
 
 
@@ -21,5 +22,8 @@ class TaskStatsSchema(Schema):
     articleUrl = fields.String(required=True, allow_none=True, metadata={"description": "null until the task is live"})
     days = fields.List(fields.Nested(StatsDaySchema), required=True, metadata={"description": "ascending"})
     totals = fields.Nested(StatsFiguresSchema, required=True)
-    lastError = fields.String(required=True, allow_none=True,
-                              metadata={"description": "the account's last failed fetch (day: meaning), if any"})
+    lastError = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the account's last failed fetch (day: meaning), if any"},
+    )

@@ -7,6 +7,7 @@ body, and the body `{"encrypt"}` is AES-256-CBC with key SHA-256(encrypt key), t
 always, the event's `header.token` is the verification token. WeCom: the Official Account's safe mode with
 the corp id as the trailing id.
 """
+
 import base64
 import hashlib
 import hmac
@@ -64,12 +65,13 @@ def _feishu_open(app: FeishuApp, body: bytes) -> dict[str, Any]:
         data = base64.b64decode(str(outer.get("encrypt") or ""), validate=True)
         if len(data) < 32 or len(data) % 16:
             raise ValueError("not whole AES blocks")
-        decryptor = Cipher(algorithms.AES(hashlib.sha256(app.encrypt_key.encode()).digest()),
-                           modes.CBC(data[:16])).decryptor()
+        decryptor = Cipher(
+            algorithms.AES(hashlib.sha256(app.encrypt_key.encode()).digest()), modes.CBC(data[:16])
+        ).decryptor()
         plain = decryptor.update(data[16:]) + decryptor.finalize()
         if not 1 <= plain[-1] <= 16:
             raise ValueError("no valid padding")
-        opened = json.loads(plain[:-plain[-1]])
+        opened = json.loads(plain[: -plain[-1]])
     except ValueError:
         raise Forbidden("the body does not open with FEISHU_ENCRYPT_KEY") from None
     if not isinstance(opened, dict):
@@ -102,8 +104,15 @@ def feishu(app: FeishuApp, headers: Mapping[str, str], body: bytes, max_age: int
     action = _object(body_event, "action")
     value, form = _object(action, "value"), _object(action, "form_value")
     operator, context = _object(body_event, "operator"), _object(body_event, "context")
-    return _click("feishu", operator.get("open_id"), value.get("taskId"), value.get("action"), value.get("version"),
-                  note=form.get("note"), message_id=context.get("open_message_id"))
+    return _click(
+        "feishu",
+        operator.get("open_id"),
+        value.get("taskId"),
+        value.get("action"),
+        value.get("version"),
+        note=form.get("note"),
+        message_id=context.get("open_message_id"),
+    )
 
 
 def _object(parent: dict[str, Any], key: str) -> dict[str, Any]:
@@ -119,9 +128,16 @@ def _click(platform: str, identity: Any, task_id: Any, action: Any, version: Any
     except (TypeError, ValueError):
         raise ValidationFailed("the click carries no task version", {"version": ["not a number"]}) from None
     note = extra.get("note")
-    return Click(platform, identity[:128], task_id[:64], action[:32], number,
-                 note=str(note)[:2000] if note is not None else None, message_id=extra.get("message_id"),
-                 response_code=extra.get("response_code"))
+    return Click(
+        platform,
+        identity[:128],
+        task_id[:64],
+        action[:32],
+        number,
+        note=str(note)[:2000] if note is not None else None,
+        message_id=extra.get("message_id"),
+        response_code=extra.get("response_code"),
+    )
 
 
 def _wecom_signed(app: WeComApp, query: Mapping[str, str], sealed: str, max_age: int) -> bytes:
@@ -155,5 +171,11 @@ def wecom(app: WeComApp, query: Mapping[str, str], body: bytes, max_age: int) ->
         return None
     action, _, rest = (inner.findtext("EventKey") or "").partition(":")
     task_id, _, version = rest.rpartition(":")
-    return _click("wecom", inner.findtext("FromUserName"), task_id, action, version,
-                  response_code=(inner.findtext("ResponseCode") or "").strip() or None)
+    return _click(
+        "wecom",
+        inner.findtext("FromUserName"),
+        task_id,
+        action,
+        version,
+        response_code=(inner.findtext("ResponseCode") or "").strip() or None,
+    )

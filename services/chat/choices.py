@@ -1,4 +1,5 @@
 """Which waiting tasks a card can decide in one tap (docs/api.md §22): nothing is left to choose."""
+
 from typing import Any
 
 from models.review import ReviewTask
@@ -46,5 +47,10 @@ def approval(task: ReviewTask, action: str, settings: Settings) -> dict[str, Any
 
 def rejection(note: str | None) -> dict[str, Any]:
     """Send the whole task back, reason `other`, with the note typed in the card."""
-    return DecisionSchema().load({"action": "reject_rework", "rejectionReason": "other",
-                                  "rejectionNote": (note or "").strip()[:2000] or "sent back from chat"})
+    return DecisionSchema().load(
+        {
+            "action": "reject_rework",
+            "rejectionReason": "other",
+            "rejectionNote": (note or "").strip()[:2000] or "sent back from chat",
+        }
+    )

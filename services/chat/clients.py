@@ -1,6 +1,7 @@
 """The chat apps' APIs (docs/api.md §22): Feishu's tenant token, cards sent and redrawn; WeCom's token,
 template cards sent and updated. Each call is one attempt within services.outbound's deadline; a token
 is kept until shortly before it expires. Secrets never reach a log or an error."""
+
 import json
 import threading
 import time
@@ -84,29 +85,58 @@ class Feishu:
 
     def _token(self, stale: str | None = None) -> str:
         def fetch():
-            answer = _feishu_checked(_call("POST", f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/"
-                                                   "internal", {"app_id": self.app.app_id,
-                                                                "app_secret": self.app.app_secret}), "token")
+            answer = _feishu_checked(
+                _call(
+                    "POST",
+                    f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/internal",
+                    {"app_id": self.app.app_id, "app_secret": self.app.app_secret},
+                ),
+                "token",
+            )
             return str(answer["tenant_access_token"]), float(answer.get("expire") or 0)
+
         return _cached(("feishu", self.app.api_base + self.app.app_id), fetch, stale)
 
     def send(self, card: dict[str, Any]) -> str:
         """The card to the group -> its message_id."""
-        answer = _feishu_checked(_with_token(lambda token: _call(
-            "POST", f"{self.app.api_base}/open-apis/im/v1/messages?receive_id_type=chat_id",
-            {"receive_id": self.app.chat_id, "msg_type": "interactive",
-             "content": json.dumps(card, ensure_ascii=False)},
-            {"authorization": f"Bearer {token}"}), self._token, FEISHU_TOKEN_CODES, "code"), "send")
+        answer = _feishu_checked(
+            _with_token(
+                lambda token: _call(
+                    "POST",
+                    f"{self.app.api_base}/open-apis/im/v1/messages?receive_id_type=chat_id",
+                    {
+                        "receive_id": self.app.chat_id,
+                        "msg_type": "interactive",
+                        "content": json.dumps(card, ensure_ascii=False),
+                    },
+                    {"authorization": f"Bearer {token}"},
+                ),
+                self._token,
+                FEISHU_TOKEN_CODES,
+                "code",
+            ),
+            "send",
+        )
         message_id = (answer.get("data") or {}).get("message_id")
         if not message_id:
             raise ChatError("Feishu send answered without a message_id")
         return str(message_id)
 
     def redraw(self, message_id: str, card: dict[str, Any]) -> None:
-        _feishu_checked(_with_token(lambda token: _call(
-            "PATCH", f"{self.app.api_base}/open-apis/im/v1/messages/{message_id}",
-            {"content": json.dumps(card, ensure_ascii=False)}, {"authorization": f"Bearer {token}"}),
-            self._token, FEISHU_TOKEN_CODES, "code"), "update")
+        _feishu_checked(
+            _with_token(
+                lambda token: _call(
+                    "PATCH",
+                    f"{self.app.api_base}/open-apis/im/v1/messages/{message_id}",
+                    {"content": json.dumps(card, ensure_ascii=False)},
+                    {"authorization": f"Bearer {token}"},
+                ),
+                self._token,
+                FEISHU_TOKEN_CODES,
+                "code",
+            ),
+            "update",
+        )
 
 
 class WeCom:
@@ -118,25 +148,54 @@ class WeCom:
             query = urlencode({"corpid": self.app.corp_id, "corpsecret": self.app.secret})
             answer = _wecom_checked(_call("GET", f"{self.app.api_base}/cgi-bin/gettoken?{query}"), "gettoken")
             return str(answer["access_token"]), float(answer.get("expires_in") or 0)
+
         return _cached(("wecom", self.app.api_base + self.app.corp_id + str(self.app.agent_id)), fetch, stale)
 
     def send(self, card: dict[str, Any]) -> str:
         """The template card to WECOM_TO_USERS -> its response_code (updates it once)."""
-        answer = _wecom_checked(_with_token(lambda token: _call(
-            "POST", f"{self.app.api_base}/cgi-bin/message/send?access_token={token}",
-            {"touser": self.app.to_users, "msgtype": "template_card", "agentid": self.app.agent_id,
-             "template_card": card}), self._token, WECOM_TOKEN_CODES, "errcode"), "send")
+        answer = _wecom_checked(
+            _with_token(
+                lambda token: _call(
+                    "POST",
+                    f"{self.app.api_base}/cgi-bin/message/send?access_token={token}",
+                    {
+                        "touser": self.app.to_users,
+                        "msgtype": "template_card",
+                        "agentid": self.app.agent_id,
+                        "template_card": card,
+                    },
+                ),
+                self._token,
+                WECOM_TOKEN_CODES,
+                "errcode",
+            ),
+            "send",
+        )
         return str(answer.get("response_code") or "")
 
     def update(self, response_code: str, replace_name: str) -> None:
         """The card's buttons become one grey line: what was decided."""
-        audience: dict[str, Any] = ({"atall": 1} if self.app.to_users == "@all"
-                                    else {"userids": self.app.to_users.split("|")})
-        _wecom_checked(_with_token(lambda token: _call(
-            "POST", f"{self.app.api_base}/cgi-bin/message/update_template_card?access_token={token}",
-            {**audience, "agentid": self.app.agent_id, "response_code": response_code,
-             "button": {"replace_name": replace_name[:20]}}), self._token, WECOM_TOKEN_CODES, "errcode"),
-            "update_template_card")
+        audience: dict[str, Any] = (
+            {"atall": 1} if self.app.to_users == "@all" else {"userids": self.app.to_users.split("|")}
+        )
+        _wecom_checked(
+            _with_token(
+                lambda token: _call(
+                    "POST",
+                    f"{self.app.api_base}/cgi-bin/message/update_template_card?access_token={token}",
+                    {
+                        **audience,
+                        "agentid": self.app.agent_id,
+                        "response_code": response_code,
+                        "button": {"replace_name": replace_name[:20]},
+                    },
+                ),
+                self._token,
+                WECOM_TOKEN_CODES,
+                "errcode",
+            ),
+            "update_template_card",
+        )
 
 
 def _wecom_checked(answer: dict[str, Any], what: str) -> dict[str, Any]:

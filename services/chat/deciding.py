@@ -1,6 +1,7 @@
 """A click on a card (docs/api.md §22) decides the task with the page's rules: a linked, active admin with
 the `review` permission, the card's version the task's own, nothing left to choose. Approve and publish
 records the approval and the job's claim at once and publishes in the background (a chat waits 3-5 s)."""
+
 import logging
 import threading
 from typing import Any
@@ -53,15 +54,17 @@ def decide(click: Click, settings: Settings) -> tuple[bool, str, ReviewTask | No
             else:
                 apply_decision(task.task_id, payload, settings, actor_name=user.username, if_match=str(click.version))
             decided = ReviewTask.get_by_id(task.id)
-            add_event(decided, "decided_in_chat", "admin", user.username,
-                      {"platform": click.platform, "action": click.action})
+            add_event(
+                decided, "decided_in_chat", "admin", user.username, {"platform": click.platform, "action": click.action}
+            )
             _remember_response(click, decided)
     except ServiceError as err:  # the task moved on between the check and the write
         log.info("a %s card's decision on task %s was refused: %s", click.platform, task.task_id, err.message)
         return False, gettext("The task changed since this card was sent; open it."), task_by_id(click.task_id)
     if claim is not None:
-        threading.Thread(target=_publish, args=(claim, user.username, settings), daemon=True,
-                         name=f"chat-publish-{task.task_id}").start()
+        threading.Thread(
+            target=_publish, args=(claim, user.username, settings), daemon=True, name=f"chat-publish-{task.task_id}"
+        ).start()
         return True, gettext("Approved; publishing now."), ReviewTask.get_by_id(task.id)
     return True, gettext("Decided: %(action)s.", action=ACTION_LABELS[click.action]), ReviewTask.get_by_id(task.id)
 
@@ -70,7 +73,8 @@ def _remember_response(click: Click, task: ReviewTask) -> None:
     """WeCom's click brings a fresh response_code: the worker updates that card with it."""
     if click.response_code:
         ChatCard.update(response_code=click.response_code).where(
-            (ChatCard.platform == "wecom") & (ChatCard.task == task) & (ChatCard.state == "sent")).execute()
+            (ChatCard.platform == "wecom") & (ChatCard.task == task) & (ChatCard.state == "sent")
+        ).execute()
 
 
 def _publish(claim: Any, actor_name: str, settings: Settings) -> None:

@@ -1,4 +1,5 @@
 """Who an admin is in the team's chat (docs/api.md §22): `flask --app app link-chat`."""
+
 from models import AdminUser, immediate
 from services.errors import Conflict, NotFound, ValidationFailed
 
@@ -28,8 +29,11 @@ def link_chat(username: str, feishu: str | None, wecom: str | None, unlink: bool
                 raise ValidationFailed(f"the {platform} identity must be 1 to 128 characters", {platform: ["length"]})
             other = AdminUser.get_or_none((field == value) & (AdminUser.id != user.id))
             if other is not None:
-                raise Conflict(f"that {platform} identity is linked to {other.username}; unlink it there first",
-                               {platform: [other.username]}, code="invalid_state")
+                raise Conflict(
+                    f"that {platform} identity is linked to {other.username}; unlink it there first",
+                    {platform: [other.username]},
+                    code="invalid_state",
+                )
             setattr(user, field.name, value)
         user.save()
         return user

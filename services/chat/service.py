@@ -1,5 +1,6 @@
 """Answering a click (docs/api.md §22): Feishu gets a toast and the redrawn card in its answer; WeCom gets an
 empty answer and its card is updated by the worker with the click's response_code."""
+
 from typing import Any
 
 from flask_babel import gettext
@@ -24,12 +25,15 @@ def feishu_answer(click: Click, settings: Settings) -> dict[str, Any]:
         buttons, shown = card_state(task, settings)
         publishing = decided and click.action == "approve_and_publish" and task.status == "approved"
         note = gettext("%(verdict)s · publishing…", verdict=shown["verdict"]) if publishing else None
-        answer["card"] = {"type": "raw", "data": cards.feishu_card(task, settings.team, settings.time_zone, buttons,
-                                                                     note)}
+        answer["card"] = {
+            "type": "raw",
+            "data": cards.feishu_card(task, settings.team, settings.time_zone, buttons, note),
+        }
         if click.message_id:  # the card now says this: the worker redraws only on a further change
             with immediate():
                 ChatCard.update(version=task.version, shown={**shown, "note": note}, updated_at=now_iso()).where(
-                    (ChatCard.platform == "feishu") & (ChatCard.message_id == click.message_id)).execute()
+                    (ChatCard.platform == "feishu") & (ChatCard.message_id == click.message_id)
+                ).execute()
         return answer
 
 

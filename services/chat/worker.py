@@ -2,6 +2,7 @@
 transaction that made its task wait for review (services/team/outbox.py); a sent card whose task's version
 moved on is redrawn when what it says changes: new buttons after the agent's patch, or what was decided,
 by whom and when, with no buttons, wherever it was decided. Each platform call runs outside the lock."""
+
 import logging
 import time
 from datetime import timedelta
@@ -34,20 +35,28 @@ def _retry_at(attempts: int, settings: Settings) -> str:
 
 def _claim() -> ChatCard | None:
     with immediate():
-        row = (ChatCard.select().where((ChatCard.state == "to_send") & (ChatCard.next_attempt_at <= now_iso()))
-               .order_by(ChatCard.id).first())
+        row = (
+            ChatCard.select()
+            .where((ChatCard.state == "to_send") & (ChatCard.next_attempt_at <= now_iso()))
+            .order_by(ChatCard.id)
+            .first()
+        )
         if row is None:
             return None
         ChatCard.update(attempts=row.attempts + 1, next_attempt_at=iso(utcnow() + LEASE)).where(
-            ChatCard.id == row.id).execute()
+            ChatCard.id == row.id
+        ).execute()
         return ChatCard.get_by_id(row.id)
 
 
 def card_state(task: ReviewTask, settings: Settings) -> tuple[bool, dict[str, Any]]:
     """(buttons or not, what a card of `task` says now): a sent card is redrawn only when this changes."""
     buttons = approval(task, "approve_without_publish", settings) is not None
-    return buttons, {"verdict": cards.verdict(task, settings.time_zone), "buttons": buttons,
-                     "version": task.version if buttons or task.status == "pending_review" else None}
+    return buttons, {
+        "verdict": cards.verdict(task, settings.time_zone),
+        "buttons": buttons,
+        "version": task.version if buttons or task.status == "pending_review" else None,
+    }
 
 
 def send(row: ChatCard, settings: Settings) -> None:
@@ -63,8 +72,9 @@ def send(row: ChatCard, settings: Settings) -> None:
             card = cards.feishu_card(task, team, settings.time_zone, buttons)
             changes["message_id"] = Feishu(team.chat.feishu).send(card)
         elif row.platform == "wecom" and team.chat.wecom is not None:
-            changes["response_code"] = WeCom(team.chat.wecom).send(cards.wecom_card(task, team, settings.time_zone,
-                                                                                     buttons))
+            changes["response_code"] = WeCom(team.chat.wecom).send(
+                cards.wecom_card(task, team, settings.time_zone, buttons)
+            )
             changes["card_id"] = f"{task.task_id}-{task.version}"
         else:
             raise ChatError(f"the {row.platform} app is not configured")
@@ -72,13 +82,23 @@ def send(row: ChatCard, settings: Settings) -> None:
         log.warning("a %s card for task %s was not sent: %s", row.platform, task.task_id, exc)
         failed = row.attempts >= MAX_ATTEMPTS
         with immediate():
-            ChatCard.update(last_error=str(exc), state="failed" if failed else "to_send",
-                            next_attempt_at=_retry_at(row.attempts, settings), updated_at=now_iso()).where(
-                ChatCard.id == row.id).execute()
+            ChatCard.update(
+                last_error=str(exc),
+                state="failed" if failed else "to_send",
+                next_attempt_at=_retry_at(row.attempts, settings),
+                updated_at=now_iso(),
+            ).where(ChatCard.id == row.id).execute()
         return
     with immediate():
-        ChatCard.update(state="sent", version=task.version, shown=shown, last_error=None, next_attempt_at=now_iso(),
-                        updated_at=now_iso(), **changes).where(ChatCard.id == row.id).execute()
+        ChatCard.update(
+            state="sent",
+            version=task.version,
+            shown=shown,
+            last_error=None,
+            next_attempt_at=now_iso(),
+            updated_at=now_iso(),
+            **changes,
+        ).where(ChatCard.id == row.id).execute()
 
 
 def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
@@ -97,12 +117,16 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
     except ChatError as exc:
         log.warning("the %s card of task %s was not redrawn: %s", row.platform, task.task_id, exc)
         with immediate():
-            ChatCard.update(last_error=str(exc), next_attempt_at=_retry_at(row.attempts + 1, settings),
-                            attempts=row.attempts + 1).where(ChatCard.id == row.id).execute()
+            ChatCard.update(
+                last_error=str(exc), next_attempt_at=_retry_at(row.attempts + 1, settings), attempts=row.attempts + 1
+            ).where(ChatCard.id == row.id).execute()
         return
     with immediate():
-        updated = ChatCard.update(**changes, last_error=None, attempts=0).where(
-            (ChatCard.id == row.id) & (ChatCard.version == row.version)).execute()
+        updated = (
+            ChatCard.update(**changes, last_error=None, attempts=0)
+            .where((ChatCard.id == row.id) & (ChatCard.version == row.version))
+            .execute()
+        )
         if updated and changes.get("state") == "closed" and task.status == "pending_review":
             ask_in_chat(team, task, platforms=("wecom",))
 
@@ -111,9 +135,16 @@ def step(settings: Settings, until: float) -> None:
     with speaking(settings.default_language):
         while time.monotonic() < until and (row := _claim()) is not None:
             send(row, settings)
-        stale = list(ChatCard.select(ChatCard, ReviewTask).join(ReviewTask).where(  # read whole: no cursor open
-            (ChatCard.state == "sent") & (ChatCard.version != ReviewTask.version)  # across the writes below
-            & (ChatCard.next_attempt_at <= now_iso())).limit(50))
+        stale = list(
+            ChatCard.select(ChatCard, ReviewTask)
+            .join(ReviewTask)
+            .where(  # read whole: no cursor open
+                (ChatCard.state == "sent")
+                & (ChatCard.version != ReviewTask.version)  # across the writes below
+                & (ChatCard.next_attempt_at <= now_iso())
+            )
+            .limit(50)
+        )
         for row in stale:
             redraw(row, row.task, settings)
 

@@ -3,6 +3,7 @@
 The agent proposes one, an editor orders it, previews it on their phone and sends it now, at a time or to
 a tag. Only rows are written here; the send itself is the worker's (services/editions/sending.py).
 """
+
 from datetime import datetime
 from typing import Any
 
@@ -29,14 +30,27 @@ from services.settings import Settings
 def edition_to_dict(edition: Edition) -> dict[str, Any]:
     urls = edition.article_urls or []
     return {
-        "id": edition.edition_id, "account": edition.account, "status": edition.status, "taskIds": edition.task_ids,
-        "sendAt": edition.send_at, "tagId": edition.tag_id, "ignoreReprint": edition.ignore_reprint,
-        "draftMediaId": edition.draft_media_id, "msgId": edition.msg_id, "msgDataId": edition.msg_data_id,
-        "counts": edition.counts, "failReason": edition.fail_reason,
-        "articles": [{"taskId": task_id, "index": index, "articleUrl": urls[index - 1] if index <= len(urls) else None}
-                     for index, task_id in enumerate(edition.task_ids, 1)],
-        "createdBy": edition.created_by, "createdAt": edition.created_at, "updatedAt": edition.updated_at,
-        "version": edition.version}
+        "id": edition.edition_id,
+        "account": edition.account,
+        "status": edition.status,
+        "taskIds": edition.task_ids,
+        "sendAt": edition.send_at,
+        "tagId": edition.tag_id,
+        "ignoreReprint": edition.ignore_reprint,
+        "draftMediaId": edition.draft_media_id,
+        "msgId": edition.msg_id,
+        "msgDataId": edition.msg_data_id,
+        "counts": edition.counts,
+        "failReason": edition.fail_reason,
+        "articles": [
+            {"taskId": task_id, "index": index, "articleUrl": urls[index - 1] if index <= len(urls) else None}
+            for index, task_id in enumerate(edition.task_ids, 1)
+        ],
+        "createdBy": edition.created_by,
+        "createdAt": edition.created_at,
+        "updatedAt": edition.updated_at,
+        "version": edition.version,
+    }
 
 
 def _row(edition_id: str) -> Edition:
@@ -88,8 +102,12 @@ def _refusals(account: str, task_ids: list[str], besides: int | None) -> dict[st
 
 def _check_tasks(account: str, task_ids: list[str], besides: int | None = None) -> None:
     if refused := _refusals(account, task_ids, besides):
-        raise Conflict("these tasks cannot go in the edition: " + "; ".join(
-            f"{task_id} {why[0]}" for task_id, why in refused.items()), refused, code="invalid_state")
+        raise Conflict(
+            "these tasks cannot go in the edition: "
+            + "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items()),
+            refused,
+            code="invalid_state",
+        )
 
 
 def propose(account: str, task_ids: list[str], actor_name: str | None, settings: Settings) -> dict[str, Any]:
@@ -99,8 +117,15 @@ def propose(account: str, task_ids: list[str], actor_name: str | None, settings:
     with immediate():
         _check_tasks(account, task_ids)
         now = now_iso()
-        edition = Edition.create(edition_id=new_id("ed_"), account=account, status="draft", task_ids=task_ids,
-                                 created_by=actor_name, created_at=now, updated_at=now)
+        edition = Edition.create(
+            edition_id=new_id("ed_"),
+            account=account,
+            status="draft",
+            task_ids=task_ids,
+            created_by=actor_name,
+            created_at=now,
+            updated_at=now,
+        )
         return edition_to_dict(edition)
 
 
@@ -139,8 +164,14 @@ def delete_edition(edition_id: str) -> None:
         edition.delete_instance()
 
 
-def schedule(edition_id: str, at: datetime | None, tag_id: int | None, ignore_reprint: bool,
-             actor_name: str | None, settings: Settings) -> dict[str, Any]:
+def schedule(
+    edition_id: str,
+    at: datetime | None,
+    tag_id: int | None,
+    ignore_reprint: bool,
+    actor_name: str | None,
+    settings: Settings,
+) -> dict[str, Any]:
     """Send the edition now or at `at` (202, `scheduled`); 409 quota_exceeded when the account's quota for
     that day or month is used up, naming the first moment a send is possible."""
     moment = when(at)
@@ -151,14 +182,24 @@ def schedule(edition_id: str, at: datetime | None, tag_id: int | None, ignore_re
         remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
         if remaining < 1:
             limit, period = settings.mass_quotas.get(edition.account, (1, "day"))
-            raise Conflict(f"{settings.accounts.get(edition.account, edition.account)} may mass send {limit} time(s) "
-                           f"a {period} and that is used up; the first possible send is at {iso(possible)}",
-                           {"quota": [f"{limit}/{period}"], "nextPossibleAt": [iso(possible)]}, code="quota_exceeded")
-        _save(edition, status="scheduled", send_at=iso(moment), tag_id=tag_id, ignore_reprint=ignore_reprint,
-              fail_reason=None)
+            raise Conflict(
+                f"{settings.accounts.get(edition.account, edition.account)} may mass send {limit} time(s) "
+                f"a {period} and that is used up; the first possible send is at {iso(possible)}",
+                {"quota": [f"{limit}/{period}"], "nextPossibleAt": [iso(possible)]},
+                code="quota_exceeded",
+            )
+        _save(
+            edition,
+            status="scheduled",
+            send_at=iso(moment),
+            tag_id=tag_id,
+            ignore_reprint=ignore_reprint,
+            fail_reason=None,
+        )
         for task in ReviewTask.select().where(ReviewTask.task_id.in_(edition.task_ids)):
-            add_event(task, "edition_scheduled", "admin", actor_name,
-                      {"editionId": edition.edition_id, "at": edition.send_at})
+            add_event(
+                task, "edition_scheduled", "admin", actor_name, {"editionId": edition.edition_id, "at": edition.send_at}
+            )
         wake(JOB)
         return edition_to_dict(edition)
 
@@ -182,8 +223,9 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
         media_id = combined_draft(client, edition.task_ids)
         client.send_preview(media_id, wechat_name=wechat_id)
     except PlatformError as exc:
-        raise PlatformRefused(f"the platform refused the preview: {exc}",
-                              {"errcode": exc.errcode, "errmsg": exc.errmsg}) from None
+        raise PlatformRefused(
+            f"the platform refused the preview: {exc}", {"errcode": exc.errcode, "errmsg": exc.errmsg}
+        ) from None
     except LookupError as exc:
         raise Conflict(str(exc), {"taskIds": [str(exc)]}, code="invalid_state") from None
     with immediate():
@@ -200,8 +242,11 @@ def release_task(task_id: str) -> None:
         if task_id not in edition.task_ids:
             continue
         if edition.status != "draft":
-            raise Conflict(f"the task is in edition {edition.edition_id}, which is {edition.status}; cancel it first",
-                           {"editionId": [edition.edition_id]}, code="invalid_state")
+            raise Conflict(
+                f"the task is in edition {edition.edition_id}, which is {edition.status}; cancel it first",
+                {"editionId": [edition.edition_id]},
+                code="invalid_state",
+            )
         rest = [other for other in edition.task_ids if other != task_id]
         if rest:
             _save(edition, task_ids=rest, draft_media_id=None)
@@ -212,8 +257,11 @@ def release_task(task_id: str) -> None:
 def _credentials(account: str, settings: Settings) -> None:
     """409 before any call when the account cannot reach the platform (a setting, not the platform's refusal)."""
     if account not in settings.wechat_credentials:
-        raise Conflict(f"account {account} has no platform credentials configured (WECHAT_<CODE>_APPID, _SECRET)",
-                       {"account": [account]}, code="invalid_state")
+        raise Conflict(
+            f"account {account} has no platform credentials configured (WECHAT_<CODE>_APPID, _SECRET)",
+            {"account": [account]},
+            code="invalid_state",
+        )
 
 
 def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
@@ -223,18 +271,26 @@ def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
     try:
         tags = client_for(account, settings).follower_tags()
     except PlatformError as exc:
-        raise PlatformRefused(f"the platform refused tags/get: {exc}",
-                              {"errcode": exc.errcode, "errmsg": exc.errmsg}) from None
-    return [{"id": int(tag.get("id", 0)), "name": str(tag.get("name", "")), "count": int(tag.get("count", 0))}
-            for tag in tags]
+        raise PlatformRefused(
+            f"the platform refused tags/get: {exc}", {"errcode": exc.errcode, "errmsg": exc.errmsg}
+        ) from None
+    return [
+        {"id": int(tag.get("id", 0)), "name": str(tag.get("name", "")), "count": int(tag.get("count", 0))}
+        for tag in tags
+    ]
 
 
 def quota_left(account: str, settings: Settings) -> dict[str, Any]:
     """For the page: sends left today (or this month) and the quota."""
     limit, period = settings.mass_quotas.get(account, (1, "day"))
     remaining, possible = quota.left(account, parse_iso(now_iso()), settings)
-    return {"limit": limit, "period": period, "left": remaining, "nextPossibleAt": iso(possible),
-            "protected": account in settings.mass_protected}
+    return {
+        "limit": limit,
+        "period": period,
+        "left": remaining,
+        "nextPossibleAt": iso(possible),
+        "protected": account in settings.mass_protected,
+    }
 
 
 def failure_words(edition_id: str) -> str | None:

@@ -1,4 +1,5 @@
 """The edition's combined draft (docs/api.md §21): one draft/add of the tasks' own drafts, in order."""
+
 from typing import Any
 
 from models.review import ReviewTask
@@ -6,8 +7,18 @@ from services.platform.client import PlatformClient, PlatformError
 from services.publishing.jobs import last_draft_job
 
 # What draft/add takes of what draft/get gives (url and thumb_url are the platform's own).
-ARTICLE_FIELDS = ("title", "author", "digest", "content", "content_source_url", "thumb_media_id",
-                  "need_open_comment", "only_fans_can_comment", "pic_crop_235_1", "pic_crop_1_1")
+ARTICLE_FIELDS = (
+    "title",
+    "author",
+    "digest",
+    "content",
+    "content_source_url",
+    "thumb_media_id",
+    "need_open_comment",
+    "only_fans_can_comment",
+    "pic_crop_235_1",
+    "pic_crop_1_1",
+)
 
 
 def draft_ids(task_ids: list[str]) -> list[str]:

@@ -4,6 +4,7 @@ an edition, the edition being composed, the editions sent or on their way, and t
 Read only; every change is made by the page's script through /api/editions, so the rules stay in
 services/editions/__init__.py. Titles and covers are each task's selected ones (the approved selections).
 """
+
 from typing import Any
 
 from models.editions import Edition
@@ -27,9 +28,14 @@ def _articles(tasks: list[ReviewTask]) -> dict[str, dict[str, Any]]:
     for index, task in enumerate(tasks):
         chosen = selections[index]
         asset = covers.get(index)
-        out[task.task_id] = {"id": task.task_id, "title": str(chosen.get("title") or task.topic),
-                             "summary": str(chosen.get("summary") or ""), "topic": task.topic,
-                             "cover": asset.url if asset is not None else None, "updatedAt": task.updated_at}
+        out[task.task_id] = {
+            "id": task.task_id,
+            "title": str(chosen.get("title") or task.topic),
+            "summary": str(chosen.get("summary") or ""),
+            "topic": task.topic,
+            "cover": asset.url if asset is not None else None,
+            "updatedAt": task.updated_at,
+        }
     return out
 
 
@@ -37,7 +43,8 @@ def _held(account: str) -> set[str]:
     """Tasks in the account's editions that are draft, scheduled or sending."""
     held: set[str] = set()
     for row in Edition.select(Edition.task_ids).where(
-            (Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1])):
+        (Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1])
+    ):
         held.update(row.task_ids or [])
     return held
 
@@ -47,12 +54,21 @@ def draft_ready(account: str) -> list[dict[str, Any]]:
     platform draft, not live nor going live, in no other edition that is draft, scheduled or sending.
     Newest first; the tasks of the edition being composed are the composer's, not listed here."""
     with_draft = PublishJob.select(PublishJob.task).where(
-        (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False))
+        (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False)
+    )
     going = TaskLive.select(TaskLive.task).where(TaskLive.status.in_((*LIVE_PENDING, "live")))
-    tasks = list(ReviewTask.select().where(
-        (ReviewTask.public_account == account) & (ReviewTask.content_type == "article")
-        & (ReviewTask.status == "published") & ReviewTask.id.in_(with_draft) & ReviewTask.id.not_in(going))
-        .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(CANDIDATES_SHOWN + 8 * 4))
+    tasks = list(
+        ReviewTask.select()
+        .where(
+            (ReviewTask.public_account == account)
+            & (ReviewTask.content_type == "article")
+            & (ReviewTask.status == "published")
+            & ReviewTask.id.in_(with_draft)
+            & ReviewTask.id.not_in(going)
+        )
+        .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc())
+        .limit(CANDIDATES_SHOWN + 8 * 4)
+    )
     held = _held(account)
     chosen = [task for task in tasks if task.task_id not in held][:CANDIDATES_SHOWN]
     articles = _articles(chosen)
@@ -64,8 +80,14 @@ def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) ->
     page's language."""
     articles = []
     for article in edition["articles"]:
-        task = known.get(article["taskId"]) or {"id": article["taskId"], "title": article["taskId"],
-                                                 "summary": "", "topic": "", "cover": None, "updatedAt": None}
+        task = known.get(article["taskId"]) or {
+            "id": article["taskId"],
+            "title": article["taskId"],
+            "summary": "",
+            "topic": "",
+            "cover": None,
+            "updatedAt": None,
+        }
         articles.append({**task, **article})
     failure = editions.failure_words(edition["id"]) if edition["status"] == "failed" else None
     return {**edition, "articles": articles, "failureWords": failure}
@@ -78,14 +100,17 @@ def page_data(account: str, settings: Settings, edition_id: str | None = None) -
     drafts = [edition for edition in listed if edition["status"] == "draft"]
     composing = next((edition for edition in drafts if edition["id"] == edition_id), drafts[0] if drafts else None)
     if edition_id and (composing is None or composing["id"] != edition_id):
-        asked = Edition.get_or_none((Edition.edition_id == edition_id) & (Edition.account == account)
-                                    & (Edition.status == "draft"))
+        asked = Edition.get_or_none(
+            (Edition.edition_id == edition_id) & (Edition.account == account) & (Edition.status == "draft")
+        )
         composing = editions.get_edition(asked.edition_id) if asked is not None else composing
     task_ids = {task_id for edition in listed for task_id in edition["taskIds"]}
     if composing is not None:
         task_ids.update(composing["taskIds"])
     known = _articles(list(ReviewTask.select().where(ReviewTask.task_id.in_(sorted(task_ids))))) if task_ids else {}
-    return {"candidates": draft_ready(account),
-            "composing": _with_articles(composing, known) if composing else None,
-            "editions": [_with_articles(edition, known) for edition in listed],
-            "quota": editions.quota_left(account, settings)}
+    return {
+        "candidates": draft_ready(account),
+        "composing": _with_articles(composing, known) if composing else None,
+        "editions": [_with_articles(edition, known) for edition in listed],
+        "quota": editions.quota_left(account, settings),
+    }

@@ -1,5 +1,6 @@
 """The account's mass-send quota (docs/api.md §21): N sends a day or a month in REVIEW_TIME_ZONE, counted
 from the editions scheduled, sending or sent in that window, before the platform is asked."""
+
 from datetime import datetime, timedelta
 
 from models.editions import Edition
@@ -18,13 +19,19 @@ def window(at: datetime, period: str, settings: Settings) -> tuple[datetime, dat
     else:
         end = start + timedelta(days=1)
     # Through naive local dates, so a day across a clock change still starts at midnight.
-    return (start.replace(tzinfo=None).replace(tzinfo=settings.time_zone),
-            end.replace(tzinfo=None).replace(tzinfo=settings.time_zone))
+    return (
+        start.replace(tzinfo=None).replace(tzinfo=settings.time_zone),
+        end.replace(tzinfo=None).replace(tzinfo=settings.time_zone),
+    )
 
 
 def used(account: str, start: datetime, end: datetime, besides: int | None = None) -> int:
-    query = Edition.select().where((Edition.account == account) & Edition.status.in_(EDITION_QUOTA)
-                                   & (Edition.send_at >= iso(start)) & (Edition.send_at < iso(end)))
+    query = Edition.select().where(
+        (Edition.account == account)
+        & Edition.status.in_(EDITION_QUOTA)
+        & (Edition.send_at >= iso(start))
+        & (Edition.send_at < iso(end))
+    )
     if besides is not None:
         query = query.where(Edition.id != besides)
     return query.count()

@@ -7,6 +7,7 @@ platform answers 45065 to a second send and names the first one's msg_id, so fol
 The result comes as MASSSENDJOBFINISH on the server URL (`mass_finished`), or by message/mass/get.
 Every change is compare-and-set on the edition's version: a late answer never lands on a newer state.
 """
+
 import logging
 import time
 import xml.etree.ElementTree as ET
@@ -46,8 +47,11 @@ HOURLY = timedelta(hours=1)
 def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
     """`changes` applied if the edition is still at the version read (inside immediate()); the fresh row,
     or None (logged) when it moved on."""
-    updated = Edition.update(**changes, version=Edition.version + 1, updated_at=now_iso()).where(
-        (Edition.id == row.id) & (Edition.version == row.version)).execute()
+    updated = (
+        Edition.update(**changes, version=Edition.version + 1, updated_at=now_iso())
+        .where((Edition.id == row.id) & (Edition.version == row.version))
+        .execute()
+    )
     if not updated:
         log.warning("edition %s moved on since it was read; a late result was dropped", row.edition_id)
         return None
@@ -58,18 +62,34 @@ def _claim_send() -> Edition | None:
     """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours."""
     now = now_iso()
     with immediate():
-        row = (Edition.select().where(((Edition.status == "scheduled") & (Edition.send_at <= now))
-                                      | ((Edition.status == "sending") & Edition.msg_id.is_null()
-                                         & (Edition.next_at <= now)))
-               .order_by(Edition.send_at).first())
+        row = (
+            Edition.select()
+            .where(
+                ((Edition.status == "scheduled") & (Edition.send_at <= now))
+                | ((Edition.status == "sending") & Edition.msg_id.is_null() & (Edition.next_at <= now))
+            )
+            .order_by(Edition.send_at)
+            .first()
+        )
         if row is None:
-            row = next((r for r in Edition.select().where((Edition.status == "sending") & Edition.msg_id.is_null()
-                                                          & Edition.owner.is_null(False))
-                        if gone(r.owner, r.updated_at)), None)
+            row = next(
+                (
+                    r
+                    for r in Edition.select().where(
+                        (Edition.status == "sending") & Edition.msg_id.is_null() & Edition.owner.is_null(False)
+                    )
+                    if gone(r.owner, r.updated_at)
+                ),
+                None,
+            )
         if row is None:
             return None
-        changes = {"status": "sending", "owner": this_process(), "next_at": iso(utcnow() + LEASE),
-                   "attempts": row.attempts + 1}
+        changes = {
+            "status": "sending",
+            "owner": this_process(),
+            "next_at": iso(utcnow() + LEASE),
+            "attempts": row.attempts + 1,
+        }
         if row.status == "scheduled":
             changes["draft_media_id"] = None  # the tasks' drafts as they are now, not as previewed
         return _cas(row, changes)
@@ -106,8 +126,15 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
         msg_id = exc.answer.get("msg_id")
         log.info("edition %s: the platform had it already (45065)", row.edition_id)
         if msg_id:
-            _cas(row, {"msg_id": str(msg_id), "msg_data_id": str(exc.answer.get("msg_data_id") or "") or None,
-                       "owner": None, "next_at": now_iso()})
+            _cas(
+                row,
+                {
+                    "msg_id": str(msg_id),
+                    "msg_data_id": str(exc.answer.get("msg_data_id") or "") or None,
+                    "owner": None,
+                    "next_at": now_iso(),
+                },
+            )
         else:
             _sent(row, settings, None, {})
     elif exc.errcode == 45066 or (exc.errcode is None and row.attempts < MAX_ATTEMPTS):
@@ -123,8 +150,12 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
 
 def _claim_poll() -> Edition | None:
     with immediate():
-        row = (Edition.select().where((Edition.status == "sending") & Edition.msg_id.is_null(False)
-                                      & (Edition.next_at <= now_iso())).order_by(Edition.next_at).first())
+        row = (
+            Edition.select()
+            .where((Edition.status == "sending") & Edition.msg_id.is_null(False) & (Edition.next_at <= now_iso()))
+            .order_by(Edition.next_at)
+            .first()
+        )
         return None if row is None else _cas(row, {"polls": row.polls + 1, "next_at": iso(utcnow() + HOURLY)})
 
 
@@ -163,18 +194,44 @@ def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls:
         return False
     now = now_iso()
     kept = [urls.get(index) for index in range(1, len(row.task_ids) + 1)]
-    fresh = _cas(row, {"status": "sent", "counts": counts, "article_urls": kept, "sent_at": now, "next_at": None,
-                       "owner": None, "fail_reason": None, "fail_code": None, "fail_detail": None})
+    fresh = _cas(
+        row,
+        {
+            "status": "sent",
+            "counts": counts,
+            "article_urls": kept,
+            "sent_at": now,
+            "next_at": None,
+            "owner": None,
+            "fail_reason": None,
+            "fail_code": None,
+            "fail_detail": None,
+        },
+    )
     if fresh is None:
         return False
     tasks = _tasks(fresh)
     for index, task in enumerate(tasks, 1):
-        fields = {"account": fresh.account, "draft_media_id": fresh.draft_media_id or "", "status": "live",
-                  "at": fresh.send_at or now, "publish_id": None, "article_id": None,
-                  "msg_data_id": f"{fresh.msg_data_id}_{index}" if fresh.msg_data_id else None,
-                  "article_url": kept[index - 1], "fail_reason": None, "fail_code": None, "fail_detail": None,
-                  "owner": None, "submitted_at": now, "next_poll_at": None, "live_at": now, "via": "mass_send",
-                  "edition_id": fresh.edition_id, "updated_at": now}
+        fields = {
+            "account": fresh.account,
+            "draft_media_id": fresh.draft_media_id or "",
+            "status": "live",
+            "at": fresh.send_at or now,
+            "publish_id": None,
+            "article_id": None,
+            "msg_data_id": f"{fresh.msg_data_id}_{index}" if fresh.msg_data_id else None,
+            "article_url": kept[index - 1],
+            "fail_reason": None,
+            "fail_code": None,
+            "fail_detail": None,
+            "owner": None,
+            "submitted_at": now,
+            "next_poll_at": None,
+            "live_at": now,
+            "via": "mass_send",
+            "edition_id": fresh.edition_id,
+            "updated_at": now,
+        }
         live = TaskLive.get_or_none(TaskLive.task == task) or TaskLive(task=task, created_at=now, polls=0)
         if find_live_rule(live.status if live.id else None, "mass_sent") is None:
             log.warning("task %s is %s: its edition's send does not change that", task.task_id, live.status)
@@ -194,8 +251,17 @@ def _failed(row: Edition, settings: Settings, code: str, detail: str | None = No
         return False
     with force_locale("en"):
         reason = edition_failure(code, detail)
-    fresh = _cas(row, {"status": "failed", "fail_code": code, "fail_detail": detail, "fail_reason": reason,
-                       "next_at": None, "owner": None})
+    fresh = _cas(
+        row,
+        {
+            "status": "failed",
+            "fail_code": code,
+            "fail_detail": detail,
+            "fail_reason": reason,
+            "next_at": None,
+            "owner": None,
+        },
+    )
     if fresh is None:
         return False
     log.warning("edition %s failed: %s", fresh.edition_id, reason)
@@ -224,8 +290,15 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     if status != "send success":
         code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
         return row.status == "sending" and _failed(row, settings, code, None if code != "platform" else status[:200])
-    counts = {key: _number(event, name) or 0 for key, name in (
-        ("total", "TotalCount"), ("filter", "FilterCount"), ("sent", "SentCount"), ("error", "ErrorCount"))}
+    counts = {
+        key: _number(event, name) or 0
+        for key, name in (
+            ("total", "TotalCount"),
+            ("filter", "FilterCount"),
+            ("sent", "SentCount"),
+            ("error", "ErrorCount"),
+        )
+    }
     urls: dict[int, str | None] = {}
     for item in event.findall("ArticleUrlResult/ResultList/item"):
         index, url = _number(item, "ArticleIdx"), (item.findtext("ArticleUrl") or "").strip()
@@ -241,7 +314,8 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
             return False
         for index, task in enumerate(_tasks(row), 1):
             TaskLive.update(article_url=kept[index - 1], updated_at=now_iso()).where(
-                (TaskLive.task == task) & (TaskLive.edition_id == row.edition_id)).execute()
+                (TaskLive.task == task) & (TaskLive.edition_id == row.edition_id)
+            ).execute()
             save_task(task)
         return True
     return False
@@ -251,8 +325,9 @@ def step(settings: Settings, until: float) -> None:
     """One pass, taking rows until time.monotonic() passes `until`; the write lock only when a plain read
     finds work."""
     now = now_iso()
-    due = (((Edition.status == "scheduled") & (Edition.send_at <= now))
-           | ((Edition.status == "sending") & ((Edition.next_at <= now) | Edition.owner.is_null(False))))
+    due = ((Edition.status == "scheduled") & (Edition.send_at <= now)) | (
+        (Edition.status == "sending") & ((Edition.next_at <= now) | Edition.owner.is_null(False))
+    )
     if not Edition.select().where(due).exists():
         return
     while time.monotonic() < until and (row := _claim_send()) is not None:

@@ -9,4 +9,5 @@ images are fetched by services/images/fetch.py. package.py imports its siblings,
 The dataset export (docs/api.md §20) lives here too: dataset (decided tasks as `raw` records, streamed)
 and dataset_formats (sft, dpo, kto).
 """
+
 from services.export.package import PackageFile, build_package  # noqa: F401

@@ -11,6 +11,7 @@ days in one short read transaction: memory holds one page, whatever the number o
 (bench/bench_dataset.py). Tasks decided after the export started are left for the next one, so none
 appears twice.
 """
+
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,12 +50,18 @@ class DatasetQuery:
     limit: int | None = None
 
 
-def dataset_query(format: str | None, from_: str | None = None, to: str | None = None, account: str | None = None,
-                  limit: int | None = None) -> DatasetQuery:
+def dataset_query(
+    format: str | None,
+    from_: str | None = None,
+    to: str | None = None,
+    account: str | None = None,
+    limit: int | None = None,
+) -> DatasetQuery:
     """The export's filters checked (400 naming `format`, `from` or `to`); a date-only `to` covers its day."""
     if format not in FORMATS:
-        raise ValidationFailed(f"format must be one of {', '.join(FORMATS)}",
-                               {"format": [f"must be one of: {', '.join(FORMATS)}"]})
+        raise ValidationFailed(
+            f"format must be one of {', '.join(FORMATS)}", {"format": [f"must be one of: {', '.join(FORMATS)}"]}
+        )
     start, end = parse_bound(from_, "from", end=False), parse_bound(to, "to", end=True)
     if start and end and start >= end:
         raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
@@ -92,8 +99,10 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
     # Only the moment of the decision narrows the SQL, so the page walks the decided_at index (a status or
     # account condition would let the database prefer its own index and sort every match for each page);
     # the few tasks back in review since a rejection, and other accounts, are skipped here.
-    conditions = [ReviewTask.decided_at.is_null(False),
-                  ReviewTask.decided_at <= now_iso()]  # decided once the export has begun: the next export's
+    conditions = [
+        ReviewTask.decided_at.is_null(False),
+        ReviewTask.decided_at <= now_iso(),
+    ]  # decided once the export has begun: the next export's
     if query.start:
         conditions.append(ReviewTask.decided_at >= query.start)
     if query.end:
@@ -102,13 +111,21 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
     while True:
         where = list(conditions)
         if after is not None:
-            where += [ReviewTask.decided_at >= after[0],
-                      (ReviewTask.decided_at > after[0]) | (ReviewTask.id > after[1])]
-        keys = list(ReviewTask.select(ReviewTask.id, ReviewTask.decided_at, ReviewTask.status,
-                                      ReviewTask.public_account)
-                    .where(*where).order_by(ReviewTask.decided_at, ReviewTask.id).limit(page))
-        wanted = {key.id: key.decided_at for key in keys
-                  if key.status in DECIDED and query.account in (None, key.public_account)}
+            where += [
+                ReviewTask.decided_at >= after[0],
+                (ReviewTask.decided_at > after[0]) | (ReviewTask.id > after[1]),
+            ]
+        keys = list(
+            ReviewTask.select(ReviewTask.id, ReviewTask.decided_at, ReviewTask.status, ReviewTask.public_account)
+            .where(*where)
+            .order_by(ReviewTask.decided_at, ReviewTask.id)
+            .limit(page)
+        )
+        wanted = {
+            key.id: key.decided_at
+            for key in keys
+            if key.status in DECIDED and query.account in (None, key.public_account)
+        }
         yield from _records(wanted)
         if len(keys) < page:
             return
@@ -121,9 +138,13 @@ def _records(wanted: dict[int, str | None]) -> Iterator[dict[str, Any]]:
     ids = list(wanted)
     for first in range(0, len(ids), FULL_ROWS):
         with db.atomic():  # a task and its parts agree; no transaction is held while the lines are written
-            tasks = [task for task in ReviewTask.select().where(ReviewTask.id.in_(ids[first:first + FULL_ROWS]))
-                     .order_by(ReviewTask.decided_at, ReviewTask.id)
-                     if task.status in DECIDED and task.decided_at == wanted[task.id]]  # not decided again since
+            tasks = [
+                task
+                for task in ReviewTask.select()
+                .where(ReviewTask.id.in_(ids[first : first + FULL_ROWS]))
+                .order_by(ReviewTask.decided_at, ReviewTask.id)
+                if task.status in DECIDED and task.decided_at == wanted[task.id]
+            ]  # not decided again since
             parts = _parts(tasks)
         for task in tasks:
             yield record(task, *(part.get(task.id) for part in parts))
@@ -137,8 +158,11 @@ def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
     days: dict[int, list] = {}
     if not pks:
         return events, lives, days
-    for event in (TimelineEvent.select(TimelineEvent.task, TimelineEvent.type, TimelineEvent.data)
-                  .where(TimelineEvent.task.in_(pks) & TimelineEvent.type.in_(_EVENTS)).order_by(TimelineEvent.id)):
+    for event in (
+        TimelineEvent.select(TimelineEvent.task, TimelineEvent.type, TimelineEvent.data)
+        .where(TimelineEvent.task.in_(pks) & TimelineEvent.type.in_(_EVENTS))
+        .order_by(TimelineEvent.id)
+    ):
         events.setdefault(event.task_id, []).append(event)
     for live in TaskLive.select().where(TaskLive.task.in_(pks)):
         lives[live.task_id] = live
@@ -149,6 +173,7 @@ def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
 
 # ---- one task's record ---------------------------------------------------------------------------
 
+
 def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: list | None) -> dict[str, Any]:
     """The `raw` line of a decided task (docs/api.md §20)."""
     decision = DECIDED[task.status]
@@ -157,8 +182,14 @@ def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: l
     days = days or []
     went_live = live is not None and live.status == "live"
     return {
-        "taskId": task.task_id, "account": task.public_account, "kind": task.content_type, "context": task.context,
-        "decision": decision, "decidedAt": task.decided_at, "candidates": task.candidates, "chosen": chosen,
+        "taskId": task.task_id,
+        "account": task.public_account,
+        "kind": task.content_type,
+        "context": task.context,
+        "decision": decision,
+        "decidedAt": task.decided_at,
+        "candidates": task.candidates,
+        "chosen": chosen,
         "final": held if decision == "approved" else None,
         "edits": {key: {"chosen": chosen[key], "final": value} for key, value in held.items() if chosen[key] != value},
         "rework": rework(events or [], held, open_round=decision == "rejected"),
@@ -204,8 +235,13 @@ def rework(events: list, held: dict[str, Any], *, open_round: bool) -> list[dict
     for event in events:
         data = event.data or {}
         if event.type == "rejected":
-            rounds.append({"fields": list(data.get("rejectedElements") or []), "changes": {},
-                           "reason": {"category": data.get("rejectionReason"), "note": data.get("rejectionNote")}})
+            rounds.append(
+                {
+                    "fields": list(data.get("rejectedElements") or []),
+                    "changes": {},
+                    "reason": {"category": data.get("rejectionReason"), "note": data.get("rejectionNote")},
+                }
+            )
         elif event.type == "rework_submitted" and rounds:
             changes = rounds[-1]["changes"]
             for key, change in (data.get("changes") or {}).items():

@@ -10,6 +10,7 @@ Only texts make pairs and labels: `title`, `summary`, `description` and `body`. 
 field other than the body is the prompt, a blank line and the field's name in brackets (`[title]`); a
 body is written as `sft` writes the article: the title as a first heading, a blank line, the Markdown.
 """
+
 from collections.abc import Callable
 from typing import Any
 
@@ -68,8 +69,12 @@ def preference_pairs(record: dict[str, Any]) -> list[tuple[str, str, str]]:
     final, pairs = record["final"], []
     for entry in record["rework"]:
         field, before = entry["field"], entry["before"]
-        if field in TEXT_FIELDS and isinstance(before, str) and isinstance(final.get(field), str) \
-                and before != final[field]:
+        if (
+            field in TEXT_FIELDS
+            and isinstance(before, str)
+            and isinstance(final.get(field), str)
+            and before != final[field]
+        ):
             pairs.append((field, final[field], before))
     for field in TEXT_FIELDS:
         picked, options = record["chosen"].get(field), _options(record, field)
@@ -82,10 +87,14 @@ def dpo(record: dict[str, Any]) -> list[dict[str, Any]]:
     prompt = _prompt(record)
     if not prompt:
         return []
-    return [{"input": {"messages": [{"role": "user", "content": field_prompt(prompt, field)}]},
-             "preferred_output": [{"role": "assistant", "content": _text(record, field, preferred)}],
-             "non_preferred_output": [{"role": "assistant", "content": _text(record, field, other)}]}
-            for field, preferred, other in preference_pairs(record)]
+    return [
+        {
+            "input": {"messages": [{"role": "user", "content": field_prompt(prompt, field)}]},
+            "preferred_output": [{"role": "assistant", "content": _text(record, field, preferred)}],
+            "non_preferred_output": [{"role": "assistant", "content": _text(record, field, other)}],
+        }
+        for field, preferred, other in preference_pairs(record)
+    ]
 
 
 def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -98,10 +107,16 @@ def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
         lines.append({"prompt": prompt, "completion": answer, "label": True})
     final = record["final"] or {}
     for entry in record["rework"]:
-        if entry["field"] in TEXT_FIELDS and isinstance(entry["before"], str) \
-                and entry["before"] != final.get(entry["field"]):  # rejected, then approved after all: no label
-            line = {"prompt": field_prompt(prompt, entry["field"]),
-                    "completion": _text(record, entry["field"], entry["before"]), "label": False}
+        if (
+            entry["field"] in TEXT_FIELDS
+            and isinstance(entry["before"], str)
+            and entry["before"] != final.get(entry["field"])
+        ):  # rejected, then approved after all: no label
+            line = {
+                "prompt": field_prompt(prompt, entry["field"]),
+                "completion": _text(record, entry["field"], entry["before"]),
+                "label": False,
+            }
             if line not in lines:
                 lines.append(line)
     return lines

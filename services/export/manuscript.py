@@ -7,6 +7,7 @@ name an exported image are replaced by the relative path of that image, and raw 
 to text: the service renders raw HTML as text, but a Markdown viewer opening manuscript.md would
 load `<img>` and the like from wherever they point.
 """
+
 import re
 from bisect import bisect_left, bisect_right
 from typing import Any
@@ -22,8 +23,11 @@ _INLINE = re.compile(r"(\]\(\s*)(<[^<>\n]*>|(?:[^\s()\\]|\\.|\([^\s()\\]*\))+)")
 # A link reference definition `[label]: destination` (the destination may start on the next line).
 # The quote prefixes are possessive (*+): a space between two `>` fits either repetition, and a
 # line of many `> ` that is no definition would otherwise be retried every way (2^n steps).
-_DEFINITION = re.compile(r"^((?:[ \t]{0,3}>[ \t]?)*+[ \t]{0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?"  # in quotes, lists
-                         r"\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:\n(?:[ \t]{0,3}>[ \t]?)*+)?[ \t]*)(<[^<>\n]*>|\S+)", re.M)
+_DEFINITION = re.compile(
+    r"^((?:[ \t]{0,3}>[ \t]?)*+[ \t]{0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?"  # in quotes, lists
+    r"\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(?:\n(?:[ \t]{0,3}>[ \t]?)*+)?[ \t]*)(<[^<>\n]*>|\S+)",
+    re.M,
+)
 # Markdown syntax characters; `_` inside a word (snake_case) cannot open emphasis and stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]<>!#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LINE_START = re.compile(r"^([-+=]|\d+[.)])", re.M)
@@ -45,8 +49,10 @@ _TICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n(?=[ \t]*\n)")
 # A `<` that could open raw HTML (a tag, comment, declaration or processing instruction), or an
 # autolink (<https://…>, <name@example.com>), which stays a link.
-_ANGLE = re.compile(r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9.-]+)>"
-                    r"|<(?=[A-Za-z/!?])")
+_ANGLE = re.compile(
+    r"<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[\w.!#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9.-]+)>"
+    r"|<(?=[A-Za-z/!?])"
+)
 
 
 def escape_text(text: str | None) -> str:
@@ -208,12 +214,19 @@ def topic_only(task: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def article(task: Any, selections: dict[str, Any], body: str, cover: str | None, body_images: list,
-            theme: str | None = None) -> str:
+def article(
+    task: Any, selections: dict[str, Any], body: str, cover: str | None, body_images: list, theme: str | None = None
+) -> str:
     """`cover` the archive path of the cover (or None), `body_images` archive paths, `body` rewritten."""
-    lines = _header(selections.get("title") or task.topic, [
-        ("Account", task.public_account), ("Content type", "article"),
-        ("Author", escape_text(selections.get("author"))), ("Theme", escape_text(theme))])
+    lines = _header(
+        selections.get("title") or task.topic,
+        [
+            ("Account", task.public_account),
+            ("Content type", "article"),
+            ("Author", escape_text(selections.get("author"))),
+            ("Theme", escape_text(theme)),
+        ],
+    )
     if selections.get("summary") is not None:
         lines += _section("Summary", [escape_text(selections["summary"])])
     if cover:
@@ -234,16 +247,25 @@ def _comments(settings):
 
 def _crop(crop):
     boxes = (crop or {}).get("cropPercentList") or []
-    return "; ".join(f"{b.get('ratio')} x1={b.get('x1')} y1={b.get('y1')} x2={b.get('x2')} y2={b.get('y2')}"
-                     for b in boxes) or None
+    return (
+        "; ".join(
+            f"{b.get('ratio')} x1={b.get('x1')} y1={b.get('y1')} x2={b.get('x2')} y2={b.get('y2')}" for b in boxes
+        )
+        or None
+    )
 
 
 def image_post(task: Any, selections: dict[str, Any], images: list) -> str:
     """`images` the archive paths of selections.images, in order; the first is the cover."""
-    lines = _header(selections.get("title") or task.topic, [
-        ("Account", task.public_account), ("Content type", "image_post"),
-        ("Comments", _comments(selections.get("commentSettings"))),
-        ("Cover crop", escape_text(_crop(selections.get("coverCrop"))))])
+    lines = _header(
+        selections.get("title") or task.topic,
+        [
+            ("Account", task.public_account),
+            ("Content type", "image_post"),
+            ("Comments", _comments(selections.get("commentSettings"))),
+            ("Cover crop", escape_text(_crop(selections.get("coverCrop")))),
+        ],
+    )
     if selections.get("description") is not None:
         lines += _section("Description", [escape_text(selections["description"])])
     if images:

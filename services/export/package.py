@@ -10,6 +10,7 @@ passed, and any failure removes the directory, so a refused export leaves no fil
 Images are copied into the archive in chunks (stored, not recompressed: they are compressed
 already), so memory stays flat however large the task is.
 """
+
 import errno
 import hashlib
 import os
@@ -134,7 +135,8 @@ def _plan_article(task, plan, uploads_root):
         link_items[src] = (plan.add(stem, key, source), key)
     # A plain hyperlink to the cover or a selected body image opens its file in the archive too.
     chosen = ([(cover, assets[0], cover_item)] if cover_item else []) + [
-        (ref, assets[offset + index], body_items[index]) for index, ref in enumerate(body_refs)]
+        (ref, assets[offset + index], body_items[index]) for index, ref in enumerate(body_refs)
+    ]
     for ref, asset, item in chosen:
         for name in (ref if isinstance(ref, str) else None, asset.url if asset else None):
             if name:
@@ -177,8 +179,11 @@ def _check_sources(plan, uploads_root, workdir, remote_hosts, allow_private):
         except FaultyImage as exc:
             faulty.append({"ref": source.ref, "field": source.where, "reason": str(exc)})
     if faulty:
-        raise Conflict(f"{len(faulty)} final image(s) of the task are missing or faulty; fix or replace them "
-                       "and download again", {"faultyImages": faulty}, code="export_failed")
+        raise Conflict(
+            f"{len(faulty)} final image(s) of the task are missing or faulty; fix or replace them and download again",
+            {"faultyImages": faulty},
+            code="export_failed",
+        )
 
 
 def _manuscript(task, plan, planned):
@@ -191,14 +196,23 @@ def _manuscript(task, plan, planned):
     if body is not None:
         body, left = rewrite_images(body, mapping)
         if left:
-            reason = ("some Markdown reader would load this from outside the archive (image or raw HTML "
-                      "syntax the rewriter cannot point into images/); simplify it in the body")
-            raise Conflict("an image of the body could not be pointed into the archive",
-                           {"faultyImages": [{"ref": src, "field": "body", "reason": reason} for src in left]},
-                           code="export_failed")
-    return article(task, task.selections, body, plan.path(*cover_item) if cover_item else None,
-                              [plan.path(*item) for item in body_items],
-                              (task.body_draft or {}).get("themeTemplate"))
+            reason = (
+                "some Markdown reader would load this from outside the archive (image or raw HTML "
+                "syntax the rewriter cannot point into images/); simplify it in the body"
+            )
+            raise Conflict(
+                "an image of the body could not be pointed into the archive",
+                {"faultyImages": [{"ref": src, "field": "body", "reason": reason} for src in left]},
+                code="export_failed",
+            )
+    return article(
+        task,
+        task.selections,
+        body,
+        plan.path(*cover_item) if cover_item else None,
+        [plan.path(*item) for item in body_items],
+        (task.body_draft or {}).get("themeTemplate"),
+    )
 
 
 def _write_zip(path, text, plan):
@@ -221,7 +235,7 @@ def sweep_stale(temp_root: str | Path, now: float | None = None, at_start: bool 
     runs (named by its pid), and any older than STALE_SECONDS."""
     now = time.time() if now is None else now
     for entry in Path(temp_root).glob(TEMP_PREFIX + "*"):
-        pid = entry.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        pid = entry.name[len(TEMP_PREFIX) :].split("-", 1)[0]
         orphaned = pid.isdigit() and (at_start or int(pid) != os.getpid()) and not alive_at_start(int(pid))
         try:
             if orphaned or now - entry.stat().st_mtime > STALE_SECONDS:
@@ -247,8 +261,9 @@ def build_package(task_id: str, settings: Settings) -> PackageFile:
         sweep_stale(temp_root)
         workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
         try:
-            _check_sources(plan, uploads_root, workdir, settings.remote_image_hosts,
-                           settings.remote_image_allow_private)
+            _check_sources(
+                plan, uploads_root, workdir, settings.remote_image_hosts, settings.remote_image_allow_private
+            )
         except Conflict:
             get_task_row(task_id)  # deleted meanwhile, its files with it: 404, not faulty images
             raise
@@ -261,7 +276,9 @@ def build_package(task_id: str, settings: Settings) -> PackageFile:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise StorageUnavailable("the package could not be written: no space left in the instance folder; "
-                                     "free some space and download again") from None
+            raise StorageUnavailable(
+                "the package could not be written: no space left in the instance folder; "
+                "free some space and download again"
+            ) from None
         raise
     return PackageFile(path, workdir, f"review-{task.task_id}.zip")

@@ -1,4 +1,5 @@
 """Checking an image file before it goes into a package: inside its folder, small enough, decodable."""
+
 import os
 from typing import BinaryIO
 

@@ -9,6 +9,7 @@ Files: `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>`, never a client na
 written to a temporary file, fsynced and renamed before the row is inserted; when the insert (or
 the re-check of the limits inside its transaction) fails the file is removed again.
 """
+
 import contextlib
 import hashlib
 import logging
@@ -44,11 +45,17 @@ def _check_rules(record, channel, now):
     if record.channel != channel:
         raise Forbidden("attachments can only be added by the client channel that created the feedback")
     if record.created_at < iso(now - UPLOAD_WINDOW):
-        raise Conflict("attachments can only be added within 7 days of the feedback's creation",
-                       {"createdAt": record.created_at}, code="invalid_state")
+        raise Conflict(
+            "attachments can only be added within 7 days of the feedback's creation",
+            {"createdAt": record.created_at},
+            code="invalid_state",
+        )
     if _count(record) >= MAX_ATTACHMENTS:
-        raise Conflict(f"this feedback already has {MAX_ATTACHMENTS} attachments, the most allowed",
-                       {"limit": MAX_ATTACHMENTS}, code="attachment_limit")
+        raise Conflict(
+            f"this feedback already has {MAX_ATTACHMENTS} attachments, the most allowed",
+            {"limit": MAX_ATTACHMENTS},
+            code="attachment_limit",
+        )
 
 
 _dump_attachment = dumper(FeedbackAttachmentSchema)
@@ -73,8 +80,9 @@ def display_name(file_name: str | None, kind: str, extension: str) -> str:
     return name
 
 
-def add_attachment(record: Feedback, channel: str, kind: str, file_name: str | None, data: bytes,
-                   uploads_root: str) -> dict[str, Any]:
+def add_attachment(
+    record: Feedback, channel: str, kind: str, file_name: str | None, data: bytes, uploads_root: str
+) -> dict[str, Any]:
     """Check the file, store it and its row; the attachment metadata dict (201 body)."""
     checked = check_screenshot(data) if kind == "screenshot" else check_log_file(file_name, data)
     attachment_id = new_id()
@@ -86,10 +94,16 @@ def add_attachment(record: Feedback, channel: str, kind: str, file_name: str | N
                 fresh = get_record(record.feedback_id)  # again, under the write lock
                 _check_rules(fresh, channel, utcnow())  # again: a parallel upload may have taken the 10th place
                 attachment = FeedbackAttachment.create(
-                    attachment_id=attachment_id, feedback=record.id, kind=kind,
-                    file_name=display_name(file_name, kind, checked.extension), stored_name=stored_name,
-                    content_type=checked.content_type, size=len(checked.data),
-                    sha256=hashlib.sha256(checked.data).hexdigest(), created_at=now_iso())
+                    attachment_id=attachment_id,
+                    feedback=record.id,
+                    kind=kind,
+                    file_name=display_name(file_name, kind, checked.extension),
+                    stored_name=stored_name,
+                    content_type=checked.content_type,
+                    size=len(checked.data),
+                    sha256=hashlib.sha256(checked.data).hexdigest(),
+                    created_at=now_iso(),
+                )
                 placement.settle()
     except OSError as exc:
         _remove_if_empty(folder)
@@ -98,8 +112,9 @@ def add_attachment(record: Feedback, channel: str, kind: str, file_name: str | N
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
         _remove_if_empty(folder)
         log.error("attachment row for feedback %s not stored: %s", record.feedback_id, type(exc).__name__)
-        raise StorageUnavailable("the attachment could not be stored because the database is unavailable; "
-                                 "nothing was saved, try again later") from None
+        raise StorageUnavailable(
+            "the attachment could not be stored because the database is unavailable; nothing was saved, try again later"
+        ) from None
     return _dump_attachment(attachment)
 
 
@@ -111,16 +126,23 @@ def _remove_if_empty(folder):
 
 def attachment_file(feedback_id: str, attachment_id: str, uploads_root: str) -> tuple[FeedbackAttachment, Path]:
     """(FeedbackAttachment, Path) of an existing attachment file, or NotFound."""
-    attachment = (FeedbackAttachment.select(FeedbackAttachment, Feedback)
-                  .join(Feedback)
-                  .where((FeedbackAttachment.attachment_id == attachment_id)
-                         & (Feedback.feedback_id == feedback_id)).first())
+    attachment = (
+        FeedbackAttachment.select(FeedbackAttachment, Feedback)
+        .join(Feedback)
+        .where((FeedbackAttachment.attachment_id == attachment_id) & (Feedback.feedback_id == feedback_id))
+        .first()
+    )
     if attachment is None:
         raise NotFound(f"no attachment {attachment_id} on feedback {feedback_id}")
     folder = Path(uploads_root) / FOLDER
     path = real_file_inside(folder, f"{attachment.feedback.feedback_id}/{attachment.stored_name}")
     if path is None:
-        log.error("attachment %s: file %s/%s is missing (or leads out of %s)", attachment_id,
-                  attachment.feedback.feedback_id, attachment.stored_name, folder)
+        log.error(
+            "attachment %s: file %s/%s is missing (or leads out of %s)",
+            attachment_id,
+            attachment.feedback.feedback_id,
+            attachment.stored_name,
+            folder,
+        )
         raise NotFound(f"the file of attachment {attachment_id} is missing on the server")
     return attachment, path

@@ -7,6 +7,7 @@
 - log_file: by extension and content: `.log`/`.txt` UTF-8 text without NUL bytes, `.zip` a real
   ZIP archive, `.gz` gzip data; at most 20 MiB.
 """
+
 import io
 import logging
 import zipfile
@@ -20,8 +21,12 @@ from services.images.checks import check_size, decoded, refuse
 log = logging.getLogger(__name__)
 
 SCREENSHOT_FORMATS = {"PNG": ("png", "image/png"), "JPEG": ("jpg", "image/jpeg"), "WEBP": ("webp", "image/webp")}
-LOG_TYPES = {"log": "text/plain; charset=utf-8", "txt": "text/plain; charset=utf-8",
-             "zip": "application/zip", "gz": "application/gzip"}
+LOG_TYPES = {
+    "log": "text/plain; charset=utf-8",
+    "txt": "text/plain; charset=utf-8",
+    "zip": "application/zip",
+    "gz": "application/gzip",
+}
 # Every Content-Type an attachment download can carry (documented in the OpenAPI document).
 ATTACHMENT_MEDIA_TYPES = tuple(dict.fromkeys([t for _, t in SCREENSHOT_FORMATS.values()] + list(LOG_TYPES.values())))
 GZIP_MAGIC = b"\x1f\x8b"

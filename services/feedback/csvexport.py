@@ -4,6 +4,7 @@ UTF-8 with a byte order mark so Excel shows Chinese text; one header row, then o
 list order. Cells a spreadsheet would run as a formula (starting with = + - @ or a tab/CR) get a
 leading apostrophe, so a submitted title such as `=HYPERLINK(...)` stays text (CSV injection).
 """
+
 import csv
 import io
 import json
@@ -13,10 +14,33 @@ from typing import Any
 BOM = "\ufeff"
 EXCEL_CELL_LIMIT = 32_000  # Excel refuses cells over 32,767 characters
 COLUMNS = (
-    "feedbackNo", "id", "createdAt", "status", "type", "channel", "title", "content", "appName",
-    "appVersion", "platform", "userId", "contactEmail", "contactWechat", "buildNumber", "deviceModel",
-    "osVersion", "deviceId", "pagePath", "occurredAt", "attachmentCount", "adminNote", "processedAt",
-    "processedBy", "updatedAt", "extra", "logText",
+    "feedbackNo",
+    "id",
+    "createdAt",
+    "status",
+    "type",
+    "channel",
+    "title",
+    "content",
+    "appName",
+    "appVersion",
+    "platform",
+    "userId",
+    "contactEmail",
+    "contactWechat",
+    "buildNumber",
+    "deviceModel",
+    "osVersion",
+    "deviceId",
+    "pagePath",
+    "occurredAt",
+    "attachmentCount",
+    "adminNote",
+    "processedAt",
+    "processedBy",
+    "updatedAt",
+    "extra",
+    "logText",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -1,4 +1,5 @@
 """Keeps the feedback keyword indexes current after the requests that add rows (models.feedback)."""
+
 import math
 import time
 

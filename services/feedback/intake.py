@@ -5,6 +5,7 @@ The route runs the checks in docs/api.md §9's order: token 401 -> size 413 -> r
 validation 400 -> duplicate 409 -> write 500. The rate limits need deviceId, appName and appVersion
 before the body is validated, so `parse_json` reads the body leniently once and both steps use it.
 """
+
 import hashlib
 import json
 import logging
@@ -29,20 +30,44 @@ from services.team.outbox import feedback_received
 
 log = logging.getLogger(__name__)
 
-ANONYMOUS_FIELDS = frozenset({
-    "type", "title", "content", "appName", "appVersion", "platform", "buildNumber", "deviceModel",
-    "osVersion", "pagePath", "occurredAt", "extra",
-})
+ANONYMOUS_FIELDS = frozenset(
+    {
+        "type",
+        "title",
+        "content",
+        "appName",
+        "appVersion",
+        "platform",
+        "buildNumber",
+        "deviceModel",
+        "osVersion",
+        "pagePath",
+        "occurredAt",
+        "extra",
+    }
+)
 ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
 _KEY_MAX = 256  # longer values are not used as rate-limit keys (validation refuses them anyway)
 
 # payload key -> model field
 FIELD_MAP = {
-    "type": "type", "title": "title", "content": "content", "appName": "app_name",
-    "appVersion": "app_version", "platform": "platform", "userId": "user_id",
-    "contactEmail": "contact_email", "contactWechat": "contact_wechat", "buildNumber": "build_number",
-    "deviceModel": "device_model", "osVersion": "os_version", "deviceId": "device_id",
-    "pagePath": "page_path", "occurredAt": "occurred_at", "logText": "log_text", "extra": "extra",
+    "type": "type",
+    "title": "title",
+    "content": "content",
+    "appName": "app_name",
+    "appVersion": "app_version",
+    "platform": "platform",
+    "userId": "user_id",
+    "contactEmail": "contact_email",
+    "contactWechat": "contact_wechat",
+    "buildNumber": "build_number",
+    "deviceModel": "device_model",
+    "osVersion": "os_version",
+    "deviceId": "device_id",
+    "pagePath": "page_path",
+    "occurredAt": "occurred_at",
+    "logText": "log_text",
+    "extra": "extra",
 }
 
 
@@ -83,8 +108,9 @@ def admit(limiter: SlidingWindowLimiter, channel: str, client_ip: str | None, pa
     """Count this request; RateLimited with a whole-second Retry-After when a limit is reached."""
     wait = limiter.hit(limit_keys(channel, client_ip, payload))
     if wait is not None:
-        raise RateLimited(f"too many feedback submissions; wait {wait} seconds and try again",
-                          wait, {"retryAfter": wait})
+        raise RateLimited(
+            f"too many feedback submissions; wait {wait} seconds and try again", wait, {"retryAfter": wait}
+        )
 
 
 def require_object(payload: Any) -> dict[str, Any]:
@@ -97,14 +123,16 @@ def require_object(payload: Any) -> dict[str, Any]:
 
 def check_anonymous_fields(payload: dict[str, Any], channel: str) -> None:
     """Anonymous channels may send only the anonymous diagnostic fields; any other is named in a 400."""
-    details = {key: [f"not accepted from the anonymous channel {channel!r}"]
-               for key in payload if key not in ANONYMOUS_FIELDS}
+    details = {
+        key: [f"not accepted from the anonymous channel {channel!r}"] for key in payload if key not in ANONYMOUS_FIELDS
+    }
     extra = payload.get("extra")
     if isinstance(extra, dict):
         for key in extra:
             if key not in ANONYMOUS_EXTRA_FIELDS:
-                details[f"extra.{key}"] = [f"not accepted from the anonymous channel {channel!r}; "
-                                           "extra may hold only envVersion and locale"]
+                details[f"extra.{key}"] = [
+                    f"not accepted from the anonymous channel {channel!r}; extra may hold only envVersion and locale"
+                ]
     if details:
         names = ", ".join(sorted(details))
         raise ValidationFailed(f"the anonymous channel {channel!r} may not send: {names}", details)
@@ -131,8 +159,15 @@ def fingerprint(channel: str, data: dict[str, Any], client_ip: str | None) -> st
         who = ["device", data["deviceId"].strip()]
     else:
         who = ["ip", client_ip or "-"]
-    parts = [channel, normalize_text(data["appName"]), normalize_text(data["platform"]), data["type"],
-             normalize_text(data["title"]), normalize_text(data["content"]), *who]
+    parts = [
+        channel,
+        normalize_text(data["appName"]),
+        normalize_text(data["platform"]),
+        data["type"],
+        normalize_text(data["title"]),
+        normalize_text(data["content"]),
+        *who,
+    ]
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -160,19 +195,29 @@ def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, s
             window = settings.feedback_duplicate_window_seconds
             original = recent_duplicate(digest, iso(now - timedelta(seconds=window)))
             if original is not None:
-                raise Conflict(f"the same feedback was already submitted as {original.feedback_no} "
-                               f"within the last {duration(window)}", {"feedbackId": original.feedback_id,
-                                                             "feedbackNo": original.feedback_no},
-                               code="duplicate_feedback")
+                raise Conflict(
+                    f"the same feedback was already submitted as {original.feedback_no} "
+                    f"within the last {duration(window)}",
+                    {"feedbackId": original.feedback_id, "feedbackNo": original.feedback_no},
+                    code="duplicate_feedback",
+                )
             fields = {FIELD_MAP[key]: value for key, value in data.items() if key in FIELD_MAP}
             record = Feedback.create(
-                feedback_id=new_id(), feedback_no=_next_feedback_no(now), channel=channel,
-                status="unprocessed", fingerprint=digest, client_ip=client_ip,
-                created_at=created, updated_at=created, **fields)
+                feedback_id=new_id(),
+                feedback_no=_next_feedback_no(now),
+                channel=channel,
+                status="unprocessed",
+                fingerprint=digest,
+                client_ip=client_ip,
+                created_at=created,
+                updated_at=created,
+                **fields,
+            )
             feedback_received(settings.team, record)  # docs/api.md §15: in the same transaction
     except (peewee.DatabaseError, peewee.InterfaceError) as exc:
         log.error("feedback from channel %s not stored: %s", channel, type(exc).__name__)
-        raise StorageUnavailable("the feedback could not be stored because the database is unavailable; "
-                                 "nothing was saved, try again later") from None
+        raise StorageUnavailable(
+            "the feedback could not be stored because the database is unavailable; nothing was saved, try again later"
+        ) from None
     wake(INDEXER)
     return dump_detail(record, attachments=[])

@@ -20,8 +20,12 @@ from services.errors import NotFound
 from services.paging import pagination
 
 EXPORT_BATCH = 500
-_EQUALS = (("type", Feedback.type), ("appName", Feedback.app_name), ("platform", Feedback.platform),
-           ("appVersion", Feedback.app_version))
+_EQUALS = (
+    ("type", Feedback.type),
+    ("appName", Feedback.app_name),
+    ("platform", Feedback.platform),
+    ("appVersion", Feedback.app_version),
+)
 
 
 def _conditions(filters):
@@ -43,8 +47,9 @@ def _conditions(filters):
 
 
 def _with_attachment_count(query):
-    counted = (FeedbackAttachment.select(fn.COUNT(FeedbackAttachment.id))
-               .where(FeedbackAttachment.feedback == Feedback.id))
+    counted = FeedbackAttachment.select(fn.COUNT(FeedbackAttachment.id)).where(
+        FeedbackAttachment.feedback == Feedback.id
+    )
     return query.select_extend(counted.alias("attachment_count"))
 
 
@@ -73,8 +78,10 @@ def status_counts() -> dict[str, int]:
 def _count(filters, query):
     """Matches of the filters; a keyword alone is counted in the search index itself."""
     keyword = (filters.get("keyword") or "").strip()
-    only_keyword = (filters.get("status") or "all") == "all" and not any(filters.get(key) is not None for key in (
-        "type", "appName", "platform", "appVersion", "created_from", "created_before"))
+    only_keyword = (filters.get("status") or "all") == "all" and not any(
+        filters.get(key) is not None
+        for key in ("type", "appName", "platform", "appVersion", "created_from", "created_before")
+    )
     return count_keyword_matches(keyword) if keyword and only_keyword else query.count()
 
 
@@ -83,9 +90,9 @@ def list_feedbacks(filters: dict[str, Any]) -> dict[str, Any]:
     page, page_size = filters.get("page", 1), filters.get("pageSize", 20)
     query = filtered(filters)
     total = _count(filters, query)
-    rows = (_with_attachment_count(query)
-            .order_by(Feedback.created_at.desc(), Feedback.id.desc())
-            .paginate(page, page_size))
+    rows = (
+        _with_attachment_count(query).order_by(Feedback.created_at.desc(), Feedback.id.desc()).paginate(page, page_size)
+    )
     return {
         "items": [_item(row) for row in rows],
         "pagination": pagination(page, page_size, total),
@@ -101,8 +108,9 @@ def iter_feedbacks(filters: dict[str, Any], batch: int = EXPORT_BATCH) -> Iterat
         query = _with_attachment_count(filtered(filters))
         if last is not None:
             created, row_id = last
-            query = query.where((Feedback.created_at < created)
-                                | ((Feedback.created_at == created) & (Feedback.id < row_id)))
+            query = query.where(
+                (Feedback.created_at < created) | ((Feedback.created_at == created) & (Feedback.id < row_id))
+            )
         rows = list(query.order_by(Feedback.created_at.desc(), Feedback.id.desc()).limit(batch))
         yield from (_item(row) for row in rows)
         if len(rows) < batch:
@@ -118,8 +126,11 @@ def get_record(feedback_id: str) -> Feedback:
 
 
 def attachments_of(record: Feedback) -> list[FeedbackAttachment]:
-    return list(FeedbackAttachment.select().where(FeedbackAttachment.feedback == record.id)
-                .order_by(FeedbackAttachment.created_at, FeedbackAttachment.id))
+    return list(
+        FeedbackAttachment.select()
+        .where(FeedbackAttachment.feedback == record.id)
+        .order_by(FeedbackAttachment.created_at, FeedbackAttachment.id)
+    )
 
 
 def detail(record: Feedback) -> dict[str, Any]:

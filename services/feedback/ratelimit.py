@@ -1,4 +1,5 @@
 """The feedback intake's limiter (docs/api.md §9): the four FEEDBACK_RATE_LIMIT_* settings."""
+
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 

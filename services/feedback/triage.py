@@ -5,6 +5,7 @@
 - unprocessed: clears processedAt;
 - a given adminNote (null clears it) is stored in every case.
 """
+
 from typing import Any
 
 from models import AdminUser
@@ -30,8 +31,7 @@ def _still_allowed(username):
 def set_status(feedback_id: str, status: str, username: str, admin_note: Any = UNSET) -> dict[str, Any]:
     """Apply the status change as `username`; the updated FeedbackDetail."""
     if status not in FEEDBACK_STATUSES:
-        raise ValidationFailed(f"status must be one of {', '.join(FEEDBACK_STATUSES)}",
-                               {"status": ["unknown status"]})
+        raise ValidationFailed(f"status must be one of {', '.join(FEEDBACK_STATUSES)}", {"status": ["unknown status"]})
     with immediate():
         record = get_record(feedback_id)
         admin = _still_allowed(username)

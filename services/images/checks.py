@@ -6,6 +6,7 @@ fails), a PNG's image data is inflated in bounded steps and must fill exactly th
 names, each row with a known filter, then every pixel of the first frame is decoded, or, where only
 the size is wanted, a JPEG at an eighth of it and a PNG not at all (docs/api.md §6).
 """
+
 import ctypes
 import io
 import logging
@@ -105,7 +106,7 @@ def _unknown_filter(piece: bytes, start: int, passes: list[tuple[int, int, int]]
     for begin, stop, stride in passes:
         low, high = max(begin, start), min(stop, end)
         first = low + -(low - begin) % stride  # the first row start at or after `low`
-        if first < high and max(piece[first - start:high - start:stride]) > 4:
+        if first < high and max(piece[first - start : high - start : stride]) > 4:
             return True
     return False
 
@@ -119,12 +120,12 @@ def _png_data_problem(data: bytes) -> str | None:
     frame is decoded; a stream that is not deflate raises zlib.error."""
     if data[12:16] != b"IHDR":
         return "header"
-    passes, size, pos = _png_passes(data[16:16 + struct.unpack(">I", data[8:12])[0]]), 0, 8
+    passes, size, pos = _png_passes(data[16 : 16 + struct.unpack(">I", data[8:12])[0]]), 0, 8
     needed = passes[-1][1] if passes else 0
     inflate = zlib.decompressobj()
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR" and pos != 8:
             return "header"
         if kind == b"IDAT":
@@ -155,8 +156,9 @@ def _decode_reduced(data: bytes, formats: tuple[str, ...], width: int, height: i
 
 
 @contextmanager
-def decoded(data: bytes, formats: tuple[str, ...], what: str = "image", *,
-            pixels: bool = True) -> Iterator[Image.Image]:
+def decoded(
+    data: bytes, formats: tuple[str, ...], what: str = "image", *, pixels: bool = True
+) -> Iterator[Image.Image]:
     """The image of `data` in one of `formats`, every pixel of its first frame decoded; 400 naming the
     problem otherwise (also for a failure inside the `with` block, such as re-encoding).
 
@@ -170,16 +172,21 @@ def decoded(data: bytes, formats: tuple[str, ...], what: str = "image", *,
             if width < 1 or height < 1:
                 refuse(f"the {what} has no pixels", "empty image")
             if width * height > MAX_PIXELS:
-                refuse(f"the {what} has {width}x{height} pixels, more than {MAX_PIXELS}",
-                       f"at most {MAX_PIXELS} pixels")
+                refuse(
+                    f"the {what} has {width}x{height} pixels, more than {MAX_PIXELS}", f"at most {MAX_PIXELS} pixels"
+                )
             image.verify()
             problem = _png_data_problem(data) if image.format == "PNG" else None
             if problem == "header":
-                refuse(f"the {what}'s PNG header (IHDR) must come first and only once",
-                       "PNG header (IHDR) repeated or not first")
+                refuse(
+                    f"the {what}'s PNG header (IHDR) must come first and only once",
+                    "PNG header (IHDR) repeated or not first",
+                )
             if problem == "long":
-                refuse(f"the {what}'s pixel data is larger than its {width}x{height} pixels hold",
-                       "pixel data larger than its size")
+                refuse(
+                    f"the {what}'s pixel data is larger than its {width}x{height} pixels hold",
+                    "pixel data larger than its size",
+                )
             if problem in ("short", "filter"):
                 raise OSError(f"PNG image data: {problem}")
         if not pixels and kind in ("PNG", "JPEG", "MPO"):

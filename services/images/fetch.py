@@ -13,6 +13,7 @@ too. Environment proxies and .netrc are ignored (`trust_env = False`).
 `allow_private=True` lifts the address rule only (the host must still be in the allow list):
 for an image host on the operator's own network, and for tests against a server on 127.0.0.1.
 """
+
 import contextlib
 import io
 import ipaddress
@@ -52,8 +53,9 @@ def address_allowed(address: Any, allow_private: bool = False) -> bool:
         ip = ip.ipv4_mapped or ip.sixtofour or nat64 or ip
     if allow_private:
         return not ip.is_unspecified
-    return ip.is_global and not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved
-                                 or ip.is_multicast or ip.is_unspecified)
+    return ip.is_global and not (
+        ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_multicast or ip.is_unspecified
+    )
 
 
 def check_url(url: str, allowed_hosts: Any, allow_private: bool = False) -> tuple[str, int]:
@@ -96,10 +98,14 @@ def _checked_connection(base, allow_private):
 
 @lru_cache(maxsize=2)
 def _pool_classes(allow_private):
-    http_pool = type("CheckedHTTPPool", (HTTPConnectionPool,),
-                     {"ConnectionCls": _checked_connection(HTTPConnection, allow_private)})
-    https_pool = type("CheckedHTTPSPool", (HTTPSConnectionPool,),
-                      {"ConnectionCls": _checked_connection(HTTPSConnection, allow_private)})
+    http_pool = type(
+        "CheckedHTTPPool", (HTTPConnectionPool,), {"ConnectionCls": _checked_connection(HTTPConnection, allow_private)}
+    )
+    https_pool = type(
+        "CheckedHTTPSPool",
+        (HTTPSConnectionPool,),
+        {"ConnectionCls": _checked_connection(HTTPSConnection, allow_private)},
+    )
     return {"http": http_pool, "https": https_pool}
 
 
@@ -134,8 +140,16 @@ def fetch_bytes(url: str, **limits: Any) -> bytes:
     return sink.getvalue()
 
 
-def _fetch(url, open_sink, *, allowed_hosts, allow_private=False, max_bytes=MAX_BYTES,
-           timeout=(CONNECT_TIMEOUT, READ_TIMEOUT), total_seconds=TOTAL_SECONDS):
+def _fetch(
+    url,
+    open_sink,
+    *,
+    allowed_hosts,
+    allow_private=False,
+    max_bytes=MAX_BYTES,
+    timeout=(CONNECT_TIMEOUT, READ_TIMEOUT),
+    total_seconds=TOTAL_SECONDS,
+):
     """Stream the image at `url` into the writable `open_sink()`; returns its size.
 
     Raises FetchRefused for a refused URL, a redirect to a refused URL, more than MAX_REDIRECTS
@@ -146,8 +160,13 @@ def _fetch(url, open_sink, *, allowed_hosts, allow_private=False, max_bytes=MAX_
         for _hop in range(MAX_REDIRECTS + 1):
             check_url(url, allowed_hosts, allow_private)
             try:
-                response = session.get(url, stream=True, allow_redirects=False, timeout=timeout,
-                                       headers={"Accept": "image/*", "Accept-Encoding": "identity"})
+                response = session.get(
+                    url,
+                    stream=True,
+                    allow_redirects=False,
+                    timeout=timeout,
+                    headers={"Accept": "image/*", "Accept-Encoding": "identity"},
+                )
             except requests.RequestException as exc:
                 raise FetchRefused(f"the image could not be fetched ({type(exc).__name__})") from None
             with response:

@@ -1,4 +1,5 @@
 """Body images the platform accepts: re-encoding for media/uploadimg (jpg/png, at most 1 MB), kinds, upload names."""
+
 import io
 import re
 
@@ -78,8 +79,13 @@ def _shrink(image, size, max_bytes):
     return image.resize((width, height), Image.Resampling.LANCZOS)
 
 
-_MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG\r\n\x1a\n", "png"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
-          (b"BM", "bmp"))
+_MAGIC = (
+    (b"\xff\xd8\xff", "jpg"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+    (b"BM", "bmp"),
+)
 KIND_TYPES = {"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "bmp": "image/bmp"}
 
 

@@ -7,6 +7,7 @@ account with an AES key takes only safe mode, whose `msg_signature` covers the b
 platform's way: AES-256-CBC with the key Base64-decoded from EncodingAESKey + "=", the IV its first 16 bytes,
 PKCS#7 padding to 32 bytes, and inside 16 random bytes, a 4-byte big-endian length, the XML, then the appid.
 """
+
 import base64
 import hashlib
 import hmac
@@ -78,8 +79,12 @@ def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
     Rows past twice the window go: a replay of them is refused by its timestamp."""
     now = utcnow()
     SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
-    inserted = (SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
-                .on_conflict_ignore().as_rowcount().execute())
+    inserted = (
+        SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
+        .on_conflict_ignore()
+        .as_rowcount()
+        .execute()
+    )
     return bool(inserted)
 
 
@@ -122,7 +127,7 @@ def decrypt(encoding_aes_key: str, encrypted: str, appid: str) -> bytes:
         raise ValueError("Encrypt has no valid padding")
     plain = plain[:-pad]
     (length,) = struct.unpack(">I", plain[16:20])
-    xml, from_appid = plain[20:20 + length], plain[20 + length:]
+    xml, from_appid = plain[20 : 20 + length], plain[20 + length :]
     if len(xml) != length or from_appid.decode(errors="replace") != appid:
         raise ValueError("Encrypt was not made for this account")
     return xml
@@ -186,8 +191,9 @@ def receive(account: str, query: Query, body: bytes, settings: Settings, other: 
     try:
         event: ET.Element | None = open_event(account, keys, query, body, settings)
     except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
-        log.warning("account %s: a signed message the service cannot read was answered success: %s", account,
-                    exc.message)
+        log.warning(
+            "account %s: a signed message the service cannot read was answered success: %s", account, exc.message
+        )
         event = None
     publish_id, status, article_id, url = _publish_result(event) if event is not None else (None,) * 4
     with immediate():  # the query is spent even when its body was unreadable

@@ -3,6 +3,7 @@
 Only rows are written here (LIVE_TABLE's `schedule` and `cancel`); the submission itself is the live
 job's (services/live/worker.py), so a schedule survives restarts and runs once across processes.
 """
+
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,40 +31,64 @@ def when(at: datetime | None) -> datetime:
     if at is None:
         return now
     if at < now - PAST_GRACE:
-        raise ValidationFailed("at is in the past; give a time ahead, or leave it out to publish now",
-                               {"at": ["is more than 60 seconds in the past"]})
+        raise ValidationFailed(
+            "at is in the past; give a time ahead, or leave it out to publish now",
+            {"at": ["is more than 60 seconds in the past"]},
+        )
     if at > now + AHEAD_LIMIT:
         raise ValidationFailed("at is more than 30 days ahead", {"at": ["is more than 30 days ahead"]})
     return max(at, now)
 
 
-def go_live(task_id: str, at: datetime | None, actor_name: str | None, settings: Settings,
-            if_match: str | None = None) -> dict[str, Any]:
+def go_live(
+    task_id: str, at: datetime | None, actor_name: str | None, settings: Settings, if_match: str | None = None
+) -> dict[str, Any]:
     """Schedule the task's draft for readers at `at` (None: now); the task as JSON (202)."""
     moment = iso(when(at))
     with immediate():
         task = load_for_update(task_id, if_match)
         draft = last_draft_job(task)
         if task.status != "published" or draft is None or not draft.draft_media_id:
-            raise Conflict("only a published task whose draft is on the platform can go live; publish it first",
-                           {"status": [task.status]}, code="invalid_state")
+            raise Conflict(
+                "only a published task whose draft is on the platform can go live; publish it first",
+                {"status": [task.status]},
+                code="invalid_state",
+            )
         row = TaskLive.get_or_none(TaskLive.task == task)
         if row is not None and find_live_rule(row.status, "schedule") is None:
-            raise Conflict(f"this task is already {row.status}" + ("" if row.status == "live" else
-                           "; cancel the schedule first to choose another time"),
-                           {"live.status": [row.status]}, code="invalid_state")
+            raise Conflict(
+                f"this task is already {row.status}"
+                + ("" if row.status == "live" else "; cancel the schedule first to choose another time"),
+                {"live.status": [row.status]},
+                code="invalid_state",
+            )
         now = now_iso()
-        fresh = {"account": task.public_account, "draft_media_id": draft.draft_media_id, "at": moment,
-                 "publish_id": None, "msg_data_id": None, "article_id": None, "article_url": None, "fail_reason": None,
-                 "fail_code": None, "fail_detail": None, "owner": None, "submitted_at": None, "next_poll_at": None,
-                 "polls": 0, "live_at": None, "requested_by": actor_name}
+        fresh = {
+            "account": task.public_account,
+            "draft_media_id": draft.draft_media_id,
+            "at": moment,
+            "publish_id": None,
+            "msg_data_id": None,
+            "article_id": None,
+            "article_url": None,
+            "fail_reason": None,
+            "fail_code": None,
+            "fail_detail": None,
+            "owner": None,
+            "submitted_at": None,
+            "next_poll_at": None,
+            "polls": 0,
+            "live_at": None,
+            "requested_by": actor_name,
+        }
         move(row or TaskLive(task=task, created_at=now), "schedule", settings.team, task, actor_name, **fresh)
     wake(WORKER)
     return task_to_dict(task)
 
 
-def cancel_go_live(task_id: str, settings: Settings, if_match: str | None = None,
-                   actor_name: str | None = None) -> dict[str, Any]:
+def cancel_go_live(
+    task_id: str, settings: Settings, if_match: str | None = None, actor_name: str | None = None
+) -> dict[str, Any]:
     """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON, its timeline
     saying who cancelled it."""
     with immediate():

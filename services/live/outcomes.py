@@ -4,6 +4,7 @@ Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_ma
 inside the caller's `immediate()`: the row (compare-and-set on the row as the caller read it), the task's
 version, the move's timeline events, and on `live`/`failed` the agent's webhook and the team's message.
 """
+
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -29,8 +30,11 @@ EVENTS: dict[str, Callable[[TaskLive], dict[str, Any]]] = {
     "live_canceled": lambda row: {"at": row.at},
     "live_submitted": lambda row: {"publishId": row.publish_id},
     "live": lambda row: {"articleUrl": row.article_url, "articleId": row.article_id},
-    "live_failed": lambda row: {"failReason": row.fail_reason, "failCode": row.fail_code,
-                                "failDetail": row.fail_detail},
+    "live_failed": lambda row: {
+        "failReason": row.fail_reason,
+        "failCode": row.fail_code,
+        "failDetail": row.fail_detail,
+    },
 }
 BY_ADMIN = ("live_scheduled", "live_canceled")
 # What tells one state of a row from the next: status, submission, failure and poll; submitted_at too, as
@@ -55,8 +59,9 @@ def submit_failure(errcode: int | None, message: str) -> dict[str, Any]:
     return failure(code) if code in LIVE_FAILURE_LABELS else failure(None, message)
 
 
-def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_id: Any = None,
-                 article_url: Any = None) -> bool:
+def apply_status(
+    row: TaskLive, team: TeamSettings | None, status: Any, article_id: Any = None, article_url: Any = None
+) -> bool:
     """A publish_status from freepublish/get or the platform's event for `row` as the caller read it
     (inside immediate()); True when it moved the row. LIVE_TABLE takes it from `publishing`, or from a
     failure for want of a result (24 h without one), which the platform's late word settles; a repeated
@@ -68,16 +73,34 @@ def apply_status(row: TaskLive, team: TeamSettings | None, status: Any, article_
         url = checked_url(article_url)
         if article_url and url is None:
             log.warning("task row %s: the article address %.80r is not the platform's; not kept", row.id, article_url)
-        return move(row, "published", team, article_id=str(article_id)[:255] if article_id else None,
-                    article_url=url, live_at=now_iso(), next_poll_at=None, fail_reason=None, fail_code=None,
-                    fail_detail=None) is not None
+        return (
+            move(
+                row,
+                "published",
+                team,
+                article_id=str(article_id)[:255] if article_id else None,
+                article_url=url,
+                live_at=now_iso(),
+                next_poll_at=None,
+                fail_reason=None,
+                fail_code=None,
+                fail_detail=None,
+            )
+            is not None
+        )
     if f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6
         return move(row, "publish_failed", team, **failure(f"publish_status_{status}"), next_poll_at=None) is not None
     return False
 
 
-def move(row: TaskLive, trigger: str, team: TeamSettings | None, task: ReviewTask | None = None,
-         actor_name: str | None = None, **changes: Any) -> TaskLive | None:
+def move(
+    row: TaskLive,
+    trigger: str,
+    team: TeamSettings | None,
+    task: ReviewTask | None = None,
+    actor_name: str | None = None,
+    **changes: Any,
+) -> TaskLive | None:
     """Move `row` by LIVE_TABLE's rule for (its status, `trigger`) (409 invalid_state without one), with
     `changes`, only if the row still is as the caller read it (SAME; one statement); None (and logged) when
     it moved on since. A new row (no id yet) is written whole."""
@@ -89,18 +112,26 @@ def move(row: TaskLive, trigger: str, team: TeamSettings | None, task: ReviewTas
         row.save()
     else:
         same = [getattr(TaskLive, name) == getattr(row, name) for name in SAME]
-        if not TaskLive.update(**changes, status=rule.next_state, updated_at=now).where(
-                TaskLive.id == row.id, *same).execute():
-            log.warning("task row %s moved on since it was read (%s); a late result was dropped (%s)", row.id,
-                        {name: getattr(row, name) for name in SAME}, trigger)
+        if (
+            not TaskLive.update(**changes, status=rule.next_state, updated_at=now)
+            .where(TaskLive.id == row.id, *same)
+            .execute()
+        ):
+            log.warning(
+                "task row %s moved on since it was read (%s); a late result was dropped (%s)",
+                row.id,
+                {name: getattr(row, name) for name in SAME},
+                trigger,
+            )
             return None
         row = TaskLive.get_by_id(row.id)
     moved(row, rule, team, task, actor_name)
     return row
 
 
-def moved(row: TaskLive, rule: Rule, team: TeamSettings | None, task: ReviewTask | None = None,
-          actor_name: str | None = None) -> None:
+def moved(
+    row: TaskLive, rule: Rule, team: TeamSettings | None, task: ReviewTask | None = None, actor_name: str | None = None
+) -> None:
     """What follows a move that the task's JSON shows (a new status, or an event): the task's new version,
     the rule's timeline events, and a final status told to the agent and the team."""
     if rule.state == rule.next_state and not rule.events:

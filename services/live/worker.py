@@ -3,6 +3,7 @@ for what is still publishing, and reports submissions a stopped process left beh
 process's scheduler (services/background.py); each row is claimed compare-and-set first, so several
 processes never submit or poll one twice. Every move is a row of LIVE_TABLE (outcomes.move()).
 """
+
 import logging
 import time
 from datetime import timedelta
@@ -39,17 +40,30 @@ def settle_interrupted(settings: Settings) -> None:
 def claim_due() -> TaskLive | None:
     """One scheduled row whose time has come, now `submitting` and this process's; None when none is due."""
     rule, now = live_rule_for("scheduled", "submit"), now_iso()
-    return claim(TaskLive, (TaskLive.status == rule.state) & (TaskLive.at <= now), (TaskLive.at,),
-                 {TaskLive.status: rule.next_state, TaskLive.owner: this_process(), TaskLive.submitted_at: now,
-                  TaskLive.updated_at: now}, then=lambda row: moved(row, rule, None))
+    return claim(
+        TaskLive,
+        (TaskLive.status == rule.state) & (TaskLive.at <= now),
+        (TaskLive.at,),
+        {
+            TaskLive.status: rule.next_state,
+            TaskLive.owner: this_process(),
+            TaskLive.submitted_at: now,
+            TaskLive.updated_at: now,
+        },
+        then=lambda row: moved(row, rule, None),
+    )
 
 
 def claim_poll() -> TaskLive | None:
     """One publishing row whose freepublish/get is due, its next poll an hour on until this one is answered
     (so another process does not ask too)."""
     rule, later = live_rule_for("publishing", "poll"), iso(utcnow() + timedelta(seconds=HOURLY))
-    return claim(TaskLive, (TaskLive.status == rule.state) & (TaskLive.next_poll_at <= now_iso()),
-                 (TaskLive.next_poll_at,), {TaskLive.polls: TaskLive.polls + 1, TaskLive.next_poll_at: later})
+    return claim(
+        TaskLive,
+        (TaskLive.status == rule.state) & (TaskLive.next_poll_at <= now_iso()),
+        (TaskLive.next_poll_at,),
+        {TaskLive.polls: TaskLive.polls + 1, TaskLive.next_poll_at: later},
+    )
 
 
 def submit(row: TaskLive, settings: Settings) -> None:
@@ -72,8 +86,14 @@ def submit(row: TaskLive, settings: Settings) -> None:
         return
     first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY
     with immediate():
-        move(row, "submitted", settings.team, publish_id=answer["publish_id"], msg_data_id=answer["msg_data_id"],
-             next_poll_at=iso(utcnow() + timedelta(seconds=first)))
+        move(
+            row,
+            "submitted",
+            settings.team,
+            publish_id=answer["publish_id"],
+            msg_data_id=answer["msg_data_id"],
+            next_poll_at=iso(utcnow() + timedelta(seconds=first)),
+        )
 
 
 def poll(row: TaskLive, settings: Settings) -> None:
@@ -89,8 +109,11 @@ def poll(row: TaskLive, settings: Settings) -> None:
         if answer is not None:
             detail = answer.get("article_detail")
             items = (detail.get("item") or [{}]) if isinstance(detail, dict) else [{}]
-            url = items[0].get("article_url") if isinstance(items, list) and items and isinstance(items[0], dict) \
+            url = (
+                items[0].get("article_url")
+                if isinstance(items, list) and items and isinstance(items[0], dict)
                 else None
+            )
             if apply_status(row, settings.team, answer.get("publish_status"), answer.get("article_id"), url):
                 return
         if utcnow() - parse_iso(row.submitted_at or row.updated_at) > POLL_FOR:

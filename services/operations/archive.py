@@ -8,6 +8,7 @@ only after its header size has matched the manifest's, reads no more than that, 
 SHA-256: a bomb stops before its first byte over; a sparse, linked or device entry is refused
 from its header. Folders are created 0700 and files 0600 (fsynced: a journal names them next).
 """
+
 import gzip
 import hashlib
 import json
@@ -33,9 +34,15 @@ MANIFEST_CONTAINERS = 8  # objects and arrays besides one per file: the top, fil
 _STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # after the opening quote, to the closing one
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]")
 _INNERMOST = re.compile(rb"\[\]|\{\}")
-KINDS = {tarfile.DIRTYPE: "a folder", tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link",
-         tarfile.CHRTYPE: "a device", tarfile.BLKTYPE: "a device", tarfile.FIFOTYPE: "a FIFO",
-         tarfile.CONTTYPE: "a contiguous file"}
+KINDS = {
+    tarfile.DIRTYPE: "a folder",
+    tarfile.SYMTYPE: "a symbolic link",
+    tarfile.LNKTYPE: "a hard link",
+    tarfile.CHRTYPE: "a device",
+    tarfile.BLKTYPE: "a device",
+    tarfile.FIFOTYPE: "a FIFO",
+    tarfile.CONTTYPE: "a contiguous file",
+}
 
 Destination = Callable[[tuple[str, ...]], Path | None]  # where a member's parts go (None: checked only)
 
@@ -87,8 +94,9 @@ def place(member: tarfile.TarInfo) -> tuple[str, ...]:
     if parts[0] == "uploads" and len(parts) >= 3 and parts[1] in SCOPES:
         return parts
     if parts[0] == "uploads" and len(parts) == 2 and parts[1] in SCOPES:
-        raise RestoreRefused(f"the archive holds {name!r} as a file; in a backup it is the folder of "
-                             f"{parts[1]} uploads")
+        raise RestoreRefused(
+            f"the archive holds {name!r} as a file; in a backup it is the folder of {parts[1]} uploads"
+        )
     raise RestoreRefused(f"the archive holds {name!r}, which a backup never holds")
 
 
@@ -129,8 +137,9 @@ def survey(handle: IO[bytes]) -> Survey:
         if not parts:
             files = len(found.sizes)  # the manifest is the last member: every file is counted
             if member.size > MANIFEST_BASE + files * MANIFEST_PER_MEMBER:
-                raise RestoreRefused(f"manifest.json is damaged: {member.size} bytes, more than a backup of "
-                                     f"{files} files has")
+                raise RestoreRefused(
+                    f"manifest.json is damaged: {member.size} bytes, more than a backup of {files} files has"
+                )
             data = archive.extractfile(member).read(member.size)  # type: ignore[union-attr]  # a plain file
             _check_shape(data, files)
             try:
@@ -172,11 +181,14 @@ def _check_shape(data: bytes, files: int) -> None:
         if not peeled:
             break
     if remaining:
-        raise RestoreRefused(f"manifest.json is damaged: it is nested deeper than {MANIFEST_DEPTH} levels, "
-                             "as no backup's is, or its brackets do not match")
+        raise RestoreRefused(
+            f"manifest.json is damaged: it is nested deeper than {MANIFEST_DEPTH} levels, "
+            "as no backup's is, or its brackets do not match"
+        )
     if len(brackets) // 2 > files + MANIFEST_CONTAINERS:
-        raise RestoreRefused(f"manifest.json is damaged: it holds more objects and arrays than a backup of "
-                             f"{files} files has")
+        raise RestoreRefused(
+            f"manifest.json is damaged: it holds more objects and arrays than a backup of {files} files has"
+        )
 
 
 def _copy(source: IO[bytes], target: Path | None, size: int) -> str:
@@ -229,8 +241,12 @@ def fsync_folder(path: Path) -> None:
         os.close(fd)
 
 
-def unpack(handle: IO[bytes], listed: dict[str, dict], destination: Destination,
-           progress: Callable[[int, int], None] | None = None) -> set[str]:
+def unpack(
+    handle: IO[bytes],
+    listed: dict[str, dict],
+    destination: Destination,
+    progress: Callable[[int, int], None] | None = None,
+) -> set[str]:
     """Pass two: every member the manifest lists to destination(its parts); the names unpacked."""
     done: set[str] = set()
 
@@ -242,8 +258,9 @@ def unpack(handle: IO[bytes], listed: dict[str, dict], destination: Destination,
         if entry is None or name in done:
             raise RestoreRefused(f"{name} is in the archive but not in the manifest")
         if member.size != entry["size"]:
-            raise RestoreRefused(f"{name} holds {member.size} bytes, the manifest says {entry['size']}: "
-                                 "the archive is damaged")
+            raise RestoreRefused(
+                f"{name} holds {member.size} bytes, the manifest says {entry['size']}: the archive is damaged"
+            )
         target = destination(parts)
         if target is not None:
             private_folder(target.parent)

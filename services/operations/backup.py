@@ -6,6 +6,7 @@ of that copy names (linked while deletions wait and read from the links, so no r
 a file the archive lacks; files no row names are left out), and `manifest.json` last: the schema version, rows
 per table, the file count and the SHA-256 and size of every other member.
 """
+
 import hashlib
 import io
 import json
@@ -73,8 +74,14 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
             copy_database_to(str(snapshot))
             files = list(dict.fromkeys(stored_files(str(snapshot))))
             links = held.enter_context(pinned(uploads, files))
-        manifest = {"format": FORMAT, "createdAt": now_iso(), "schemaVersion": schema_version(str(snapshot)),
-                    "counts": {"rows": row_counts(str(snapshot)), "files": 0}, "files": {}, "missingFiles": []}
+        manifest = {
+            "format": FORMAT,
+            "createdAt": now_iso(),
+            "schemaVersion": schema_version(str(snapshot)),
+            "counts": {"rows": row_counts(str(snapshot)), "files": 0},
+            "files": {},
+            "missingFiles": [],
+        }
         try:
             with tarfile.open(partial, "w:gz") as archive:
                 _add(archive, DATABASE, snapshot, manifest)

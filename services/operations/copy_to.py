@@ -1,5 +1,6 @@
 """Copying this instance's database into another, empty one: `flask --app app copy-to DATABASE_URL`
 (README: running several processes). Schema migrations are models/schema.py's."""
+
 from collections.abc import Callable
 
 from models.row_copy import TargetNotEmpty, copy_rows_to, row_counts  # noqa: F401 (TargetNotEmpty: for callers)

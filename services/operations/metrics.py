@@ -5,6 +5,7 @@ open files) live in one registry per app; the store's numbers (tasks, jobs, outb
 from the database at each scrape, so they are the same whichever process answers and survive restarts.
 Counters of the store are counted at the event (models/counters.py), never from rows that can be deleted.
 """
+
 from collections.abc import Iterator
 
 import peewee
@@ -33,9 +34,11 @@ def _grouped(*columns: peewee.Field) -> Iterator[tuple]:
 def _pending_by_channel(channels: tuple[str, ...]) -> Iterator[tuple]:
     if not channels:
         return iter(())
-    query = (OutboxMessage.select(OutboxMessage.channel, peewee.fn.COUNT(peewee.SQL("*")))
-             .where((OutboxMessage.status == "pending") & OutboxMessage.channel.in_(list(channels)))
-             .group_by(OutboxMessage.channel))
+    query = (
+        OutboxMessage.select(OutboxMessage.channel, peewee.fn.COUNT(peewee.SQL("*")))
+        .where((OutboxMessage.status == "pending") & OutboxMessage.channel.in_(list(channels)))
+        .group_by(OutboxMessage.channel)
+    )
     return query.tuples().iterator()
 
 
@@ -53,15 +56,21 @@ class StoreCollector:
         counts = dict.fromkeys(STATUSES, 0) | dict(_grouped(ReviewTask.status))
         for status, count in counts.items():
             tasks.add_metric([status], count)
-        jobs = CounterMetricFamily("review_publish_jobs", "Publish jobs recorded, by outcome and trigger",
-                                   labels=["status", "trigger"])
+        jobs = CounterMetricFamily(
+            "review_publish_jobs", "Publish jobs recorded, by outcome and trigger", labels=["status", "trigger"]
+        )
         for labels, count in series("review_publish_jobs"):
             jobs.add_metric(labels, count)
-        pending = OutboxMessage.select().where(
-            (OutboxMessage.status == "pending") & OutboxMessage.event_type.in_(sorted(self.sent_events))
-        ).count() if self.sent_events else 0
-        outbox = GaugeMetricFamily("review_webhook_outbox_pending", "Agent notifications waiting to be delivered",
-                                   value=pending)
+        pending = (
+            OutboxMessage.select()
+            .where((OutboxMessage.status == "pending") & OutboxMessage.event_type.in_(sorted(self.sent_events)))
+            .count()
+            if self.sent_events
+            else 0
+        )
+        outbox = GaugeMetricFamily(
+            "review_webhook_outbox_pending", "Agent notifications waiting to be delivered", value=pending
+        )
         feedback_counts = status_counts()  # kept by triggers: no scan of the table
         records = GaugeMetricFamily("feedback_records", "Feedback records by status", labels=["status"])
         for status in FEEDBACK_STATUSES:
@@ -74,13 +83,17 @@ class StoreCollector:
     def _team(self) -> Iterator[Metric]:
         """The team's channels (docs/api.md §15, §16): what each still has to send, and every attempt's
         outcome for each message (counted at the event, so a failing mail server shows)."""
-        pending = GaugeMetricFamily("review_team_outbox_pending", "Team notifications still to send, by channel",
-                                    labels=["channel"])
+        pending = GaugeMetricFamily(
+            "review_team_outbox_pending", "Team notifications still to send, by channel", labels=["channel"]
+        )
         waiting = dict.fromkeys(self.team_channels, 0) | dict(_pending_by_channel(self.team_channels))
         for channel, count in waiting.items():
             pending.add_metric([channel], count)
-        told = CounterMetricFamily("review_team_notifications", "Team notifications by channel and each attempt's "
-                                   "outcome: sent, failed (retried later), given_up", labels=["channel", "outcome"])
+        told = CounterMetricFamily(
+            "review_team_notifications",
+            "Team notifications by channel and each attempt's outcome: sent, failed (retried later), given_up",
+            labels=["channel", "outcome"],
+        )
         counts = {(channel, outcome): 0 for channel in self.team_channels for outcome in OUTCOMES}
         counts |= {(labels[0], labels[1]): count for labels, count in series(NOTIFICATIONS)}
         for labels, count in counts.items():
@@ -92,8 +105,9 @@ class WorkerCollector:
     """Passes each background worker of this process has made: a worker that stopped passing is stuck."""
 
     def collect(self) -> Iterator[Metric]:
-        passes = CounterMetricFamily("review_worker_passes", "Passes of each background worker of this process",
-                                     labels=["worker"])
+        passes = CounterMetricFamily(
+            "review_worker_passes", "Passes of each background worker of this process", labels=["worker"]
+        )
         for name, count in sorted(PASSES.items()):
             passes.add_metric([name], count)
         yield passes
@@ -102,12 +116,15 @@ class WorkerCollector:
 class Metrics:
     def __init__(self, webhook_url: str, webhook_events: frozenset[str], team_channels: tuple[str, ...] = ()) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("http_requests", "HTTP requests answered", ["method", "route", "status"],
-                                registry=self.registry)
-        self.durations = Histogram("http_request_duration_seconds", "Time to answer, by route", ["route"],
-                                   registry=self.registry)
-        self.refused = Counter("feedback_rejected", "Feedback submissions refused, by reason", ["reason"],
-                               registry=self.registry)
+        self.requests = Counter(
+            "http_requests", "HTTP requests answered", ["method", "route", "status"], registry=self.registry
+        )
+        self.durations = Histogram(
+            "http_request_duration_seconds", "Time to answer, by route", ["route"], registry=self.registry
+        )
+        self.refused = Counter(
+            "feedback_rejected", "Feedback submissions refused, by reason", ["reason"], registry=self.registry
+        )
         for reason in FEEDBACK_REFUSALS.values():
             self.refused.labels(reason)  # present at 0, so alerts see a series from the start
         ProcessCollector(registry=self.registry)

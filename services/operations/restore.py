@@ -11,6 +11,7 @@ transaction; killed at any point, the next start or restore finishes it. A refus
 what it made. It refuses while a service process holds the instance (services.operations.service_lock)
 and holds it itself meanwhile, so no service starts before it is done.
 """
+
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -59,15 +60,19 @@ def _shown(value: object) -> str:
 
 
 def _newer(version: int) -> RestoreRefused:
-    return RestoreRefused(f"the archive is of schema version {version}, newer than this release knows (up to "
-                          f"{LATEST}): restore it with the release that made it, or a newer one")
+    return RestoreRefused(
+        f"the archive is of schema version {version}, newer than this release knows (up to "
+        f"{LATEST}): restore it with the release that made it, or a newer one"
+    )
 
 
 def _check_manifest(manifest: object) -> dict:
     """The manifest's shape, each flaw named."""
     if manifest is None:
-        raise RestoreRefused("the archive holds no manifest.json (the last member of every backup): it is "
-                             "incomplete, or was not made by `backup`")
+        raise RestoreRefused(
+            "the archive holds no manifest.json (the last member of every backup): it is "
+            "incomplete, or was not made by `backup`"
+        )
     if not isinstance(manifest, dict):
         raise RestoreRefused("manifest.json is damaged: it is not a JSON object")
     if manifest.get("format") != FORMAT:
@@ -101,8 +106,10 @@ def _compare(found: Survey, manifest: dict) -> None:
         if name not in listed:
             raise RestoreRefused(f"{name} is in the archive but not in the manifest")
         if found.sizes[name] != listed[name]["size"]:
-            raise RestoreRefused(f"{name} holds {found.sizes[name]} bytes, the manifest says "
-                                 f"{listed[name]['size']}: the archive is damaged")
+            raise RestoreRefused(
+                f"{name} holds {found.sizes[name]} bytes, the manifest says "
+                f"{listed[name]['size']}: the archive is damaged"
+            )
     for name in (DATABASE, KEY_FILE):
         if name not in found.sizes:
             raise RestoreRefused(f"the archive holds no {name}")
@@ -128,8 +135,10 @@ def target_in_use(settings: Settings) -> str | None:
     database = Path(settings.instance_path) / "review.db"
     if settings.database_url or database.is_file():
         rows = bound_row_counts() if settings.database_url else row_counts(str(database))
-        held = {name: rows.get(table, 0) for name, table in
-                (("tasks", "review_task"), ("feedback records", "feedback"), ("assets", "asset"))}
+        held = {
+            name: rows.get(table, 0)
+            for name, table in (("tasks", "review_task"), ("feedback records", "feedback"), ("assets", "asset"))
+        }
         if any(held.values()):
             return ", ".join(f"{count} {name}" for name, count in held.items() if count)
     for scope in SCOPES:
@@ -141,20 +150,26 @@ def target_in_use(settings: Settings) -> str | None:
 
 def _moves(instance: Path, uploads: Path, new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
     """[label, current, staged (None: only moved aside), aside]: an old database's WAL first."""
-    moves: list[list] = [] if rows else [[f"instance/{name}", str(instance / name), None, str(old["instance"] / name)]
-                                         for name in SIDE_FILES]
+    moves: list[list] = (
+        []
+        if rows
+        else [[f"instance/{name}", str(instance / name), None, str(old["instance"] / name)] for name in SIDE_FILES]
+    )
     for name in INSTANCE_FILES:
         if (new["instance"] / name).exists() and not (rows and name == "review.db"):
-            moves.append([f"instance/{name}", str(instance / name), str(new["instance"] / name),
-                          str(old["instance"] / name)])
+            moves.append(
+                [f"instance/{name}", str(instance / name), str(new["instance"] / name), str(old["instance"] / name)]
+            )
     for scope in SCOPES:
-        moves.append([f"uploads/{scope}", str(uploads / scope), str(new["uploads"] / scope),
-                      str(old["uploads"] / scope)])
+        moves.append(
+            [f"uploads/{scope}", str(uploads / scope), str(new["uploads"] / scope), str(old["uploads"] / scope)]
+        )
     return moves
 
 
-def _stage(settings: Settings, handle: IO[bytes], manifest: dict, config: bool, progress: Progress | None,
-           journal: Journal) -> None:
+def _stage(
+    settings: Settings, handle: IO[bytes], manifest: dict, config: bool, progress: Progress | None, journal: Journal
+) -> None:
     """The new set unpacked, checked and on disk in the journal's .restore folders; its moves listed."""
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
     work = {"instance": Path(journal.work[0]), "uploads": Path(journal.work[1])}
@@ -196,8 +211,10 @@ def _swap(journal: Journal, replace: bool) -> None:
             pass  # the undo goes on; killed now, the next start would finish it forward (whole either way)
         journal.back()
         journal.end()
-        raise RestoreRefused(f"the restore could not be completed ({getattr(exc, 'strerror', None) or exc}); "
-                             "the target was put back as it was") from None
+        raise RestoreRefused(
+            f"the restore could not be completed ({getattr(exc, 'strerror', None) or exc}); "
+            "the target was put back as it was"
+        ) from None
     except BaseException:
         journal.release()  # interrupted: the journal stays, the next start or restore finishes it
         raise
@@ -205,8 +222,9 @@ def _swap(journal: Journal, replace: bool) -> None:
     journal.end()
 
 
-def restore_backup(settings: Settings, archive_path: str, force: bool = False,
-                   progress: Progress | None = None, config: bool = False) -> Restored:
+def restore_backup(
+    settings: Settings, archive_path: str, force: bool = False, progress: Progress | None = None, config: bool = False
+) -> Restored:
     """Restore into the configured instance and uploads folders (config.py only when `config`).
 
     RestoreRefused (nothing changed, nothing made) while a service process holds the instance (named;
@@ -220,8 +238,7 @@ def restore_backup(settings: Settings, archive_path: str, force: bool = False,
         raise RestoreRefused(str(exc)) from None
 
 
-def _restore(settings: Settings, archive_path: str, force: bool, progress: Progress | None,
-             config: bool) -> Restored:
+def _restore(settings: Settings, archive_path: str, force: bool, progress: Progress | None, config: bool) -> Restored:
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
     restore_journal.finish(restore_journal.resume(instance), uploads, settings.database_url)  # a killed one first
     if not force and (held := target_in_use(settings)):

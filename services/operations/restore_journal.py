@@ -12,6 +12,7 @@ and undoes the renames instead. `.restore/` folders without a journal are the le
 unpacking that never finished, or of a restore that had finished: they are removed. The instance's
 `.restore/` folder is locked (flock) while a restore or a recovery runs.
 """
+
 import fcntl
 import json
 import os
@@ -135,8 +136,10 @@ def finish(journal: Journal | None, uploads: Path, database_url: str) -> None:
     if journal.phase == "forward" and journal.rows:
         if not database_url:
             journal.release()
-            raise RestoreUnfinished("a restore into the DATABASE_URL database was interrupted; start with the "
-                                    "same DATABASE_URL to finish it")
+            raise RestoreUnfinished(
+                "a restore into the DATABASE_URL database was interrupted; start with the "
+                "same DATABASE_URL to finish it"
+            )
         init_database(database_url)
         try:
             restore_rows_from(journal.rows, replace=True)

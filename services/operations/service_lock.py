@@ -9,6 +9,7 @@ advisory lock, shared, named by its session's application_name (models/store.py)
 copy-to takes both exclusively for its whole run, or refuses naming who holds them. The locks end
 with the process however it ends (a kill too): nothing stale is ever mistaken for a live service.
 """
+
 import atexit
 import fcntl
 import os
@@ -33,8 +34,10 @@ class ServiceRunning(Exception):
     def __init__(self, holders: list[str]):
         self.holders = holders
         named = "; ".join(holders) or "a process that is starting"
-        super().__init__(f"the service is running on this instance ({named}): stop it first, then run this "
-                         "again (nothing was changed)")
+        super().__init__(
+            f"the service is running on this instance ({named}): stop it first, then run this "
+            "again (nothing was changed)"
+        )
 
 
 def _me() -> str:

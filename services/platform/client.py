@@ -5,6 +5,7 @@ Every call makes one HTTP request with a timeout; only a rejected access token (
 automatically: a POST that timed out may still have taken effect on the platform.
 Secrets (appsecret, access tokens) never reach exception messages or logs.
 """
+
 import json
 import logging
 import re
@@ -121,9 +122,15 @@ class PlatformClient:
         return row.access_token if expires_at - TOKEN_MARGIN > utcnow() else None
 
     def _fetch_token(self, force_refresh):
-        payload = self._request("/cgi-bin/stable_token", {
-            "grant_type": "client_credential", "appid": self.appid, "secret": self._secret,
-            "force_refresh": force_refresh})
+        payload = self._request(
+            "/cgi-bin/stable_token",
+            {
+                "grant_type": "client_credential",
+                "appid": self.appid,
+                "secret": self._secret,
+                "force_refresh": force_refresh,
+            },
+        )
         token = payload.get("access_token")
         try:
             expires_in = int(payload.get("expires_in"))
@@ -134,13 +141,19 @@ class PlatformClient:
         now = now_iso()
         expires_at = iso(utcnow() + timedelta(seconds=expires_in))
         with immediate():
-            PlatformToken.insert(account=self.account, access_token=token, expires_at=expires_at,
-                                 updated_at=now).on_conflict(
+            PlatformToken.insert(
+                account=self.account, access_token=token, expires_at=expires_at, updated_at=now
+            ).on_conflict(
                 conflict_target=[PlatformToken.account],
-                update={PlatformToken.access_token: token, PlatformToken.expires_at: expires_at,
-                        PlatformToken.updated_at: now}).execute()
-        log.info("platform %s: new access token (force_refresh=%s, expires_in=%s)",
-                 self.account, force_refresh, expires_in)
+                update={
+                    PlatformToken.access_token: token,
+                    PlatformToken.expires_at: expires_at,
+                    PlatformToken.updated_at: now,
+                },
+            ).execute()
+        log.info(
+            "platform %s: new access token (force_refresh=%s, expires_in=%s)", self.account, force_refresh, expires_in
+        )
         return token
 
     # ---- transport ------------------------------------------------------------------------------
@@ -152,8 +165,9 @@ class PlatformClient:
         except PlatformError as exc:
             if exc.errcode not in TOKEN_ERRORS:
                 raise
-            log.warning("platform %s: %s rejected the token (%s); refreshing it once",
-                        self.account, _name(path), exc.errcode)
+            log.warning(
+                "platform %s: %s rejected the token (%s); refreshing it once", self.account, _name(path), exc.errcode
+            )
         token = self.access_token(force_refresh=True, stale=token)
         return self._request(path, json_body, files, params, token, method)
 
@@ -167,20 +181,28 @@ class PlatformClient:
             data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json; charset=utf-8"
         try:
-            resp = self._session.request(method, self.base_url + path, params=query, data=data, files=files,
-                                         headers=headers, timeout=self.timeout, allow_redirects=False, stream=True)
+            resp = self._session.request(
+                method,
+                self.base_url + path,
+                params=query,
+                data=data,
+                files=files,
+                headers=headers,
+                timeout=self.timeout,
+                allow_redirects=False,
+                stream=True,
+            )
             content = self._read_within_deadline(resp, name)
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
-            raise PlatformError(None, f"platform unreachable: timed out after "
-                                      f"{_seconds(self.timeout, connect)} s ({name})") from None
+            raise PlatformError(
+                None, f"platform unreachable: timed out after {_seconds(self.timeout, connect)} s ({name})"
+            ) from None
         except requests.ConnectionError:
             host = urlsplit(self.base_url).netloc
-            raise PlatformError(None, f"platform unreachable: cannot connect to {host} ({name})") \
-                from None
+            raise PlatformError(None, f"platform unreachable: cannot connect to {host} ({name})") from None
         except requests.RequestException as exc:
-            raise PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})") \
-                from None
+            raise PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})") from None
         if resp.status_code != 200:
             raise PlatformError(None, f"platform error: HTTP {resp.status_code} from {name}")
         try:
@@ -189,8 +211,7 @@ class PlatformClient:
             payload = None
         if not isinstance(payload, dict):
             ctype = resp.headers.get("Content-Type", "no content type")
-            raise PlatformError(None, f"platform error: {name} answered with something other "
-                                      f"than JSON ({ctype})")
+            raise PlatformError(None, f"platform error: {name} answered with something other than JSON ({ctype})")
         errcode = payload.get("errcode") or 0
         if errcode:
             raise self._error(errcode, payload.get("errmsg"), payload)
@@ -205,8 +226,9 @@ class PlatformClient:
             for chunk in body_chunks(resp, time.monotonic() + budget):
                 size += len(chunk)
                 if size > MAX_ANSWER_BYTES:
-                    raise PlatformError(None, f"platform error: {name} answered more than "
-                                              f"{MAX_ANSWER_BYTES // 2**20} MiB")
+                    raise PlatformError(
+                        None, f"platform error: {name} answered more than {MAX_ANSWER_BYTES // 2**20} MiB"
+                    )
                 chunks.append(chunk)
         return b"".join(chunks)
 
@@ -233,8 +255,11 @@ class PlatformClient:
         kind = image_kind(data)
         if kind is not None:  # the bytes decide: a stored type may be missing or generic
             content_type = KIND_TYPES[kind]
-        payload = self._call("/cgi-bin/material/add_material", params={"type": "image"},
-                             files={"media": (upload_name(filename, kind), data, content_type)})
+        payload = self._call(
+            "/cgi-bin/material/add_material",
+            params={"type": "image"},
+            files={"media": (upload_name(filename, kind), data, content_type)},
+        )
         if not payload.get("media_id"):
             raise PlatformError(None, "platform error: add_material answered without a media_id")
         return {"media_id": payload["media_id"], "url": payload.get("url")}
@@ -243,8 +268,9 @@ class PlatformClient:
         """Image inside an article body -> its platform URL. The image is first made a jpg/png
         of at most 1 MB (prepare_body_image), so content_type is only a hint."""
         data, content_type, ext = prepare_body_image(data)
-        payload = self._call("/cgi-bin/media/uploadimg",
-                             files={"media": (upload_name(filename, ext), data, content_type)})
+        payload = self._call(
+            "/cgi-bin/media/uploadimg", files={"media": (upload_name(filename, ext), data, content_type)}
+        )
         if not payload.get("url"):
             raise PlatformError(None, "platform error: uploadimg answered without a url")
         return payload["url"]
@@ -258,22 +284,29 @@ class PlatformClient:
 
     def update_draft(self, media_id: str, index: int, article: dict[str, Any]) -> None:
         """Replace article `index` of an existing draft (40007 when the draft is gone)."""
-        self._call("/cgi-bin/draft/update", {"media_id": media_id, "index": index,
-                                             "articles": article})
+        self._call("/cgi-bin/draft/update", {"media_id": media_id, "index": index, "articles": article})
 
     def send_preview(self, media_id: str, *, wechat_name: str | None = None, open_id: str | None = None) -> None:
         """Send draft `media_id` to one follower's phone (message/mass/preview, msgtype mpnews)."""
         recipient = {"towxname": wechat_name} if wechat_name else {"touser": open_id}
-        self._call("/cgi-bin/message/mass/preview", {**recipient, "mpnews": {"media_id": media_id},
-                                                     "msgtype": "mpnews"})
+        self._call(
+            "/cgi-bin/message/mass/preview", {**recipient, "mpnews": {"media_id": media_id}, "msgtype": "mpnews"}
+        )
 
     def mass_send(self, media_id: str, client_msg_id: str, tag_id: int | None, ignore_reprint: bool) -> dict[str, Any]:
         """message/mass/sendall of draft `media_id` to every follower or one tag -> {"msg_id", "msg_data_id"}
         (docs/api.md §21). `client_msg_id` makes a repeat safe: the platform answers 45065 to a second one."""
         target = {"is_to_all": True} if tag_id is None else {"is_to_all": False, "tag_id": tag_id}
-        payload = self._call("/cgi-bin/message/mass/sendall", {
-            "filter": target, "mpnews": {"media_id": media_id}, "msgtype": "mpnews",
-            "send_ignore_reprint": int(ignore_reprint), "clientmsgid": client_msg_id})
+        payload = self._call(
+            "/cgi-bin/message/mass/sendall",
+            {
+                "filter": target,
+                "mpnews": {"media_id": media_id},
+                "msgtype": "mpnews",
+                "send_ignore_reprint": int(ignore_reprint),
+                "clientmsgid": client_msg_id,
+            },
+        )
         if not payload.get("msg_id"):
             raise PlatformError(None, "platform error: sendall answered without a msg_id")
         return {"msg_id": str(payload["msg_id"]), "msg_data_id": str(payload.get("msg_data_id") or "") or None}
@@ -293,8 +326,10 @@ class PlatformClient:
         payload = self._call("/cgi-bin/freepublish/submit", {"media_id": media_id})
         if not payload.get("publish_id"):
             raise PlatformError(None, "platform error: freepublish/submit answered without a publish_id")
-        return {"publish_id": str(payload["publish_id"]),
-                "msg_data_id": str(payload["msg_data_id"]) if payload.get("msg_data_id") else None}
+        return {
+            "publish_id": str(payload["publish_id"]),
+            "msg_data_id": str(payload["msg_data_id"]) if payload.get("msg_data_id") else None,
+        }
 
     def publish_status(self, publish_id: str) -> dict[str, Any]:
         """freepublish/get: where a submission stands ({"publish_status", "article_id", "article_detail", ...})."""
@@ -315,11 +350,13 @@ class PlatformClient:
 
     def batchget_images(self, offset: int, count: int) -> dict[str, Any]:
         """One page of image materials: {"total_count", "item_count", "item": [...]}."""
-        payload = self._call("/cgi-bin/material/batchget_material",
-                             {"type": "image", "offset": offset, "count": count})
+        payload = self._call("/cgi-bin/material/batchget_material", {"type": "image", "offset": offset, "count": count})
         items = payload.get("item") or []
-        return {"total_count": int(payload.get("total_count") or 0),
-                "item_count": int(payload.get("item_count") or len(items)), "item": items}
+        return {
+            "total_count": int(payload.get("total_count") or 0),
+            "item_count": int(payload.get("item_count") or len(items)),
+            "item": items,
+        }
 
     def iter_image_materials(self, page_size: int = 20) -> Iterator[dict[str, Any]]:
         """Every image material ({media_id, name, update_time, url}), fetched page by page."""
@@ -337,8 +374,13 @@ def client_for(account: str, settings: Settings) -> "PlatformClient":
     credentials = settings.wechat_credentials.get(account)
     if credentials is None:
         raise PlatformError(None, f"account {account} has no platform credentials configured")
-    return PlatformClient(account, credentials.appid, credentials.secret, settings.wechat_api_base,
-                          timeout=settings.wechat_timeout_seconds)
+    return PlatformClient(
+        account,
+        credentials.appid,
+        credentials.secret,
+        settings.wechat_api_base,
+        timeout=settings.wechat_timeout_seconds,
+    )
 
 
 def _name(path):

@@ -1,5 +1,6 @@
 """Upload cache: a retried publish reuses what an earlier attempt uploaded for the same asset, and
 a claim row keeps two jobs (in any process on the database) from uploading one asset at once."""
+
 import time
 from datetime import timedelta
 
@@ -15,30 +16,32 @@ POLL_SECONDS = 0.1
 def cached_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | None:
     """The PlatformUpload row (media_id, url) of this asset on this account, or None."""
     _check_kind(kind)
-    return PlatformUpload.get_or_none((PlatformUpload.asset_id == asset_id)
-                                      & (PlatformUpload.account == account)
-                                      & (PlatformUpload.kind == kind))
+    return PlatformUpload.get_or_none(
+        (PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account) & (PlatformUpload.kind == kind)
+    )
 
 
-def remember_upload(asset_id: str, account: str, kind: str, media_id: str | None = None,
-                    url: str | None = None) -> PlatformUpload | None:
+def remember_upload(
+    asset_id: str, account: str, kind: str, media_id: str | None = None, url: str | None = None
+) -> PlatformUpload | None:
     """Record (or replace) the upload of an asset; returns the stored row."""
     _check_kind(kind)
     with immediate():
-        PlatformUpload.insert(asset_id=asset_id, account=account, kind=kind, media_id=media_id,
-                              url=url, created_at=now_iso()).on_conflict(
+        PlatformUpload.insert(
+            asset_id=asset_id, account=account, kind=kind, media_id=media_id, url=url, created_at=now_iso()
+        ).on_conflict(
             conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
-            update={PlatformUpload.media_id: media_id, PlatformUpload.url: url,
-                    PlatformUpload.created_at: now_iso()}).execute()
+            update={PlatformUpload.media_id: media_id, PlatformUpload.url: url, PlatformUpload.created_at: now_iso()},
+        ).execute()
     return cached_upload(asset_id, account, kind)
 
 
 def forget_upload(asset_id: str, account: str, kind: str) -> None:
     """Drop a cached upload the platform no longer knows (e.g. a deleted material: 40007)."""
     _check_kind(kind)
-    PlatformUpload.delete().where((PlatformUpload.asset_id == asset_id)
-                                  & (PlatformUpload.account == account)
-                                  & (PlatformUpload.kind == kind)).execute()
+    PlatformUpload.delete().where(
+        (PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account) & (PlatformUpload.kind == kind)
+    ).execute()
 
 
 def _check_kind(kind):
@@ -61,11 +64,16 @@ def claim_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | Non
             if _finished(row, kind):
                 return row
             if row is None or row.created_at < iso(utcnow() - timedelta(seconds=CLAIM_SECONDS)):
-                PlatformUpload.insert(asset_id=asset_id, account=account, kind=kind, media_id=None, url=None,
-                                      created_at=now_iso()).on_conflict(
+                PlatformUpload.insert(
+                    asset_id=asset_id, account=account, kind=kind, media_id=None, url=None, created_at=now_iso()
+                ).on_conflict(
                     conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
-                    update={PlatformUpload.media_id: None, PlatformUpload.url: None,
-                            PlatformUpload.created_at: now_iso()}).execute()
+                    update={
+                        PlatformUpload.media_id: None,
+                        PlatformUpload.url: None,
+                        PlatformUpload.created_at: now_iso(),
+                    },
+                ).execute()
                 return None
         time.sleep(POLL_SECONDS)  # another job is uploading it: its answer will do for this one too
 
@@ -74,6 +82,10 @@ def release_claim(asset_id: str, account: str, kind: str) -> None:
     """Give up an unfinished claim (the upload failed), so the next job uploads the asset."""
     _check_kind(kind)
     with immediate():
-        PlatformUpload.delete().where((PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account)
-                                      & (PlatformUpload.kind == kind) & PlatformUpload.media_id.is_null()
-                                      & PlatformUpload.url.is_null()).execute()
+        PlatformUpload.delete().where(
+            (PlatformUpload.asset_id == asset_id)
+            & (PlatformUpload.account == account)
+            & (PlatformUpload.kind == kind)
+            & PlatformUpload.media_id.is_null()
+            & PlatformUpload.url.is_null()
+        ).execute()

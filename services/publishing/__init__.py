@@ -9,5 +9,6 @@
 `settings` is the app's services.settings.Settings. Modules: snapshot (frozen content),
 images (uploads, cached per asset and account), pipeline (the platform calls), jobs (lifecycle).
 """
+
 from services.publishing.jobs import approve_and_publish, publish_progress, publish_task, retry_job  # noqa: F401
 from services.publishing.preview import send_preview  # noqa: F401

@@ -4,6 +4,7 @@ Covers and image-post images become permanent materials (material/add_material -
 images inside an article body go through media/uploadimg (-> URL). A library asset synced from
 the same account already is a material: its media_id and URL are used as they are.
 """
+
 import logging
 import threading
 from collections.abc import Callable
@@ -36,8 +37,18 @@ class JobImages:
     `touch()` is called before every platform call (it renews the job's claim on the task).
     """
 
-    def __init__(self, client, *, uploads_root, remote_hosts=(), allow_private=False, timeout=20, touch=None,
-                 concurrency=1, progress=None):
+    def __init__(
+        self,
+        client,
+        *,
+        uploads_root,
+        remote_hosts=(),
+        allow_private=False,
+        timeout=20,
+        touch=None,
+        concurrency=1,
+        progress=None,
+    ):
         self.client = client
         self.concurrency = max(1, int(concurrency))
         self.progress = progress or (lambda done, total: None)
@@ -54,8 +65,9 @@ class JobImages:
         asset = resolve_ref(ref)
         if asset is None:
             shown = ref.get("assetId") if isinstance(ref, dict) else ref
-            raise PublishFailed(f"{what} {shown} is no longer in the asset library; upload it again and "
-                                "publish the task anew")
+            raise PublishFailed(
+                f"{what} {shown} is no longer in the asset library; upload it again and publish the task anew"
+            )
         return asset
 
     def upload_all(self, needed: list[Needed]) -> None:
@@ -128,8 +140,9 @@ class JobImages:
             data, content_type, name = self._content(asset)
             self.touch()
             result = upload(name, data, content_type)
-            return remember_upload(asset.asset_id, self.account, kind, media_id=result.get("media_id"),
-                                   url=result.get("url"))
+            return remember_upload(
+                asset.asset_id, self.account, kind, media_id=result.get("media_id"), url=result.get("url")
+            )
         except BaseException:
             release_claim(asset.asset_id, self.account, kind)
             raise
@@ -148,8 +161,9 @@ class JobImages:
             try:
                 data = local.read_bytes()
             except OSError:
-                raise PublishFailed(f"image {asset.asset_id} ({asset.file_name}) is missing from the uploads "
-                                    "folder; upload it again") from None
+                raise PublishFailed(
+                    f"image {asset.asset_id} ({asset.file_name}) is missing from the uploads folder; upload it again"
+                ) from None
             return data, asset.content_type or "application/octet-stream", name
         return self._fetch(asset), asset.content_type or "application/octet-stream", name
 
@@ -158,8 +172,11 @@ class JobImages:
         host = urlsplit(asset.url).hostname or "an unknown host"
         self.touch()
         try:
-            return fetch_bytes(asset.url, allowed_hosts=self.remote_hosts, allow_private=self.allow_private,
-                               timeout=(5, self.timeout))
+            return fetch_bytes(
+                asset.url, allowed_hosts=self.remote_hosts, allow_private=self.allow_private, timeout=(5, self.timeout)
+            )
         except FetchRefused as exc:
-            raise PublishFailed(f"image {asset.asset_id} could not be fetched from {host}: {exc}; "
-                                "check REVIEW_REMOTE_IMAGE_HOSTS or upload the image") from None
+            raise PublishFailed(
+                f"image {asset.asset_id} could not be fetched from {host}: {exc}; "
+                "check REVIEW_REMOTE_IMAGE_HOSTS or upload the image"
+            ) from None

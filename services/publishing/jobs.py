@@ -10,6 +10,7 @@ There are no intermediate job states (docs/api.md §5). The row written in step 
 `failed`, with a lastError explaining that the publish has not finished: if the process dies
 during step 2 that record stays true and can be retried once the claim goes stale.
 """
+
 import logging
 import re
 from dataclasses import dataclass
@@ -42,11 +43,15 @@ log = logging.getLogger(__name__)
 TRIGGERS = {"manual": "publish", "auto_after_approval": "auto_publish"}  # state table rows
 MIN_STALE_AFTER = timedelta(minutes=5)
 MAX_ERROR_LENGTH = 500
-INTERRUPTED = ("the service stopped during this publish, so whether the draft reached the platform is not "
-               "known; retry it (a draft that did arrive is then created again)")
-ABANDONED = ("this publish stopped giving signs of life (last at {heartbeat}; its process or container was "
-             "probably stopped) and a new publish took the task over; whether its draft reached the platform "
-             "is not known")
+INTERRUPTED = (
+    "the service stopped during this publish, so whether the draft reached the platform is not "
+    "known; retry it (a draft that did arrive is then created again)"
+)
+ABANDONED = (
+    "this publish stopped giving signs of life (last at {heartbeat}; its process or container was "
+    "probably stopped) and a new publish took the task over; whether its draft reached the platform "
+    "is not known"
+)
 
 
 @dataclass
@@ -61,8 +66,9 @@ class Claim:
     team: TeamSettings | None = None  # who hears of a failure (docs/api.md §15)
 
 
-def publish_task(task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings,
-                 if_match: str | None = None) -> dict[str, Any]:
+def publish_task(
+    task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings, if_match: str | None = None
+) -> dict[str, Any]:
     """Publish the task's current selections as a new job; returns the updated task as JSON.
 
     `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
@@ -73,15 +79,17 @@ def publish_task(task_id: str, trigger_mode: str, actor_name: str | None, settin
     return _execute(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
 
 
-def approve_and_publish(task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings,
-                        if_match: str | None = None) -> dict[str, Any]:
+def approve_and_publish(
+    task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings, if_match: str | None = None
+) -> dict[str, Any]:
     """The approve_and_publish decision: the approval and its auto_after_approval job's claim commit
     together, so no other publish can come between them; the platform calls follow as usual."""
     return publish_claimed(approve_and_claim(task_id, payload, actor_name, settings, if_match), actor_name, settings)
 
 
-def approve_and_claim(task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings,
-                      if_match: str | None = None) -> Any:
+def approve_and_claim(
+    task_id: str, payload: dict[str, Any], actor_name: str | None, settings: Settings, if_match: str | None = None
+) -> Any:
     """approve_and_publish's write alone (the approval and its job's claim); the caller runs
     publish_claimed after the commit, in the request or, from a chat card, in the background."""
     with immediate():
@@ -93,8 +101,9 @@ def publish_claimed(claim: Any, actor_name: str | None, settings: Settings) -> d
     return _execute(claim, actor_name, settings)
 
 
-def retry_job(task_id: str, job_id: str, actor_name: str | None, settings: Settings,
-              if_match: str | None = None) -> dict[str, Any]:
+def retry_job(
+    task_id: str, job_id: str, actor_name: str | None, settings: Settings, if_match: str | None = None
+) -> dict[str, Any]:
     """Publish the snapshot of failed job `job_id` again as a new manual job (attemptCount + 1)."""
     return _execute(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
 
@@ -125,15 +134,30 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
         job_id, now = new_id(), now_iso()
         _take_lock(task, job_id, now, stale_after(settings), settings.team)
         PublishJob.create(
-            job_id=job_id, task=task, status="failed", trigger_mode=trigger_mode,
-            attempt_count=source.attempt_count + 1 if source else 1, retry_of=source.job_id if source else None,
-            queued_at=now, started_at=now, snapshot=snapshot,
+            job_id=job_id,
+            task=task,
+            status="failed",
+            trigger_mode=trigger_mode,
+            attempt_count=source.attempt_count + 1 if source else 1,
+            retry_of=source.job_id if source else None,
+            queued_at=now,
+            started_at=now,
+            snapshot=snapshot,
             last_error=f"publish started at {now} has not finished: still running, or the service stopped "
-                       "during it (retry it if this stays)")
+            "during it (retry it if this stays)",
+        )
         save_task(task)
         draft = last_draft_job(task)
-        return Claim(task.id, task.public_account, task.content_type, job_id, snapshot,
-                     draft.draft_media_id if draft else None, problem, settings.team)
+        return Claim(
+            task.id,
+            task.public_account,
+            task.content_type,
+            job_id,
+            snapshot,
+            draft.draft_media_id if draft else None,
+            problem,
+            settings.team,
+        )
 
 
 def _source_job(task, job_id):
@@ -142,27 +166,38 @@ def _source_job(task, job_id):
         raise NotFound(f"task {task.task_id} has no publish job {job_id}")
     job_rule_for(job, "retry")  # 409 unless the job failed
     if job.snapshot is None:
-        raise Conflict(f"job {job_id} failed before its snapshot was built; publish the task again instead",
-                       {"jobId": [job_id]}, code="invalid_state")
+        raise Conflict(
+            f"job {job_id} failed before its snapshot was built; publish the task again instead",
+            {"jobId": [job_id]},
+            code="invalid_state",
+        )
     return job
 
 
-def refuse_while_publishing(task: ReviewTask, stale_limit: timedelta,
-                            what: str = "a publish of this task is already running") -> PublishLock | None:
+def refuse_while_publishing(
+    task: ReviewTask, stale_limit: timedelta, what: str = "a publish of this task is already running"
+) -> PublishLock | None:
     """409 publish_in_progress while a live claim (heartbeat within `stale_limit`) holds the task.
     Returns the stale claim or None."""
     lock = PublishLock.get_or_none(PublishLock.task == task)
     if lock is not None and lock.heartbeat_at > iso(utcnow() - stale_limit):
-        raise Conflict(f"{what} (job {lock.job_id}, started at {lock.created_at}); wait for it to finish "
-                       "and read the task again", {"jobId": [lock.job_id]}, code="publish_in_progress")
+        raise Conflict(
+            f"{what} (job {lock.job_id}, started at {lock.created_at}); wait for it to finish and read the task again",
+            {"jobId": [lock.job_id]},
+            code="publish_in_progress",
+        )
     return lock
 
 
 def _take_lock(task, job_id, now, stale_limit, team):
     lock = refuse_while_publishing(task, stale_limit)
     if lock is not None:
-        log.warning("task %s: taking over the publish claim of job %s (no heartbeat since %s)",
-                    task.task_id, lock.job_id, lock.heartbeat_at)
+        log.warning(
+            "task %s: taking over the publish claim of job %s (no heartbeat since %s)",
+            task.task_id,
+            lock.job_id,
+            lock.heartbeat_at,
+        )
         _end_abandoned(task, lock, team)
         lock.delete_instance()
     PublishLock.create(task=task, job_id=job_id, created_at=now, heartbeat_at=now, owner=this_process())
@@ -212,9 +247,14 @@ def release_orphaned_claims(team: TeamSettings | None = None) -> None:
 
 def last_draft_job(task: ReviewTask) -> PublishJob | None:
     """The task's last succeeded job: its draft is the one a publish updates and a preview sends."""
-    return (PublishJob.select().where((PublishJob.task == task) & (PublishJob.status == "succeeded")
-                                      & PublishJob.draft_media_id.is_null(False))
-            .order_by(PublishJob.finished_at.desc(), PublishJob.id.desc()).first())
+    return (
+        PublishJob.select()
+        .where(
+            (PublishJob.task == task) & (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False)
+        )
+        .order_by(PublishJob.finished_at.desc(), PublishJob.id.desc())
+        .first()
+    )
 
 
 # ---- step 2 -----------------------------------------------------------------------------------
@@ -223,12 +263,18 @@ def _execute(claim, actor_name, settings):
     if error is None:
         try:
             client = client_for(claim.account, settings)
-            images = JobImages(client, uploads_root=settings.uploads_path, remote_hosts=settings.remote_image_hosts,
-                               allow_private=settings.remote_image_allow_private,
-                               timeout=settings.wechat_timeout_seconds, touch=lambda: _heartbeat(claim),
-                               concurrency=settings.wechat_upload_concurrency,
-                               progress=lambda done, total: _heartbeat(claim, {
-                                   "step": "uploading_images", "done": done, "total": total}))
+            images = JobImages(
+                client,
+                uploads_root=settings.uploads_path,
+                remote_hosts=settings.remote_image_hosts,
+                allow_private=settings.remote_image_allow_private,
+                timeout=settings.wechat_timeout_seconds,
+                touch=lambda: _heartbeat(claim),
+                concurrency=settings.wechat_upload_concurrency,
+                progress=lambda done, total: _heartbeat(
+                    claim, {"step": "uploading_images", "done": done, "total": total}
+                ),
+            )
             article = build_article(images, claim.content_type, claim.snapshot)
             if claim.content_type == "article":
                 sent_html = article["content"]  # the body with the platform's image URLs
@@ -243,8 +289,15 @@ def _execute(claim, actor_name, settings):
         return _finish(claim, actor_name, draft_media_id, error, sent_html)
     except peewee.DatabaseError:
         # The platform has the draft but the job cannot say so: leave its id where an operator looks.
-        log.error("publish job %s of task %s: its outcome could not be stored (draft %s, error %s); the "
-                  "claim expires after %s", claim.job_id, claim.task_pk, draft_media_id, error, stale_after(settings))
+        log.error(
+            "publish job %s of task %s: its outcome could not be stored (draft %s, error %s); the "
+            "claim expires after %s",
+            claim.job_id,
+            claim.task_pk,
+            draft_media_id,
+            error,
+            stale_after(settings),
+        )
         raise
 
 
@@ -255,7 +308,8 @@ def _heartbeat(claim, progress=None):
         changes[PublishLock.progress] = progress
     with immediate():
         PublishLock.update(changes).where(
-            (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)).execute()
+            (PublishLock.task == claim.task_pk) & (PublishLock.job_id == claim.job_id)
+        ).execute()
 
 
 def publish_progress(task_id: str) -> dict[str, Any]:
@@ -266,13 +320,17 @@ def publish_progress(task_id: str) -> dict[str, Any]:
     lock = PublishLock.get_or_none(PublishLock.task == task.id)
     if lock is None:
         return {"running": False}
-    return {"running": True, "jobId": lock.job_id, "startedAt": lock.created_at,
-            **(lock.progress or {"step": "starting"})}
+    return {
+        "running": True,
+        "jobId": lock.job_id,
+        "startedAt": lock.created_at,
+        **(lock.progress or {"step": "starting"}),
+    }
 
 
 def one_line(text: Any) -> str:
     text = re.sub(r"\s+", " ", str(text)).strip() or "publish failed without a message"
-    return text if len(text) <= MAX_ERROR_LENGTH else text[:MAX_ERROR_LENGTH - 1] + "…"
+    return text if len(text) <= MAX_ERROR_LENGTH else text[: MAX_ERROR_LENGTH - 1] + "…"
 
 
 # ---- step 3 -----------------------------------------------------------------------------------
@@ -303,6 +361,11 @@ def _finish(claim, actor_name, draft_media_id, error, sent_html=None, actor="adm
         save_task(task)
         PublishLock.delete().where((PublishLock.task == task) & (PublishLock.job_id == job.job_id)).execute()
         view = task_to_dict(task)  # inside the write: no later request's events in this answer
-    log.info("task %s: publish job %s %s%s", task.task_id, job.job_id, job.status,
-             f" ({job.last_error})" if job.last_error else "")
+    log.info(
+        "task %s: publish job %s %s%s",
+        task.task_id,
+        job.job_id,
+        job.status,
+        f" ({job.last_error})" if job.last_error else "",
+    )
     return view

@@ -1,4 +1,5 @@
 """Who holds a publish claim: host, pid namespace and pid, and whether that process has stopped."""
+
 import json
 import os
 import socket

@@ -8,6 +8,7 @@ snapshot's Markdown rendered again with the uploadimg URLs in place of the local
 Image post: article_type newspic, title, content (the description as plain text),
 image_info.image_list, cover_info.crop_percent_list (coordinates as strings), comment flags 0/1.
 """
+
 import logging
 from typing import Any
 
@@ -32,8 +33,10 @@ def build_article(images: JobImages, content_type: str, snapshot: dict[str, Any]
 def needed_images(images: JobImages, content_type: str, snapshot: dict[str, Any]) -> list[Needed]:
     """Every image the draft needs, in the article's order."""
     if content_type == "image_post":
-        return [(images.asset({"assetId": image["assetId"]}, f"image {index}"), "material", f"image {index}")
-                for index, image in enumerate(snapshot["images"], 1)]
+        return [
+            (images.asset({"assetId": image["assetId"]}, f"image {index}"), "material", f"image {index}")
+            for index, image in enumerate(snapshot["images"], 1)
+        ]
     needed = [(images.asset(snapshot["coverImage"], "cover image"), "material", "cover image")]
     for index, src in enumerate(image_urls(snapshot["bodyMarkdown"]), 1):
         needed.append((images.asset(src, "body image"), "uploadimg", f"body image {index}"))

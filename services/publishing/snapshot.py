@@ -10,6 +10,7 @@ the job has uploaded the body images, the HTML sent to the platform, with their 
 bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
 Image post (docs/api.md §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
 """
+
 from typing import Any
 
 from models.review import ReviewTask
@@ -27,8 +28,10 @@ def build_snapshot(task: ReviewTask, account_theme_overrides: dict[str, str] | N
     selections = task.selections or {}
     missing = [key for key in REQUIRED_SELECTION_KEYS[task.content_type] if selections.get(key) in (None, "")]
     if missing:
-        raise SnapshotError(f"the task has no publishable selections: {', '.join(missing)} missing; "
-                            "approve it with complete selections first")
+        raise SnapshotError(
+            f"the task has no publishable selections: {', '.join(missing)} missing; "
+            "approve it with complete selections first"
+        )
     if task.content_type == "image_post":
         return _image_post(selections)
     return _article(task, selections, account_theme_overrides)
@@ -64,17 +67,19 @@ def _article(task, selections, account_theme_overrides):
     snapshot = {"title": selections["title"]}
     if selections.get("author"):
         snapshot["author"] = selections["author"]
-    snapshot.update({
-        "summary": selections.get("summary") or "",
-        "themeTemplate": template,
-        "themeConfig": config,
-        "bodyMarkdown": draft["markdown"],
-        "bodyHtml": html,
-        "bodyImages": [_url_of(ref, "body image") for ref in selections.get("bodyImages") or []],
-        "coverImage": _url_of(selections["coverImage"], "cover image"),
-        "sourceBodyCandidate": draft.get("sourceBodyCandidate") or "",
-        "bodyEditedFromCandidate": bool(draft.get("bodyEditedFromCandidate")),
-    })
+    snapshot.update(
+        {
+            "summary": selections.get("summary") or "",
+            "themeTemplate": template,
+            "themeConfig": config,
+            "bodyMarkdown": draft["markdown"],
+            "bodyHtml": html,
+            "bodyImages": [_url_of(ref, "body image") for ref in selections.get("bodyImages") or []],
+            "coverImage": _url_of(selections["coverImage"], "cover image"),
+            "sourceBodyCandidate": draft.get("sourceBodyCandidate") or "",
+            "bodyEditedFromCandidate": bool(draft.get("bodyEditedFromCandidate")),
+        }
+    )
     return snapshot
 
 
@@ -92,6 +97,8 @@ def _image_post(selections):
         "description": selections["description"],
         "images": images,
         "coverCrop": {"assetId": crop["assetId"], "cropPercentList": [dict(box) for box in crop["cropPercentList"]]},
-        "commentSettings": {"needOpenComment": bool(settings.get("needOpenComment")),
-                            "onlyFansCanComment": bool(settings.get("onlyFansCanComment"))},
+        "commentSettings": {
+            "needOpenComment": bool(settings.get("needOpenComment")),
+            "onlyFansCanComment": bool(settings.get("onlyFansCanComment")),
+        },
     }

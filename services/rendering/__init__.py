@@ -11,6 +11,7 @@ Bodies come from the agent (docs/api.md §14): the parser's own bounds are in re
 body's images are and how a page shows it are remembered by content (image_urls, render_preview), so a
 task page parses each body once, not on every view.
 """
+
 import hashlib
 import json
 import threading

@@ -90,7 +90,7 @@ def bounded_table(state: Any, startLine: int, endLine: int, silent: bool) -> boo
     of text. Its delimiter row (the second line) says how many there are."""
     if startLine + 1 < endLine:
         second = startLine + 1
-        delimiter = state.src[state.bMarks[second] + state.tShift[second]:state.eMarks[second]]
+        delimiter = state.src[state.bMarks[second] + state.tShift[second] : state.eMarks[second]]
         if delimiter.count("|") > MAX_TABLE_COLUMNS + 1:
             return False
     return table(state, startLine, endLine, silent)

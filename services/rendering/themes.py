@@ -97,44 +97,50 @@ def _theme(code_style, variables=None, styles=None):
     }
 
 
-THEMES = dict(zip(THEME_NAMES, (  # rules.vocabulary names them, in this order
-    _theme("friendly"),  # default (the pages' names: rules.labels.THEME_LABELS)
-    _theme(  # tech-blue
-        "one-dark",
-        {
-            "--primary-color": "#1e6fff",
-            "--heading-color": "#1a2b4c",
-            "--quote-background": "#f0f5ff",
-            "--table-header-background": "#eef3fc",
-            "--inline-code-background": "#eef3fc",
-            "--code-background": "#282c34",
-            "--code-color": "#abb2bf",
-        },
-        {
-            "h2": "font-size:1.3em;padding-left:0.6em;border-left:4px solid var(--primary-color);" + _HEADING,
-            "strong": "color:var(--primary-color)",
-        },
-    ),
-    _theme(  # warm-paper
-        "solarized-light",
-        {
-            "--primary-color": "#b5651d",
-            "--font-size": "15px",
-            "--line-height": "1.9",
-            "--text-color": "#3d3426",
-            "--heading-color": "#5a3e1b",
-            "--muted-color": "#7a6a55",
-            "--border-color": "#e6d9c3",
-            "--background-color": "#fdf8ee",
-            "--quote-background": "#f6ecd9",
-            "--table-header-background": "#f3e7d2",
-            "--inline-code-background": "#f3e7d2",
-            "--code-background": "#fdf6e3",
-            "--code-color": "#657b83",
-        },
-        {"wrapper": _BASE_STYLES["wrapper"] + ";padding:1em 1.2em"},
-    ),
-), strict=True))
+THEMES = dict(
+    zip(
+        THEME_NAMES,
+        (  # rules.vocabulary names them, in this order
+            _theme("friendly"),  # default (the pages' names: rules.labels.THEME_LABELS)
+            _theme(  # tech-blue
+                "one-dark",
+                {
+                    "--primary-color": "#1e6fff",
+                    "--heading-color": "#1a2b4c",
+                    "--quote-background": "#f0f5ff",
+                    "--table-header-background": "#eef3fc",
+                    "--inline-code-background": "#eef3fc",
+                    "--code-background": "#282c34",
+                    "--code-color": "#abb2bf",
+                },
+                {
+                    "h2": "font-size:1.3em;padding-left:0.6em;border-left:4px solid var(--primary-color);" + _HEADING,
+                    "strong": "color:var(--primary-color)",
+                },
+            ),
+            _theme(  # warm-paper
+                "solarized-light",
+                {
+                    "--primary-color": "#b5651d",
+                    "--font-size": "15px",
+                    "--line-height": "1.9",
+                    "--text-color": "#3d3426",
+                    "--heading-color": "#5a3e1b",
+                    "--muted-color": "#7a6a55",
+                    "--border-color": "#e6d9c3",
+                    "--background-color": "#fdf8ee",
+                    "--quote-background": "#f6ecd9",
+                    "--table-header-background": "#f3e7d2",
+                    "--inline-code-background": "#f3e7d2",
+                    "--code-background": "#fdf6e3",
+                    "--code-color": "#657b83",
+                },
+                {"wrapper": _BASE_STYLES["wrapper"] + ";padding:1em 1.2em"},
+            ),
+        ),
+        strict=True,
+    )
+)
 
 # Values end up inside style="…": allow what colours, lengths and font lists need and nothing
 # that could close the declaration (;), open a block, pull a URL or start a comment.

@@ -17,6 +17,7 @@ Writers in other areas (publishing, delete) use, inside `models.immediate()`:
     add_event(row, type, actor, actor_name, data)
 The state table is services/review/state_machine.py (TABLE); docs/review-states.md is generated from it.
 """
+
 from services.review.concurrency import check_version, load_for_update, parse_if_match, save_task  # noqa: F401
 from services.review.creation import create_task  # noqa: F401
 from services.review.decisions import apply_decision, decide, validate_decision  # noqa: F401

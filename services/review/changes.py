@@ -9,6 +9,7 @@ by character inside the changed lines (Chinese has no spaces between words, so b
 only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§15);
 content is never turned into markup here.
 """
+
 from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
@@ -53,6 +54,7 @@ class _Budget:
 def _common_ends(a: Sequence, b: Sequence) -> tuple[int, int]:
     """Lengths of the common head and the common tail (not overlapping), by halving: slices are compared
     in C, so a long text costs a few passes over it, not a Python loop per item."""
+
     def common_head(x: Sequence, y: Sequence) -> int:
         low, high = 0, min(len(x), len(y))
         while low < high:
@@ -95,8 +97,7 @@ def _longest(a: Sequence, b: Sequence, b2j: dict, span: tuple[int, int, int, int
     return besti, bestj, bestsize
 
 
-def matching_blocks(a: Sequence, b: Sequence, budget: _Budget, *, popular: bool = False) -> list[tuple[int, int,
-                                                                                                     int]]:
+def matching_blocks(a: Sequence, b: Sequence, budget: _Budget, *, popular: bool = False) -> list[tuple[int, int, int]]:
     """difflib.SequenceMatcher(None, a, b, autojunk=popular).get_matching_blocks() without its final
     (len(a), len(b), 0); raises TooLarge past the budget."""
     b2j: dict[Any, list[int]] = {}
@@ -131,7 +132,7 @@ def _char_ops(before: str, after: str, out: list, budget: _Budget) -> None:
     difflib would; a rest of more than DIFF_CHAR_PAIRS character pairs is one removal and one addition."""
     head, tail = _common_ends(before, after)
     _push(out, "=", head)
-    before, after = before[head:len(before) - tail], after[head:len(after) - tail]
+    before, after = before[head : len(before) - tail], after[head : len(after) - tail]
     if len(before) * len(after) > DIFF_CHAR_PAIRS:
         _push(out, "-", len(before))
         _push(out, "+", len(after))
@@ -159,14 +160,14 @@ def text_ops(before: str, after: str, steps: int = DIFF_STEPS) -> list[list] | N
     lines_a, lines_b = before.splitlines(keepends=True), after.splitlines(keepends=True)
     head, tail = _common_ends(lines_a, lines_b)
     _push(out, "=", sum(map(len, lines_a[:head])))
-    lines_a, rest_a = lines_a[head:len(lines_a) - tail], lines_a[len(lines_a) - tail:]
-    lines_b = lines_b[head:len(lines_b) - tail]
+    lines_a, rest_a = lines_a[head : len(lines_a) - tail], lines_a[len(lines_a) - tail :]
+    lines_b = lines_b[head : len(lines_b) - tail]
     try:
         i = j = 0
         for i2, j2, k in [*matching_blocks(lines_a, lines_b, budget, popular=True), (len(lines_a), len(lines_b), 0)]:
             if i < i2 or j < j2:
                 _char_ops("".join(lines_a[i:i2]), "".join(lines_b[j:j2]), out, budget)
-            _push(out, "=", sum(map(len, lines_a[i2:i2 + k])))
+            _push(out, "=", sum(map(len, lines_a[i2 : i2 + k])))
             i, j = i2 + k, j2 + k
     except TooLarge:
         return None
@@ -177,18 +178,21 @@ def text_ops(before: str, after: str, steps: int = DIFF_STEPS) -> list[list] | N
 def segments(before: str, after: str, ops: list | None = None) -> list[tuple[str, str]] | None:
     """(op, text) pieces of the diff; stored `ops` that do not fit the texts are computed again. None
     when the texts are too large to compare."""
-    if ops is None or sum(n for op, n in ops if op != "+") != len(before) \
-            or sum(n for op, n in ops if op != "-") != len(after):
+    if (
+        ops is None
+        or sum(n for op, n in ops if op != "+") != len(before)
+        or sum(n for op, n in ops if op != "-") != len(after)
+    ):
         ops = text_ops(before, after)
         if ops is None:
             return None
     out, i, j = [], 0, 0
     for op, length in ops:
         if op == "+":
-            out.append(("+", after[j:j + length]))
+            out.append(("+", after[j : j + length]))
             j += length
         else:
-            out.append((op, before[i:i + length]))
+            out.append((op, before[i : i + length]))
             i += length
             j += length if op == "=" else 0
     return out
@@ -215,10 +219,16 @@ def record(selections: dict[str, Any] | None, values: dict[str, Any]) -> dict[st
     """`changes` and `textDiff` of a rework PATCH: `selections` as they stood (the values at the
     rejection: nothing else writes them during rework), `values` the patched ones."""
     selections = selections or {}
-    changes = {key: {"before": selections.get(key), "after": value}
-               for key, value in values.items() if selections.get(key) != value}
-    diffs = {key: text_ops(_text(change["before"]), _text(change["after"]))  # None: too large to compare
-             for key, change in changes.items() if key in TEXT_KEYS}
+    changes = {
+        key: {"before": selections.get(key), "after": value}
+        for key, value in values.items()
+        if selections.get(key) != value
+    }
+    diffs = {
+        key: text_ops(_text(change["before"]), _text(change["after"]))  # None: too large to compare
+        for key, change in changes.items()
+        if key in TEXT_KEYS
+    }
     return {"changes": changes, "textDiff": diffs}
 
 
@@ -231,8 +241,12 @@ def _crop_box(crops: Any) -> dict[str, float] | None:
         return None
     if not 0 <= x1 < x2 <= 1 or not 0 <= y1 < y2 <= 1:
         return None
-    return {"left": round(x1 * 100, 2), "top": round(y1 * 100, 2), "width": round((x2 - x1) * 100, 2),
-            "height": round((y2 - y1) * 100, 2)}
+    return {
+        "left": round(x1 * 100, 2),
+        "top": round(y1 * 100, 2),
+        "width": round((x2 - x1) * 100, 2),
+        "height": round((y2 - y1) * 100, 2),
+    }
 
 
 def _thumbs(value: Any, assets: dict) -> list[dict[str, Any]]:
@@ -267,16 +281,19 @@ def _items(changes: dict, diffs: dict, order: tuple[str, ...], assets: dict) -> 
         before, after = changes[key].get("before"), changes[key].get("after")
         if key in TEXT_KEYS:
             # A stored null: too large to compare when recorded, so not tried again on each view.
-            pieces = None if key in diffs and diffs[key] is None else segments(_text(before), _text(after),
-                                                                                 diffs.get(key))
+            pieces = (
+                None if key in diffs and diffs[key] is None else segments(_text(before), _text(after), diffs.get(key))
+            )
             if pieces is None:
-                items.append({"key": key, "kind": "too_large", "before": len(_text(before)),
-                              "after": len(_text(after))})
+                items.append(
+                    {"key": key, "kind": "too_large", "before": len(_text(before)), "after": len(_text(after))}
+                )
             else:
                 items.append({"key": key, "kind": "text", "segments": _elide(pieces)})
         elif key in IMAGE_KEYS:
-            items.append({"key": key, "kind": "images", "before": _thumbs(before, assets),
-                          "after": _thumbs(after, assets)})
+            items.append(
+                {"key": key, "kind": "images", "before": _thumbs(before, assets), "after": _thumbs(after, assets)}
+            )
         else:
             items.append({"key": key, "kind": "value", "before": before, "after": after})
     return items
@@ -290,7 +307,7 @@ def rework_rounds(task: dict[str, Any]) -> dict[str, Any]:
     last_rejection = max((i for i, e in enumerate(events) if e["type"] == "rejected"), default=-1)
     current: dict[str, dict] = {}
     diffs: dict[str, Any] = {}
-    for event in events[last_rejection + 1:]:
+    for event in events[last_rejection + 1 :]:
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
             first = current.get(key, change)
             if key in current:  # changed again: the stored diffs do not span the round, computed on view
@@ -304,6 +321,9 @@ def rework_rounds(task: dict[str, Any]) -> dict[str, Any]:
     found = resolve_many(refs)  # one lookup for every image of every round
     assets = {ref_key(ref): found[index] for index, ref in enumerate(refs) if found[index] is not None}
     order = SELECTION_KEYS.get(task["contentType"], ())
-    return {"current": _items(current, diffs, order, assets),
-            "events": {e["id"]: _items(e["data"]["changes"], e["data"].get("textDiff") or {}, order, assets)
-                       for e in reworks}}
+    return {
+        "current": _items(current, diffs, order, assets),
+        "events": {
+            e["id"]: _items(e["data"]["changes"], e["data"].get("textDiff") or {}, order, assets) for e in reworks
+        },
+    }

@@ -6,6 +6,7 @@ Writers use, inside one `immediate()` transaction:
     ...change task...
     save_task(task)                             # version + 1, updatedAt now
 """
+
 import re
 
 from models.review import ReviewTask, task_by_id
@@ -26,8 +27,10 @@ def parse_if_match(value: str | None) -> list[int] | None:
     for part in value.split(","):
         match = _TAG.match(part)
         if not match:
-            raise ValidationFailed('If-Match must be the ETag of the task, e.g. "3"',
-                                   {"If-Match": [f"not a task version: {part.strip()!r}"]})
+            raise ValidationFailed(
+                'If-Match must be the ETag of the task, e.g. "3"',
+                {"If-Match": [f"not a task version: {part.strip()!r}"]},
+            )
         versions.append(int(match.group(1)))
     return versions
 
@@ -37,8 +40,10 @@ def check_version(task: ReviewTask, if_match: str | None) -> None:
     versions = parse_if_match(if_match)
     if versions is not None and task.version not in versions:
         raise PreconditionFailed(
-            f'the task changed since you read it (now version {task.version}); read it again and retry',
-            {"currentVersion": [str(task.version)]}, headers={"ETag": f'"{task.version}"'})
+            f"the task changed since you read it (now version {task.version}); read it again and retry",
+            {"currentVersion": [str(task.version)]},
+            headers={"ETag": f'"{task.version}"'},
+        )
 
 
 def get_task_row(task_id: str) -> ReviewTask:

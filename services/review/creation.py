@@ -5,6 +5,7 @@ database rules (image-group assets exist, local image paths are uploaded assets)
 first event and idempotency record in one IMMEDIATE transaction, so two requests with one key cannot
 both create a task.
 """
+
 import hashlib
 import json
 from datetime import timedelta
@@ -38,8 +39,10 @@ def body_hash(payload: dict[str, Any]) -> str:
 
 def check_key(key: str | None) -> None:
     if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise ValidationFailed(f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
-                               {"Idempotency-Key": [f"length {len(key)}"]})
+        raise ValidationFailed(
+            f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
+            {"Idempotency-Key": [f"length {len(key)}"]},
+        )
 
 
 def _candidate_images(candidates):
@@ -56,8 +59,10 @@ def _candidate_images(candidates):
             paths.append(f"candidates.imageGroups.{g_index}.images.{i_index}.assetId")
     urls = [(f"candidates.coverImages.{index}", url) for index, url in enumerate(candidates.get("coverImages") or [])]
     for p_index, placeholder in enumerate(candidates.get("bodyImageCandidates") or []):
-        urls += [(f"candidates.bodyImageCandidates.{p_index}.options.{index}", url)
-                 for index, url in enumerate(placeholder["options"])]
+        urls += [
+            (f"candidates.bodyImageCandidates.{p_index}.options.{index}", url)
+            for index, url in enumerate(placeholder["options"])
+        ]
     for o_index, option in enumerate(candidates.get("bodyOptions") or []):
         if "![" in option["content"]:  # no image without it: most bodies skip the parse
             urls += [(f"candidates.bodyOptions.{o_index}.content", url) for url in image_urls(option["content"])]
@@ -72,11 +77,17 @@ def _check_candidate_images(refs, paths):
         if asset is not None:
             continue
         if isinstance(refs[index], dict):
-            problems.add(paths[index], f"no asset with id {refs[index]['assetId']!r}; upload the image with "
-                                       "POST /api/assets/upload and use the assetId it returns")
+            problems.add(
+                paths[index],
+                f"no asset with id {refs[index]['assetId']!r}; upload the image with "
+                "POST /api/assets/upload and use the assetId it returns",
+            )
         else:
-            problems.add(paths[index], f"{refs[index]!r} is a local path, not an uploaded image; upload it with "
-                                       "POST /api/assets/upload first and use the url it returns")
+            problems.add(
+                paths[index],
+                f"{refs[index]!r} is a local path, not an uploaded image; upload it with "
+                "POST /api/assets/upload first and use the url it returns",
+            )
     problems.raise_if_any("candidate images must be uploaded assets (or web addresses)")
 
 
@@ -95,8 +106,11 @@ def _replay(key, digest):
         record.delete_instance()
         return None
     if record.body_hash != digest:
-        raise Conflict("this Idempotency-Key was already used with a different body; use a new key",
-                       {"Idempotency-Key": ["used with a different body"]}, code="idempotency_conflict")
+        raise Conflict(
+            "this Idempotency-Key was already used with a different body; use a new key",
+            {"Idempotency-Key": ["used with a different body"]},
+            code="idempotency_conflict",
+        )
     return record.status, record.response
 
 
@@ -111,19 +125,29 @@ def _insert(payload, team):
     now = now_iso()
     rule = rule_for(None, "create")
     task = ReviewTask.create(
-        task_id=new_id(), public_account=payload["publicAccount"], content_type=payload["contentType"],
-        topic=payload["topic"], external_content_id=payload.get("externalContentId"), status=rule.next_state,
-        candidates=payload["candidates"], context=_context(payload.get("context")), version=1, created_at=now,
-        updated_at=now)
-    events = [add_event(task, event, "agent", None, {"contentType": task.content_type,
-                                                     "publicAccount": task.public_account})
-              for event in rule.events]
+        task_id=new_id(),
+        public_account=payload["publicAccount"],
+        content_type=payload["contentType"],
+        topic=payload["topic"],
+        external_content_id=payload.get("externalContentId"),
+        status=rule.next_state,
+        candidates=payload["candidates"],
+        context=_context(payload.get("context")),
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    events = [
+        add_event(task, event, "agent", None, {"contentType": task.content_type, "publicAccount": task.public_account})
+        for event in rule.events
+    ]
     task_awaiting_review(team, task, "created")
     return task_to_dict(task, events=events, jobs=[])  # all of it is at hand: no reading back
 
 
-def create_task(payload: dict[str, Any], idempotency_key: str | None = None,
-                team: TeamSettings | None = None) -> tuple[int, dict[str, Any], bool]:
+def create_task(
+    payload: dict[str, Any], idempotency_key: str | None = None, team: TeamSettings | None = None
+) -> tuple[int, dict[str, Any], bool]:
     """(status, task JSON, replayed). 201 for a new task; a replay returns the first answer. `team`
     (Settings.team) hears of a new task, in the same transaction (docs/api.md §15)."""
     check_key(idempotency_key)
@@ -140,15 +164,17 @@ def create_task(payload: dict[str, Any], idempotency_key: str | None = None,
                 _check_candidate_images(*images)
                 body = _insert(payload, team)
                 if idempotency_key is not None:
-                    IdempotencyKey.create(key=idempotency_key, body_hash=digest, status=201, response=body,
-                                          created_at=body["createdAt"])
+                    IdempotencyKey.create(
+                        key=idempotency_key, body_hash=digest, status=201, response=body, created_at=body["createdAt"]
+                    )
                 return 201, body, False
         except peewee.IntegrityError:
             # Another server process stored the key first (databases without IMMEDIATE): replay it.
             if idempotency_key is None:
                 raise
-    raise Conflict("the Idempotency-Key is in use by a request still running; retry shortly",
-                   code="idempotency_conflict")
+    raise Conflict(
+        "the Idempotency-Key is in use by a request still running; retry shortly", code="idempotency_conflict"
+    )
 
 
 def purge_expired_keys() -> int:

@@ -5,6 +5,7 @@ the complete selections object first, then the action-specific fields. Everythin
 one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either lands before
 (and this decision sees it) or after (and gets 409/412).
 """
+
 from typing import Any
 
 from models import immediate
@@ -35,8 +36,10 @@ def _rejected_elements(payload, content_type, problems):
     rejected = []
     for index, key in enumerate(payload.get("rejectedElements") or []):
         if key not in ELEMENT_KEYS[content_type]:
-            problems.add(f"rejectedElements.{index}", f"not an element of {content_type} tasks; use one of: "
-                                                      f"{', '.join(ELEMENT_KEYS[content_type])}")
+            problems.add(
+                f"rejectedElements.{index}",
+                f"not an element of {content_type} tasks; use one of: {', '.join(ELEMENT_KEYS[content_type])}",
+            )
         elif key not in rejected:
             rejected.append(key)
     return rejected
@@ -48,8 +51,10 @@ def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
     approve = payload["action"] in APPROVE_ACTIONS
     if selections is None:
         if not whole_task:
-            problems.add("selections", f"required for {payload['action']}"
-                                       + ("" if approve else " with a non-empty rejectedElements"))
+            problems.add(
+                "selections",
+                f"required for {payload['action']}" + ("" if approve else " with a non-empty rejectedElements"),
+            )
         return problems
     check_foreign(selections, SELECTION_KEYS[ctype], ctype, "selections", problems)
     if not whole_task:
@@ -60,8 +65,9 @@ def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
     # Rejected keys may hold the faulty value the agent is asked to fix, but no dangling reference;
     # the rest must be final.
     keys = [k for k in selections if k not in rejected]
-    check_values(assets, selections, ctype, "selections", problems, keys=keys, approval=not whole_task,
-                 cover_ratio=cover_ratio)
+    check_values(
+        assets, selections, ctype, "selections", problems, keys=keys, approval=not whole_task, cover_ratio=cover_ratio
+    )
     check_values(assets, selections, ctype, "selections", problems, keys=rejected, refs_only=True)
     return problems
 
@@ -91,8 +97,9 @@ def _check_rejection(assets, task, payload, rejected, problems):
             problems.add(join("lockedSelections", key), "missing: lock every selected field that is not rejected")
 
 
-def validate_decision(task: ReviewTask, payload: dict[str, Any],
-                      cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO) -> tuple:
+def validate_decision(
+    task: ReviewTask, payload: dict[str, Any], cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO
+) -> tuple:
     """All decision rules; returns (selections, bodyDraft, rejected, manualOverrides) to store, or raises 400."""
     assets, action = Assets(), payload["action"]
     stage0 = Problems()
@@ -127,8 +134,9 @@ def decide(task_id: str, payload: dict[str, Any], settings: Settings, **options:
         return task_to_dict(apply_decision(task_id, payload, settings, **options))
 
 
-def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *, actor_name: str | None,
-                   if_match: str | None = None) -> ReviewTask:
+def apply_decision(
+    task_id: str, payload: dict[str, Any], settings: Settings, *, actor_name: str | None, if_match: str | None = None
+) -> ReviewTask:
     """The decision's write; returns the saved row.
 
     approve_and_publish approves exactly like approve_without_publish; services.publishing's
@@ -153,8 +161,13 @@ def apply_decision(task_id: str, payload: dict[str, Any], settings: Settings, *,
             task.locked_selections = payload.get("lockedSelections") if rejected else None
             task.rejection_reason = payload["rejectionReason"]
             task.rejection_note = payload.get("rejectionNote") or None
-            data = {"rejected": {"rejectedElements": rejected, "rejectionReason": task.rejection_reason,
-                                 "rejectionNote": task.rejection_note}}
+            data = {
+                "rejected": {
+                    "rejectedElements": rejected,
+                    "rejectionReason": task.rejection_reason,
+                    "rejectionNote": task.rejection_note,
+                }
+            }
         task.decided_at = now_iso()  # the dataset export's order (docs/api.md §20)
         fire(task, action, "admin", actor_name, data)
         save_task(task)

@@ -1,4 +1,5 @@
 """Body drafts and manual overrides (docs/api.md §4 "Selections, references, overrides")."""
+
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -26,19 +27,28 @@ def _theme_problems(draft, problems):
 def _draft(option, markdown, keep_from=None):
     """A draft from body `option`; with None, a body written by hand on a task without body options."""
     if option is None:
-        draft = {"markdown": markdown, "sourceBodyCandidateId": None, "sourceBodyCandidate": None,
-                 "bodyEditedFromCandidate": True}
+        draft = {
+            "markdown": markdown,
+            "sourceBodyCandidateId": None,
+            "sourceBodyCandidate": None,
+            "bodyEditedFromCandidate": True,
+        }
     else:
-        draft = {"markdown": markdown, "sourceBodyCandidateId": option["id"],
-                 "sourceBodyCandidate": option["content"], "bodyEditedFromCandidate": markdown != option["content"]}
+        draft = {
+            "markdown": markdown,
+            "sourceBodyCandidateId": option["id"],
+            "sourceBodyCandidate": option["content"],
+            "bodyEditedFromCandidate": markdown != option["content"],
+        }
     for key in ("themeTemplate", "themeConfig"):
         if (keep_from or {}).get(key) is not None:
             draft[key] = keep_from[key]
     return draft
 
 
-def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict[str, Any] | None,
-                        problems: Any, *, required: bool) -> dict[str, Any] | None:
+def decision_body_draft(
+    assets: Any, task: Any, selections: Any, submitted: dict[str, Any] | None, problems: Any, *, required: bool
+) -> dict[str, Any] | None:
     """The bodyDraft a decision saves: the submitted one (checked), the stored one when it still
     matches selections.body, or one derived from the candidate whose content equals selections.body."""
     if task.content_type != "article":
@@ -50,18 +60,23 @@ def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict
         source_id = submitted["sourceBodyCandidateId"]
         option = options.get(source_id) if source_id is not None else None
         if option is None and (source_id is not None or options):
-            problems.add("bodyDraft.sourceBodyCandidateId", "no body option of this task has this id" if source_id
-                         else "required: name the body option the body comes from (null only when the task "
-                              "has no body options)")
+            problems.add(
+                "bodyDraft.sourceBodyCandidateId",
+                "no body option of this task has this id"
+                if source_id
+                else "required: name the body option the body comes from (null only when the task has no body options)",
+            )
             return None
         markdown = submitted["markdown"]
         edited = option is None or markdown != option["content"]
         if submitted.get("sourceBodyCandidate") not in (None, option["content"] if option else None):
             problems.add("bodyDraft.sourceBodyCandidate", "must be the content of the source body option, unchanged")
         if submitted.get("bodyEditedFromCandidate") not in (None, edited):
-            problems.add("bodyDraft.bodyEditedFromCandidate",
-                         f"must be {str(edited).lower()}: the markdown {'differs from' if edited else 'equals'} "
-                         "the source body option")
+            problems.add(
+                "bodyDraft.bodyEditedFromCandidate",
+                f"must be {str(edited).lower()}: the markdown {'differs from' if edited else 'equals'} "
+                "the source body option",
+            )
         if body is not None and markdown != body:
             problems.add("bodyDraft.markdown", "must equal selections.body")
         check_markdown_links(assets, markdown, "bodyDraft.markdown", problems)
@@ -77,8 +92,11 @@ def decision_body_draft(assets: Any, task: Any, selections: Any, submitted: dict
     if not options:  # a task created with titles only: the body is the reviewer's own
         return _draft(None, body, stored)
     if required:
-        problems.add("bodyDraft", "required: selections.body is not exactly the content of one body option, "
-                                  "so send a bodyDraft naming its sourceBodyCandidateId")
+        problems.add(
+            "bodyDraft",
+            "required: selections.body is not exactly the content of one body option, "
+            "so send a bodyDraft naming its sourceBodyCandidateId",
+        )
     return stored
 
 
@@ -94,8 +112,11 @@ def patch_body_draft(assets: Any, task: Any, body: str, source_id: str | None, p
         elif len(options) == 1:
             source_id = next(iter(options))
         else:
-            problems.add("sourceBodyCandidateId", "required: this task has several body options and no saved "
-                                                  "bodyDraft, so name the option the body was written from")
+            problems.add(
+                "sourceBodyCandidateId",
+                "required: this task has several body options and no saved "
+                "bodyDraft, so name the option the body was written from",
+            )
             return None
     option = options.get(source_id)
     if option is None:
@@ -104,8 +125,14 @@ def patch_body_draft(assets: Any, task: Any, body: str, source_id: str | None, p
     return _draft(option, body, stored)
 
 
-def check_overrides(assets: Any, task: Any, overrides: dict[str, Any] | None, selections: Any,
-                    draft: dict[str, Any] | None, problems: Any) -> None:
+def check_overrides(
+    assets: Any,
+    task: Any,
+    overrides: dict[str, Any] | None,
+    selections: Any,
+    draft: dict[str, Any] | None,
+    problems: Any,
+) -> None:
     """Keys of the content type; each value equals the final selection (body: bodyDraft.markdown)."""
     selections = selections or {}
     for key, entry in (overrides or {}).items():
@@ -121,8 +148,11 @@ def check_overrides(assets: Any, task: Any, overrides: dict[str, Any] | None, se
             if entry["basedOnCandidateId"] != draft["sourceBodyCandidateId"]:
                 problems.add(join(path, "basedOnCandidateId"), "must equal bodyDraft.sourceBodyCandidateId")
             if not draft["bodyEditedFromCandidate"]:
-                problems.add(path, "an overridden body needs bodyDraft.bodyEditedFromCandidate true "
-                                   "(the markdown must differ from the source body option)")
+                problems.add(
+                    path,
+                    "an overridden body needs bodyDraft.bodyEditedFromCandidate true "
+                    "(the markdown must differ from the source body option)",
+                )
         elif key not in selections:
             problems.add(path, f"overrides selections.{key}, which is not selected")
         elif key in REF_KEYS or key in REF_LIST_KEYS:
@@ -145,8 +175,11 @@ SIMILARITY_PREFIX = 200
 
 def _closest(options, value):
     head = value[:SIMILARITY_PREFIX]
-    return max(options, key=lambda option: SequenceMatcher(None, option[:SIMILARITY_PREFIX], head).ratio()) \
-        if options else ""
+    return (
+        max(options, key=lambda option: SequenceMatcher(None, option[:SIMILARITY_PREFIX], head).ratio())
+        if options
+        else ""
+    )
 
 
 def _edit_of(assets, task, key, value, draft):
@@ -166,8 +199,9 @@ def _edit_of(assets, task, key, value, draft):
     if key == "bodyImages":
         placeholders = candidates.get("bodyImageCandidates") or []
         if len(value) == len(placeholders) and all(
-                assets.identity(ref) in {assets.identity(option) for option in placeholder["options"]}
-                for ref, placeholder in zip(value, placeholders, strict=True)):
+            assets.identity(ref) in {assets.identity(option) for option in placeholder["options"]}
+            for ref, placeholder in zip(value, placeholders, strict=True)
+        ):
             return None
         return {"basedOn": [p["options"][0] for p in placeholders] or None, "value": value}
     groups = candidates.get("imageGroups") or []  # images
@@ -176,8 +210,9 @@ def _edit_of(assets, task, key, value, draft):
     return {"basedOn": None, "value": value}
 
 
-def complete_overrides(assets: Any, task: Any, selections: Any, draft: dict[str, Any] | None,
-                       given: dict[str, Any] | None, skip: Any = ()) -> dict[str, Any] | None:
+def complete_overrides(
+    assets: Any, task: Any, selections: Any, draft: dict[str, Any] | None, given: dict[str, Any] | None, skip: Any = ()
+) -> dict[str, Any] | None:
     """`given` plus an override for every reviewer edit it leaves out (spec decision rule 8).
 
     An edit is a final value that is none of the candidates and not the value already stored (the

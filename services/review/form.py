@@ -4,6 +4,7 @@ form_state(task JSON) -> (state, assets): saved selections, else the first candi
 with the positions of the chosen images among their candidates. preview_body() renders as publishing
 does, showing a placeholder for every image that is no asset.
 """
+
 from typing import Any
 
 from rules.vocabulary import REQUIRED_SELECTION_KEYS
@@ -62,23 +63,34 @@ def _initial_state(task):
     candidates, selections = task["candidates"], task.get("selections") or {}
     overrides = task.get("manualOverrides") or {}
     state: dict = {}
-    text_keys = (("title", "titles"), ("summary", "summaries"), ("author", "authors")) \
-        if task["contentType"] == "article" else (("title", "titles"), ("description", "descriptions"))
+    text_keys = (
+        (("title", "titles"), ("summary", "summaries"), ("author", "authors"))
+        if task["contentType"] == "article"
+        else (("title", "titles"), ("description", "descriptions"))
+    )
     required = REQUIRED_SELECTION_KEYS[task["contentType"]]
-    state["text"] = [_text_field(key, candidates.get(name) or [], selections, overrides, key not in required)
-                     for key, name in text_keys]
+    state["text"] = [
+        _text_field(key, candidates.get(name) or [], selections, overrides, key not in required)
+        for key, name in text_keys
+    ]
     options = candidates.get("bodyOptions") or []
     draft = task.get("bodyDraft") or {}
-    source = next((o for o in options if o["id"] == draft.get("sourceBodyCandidateId")),
-                  options[0] if options else None)
-    state["body"] = {"source": source["id"] if source else None,
-                     "markdown": draft.get("markdown", selections.get("body", source["content"] if source else "")),
-                     "theme": draft.get("themeTemplate") or "default"}
+    source = next(
+        (o for o in options if o["id"] == draft.get("sourceBodyCandidateId")), options[0] if options else None
+    )
+    state["body"] = {
+        "source": source["id"] if source else None,
+        "markdown": draft.get("markdown", selections.get("body", source["content"] if source else "")),
+        "theme": draft.get("themeTemplate") or "default",
+    }
     covers = candidates.get("coverImages") or []
     state["cover"] = selections.get("coverImage", covers[0] if covers else None)
-    state["bodyImages"] = [(selections.get("bodyImages") or [])[i] if i < len(selections.get("bodyImages") or [])
-                           else (p["options"] or [None])[0]
-                           for i, p in enumerate(candidates.get("bodyImageCandidates") or [])]
+    state["bodyImages"] = [
+        (selections.get("bodyImages") or [])[i]
+        if i < len(selections.get("bodyImages") or [])
+        else (p["options"] or [None])[0]
+        for i, p in enumerate(candidates.get("bodyImageCandidates") or [])
+    ]
     groups = candidates.get("imageGroups") or []
     images = selections.get("images")
     group = next((g for g in groups if g["images"] == images), None if images else (groups[0] if groups else None))
@@ -94,9 +106,12 @@ def form_state(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(state, assets): the form's first values and the task's images ({assetId or url: asset dict})."""
     state, assets = _initial_state(task), _task_assets(task)
     state["cover_index"] = _index_of(assets, state["cover"], task["candidates"].get("coverImages") or [])
-    state["body_image_index"] = [_index_of(assets, chosen, placeholder["options"]) for chosen, placeholder
-                                 in zip(state["bodyImages"], task["candidates"].get("bodyImageCandidates") or [],
-                                        strict=False)]
+    state["body_image_index"] = [
+        _index_of(assets, chosen, placeholder["options"])
+        for chosen, placeholder in zip(
+            state["bodyImages"], task["candidates"].get("bodyImageCandidates") or [], strict=False
+        )
+    ]
     return state, assets
 
 
@@ -106,9 +121,11 @@ def form_state(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 NOT_AN_ASSET = "/static/not-an-asset.svg"
 
 
-def preview_body(markdown: str | None, theme: str | None, account_overrides: dict[str, Any] | None = None) -> tuple[str,
-                 str | None]:
+def preview_body(
+    markdown: str | None, theme: str | None, account_overrides: dict[str, Any] | None = None
+) -> tuple[str, str | None]:
     """(html, None), or ("", message) when the theme or its overrides cannot be applied."""
+
     def placeholders(urls):
         found = resolve_many(urls)
         return {url: NOT_AN_ASSET for index, url in enumerate(urls) if found[index] is None}

@@ -9,6 +9,7 @@ field and returns on the first valid PATCH. Required texts are never blank, as a
 Images a PATCH brings in come from the material library (docs/api.md §4: material-library asset ids);
 those the task holds already (its candidates, its selections) may stay.
 """
+
 from typing import Any
 
 from models import immediate
@@ -39,10 +40,12 @@ def _locked_keys(task, keys):
     locked = [key for key in keys if key not in task.rejected_elements]
     if locked:
         open_keys = ", ".join(task.rejected_elements)
-        raise Conflict(f"only the rejected fields may change now ({open_keys}); {', '.join(locked)} "
-                       f"{'is' if len(locked) == 1 else 'are'} locked",
-                       {key: [f"locked: not in rejectedElements ({open_keys})"] for key in locked},
-                       code="field_locked")
+        raise Conflict(
+            f"only the rejected fields may change now ({open_keys}); {', '.join(locked)} "
+            f"{'is' if len(locked) == 1 else 'are'} locked",
+            {key: [f"locked: not in rejectedElements ({open_keys})"] for key in locked},
+            code="field_locked",
+        )
 
 
 def _trigger(task, keys):
@@ -62,8 +65,11 @@ def _check_kept_crop(values, merged, remaining, problems):
     if "images" not in values or "coverCrop" in values or not crop or "coverCrop" in (remaining or ()):
         return
     if not crop_fits_images(crop, merged["images"]):
-        problems.add("images", f"coverCrop crops {crop['assetId']!r}, which must stay the first image; keep it "
-                               "first or patch coverCrop in the same request")
+        problems.add(
+            "images",
+            f"coverCrop crops {crop['assetId']!r}, which must stay the first image; keep it "
+            "first or patch coverCrop in the same request",
+        )
 
 
 # Summaries of the approval-level problems a rework PATCH must not leave.
@@ -90,8 +96,9 @@ def _patched_images(values):
         elif key == "coverCrop":  # else a crop could bring an upload in, and images follow it as "held"
             yield "coverCrop.assetId", {"assetId": value["assetId"]}
         elif key in ("bodyImages", "images"):
-            yield from ((f"{key}.{index}" + (".assetId" if key == "images" else ""), ref)
-                        for index, ref in enumerate(value))
+            yield from (
+                (f"{key}.{index}" + (".assetId" if key == "images" else ""), ref) for index, ref in enumerate(value)
+            )
         elif key == "body":
             yield from ((key, url) for url in markdown_image_refs(value))
 
@@ -105,8 +112,11 @@ def _check_library_origin(assets, task, values, problems):
         if held is None:
             held = {a.asset_id for a in resolve_many(task_references(task)).values() if a is not None}
         if asset.asset_id not in held:
-            problems.add(path, f"{asset.asset_id!r} is a task-local upload; images a PATCH brings in come from "
-                               "the material library (GET /api/assets?scope=library)")
+            problems.add(
+                path,
+                f"{asset.asset_id!r} is a task-local upload; images a PATCH brings in come from "
+                "the material library (GET /api/assets?scope=library)",
+            )
 
 
 # Times the rework diff is computed again outside the write lock when another write changed its base
@@ -123,8 +133,9 @@ def _rework_base(task_id: str, keys: list[str]) -> dict[str, Any] | None:
     return {key: (task.selections or {}).get(key) for key in keys}
 
 
-def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None) -> dict[str,
-                   Any]:
+def patch_elements(
+    task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None
+) -> dict[str, Any]:
     """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide).
 
     docs/api.md §15: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
@@ -144,8 +155,15 @@ def patch_elements(task_id: str, patch: dict[str, Any], settings: Settings, *, i
     raise AssertionError("unreachable: the last try computes the diff inside the write")
 
 
-def _apply(task_id: str, patch: dict[str, Any], keys: list[str], settings: Settings, if_match: str | None,
-           diff: tuple[dict, dict] | None, last: bool) -> dict[str, Any] | None:
+def _apply(
+    task_id: str,
+    patch: dict[str, Any],
+    keys: list[str],
+    settings: Settings,
+    if_match: str | None,
+    diff: tuple[dict, dict] | None,
+    last: bool,
+) -> dict[str, Any] | None:
     """The PATCH in one write; None (nothing written) when `diff` ((base, record) computed before the
     lock) does not start from the values the task holds now and this is not the `last` try."""
     cover_ratio = settings.cover_ratio
@@ -169,7 +187,8 @@ def _apply(task_id: str, patch: dict[str, Any], keys: list[str], settings: Setti
         problems.raise_if_any("the patch is not valid")
         if trigger in _REWORK_SUMMARY:
             _rework_problems(assets, task, merged, draft, keys, trigger, cover_ratio).raise_if_any(
-                _REWORK_SUMMARY[trigger])
+                _REWORK_SUMMARY[trigger]
+            )
         # docs/api.md §15: a rework PATCH records each element's value at the rejection and its new one.
         changed: dict[str, Any] = {}
         if trigger != "agent_patch":
@@ -188,9 +207,11 @@ def _apply(task_id: str, patch: dict[str, Any], keys: list[str], settings: Setti
             task.rejected_elements = remaining
         elif trigger in ("rework_complete", "rework_whole_task"):
             task.rejected_elements = task.locked_selections = None
-        data = {"draft_saved": {"fields": keys},
-                "rework_submitted": {"fields": keys, "remainingElements": remaining or [], **changed},
-                "returned_to_review": {}}
+        data = {
+            "draft_saved": {"fields": keys},
+            "rework_submitted": {"fields": keys, "remainingElements": remaining or [], **changed},
+            "returned_to_review": {},
+        }
         if "returned_to_review" in fire(task, trigger, "agent", None, data).events:
             task_awaiting_review(settings.team, task, "reworked")  # docs/api.md §15: back from rework
         save_task(task)

@@ -4,6 +4,7 @@ heartbeat(task_id, username, editing, settings, now=, leaving=) records this adm
 leaving, removes them: the page's pagehide beacon, docs/api.md §15) and returns the other admins whose
 last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests move the clock instead of waiting.
 """
+
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,8 +15,9 @@ from services.review.concurrency import get_task_row
 from services.settings import Settings
 
 
-def heartbeat(task_id: str, username: str, editing: bool, settings: Settings,
-              now: datetime | None = None, leaving: bool = False) -> list[dict[str, Any]]:
+def heartbeat(
+    task_id: str, username: str, editing: bool, settings: Settings, now: datetime | None = None, leaving: bool = False
+) -> list[dict[str, Any]]:
     """Upsert (task, username), or delete it when `leaving`; 404 for an unknown task. `since` starts again
     after a gap longer than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the upsert inserts)."""
     now = now or utcnow()
@@ -24,17 +26,29 @@ def heartbeat(task_id: str, username: str, editing: bool, settings: Settings,
         get_task_row(task_id)
         TaskPresence.delete().where(TaskPresence.seen_at <= cutoff).execute()
         if leaving:
-            (TaskPresence.delete()
-             .where((TaskPresence.task_id == task_id) & (TaskPresence.username == username)).execute())
+            (
+                TaskPresence.delete()
+                .where((TaskPresence.task_id == task_id) & (TaskPresence.username == username))
+                .execute()
+            )
         else:
-            (TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
-             .on_conflict(conflict_target=[TaskPresence.task_id, TaskPresence.username],
-                          update={TaskPresence.seen_at: at, TaskPresence.editing: editing})
-             .execute())
-        others = (TaskPresence.select()
-                  .where((TaskPresence.task_id == task_id) & (TaskPresence.username != username)
-                         & (TaskPresence.seen_at > cutoff))
-                  .order_by(TaskPresence.since, TaskPresence.username))
+            (
+                TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
+                .on_conflict(
+                    conflict_target=[TaskPresence.task_id, TaskPresence.username],
+                    update={TaskPresence.seen_at: at, TaskPresence.editing: editing},
+                )
+                .execute()
+            )
+        others = (
+            TaskPresence.select()
+            .where(
+                (TaskPresence.task_id == task_id)
+                & (TaskPresence.username != username)
+                & (TaskPresence.seen_at > cutoff)
+            )
+            .order_by(TaskPresence.since, TaskPresence.username)
+        )
         return [{"username": row.username, "since": row.since, "editing": row.editing} for row in others]
 
 

@@ -1,4 +1,5 @@
 """Reads: one task, and the filtered, keyset-paged lists of admins and the agent (docs/api.md §4 Listing)."""
+
 import base64
 import binascii
 import json
@@ -44,11 +45,12 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
     try:
         updated_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         # SQLite integers are 64-bit: a larger id would overflow when bound to the query.
-        if not isinstance(updated_at, str) or type(pk) is not int or not 0 <= pk < 2 ** 63:
+        if not isinstance(updated_at, str) or type(pk) is not int or not 0 <= pk < 2**63:
             raise ValueError
     except (ValueError, TypeError, binascii.Error):
-        raise ValidationFailed("cursor is not one this service gave out; start again without it",
-                               {"cursor": ["invalid cursor"]}) from None
+        raise ValidationFailed(
+            "cursor is not one this service gave out; start again without it", {"cursor": ["invalid cursor"]}
+        ) from None
     return updated_at, pk
 
 
@@ -96,10 +98,14 @@ def list_tasks(filters: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str 
         total = _where(ReviewTask.select(), conditions).count()
         if filters.get("cursor"):
             updated_at, pk = decode_cursor(filters["cursor"])
-            conditions.append((ReviewTask.updated_at < updated_at) | (
-                (ReviewTask.updated_at == updated_at) & (ReviewTask.id < pk)))
-        rows = list(_where(ReviewTask.select(), conditions)
-                    .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc()).limit(limit + 1))
+            conditions.append(
+                (ReviewTask.updated_at < updated_at) | ((ReviewTask.updated_at == updated_at) & (ReviewTask.id < pk))
+            )
+        rows = list(
+            _where(ReviewTask.select(), conditions)
+            .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc())
+            .limit(limit + 1)
+        )
         items = tasks_to_dicts(rows[:limit])
     return items, total, (encode_cursor(rows[limit - 1]) if len(rows) > limit else None)
 
@@ -108,14 +114,16 @@ def status_counts(filters: dict[str, Any]) -> dict[str, int]:
     """{"all": n, status: n, ...} for the list's other filters (the status tabs of the list page); with
     `notLive`, `published` counts only the drafts not yet live (a live task is "Live", docs/api.md §18 Pages)."""
     conditions = _conditions(filters, with_status=False)
-    query = _where(ReviewTask.select(ReviewTask.status, peewee.fn.COUNT(ReviewTask.id).alias("n")),
-                   conditions).group_by(ReviewTask.status)
+    query = _where(
+        ReviewTask.select(ReviewTask.status, peewee.fn.COUNT(ReviewTask.id).alias("n")), conditions
+    ).group_by(ReviewTask.status)
     counts = dict.fromkeys(STATUSES, 0)
     counts.update({row.status: row.n for row in query})
     every = sum(counts.values())
     if filters.get("notLive"):
-        counts["published"] -= ReviewTask.select().where(
-            *conditions, ReviewTask.status == "published", ReviewTask.id.in_(_LIVE)).count()
+        counts["published"] -= (
+            ReviewTask.select().where(*conditions, ReviewTask.status == "published", ReviewTask.id.in_(_LIVE)).count()
+        )
     return {"all": every, **counts}
 
 

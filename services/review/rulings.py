@@ -1,4 +1,5 @@
 """Decisions this code makes where docs/api.md leaves room (listed in docs/review-states.md)."""
+
 from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX
 
 RULINGS = (

@@ -1,4 +1,5 @@
 """ReviewTask rows -> the camelCase JSON of docs/api.md §4; optional parts are absent until they exist."""
+
 from collections.abc import Iterable
 from typing import Any
 

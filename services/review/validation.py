@@ -3,6 +3,7 @@
 Every check adds messages to a `Problems` map of dotted path -> messages; the caller raises once per
 stage so one answer lists everything wrong at that stage (docs/api.md §2 `details`).
 """
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -63,15 +64,22 @@ def same_value(assets: "Assets", key: str, left: Any, right: Any) -> bool:
     return left == right
 
 
-def check_foreign(data: dict[str, Any], allowed: Iterable[str], content_type: str, prefix: str, problems: "Problems",
-                  what: str = "selections") -> None:
+def check_foreign(
+    data: dict[str, Any],
+    allowed: Iterable[str],
+    content_type: str,
+    prefix: str,
+    problems: "Problems",
+    what: str = "selections",
+) -> None:
     for key in data or {}:
         if key not in allowed:
             problems.add(join(prefix, key), f"not a field of {content_type} {what}")
 
 
-def check_complete(selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems",
-                   may_be_absent: Iterable[str] = ()) -> None:
+def check_complete(
+    selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems", may_be_absent: Iterable[str] = ()
+) -> None:
     for key in REQUIRED_SELECTION_KEYS[content_type]:
         value = (selections or {}).get(key)
         if value is None and key not in may_be_absent:
@@ -111,8 +119,11 @@ def check_cover(assets: "Assets", ref: Any, path: str, problems: "Problems", cov
     low, high = cover_ratio
     ratio = asset.width / asset.height
     if not low <= ratio <= high:
-        problems.add(path, f"the cover is {asset.width}x{asset.height} (width/height {ratio:.2f}); "
-                           f"a cover needs width/height between {low} and {high}")
+        problems.add(
+            path,
+            f"the cover is {asset.width}x{asset.height} (width/height {ratio:.2f}); "
+            f"a cover needs width/height between {low} and {high}",
+        )
 
 
 def crop_fits_images(crop: dict[str, Any], images: list | None) -> bool:
@@ -120,8 +131,9 @@ def crop_fits_images(crop: dict[str, Any], images: list | None) -> bool:
     return not images or crop["assetId"] == images[0].get("assetId")
 
 
-def check_cover_crop(assets: "Assets", crop: dict[str, Any], images: list | None, path: str,
-                     problems: "Problems") -> None:
+def check_cover_crop(
+    assets: "Assets", crop: dict[str, Any], images: list | None, path: str, problems: "Problems"
+) -> None:
     if not crop_fits_images(crop, images):
         problems.add(join(path, "assetId"), "must be the first selected image (the platform uses it as the cover)")
     asset = check_ref(assets, {"assetId": crop["assetId"]}, join(path, "assetId"), problems)
@@ -132,15 +144,26 @@ def check_cover_crop(assets: "Assets", crop: dict[str, Any], images: list | None
         height_px = (box["y2"] - box["y1"]) * asset.height
         ratio = width_px / height_px
         if abs(ratio - CROP_RATIO) / CROP_RATIO > CROP_TOLERANCE:
-            problems.add(join(path, f"cropPercentList.{index}"),
-                         f"the box is {width_px:.0f}x{height_px:.0f} px of a {asset.width}x{asset.height} image "
-                         f"(width/height {ratio:.3f}); a 3_4 crop needs 0.75 within 2%")
+            problems.add(
+                join(path, f"cropPercentList.{index}"),
+                f"the box is {width_px:.0f}x{height_px:.0f} px of a {asset.width}x{asset.height} image "
+                f"(width/height {ratio:.3f}); a 3_4 crop needs 0.75 within 2%",
+            )
 
 
-def check_values(assets: "Assets", selections: dict[str, Any], content_type: str, prefix: str, problems: "Problems", *,
-                 keys: Iterable[str] | None = None, approval: bool = False,
-                 cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO, context: dict[str, Any] | None = None,
-                 refs_only: bool = False) -> None:
+def check_values(
+    assets: "Assets",
+    selections: dict[str, Any],
+    content_type: str,
+    prefix: str,
+    problems: "Problems",
+    *,
+    keys: Iterable[str] | None = None,
+    approval: bool = False,
+    cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO,
+    context: dict[str, Any] | None = None,
+    refs_only: bool = False,
+) -> None:
     """Value rules of the selection keys in `keys` (default: every key given).
 
     `context` is the whole selections object the keys live in (for coverCrop vs images).
@@ -155,8 +178,9 @@ def check_values(assets: "Assets", selections: dict[str, Any], content_type: str
         if key == "summary" and approval and not refs_only and len(value) > APPROVAL_SUMMARY_MAX:
             problems.add(path, f"at most {APPROVAL_SUMMARY_MAX} characters at approval (now {len(value)})")
         elif key == "author" and approval and not refs_only and len(value) > APPROVAL_AUTHOR_MAX:
-            problems.add(path, f"at most {APPROVAL_AUTHOR_MAX} characters at approval, the platform's limit "
-                               f"(now {len(value)})")
+            problems.add(
+                path, f"at most {APPROVAL_AUTHOR_MAX} characters at approval, the platform's limit (now {len(value)})"
+            )
         elif key == "body":
             check_markdown_links(assets, value, path, problems)
         elif key == "bodyImages" or key == "images":
@@ -172,9 +196,14 @@ def check_values(assets: "Assets", selections: dict[str, Any], content_type: str
             check_cover_crop(assets, value, context.get("images"), path, problems)
 
 
-def check_approval_ready(assets: "Assets", task: Any, selections: dict[str, Any], body_draft: dict[str, Any] | None,
-                         prefix: str = "selections",
-                         cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO) -> "Problems":
+def check_approval_ready(
+    assets: "Assets",
+    task: Any,
+    selections: dict[str, Any],
+    body_draft: dict[str, Any] | None,
+    prefix: str = "selections",
+    cover_ratio: tuple[float, float] = DEFAULT_COVER_RATIO,
+) -> "Problems":
     """Completeness, limits and references at approval level; returns the Problems found."""
     problems = Problems()
     check_foreign(selections, SELECTION_KEYS[task.content_type], task.content_type, prefix, problems)

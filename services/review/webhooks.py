@@ -5,6 +5,7 @@ failure never touches the decision that caused it (docs/api.md §4 "Agent notifi
 type of docs/api.md §13 is recorded; the sender sends the chosen ones (REVIEW_AGENT_WEBHOOK_EVENTS),
 one task's in the order they happened, and marks the others `not_sent`.
 """
+
 import base64
 import hashlib
 import hmac
@@ -45,16 +46,21 @@ def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> Outbox
     """Record one webhook as an outbox message; call inside the transaction of what it reports."""
     now = now_iso()
     payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
-    message = OutboxMessage.create(message_id=new_id("msg_"), task_id=task_id, event_type=event_type,
-                                   payload=payload, next_attempt_at=now, created_at=now)
+    message = OutboxMessage.create(
+        message_id=new_id("msg_"),
+        task_id=task_id,
+        event_type=event_type,
+        payload=payload,
+        next_attempt_at=now,
+        created_at=now,
+    )
     wake(SENDER)
     return message
 
 
 def enqueue_rejection(task: ReviewTask) -> OutboxMessage:
     """review_task.rejected, after a reject_rework decision."""
-    return _enqueue("review_task.rejected", task.task_id, task,
-                    rejectedElements=list(task.rejected_elements or []))
+    return _enqueue("review_task.rejected", task.task_id, task, rejectedElements=list(task.rejected_elements or []))
 
 
 def enqueue_approval(task: ReviewTask, action: str) -> OutboxMessage:
@@ -78,10 +84,23 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
     """review_task.stats for each (task id, one day's figures with its `date`, the totals so far), as
     services/stats/reading.py words them (docs/api.md §19): one batched insert, however many days."""
     now = now_iso()
-    rows = [{"message_id": new_id("msg_"), "task_id": task_id, "event_type": "review_task.stats",
-             "payload": {"type": "review_task.stats", "timestamp": now, "data": _DUMP["review_task.stats"](
-                 {"task_id": task_id, "date": day["date"], "day": day, "totals": totals})},
-             "next_attempt_at": now, "created_at": now} for task_id, day, totals in days]
+    rows = [
+        {
+            "message_id": new_id("msg_"),
+            "task_id": task_id,
+            "event_type": "review_task.stats",
+            "payload": {
+                "type": "review_task.stats",
+                "timestamp": now,
+                "data": _DUMP["review_task.stats"](
+                    {"task_id": task_id, "date": day["date"], "day": day, "totals": totals}
+                ),
+            },
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for task_id, day, totals in days
+    ]
     insert_rows(OutboxMessage, rows)
     if rows:
         wake(SENDER)
@@ -90,16 +109,16 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
 
 def discard_for_task(task_id: str) -> int:
     """Unsent webhooks of a deleted task go with it."""
-    return OutboxMessage.delete().where(
-        (OutboxMessage.task_id == task_id) & (OutboxMessage.status == "pending")
-    ).execute()
+    return (
+        OutboxMessage.delete().where((OutboxMessage.task_id == task_id) & (OutboxMessage.status == "pending")).execute()
+    )
 
 
 def signing_key(secret: str) -> bytes:
     """`whsec_` + base64 is decoded (Standard Webhooks); any other string is used as UTF-8."""
     if secret.startswith("whsec_"):
         try:
-            return base64.b64decode(secret[len("whsec_"):], validate=True)
+            return base64.b64decode(secret[len("whsec_") :], validate=True)
         except ValueError:
             pass
     return secret.encode()
@@ -144,8 +163,13 @@ def _record_timeline(task_id, event_type, data):
         add_event(task, event_type, "system", None, data)
 
 
-def deliver_due(url: str, secret: str, retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
-                now: datetime | None = None, events: frozenset[str] | tuple[str, ...] = DEFAULT_WEBHOOK_EVENTS) -> int:
+def deliver_due(
+    url: str,
+    secret: str,
+    retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
+    now: datetime | None = None,
+    events: frozenset[str] | tuple[str, ...] = DEFAULT_WEBHOOK_EVENTS,
+) -> int:
     """Attempt every pending message whose time has come; returns how many were attempted.
 
     Only `events` types are sent (the rest become `not_sent`), and a message waits while an earlier
@@ -162,8 +186,10 @@ def _deliver(url, secret, retry_delays, now, events, until):
     now = now or utcnow()
     with immediate():
         OutboxMessage.update(status="not_sent").where(
-            (OutboxMessage.status == "pending") & (OutboxMessage.channel == AGENT_CHANNEL)
-            & OutboxMessage.event_type.not_in(list(events))).execute()
+            (OutboxMessage.status == "pending")
+            & (OutboxMessage.channel == AGENT_CHANNEL)
+            & OutboxMessage.event_type.not_in(list(events))
+        ).execute()
     attempted: list[int] = []
     sent = 0
     while len(attempted) < BATCH and time.monotonic() < until and (message := _claim_next(now, attempted)) is not None:
@@ -173,20 +199,34 @@ def _deliver(url, secret, retry_delays, now, events, until):
         with immediate():
             if failure is None:
                 OutboxMessage.update(status="sent", attempts=attempts, sent_at=now_iso(), last_error=None).where(
-                    OutboxMessage.id == message.id).execute()
-                _record_timeline(message.task_id, "agent_notified", {
-                    "messageId": message.message_id, "eventType": message.event_type, "attempt": attempts})
+                    OutboxMessage.id == message.id
+                ).execute()
+                _record_timeline(
+                    message.task_id,
+                    "agent_notified",
+                    {"messageId": message.message_id, "eventType": message.event_type, "attempt": attempts},
+                )
                 sent += 1
                 continue
             gave_up = attempts > len(retry_delays)
             delay = 0 if gave_up else retry_delays[attempts - 1]
             OutboxMessage.update(
-                status="gave_up" if gave_up else "pending", attempts=attempts, last_error=failure,
+                status="gave_up" if gave_up else "pending",
+                attempts=attempts,
+                last_error=failure,
                 next_attempt_at=iso(utcnow() + timedelta(seconds=delay)),
             ).where(OutboxMessage.id == message.id).execute()
-            _record_timeline(message.task_id, "agent_notification_failed", {
-                "messageId": message.message_id, "eventType": message.event_type, "attempt": attempts,
-                "error": failure, "willRetry": not gave_up})
+            _record_timeline(
+                message.task_id,
+                "agent_notification_failed",
+                {
+                    "messageId": message.message_id,
+                    "eventType": message.event_type,
+                    "attempt": attempts,
+                    "error": failure,
+                    "willRetry": not gave_up,
+                },
+            )
         log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)
     return len(attempted), sent
 
@@ -198,14 +238,25 @@ def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
     Only the agent's messages: the team's channels have their own jobs (services/team)."""
     earlier = OutboxMessage.alias()
     waiting = earlier.select(earlier.id).where(
-        (earlier.task_id == OutboxMessage.task_id) & (earlier.status == "pending") & (earlier.id < OutboxMessage.id)
-        & (earlier.channel == AGENT_CHANNEL))
-    due = ((OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at <= iso(now))
-           & (OutboxMessage.channel == AGENT_CHANNEL) & ~peewee.fn.EXISTS(waiting))
+        (earlier.task_id == OutboxMessage.task_id)
+        & (earlier.status == "pending")
+        & (earlier.id < OutboxMessage.id)
+        & (earlier.channel == AGENT_CHANNEL)
+    )
+    due = (
+        (OutboxMessage.status == "pending")
+        & (OutboxMessage.next_attempt_at <= iso(now))
+        & (OutboxMessage.channel == AGENT_CHANNEL)
+        & ~peewee.fn.EXISTS(waiting)
+    )
     if skip:  # attempted in this pass already: once per pass
         due &= OutboxMessage.id.not_in(skip)
-    return claim(OutboxMessage, due, (OutboxMessage.next_attempt_at, OutboxMessage.id),
-                 {OutboxMessage.next_attempt_at: iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))})
+    return claim(
+        OutboxMessage,
+        due,
+        (OutboxMessage.next_attempt_at, OutboxMessage.id),
+        {OutboxMessage.next_attempt_at: iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))},
+    )
 
 
 SENDER = "webhook-sender"
@@ -214,6 +265,7 @@ SENDER = "webhook-sender"
 def sender_job(settings: Settings) -> Job:
     """The agent's outbox about once a second, and at once when a new message wakes it. A message sent may
     have let the next one of its task through: the pass goes on while messages go out."""
+
     def run(until: float) -> None:
         args = (settings.webhook_url, settings.webhook_secret, settings.webhook_retry_delays, None)
         while _deliver(*args, settings.webhook_events, until)[1] and time.monotonic() < until:

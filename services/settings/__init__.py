@@ -2,6 +2,7 @@
 
 Each setting is declared once in `declaration` (its kind of value from `values`, default, bounds and help),
 parsed once at start by `parse`; services receive the typed `Settings`, the team's part from `team`."""
+
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -57,9 +58,15 @@ def parse(config: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting of the merged `config`, typed (SettingsError names each it cannot run with); each
     account's own under "ACCOUNTS"."""
     values = _load(SETTINGS, config)
-    values["ACCOUNTS"] = {code: Account(**{name.lower(): value for name, value in
-                                           _load(ACCOUNT, config, accounts.setting_prefix(code) + "_").items()})
-                          for code in values["WECHAT_ACCOUNTS"]}
+    values["ACCOUNTS"] = {
+        code: Account(
+            **{
+                name.lower(): value
+                for name, value in _load(ACCOUNT, config, accounts.setting_prefix(code) + "_").items()
+            }
+        )
+        for code in values["WECHAT_ACCOUNTS"]
+    }
     return values
 
 
@@ -71,10 +78,17 @@ def markdown_table() -> str:
 
     def shown(value: Any) -> str:
         return "unset" if value == "" else f"`{str(value).lower() if isinstance(value, bool) else value}`"
-    return "".join([
-        "| setting | meaning | value | default |\n|---|---|---|---|\n",
-        *(f"| `{name}` | {setting.metadata['help']} | {setting.metadata['must'].removeprefix('must be ')} | "
-          f"{shown(setting.metadata['default'])} |\n" for name, setting in rows)])
+
+    return "".join(
+        [
+            "| setting | meaning | value | default |\n|---|---|---|---|\n",
+            *(
+                f"| `{name}` | {setting.metadata['help']} | {setting.metadata['must'].removeprefix('must be ')} | "
+                f"{shown(setting.metadata['default'])} |\n"
+                for name, setting in rows
+            ),
+        ]
+    )
 
 
 # --- Typed settings: parsed and checked once at start; services receive this object, never a dict. ---
@@ -155,9 +169,12 @@ class Settings:
         recipients = v["WECHAT_PREVIEW_RECIPIENTS"]  # "" holds the IDs offered for every account (docs/api.md §12)
         return cls(
             **{f.name: v[f.metadata["setting"]] for f in fields(cls) if "setting" in f.metadata},
-            feedback_rate_limits={"ip": v["FEEDBACK_RATE_LIMIT_PER_IP"], "device": v["FEEDBACK_RATE_LIMIT_PER_DEVICE"],
-                                  "version": v["FEEDBACK_RATE_LIMIT_PER_VERSION"],
-                                  "channel": v["FEEDBACK_RATE_LIMIT_PER_CHANNEL"]},
+            feedback_rate_limits={
+                "ip": v["FEEDBACK_RATE_LIMIT_PER_IP"],
+                "device": v["FEEDBACK_RATE_LIMIT_PER_DEVICE"],
+                "version": v["FEEDBACK_RATE_LIMIT_PER_VERSION"],
+                "channel": v["FEEDBACK_RATE_LIMIT_PER_CHANNEL"],
+            },
             wechat_preview_recipients={code: recipients.get(code, recipients.get("", ())) for code in v["ACCOUNTS"]},
             cover_ratio=(v["REVIEW_COVER_RATIO_MIN"], v["REVIEW_COVER_RATIO_MAX"]),
             team=team_settings(v),
@@ -196,4 +213,3 @@ class Settings:
     def theme_overrides_for(self, account: str) -> dict[str, str] | None:
         """The account's theme CSS variables from WECHAT_THEME_OVERRIDES (config.py), or None."""
         return self.wechat_theme_overrides.get(account) or None
-

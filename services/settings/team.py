@@ -1,15 +1,18 @@
 """Who hears of tasks (docs/api.md §15): the team's robots and e-mail, typed from the settings
 (declared in services/settings/declaration.py). Webhook URLs carry the robot's key (WeCom `key=`,
 DingTalk `access_token=`, Feishu's hook id), so like the secrets they are never shown."""
+
 from dataclasses import dataclass, field
 from typing import Any
 
 from rules.vocabulary import TEAM_CHANNELS
 from services.settings.chat import ChatApps, chat_apps
 
-_ROBOTS = {"wecom": ("NOTIFY_WECOM_WEBHOOK_URL", ""),
-           "feishu": ("NOTIFY_FEISHU_WEBHOOK_URL", "NOTIFY_FEISHU_SECRET"),
-           "dingtalk": ("NOTIFY_DINGTALK_WEBHOOK_URL", "NOTIFY_DINGTALK_SECRET")}
+_ROBOTS = {
+    "wecom": ("NOTIFY_WECOM_WEBHOOK_URL", ""),
+    "feishu": ("NOTIFY_FEISHU_WEBHOOK_URL", "NOTIFY_FEISHU_SECRET"),
+    "dingtalk": ("NOTIFY_DINGTALK_WEBHOOK_URL", "NOTIFY_DINGTALK_SECRET"),
+}
 
 
 @dataclass(frozen=True)
@@ -49,9 +52,25 @@ class TeamSettings:
 
 def team_settings(values: dict[str, Any]) -> TeamSettings:
     """The team's part of the parsed settings (services.settings.parse)."""
-    robots = {channel: Robot(values[url].strip(), values[secret] if secret else "")
-              for channel, (url, secret) in _ROBOTS.items() if values[url].strip()}
-    smtp = Smtp(values["SMTP_HOST"].strip(), values["SMTP_PORT"], values["SMTP_USER"], values["SMTP_PASSWORD"],
-                values["SMTP_STARTTLS"], values["SMTP_FROM"] or values["SMTP_USER"], values["NOTIFY_EMAIL_TO"])
-    return TeamSettings(robots, smtp if smtp.recipients else None, values["NOTIFY_EVENTS"],
-                        values["REVIEW_PUBLIC_URL"].strip().rstrip("/"), values["WECHAT_ACCOUNTS"], chat_apps(values))
+    robots = {
+        channel: Robot(values[url].strip(), values[secret] if secret else "")
+        for channel, (url, secret) in _ROBOTS.items()
+        if values[url].strip()
+    }
+    smtp = Smtp(
+        values["SMTP_HOST"].strip(),
+        values["SMTP_PORT"],
+        values["SMTP_USER"],
+        values["SMTP_PASSWORD"],
+        values["SMTP_STARTTLS"],
+        values["SMTP_FROM"] or values["SMTP_USER"],
+        values["NOTIFY_EMAIL_TO"],
+    )
+    return TeamSettings(
+        robots,
+        smtp if smtp.recipients else None,
+        values["NOTIFY_EVENTS"],
+        values["REVIEW_PUBLIC_URL"].strip().rstrip("/"),
+        values["WECHAT_ACCOUNTS"],
+        chat_apps(values),
+    )

@@ -1,6 +1,7 @@
 """How settings' values read (docs/api.md §1): kinds of value as marshmallow fields that carry the setting's
 default, help and what a value must be, so a refusal and the docs' table say the same. A value reads the
 same as text (the environment) or typed (config.py, a test's config)."""
+
 import importlib.util
 import re
 from collections.abc import Callable, Iterable
@@ -28,13 +29,24 @@ class Refusal(ValueError):
     """A parse's own words for what is wrong ("names unknown accounts mars; …"), after the setting's name."""
 
 
-def setting(kind: type[fields.Field], default: Any, help: str, must: str = "must be text", *, secret: bool = False,
-            env: bool = True, **options: Any) -> Any:
+def setting(
+    kind: type[fields.Field],
+    default: Any,
+    help: str,
+    must: str = "must be text",
+    *,
+    secret: bool = False,
+    env: bool = True,
+    **options: Any,
+) -> Any:
     """One setting's field. A refusal reads "NAME <must>, not <value>" (a secret's value never shown);
     `must` is the docs' "value" column too."""
     messages: dict[str, Any] = {"invalid": must, "null": must, "too_large": must, "special": "must be a finite number"}
-    return kind(metadata={"default": default, "help": help, "must": must, "secret": secret, "env": env},
-                error_messages=messages, **options)
+    return kind(
+        metadata={"default": default, "help": help, "must": must, "secret": secret, "env": env},
+        error_messages=messages,
+        **options,
+    )
 
 
 class Parsed(fields.Field):
@@ -65,8 +77,11 @@ def _whole(value: Any) -> int:
 
 
 def whole(default: int, help: str, low: int = 1, high: int | None = None) -> Any:
-    must = f"must be a whole number from {low} to {high}" if high is not None else \
-        f"must be a whole number of at least {low}"
+    must = (
+        f"must be a whole number from {low} to {high}"
+        if high is not None
+        else f"must be a whole number of at least {low}"
+    )
     return parsed(_whole, default, help, must, validate=validate.Range(low, high, error=must))
 
 
@@ -91,11 +106,13 @@ def text(default: str, help: str, must: str = "must be text", *, secret: bool = 
 
 def address(default: str, help: str, *, secret: bool = False) -> Any:
     """An http(s) address, blank for the default; a robot's address holds its key, so it is never shown."""
+
     def parse(value: Any) -> str:
         parts = urlsplit(value := str(value).strip())
         if value and (parts.scheme not in ("http", "https") or not parts.hostname):
             raise ValueError(value)
         return value or default
+
     return parsed(parse, default, help, "must be an http:// or https:// address", secret=secret)
 
 
@@ -106,9 +123,18 @@ def split_list(value: Any) -> list[str]:
     return [part.strip() for part in str(value or "").split(",") if part.strip()]
 
 
-def words(default: str, help: str, *, known: Iterable[str] = (), what: str = "", into: type = tuple,
-          at_least_one: bool = False, must: str = "must be a comma-separated list") -> Any:
+def words(
+    default: str,
+    help: str,
+    *,
+    known: Iterable[str] = (),
+    what: str = "",
+    into: type = tuple,
+    at_least_one: bool = False,
+    must: str = "must be a comma-separated list",
+) -> Any:
     """A comma-separated list; each one of `known` when given."""
+
     def parse(value: Any) -> Any:
         found = split_list(value)
         if known and (unknown := sorted(set(found) - set(known))):
@@ -116,16 +142,19 @@ def words(default: str, help: str, *, known: Iterable[str] = (), what: str = "",
         if at_least_one and not found:
             raise Refusal(f"must name at least one {what}")
         return into(found)
+
     return parsed(parse, default, help, must)
 
 
 def pairs(default: str, help: str) -> Any:
     """'web=tok1,ios=tok2' -> {'web': 'tok1', 'ios': 'tok2'}; the tokens are secrets: an item is named by number."""
+
     def parse(value: Any) -> dict[str, str]:
         items = split_list(value) if not isinstance(value, dict) else [f"{k}={v}" for k, v in value.items()]
         if bad := [number for number, item in enumerate(items, 1) if not all(map(str.strip, item.partition("=")))]:
             raise Refusal(f"must be channel=token pairs separated by commas; item {bad[0]} of {len(items)} is not one")
         return {name.strip(): token.strip() for name, _, token in (item.partition("=") for item in items)}
+
     return parsed(parse, default, help, "must be channel=token pairs separated by commas", secret=True)
 
 
@@ -138,18 +167,24 @@ def parse_limits(text: Any) -> tuple[tuple[int, int], ...]:
 
 
 def limits(default: str, help: str) -> Any:
-    return parsed(parse_limits, default, help, "must be N/period (second, minute, hour, day) separated by ';', "
-                                               "e.g. 20/minute;200/day")
+    return parsed(
+        parse_limits,
+        default,
+        help,
+        "must be N/period (second, minute, hour, day) separated by ';', e.g. 20/minute;200/day",
+    )
 
 
 def delays(default: str, help: str) -> Any:
     """Seconds from 0 to 30 days (NaN fails both), at least one; blank reads as the default."""
+
     def parse(value: Any) -> tuple[float, ...]:
         parts = list(value) if isinstance(value, (list, tuple)) else (str(value).strip() or default).split(",")
         found = tuple(float(part) for part in parts if str(part).strip())
         if not found or not all(0 <= delay <= MAX_DELAY_SECONDS for delay in found):
             raise ValueError(value)
         return found
+
     return parsed(parse, default, help, "must be seconds (0 to 30 days) separated by commas, e.g. " + default)
 
 
@@ -170,6 +205,7 @@ def zone(default: str, help: str) -> Any:
         if (found := time_zone(value)) is None:
             raise ValueError(value)
         return found
+
     return parsed(parse, default, help, "must be a time zone name like Asia/Shanghai")
 
 
@@ -177,10 +213,12 @@ def check_database_url(url: str) -> None:
     """SettingsError unless `url` names a database peewee can open with an installed driver."""
     if urlsplit(url).scheme not in db_url.schemes:
         raise SettingsError(f"DATABASE_URL must start with one of {', '.join(sorted(db_url.schemes))}://")
-    if urlsplit(url).scheme.startswith("postgres") \
-            and not any(importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")):
-        raise SettingsError("DATABASE_URL names PostgreSQL, whose driver is not installed: "
-                            "pip install -e '.[postgres]'")
+    if urlsplit(url).scheme.startswith("postgres") and not any(
+        importlib.util.find_spec(driver) for driver in ("psycopg2", "psycopg")
+    ):
+        raise SettingsError(
+            "DATABASE_URL names PostgreSQL, whose driver is not installed: pip install -e '.[postgres]'"
+        )
 
 
 def database(help: str) -> Any:
@@ -190,4 +228,5 @@ def database(help: str) -> Any:
         except SettingsError as exc:
             raise Refusal(str(exc).removeprefix("DATABASE_URL ")) from None
         return str(url or "")
+
     return parsed(parse, "", help, "must be a database URL")

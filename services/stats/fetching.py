@@ -5,6 +5,7 @@ StatsFetch row per account, claimed in the write lock, so several processes fetc
 kept with its meaning and retried an hour later, at most 3 attempts in all (a day whose retries midnight
 cut short keeps them for the next two days).
 """
+
 import logging
 import math
 import re
@@ -57,8 +58,7 @@ def due_day(settings: Settings, now: datetime | None = None) -> str | None:
 def accounts_with_live(settings: Settings, day: str) -> list[str]:
     """Accounts with an article that went live within WECHAT_STATS_DAYS before the end of `day`."""
     since = iso(datetime.fromisoformat(day).replace(tzinfo=settings.time_zone) - timedelta(days=settings.stats_days))
-    rows = (TaskLive.select(TaskLive.account).where((TaskLive.status == "live") & (TaskLive.live_at >= since))
-            .distinct())
+    rows = TaskLive.select(TaskLive.account).where((TaskLive.status == "live") & (TaskLive.live_at >= since)).distinct()
     return sorted(row.account for row in rows if row.account in settings.accounts)
 
 
@@ -69,7 +69,8 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
     now = now_iso()
     with immediate():
         row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day)) or StatsFetch(
-            account=account, day=day, attempts=0)
+            account=account, day=day, attempts=0
+        )
         if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
             return None
         if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
@@ -98,9 +99,15 @@ def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
     """{msg_data_id: (task pk, the day it went live in REVIEW_TIME_ZONE)} of the account's live articles (an
     edition's article: `<msg_data_id>_<index>`, docs/api.md §21)."""
     rows = TaskLive.select(TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at).where(
-        (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
-    return {str(row.msg_data_id): (row.task_id, parse_iso(row.live_at or row.updated_at).astimezone(settings.time_zone)
-                              .date().isoformat()) for row in rows}
+        (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False)
+    )
+    return {
+        str(row.msg_data_id): (
+            row.task_id,
+            parse_iso(row.live_at or row.updated_at).astimezone(settings.time_zone).date().isoformat(),
+        )
+        for row in rows
+    }
 
 
 def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[tuple[int, str], dict[str, Any]]:
@@ -126,14 +133,24 @@ def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[
         for entry in item.get("detail_list") or []:
             stat_date = entry.get("stat_date") if isinstance(entry, dict) else None
             figures = _figures(entry) if isinstance(entry, dict) else None
-            if figures is None or not isinstance(stat_date, str) or not _is_day(stat_date) \
-                    or not first_day <= stat_date <= day:
+            if (
+                figures is None
+                or not isinstance(stat_date, str)
+                or not _is_day(stat_date)
+                or not first_day <= stat_date <= day
+            ):
                 skipped += 1
                 continue
             kept[(task_pk, stat_date)] = figures
     if skipped:
-        log.warning("statistics of %s for %s: %s entries skipped (a date not YYYY-MM-DD, outside the article's "
-                    "days, or a figure not a whole number from 0 to %s)", account, day, skipped, MAX_FIGURE)
+        log.warning(
+            "statistics of %s for %s: %s entries skipped (a date not YYYY-MM-DD, outside the article's "
+            "days, or a figure not a whole number from 0 to %s)",
+            account,
+            day,
+            skipped,
+            MAX_FIGURE,
+        )
     return kept
 
 
@@ -154,34 +171,48 @@ def store(kept: dict[tuple[int, str], dict[str, Any]], told_from: str) -> int:
     if not kept:
         return 0
     tasks = sorted({task_pk for task_pk, _day in kept})
-    before = set(TaskDayStats.select(TaskDayStats.task, TaskDayStats.day).where(TaskDayStats.task.in_(tasks))
-                 .tuples())
+    before = set(TaskDayStats.select(TaskDayStats.task, TaskDayStats.day).where(TaskDayStats.task.in_(tasks)).tuples())
     now = now_iso()
     rows = [{"task": task_pk, "day": day, **figures, "fetched_at": now} for (task_pk, day), figures in kept.items()]
     insert_rows(TaskDayStats, rows, conflict=("task", "day"))
     fresh = {key for key in kept if key not in before}
     if fresh:
-        ids: dict[int, str] = {row.id: row.task_id for row in ReviewTask.select(ReviewTask.id, ReviewTask.task_id)
-                               .where(ReviewTask.id.in_(tasks))}
+        ids: dict[int, str] = {
+            row.id: row.task_id
+            for row in ReviewTask.select(ReviewTask.id, ReviewTask.task_id).where(ReviewTask.id.in_(tasks))
+        }
         days: dict[int, list[dict[str, Any]]] = {}
-        for row in (TaskDayStats.select(TaskDayStats.task.alias("task_id"), TaskDayStats.day, *FIGURE_FIELDS)
-                    .where(TaskDayStats.task.in_(tasks)).order_by(TaskDayStats.day).namedtuples()):
+        for row in (
+            TaskDayStats.select(TaskDayStats.task.alias("task_id"), TaskDayStats.day, *FIGURE_FIELDS)
+            .where(TaskDayStats.task.in_(tasks))
+            .order_by(TaskDayStats.day)
+            .namedtuples()
+        ):
             days.setdefault(row.task_id, []).append(day_dict(row))
-        enqueue_stats([(ids[task_pk], entry, to_date)  # once per task and day, with the totals up to it
-                       for task_pk, so_far in days.items()
-                       for entry, to_date in zip(so_far, running_totals(so_far), strict=True)
-                       if (task_pk, entry["date"]) in fresh and entry["date"] >= told_from])
+        enqueue_stats(
+            [
+                (ids[task_pk], entry, to_date)  # once per task and day, with the totals up to it
+                for task_pk, so_far in days.items()
+                for entry, to_date in zip(so_far, running_totals(so_far), strict=True)
+                if (task_pk, entry["date"]) in fresh and entry["date"] >= told_from
+            ]
+        )
     return len(rows)
 
 
 def _finish(row: StatsFetch, **changes: Any) -> bool:
     """End the claimed fetch (inside immediate()) only if it is still the one this call claimed; whether it was."""
-    still = ((StatsFetch.id == row.id) & (StatsFetch.status == "running") & (StatsFetch.owner == row.owner)
-             & (StatsFetch.attempts == row.attempts))
+    still = (
+        (StatsFetch.id == row.id)
+        & (StatsFetch.status == "running")
+        & (StatsFetch.owner == row.owner)
+        & (StatsFetch.attempts == row.attempts)
+    )
     ours = StatsFetch.update(**changes, updated_at=now_iso()).where(still).execute() == 1
     if not ours:
-        log.warning("statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped",
-                    row.account, row.day)
+        log.warning(
+            "statistics of %s for %s: the fetch was taken over meanwhile; this result was dropped", row.account, row.day
+        )
     return ours
 
 
@@ -207,8 +238,9 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
         error = f"the platform's answer could not be read ({type(exc).__name__}: {str(exc)[:200]})"
     log.warning("statistics of %s for %s: %s (attempt %s)", account, day, error, row.attempts)
     with immediate():
-        _finish(row, status="failed", last_error=error, last_errcode=errcode,
-                next_attempt_at=iso(utcnow() + RETRY_AFTER))
+        _finish(
+            row, status="failed", last_error=error, last_errcode=errcode, next_attempt_at=iso(utcnow() + RETRY_AFTER)
+        )
     return {"account": account, "day": day, "stored": 0, "error": error}
 
 
@@ -219,7 +251,9 @@ def _unfinished(day: str) -> list[tuple[str, str]]:
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
         (((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS)) | stopped)
-        & (StatsFetch.day >= since) & (StatsFetch.day < day))
+        & (StatsFetch.day >= since)
+        & (StatsFetch.day < day)
+    )
     return [(row.account, row.day) for row in rows]
 
 

@@ -1,4 +1,5 @@
 """What readers did, as the API and pages read it (docs/api.md §19): days ascending, totals, last error."""
+
 from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
@@ -11,8 +12,14 @@ from models.stats import FIGURES, StatsFetch, TaskDayStats
 from rules.labels import STATS_ERROR_LABELS
 from services.review.concurrency import get_task_row
 
-CAMEL = {"read_user": "readUser", "share_user": "shareUser", "like_user": "likeUser", "zaikan_user": "zaikanUser",
-         "collection_user": "collectionUser", "comment_count": "commentCount"}
+CAMEL = {
+    "read_user": "readUser",
+    "share_user": "shareUser",
+    "like_user": "likeUser",
+    "zaikan_user": "zaikanUser",
+    "collection_user": "collectionUser",
+    "comment_count": "commentCount",
+}
 
 
 def day_dict(row: TaskDayStats) -> dict[str, Any]:
@@ -40,8 +47,9 @@ def running_totals(days: list[dict[str, Any]]) -> Iterator[dict[str, int | None]
 
 def days_of(task_pk: int) -> list[dict[str, Any]]:
     """The task's days, ascending, in the API's words."""
-    return [day_dict(row) for row in TaskDayStats.select().where(TaskDayStats.task == task_pk)
-            .order_by(TaskDayStats.day)]
+    return [
+        day_dict(row) for row in TaskDayStats.select().where(TaskDayStats.task == task_pk).order_by(TaskDayStats.day)
+    ]
 
 
 def task_stats(task_id: str) -> dict[str, Any]:
@@ -51,8 +59,12 @@ def task_stats(task_id: str) -> dict[str, Any]:
     days = days_of(task.id)
     failed = last_failure(live)
     last_error = f"{failed.day}: {failed.last_error}" if failed else None
-    return {"articleUrl": live.article_url if live is not None and live.status == "live" else None,
-            "days": days, "totals": totals(days), "lastError": last_error}
+    return {
+        "articleUrl": live.article_url if live is not None and live.status == "live" else None,
+        "days": days,
+        "totals": totals(days),
+        "lastError": last_error,
+    }
 
 
 def last_failure(live: TaskLive | None) -> StatsFetch | None:
@@ -61,9 +73,12 @@ def last_failure(live: TaskLive | None) -> StatsFetch | None:
         return None
     # From the day before its UTC date: early enough in any team zone to keep every day it was read on.
     since = (date.fromisoformat((live.live_at or live.updated_at)[:10]) - timedelta(days=1)).isoformat()
-    return (StatsFetch.select().where((StatsFetch.account == live.account) & (StatsFetch.status == "failed")
-                                      & (StatsFetch.day >= since))
-            .order_by(StatsFetch.updated_at.desc()).first())
+    return (
+        StatsFetch.select()
+        .where((StatsFetch.account == live.account) & (StatsFetch.status == "failed") & (StatsFetch.day >= since))
+        .order_by(StatsFetch.updated_at.desc())
+        .first()
+    )
 
 
 def failure_words(task_id: str) -> tuple[str, str] | None:
@@ -77,8 +92,11 @@ def failure_words(task_id: str) -> tuple[str, str] | None:
 
 def total_reads(task_ids: list[str]) -> dict[str, int]:
     """{task id: reads over all days} for those of the tasks that have figures (the list's column)."""
-    query = (TaskDayStats.select(ReviewTask.task_id, fn.SUM(TaskDayStats.read_user).alias("reads"))
-             .join(ReviewTask).where(ReviewTask.task_id.in_(task_ids) & TaskDayStats.read_user.is_null(False))
-             .group_by(ReviewTask.task_id))
+    query = (
+        TaskDayStats.select(ReviewTask.task_id, fn.SUM(TaskDayStats.read_user).alias("reads"))
+        .join(ReviewTask)
+        .where(ReviewTask.task_id.in_(task_ids) & TaskDayStats.read_user.is_null(False))
+        .group_by(ReviewTask.task_id)
+    )
     rows: list[Any] = list(query.tuples())  # (task id, reads)
     return {row[0]: int(row[1]) for row in rows}

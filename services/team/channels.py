@@ -6,6 +6,7 @@ exception texts quote the URL, so only their type is kept. A robot answers HTTP 
 in the body; anything but code 0 (WeCom 45009 "api freq out of limit", a Feishu `code`, a DingTalk
 `errcode`) is a failure and is retried.
 """
+
 import base64
 import hashlib
 import hmac
@@ -36,8 +37,13 @@ ROBOT_LIMIT_BYTES = 4000
 EMAIL_LIMIT_BYTES = 200_000
 STARTTLS_FIX = "the mail server {what}: for a plain relay set SMTP_STARTTLS=false"
 # OpenSSL's reasons when the answer to the TLS hello is not TLS at all (a plain relay's text reply).
-PLAIN_REPLIES = {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG",
-                 "HTTP_REQUEST"}
+PLAIN_REPLIES = {
+    "WRONG_VERSION_NUMBER",
+    "UNKNOWN_PROTOCOL",
+    "RECORD_LAYER_FAILURE",
+    "PACKET_LENGTH_TOO_LONG",
+    "HTTP_REQUEST",
+}
 
 Send = Callable[[Message], str | None]
 
@@ -59,8 +65,9 @@ def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     outbound.ATTEMPT_SECONDS, below the claim (services/team/sender.py)."""
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
     try:
-        status, raw = outbound.post(url, data, {"content-type": "application/json; charset=utf-8"},
-                                    read_at_most=REPLY_MAX)
+        status, raw = outbound.post(
+            url, data, {"content-type": "application/json; charset=utf-8"}, read_at_most=REPLY_MAX
+        )
     except requests.Timeout:
         return {}, "the robot timed out"
     except requests.RequestException as exc:
@@ -86,25 +93,30 @@ def _outcome(reply: dict[str, Any], failure: str | None, code_key: str, message_
 
 def wecom(robot: Robot) -> Send:
     """WeCom group robot: markdown; reply {"errcode": 0} is success."""
+
     def send(message: Message) -> str | None:
         body = {"msgtype": "markdown", "markdown": {"content": message.markdown}}
         return _outcome(*_post(robot.url, body), "errcode", "errmsg")
+
     return send
 
 
 def feishu(robot: Robot) -> Send:
     """Feishu custom bot: text; with a secret, `timestamp` (Unix seconds, a string) and `sign`."""
+
     def send(message: Message) -> str | None:
         body: dict[str, Any] = {"msg_type": "text", "content": {"text": message.text}}
         if robot.secret:
             timestamp = int(time.time())
             body = {"timestamp": str(timestamp), "sign": feishu_sign(robot.secret, timestamp), **body}
         return _outcome(*_post(robot.url, body), "code", "msg")
+
     return send
 
 
 def dingtalk(robot: Robot) -> Send:
     """DingTalk custom robot: markdown; with a secret the URL gets `&timestamp=<ms>&sign=<…>`."""
+
     def send(message: Message) -> str | None:
         url = robot.url
         if robot.secret:
@@ -112,15 +124,19 @@ def dingtalk(robot: Robot) -> Send:
             sign = quote_plus(dingtalk_sign(robot.secret, millis))
             url += f"{'&' if '?' in url else '?'}timestamp={millis}&sign={sign}"
         # DingTalk's markdown breaks a line only after two spaces.
-        body = {"msgtype": "markdown", "markdown": {"title": one_line(message.subject, 60),
-                                                    "text": message.markdown.replace("\n", "  \n")}}
+        body = {
+            "msgtype": "markdown",
+            "markdown": {"title": one_line(message.subject, 60), "text": message.markdown.replace("\n", "  \n")},
+        }
         return _outcome(*_post(url, body), "errcode", "errmsg")
+
     return send
 
 
 def email(smtp: Smtp) -> Send:
     """E-mail through SMTP: STARTTLS (the certificate checked against the system's authorities) when
     SMTP_STARTTLS, then the login when SMTP_USER is set."""
+
     def send(message: Message) -> str | None:
         mail = EmailMessage()
         mail["Subject"] = message.subject
@@ -153,6 +169,7 @@ def email(smtp: Smtp) -> Send:
         finally:
             deadline.end()
         return None
+
     return send
 
 
@@ -182,8 +199,7 @@ def _starttls(client: smtplib.SMTP) -> str | None:
     except ssl.SSLError as exc:
         if exc.reason not in PLAIN_REPLIES:  # a certificate, a cipher, a cut connection: not a plain relay
             raise
-        return STARTTLS_FIX.format(what=f"offered STARTTLS but answered the TLS handshake in plain text "
-                                        f"({exc.reason})")
+        return STARTTLS_FIX.format(what=f"offered STARTTLS but answered the TLS handshake in plain text ({exc.reason})")
     return None
 
 

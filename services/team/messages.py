@@ -5,6 +5,7 @@ catalogue (services/team/words.py) and the language of REVIEW_DEFAULT_LANGUAGE. 
 messages of one channel are folded into one digest naming every task, as long as it stays under the
 channel's size limit. Every value an agent or a client app wrote is made inert first (docs/api.md §15).
 """
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ class Message:
 def one_line(text: Any, limit: int) -> str:
     """Whitespace (newlines included) collapsed, cut to `limit` characters."""
     text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def link(facts: dict[str, Any], public_url: str) -> str:
@@ -97,16 +98,27 @@ def _what(facts: dict[str, Any]) -> str:
 
 
 def _edition(facts):
-    titles = " | ".join(f"{number}. {inert(one_line(title, TOPIC_CHARS))}"
-                        for number, title in enumerate(facts.get("titles") or [], 1))
+    titles = " | ".join(
+        f"{number}. {inert(one_line(title, TOPIC_CHARS))}" for number, title in enumerate(facts.get("titles") or [], 1)
+    )
     if facts["event"] == "edition.failed":
-        detail = inert(one_line(edition_failure(facts.get("reasonCode"), facts.get("reasonDetail"))
-                                if facts.get("reasonCode") else facts.get("error"), ERROR_CHARS))
+        detail = inert(
+            one_line(
+                edition_failure(facts.get("reasonCode"), facts.get("reasonDetail"))
+                if facts.get("reasonCode")
+                else facts.get("error"),
+                ERROR_CHARS,
+            )
+        )
         return gettext("Edition not sent: %(detail)s. %(titles)s", detail=detail, titles=titles)
     counts = facts.get("counts") or {}
     if counts:
-        return gettext("Sent to followers (%(sent)s of %(total)s received it): %(titles)s",
-                       sent=counts.get("sent", 0), total=counts.get("total", 0), titles=titles)
+        return gettext(
+            "Sent to followers (%(sent)s of %(total)s received it): %(titles)s",
+            sent=counts.get("sent", 0),
+            total=counts.get("total", 0),
+            titles=titles,
+        )
     return gettext("Sent to followers: %(titles)s", titles=titles)
 
 
@@ -122,11 +134,22 @@ def _article(facts):
 def _single(facts, public_url):
     head, what, url = _head(facts), _what(facts), link(facts, public_url)
     article = _article(facts)
-    return Message(subject=gettext("%(what)s: %(detail)s", what=head, detail=what),
-                   text="\n".join(filter(None, [head, what, article, url])),
-                   markdown="\n".join(filter(None, [f"**{_markdown(head)}**", _markdown(what),
-                                                     _markdown_link(article) if article else "", _markdown_link(url)])),
-                   count=1)
+    return Message(
+        subject=gettext("%(what)s: %(detail)s", what=head, detail=what),
+        text="\n".join(filter(None, [head, what, article, url])),
+        markdown="\n".join(
+            filter(
+                None,
+                [
+                    f"**{_markdown(head)}**",
+                    _markdown(what),
+                    _markdown_link(article) if article else "",
+                    _markdown_link(url),
+                ],
+            )
+        ),
+        count=1,
+    )
 
 
 def _digest_title(count):
@@ -148,13 +171,22 @@ def _render(items, public_url, limit_bytes):
     for number, facts in enumerate(items, 1):
         head, what, url = _head(facts), _what(facts), link(facts, public_url)
         article = _article(facts)
-        text_line = (f"{number}. " + gettext("%(what)s: %(detail)s", what=head, detail=what)
-                     + (f" {article}" if article else "") + f"\n   {url}")
-        markdown_line = (f"{number}. **{_markdown(head)}** {_markdown(what)} "
-                         + (f"{_markdown_link(article)} " if article else "") + _markdown_link(url))
+        text_line = (
+            f"{number}. "
+            + gettext("%(what)s: %(detail)s", what=head, detail=what)
+            + (f" {article}" if article else "")
+            + f"\n   {url}"
+        )
+        markdown_line = (
+            f"{number}. **{_markdown(head)}** {_markdown(what)} "
+            + (f"{_markdown_link(article)} " if article else "")
+            + _markdown_link(url)
+        )
         title = _digest_title(number)
-        size = max(len("\n".join([title, *text_lines, text_line]).encode()),
-                   len("\n".join([f"**{title}**", *markdown_lines, markdown_line]).encode()))
+        size = max(
+            len("\n".join([title, *text_lines, text_line]).encode()),
+            len("\n".join([f"**{title}**", *markdown_lines, markdown_line]).encode()),
+        )
         if number > 1 and size > limit_bytes:
             break
         text_lines.append(text_line)
@@ -162,5 +194,9 @@ def _render(items, public_url, limit_bytes):
     if len(text_lines) == 1:
         return _single(items[0], public_url)
     title = _digest_title(len(text_lines))
-    return Message(subject=title, text="\n".join([title, *text_lines]),
-                   markdown="\n".join([f"**{title}**", *markdown_lines]), count=len(text_lines))
+    return Message(
+        subject=title,
+        text="\n".join([title, *text_lines]),
+        markdown="\n".join([f"**{title}**", *markdown_lines]),
+        count=len(text_lines),
+    )

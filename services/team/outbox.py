@@ -4,6 +4,7 @@ transaction of what it reports: a task created or back from rework, a failed pub
 The facts a message needs are stored with it; services/team/messages.py words them when it is sent.
 Nothing is written for an event NOTIFY_EVENTS leaves out, or when no channel is configured.
 """
+
 from typing import Any
 
 from models import OutboxMessage
@@ -24,10 +25,22 @@ def _enqueue(team: TeamSettings | None, event: str, subject_id: str, facts: dict
     if team is None or event not in team.events or not team.channels:
         return 0
     now = now_iso()
-    OutboxMessage.insert_many([
-        {"message_id": new_id("msg_"), "task_id": subject_id, "event_type": event, "channel": channel,
-         "payload": {"event": event, **facts}, "status": "pending", "attempts": 0, "next_attempt_at": now,
-         "created_at": now} for channel in team.channels]).execute()
+    OutboxMessage.insert_many(
+        [
+            {
+                "message_id": new_id("msg_"),
+                "task_id": subject_id,
+                "event_type": event,
+                "channel": channel,
+                "payload": {"event": event, **facts},
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+            }
+            for channel in team.channels
+        ]
+    ).execute()
     for channel in team.channels:  # its sender looks at once instead of at its next poll
         wake(f"team-{channel}")
     return len(team.channels)
@@ -38,8 +51,15 @@ def ask_in_chat(team: TeamSettings | None, task: Any, platforms: tuple[str, ...]
     chosen = [p for p in (team.chat.platforms if team is not None else ()) if platforms is None or p in platforms]
     now = now_iso()
     for platform in chosen:
-        ChatCard.create(task=task.id, platform=platform, state="to_send", version=0, next_attempt_at=now,
-                        created_at=now, updated_at=now)
+        ChatCard.create(
+            task=task.id,
+            platform=platform,
+            state="to_send",
+            version=0,
+            next_attempt_at=now,
+            created_at=now,
+            updated_at=now,
+        )
     if chosen:
         wake(CARDS_JOB)
     return len(chosen)
@@ -49,40 +69,87 @@ def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int
     """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework); and the chat
     apps' decision cards."""
     ask_in_chat(team, task)
-    return _enqueue(team, "task.awaiting_review", task.task_id, {
-        "kind": kind, "account": _account(team, task.public_account), "topic": task.topic,
-        "path": f"/review/{task.task_id}"})
+    return _enqueue(
+        team,
+        "task.awaiting_review",
+        task.task_id,
+        {
+            "kind": kind,
+            "account": _account(team, task.public_account),
+            "topic": task.topic,
+            "path": f"/review/{task.task_id}",
+        },
+    )
 
 
 def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
     """task.publish_failed when a publish job ended failed; nothing for a success."""
     if job.status != "failed":
         return 0
-    return _enqueue(team, "task.publish_failed", task.task_id, {
-        "account": _account(team, task.public_account), "topic": task.topic, "error": job.last_error,
-        "jobId": job.job_id, "path": f"/review/{task.task_id}"})
+    return _enqueue(
+        team,
+        "task.publish_failed",
+        task.task_id,
+        {
+            "account": _account(team, task.public_account),
+            "topic": task.topic,
+            "error": job.last_error,
+            "jobId": job.job_id,
+            "path": f"/review/{task.task_id}",
+        },
+    )
 
 
 def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
     """task.live or task.live_failed: the article reached readers, or could not (docs/api.md §18)."""
     event = "task.live" if live.status == "live" else "task.live_failed"
-    return _enqueue(team, event, task.task_id, {
-        "account": _account(team, task.public_account), "topic": task.topic, "articleUrl": live.article_url,
-        "error": live.fail_reason, "reasonCode": live.fail_code, "reasonDetail": live.fail_detail,
-        "path": f"/review/{task.task_id}"})
+    return _enqueue(
+        team,
+        event,
+        task.task_id,
+        {
+            "account": _account(team, task.public_account),
+            "topic": task.topic,
+            "articleUrl": live.article_url,
+            "error": live.fail_reason,
+            "reasonCode": live.fail_code,
+            "reasonDetail": live.fail_detail,
+            "path": f"/review/{task.task_id}",
+        },
+    )
 
 
 def edition_ended(team: TeamSettings | None, edition: Any, titles: list[str]) -> int:
     """edition.sent or edition.failed: one message for the whole edition (docs/api.md §21)."""
     event = "edition.sent" if edition.status == "sent" else "edition.failed"
-    return _enqueue(team, event, edition.edition_id, {
-        "account": _account(team, edition.account), "topic": titles[0] if titles else "", "titles": titles,
-        "counts": edition.counts, "error": edition.fail_reason, "reasonCode": edition.fail_code,
-        "reasonDetail": edition.fail_detail, "path": f"/editions?account={edition.account}"})
+    return _enqueue(
+        team,
+        event,
+        edition.edition_id,
+        {
+            "account": _account(team, edition.account),
+            "topic": titles[0] if titles else "",
+            "titles": titles,
+            "counts": edition.counts,
+            "error": edition.fail_reason,
+            "reasonCode": edition.fail_code,
+            "reasonDetail": edition.fail_detail,
+            "path": f"/editions?account={edition.account}",
+        },
+    )
 
 
 def feedback_received(team: TeamSettings | None, record: Any) -> int:
     """feedback.received: the app it came from stands where a task's account does."""
-    return _enqueue(team, "feedback.received", record.feedback_id, {
-        "account": record.app_name, "topic": record.title, "feedbackNo": record.feedback_no, "type": record.type,
-        "path": f"/feedback/{record.feedback_id}"})
+    return _enqueue(
+        team,
+        "feedback.received",
+        record.feedback_id,
+        {
+            "account": record.app_name,
+            "topic": record.title,
+            "feedbackNo": record.feedback_no,
+            "type": record.type,
+            "path": f"/feedback/{record.feedback_id}",
+        },
+    )

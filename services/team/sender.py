@@ -10,6 +10,7 @@ fold into the next digest. Each channel is a job of the process's scheduler (ser
 slow one holds the others back by at most one attempt (outbound.ATTEMPT_SECONDS), and requests only
 write rows: no channel can slow or fail them.
 """
+
 import logging
 import time
 from datetime import timedelta
@@ -39,14 +40,21 @@ OUTCOMES = ("sent", "failed", "given_up")
 
 
 def _due(channel: str) -> Any:
-    return (OutboxMessage.select()
-            .where((OutboxMessage.channel == channel) & (OutboxMessage.status == "pending")
-                   & (OutboxMessage.next_attempt_at <= iso(utcnow())))
-            .order_by(OutboxMessage.id).limit(FOLD_MAX))
+    return (
+        OutboxMessage.select()
+        .where(
+            (OutboxMessage.channel == channel)
+            & (OutboxMessage.status == "pending")
+            & (OutboxMessage.next_attempt_at <= iso(utcnow()))
+        )
+        .order_by(OutboxMessage.id)
+        .limit(FOLD_MAX)
+    )
 
 
-def _claim(channel: str, limiter: SlidingWindowLimiter | None, language: str, public_url: str,
-           limit_bytes: int) -> tuple[list[OutboxMessage], Message] | None:
+def _claim(
+    channel: str, limiter: SlidingWindowLimiter | None, language: str, public_url: str, limit_bytes: int
+) -> tuple[list[OutboxMessage], Message] | None:
     if not _due(channel).exists():  # a plain read while idle: no write lock every second
         return None
     with immediate():
@@ -54,21 +62,22 @@ def _claim(channel: str, limiter: SlidingWindowLimiter | None, language: str, pu
         if not rows or (limiter is not None and limiter.hit({"robot": channel}) is not None):
             return None  # none left, or the robot's minute is full: they wait and fold into the next
         message = render([row.payload for row in rows], language, public_url, limit_bytes)
-        rows = rows[:message.count]
+        rows = rows[: message.count]
         OutboxMessage.update(next_attempt_at=iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))).where(
-            OutboxMessage.id.in_([row.id for row in rows])).execute()
+            OutboxMessage.id.in_([row.id for row in rows])
+        ).execute()
     return rows, message
 
 
-def _record(channel: str, rows: list[OutboxMessage], failure: str | None,
-            retry_delays: tuple[float, ...]) -> list[str]:
+def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[float, ...]) -> list[str]:
     """Store the attempt's outcome on each message, and count it (review_team_notifications_total:
     sent, failed and to be retried, or given up); returns the ids of those given up."""
     now, given_up = utcnow(), list[str]()
     with immediate():
         if failure is None:
-            OutboxMessage.update(status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now),
-                                 last_error=None).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
+            OutboxMessage.update(
+                status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now), last_error=None
+            ).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
             count_event(NOTIFICATIONS, channel, "sent", by=len(rows))
             return given_up
         for row in rows:
@@ -77,9 +86,12 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None,
             if gave_up:
                 given_up.append(row.message_id)
             delay = 0 if gave_up else retry_delays[attempts - 1]
-            OutboxMessage.update(status="gave_up" if gave_up else "pending", attempts=attempts,
-                                 last_error=failure[:255], next_attempt_at=iso(now + timedelta(seconds=delay)),
-                                 ).where(OutboxMessage.id == row.id).execute()
+            OutboxMessage.update(
+                status="gave_up" if gave_up else "pending",
+                attempts=attempts,
+                last_error=failure[:255],
+                next_attempt_at=iso(now + timedelta(seconds=delay)),
+            ).where(OutboxMessage.id == row.id).execute()
         if len(rows) > len(given_up):
             count_event(NOTIFICATIONS, channel, "failed", by=len(rows) - len(given_up))
         if given_up:
@@ -87,8 +99,15 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None,
     return given_up
 
 
-def deliver(channel: str, send: Send, limit_bytes: int, retry_delays: tuple[float, ...], language: str,
-            public_url: str, limiter: SlidingWindowLimiter | None = None) -> int:
+def deliver(
+    channel: str,
+    send: Send,
+    limit_bytes: int,
+    retry_delays: tuple[float, ...],
+    language: str,
+    public_url: str,
+    limiter: SlidingWindowLimiter | None = None,
+) -> int:
     """One pass for one channel; returns how many outbox messages it delivered."""
     claimed = _claim(channel, limiter, language, public_url, limit_bytes)
     if claimed is None:
@@ -100,8 +119,9 @@ def deliver(channel: str, send: Send, limit_bytes: int, retry_delays: tuple[floa
     if failure is None:
         log.info("team notification sent to %s (%d message%s)", channel, len(rows), "" if len(rows) == 1 else "s")
         return len(rows)
-    log.warning("team notification to %s failed (%d message%s): %s", channel, len(rows),
-                "" if len(rows) == 1 else "s", failure)
+    log.warning(
+        "team notification to %s failed (%d message%s): %s", channel, len(rows), "" if len(rows) == 1 else "s", failure
+    )
     if given_up:
         log.error("team notification to %s given up after every retry: %s", channel, ", ".join(given_up))
     return 0
@@ -111,17 +131,34 @@ def retire(team: TeamSettings) -> int:
     """Pending team messages that no configured channel or chosen event sends any more (the settings
     changed since they were written) become `not_sent`; returns how many."""
     with immediate():
-        return OutboxMessage.update(status="not_sent").where(
-            (OutboxMessage.status == "pending") & (OutboxMessage.channel != AGENT_CHANNEL)
-            & (OutboxMessage.channel.not_in(list(team.channels)) | OutboxMessage.event_type.not_in(sorted(team.events)))
-        ).execute()
+        return (
+            OutboxMessage.update(status="not_sent")
+            .where(
+                (OutboxMessage.status == "pending")
+                & (OutboxMessage.channel != AGENT_CHANNEL)
+                & (
+                    OutboxMessage.channel.not_in(list(team.channels))
+                    | OutboxMessage.event_type.not_in(sorted(team.events))
+                )
+            )
+            .execute()
+        )
 
 
 def deliveries(team: TeamSettings, retry_delays: tuple[float, ...], language: str) -> list[tuple[Any, ...]]:
     """deliver()'s arguments for each configured channel (a robot's limiter shared by its passes)."""
-    return [(channel, send, limit, retry_delays, language, team.public_url,
-             None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE}))
-            for channel, (send, limit) in senders(team).items()]
+    return [
+        (
+            channel,
+            send,
+            limit,
+            retry_delays,
+            language,
+            team.public_url,
+            None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE}),
+        )
+        for channel, (send, limit) in senders(team).items()
+    ]
 
 
 def jobs(settings: Settings) -> list[Job]:

@@ -6,6 +6,7 @@ no locale: `speaking(language)` gives it one (`force_locale`) in the context of 
 holds the catalogue. The labels are the pages' own (rules/labels.py); tests/team/test_team_words.py
 checks that each robot word is the page's.
 """
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 

@@ -2,6 +2,7 @@
 
 Signatures are checked with the `standardwebhooks` library's own Webhook.verify, not our code.
 """
+
 import base64
 import json
 import socket
@@ -33,9 +34,14 @@ ALL = ",".join(WEBHOOK_EVENTS)
 
 def served(make_app, fake, receiver, events):
     """The service with its webhook sender running, pointed at the receiver."""
-    return make_app(**platform_settings(fake), WEBHOOK_SENDER_ENABLED=True, REVIEW_AGENT_WEBHOOK_URL=receiver.url,
-                    REVIEW_AGENT_WEBHOOK_SECRET=SECRET, REVIEW_AGENT_WEBHOOK_EVENTS=events,
-                    REVIEW_WEBHOOK_RETRY_DELAYS="0.2,0.2,0.2")
+    return make_app(
+        **platform_settings(fake),
+        WEBHOOK_SENDER_ENABLED=True,
+        REVIEW_AGENT_WEBHOOK_URL=receiver.url,
+        REVIEW_AGENT_WEBHOOK_SECRET=SECRET,
+        REVIEW_AGENT_WEBHOOK_EVENTS=events,
+        REVIEW_WEBHOOK_RETRY_DELAYS="0.2,0.2,0.2",
+    )
 
 
 def settled_outbox(app, timeout=10):
@@ -62,15 +68,28 @@ def full_lifecycle(app, fake, agent_headers):
     cover = make_asset(app, 900, 500)
     task = create_task(admin, agent_headers, article_payload())
     selections = article_selections(task, cover)
-    rejected = admin.post(decision_url(task), json={
-        "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
-        "rejectionNote": "太长", "selections": selections, "lockedSelections": locked_except(selections, ["title"])})
+    rejected = admin.post(
+        decision_url(task),
+        json={
+            "action": "reject_rework",
+            "rejectedElements": ["title"],
+            "rejectionReason": "style_mismatch",
+            "rejectionNote": "太长",
+            "selections": selections,
+            "lockedSelections": locked_except(selections, ["title"]),
+        },
+    )
     assert rejected.status_code == 200, rejected.get_json()
     patched = admin.patch(patch_url(task), headers=agent_headers, json={"title": "更短的标题"})
     assert patched.status_code == 200, patched.get_json()
     fake.fail_next("draft/add", errcode=45009, errmsg="reach max api daily quota limit")
-    approved = admin.post(decision_url(task), json={**approve_article(task, cover, "approve_and_publish"),
-                                                    "selections": {**selections, "title": "更短的标题"}})
+    approved = admin.post(
+        decision_url(task),
+        json={
+            **approve_article(task, cover, "approve_and_publish"),
+            "selections": {**selections, "title": "更短的标题"},
+        },
+    )
     assert approved.status_code == 200, approved.get_json()
     [job] = approved.get_json()["publishJobs"]
     assert job["status"] == "failed"
@@ -84,17 +103,34 @@ def test_every_outcome_event_is_sent_signed_and_in_order(make_app, fake, receive
     task, failed, succeeded = full_lifecycle(app, fake, agent_headers)
     assert receiver.wait_for(4)
     payloads = verified(receiver)
-    assert [p["type"] for p in payloads] == ["review_task.rejected", "review_task.approved",
-                                             "review_task.publish_failed", "review_task.published"]
+    assert [p["type"] for p in payloads] == [
+        "review_task.rejected",
+        "review_task.approved",
+        "review_task.publish_failed",
+        "review_task.published",
+    ]
     rejected, approved, publish_failed, published = (p["data"] for p in payloads)
     assert rejected["rejectedElements"] == ["title"] and rejected["taskId"] == task["id"]
-    assert approved == {"taskId": task["id"], "publicAccount": "silicon-rise", "contentType": "article",
-                        "topic": task["topic"], "action": "approve_and_publish"}
-    assert publish_failed == {"taskId": task["id"], "jobId": failed["id"], "attemptCount": 1,
-                              "lastError": failed["lastError"]}
+    assert approved == {
+        "taskId": task["id"],
+        "publicAccount": "silicon-rise",
+        "contentType": "article",
+        "topic": task["topic"],
+        "action": "approve_and_publish",
+    }
+    assert publish_failed == {
+        "taskId": task["id"],
+        "jobId": failed["id"],
+        "attemptCount": 1,
+        "lastError": failed["lastError"],
+    }
     assert "45009" in publish_failed["lastError"]
-    assert published == {"taskId": task["id"], "jobId": succeeded["id"], "triggerMode": "manual",
-                         "draftMediaId": succeeded["draftMediaId"]}
+    assert published == {
+        "taskId": task["id"],
+        "jobId": succeeded["id"],
+        "triggerMode": "manual",
+        "draftMediaId": succeeded["draftMediaId"],
+    }
 
 
 def test_the_default_sends_rejections_only_and_records_the_rest(make_app, fake, receiver, agent_headers):
@@ -102,8 +138,12 @@ def test_the_default_sends_rejections_only_and_records_the_rest(make_app, fake, 
     full_lifecycle(app, fake, agent_headers)
     rows = settled_outbox(app)
     assert [p["type"] for p in verified(receiver)] == ["review_task.rejected"]
-    assert rows == {"review_task.rejected": "sent", "review_task.approved": "not_sent",
-                    "review_task.publish_failed": "not_sent", "review_task.published": "not_sent"}
+    assert rows == {
+        "review_task.rejected": "sent",
+        "review_task.approved": "not_sent",
+        "review_task.publish_failed": "not_sent",
+        "review_task.published": "not_sent",
+    }
 
 
 def test_only_the_chosen_outcome_is_sent(make_app, fake, receiver, agent_headers):
@@ -146,10 +186,12 @@ def test_a_receiver_that_was_down_gets_one_tasks_events_in_order(make_app, fake,
     with app.app_context(), db.connection_context():
         statuses = [m.status for m in OutboxMessage.select()]
     delivered = [(json.loads(body)["type"], json.loads(body)["data"]["taskId"]) for _, body in receiver.received]
-    assert delivered == [("review_task.approved", first["id"]),   # 503
-                         ("review_task.approved", other["id"]),
-                         ("review_task.approved", first["id"]),   # the retry, before the next of its task
-                         ("review_task.published", first["id"])]
+    assert delivered == [
+        ("review_task.approved", first["id"]),  # 503
+        ("review_task.approved", other["id"]),
+        ("review_task.approved", first["id"]),  # the retry, before the next of its task
+        ("review_task.published", first["id"]),
+    ]
     assert statuses == ["sent"] * 3
     verified(receiver)  # every attempt carries a valid signature, the failed one too
 

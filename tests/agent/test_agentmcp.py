@@ -1,5 +1,6 @@
 """The MCP server (docs/api.md §13) driven by the `mcp` SDK's own client, over stdio and streamable HTTP,
 against the service on a real HTTP server."""
+
 import os
 import socket
 import subprocess
@@ -28,12 +29,22 @@ from tests.helpers.review import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"upload_image", "create_review_task", "get_review_task", "list_review_tasks", "patch_task_elements",
-         "get_task_stats", "export_dataset", "propose_edition", "get_edition"}
+TOOLS = {
+    "upload_image",
+    "create_review_task",
+    "get_review_task",
+    "list_review_tasks",
+    "patch_task_elements",
+    "get_task_stats",
+    "export_dataset",
+    "propose_edition",
+    "get_edition",
+}
 
 
 def test_the_tools_with_the_api_schemas(app):
     with live_server(app) as base_url:
+
         async def listing():
             async with Client(stdio_params(base_url)) as client:
                 return (await client.list_tools()).tools
@@ -58,7 +69,8 @@ def test_the_tools_with_the_api_schemas(app):
     patch = tools["patch_task_elements"].input_schema
     assert patch["required"] == ["taskId", "elements"]
     assert set(patch["properties"]["elements"]["properties"]) == set(
-        document["components"]["schemas"]["PatchElements"]["properties"])
+        document["components"]["schemas"]["PatchElements"]["properties"]
+    )
     for tool in tools.values():
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         assert tool.description
@@ -70,6 +82,7 @@ def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
     image.write_bytes(png_bytes(900, 500))
     admin = signed_in_admin(app)
     with live_server(app) as base_url:
+
         async def agent_side():
             async with Client(stdio_params(base_url, upload_root=tmp_path)) as client:
                 failed, asset = await call(client, "upload_image", {"path": str(image)})
@@ -82,34 +95,49 @@ def test_the_walk_through_upload_create_reject_patch_approved(app, tmp_path):
 
                 # The reviewer rejects the title (admin API, as the page does).
                 selections = article_selections(task, asset)
-                rejected = admin.post(decision_url(task), json={
-                    "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
-                    "rejectionNote": "标题太长", "selections": selections,
-                    "lockedSelections": locked_except(selections, ["title"])})
+                rejected = admin.post(
+                    decision_url(task),
+                    json={
+                        "action": "reject_rework",
+                        "rejectedElements": ["title"],
+                        "rejectionReason": "style_mismatch",
+                        "rejectionNote": "标题太长",
+                        "selections": selections,
+                        "lockedSelections": locked_except(selections, ["title"]),
+                    },
+                )
                 assert rejected.status_code == 200, rejected.get_json()
 
                 failed, waiting = await call(client, "list_review_tasks", {"status": "rejected_rework"})
                 assert not failed and [t["id"] for t in waiting["tasks"]] == [task["id"]]
                 failed, seen = await call(client, "get_review_task", {"taskId": task["id"]})
                 assert (seen["rejectedElements"], seen["rejectionNote"]) == (["title"], "标题太长")
-                failed, patched = await call(client, "patch_task_elements",
-                                             {"taskId": task["id"], "elements": {"title": "芯片三问"}})
+                failed, patched = await call(
+                    client, "patch_task_elements", {"taskId": task["id"], "elements": {"title": "芯片三问"}}
+                )
                 assert not failed and patched["status"] == "pending_review", patched
 
-                approved = admin.post(decision_url(task), json={**approve_article(task, asset),
-                                                                "selections": {**selections, "title": "芯片三问"}})
+                approved = admin.post(
+                    decision_url(task),
+                    json={**approve_article(task, asset), "selections": {**selections, "title": "芯片三问"}},
+                )
                 assert approved.status_code == 200, approved.get_json()
                 failed, final = await call(client, "get_review_task", {"taskId": task["id"]})
                 return final
 
         final = run(agent_side())
     assert final["status"] == "approved" and final["selections"]["title"] == "芯片三问"
-    assert [e["type"] for e in final["timeline"]][:4] == ["task_created", "rejected", "rework_submitted",
-                                                          "returned_to_review"]
+    assert [e["type"] for e in final["timeline"]][:4] == [
+        "task_created",
+        "rejected",
+        "rework_submitted",
+        "returned_to_review",
+    ]
 
 
 def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     with live_server(app) as base_url:
+
         async def mistakes():
             async with Client(stdio_params(base_url, upload_root=tmp_path)) as client:
                 bad = {**article_payload(), "topic": "x" * 501}
@@ -140,17 +168,30 @@ def free_port():
 
 
 HTTP_TOKEN = "mcp-http-token-for-tests"
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}},
+}
 
 
 def test_streamable_http_transport_needs_the_bearer_token(app):
     port = free_port()
     with live_server(app) as base_url:
-        env = {**os.environ, "REVIEW_BASE_URL": base_url, "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-               "MCP_HTTP_TOKEN": HTTP_TOKEN}
-        server = subprocess.Popen([sys.executable, "-m", "agentmcp", "--http", str(port)], cwd=ROOT, env=env,
-                                  stderr=subprocess.PIPE, text=True)
+        env = {
+            **os.environ,
+            "REVIEW_BASE_URL": base_url,
+            "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+            "MCP_HTTP_TOKEN": HTTP_TOKEN,
+        }
+        server = subprocess.Popen(
+            [sys.executable, "-m", "agentmcp", "--http", str(port)],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 20
             while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
@@ -158,10 +199,16 @@ def test_streamable_http_transport_needs_the_bearer_token(app):
                 time.sleep(0.1)
             url = f"http://127.0.0.1:{port}/mcp"
             accept = {"Accept": "application/json, text/event-stream"}
-            refused = [requests.post(url, json=INITIALIZE, headers={**accept, **extra}, timeout=10)
-                       for extra in ({}, {"Authorization": "Bearer wrong-token"},
-                                     {"Authorization": f"Bearer {HTTP_TOKEN}x"}, {"Authorization": HTTP_TOKEN},
-                                     {"Authorization": f"Basic {HTTP_TOKEN}"})]
+            refused = [
+                requests.post(url, json=INITIALIZE, headers={**accept, **extra}, timeout=10)
+                for extra in (
+                    {},
+                    {"Authorization": "Bearer wrong-token"},
+                    {"Authorization": f"Bearer {HTTP_TOKEN}x"},
+                    {"Authorization": HTTP_TOKEN},
+                    {"Authorization": f"Basic {HTTP_TOKEN}"},
+                )
+            ]
             refused.append(requests.get(f"http://127.0.0.1:{port}/anything", timeout=10))
 
             async def over_http(headers):
@@ -186,8 +233,14 @@ def test_http_without_a_token_refuses_to_start():
     for token in (None, "", "  "):
         started = env if token is None else {**env, "MCP_HTTP_TOKEN": token}
         # The old server served without one (and this run waited until its timeout).
-        done = subprocess.run([sys.executable, "-m", "agentmcp", "--http", str(free_port())], cwd=ROOT,
-                              env=started, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [sys.executable, "-m", "agentmcp", "--http", str(free_port())],
+            cwd=ROOT,
+            env=started,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert done.returncode != 0 and "MCP_HTTP_TOKEN" in done.stderr, (token, done.stderr)
 
 
@@ -201,11 +254,20 @@ def test_upload_image_reads_only_regular_files_under_the_upload_root(app, tmp_pa
     (root / "zero.png").symlink_to("/dev/zero")
     os.mkfifo(root / "pipe.png")
     # The outside file first: the old server uploaded it (and read /dev/zero until memory ran out).
-    refused = {"outside": str(outside), "missing outside": str(tmp_path / "nothing.png"),
-               "dot-dot": "../secret.png", "dot-dot absolute": f"{root}/../secret.png", "symlink out": "link.png",
-               "/dev/zero": "/dev/zero", "symlink to /dev/zero": "zero.png", "FIFO": "pipe.png", "folder": ".",
-               "missing inside": "nothing.png"}
+    refused = {
+        "outside": str(outside),
+        "missing outside": str(tmp_path / "nothing.png"),
+        "dot-dot": "../secret.png",
+        "dot-dot absolute": f"{root}/../secret.png",
+        "symlink out": "link.png",
+        "/dev/zero": "/dev/zero",
+        "symlink to /dev/zero": "zero.png",
+        "FIFO": "pipe.png",
+        "folder": ".",
+        "missing inside": "nothing.png",
+    }
     with live_server(app) as base_url:
+
         async def uploads():
             answers = {}
             async with Client(stdio_params(base_url, upload_root=root)) as client:
@@ -241,8 +303,9 @@ def test_a_file_is_read_at_most_one_byte_past_the_limit():
 
 def test_a_missing_address_or_token_is_refused_at_start():
     env = {"PATH": os.environ.get("PATH", "")}
-    done = subprocess.run([sys.executable, "-m", "agentmcp"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmcp"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2 and "REVIEW_AGENT_TOKEN" in done.stderr
 
 

@@ -1,5 +1,6 @@
 """`python -m agentmcp --http PORT` says where it listens (docs/api.md §13): one line on stderr, printed once
 the port is open, with the URL a client connects to. Before, it printed nothing at all."""
+
 import os
 import re
 import selectors
@@ -31,10 +32,15 @@ def _first_line(process, seconds):
 
 
 def _serve(port):
-    env = {**os.environ, "REVIEW_BASE_URL": "http://127.0.0.1:9", "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-           "MCP_HTTP_TOKEN": HTTP_TOKEN}
-    return subprocess.Popen([sys.executable, "-m", "agentmcp", "--http", str(port)], cwd=ROOT, env=env,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "REVIEW_BASE_URL": "http://127.0.0.1:9",
+        "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+        "MCP_HTTP_TOKEN": HTTP_TOKEN,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentmcp", "--http", str(port)], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_http_prints_where_it_listens_once_the_port_is_open():
@@ -48,8 +54,10 @@ def test_http_prints_where_it_listens_once_the_port_is_open():
         # Listening already when the line is printed: a request right away reaches the server.
         answer = requests.post(url, json={}, timeout=10)
         assert answer.status_code == 401  # the bearer token is still asked for
-        assert requests.post(url, json={}, timeout=10, headers={"Authorization": f"Bearer {HTTP_TOKEN}"}
-                             ).status_code != 401
+        assert (
+            requests.post(url, json={}, timeout=10, headers={"Authorization": f"Bearer {HTTP_TOKEN}"}).status_code
+            != 401
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -1,4 +1,5 @@
 """Agent notifications: outbox, Standard Webhooks signing, retries, restart (docs/api.md §4)."""
+
 import base64
 import hashlib
 import hmac
@@ -19,9 +20,15 @@ SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode
 
 
 def fake_task(task_id="task_1"):
-    return SimpleNamespace(task_id=task_id, public_account="silicon-rise", content_type="article",
-                           topic="芯片的未来", rejected_elements=["title"], rejection_reason="style_mismatch",
-                           rejection_note="标题太长")
+    return SimpleNamespace(
+        task_id=task_id,
+        public_account="silicon-rise",
+        content_type="article",
+        topic="芯片的未来",
+        rejected_elements=["title"],
+        rejection_reason="style_mismatch",
+        rejection_note="标题太长",
+    )
 
 
 def enqueue(task_id="task_1"):
@@ -48,8 +55,14 @@ def test_payload_and_signature_verify(app, receiver):
     payload = json.loads(body.decode())
     assert payload["type"] == "review_task.rejected"
     assert payload["data"] == {
-        "taskId": "task_1", "publicAccount": "silicon-rise", "contentType": "article", "topic": "芯片的未来",
-        "rejectedElements": ["title"], "rejectionReason": "style_mismatch", "rejectionNote": "标题太长"}
+        "taskId": "task_1",
+        "publicAccount": "silicon-rise",
+        "contentType": "article",
+        "topic": "芯片的未来",
+        "rejectedElements": ["title"],
+        "rejectionReason": "style_mismatch",
+        "rejectionNote": "标题太长",
+    }
     assert "芯片".encode() in body  # UTF-8, not \u escapes
     with db.connection_context():
         assert OutboxMessage.get().status == "sent"
@@ -105,8 +118,9 @@ def test_gives_up_after_the_schedule(app, receiver):
     enqueue()
     with db.connection_context():
         for step in range(4):
-            notifications.deliver_due(receiver.url, SECRET, retry_delays=(1, 1, 1),
-                                      now=utcnow() + timedelta(seconds=5 * step))
+            notifications.deliver_due(
+                receiver.url, SECRET, retry_delays=(1, 1, 1), now=utcnow() + timedelta(seconds=5 * step)
+            )
         message = OutboxMessage.get()
     assert (message.status, message.attempts) == ("gave_up", 4)
 
@@ -128,8 +142,12 @@ def test_no_url_keeps_the_message_recorded(app):
 
 def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver):
     receiver.fail_statuses = [500]
-    config = {"WEBHOOK_SENDER_ENABLED": True, "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
-              "REVIEW_AGENT_WEBHOOK_SECRET": SECRET, "REVIEW_WEBHOOK_RETRY_DELAYS": "30"}
+    config = {
+        "WEBHOOK_SENDER_ENABLED": True,
+        "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
+        "REVIEW_AGENT_WEBHOOK_SECRET": SECRET,
+        "REVIEW_WEBHOOK_RETRY_DELAYS": "30",
+    }
     first = make_app(**config)
     enqueue()
     assert receiver.wait_for(1, timeout=10), "first attempt should come within a few seconds"
@@ -173,8 +191,9 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
         make_asset,
     )
 
-    app = make_app(WEBHOOK_SENDER_ENABLED=True, REVIEW_AGENT_WEBHOOK_URL=receiver.url,
-                   REVIEW_AGENT_WEBHOOK_SECRET=SECRET)
+    app = make_app(
+        WEBHOOK_SENDER_ENABLED=True, REVIEW_AGENT_WEBHOOK_URL=receiver.url, REVIEW_AGENT_WEBHOOK_SECRET=SECRET
+    )
     try:
         agent = {"x-review-agent-token": AGENT_TOKEN}
         client = app.test_client()
@@ -183,17 +202,27 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
         create_admin()
         login(client)
         selections = article_selections(task, cover)
-        response = client.post(decision_url(task), json={
-            "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectionNote": "标题再短一点",
-            "rejectedElements": ["title"], "selections": selections,
-            "lockedSelections": locked_except(selections, ["title"])})
+        response = client.post(
+            decision_url(task),
+            json={
+                "action": "reject_rework",
+                "rejectionReason": "style_mismatch",
+                "rejectionNote": "标题再短一点",
+                "rejectedElements": ["title"],
+                "selections": selections,
+                "lockedSelections": locked_except(selections, ["title"]),
+            },
+        )
         assert response.status_code == 200, response.get_data(as_text=True)
         assert receiver.wait_for(1, timeout=10), "the webhook should arrive within a few seconds"
         headers, body = receiver.received[0]
         assert verify(headers, body)
         data = json.loads(body)["data"]
         assert (data["taskId"], data["rejectedElements"], data["rejectionNote"]) == (
-            task["id"], ["title"], "标题再短一点")
+            task["id"],
+            ["title"],
+            "标题再短一点",
+        )
         for _ in range(100):  # the timeline entry is written right after the delivery succeeds
             timeline = client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent).get_json()["timeline"]
             if any(event["type"] == "agent_notified" for event in timeline):

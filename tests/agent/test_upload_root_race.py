@@ -1,6 +1,7 @@
 """MCP_UPLOAD_ROOT holds while the folders under it change (docs/api.md §16): upload_image's path is
 opened one component at a time from the root, no component followed as a symlink, so a folder swapped for
 a symlink between a check and the open can never make it read a file outside the root."""
+
 import os
 import sys
 import threading

@@ -1,4 +1,5 @@
 """Admin sign-in, sessions, guards and tokens (docs/api.md §3)."""
+
 import html
 import logging
 import os
@@ -37,6 +38,7 @@ class NameSchema(Schema):
 @pytest.fixture
 def guarded(make_app):
     """An app with probe routes behind each guard."""
+
     def factory(**overrides):
         application = make_app(**overrides)
         probe = Blueprint("probe", __name__)
@@ -77,12 +79,14 @@ def guarded(make_app):
         @agent_or_admin("review")
         def either_probe():
             from flask import g
+
             return {"actor": g.actor[0]}
 
         @probe.post("/api/probe/client")
         @client_required
         def client_probe():
             from flask import g
+
             return {"channel": g.feedback_channel}
 
         application.extensions["openapi"].register_blueprint(probe)
@@ -122,8 +126,9 @@ def test_login_by_json_with_next(guarded):
     app = guarded()
     create_admin()
     client = app.test_client()
-    response = client.post("/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD,
-                                                     "next": "/feedback?status=processing"})
+    response = client.post(
+        "/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD, "next": "/feedback?status=processing"}
+    )
     assert response.status_code == 303
     assert response.headers["Location"] == "/feedback?status=processing"
 
@@ -135,13 +140,23 @@ def test_secure_flag_when_configured(guarded):
     assert all("Secure" in cookie for cookie in response.headers.getlist("Set-Cookie"))  # the device one too
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "http:/x",
-                                    "javascript:alert(1)", "/ok\r\nSet-Cookie: x=1"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://evil.example/",
+        "//evil.example/x",
+        "/\\evil.example",
+        "http:/x",
+        "javascript:alert(1)",
+        "/ok\r\nSet-Cookie: x=1",
+    ],
+)
 def test_next_open_redirect_refused(guarded, target):
     app = guarded()
     create_admin()
-    response = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
-                                                               "next": target})
+    response = app.test_client().post(
+        "/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD, "next": target}
+    )
     assert response.status_code == 303
     assert response.headers["Location"] == "/review"
 
@@ -184,8 +199,11 @@ def test_throttle_per_ip_across_usernames(guarded):
         client.post("/api/auth/login", data={"username": f"nobody{n}", "password": "x"})
     response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
     assert response.headers["Location"] == "/login?error=too_many_attempts"
-    other_ip = app.test_client().post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                                      environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    other_ip = app.test_client().post(
+        "/api/auth/login",
+        data={"username": "admin", "password": ADMIN_PASSWORD},
+        environ_base={"REMOTE_ADDR": "10.0.0.9"},
+    )
     # The user name itself has no failures, so from another address it signs in.
     assert other_ip.headers["Location"] == "/review"
 
@@ -255,18 +273,20 @@ def test_a_sign_in_from_another_origin_is_refused(guarded):
     assert response.status_code == 303 and session_cookie_of(response).startswith("review_admin_session=")
 
 
-@pytest.mark.parametrize("path", ["/review?status=approved&publicAccount=silicon-rise",
-                                  "/probe/page?q=a%2Bb+c&tag=%26x&empty="])
+@pytest.mark.parametrize(
+    "path", ["/review?status=approved&publicAccount=silicon-rise", "/probe/page?q=a%2Bb+c&tag=%26x&empty="]
+)
 def test_next_survives_the_login_round_trip(guarded, path):
     app = guarded()
     create_admin()
     client = app.test_client()
     to_login = client.get(path).headers["Location"]
     form = client.get(to_login).get_data(as_text=True)
-    sign_in_form = form[form.index('action="/api/auth/login"'):]  # the language switch carries a next of its own
+    sign_in_form = form[form.index('action="/api/auth/login"') :]  # the language switch carries a next of its own
     next_value = html.unescape(re.search(r'name="next" value="([^"]*)"', sign_in_form).group(1))
-    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
-                                                    "next": next_value})
+    response = client.post(
+        "/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD, "next": next_value}
+    )
     assert response.headers["Location"] == path
     assert client.get(path).status_code == 200
 
@@ -278,20 +298,28 @@ def test_next_survives_failed_sign_ins(guarded):
     client = app.test_client()
     page = "http://localhost/login?next=%2Freview%3Fstatus%3Dall"
     for _attempt in range(2):
-        failed = client.post("/api/auth/login", data={"username": "admin", "password": "wrong",
-                                                      "next": "/review?status=all"}, headers={"Referer": page})
+        failed = client.post(
+            "/api/auth/login",
+            data={"username": "admin", "password": "wrong", "next": "/review?status=all"},
+            headers={"Referer": page},
+        )
         assert failed.headers["Location"] == "/login?error=invalid_credentials"
         again = client.get(failed.headers["Location"], headers={"Referer": page})
         assert again.status_code == 303
         page = "http://localhost" + again.headers["Location"]
         form = client.get(again.headers["Location"]).get_data(as_text=True)
         assert 'name="next" value="/review?status=all"' in form and "Wrong user name or password" in form
-    response = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD,
-                                                    "next": "/review?status=all"})
+    response = client.post(
+        "/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD, "next": "/review?status=all"}
+    )
     assert response.headers["Location"] == "/review?status=all"
     # Without a sign-in page as referrer there is nothing to keep.
-    assert client.get("/login?error=invalid_credentials", headers={"Referer": "http://evil.example/login?next=/x"}
-                      ).status_code == 200
+    assert (
+        client.get(
+            "/login?error=invalid_credentials", headers={"Referer": "http://evil.example/login?next=/x"}
+        ).status_code
+        == 200
+    )
 
 
 def test_logout_get_and_post_clear_cookie(guarded):
@@ -458,14 +486,14 @@ def test_agent_token_rotation_list(guarded):
 
 def test_unset_agent_token_refuses_everyone(guarded):
     app = guarded(REVIEW_AGENT_TOKEN="")
-    assert_error(app.test_client().get("/api/probe/agent", headers={"x-review-agent-token": ""}), 401,
-                 "unauthorized")
+    assert_error(app.test_client().get("/api/probe/agent", headers={"x-review-agent-token": ""}), 401, "unauthorized")
 
 
 def test_agent_token_compared_in_constant_time():
     # The comparison goes through hmac.compare_digest over every configured token.
     calls = []
     import hmac as hmac_module
+
     original = hmac_module.compare_digest
 
     def spy(a, b):
@@ -485,7 +513,8 @@ def test_either_credential(guarded):
     app = guarded()
     client = app.test_client()
     assert client.get("/api/probe/either", headers={"x-review-agent-token": AGENT_TOKEN}).get_json() == {
-        "actor": "agent"}
+        "actor": "agent"
+    }
     assert_error(client.get("/api/probe/either"), 401, "unauthorized")
     create_admin()
     login(client)
@@ -502,8 +531,9 @@ def test_client_token_names_channel(guarded):
 
 
 def test_create_admin_cli_password_stdin(app, runner):
-    result = runner.invoke(args=["create-admin", "editor", "--permissions", "feedback", "--password-stdin"],
-                           input="s3cret-password\n")
+    result = runner.invoke(
+        args=["create-admin", "editor", "--permissions", "feedback", "--password-stdin"], input="s3cret-password\n"
+    )
     assert result.exit_code == 0, result.output
     assert "s3cret-password" not in result.output
     with db.connection_context():
@@ -518,6 +548,7 @@ def test_create_admin_cli_password_stdin(app, runner):
 
 def test_create_admin_keeps_an_accounts_permissions_and_says_where_it_wrote(app, runner, store):
     """A password reset for scripts used to grant both permissions to a review-only account."""
+
     def create(*args, password="s3cret-password"):
         result = runner.invoke(args=["create-admin", *args, "--password-stdin"], input=password + "\n")
         assert result.exit_code == 0, result.output
@@ -571,17 +602,31 @@ def test_a_deactivated_bootstrap_admin_stays_deactivated(make_app, tmp_path, cap
     with caplog.at_level(logging.WARNING):
         make_app(**settings)
     assert any("boot from settings is deactivated" in r.getMessage() for r in caplog.records)
-    env = {**os.environ, **settings, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "routes"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        **settings,
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "routes"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     with db.connection_context():
         user = AdminUser.get(AdminUser.username == "boot")
         assert (user.active, user.session_nonce) == (False, nonce)
-    refused = make_app(**settings).test_client().post(
-        "/api/auth/login", data={"username": "boot", "password": "bootstrap-password"})
+    refused = (
+        make_app(**settings)
+        .test_client()
+        .post("/api/auth/login", data={"username": "boot", "password": "bootstrap-password"})
+    )
     assert refused.headers["Location"] == "/login?error=invalid_credentials"
+
 
 @pytest.mark.parametrize("path", ["/api/probe/agent-body", "/api/probe/agent-body-guard-first"])
 def test_credentials_are_checked_before_input(guarded, path):

@@ -7,6 +7,7 @@
   500 failing requests (401, 400, 404, 405, 413, 409), each on its own TCP connection.
 - The login throttle holds under a concurrent burst of wrong passwords.
 """
+
 import concurrent.futures
 import logging
 import os
@@ -40,8 +41,14 @@ def open_fds():
 
 
 def _feedback(n):
-    return {"type": "bug", "title": f"并发反馈 {n}", "content": f"第 {n} 条", "appName": "carbon-fitness",
-            "appVersion": "2.3.0", "platform": "ios"}
+    return {
+        "type": "bug",
+        "title": f"并发反馈 {n}",
+        "content": f"第 {n} 条",
+        "appName": "carbon-fitness",
+        "appVersion": "2.3.0",
+        "platform": "ios",
+    }
 
 
 def test_8_threads_x_200_concurrent_writes_all_succeed_with_exact_counts(app, client, caplog):
@@ -52,25 +59,34 @@ def test_8_threads_x_200_concurrent_writes_all_succeed_with_exact_counts(app, cl
     lock = threading.Lock()
 
     with live_server(app) as base:
+
         def worker(thread_no):
             session = requests.Session()
             for i in range(WRITES_PER_THREAD):
                 n = thread_no * WRITES_PER_THREAD + i
                 kind = n % 4
                 if kind == 0:
-                    response = session.post(f"{base}/api/review/agent/tasks", headers=AGENT,
-                                            json=article_payload(topic=f"并发 {n}"))
+                    response = session.post(
+                        f"{base}/api/review/agent/tasks", headers=AGENT, json=article_payload(topic=f"并发 {n}")
+                    )
                 elif kind == 1:
-                    response = session.patch(f"{base}/api/review/agent/tasks/{shared['id']}/elements",
-                                             headers=AGENT, json={"title": f"标题 {n}"})
+                    response = session.patch(
+                        f"{base}/api/review/agent/tasks/{shared['id']}/elements",
+                        headers=AGENT,
+                        json={"title": f"标题 {n}"},
+                    )
                 elif kind == 2:
                     response = session.post(f"{base}/api/feedbacks", headers=CLIENT, json=_feedback(n))
                 else:
-                    response = session.post(f"{base}/api/assets/upload", headers=AGENT,
-                                            files={"file": (f"{n}.png", images[n // 4], "image/png")})
+                    response = session.post(
+                        f"{base}/api/assets/upload",
+                        headers=AGENT,
+                        files={"file": (f"{n}.png", images[n // 4], "image/png")},
+                    )
                 with lock:
                     (done if response.status_code in (200, 201) else failures).append(
-                        (kind, response.status_code, response.text[:200]))
+                        (kind, response.status_code, response.text[:200])
+                    )
             session.close()
 
         with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
@@ -79,8 +95,9 @@ def test_8_threads_x_200_concurrent_writes_all_succeed_with_exact_counts(app, cl
     assert failures == []
     assert len(done) == THREADS * WRITES_PER_THREAD
     per_kind = THREADS * WRITES_PER_THREAD // 4
-    storage_errors = [r.getMessage() for r in caplog.records if "storage failure" in r.getMessage()
-                      or "locked" in r.getMessage()]
+    storage_errors = [
+        r.getMessage() for r in caplog.records if "storage failure" in r.getMessage() or "locked" in r.getMessage()
+    ]
     assert storage_errors == []
     with db.connection_context():
         assert ReviewTask.select().count() == 1 + per_kind
@@ -100,14 +117,22 @@ def _failing_requests(base, feedback_id):
         ("GET", f"{base}/api/review/agent/tasks/nope", {}, 401),
         ("GET", f"{base}/api/review/agent/tasks/nope", {"headers": AGENT}, 404),
         ("POST", f"{base}/api/review/agent/tasks", {"headers": AGENT, "data": b"{not json"}, 400),
-        ("POST", f"{base}/api/review/agent/tasks", {"headers": {**AGENT, "content-type": "application/json"},
-                                                    "data": big}, 413),
+        (
+            "POST",
+            f"{base}/api/review/agent/tasks",
+            {"headers": {**AGENT, "content-type": "application/json"}, "data": big},
+            413,
+        ),
         ("PUT", f"{base}/api/review/agent/tasks", {"headers": AGENT}, 405),
         ("POST", f"{base}/api/feedbacks", {"headers": CLIENT, "json": _feedback(0)}, 409),  # duplicate
         ("PATCH", f"{base}/api/review/agent/tasks/nope/elements", {"headers": AGENT, "json": {"title": "x"}}, 404),
         ("GET", f"{base}/uploads/review/..%2f..%2finstance%2freview.db", {"headers": AGENT}, 404),
-        ("POST", f"{base}/api/assets/upload", {"headers": AGENT,
-                                               "files": {"file": ("a.png", b"not an image", "image/png")}}, 400),
+        (
+            "POST",
+            f"{base}/api/assets/upload",
+            {"headers": AGENT, "files": {"file": ("a.png", b"not an image", "image/png")}},
+            400,
+        ),
         ("GET", f"{base}/api/feedbacks/{feedback_id}", {}, 401),
     ]
 
@@ -142,9 +167,14 @@ def test_login_throttle_holds_under_a_concurrent_burst(app):
     """20 wrong passwords at once for one admin: at most 5 are checked, then even the right password is refused."""
     create_admin()
     with live_server(app) as base:
+
         def attempt(password):
-            response = requests.post(f"{base}/api/auth/login", data={"username": "admin", "password": password},
-                                     allow_redirects=False, timeout=30)
+            response = requests.post(
+                f"{base}/api/auth/login",
+                data={"username": "admin", "password": password},
+                allow_redirects=False,
+                timeout=30,
+            )
             return response.headers["Location"], "review_admin_session=" in response.headers.get("Set-Cookie", "")
 
         with concurrent.futures.ThreadPoolExecutor(20) as pool:

@@ -8,6 +8,7 @@
   publish job within the configured timeout (WECHAT_TIMEOUT_SECONDS), and the task can be
   published again afterwards.
 """
+
 import io
 import json
 import os
@@ -41,12 +42,20 @@ def _png(seed):
 
 
 def _config(tmp_path):
-    return {"TESTING": True, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-            "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
-            "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
-            "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False,
-            "FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": ""}
+    return {
+        "TESTING": True,
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+        "FEEDBACK_CLIENT_TOKENS": "web=client-web-token",
+        "WEBHOOK_SENDER_ENABLED": False,
+        "FEEDBACK_INDEXER_ENABLED": False,
+        "WAL_CHECKPOINTER_ENABLED": False,
+        "WECHAT_LIVE_WORKER_ENABLED": False,
+        "WECHAT_STATS_ENABLED": False,
+        "FEEDBACK_RATE_LIMIT_PER_IP": "",
+        "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
+    }
 
 
 def _consistency(uploads):
@@ -62,15 +71,29 @@ def _consistency(uploads):
 
 UPLOADS = {
     "asset": ("asset", "POST", "/api/assets/upload", AGENT, {"file": "image.png"}),
-    "attachment": ("feedback_attachment", "POST", "/api/feedbacks/{feedback_id}/attachments", CLIENT,
-                   {"kind": "screenshot", "file": "shot.png"}),
+    "attachment": (
+        "feedback_attachment",
+        "POST",
+        "/api/feedbacks/{feedback_id}/attachments",
+        CLIENT,
+        {"kind": "screenshot", "file": "shot.png"},
+    ),
 }
 
 
 def _new_feedback(client):
-    response = client.post("/api/feedbacks", headers=CLIENT, json={
-        "type": "bug", "title": "闪退", "content": f"打开首页后闪退 {time.time_ns()}", "appName": "carbon-fitness",
-        "appVersion": "2.3.0", "platform": "ios"})
+    response = client.post(
+        "/api/feedbacks",
+        headers=CLIENT,
+        json={
+            "type": "bug",
+            "title": "闪退",
+            "content": f"打开首页后闪退 {time.time_ns()}",
+            "appName": "carbon-fitness",
+            "appVersion": "2.3.0",
+            "platform": "ios",
+        },
+    )
     assert response.status_code == 201, response.get_data(as_text=True)
     return response.get_json()["id"]
 
@@ -90,8 +113,10 @@ def test_a_failed_record_write_leaves_no_file(make_app, kind):
     ok = client.open(url, method=method, headers=headers, data=_form(fields, _png(1)))
     assert ok.status_code == 201, ok.get_data(as_text=True)
     with db.connection_context():
-        db.execute_sql(f"CREATE TRIGGER refuse_insert BEFORE INSERT ON {table} "
-                       "BEGIN SELECT RAISE(ABORT, 'injected record write failure'); END")
+        db.execute_sql(
+            f"CREATE TRIGGER refuse_insert BEFORE INSERT ON {table} "
+            "BEGIN SELECT RAISE(ABORT, 'injected record write failure'); END"
+        )
     failed = client.open(url, method=method, headers=headers, data=_form(fields, _png(2)))
     assert failed.status_code == 500, failed.get_data(as_text=True)
     assert failed.get_json()["error"]["code"] in ("storage_unavailable", "internal_error")
@@ -114,8 +139,9 @@ def test_a_full_disk_is_storage_unavailable_and_leaves_nothing(make_app, kind, m
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", no_space)
-    failed = client.open(path.format(feedback_id=feedback_id), method=method, headers=headers,
-                         data=_form(fields, _png(3)))
+    failed = client.open(
+        path.format(feedback_id=feedback_id), method=method, headers=headers, data=_form(fields, _png(3))
+    )
     assert failed.status_code == 500 and failed.get_json()["error"]["code"] == "storage_unavailable"
     uploads = Path(app.config["REVIEW_UPLOADS_PATH"])
     assert _consistency(uploads) == ([], [], [])
@@ -148,8 +174,9 @@ CHILD = textwrap.dedent("""
 def _crash_child(config, table, method, url, headers, fields, data):
     argument = json.dumps([config, table, method, url, headers, {**fields, "_data": data.hex()}])
     script = CHILD.format(root=str(ROOT), crashed=CRASHED)
-    return subprocess.run([sys.executable, "-c", script, argument], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", script, argument], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 @pytest.mark.parametrize("kind", ["asset", "attachment"])
@@ -185,8 +212,12 @@ def platform():
 
 
 def _platform_app(make_app, base_url):
-    app = make_app(WECHAT_API_BASE=base_url, WECHAT_SILICON_RISE_APPID=ACCOUNT[0],
-                   WECHAT_SILICON_RISE_SECRET=ACCOUNT[1], WECHAT_TIMEOUT_SECONDS=1)
+    app = make_app(
+        WECHAT_API_BASE=base_url,
+        WECHAT_SILICON_RISE_APPID=ACCOUNT[0],
+        WECHAT_SILICON_RISE_SECRET=ACCOUNT[1],
+        WECHAT_TIMEOUT_SECONDS=1,
+    )
     create_admin()
     client = app.test_client()
     login(client)
@@ -210,8 +241,10 @@ def _publish(client, task):
     return response, time.perf_counter() - started
 
 
-@pytest.mark.parametrize("call", ["/cgi-bin/stable_token", "/cgi-bin/material/add_material",
-                                  "/cgi-bin/media/uploadimg", "/cgi-bin/draft/add"])
+@pytest.mark.parametrize(
+    "call",
+    ["/cgi-bin/stable_token", "/cgi-bin/material/add_material", "/cgi-bin/media/uploadimg", "/cgi-bin/draft/add"],
+)
 def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, platform, call):
     app, client = _platform_app(make_app, platform.base_url)
     task = _approved(app, client)
@@ -244,8 +277,10 @@ class TricklingServer(ScriptedServer):
         if self.answered > 1:
             return
         conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + self.content_type.encode() + b"\r\n"
-                     b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n")
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: " + self.content_type.encode() + b"\r\n"
+            b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n"
+        )
         for byte in self.body:
             if stopping.wait(0.15):
                 break
@@ -272,8 +307,13 @@ def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():
     started = time.monotonic()
     try:
         with pytest.raises(FetchRefused, match="took too long"):
-            fetch_bytes(host.base_url + "/a.png", allowed_hosts=["127.0.0.1"], allow_private=True,
-                        timeout=(1, 1), total_seconds=1)
+            fetch_bytes(
+                host.base_url + "/a.png",
+                allowed_hosts=["127.0.0.1"],
+                allow_private=True,
+                timeout=(1, 1),
+                total_seconds=1,
+            )
     finally:
         host.stop()
     assert time.monotonic() - started < 3

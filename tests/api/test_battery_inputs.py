@@ -4,6 +4,7 @@ bombs, path tricks, session cookie flags in a production config, secrets and tok
 Bombs are judged by time (refused within 1 s) and by memory: the test process' peak resident
 size (VmHWM, reset through /proc/self/clear_refs before each request) may grow only a little.
 """
+
 import calendar
 import http.client
 import io
@@ -93,15 +94,17 @@ def jpeg_claiming(width, height):
 
 def png(width=40, height=30, mode="RGB"):
     out = io.BytesIO()
-    Image.new(mode, (width, height), (200, 30, 30)[:len(mode)] if mode != "L" else 128).save(out, "PNG")
+    Image.new(mode, (width, height), (200, 30, 30)[: len(mode)] if mode != "L" else 128).save(out, "PNG")
     return out.getvalue()
 
 
 def zip_bomb(uncompressed_mib=200):
     out = io.BytesIO()
     zero = b"\0" * MIB
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive, \
-            archive.open("app.log", "w", force_zip64=True) as member:
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("app.log", "w", force_zip64=True) as member,
+    ):
         for _ in range(uncompressed_mib):
             member.write(zero)
     return out.getvalue()
@@ -114,20 +117,34 @@ def gzip_bomb(uncompressed_mib=200):
 
 
 def asset_upload(client, data, name):
-    return lambda: client.post("/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
-                               data={"file": (io.BytesIO(data), name)})
+    return lambda: client.post(
+        "/api/assets/upload", headers=AGENT, content_type="multipart/form-data", data={"file": (io.BytesIO(data), name)}
+    )
 
 
 def attachment_upload(client, feedback_id, data, name, kind):
-    return lambda: client.post(f"/api/feedbacks/{feedback_id}/attachments", headers=CLIENT,
-                               content_type="multipart/form-data",
-                               data={"kind": kind, "file": (io.BytesIO(data), name)})
+    return lambda: client.post(
+        f"/api/feedbacks/{feedback_id}/attachments",
+        headers=CLIENT,
+        content_type="multipart/form-data",
+        data={"kind": kind, "file": (io.BytesIO(data), name)},
+    )
 
 
 def new_feedback(client, **extra):
-    response = client.post("/api/feedbacks", headers=CLIENT, json={
-        "type": "bug", "title": "闪退", "content": f"打开首页后闪退 {time.perf_counter_ns()}",
-        "appName": "carbon-fitness", "appVersion": "2.3.0", "platform": "ios", **extra})
+    response = client.post(
+        "/api/feedbacks",
+        headers=CLIENT,
+        json={
+            "type": "bug",
+            "title": "闪退",
+            "content": f"打开首页后闪退 {time.perf_counter_ns()}",
+            "appName": "carbon-fitness",
+            "appVersion": "2.3.0",
+            "platform": "ios",
+            **extra,
+        },
+    )
     assert response.status_code == 201, response.get_data(as_text=True)
     return response.get_json()["id"]
 
@@ -176,11 +193,16 @@ def test_json_bombs_are_refused_fast(app, client):
     """Nesting deeper than the interpreter's recursion limit is a 400 (it was a 500), on every JSON route."""
     create_admin()
     nested = b"[" * 100_000 + b"]" * 100_000
-    for method, path, headers in (("POST", "/api/review/agent/tasks", AGENT),
-                                  ("PATCH", "/api/review/agent/tasks/x/elements", AGENT),
-                                  ("POST", "/api/feedbacks", CLIENT)):
-        response, seconds, grown = measured(lambda m=method, p=path, h=headers: client.open(
-            p, method=m, data=nested, headers={**h, "content-type": "application/json"}))
+    for method, path, headers in (
+        ("POST", "/api/review/agent/tasks", AGENT),
+        ("PATCH", "/api/review/agent/tasks/x/elements", AGENT),
+        ("POST", "/api/feedbacks", CLIENT),
+    ):
+        response, seconds, grown = measured(
+            lambda m=method, p=path, h=headers: client.open(
+                p, method=m, data=nested, headers={**h, "content-type": "application/json"}
+            )
+        )
         assert response.status_code in (400, 404), (path, response.status_code, response.get_data(as_text=True))
         assert response.get_json()["error"]["code"] in ("validation_error", "not_found")
         assert seconds < 1.0 and grown < BOMB_MEMORY_MIB
@@ -191,9 +213,14 @@ def test_json_bombs_are_refused_fast(app, client):
 
 def test_a_multipart_body_of_many_parts_is_refused(app, client):
     parts = {f"field{n}": "x" for n in range(5_000)}
-    response, seconds, grown = measured(lambda: client.post(
-        "/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
-        data={**parts, "file": (io.BytesIO(png()), "a.png")}))
+    response, seconds, grown = measured(
+        lambda: client.post(
+            "/api/assets/upload",
+            headers=AGENT,
+            content_type="multipart/form-data",
+            data={**parts, "file": (io.BytesIO(png()), "a.png")},
+        )
+    )
     assert response.status_code in (400, 413), response.get_data(as_text=True)
     assert seconds < 1.0 and grown < BOMB_MEMORY_MIB
     assert files_under(app.config["REVIEW_UPLOADS_PATH"]) == []
@@ -204,8 +231,10 @@ def test_the_largest_accepted_screenshot_stays_within_one_and_a_half_decoded_cop
     data = png(width, height, "RGBA")
     decoded_mib = width * height * 4 / MIB
     feedback_id = new_feedback(client)
-    for route, send in (("asset", asset_upload(client, data, "big.png")),
-                        ("screenshot", attachment_upload(client, feedback_id, data, "big.png", "screenshot"))):
+    for route, send in (
+        ("asset", asset_upload(client, data, "big.png")),
+        ("screenshot", attachment_upload(client, feedback_id, data, "big.png", "screenshot")),
+    ):
         response, _seconds, grown = measured(send)
         assert response.status_code == 201, (route, response.get_data(as_text=True))
         assert grown <= 1.5 * decoded_mib, (route, f"{grown:.0f} MiB for {decoded_mib:.0f} MiB of pixels")
@@ -216,23 +245,39 @@ HTML = b"<!doctype html><html><body><script>alert(document.cookie)</script></bod
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>'
 PDF = b"%PDF-1.7\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 56
-DISGUISED = [("html as png", HTML, "cover.png"), ("svg as png", SVG, "cover.png"), ("pdf as jpg", PDF, "cover.jpg"),
-             ("elf as gif", ELF, "cover.gif"), ("truncated png", png()[:60], "cover.png")]
+DISGUISED = [
+    ("html as png", HTML, "cover.png"),
+    ("svg as png", SVG, "cover.png"),
+    ("pdf as jpg", PDF, "cover.jpg"),
+    ("elf as gif", ELF, "cover.gif"),
+    ("truncated png", png()[:60], "cover.png"),
+]
 
 
 @pytest.mark.parametrize("label, data, name", DISGUISED, ids=[d[0] for d in DISGUISED])
 def test_disguised_images_are_refused_everywhere(app, client, label, data, name):
     feedback_id = new_feedback(client)
-    for route, send in (("asset", asset_upload(client, data, name)),
-                        ("screenshot", attachment_upload(client, feedback_id, data, name, "screenshot"))):
+    for route, send in (
+        ("asset", asset_upload(client, data, name)),
+        ("screenshot", attachment_upload(client, feedback_id, data, name, "screenshot")),
+    ):
         response, seconds, _grown = measured(send)
         assert response.status_code == 400, (route, response.get_data(as_text=True))
         assert seconds < 1.0
     assert files_under(app.config["REVIEW_UPLOADS_PATH"]) == []
 
 
-@pytest.mark.parametrize("data, name", [(ELF, "app.log"), (zip_bomb(1), "app.txt"), (b"plain text", "app.gz"),
-                                        (HTML, "app.zip"), (b"\xff\xfe\x00bad", "app.log"), (HTML, "app.html")])
+@pytest.mark.parametrize(
+    "data, name",
+    [
+        (ELF, "app.log"),
+        (zip_bomb(1), "app.txt"),
+        (b"plain text", "app.gz"),
+        (HTML, "app.zip"),
+        (b"\xff\xfe\x00bad", "app.log"),
+        (HTML, "app.html"),
+    ],
+)
 def test_disguised_log_files_are_refused(app, client, data, name):
     feedback_id = new_feedback(client)
     response, seconds, _grown = measured(attachment_upload(client, feedback_id, data, name, "log_file"))
@@ -260,12 +305,19 @@ def test_accepted_polyglots_are_served_inert(app, client, admin_client):
 
 # ---- path tricks ------------------------------------------------------------------------------------
 TRICKS = [
-    "/uploads/review/../../instance/secret_key", "/uploads/review/%2e%2e/%2e%2e/instance/secret_key",
-    "/uploads/review/..%2f..%2finstance%2fsecret_key", "/uploads/review/%2e%2e%2f%2e%2e%2finstance%2freview.db",
-    "/uploads/review/..%5c..%5cinstance%5csecret_key", "/uploads/review/%252e%252e%252finstance%252fsecret_key",
-    "/uploads/review//etc/passwd", "/uploads/review/%2fetc%2fpasswd", "/uploads//etc/passwd",
-    "/uploads/review/..", "/uploads/library/../review/../../instance/secret_key",
-    "/uploads/feedback/x/y.png", "/uploads/review/.%2e/.%2e/instance/secret_key",
+    "/uploads/review/../../instance/secret_key",
+    "/uploads/review/%2e%2e/%2e%2e/instance/secret_key",
+    "/uploads/review/..%2f..%2finstance%2fsecret_key",
+    "/uploads/review/%2e%2e%2f%2e%2e%2finstance%2freview.db",
+    "/uploads/review/..%5c..%5cinstance%5csecret_key",
+    "/uploads/review/%252e%252e%252finstance%252fsecret_key",
+    "/uploads/review//etc/passwd",
+    "/uploads/review/%2fetc%2fpasswd",
+    "/uploads//etc/passwd",
+    "/uploads/review/..",
+    "/uploads/library/../review/../../instance/secret_key",
+    "/uploads/feedback/x/y.png",
+    "/uploads/review/.%2e/.%2e/instance/secret_key",
     "/uploads/review/%c0%ae%c0%ae/%c0%ae%c0%ae/instance/secret_key",
 ]
 
@@ -296,8 +348,17 @@ def test_served_paths_never_leave_the_upload_folders(app, client):
             assert secret not in body and b"root:" not in body and b"SQLite format" not in body, path
 
 
-@pytest.mark.parametrize("client_name", ["../../../instance/evil.png", "/etc/cron.d/evil.png", "..\\..\\evil.png",
-                                         "%2e%2e%2fevil.png", "evil.png\x00.txt", "uploads/../../evil.png"])
+@pytest.mark.parametrize(
+    "client_name",
+    [
+        "../../../instance/evil.png",
+        "/etc/cron.d/evil.png",
+        "..\\..\\evil.png",
+        "%2e%2e%2fevil.png",
+        "evil.png\x00.txt",
+        "uploads/../../evil.png",
+    ],
+)
 def test_client_file_names_never_choose_where_files_go(app, client, client_name):
     feedback_id = new_feedback(client)
     image = asset_upload(client, png(7, 7), client_name)()
@@ -310,9 +371,12 @@ def test_client_file_names_never_choose_where_files_go(app, client, client_name)
     files = files_under(root.parent)
     outside = [f for f in files if not f.startswith(("uploads/", "instance/"))]
     assert outside == []
-    assert files_under(root) == sorted([f"review/{image.get_json()['url'].rsplit('/', 1)[1]}",
-                                        *[f"feedback/{feedback_id}/{p.name}"
-                                          for p in (root / "feedback" / feedback_id).iterdir()]])
+    assert files_under(root) == sorted(
+        [
+            f"review/{image.get_json()['url'].rsplit('/', 1)[1]}",
+            *[f"feedback/{feedback_id}/{p.name}" for p in (root / "feedback" / feedback_id).iterdir()],
+        ]
+    )
 
 
 # ---- cookies in a production configuration ----------------------------------------------------------
@@ -361,29 +425,54 @@ ADMIN_PASSWORD_SECRET = "Sekr3t admin password 93"
 def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
     """Every credential in use, the right and wrong ways, at the production log level and at DEBUG."""
     caplog.set_level(level)
-    platform = FakePlatform({"wx-silicon": SECRETS["WECHAT_SILICON_RISE_SECRET"],
-                             "wx-carbon": SECRETS["WECHAT_CARBON_FITNESS_SECRET"]})
+    platform = FakePlatform(
+        {"wx-silicon": SECRETS["WECHAT_SILICON_RISE_SECRET"], "wx-carbon": SECRETS["WECHAT_CARBON_FITNESS_SECRET"]}
+    )
     platform.start()
     receiver = WebhookReceiver().start()
     receiver.fail_statuses = [500]
     try:
-        app = make_app(**SECRETS, TESTING=False, REVIEW_ADMIN_USERNAME="boss",
-                       REVIEW_ADMIN_PASSWORD=ADMIN_PASSWORD_SECRET,
-                       WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID="wx-silicon",
-                       WECHAT_CARBON_FITNESS_APPID="wx-carbon", REVIEW_AGENT_WEBHOOK_URL=receiver.url,
-                       REVIEW_WEBHOOK_RETRY_DELAYS="0,0", WECHAT_TIMEOUT_SECONDS=5, WEBHOOK_SENDER_ENABLED=True)
+        app = make_app(
+            **SECRETS,
+            TESTING=False,
+            REVIEW_ADMIN_USERNAME="boss",
+            REVIEW_ADMIN_PASSWORD=ADMIN_PASSWORD_SECRET,
+            WECHAT_API_BASE=platform.base_url,
+            WECHAT_SILICON_RISE_APPID="wx-silicon",
+            WECHAT_CARBON_FITNESS_APPID="wx-carbon",
+            REVIEW_AGENT_WEBHOOK_URL=receiver.url,
+            REVIEW_WEBHOOK_RETRY_DELAYS="0,0",
+            WECHAT_TIMEOUT_SECONDS=5,
+            WEBHOOK_SENDER_ENABLED=True,
+        )
         agent = {"x-review-agent-token": SECRETS["REVIEW_AGENT_TOKEN"]}
         client = app.test_client()
         # wrong credentials, near misses included
-        assert client.get("/api/review/agent/tasks", headers={"x-review-agent-token": "agent-Sekr3t-token-8f2b1d"}) \
-            .status_code == 401
-        assert client.post("/api/feedbacks", headers={"x-feedback-client-token": "client-Sekr3t-web-77ab"},
-                           json={}).status_code == 401
-        assert client.post("/api/auth/login", data={"username": "boss", "password": ADMIN_PASSWORD_SECRET + "x"}) \
-            .headers["Location"] == "/login?error=invalid_credentials"
+        assert (
+            client.get(
+                "/api/review/agent/tasks", headers={"x-review-agent-token": "agent-Sekr3t-token-8f2b1d"}
+            ).status_code
+            == 401
+        )
+        assert (
+            client.post(
+                "/api/feedbacks", headers={"x-feedback-client-token": "client-Sekr3t-web-77ab"}, json={}
+            ).status_code
+            == 401
+        )
+        assert (
+            client.post("/api/auth/login", data={"username": "boss", "password": ADMIN_PASSWORD_SECRET + "x"}).headers[
+                "Location"
+            ]
+            == "/login?error=invalid_credentials"
+        )
         # the password typed into the user name box
-        assert client.post("/api/auth/login", data={"username": ADMIN_PASSWORD_SECRET, "password": "x"}) \
-            .headers["Location"] == "/login?error=invalid_credentials"
+        assert (
+            client.post("/api/auth/login", data={"username": ADMIN_PASSWORD_SECRET, "password": "x"}).headers[
+                "Location"
+            ]
+            == "/login?error=invalid_credentials"
+        )
         # right credentials: login, a task, a publish with a token refresh and a platform error, a rejection
         login(client, "boss", ADMIN_PASSWORD_SECRET)
         cover = make_asset(app, 900, 500)
@@ -395,9 +484,11 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
         second = create_task(client, agent, article_payload([cover["url"]], topic="退回"))
         rejected = client.post(decision_url(second), json={"action": "reject_rework", "rejectionReason": "other"})
         assert rejected.status_code == 200
-        feedback = client.post("/api/feedbacks", headers={"x-feedback-client-token": "client-Sekr3t-web-77aa"},
-                               json={"type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1",
-                                     "platform": "ios"})
+        feedback = client.post(
+            "/api/feedbacks",
+            headers={"x-feedback-client-token": "client-Sekr3t-web-77aa"},
+            json={"type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"},
+        )
         assert feedback.status_code == 201
         assert receiver.wait_for(2, timeout=15), "the webhook was retried after its first failure"
         session_cookie = client.get_cookie("review_admin_session").value
@@ -408,9 +499,15 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
         receiver.stop()
         platform.stop()
     tokens_issued = [r["query"].get("access_token") for r in platform.requests if r.get("query")]
-    secrets = [*SECRETS.values(), *[p.split("=", 1)[1] for p in SECRETS["FEEDBACK_CLIENT_TOKENS"].split(",")],
-               ADMIN_PASSWORD_SECRET, session_cookie, app.config["SECRET_KEY"], "Sekr3t",
-               *[t for t in tokens_issued if t]]
+    secrets = [
+        *SECRETS.values(),
+        *[p.split("=", 1)[1] for p in SECRETS["FEEDBACK_CLIENT_TOKENS"].split(",")],
+        ADMIN_PASSWORD_SECRET,
+        session_cookie,
+        app.config["SECRET_KEY"],
+        "Sekr3t",
+        *[t for t in tokens_issued if t],
+    ]
     logged = caplog.text  # formatted records, tracebacks included
     assert logged, "the flows above log something"
     leaked = [s for s in secrets if s and s in logged]
@@ -446,24 +543,65 @@ def stored(world):
 # label -> (sent by the admin?, method, path, payload) for a value put where a client may send text
 SURROGATE_ROUTES = {
     "task topic": (False, "POST", "/api/review/agent/tasks", lambda w, v: article_payload([w.cover["url"]], topic=v)),
-    "task candidate": (False, "POST", "/api/review/agent/tasks", lambda w, v: article_payload(
-        [w.cover["url"]], candidates={**article_payload()["candidates"], "titles": [v]})),
-    "task externalContentId": (False, "POST", "/api/review/agent/tasks",
-                               lambda w, v: article_payload([w.cover["url"]], externalContentId=v)),
-    "PATCH elements": (False, "PATCH", lambda w: f"/api/review/agent/tasks/{w.task['id']}/elements",
-                       lambda w, v: {"title": v}),
-    "decision selection": (True, "POST", lambda w: decision_url(w.task), lambda w, v: {
-        **approve_article(w.task, w.cover), "selections": {**approve_article(w.task, w.cover)["selections"],
-                                                           "title": "x" + v}}),
-    "rejection note": (True, "POST", lambda w: decision_url(w.task),
-                       lambda w, v: {"action": "reject_rework", "rejectionReason": "other", "rejectionNote": v}),
-    "feedback field": (False, "POST", "/api/feedbacks", lambda w, v: {
-        "type": "bug", "title": v, "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"}),
-    "feedback extra key": (False, "POST", "/api/feedbacks", lambda w, v: {
-        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
-        "extra": {v: 1}}),
-    "feedback admin note": (True, "PATCH", lambda w: f"/api/feedbacks/{w.feedback}/status",
-                            lambda w, v: {"status": "processed", "adminNote": v}),
+    "task candidate": (
+        False,
+        "POST",
+        "/api/review/agent/tasks",
+        lambda w, v: article_payload([w.cover["url"]], candidates={**article_payload()["candidates"], "titles": [v]}),
+    ),
+    "task externalContentId": (
+        False,
+        "POST",
+        "/api/review/agent/tasks",
+        lambda w, v: article_payload([w.cover["url"]], externalContentId=v),
+    ),
+    "PATCH elements": (
+        False,
+        "PATCH",
+        lambda w: f"/api/review/agent/tasks/{w.task['id']}/elements",
+        lambda w, v: {"title": v},
+    ),
+    "decision selection": (
+        True,
+        "POST",
+        lambda w: decision_url(w.task),
+        lambda w, v: {
+            **approve_article(w.task, w.cover),
+            "selections": {**approve_article(w.task, w.cover)["selections"], "title": "x" + v},
+        },
+    ),
+    "rejection note": (
+        True,
+        "POST",
+        lambda w: decision_url(w.task),
+        lambda w, v: {"action": "reject_rework", "rejectionReason": "other", "rejectionNote": v},
+    ),
+    "feedback field": (
+        False,
+        "POST",
+        "/api/feedbacks",
+        lambda w, v: {"type": "bug", "title": v, "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"},
+    ),
+    "feedback extra key": (
+        False,
+        "POST",
+        "/api/feedbacks",
+        lambda w, v: {
+            "type": "bug",
+            "title": "t",
+            "content": "c",
+            "appName": "a",
+            "appVersion": "1",
+            "platform": "ios",
+            "extra": {v: 1},
+        },
+    ),
+    "feedback admin note": (
+        True,
+        "PATCH",
+        lambda w: f"/api/feedbacks/{w.feedback}/status",
+        lambda w, v: {"status": "processed", "adminNote": v},
+    ),
     "preview": (True, "POST", "/api/review/preview", lambda w, v: {"markdown": v}),
 }
 
@@ -480,8 +618,10 @@ def test_an_unpaired_surrogate_is_invalid_json_and_changes_nothing(world, client
     """It was a 500 on every write route: SQLite only fails when it binds the value."""
     sender, method, path, headers, payload = _route(world, client, label)
     before = stored(world)
-    for body in (json.dumps(payload(LONE)),  # as the escape \ud800
-                 json.dumps(payload(LONE), ensure_ascii=False).encode("utf-8", "surrogatepass")):  # as raw bytes
+    for body in (
+        json.dumps(payload(LONE)),  # as the escape \ud800
+        json.dumps(payload(LONE), ensure_ascii=False).encode("utf-8", "surrogatepass"),
+    ):  # as raw bytes
         response = send_json(sender, method, path, body, headers)
         assert_error(response, 400, "validation_error")
         message = response.get_json()["error"]["message"]
@@ -491,8 +631,13 @@ def test_an_unpaired_surrogate_is_invalid_json_and_changes_nothing(world, client
 
 
 def test_the_surrogate_message_names_the_field(client):
-    response = send_json(client, "POST", "/api/review/agent/tasks", article_payload(
-        candidates={**article_payload()["candidates"], "titles": ["ok", LONE]}), AGENT)
+    response = send_json(
+        client,
+        "POST",
+        "/api/review/agent/tasks",
+        article_payload(candidates={**article_payload()["candidates"], "titles": ["ok", LONE]}),
+        AGENT,
+    )
     assert_error(response, 400, "validation_error")
     assert "unpaired surrogate \\ud800 in candidates.titles.1" in response.get_json()["error"]["message"]
 
@@ -501,12 +646,18 @@ def test_a_surrogate_pair_is_one_character_and_accepted(app, client):
     """An emoji written as the escapes \\ud83d\\ude00 (json.dumps' default) is valid JSON."""
     cover = make_asset(app, 900, 500)
     assert "\\ud83d\\ude00" in json.dumps({"t": "😀"})
-    created = send_json(client, "POST", "/api/review/agent/tasks", article_payload([cover["url"]], topic="好 😀"),
-                        AGENT)
+    created = send_json(
+        client, "POST", "/api/review/agent/tasks", article_payload([cover["url"]], topic="好 😀"), AGENT
+    )
     assert created.status_code == 201, created.get_data(as_text=True)
     assert created.get_json()["topic"] == "好 😀"
-    feedback = send_json(client, "POST", "/api/feedbacks", {
-        "type": "bug", "title": "😀", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"}, CLIENT)
+    feedback = send_json(
+        client,
+        "POST",
+        "/api/feedbacks",
+        {"type": "bug", "title": "😀", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"},
+        CLIENT,
+    )
     assert feedback.status_code == 201, feedback.get_data(as_text=True)
     assert feedback.get_json()["title"] == "😀"
 
@@ -543,18 +694,38 @@ def test_dates_past_the_calendar_are_400_naming_the_field(world, client, path):
 @pytest.mark.parametrize("moment", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
 def test_an_occurred_at_past_the_calendar_is_400(world, client, moment):
     before = stored(world)
-    response = client.post("/api/feedbacks", headers=CLIENT, json={
-        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
-        "occurredAt": moment})
+    response = client.post(
+        "/api/feedbacks",
+        headers=CLIENT,
+        json={
+            "type": "bug",
+            "title": "t",
+            "content": "c",
+            "appName": "a",
+            "appVersion": "1",
+            "platform": "ios",
+            "occurredAt": moment,
+        },
+    )
     assert_error(response, 400, "validation_error")
     assert "occurredAt" in response.get_json()["error"]["details"]
     assert stored(world) == before
 
 
 def test_an_early_year_is_stored_with_four_digits(client):
-    response = client.post("/api/feedbacks", headers=CLIENT, json={
-        "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios",
-        "occurredAt": "0999-06-01T08:00:00+08:00"})
+    response = client.post(
+        "/api/feedbacks",
+        headers=CLIENT,
+        json={
+            "type": "bug",
+            "title": "t",
+            "content": "c",
+            "appName": "a",
+            "appVersion": "1",
+            "platform": "ios",
+            "occurredAt": "0999-06-01T08:00:00+08:00",
+        },
+    )
     assert response.status_code == 201, response.get_json()
     assert response.get_json()["occurredAt"] == "0999-06-01T00:00:00.000Z"
 
@@ -568,15 +739,33 @@ def test_a_control_character_in_the_keyword_is_400(world, path, keyword):
     assert set(response.get_json()["error"]["details"]) == {"keyword"}
 
 
-@pytest.mark.parametrize("number, says", [("1e999", "1e999 is too large"), ("-1e999", "-1e999 is too large"),
-                                          ("NaN", "NaN is not JSON"), ("-Infinity", "-Infinity is not JSON")])
+@pytest.mark.parametrize(
+    "number, says",
+    [
+        ("1e999", "1e999 is too large"),
+        ("-1e999", "-1e999 is too large"),
+        ("NaN", "NaN is not JSON"),
+        ("-Infinity", "-Infinity is not JSON"),
+    ],
+)
 def test_numbers_json_cannot_carry_are_invalid_json_everywhere(world, client, number, says):
     """1e999 overflowed to Infinity: stored (201) and later served as the non-JSON token `Infinity`."""
     before = stored(world)
-    feedback = send_json(client, "POST", "/api/feedbacks", '{"type":"bug","title":"t","content":"c","appName":"a",'
-                         f'"appVersion":"1","platform":"ios","extra":{{"n":{number}}}}}', CLIENT)
-    task = send_json(client, "POST", "/api/review/agent/tasks",
-                     json.dumps(article_payload([world.cover["url"]]))[:-1] + f', "topic": {number}}}', AGENT)
+    feedback = send_json(
+        client,
+        "POST",
+        "/api/feedbacks",
+        '{"type":"bug","title":"t","content":"c","appName":"a",'
+        f'"appVersion":"1","platform":"ios","extra":{{"n":{number}}}}}',
+        CLIENT,
+    )
+    task = send_json(
+        client,
+        "POST",
+        "/api/review/agent/tasks",
+        json.dumps(article_payload([world.cover["url"]]))[:-1] + f', "topic": {number}}}',
+        AGENT,
+    )
     for response in (feedback, task):
         assert_error(response, 400, "validation_error")
         message = response.get_json()["error"]["message"]

@@ -10,6 +10,7 @@ on every hop.
 Path tricks: image references spelled with `..`, encoded dots, absolute paths or through a symlink
 never make task deletion touch anything outside uploads/review/.
 """
+
 import time
 from pathlib import Path
 
@@ -93,9 +94,16 @@ def test_package_export_refuses_ssrf_targets(make_app, target, case):
     assert temp_entries(app) == []
 
 
-@pytest.mark.parametrize("location", ["http://localhost:{port}/img/a.png", "http://169.254.169.254/latest/meta-data/",
-                                      "http://127.0.0.2:{port}/img/a.png", "file:///etc/passwd",
-                                      "http://[::1]:{port}/img/a.png"])
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http://localhost:{port}/img/a.png",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://127.0.0.2:{port}/img/a.png",
+        "file:///etc/passwd",
+        "http://[::1]:{port}/img/a.png",
+    ],
+)
 def test_package_export_checks_every_redirect_hop(make_app, target, location):
     """The first hop is allowed (127.0.0.1, private addresses allowed for the test); the redirect is not."""
     app = make_app(REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1", REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE=True)
@@ -117,15 +125,25 @@ def test_publishing_refuses_a_remote_image_on_a_loopback_address(make_app, targe
     platform = FakePlatform({"wx-carbon": "secret-carbon-123"})
     platform.start()
     try:
-        app = make_app(REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1", WECHAT_API_BASE=platform.base_url,
-                       WECHAT_CARBON_FITNESS_APPID="wx-carbon", WECHAT_CARBON_FITNESS_SECRET="secret-carbon-123",
-                       WECHAT_TIMEOUT_SECONDS=2)
+        app = make_app(
+            REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1",
+            WECHAT_API_BASE=platform.base_url,
+            WECHAT_CARBON_FITNESS_APPID="wx-carbon",
+            WECHAT_CARBON_FITNESS_SECRET="secret-carbon-123",
+            WECHAT_TIMEOUT_SECONDS=2,
+        )
         admin = signed_in(app)
         image = remote_asset(f"{target.base}/img/a.png")  # synced from silicon-rise: carbon-fitness must fetch it
-        selections = {"title": "晨练", "description": "操场", "images": [{"assetId": image["assetId"]}],
-                      "coverCrop": {"assetId": image["assetId"],
-                                    "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}]},
-                      "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+        selections = {
+            "title": "晨练",
+            "description": "操场",
+            "images": [{"assetId": image["assetId"]}],
+            "coverCrop": {
+                "assetId": image["assetId"],
+                "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}],
+            },
+            "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+        }
         task_id = make_task("image_post", status="approved", selections=selections, candidates={"titles": ["晨练"]})
         with db.connection_context():
             ReviewTask.update(public_account="carbon-fitness").where(ReviewTask.task_id == task_id).execute()
@@ -152,15 +170,28 @@ def test_delete_never_touches_files_outside_uploads_review(make_app, tmp_path):
     link.symlink_to(precious)
     secret = Path(app.config["REVIEW_INSTANCE_PATH"]) / "secret_key"
     lib = library_file.name
-    tricks = [f"/uploads/review/../library/{lib}", f"/uploads/review/%2e%2e/library/{lib}",
-              f"/uploads/review/..%2flibrary%2f{lib}", f"/uploads/review/./../library/{lib}",
-              "/uploads/review/../../instance/secret_key", "/uploads/review/linked.png", str(precious),
-              str(library_file), f"file://{precious}", f"/uploads/review//{precious}"]
+    tricks = [
+        f"/uploads/review/../library/{lib}",
+        f"/uploads/review/%2e%2e/library/{lib}",
+        f"/uploads/review/..%2flibrary%2f{lib}",
+        f"/uploads/review/./../library/{lib}",
+        "/uploads/review/../../instance/secret_key",
+        "/uploads/review/linked.png",
+        str(precious),
+        str(library_file),
+        f"file://{precious}",
+        f"/uploads/review//{precious}",
+    ]
     body = "\n\n".join(f"![x]({ref})" for ref in tricks)
     task_id = make_task(
         candidates={"titles": ["T"], "coverImages": tricks},
-        selections={"title": "T", "coverImage": own["url"], "body": body,
-                    "bodyImages": tricks[:3] + [{"assetId": library["assetId"]}]})
+        selections={
+            "title": "T",
+            "coverImage": own["url"],
+            "body": body,
+            "bodyImages": tricks[:3] + [{"assetId": library["assetId"]}],
+        },
+    )
     response = admin.delete(f"/api/review/tasks/{task_id}")
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.get_json()["deletedFileCount"] == 1

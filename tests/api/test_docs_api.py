@@ -1,5 +1,6 @@
 """docs/api.md states every route, setting, error code and event the code has, in sections numbered 1
 to 20 (comments cite them as §N, so the numbers must not move)."""
+
 import re
 from pathlib import Path
 
@@ -7,10 +8,30 @@ from rules.vocabulary import EVENT_TYPES, TEAM_EVENTS, WEBHOOK_EVENTS
 from services.errors import ERROR_CODES
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
-SECTIONS = ["Running it", "Errors", "Authentication", "Review tasks", "Publishing", "Assets", "Package",
-            "Delete", "Feedback", "Admin HTML", "Operations", "Phone preview", "The agent's side",
-            "The reviewer's workspace", "The team around a task", "Signals a team can trust", "The code",
-            "Going live", "What readers did", "Decisions as data", "Editions", "Deciding from the team's chat"]
+SECTIONS = [
+    "Running it",
+    "Errors",
+    "Authentication",
+    "Review tasks",
+    "Publishing",
+    "Assets",
+    "Package",
+    "Delete",
+    "Feedback",
+    "Admin HTML",
+    "Operations",
+    "Phone preview",
+    "The agent's side",
+    "The reviewer's workspace",
+    "The team around a task",
+    "Signals a team can trust",
+    "The code",
+    "Going live",
+    "What readers did",
+    "Decisions as data",
+    "Editions",
+    "Deciding from the team's chat",
+]
 
 
 def _placeholders(text):

@@ -1,4 +1,5 @@
 """App factory, settings, state folders, schema upgrade, error model, OpenAPI, health, logs."""
+
 import logging
 import os
 import re
@@ -133,6 +134,7 @@ def probe_app(make_app):
             raise RateLimited("slow down", retry_after=7.4)
         if kind == "storage":
             import peewee
+
             raise peewee.OperationalError("unable to open database file SELECT secret FROM t")
         raise RuntimeError("boom with password=hunter2")
 
@@ -142,12 +144,14 @@ def probe_app(make_app):
 
 def test_validation_error_dotted_paths(probe_app):
     client = probe_app.test_client()
-    error = assert_error(client.post("/api/errprobe", json={"name": "toolong", "items": [{}], "extra": 1}), 400,
-                         "validation_error")
+    error = assert_error(
+        client.post("/api/errprobe", json={"name": "toolong", "items": [{}], "extra": 1}), 400, "validation_error"
+    )
     assert set(error["details"]) == {"name", "items.0.label", "extra"}
     assert client.post("/api/errprobe", json={"name": "ok"}).status_code == 201
-    assert_error(client.post("/api/errprobe", data="not json", content_type="application/json"), 400,
-                 "validation_error")
+    assert_error(
+        client.post("/api/errprobe", data="not json", content_type="application/json"), 400, "validation_error"
+    )
     assert_error(client.post("/api/errprobe", json=[1, 2]), 400, "validation_error")
 
 
@@ -157,8 +161,9 @@ def test_http_errors_in_contract_shape(probe_app):
     response = client.delete("/api/errprobe")
     assert_error(response, 405, "method_not_allowed")
     assert "POST" in response.headers["Allow"]
-    assert_error(client.post("/api/errprobe", data="x" * 4096, content_type="application/json"), 413,
-                 "payload_too_large")
+    assert_error(
+        client.post("/api/errprobe", data="x" * 4096, content_type="application/json"), 413, "payload_too_large"
+    )
     assert_error(client.get("/api/errprobe/conflict"), 409, "invalid_state")
     assert_error(client.get("/api/errprobe/precondition"), 412, "precondition_failed")
     response = client.get("/api/errprobe/ratelimit")
@@ -242,11 +247,21 @@ def test_missing_agent_token_warns(make_app, caplog):
 
 
 def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
-    env = {**os.environ, "REVIEW_AGENT_TOKEN": "", "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    env = {
+        **os.environ,
+        "REVIEW_AGENT_TOKEN": "",
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+    }
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "nobody" in done.stdout + done.stderr  # the command ran against the new instance
     assert "REVIEW_AGENT_TOKEN" not in done.stdout + done.stderr
 
@@ -261,12 +276,21 @@ def _served_stderr(tmp_path, command, **settings):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), **settings}
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        **settings,
+    }
     env.pop("WERKZEUG_RUN_MAIN", None)
-    server = subprocess.Popen([sys.executable, "-m", *[part.format(port=port) for part in command]],
-                              cwd=Path(__file__).resolve().parents[2], env=env, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", *[part.format(port=port) for part in command]],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -295,9 +319,14 @@ def test_only_a_serving_start_settles_what_a_crash_left(tmp_path):
     with db.connection_context():
         PendingFile.create(path="review/half-placed.png", pid=2**22 + 7, created_at="2026-01-01T00:00:00.000Z")
     env = {**os.environ, **folders}
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "nobody" in done.stdout + done.stderr and placed.exists()
     create_app(folders)
     assert placed.exists()
@@ -307,8 +336,9 @@ def test_only_a_serving_start_settles_what_a_crash_left(tmp_path):
 
 def test_waitress_serve_writes_the_access_log(tmp_path):
     """`waitress-serve --call app:serving_app` configures no logging itself: the app does."""
-    stderr = _served_stderr(tmp_path, ["waitress", "--listen=127.0.0.1:{port}", "--call", "app:serving_app"],
-                            REVIEW_AGENT_TOKEN="t")
+    stderr = _served_stderr(
+        tmp_path, ["waitress", "--listen=127.0.0.1:{port}", "--call", "app:serving_app"], REVIEW_AGENT_TOKEN="t"
+    )
     assert re.search(r"INFO review\.access GET /healthz 200 [0-9.]+ms request_id=[0-9a-f]{16}", stderr), stderr
 
 
@@ -352,14 +382,26 @@ def test_state_files_are_private(tmp_path):
     instance, uploads = tmp_path / "instance", tmp_path / "uploads"
     instance.mkdir()
     (instance / "config.py").write_text("THREADS = 4\n")
-    app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads),
-                      "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False}, serve=True)
+    app = create_app(
+        {
+            "REVIEW_INSTANCE_PATH": str(instance),
+            "REVIEW_UPLOADS_PATH": str(uploads),
+            "WEBHOOK_SENDER_ENABLED": False,
+            "FEEDBACK_INDEXER_ENABLED": False,
+            "WAL_CHECKPOINTER_ENABLED": False,
+        },
+        serve=True,
+    )
     assert app.test_client().get("/healthz").status_code == 200
     with db.connection_context():
         db.execute_sql("CREATE TABLE IF NOT EXISTS probe (x)")  # a write: the WAL exists now
-    for path in (instance / "review.db", instance / "review.db-wal", instance / "review.db-shm",
-                 instance / "secret_key", instance / "config.py"):
+    for path in (
+        instance / "review.db",
+        instance / "review.db-wal",
+        instance / "review.db-shm",
+        instance / "secret_key",
+        instance / "config.py",
+    ):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     for folder in (instance, uploads, uploads / "review", uploads / "library", uploads / "feedback"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

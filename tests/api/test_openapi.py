@@ -1,6 +1,7 @@
 """The OpenAPI document keeps what the auditor found missing: the sign-in/out, health and file
 routes, form fields with the rules that validate them, request and response headers, date-time
 formats (tests/api/test_schemathesis.py checks that the answers match it)."""
+
 import json
 from pathlib import Path
 
@@ -16,11 +17,15 @@ from tests.helpers.openapi import resolved, schema_validator
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "#/components/schemas/Task"
-TASK_WRITES = {("patch", "/api/review/agent/tasks/{task_id}/elements"),
-               ("post", "/api/review/tasks/{task_id}/decision"), ("post", "/api/review/tasks/{task_id}/publish-jobs"),
-               ("post", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
-               ("delete", "/api/review/tasks/{task_id}"), ("post", "/api/review/tasks/{task_id}/preview"),
-               ("delete", "/api/review/tasks/{task_id}/go-live")}
+TASK_WRITES = {
+    ("patch", "/api/review/agent/tasks/{task_id}/elements"),
+    ("post", "/api/review/tasks/{task_id}/decision"),
+    ("post", "/api/review/tasks/{task_id}/publish-jobs"),
+    ("post", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
+    ("delete", "/api/review/tasks/{task_id}"),
+    ("post", "/api/review/tasks/{task_id}/preview"),
+    ("delete", "/api/review/tasks/{task_id}/go-live"),
+}
 GO_LIVE = ("post", "/api/review/tasks/{task_id}/go-live")  # a task write answered 202 (docs/api.md §18)
 
 
@@ -32,8 +37,12 @@ def document(client):
 
 
 def operations(document):
-    return [(method, path, op) for path, ops in document["paths"].items() for method, op in ops.items()
-            if method != "parameters"]  # the path's own parameters
+    return [
+        (method, path, op)
+        for path, ops in document["paths"].items()
+        for method, op in ops.items()
+        if method != "parameters"
+    ]  # the path's own parameters
 
 
 def header_parameters(op):
@@ -52,8 +61,10 @@ def test_sign_in_is_documented_as_form_fields_or_json_answered_with_303(document
     login = document["paths"]["/api/auth/login"]["post"]
     content = login["requestBody"]["content"]
     assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Login"}
-    for body in (document["components"]["schemas"]["Login"],
-                 form_schema(document, "/api/auth/login", "application/x-www-form-urlencoded")):
+    for body in (
+        document["components"]["schemas"]["Login"],
+        form_schema(document, "/api/auth/login", "application/x-www-form-urlencoded"),
+    ):
         assert set(body["properties"]) == {"username", "password", "next"}
         assert set(body["required"]) == {"username", "password"}
     answer = login["responses"]["303"]
@@ -74,8 +85,9 @@ def test_sign_out_is_documented_for_get_and_post(document):
 def test_health_and_file_routes_are_documented(document):
     health = document["paths"]["/healthz"]["get"]
     for status in ("200", "503"):
-        assert health["responses"][status]["content"]["application/json"]["schema"] == \
-            {"$ref": "#/components/schemas/Health"}
+        assert health["responses"][status]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Health"
+        }
     assert document["components"]["schemas"]["Health"]["properties"]["status"]["enum"] == ["ok", "unavailable"]
     assert health["security"] == []
 
@@ -103,6 +115,7 @@ def test_request_headers_are_declared_where_they_apply(document):
     parameters = document["components"]["parameters"]
     assert parameters["If-Match"]["in"] == parameters["Idempotency-Key"]["in"] == "header"
     assert parameters["Idempotency-Key"]["schema"]["maxLength"] == MAX_KEY_LENGTH
+
     def having(name):
         return {(method, path) for method, path, op in operations(document) if name in header_parameters(op)}
 
@@ -111,13 +124,17 @@ def test_request_headers_are_declared_where_they_apply(document):
 
 
 def test_response_headers_are_declared_where_they_apply(document):
-    assert {"ETag", "Link", "X-Total-Count", "Retry-After", "Idempotent-Replayed", "Location"} <= \
-        set(document["components"]["headers"])
+    assert {"ETag", "Link", "X-Total-Count", "Retry-After", "Idempotent-Replayed", "Location"} <= set(
+        document["components"]["headers"]
+    )
     paths = document["paths"]
     create = paths["/api/review/agent/tasks"]["post"]
     assert response_headers(create, "201") == {"ETag", "Location", "Idempotent-Replayed"}
-    for method, path in [*TASK_WRITES - {("delete", "/api/review/tasks/{task_id}")},
-                         ("get", "/api/review/tasks/{task_id}"), ("get", "/api/review/agent/tasks/{task_id}")]:
+    for method, path in [
+        *TASK_WRITES - {("delete", "/api/review/tasks/{task_id}")},
+        ("get", "/api/review/tasks/{task_id}"),
+        ("get", "/api/review/agent/tasks/{task_id}"),
+    ]:
         assert paths[path][method]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": TASK}
         assert "ETag" in response_headers(paths[path][method], "200"), (method, path)
     assert "ETag" in response_headers(paths[GO_LIVE[1]][GO_LIVE[0]], "202")
@@ -131,20 +148,35 @@ def test_response_headers_are_declared_where_they_apply(document):
 
 def test_every_timestamp_is_a_date_time(document):
     schemas = document["components"]["schemas"]
-    expected = {("Task", "createdAt"), ("Task", "updatedAt"), ("TimelineEvent", "at"), ("PublishJob", "queuedAt"),
-                ("PublishJob", "startedAt"), ("PublishJob", "finishedAt"), ("Asset", "createdAt"),
-                ("FeedbackAttachment", "createdAt"), ("FeedbackDetail", "processedAt"),
-                ("FeedbackDetail", "occurredAt"), ("FeedbackListItem", "updatedAt")}
-    stamps = {(name, prop) for name, shape in schemas.items() for prop in shape.get("properties", {})
-              if prop == "at" or prop.endswith("At")}
+    expected = {
+        ("Task", "createdAt"),
+        ("Task", "updatedAt"),
+        ("TimelineEvent", "at"),
+        ("PublishJob", "queuedAt"),
+        ("PublishJob", "startedAt"),
+        ("PublishJob", "finishedAt"),
+        ("Asset", "createdAt"),
+        ("FeedbackAttachment", "createdAt"),
+        ("FeedbackDetail", "processedAt"),
+        ("FeedbackDetail", "occurredAt"),
+        ("FeedbackListItem", "updatedAt"),
+    }
+    stamps = {
+        (name, prop)
+        for name, shape in schemas.items()
+        for prop in shape.get("properties", {})
+        if prop == "at" or prop.endswith("At")
+    }
     assert expected <= stamps
     for name, prop in stamps:
         assert schemas[name]["properties"][prop].get("format") == "date-time", (name, prop)
 
 
 def test_invalid_json_is_worded_alike_on_every_route(client):
-    sent = {"/api/feedbacks": {"x-feedback-client-token": "client-web-token"},
-            "/api/review/agent/tasks": {"x-review-agent-token": AGENT_TOKEN}}
+    sent = {
+        "/api/feedbacks": {"x-feedback-client-token": "client-web-token"},
+        "/api/review/agent/tasks": {"x-review-agent-token": AGENT_TOKEN},
+    }
     for path, headers in sent.items():
         response = client.post(path, data="{", headers={**headers, "Content-Type": "application/json"})
         assert response.status_code == 400
@@ -153,9 +185,14 @@ def test_invalid_json_is_worded_alike_on_every_route(client):
 
 def test_readme_names_the_admin_commands_and_the_sign_in_settings():
     readme = (ROOT / "README.md").read_text()
-    for text in ("flask --app app deactivate-admin", "waitress-serve --call app:serving_app",
-                 "`WECHAT_THEME_OVERRIDES`", "`PERMANENT_SESSION_LIFETIME`", "`LOGIN_MAX_FAILURES`",
-                 "`LOGIN_FAILURE_WINDOW_SECONDS`"):
+    for text in (
+        "flask --app app deactivate-admin",
+        "waitress-serve --call app:serving_app",
+        "`WECHAT_THEME_OVERRIDES`",
+        "`PERMANENT_SESSION_LIFETIME`",
+        "`LOGIN_MAX_FAILURES`",
+        "`LOGIN_FAILURE_WINDOW_SECONDS`",
+    ):
         assert text in readme, text
 
 
@@ -209,7 +246,8 @@ def test_error_codes_are_an_enum_that_names_every_code_the_service_gives():
     from services import errors
 
     used = {code for code, _ in HTTP_CODES.values()} | {
-        cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.ServiceError)}
+        cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.ServiceError)
+    }
     for path in [*ROOT.glob("services/**/*.py"), *ROOT.glob("blueprints/*.py")]:
         used |= set(re.findall(r'code="([a-z_]+)"', path.read_text()))
         used |= set(re.findall(r'error_response\(\d+, "([a-z_]+)"', path.read_text()))

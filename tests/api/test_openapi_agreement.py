@@ -2,13 +2,19 @@
 document's own constraints, each checked both ways — a value the document allows is not refused, a
 value it forbids is 400 naming that parameter. Plus the rules JSON Schema cannot say (`x-greater-than`)
 and the methods a path documents against the `Allow` the service sends."""
+
 import pytest
 
 from tests.helpers.app import assert_error
 from tests.helpers.review import create_task, decision_url, image_post_payload, make_asset
 
-LIST_ROUTES = ("/api/assets", "/api/feedbacks", "/api/feedbacks/export.csv", "/api/review/agent/tasks",
-               "/api/review/tasks")
+LIST_ROUTES = (
+    "/api/assets",
+    "/api/feedbacks",
+    "/api/feedbacks/export.csv",
+    "/api/review/agent/tasks",
+    "/api/review/tasks",
+)
 VALID_FORMATS = {"date or date-time": ("2026-01-02", "2026-01-02T03:04:05Z")}
 
 
@@ -79,10 +85,16 @@ def test_the_crop_order_the_document_states_holds_both_ways(app, admin_client, a
     for larger, smaller in rules.items():
         box = {"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}
         box[smaller], box[larger] = 0.5, 0.5  # equal: not greater
-        decision = {"action": "approve_without_publish", "selections": {
-            "title": "t", "description": "d", "images": [{"assetId": a["assetId"]} for a in images],
-            "coverCrop": {"assetId": images[0]["assetId"], "cropPercentList": [box]},
-            "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}}
+        decision = {
+            "action": "approve_without_publish",
+            "selections": {
+                "title": "t",
+                "description": "d",
+                "images": [{"assetId": a["assetId"]} for a in images],
+                "coverCrop": {"assetId": images[0]["assetId"], "cropPercentList": [box]},
+                "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+            },
+        }
         error = assert_error(admin_client.post(decision_url(task), json=decision), 400, "validation_error")
         assert f"selections.coverCrop.cropPercentList.0.{larger}" in error["details"]
 

@@ -1,5 +1,6 @@
 """Rules the validators enforce on single fields are stated in the OpenAPI document (docs/api.md §16):
 each value below is refused by the service and invalid by the document too (was valid by it)."""
+
 import re
 
 import pytest
@@ -29,7 +30,8 @@ def test_an_empty_cover_image_reference_is_invalid_by_the_document(document):
     selections = {"title": "标题", "coverImage": "https://example.com/a.png"}
     properties = document["components"]["schemas"]["Selections"]["properties"]
     assert OAS30Validator({"components": document["components"], **properties["coverImage"]}).is_valid(
-        selections["coverImage"])
+        selections["coverImage"]
+    )
     for empty in ("", {"assetId": ""}):
         assert not OAS30Validator({"components": document["components"], **properties["coverImage"]}).is_valid(empty)
 
@@ -65,7 +67,10 @@ def test_the_if_match_format_is_stated(document):
 @pytest.mark.parametrize("value", ["x", "3,", '"abc"'])
 def test_what_the_if_match_pattern_refuses_the_service_refuses(app, admin_client, agent_headers, article, value):
     task, _ = article
-    response = admin_client.post(f"/api/review/tasks/{task['id']}/decision", headers={"If-Match": value},
-                                 json={"action": "reject_rework", "rejectionReason": "other"})
+    response = admin_client.post(
+        f"/api/review/tasks/{task['id']}/decision",
+        headers={"If-Match": value},
+        json={"action": "reject_rework", "rejectionReason": "other"},
+    )
     assert response.status_code == 400, response.get_json()
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["status"] == "pending_review"

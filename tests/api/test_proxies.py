@@ -1,6 +1,7 @@
 """Behind a reverse proxy (TRUSTED_PROXIES): limits and sign-in throttles count the client's own
 address, and an https page's writes pass the same-origin check. Without the setting the forwarded
 headers are ignored, so a client cannot pick the address it is counted under."""
+
 from tests.helpers.app import ADMIN_PASSWORD, assert_error, create_admin
 from tests.helpers.feedback import UNLIMITED, WEB, submit
 
@@ -30,16 +31,24 @@ def test_sign_in_throttle_counts_the_forwarded_address(make_app):
     create_admin()
 
     def sign_in(client_ip, password):
-        return client.post("/api/auth/login", data={"username": "admin", "password": password},
-                           headers={"X-Forwarded-For": client_ip}, environ_base={"REMOTE_ADDR": PROXY})
+        return client.post(
+            "/api/auth/login",
+            data={"username": "admin", "password": password},
+            headers={"X-Forwarded-For": client_ip},
+            environ_base={"REMOTE_ADDR": PROXY},
+        )
 
     for _ in range(2):
         assert sign_in("203.0.113.66", "wrong").headers["Location"] == "/login?error=invalid_credentials"
     assert sign_in("203.0.113.66", "wrong").headers["Location"] == "/login?error=too_many_attempts"
     # The same user name is throttled too (docs/api.md §3), so another address signs in as another admin.
     create_admin("other")
-    answer = client.post("/api/auth/login", data={"username": "other", "password": ADMIN_PASSWORD},
-                         headers={"X-Forwarded-For": "203.0.113.5"}, environ_base={"REMOTE_ADDR": PROXY})
+    answer = client.post(
+        "/api/auth/login",
+        data={"username": "other", "password": ADMIN_PASSWORD},
+        headers={"X-Forwarded-For": "203.0.113.5"},
+        environ_base={"REMOTE_ADDR": PROXY},
+    )
     assert answer.headers["Location"] == "/review"
 
 
@@ -48,11 +57,11 @@ def test_an_https_page_behind_the_proxy_may_change_state(make_app):
         client = app.test_client()
         create_admin()
         headers = {"X-Forwarded-Proto": "https", "Host": "review.example"}  # nginx: Host $host
-        signed_in = client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                                headers=headers)
+        signed_in = client.post(
+            "/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD}, headers=headers
+        )
         assert "error=" not in signed_in.headers["Location"]
-        return client.delete("/api/review/tasks/unknown-task",
-                             headers={**headers, "Origin": "https://review.example"})
+        return client.delete("/api/review/tasks/unknown-task", headers={**headers, "Origin": "https://review.example"})
 
     assert_error(delete_from_https_page(make_app(TRUSTED_PROXIES=1)), 404, "not_found")  # past the origin check
     assert_error(delete_from_https_page(make_app()), 403, "forbidden")
@@ -66,9 +75,13 @@ def test_two_proxies_count_the_outermost_address_and_no_forwarded_host_is_believ
     client = app.test_client()
     edge = {"X-Forwarded-Proto": "https", "Host": "review.example"}
     client.post("/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD}, headers=edge)
-    write = client.delete("/api/review/tasks/unknown-task", headers={**edge, "Origin": "https://review.example",
-                                                                     "X-Forwarded-For": "203.0.113.9, 10.0.0.2"})
+    write = client.delete(
+        "/api/review/tasks/unknown-task",
+        headers={**edge, "Origin": "https://review.example", "X-Forwarded-For": "203.0.113.9, 10.0.0.2"},
+    )
     assert_error(write, 404, "not_found")
-    spoofed = client.delete("/api/review/tasks/unknown-task", headers={
-        **edge, "X-Forwarded-Host": "evil.example", "Origin": "https://evil.example"})
+    spoofed = client.delete(
+        "/api/review/tasks/unknown-task",
+        headers={**edge, "X-Forwarded-Host": "evil.example", "Origin": "https://evil.example"},
+    )
     assert_error(spoofed, 403, "forbidden")

@@ -1,6 +1,7 @@
 """The README's demo section says how to choose the port, and that command works as written (docs/api.md
 §1): run with another free port in its place, `python app.py --demo` serves there and its banner
 names that address."""
+
 import os
 import re
 import shlex
@@ -17,13 +18,17 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 def demo_section():
     start = README.index("\n### Try it offline: `python app.py --demo`")
-    return README[start:README.index("\n## ", start)]
+    return README[start : README.index("\n## ", start)]
 
 
 def port_command():
     """The demo section's shell line that sets the port: (environment, argv)."""
-    [line] = [line for block in re.findall(r"```sh\n(.*?)```", demo_section(), re.S)
-              for line in block.splitlines() if re.search(r"\bPORT=\d+", line)]
+    [line] = [
+        line
+        for block in re.findall(r"```sh\n(.*?)```", demo_section(), re.S)
+        for line in block.splitlines()
+        if re.search(r"\bPORT=\d+", line)
+    ]
     words = shlex.split(line)
     env = dict(word.split("=", 1) for word in words if re.fullmatch(r"[A-Z_]+=\S*", word))
     argv = [word for word in words if not re.fullmatch(r"[A-Z_]+=\S*", word)]
@@ -36,8 +41,14 @@ def test_the_readme_says_how_to_choose_the_demos_port_and_it_works():
     port = free_port()  # the README's number may be taken here: another free one in its place
     environment = {key: value for key, value in os.environ.items() if key not in ("HOST", "DATABASE_URL")}
     environment.update(env, PORT=str(port))
-    demo = subprocess.Popen([sys.executable, *argv[1:]], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    demo = subprocess.Popen(
+        [sys.executable, *argv[1:]],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 90, "the demo did not answer on PORT")
     finally:

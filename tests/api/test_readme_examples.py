@@ -1,6 +1,7 @@
 """The README's examples run as written (docs/api.md §16 Docs): the agent's curl bodies and the MCP
 walk-through's arguments are sent to the service and accepted, and the ids the README shows have the
 form the service makes (rules/ids.py). A new instance's start says how to create the first admin."""
+
 import asyncio
 import io
 import json
@@ -32,7 +33,7 @@ SERVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{21}")  # rules.ids.new_id(): 
 def section(title):
     start = README.index(f"\n## {title}")
     end = README.find("\n## ", start + 1)
-    return README[start:end if end != -1 else None]
+    return README[start : end if end != -1 else None]
 
 
 AGENT = section("Calling the API as an agent")
@@ -70,8 +71,9 @@ def test_the_readme_shows_ids_as_the_service_makes_them():
 
 
 def test_the_agents_curl_examples_are_accepted(app, client, agent_headers):
-    upload = client.post("/api/assets/upload", headers=agent_headers,
-                         data={"file": (io.BytesIO(png_bytes(900, 500)), "cover.png")})
+    upload = client.post(
+        "/api/assets/upload", headers=agent_headers, data={"file": (io.BytesIO(png_bytes(900, 500)), "cover.png")}
+    )
     assert upload.status_code == 201, upload.get_json()
     create, patch = curl_bodies()
     create = json.loads(json.dumps(create).replace("<the url step 1 returned>", upload.get_json()["url"]))
@@ -86,17 +88,30 @@ def test_the_agents_curl_examples_are_accepted(app, client, agent_headers):
 
 def _reject_title(app, task, cover, note="标题太长"):
     selections = {**article_selections(task, cover), "author": ""}
-    rejected = signed_in_admin(app).post(decision_url(task), json={
-        "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
-        "rejectionNote": note, "selections": selections, "lockedSelections": locked_except(selections, ["title"])})
+    rejected = signed_in_admin(app).post(
+        decision_url(task),
+        json={
+            "action": "reject_rework",
+            "rejectedElements": ["title"],
+            "rejectionReason": "style_mismatch",
+            "rejectionNote": note,
+            "selections": selections,
+            "lockedSelections": locked_except(selections, ["title"]),
+        },
+    )
     assert rejected.status_code == 200, rejected.get_json()
 
 
 def test_the_mcp_walk_through_runs_as_written(app, tmp_path):
     (tmp_path / "cover.png").write_bytes(png_bytes(900, 500))
     calls = walk_through()
-    assert [name for name, _ in calls] == ["upload_image", "create_review_task", "list_review_tasks",
-                                           "get_review_task", "patch_task_elements"]
+    assert [name for name, _ in calls] == [
+        "upload_image",
+        "create_review_task",
+        "list_review_tasks",
+        "get_review_task",
+        "patch_task_elements",
+    ]
     shown_asset = re.search(r'"assetId": "([^"]*)"', MCP).group(1)
     shown_task = re.search(r'"taskId": "([^"]*)"', MCP).group(1)
     error_text = re.search(r"a 501-character topic:\n`(.*?)`", MCP, re.S).group(1).replace("\n", " ")
@@ -147,10 +162,18 @@ def test_no_hint_once_an_admin_exists(tmp_path):
 def _start_output(tmp_path, **settings):
     """The log lines of `python app.py` on a new instance, from start until it answers /healthz."""
     port = free_port()
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("REVIEW_ADMIN_USERNAME", "REVIEW_ADMIN_PASSWORD", "DATABASE_URL")}
-    env.update(PORT=str(port), REVIEW_INSTANCE_PATH=str(tmp_path / "instance"),
-               REVIEW_UPLOADS_PATH=str(tmp_path / "uploads"), WEBHOOK_SENDER_ENABLED="false", **settings)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("REVIEW_ADMIN_USERNAME", "REVIEW_ADMIN_PASSWORD", "DATABASE_URL")
+    }
+    env.update(
+        PORT=str(port),
+        REVIEW_INSTANCE_PATH=str(tmp_path / "instance"),
+        REVIEW_UPLOADS_PATH=str(tmp_path / "uploads"),
+        WEBHOOK_SENDER_ENABLED="false",
+        **settings,
+    )
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")

@@ -1,6 +1,7 @@
 """The README documents every webhook type, team event and MCP tool, one table each, checked here against
 the code's own lists (docs/api.md §16 Docs): a new one cannot ship without its row, nor a row outlive what
 it names. The settings table: tests/settings/test_tables.py."""
+
 import re
 from pathlib import Path
 
@@ -19,11 +20,11 @@ def table(header, section=None):
     if section:
         start = README.index(f"\n## {section}")
         end = README.find("\n## ", start + 1)
-        text = README[start:end if end != -1 else None]
+        text = README[start : end if end != -1 else None]
     starts = [m.start() for m in re.finditer(rf"^\| {re.escape(header)} \|", text, re.M)]
     assert len(starts) == 1, f"{len(starts)} tables headed {header!r}"
     rows = {}
-    for line in text[starts[0]:].splitlines()[2:]:
+    for line in text[starts[0] :].splitlines()[2:]:
         if not line.startswith("|"):
             break
         first = line.split("|")[1].split("(")[0]  # an aside in brackets (an example) names nothing
@@ -56,4 +57,3 @@ def test_every_mcp_tool_has_its_row_with_its_arguments():
         if tool.name == "create_review_task":  # "the creation body": the API's own, documented there
             properties = {"idempotencyKey"}
         assert properties <= named, (tool.name, properties - named)
-

@@ -19,6 +19,7 @@ an idempotent replay on purpose and validates those answers against the document
 checks, since random data seldom reaches them; a last test shows the checks do fail on an
 undocumented status and on a body off the schema.
 """
+
 import copy
 import io
 import tempfile
@@ -54,14 +55,26 @@ from tests.helpers.review import (
     make_asset,
 )
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-          response_headers_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
 CLIENT_TOKEN = "client-web-token"
 SESSION_COOKIE = "review_admin_session"
 FUZZ_SETTINGS = hypothesis.settings(
-    max_examples=50, deadline=None, derandomize=True, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture],  # fuzz_app only rebinds the database
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],  # fuzz_app only rebinds the database
 )
 
 
@@ -78,7 +91,9 @@ def _config(base, **extra):
         "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
         "FEEDBACK_CLIENT_TOKENS": f"web={CLIENT_TOKEN},miniprogram=client-mini-token",
         "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
-        "WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
+        "WEBHOOK_SENDER_ENABLED": False,
+        "FEEDBACK_INDEXER_ENABLED": False,
+        "WAL_CHECKPOINTER_ENABLED": False,
         **extra,
     }
 
@@ -130,18 +145,31 @@ def _seed(app, cookie):
     rework = create_task(admin, agent, article_payload([cover["url"]], topic="返工"))
     response = admin.post(decision_url(rework), json={"action": "reject_rework", "rejectionReason": "other"})
     assert response.status_code == 200, response.get_data(as_text=True)
-    disposable = [create_task(admin, agent, article_payload([cover["url"]], topic=f"可删除 {n}"))["id"]
-                  for n in range(8)]
+    disposable = [
+        create_task(admin, agent, article_payload([cover["url"]], topic=f"可删除 {n}"))["id"] for n in range(8)
+    ]
 
     client = {"x-feedback-client-token": CLIENT_TOKEN}
-    feedback = admin.post("/api/feedbacks", headers=client, json={
-        "type": "bug", "title": "闪退", "content": "打开首页后闪退", "appName": "carbon-fitness",
-        "appVersion": "2.3.0", "platform": "ios"})
+    feedback = admin.post(
+        "/api/feedbacks",
+        headers=client,
+        json={
+            "type": "bug",
+            "title": "闪退",
+            "content": "打开首页后闪退",
+            "appName": "carbon-fitness",
+            "appVersion": "2.3.0",
+            "platform": "ios",
+        },
+    )
     assert feedback.status_code == 201, feedback.get_data(as_text=True)
     feedback_id = feedback.get_json()["id"]
-    attachment = admin.post(f"/api/feedbacks/{feedback_id}/attachments", headers=client,
-                            data={"kind": "screenshot", "file": (io.BytesIO(_png(40, 30, "red")), "shot.png")},
-                            content_type="multipart/form-data")
+    attachment = admin.post(
+        f"/api/feedbacks/{feedback_id}/attachments",
+        headers=client,
+        data={"kind": "screenshot", "file": (io.BytesIO(_png(40, 30, "red")), "shot.png")},
+        content_type="multipart/form-data",
+    )
     assert attachment.status_code == 201, attachment.get_data(as_text=True)
     return {
         "task_id": [pending["id"], post["id"], approved["id"], approved_post["id"], rework["id"]],
@@ -221,22 +249,39 @@ def _valid_bodies(method, path):
     if (method, path) == ("POST", "/api/review/agent/tasks"):
         return SHORT_TEXT.filter(str.strip).map(lambda topic: article_payload(POOLS["cover_urls"], topic=topic))
     if (method, path) == ("POST", "/api/feedbacks"):
-        return st.fixed_dictionaries({
-            "type": st.sampled_from(["bug", "suggestion", "other"]), "title": SHORT_TEXT.filter(str.strip),
-            "content": st.sampled_from(["打开首页后闪退", "登录失败", "图片加载慢"]),
-            "appName": st.just("carbon-fitness"), "appVersion": st.sampled_from(["2.3.0", "2.4.0"]),
-            "platform": st.sampled_from(["ios", "android"])})
+        return st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["bug", "suggestion", "other"]),
+                "title": SHORT_TEXT.filter(str.strip),
+                "content": st.sampled_from(["打开首页后闪退", "登录失败", "图片加载慢"]),
+                "appName": st.just("carbon-fitness"),
+                "appVersion": st.sampled_from(["2.3.0", "2.4.0"]),
+                "platform": st.sampled_from(["ios", "android"]),
+            }
+        )
     if (method, path) == ("PATCH", "/api/review/agent/tasks/{task_id}/elements"):
-        return st.one_of(st.fixed_dictionaries({"title": SHORT_TEXT.filter(str.strip)}),
-                         st.fixed_dictionaries({"summary": SHORT_TEXT.filter(str.strip)}))
+        return st.one_of(
+            st.fixed_dictionaries({"title": SHORT_TEXT.filter(str.strip)}),
+            st.fixed_dictionaries({"summary": SHORT_TEXT.filter(str.strip)}),
+        )
     if (method, path) == ("POST", "/api/auth/login"):  # JSON or form fields alike
-        return st.fixed_dictionaries({"username": st.just("admin"), "password": st.just(ADMIN_PASSWORD),
-                                      "next": st.sampled_from(["/review", "/feedback?status=all", "//elsewhere.example",
-                                                               "https://elsewhere.example/"])})
+        return st.fixed_dictionaries(
+            {
+                "username": st.just("admin"),
+                "password": st.just(ADMIN_PASSWORD),
+                "next": st.sampled_from(
+                    ["/review", "/feedback?status=all", "//elsewhere.example", "https://elsewhere.example/"]
+                ),
+            }
+        )
     if (method, path) == ("POST", "/api/review/tasks/{task_id}/decision"):
-        return st.fixed_dictionaries({"action": st.just("reject_rework"),
-                                      "rejectionReason": st.sampled_from(["other", "style_mismatch"]),
-                                      "rejectionNote": SHORT_TEXT})
+        return st.fixed_dictionaries(
+            {
+                "action": st.just("reject_rework"),
+                "rejectionReason": st.sampled_from(["other", "style_mismatch"]),
+                "rejectionNote": SHORT_TEXT,
+            }
+        )
     return None
 
 
@@ -291,22 +336,38 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
     signed_in.set_cookie(SESSION_COOKIE, fuzz_state[2], domain="localhost")
     assert signed_in.get("/api/review/tasks").status_code == 200
     document = fuzz_app.test_client().get("/api/openapi.json").get_json()
-    operations = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops
-                  if method != "parameters"}  # the path's own parameters
+    operations = {
+        (method.upper(), path) for path, ops in document["paths"].items() for method in ops if method != "parameters"
+    }  # the path's own parameters
     expected = {
-        ("POST", "/api/review/agent/tasks"), ("GET", "/api/review/agent/tasks"),
-        ("GET", "/api/review/agent/tasks/{task_id}"), ("PATCH", "/api/review/agent/tasks/{task_id}/elements"),
-        ("GET", "/api/review/tasks"), ("GET", "/api/review/tasks/{task_id}"),
-        ("DELETE", "/api/review/tasks/{task_id}"), ("POST", "/api/review/tasks/{task_id}/decision"),
-        ("GET", "/api/review/tasks/{task_id}/package"), ("POST", "/api/review/tasks/{task_id}/publish-jobs"),
+        ("POST", "/api/review/agent/tasks"),
+        ("GET", "/api/review/agent/tasks"),
+        ("GET", "/api/review/agent/tasks/{task_id}"),
+        ("PATCH", "/api/review/agent/tasks/{task_id}/elements"),
+        ("GET", "/api/review/tasks"),
+        ("GET", "/api/review/tasks/{task_id}"),
+        ("DELETE", "/api/review/tasks/{task_id}"),
+        ("POST", "/api/review/tasks/{task_id}/decision"),
+        ("GET", "/api/review/tasks/{task_id}/package"),
+        ("POST", "/api/review/tasks/{task_id}/publish-jobs"),
         ("POST", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"),
-        ("GET", "/api/review/tasks/{task_id}/publish-progress"), ("POST", "/api/review/tasks/{task_id}/preview"),
-        ("POST", "/api/review/tasks/{task_id}/presence"), ("POST", "/api/assets/upload"), ("GET", "/api/assets"),
-        ("POST", "/api/feedbacks"), ("GET", "/api/feedbacks"), ("GET", "/api/feedbacks/{feedback_id}"),
-        ("PATCH", "/api/feedbacks/{feedback_id}/status"), ("POST", "/api/feedbacks/{feedback_id}/attachments"),
+        ("GET", "/api/review/tasks/{task_id}/publish-progress"),
+        ("POST", "/api/review/tasks/{task_id}/preview"),
+        ("POST", "/api/review/tasks/{task_id}/presence"),
+        ("POST", "/api/assets/upload"),
+        ("GET", "/api/assets"),
+        ("POST", "/api/feedbacks"),
+        ("GET", "/api/feedbacks"),
+        ("GET", "/api/feedbacks/{feedback_id}"),
+        ("PATCH", "/api/feedbacks/{feedback_id}/status"),
+        ("POST", "/api/feedbacks/{feedback_id}/attachments"),
         ("GET", "/api/feedbacks/{feedback_id}/attachments/{attachment_id}"),
-        ("POST", "/api/auth/login"), ("GET", "/api/auth/logout"), ("POST", "/api/auth/logout"),
-        ("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/uploads/{scope}/{name}"),
+        ("POST", "/api/auth/login"),
+        ("GET", "/api/auth/logout"),
+        ("POST", "/api/auth/logout"),
+        ("GET", "/healthz"),
+        ("GET", "/metrics"),
+        ("GET", "/uploads/{scope}/{name}"),
     }
     assert expected <= operations, sorted(expected - operations)
     # The sign-in/out redirects, the health check, the metrics and the file route document only the errors
@@ -315,8 +376,10 @@ def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):
     for path, ops in document["paths"].items():
         for method, op in ops.items():
             if path not in narrowed and method != "parameters":
-                assert {"400", "401", "403", "404", "405", "409", "412", "413", "429", "500"} <= \
-                    set(op["responses"]), (method, path)
+                assert {"400", "401", "403", "404", "405", "409", "412", "413", "429", "500"} <= set(op["responses"]), (
+                    method,
+                    path,
+                )
 
 
 # ---- statuses random data seldom reaches, provoked on purpose and checked the same way ----------
@@ -327,8 +390,7 @@ def provoked(make_app):
     app = make_app(**{**UNLIMITED, "FEEDBACK_RATE_LIMIT_PER_DEVICE": "1/minute"})
     cookie = _session_cookie(app)
 
-    def call(method, path, expected, *, path_parameters=None, body=None, headers=None, media_type=None,
-             checks=CHECKS):
+    def call(method, path, expected, *, path_parameters=None, body=None, headers=None, media_type=None, checks=CHECKS):
         operation = schema[path][method]
         payload = {} if body is None else {"body": body, "media_type": media_type or "application/json"}
         case = operation.Case(path_parameters=path_parameters or {}, **payload)
@@ -344,8 +406,15 @@ def provoked(make_app):
 
 
 def _feedback(**extra):
-    return {"type": "bug", "title": "闪退", "content": "打开首页后闪退", "appName": "carbon-fitness",
-            "appVersion": "2.3.0", "platform": "ios", **extra}
+    return {
+        "type": "bug",
+        "title": "闪退",
+        "content": "打开首页后闪退",
+        "appName": "carbon-fitness",
+        "appVersion": "2.3.0",
+        "platform": "ios",
+        **extra,
+    }
 
 
 def test_409_duplicate_feedback_and_429_rate_limited_are_documented(provoked):
@@ -361,21 +430,52 @@ def test_409_duplicate_feedback_and_429_rate_limited_are_documented(provoked):
 def test_409_invalid_state_idempotency_conflict_and_412_are_documented(provoked):
     app, call = provoked
     cover = make_asset(app, 900, 500)
-    created = call("POST", "/api/review/agent/tasks", 201, body=article_payload([cover["url"]]),
-                   headers={"Idempotency-Key": "key-1"}).json()
-    replayed = call("POST", "/api/review/agent/tasks", 201, body=article_payload([cover["url"]]),
-                    headers={"Idempotency-Key": "key-1"})
+    created = call(
+        "POST",
+        "/api/review/agent/tasks",
+        201,
+        body=article_payload([cover["url"]]),
+        headers={"Idempotency-Key": "key-1"},
+    ).json()
+    replayed = call(
+        "POST",
+        "/api/review/agent/tasks",
+        201,
+        body=article_payload([cover["url"]]),
+        headers={"Idempotency-Key": "key-1"},
+    )
     assert replayed.headers["idempotent-replayed"] == ["true"] and replayed.json()["id"] == created["id"]
-    conflict = call("POST", "/api/review/agent/tasks", 409, body=article_payload([cover["url"]], topic="别的"),
-                    headers={"Idempotency-Key": "key-1"})
+    conflict = call(
+        "POST",
+        "/api/review/agent/tasks",
+        409,
+        body=article_payload([cover["url"]], topic="别的"),
+        headers={"Idempotency-Key": "key-1"},
+    )
     assert conflict.json()["error"]["code"] == "idempotency_conflict"
-    stale = call("PATCH", "/api/review/agent/tasks/{task_id}/elements", 412, path_parameters={"task_id": created["id"]},
-                 body={"title": "新标题"}, headers={"If-Match": f'"{created["version"] + 5}"'})
+    stale = call(
+        "PATCH",
+        "/api/review/agent/tasks/{task_id}/elements",
+        412,
+        path_parameters={"task_id": created["id"]},
+        body={"title": "新标题"},
+        headers={"If-Match": f'"{created["version"] + 5}"'},
+    )
     assert stale.json()["error"]["code"] == "precondition_failed"
-    call("POST", "/api/review/tasks/{task_id}/decision", 200, path_parameters={"task_id": created["id"]},
-         body=approve_article(created, cover))
-    again = call("POST", "/api/review/tasks/{task_id}/decision", 409, path_parameters={"task_id": created["id"]},
-                 body=approve_article(created, cover))
+    call(
+        "POST",
+        "/api/review/tasks/{task_id}/decision",
+        200,
+        path_parameters={"task_id": created["id"]},
+        body=approve_article(created, cover),
+    )
+    again = call(
+        "POST",
+        "/api/review/tasks/{task_id}/decision",
+        409,
+        path_parameters={"task_id": created["id"]},
+        body=approve_article(created, cover),
+    )
     assert again.json()["error"]["code"] == "invalid_state"
 
 
@@ -390,8 +490,13 @@ def test_413_payload_too_large_is_documented(provoked):
 def test_sign_in_and_out_redirects_are_documented(provoked):
     _app, call = provoked
     form = "application/x-www-form-urlencoded"
-    signed_in = call("POST", "/api/auth/login", 303, media_type=form,
-                     body={"username": "admin", "password": ADMIN_PASSWORD, "next": "/feedback"})
+    signed_in = call(
+        "POST",
+        "/api/auth/login",
+        303,
+        media_type=form,
+        body={"username": "admin", "password": ADMIN_PASSWORD, "next": "/feedback"},
+    )
     assert signed_in.headers["location"] == ["/feedback"]
     signed_in = call("POST", "/api/auth/login", 303, body={"username": "admin", "password": ADMIN_PASSWORD})
     assert signed_in.headers["location"] == ["/review"]
@@ -424,8 +529,13 @@ def test_every_documented_pattern_is_an_ecma_regex():
     """A Python-only regex (inline flags such as (?s), named groups (?P<..>)) makes the document
     unusable for JSON Schema tools: schemathesis refuses to load the operation at all."""
     checker = jsonschema_rs.Draft202012Validator({"format": "regex"}, validate_formats=True)
-    invalid = sorted({node["pattern"] for node in _walk(DOCUMENT)
-                      if isinstance(node.get("pattern"), str) and not checker.is_valid(node["pattern"])})
+    invalid = sorted(
+        {
+            node["pattern"]
+            for node in _walk(DOCUMENT)
+            if isinstance(node.get("pattern"), str) and not checker.is_valid(node["pattern"])
+        }
+    )
     assert invalid == []
 
 
@@ -434,7 +544,8 @@ def test_attachment_download_documents_its_content_type(fuzz_app, fuzz_state):
     application/octet-stream)."""
     feedback_id, attachment_id = POOLS["feedback_attachment"][0]
     case = schema[ATTACHMENT_DOWNLOAD]["GET"].Case(
-        path_parameters={"feedback_id": feedback_id, "attachment_id": attachment_id})
+        path_parameters={"feedback_id": feedback_id, "attachment_id": attachment_id}
+    )
     headers, cookies = credentials(fuzz_state)
     response = case.call(app=fuzz_app, headers=headers, cookies=cookies)
     assert response.status_code == 200
@@ -447,7 +558,8 @@ def test_a_file_the_client_holds_is_a_documented_304(fuzz_app, fuzz_state):
     operation = schema["/uploads/{scope}/{name}"]["GET"]
     headers, cookies = credentials(fuzz_state)
     first = operation.Case(path_parameters={"scope": scope, "name": name}).call(
-        app=fuzz_app, headers=headers, cookies=cookies)
+        app=fuzz_app, headers=headers, cookies=cookies
+    )
     assert first.status_code == 200
     case = operation.Case(path_parameters={"scope": scope, "name": name})
     response = case.call(app=fuzz_app, headers={**headers, "If-None-Match": first.headers["etag"][0]}, cookies=cookies)
@@ -465,8 +577,10 @@ def test_the_checks_catch_an_undocumented_status_and_a_body_off_the_schema(fuzz_
     detail["200"]["headers"]["X-Not-Sent"] = {"required": True, "schema": {"type": "string"}}
     strict = schemathesis.openapi.from_dict(document)
     headers, cookies = credentials(fuzz_state)
-    for task_id, failures in (("no-such-task", ["UndefinedStatusCode"]),
-                              (POOLS["task_id"][0], ["JsonSchemaError", "MissingHeaders"])):
+    for task_id, failures in (
+        ("no-such-task", ["UndefinedStatusCode"]),
+        (POOLS["task_id"][0], ["JsonSchemaError", "MissingHeaders"]),
+    ):
         case = strict["/api/review/tasks/{task_id}"]["GET"].Case(path_parameters={"task_id": task_id})
         response = case.call(app=fuzz_app, headers=headers, cookies=cookies)
         with pytest.raises(FailureGroup) as raised:

@@ -1,4 +1,5 @@
 """Asset upload, storage, serving, listing and reference resolution (docs/api.md §6)."""
+
 import hashlib
 import io
 from pathlib import Path
@@ -17,8 +18,7 @@ pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on Postgre
 
 def upload(client, data, name="photo.png", headers=None, **form):
     payload = {"file": (io.BytesIO(data), name), **form}
-    return client.post("/api/assets/upload", data=payload, headers=headers or {},
-                       content_type="multipart/form-data")
+    return client.post("/api/assets/upload", data=payload, headers=headers or {}, content_type="multipart/form-data")
 
 
 def stored_files(app, scope):
@@ -31,17 +31,32 @@ def asset_count():
 
 
 # ---- accepted formats -------------------------------------------------------------------------
-@pytest.mark.parametrize("fmt, mode, stored_ext, content_type", [
-    ("PNG", "RGBA", "png", "image/png"), ("JPEG", "RGB", "jpg", "image/jpeg"),
-    ("GIF", "P", "gif", "image/gif"), ("WEBP", "RGBA", "png", "image/png"),
-])
+@pytest.mark.parametrize(
+    "fmt, mode, stored_ext, content_type",
+    [
+        ("PNG", "RGBA", "png", "image/png"),
+        ("JPEG", "RGB", "jpg", "image/jpeg"),
+        ("GIF", "P", "gif", "image/gif"),
+        ("WEBP", "RGBA", "png", "image/png"),
+    ],
+)
 def test_each_format_is_stored_with_its_record(app, client, agent_headers, fmt, mode, stored_ext, content_type):
-    data = image_bytes(fmt, (64, 48), 1 if mode == "P" else (10, 120, 200, 255)[:len(mode)], mode)
+    data = image_bytes(fmt, (64, 48), 1 if mode == "P" else (10, 120, 200, 255)[: len(mode)], mode)
     resp = upload(client, data, name="whatever.bin", headers=agent_headers)
     assert resp.status_code == 201, resp.get_json()
     body = resp.get_json()
-    assert set(body) == {"assetId", "scope", "url", "fileName", "contentType", "width", "height", "size",
-                         "sha256", "createdAt"}
+    assert set(body) == {
+        "assetId",
+        "scope",
+        "url",
+        "fileName",
+        "contentType",
+        "width",
+        "height",
+        "size",
+        "sha256",
+        "createdAt",
+    }
     assert (body["scope"], body["contentType"], body["width"], body["height"]) == ("review", content_type, 64, 48)
     assert body["url"] == f"/uploads/review/{body['assetId']}.{stored_ext}"
     path = Path(app.config["REVIEW_UPLOADS_PATH"]) / "review" / f"{body['assetId']}.{stored_ext}"
@@ -52,7 +67,12 @@ def test_each_format_is_stored_with_its_record(app, client, agent_headers, fmt, 
     with db.connection_context():
         row = Asset.get(Asset.asset_id == body["assetId"])
         assert (row.width, row.height, row.size, row.sha256, row.stored_name) == (
-            64, 48, len(stored), body["sha256"], path.name)
+            64,
+            48,
+            len(stored),
+            body["sha256"],
+            path.name,
+        )
 
 
 # ---- refusals -----------------------------------------------------------------------------------
@@ -97,19 +117,29 @@ def test_size_limit(app, client, agent_headers):
     assert_error(upload(client, exact + b"\0" * limit, headers=agent_headers), 413, "payload_too_large")
     assert len(stored_files(app, "review")) == 1 and asset_count() == 1
     # A declared length over the limit is refused before the body is read (only 7 bytes follow).
-    declared = {"input_stream": io.BytesIO(b"--x--\r\n"), "content_type": "multipart/form-data; boundary=x",
-                "environ_overrides": {"CONTENT_LENGTH": str(limit + 65 * 1024)}}
+    declared = {
+        "input_stream": io.BytesIO(b"--x--\r\n"),
+        "content_type": "multipart/form-data; boundary=x",
+        "environ_overrides": {"CONTENT_LENGTH": str(limit + 65 * 1024)},
+    }
     assert_error(client.post("/api/assets/upload", headers=agent_headers, **declared), 413, "payload_too_large")
 
 
 def test_missing_file_unknown_scope_and_unknown_field(client, agent_headers):
-    resp = client.post("/api/assets/upload", data={"scope": "review"}, headers=agent_headers,
-                       content_type="multipart/form-data")
+    resp = client.post(
+        "/api/assets/upload", data={"scope": "review"}, headers=agent_headers, content_type="multipart/form-data"
+    )
     assert "file" in assert_error(resp, 400, "validation_error")["details"]
-    assert "scope" in assert_error(upload(client, PNG, headers=agent_headers, scope="feedback"), 400,
-                                   "validation_error")["details"]
-    assert "title" in assert_error(upload(client, PNG, headers=agent_headers, title="x"), 400,
-                                   "validation_error")["details"]
+    assert (
+        "scope"
+        in assert_error(upload(client, PNG, headers=agent_headers, scope="feedback"), 400, "validation_error")[
+            "details"
+        ]
+    )
+    assert (
+        "title"
+        in assert_error(upload(client, PNG, headers=agent_headers, title="x"), 400, "validation_error")["details"]
+    )
     two = {"scope": "review", "file": [(io.BytesIO(PNG), "a.png"), (io.BytesIO(image_bytes(color=(9, 9, 9))), "b.png")]}
     error = assert_error(client.post("/api/assets/upload", data=two, headers=agent_headers), 400, "validation_error")
     assert error["details"] == {"file": ["more than one file"]} and asset_count() == 0
@@ -127,8 +157,11 @@ def test_scope_rules(app, client, admin_client, agent_headers):
     assert upload(admin_client, image_bytes(color=(1, 2, 3))).get_json()["scope"] == "review"
     assert stored_files(app, "library") == [resp.get_json()["url"].rsplit("/", 1)[1]]
     # scope in the query string was ignored, and a library image landed in review
-    stray = admin_client.post("/api/assets/upload?scope=library", content_type="multipart/form-data",
-                              data={"file": (io.BytesIO(image_bytes(color=(4, 5, 6))), "x.png")})
+    stray = admin_client.post(
+        "/api/assets/upload?scope=library",
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(image_bytes(color=(4, 5, 6))), "x.png")},
+    )
     assert "form field" in assert_error(stray, 400, "validation_error")["details"]["scope"][0]
     assert asset_count() == 2
 
@@ -160,10 +193,16 @@ def test_dedup_restores_a_lost_file(app, client, agent_headers):
     assert path.read_bytes() == PNG
 
 
-@pytest.mark.parametrize("client_name, shown", [
-    ("../../etc/passwd.png", "passwd.png"), ("C:\\Users\\me\\cat.png", "cat.png"),
-    ("na\u202eme\x00\t.png", "name.png"), ("猫.png", "猫.png"), ("", "image.png"),
-])
+@pytest.mark.parametrize(
+    "client_name, shown",
+    [
+        ("../../etc/passwd.png", "passwd.png"),
+        ("C:\\Users\\me\\cat.png", "cat.png"),
+        ("na\u202eme\x00\t.png", "name.png"),
+        ("猫.png", "猫.png"),
+        ("", "image.png"),
+    ],
+)
 def test_stored_names_never_come_from_the_client(app, client, agent_headers, client_name, shown):
     body = upload(client, PNG, name=client_name, headers=agent_headers).get_json()
     assert body["fileName"] == shown
@@ -188,8 +227,15 @@ def test_a_concurrent_identical_upload_wins_the_race(app, monkeypatch):
 
     def write_then_lose_race(folder, name, data):
         path = write(folder, name, data)
-        Asset.create(asset_id="winner", scope="review", url="/uploads/review/winner.png", stored_name="winner.png",
-                     sha256=hashlib.sha256(data).hexdigest(), size=len(data), created_at="2026-01-01T00:00:00.000Z")
+        Asset.create(
+            asset_id="winner",
+            scope="review",
+            url="/uploads/review/winner.png",
+            stored_name="winner.png",
+            sha256=hashlib.sha256(data).hexdigest(),
+            size=len(data),
+            created_at="2026-01-01T00:00:00.000Z",
+        )
         return path
 
     monkeypatch.setattr(files, "write_atomically", write_then_lose_race)
@@ -220,9 +266,14 @@ def test_serving_refuses_other_scopes_and_path_tricks(app, client, agent_headers
     (uploads / "feedback" / "secret.png").write_bytes(PNG)
     (uploads / "review" / ".upload-half.png").write_bytes(PNG)
     name = body["url"].rsplit("/", 1)[1]
-    for url in ("/uploads/feedback/secret.png", "/uploads/review/..%2ffeedback%2fsecret.png",
-                "/uploads/review/../feedback/secret.png", "/uploads/library/" + name,
-                "/uploads/review/.upload-half.png", "/uploads/review/missing.png"):
+    for url in (
+        "/uploads/feedback/secret.png",
+        "/uploads/review/..%2ffeedback%2fsecret.png",
+        "/uploads/review/../feedback/secret.png",
+        "/uploads/library/" + name,
+        "/uploads/review/.upload-half.png",
+        "/uploads/review/missing.png",
+    ):
         assert_error(client.get(url, headers=agent_headers), 404, "not_found")
     assert_error(client.get("/uploads/feedback/secret.png"), 401, "unauthorized")
 
@@ -256,8 +307,10 @@ def test_listing_filters_and_pages(admin_client, agent_headers):
 
 @pytest.mark.parametrize("query", ["page=0", "page=x", "pageSize=0", "pageSize=101", "scope=feedback", "page=1.5"])
 def test_listing_bad_values(client, agent_headers, query):
-    assert query.split("=")[0] in assert_error(client.get(f"/api/assets?{query}", headers=agent_headers),
-                                               400, "validation_error")["details"]
+    assert (
+        query.split("=")[0]
+        in assert_error(client.get(f"/api/assets?{query}", headers=agent_headers), 400, "validation_error")["details"]
+    )
     assert_error(client.get(f"/api/assets?{query}"), 401, "unauthorized")  # credentials first
 
 
@@ -284,8 +337,10 @@ def test_markdown_image_references():
     rendering = pytest.importorskip("services.rendering", reason="services.rendering is not written yet")
     if not hasattr(rendering, "image_urls"):
         pytest.skip("services.rendering.image_urls is not written yet")
-    markdown = "Intro ![a](/uploads/library/x.png) and [link](https://e.x/y.png)\n\n![b](https://mmbiz.qpic.cn/z)" \
-               "\n\n![again](/uploads/library/x.png)"
+    markdown = (
+        "Intro ![a](/uploads/library/x.png) and [link](https://e.x/y.png)\n\n![b](https://mmbiz.qpic.cn/z)"
+        "\n\n![again](/uploads/library/x.png)"
+    )
     assert asset_refs.markdown_image_refs(markdown) == ["/uploads/library/x.png", "https://mmbiz.qpic.cn/z"]
 
 
@@ -316,7 +371,10 @@ def test_a_png_whose_rows_are_cut_short_is_refused(app, admin_client, interlace)
     buffer = io.BytesIO()
     Image.new("RGB", (120, 90), (200, 30, 30)).save(buffer, "PNG", interlace=interlace)
     for data, status in ((rows_cut_short(buffer.getvalue()), 400), (buffer.getvalue(), 201)):
-        response = admin_client.post("/api/assets/upload", content_type="multipart/form-data",
-                                     data={"file": (io.BytesIO(data), "cut.png"), "scope": "review"})
+        response = admin_client.post(
+            "/api/assets/upload",
+            content_type="multipart/form-data",
+            data={"file": (io.BytesIO(data), "cut.png"), "scope": "review"},
+        )
         assert response.status_code == status, response.get_json()
     assert response.get_json()["width"] == 120

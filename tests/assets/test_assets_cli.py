@@ -1,4 +1,5 @@
 """`flask --app app assets import` and `assets sync` (docs/api.md §6)."""
+
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,10 @@ def test_import_a_folder_reports_each_file(app, runner, tmp_path):
 
     rows = library_rows()
     assert [(r.file_name, r.content_type) for r in rows] == [
-        ("a.png", "image/png"), ("b.jpg", "image/jpeg"), ("c.webp", "image/png")]
+        ("a.png", "image/png"),
+        ("b.jpg", "image/jpeg"),
+        ("c.webp", "image/png"),
+    ]
     stored = sorted(p.name for p in (Path(app.config["REVIEW_UPLOADS_PATH"]) / "library").iterdir())
     assert stored == sorted(r.stored_name for r in rows)
     assert all(ID_NAME.match(name) for name in stored)
@@ -105,9 +109,13 @@ def platform():
 
 @pytest.fixture
 def sync_runner(make_app, platform):
-    app = make_app(WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID,
-                   WECHAT_SILICON_RISE_SECRET=SECRET, REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1",
-                   REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE=True)  # the images live on the fake, as the fake prints
+    app = make_app(
+        WECHAT_API_BASE=platform.base_url,
+        WECHAT_SILICON_RISE_APPID=APPID,
+        WECHAT_SILICON_RISE_SECRET=SECRET,
+        REVIEW_REMOTE_IMAGE_HOSTS="127.0.0.1",
+        REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE=True,
+    )  # the images live on the fake, as the fake prints
     return app.test_cli_runner()
 
 
@@ -117,8 +125,7 @@ def remote_rows():
 
 
 def test_sync_reads_every_page_and_keeps_remote_assets(sync_runner, platform):
-    seeded = [platform.seed_image_material(f"material-{n:02d}.png", image_bytes(color=(n, 0, 0)))
-              for n in range(23)]
+    seeded = [platform.seed_image_material(f"material-{n:02d}.png", image_bytes(color=(n, 0, 0))) for n in range(23)]
     seeded.append(platform.seed_image_material("photo.jpg", image_bytes("JPEG")))
 
     result = sync_runner.invoke(args=["assets", "sync", "silicon-rise"])
@@ -132,7 +139,12 @@ def test_sync_reads_every_page_and_keeps_remote_assets(sync_runner, platform):
     for material in seeded:
         row = rows[material["media_id"]]
         assert (row.scope, row.url, row.stored_name, row.file_name, row.platform_account) == (
-            "library", material["url"], None, material["name"], "silicon-rise")
+            "library",
+            material["url"],
+            None,
+            material["name"],
+            "silicon-rise",
+        )
     assert rows[seeded[-1]["media_id"]].content_type == "image/jpeg"
     assert asset_view(rows[seeded[0]["media_id"]])["platformMediaId"] == seeded[0]["media_id"]
 
@@ -199,8 +211,9 @@ def test_synced_images_are_measured_so_they_can_be_article_covers(sync_runner, p
 
 
 def test_a_sync_that_cannot_read_image_sizes_says_so(make_app, platform):
-    app = make_app(WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID,
-                   WECHAT_SILICON_RISE_SECRET=SECRET)  # the fake's host is not an allowed image host
+    app = make_app(
+        WECHAT_API_BASE=platform.base_url, WECHAT_SILICON_RISE_APPID=APPID, WECHAT_SILICON_RISE_SECRET=SECRET
+    )  # the fake's host is not an allowed image host
     platform.seed_image_material("wide.png", image_bytes(size=(900, 500)))
 
     result = app.test_cli_runner().invoke(args=["assets", "sync", "silicon-rise"])

@@ -1,4 +1,5 @@
 """The file journal: files placed for records that never came are swept at start, others are kept."""
+
 import subprocess
 import sys
 

@@ -1,6 +1,7 @@
 """A PNG has one header, first (docs/api.md §6): a second IHDR (Pillow reads the first, the inflation check
 read the last) or an IHDR after another chunk is a 400 on both upload routes; and the rows of a PNG are
 judged without decoding it, so a row whose filter byte names no filter is refused as damaged."""
+
 import io
 import struct
 import zlib
@@ -38,8 +39,12 @@ HOSTILE = {
 
 
 def _send_asset(client, headers, data):
-    return client.post("/api/assets/upload", headers=headers, content_type="multipart/form-data",
-                       data={"file": (io.BytesIO(data), "x.png")})
+    return client.post(
+        "/api/assets/upload",
+        headers=headers,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(data), "x.png")},
+    )
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -55,8 +60,7 @@ def test_a_png_with_a_second_or_late_header_is_refused(client, agent_headers, na
 @pytest.mark.parametrize("name", ["second IHDR", "IHDR not first"])
 def test_a_screenshot_with_a_second_or_late_header_is_refused(fb_client, name):
     record = created(fb_client)
-    error = assert_error(upload(fb_client, record["id"], HOSTILE[name], "s.png", "screenshot"), 400,
-                         "validation_error")
+    error = assert_error(upload(fb_client, record["id"], HOSTILE[name], "s.png", "screenshot"), 400, "validation_error")
     assert error["details"] == {"file": [REASON]}, error
 
 
@@ -83,8 +87,12 @@ def test_filter_bytes_are_found_in_every_interlaced_pass(client, agent_headers, 
     4, 7, 9 and 11 of the 15. A 5 there is an unknown filter; a 5 in a pixel is a pixel."""
     rows = bytearray(15)
     rows[offset] = 5
-    data = (SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 3, 3, 8, 0, 0, 0, 1))
-            + chunk(b"IDAT", zlib.compress(bytes(rows))) + END)
+    data = (
+        SIGNATURE
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 3, 3, 8, 0, 0, 0, 1))
+        + chunk(b"IDAT", zlib.compress(bytes(rows)))
+        + END
+    )
     response = _send_asset(client, agent_headers, data)
     if accepted:
         assert response.status_code == 201, response.get_json()

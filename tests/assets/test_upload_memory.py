@@ -1,6 +1,7 @@
 """Large legal images are checked without holding their whole frame (docs/api.md §6): 6000x6000 PNGs of
 16-bit RGBA (~280 KB each, 144 MB decoded) and 6000x6000 JPEGs leave the served process's peak and
 resident memory within a few tens of MiB of what it was (bench/bench_upload_memory.py measures it)."""
+
 import io
 import struct
 import zlib
@@ -27,8 +28,10 @@ def large_images():
     row = b"\0" * (1 + SIZE * 8)
     idat = _chunk(b"IDAT", b"".join(packer.compress(row) for _ in range(SIZE)) + packer.flush())
     header = _chunk(b"IHDR", struct.pack(">IIBBBBB", SIZE, SIZE, 16, 6, 0, 0, 0))
-    pngs = [b"\x89PNG\r\n\x1a\n" + header + _chunk(b"tEXt", b"Comment\0%d" % n) + idat + _chunk(b"IEND", b"")
-            for n in range(3)]
+    pngs = [
+        b"\x89PNG\r\n\x1a\n" + header + _chunk(b"tEXt", b"Comment\0%d" % n) + idat + _chunk(b"IEND", b"")
+        for n in range(3)
+    ]
     picture = Image.linear_gradient("L").resize((SIZE, SIZE)).convert("RGB")
     jpegs = []
     for n in range(2):
@@ -52,9 +55,11 @@ def _memory(pid):
 
 def test_large_legal_uploads_leave_the_memory_as_it_was(tmp_path, large_images):
     with served_process(tmp_path) as (base, server):
+
         def upload(name, data):
-            response = requests.post(f"{base}/api/assets/upload", headers=AGENT, timeout=120,
-                                     files={"file": (name, data)})
+            response = requests.post(
+                f"{base}/api/assets/upload", headers=AGENT, timeout=120, files={"file": (name, data)}
+            )
             assert response.status_code == 201, response.text[:300]
             return response.json()
 
@@ -67,10 +72,12 @@ def test_large_legal_uploads_leave_the_memory_as_it_was(tmp_path, large_images):
             asset = upload(f"large-{number}.{extension}", data)
             assert (asset["width"], asset["height"]) == (SIZE, SIZE)
         resident_after, peak_after = _memory(server.pid)
-    assert peak_after - max(peak, resident) < GROWTH_ALLOWED, \
+    assert peak_after - max(peak, resident) < GROWTH_ALLOWED, (
         f"peak memory grew by {(peak_after - max(peak, resident)) // (1024 * 1024)} MiB"
-    assert resident_after - resident < GROWTH_ALLOWED, \
+    )
+    assert resident_after - resident < GROWTH_ALLOWED, (
         f"resident memory grew by {(resident_after - resident) // (1024 * 1024)} MiB"
+    )
 
 
 def _small_png():
@@ -83,12 +90,17 @@ def _small_png():
 @pytest.mark.parametrize("damage", ["cut in half", "cut before the end marker", "scrambled"])
 def test_a_jpeg_checked_at_an_eighth_of_its_size_still_shows_its_damage(client, agent_headers, progressive, damage):
     buffer = io.BytesIO()
-    Image.linear_gradient("L").resize((2000, 1500)).convert("RGB").save(buffer, "JPEG", quality=90,
-                                                                         progressive=progressive)
+    Image.linear_gradient("L").resize((2000, 1500)).convert("RGB").save(
+        buffer, "JPEG", quality=90, progressive=progressive
+    )
     data = bytearray(buffer.getvalue())
     if damage == "scrambled":
-        data[len(data) // 3:len(data) // 3 + 200] = bytes(0 if i % 7 == 0 else 0xFF for i in range(200))
-    data = data[:len(data) // 2] if damage == "cut in half" else data[:-2] if damage.startswith("cut") else data
-    response = client.post("/api/assets/upload", headers=agent_headers, content_type="multipart/form-data",
-                           data={"file": (io.BytesIO(bytes(data)), "x.jpg")})
+        data[len(data) // 3 : len(data) // 3 + 200] = bytes(0 if i % 7 == 0 else 0xFF for i in range(200))
+    data = data[: len(data) // 2] if damage == "cut in half" else data[:-2] if damage.startswith("cut") else data
+    response = client.post(
+        "/api/assets/upload",
+        headers=agent_headers,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(bytes(data)), "x.jpg")},
+    )
     assert assert_error(response, 400, "validation_error")["details"] == {"file": ["truncated or damaged image"]}

@@ -5,6 +5,7 @@ Without Chromium the tests are skipped with the reason, unless CI is set: then t
 Screenshots go to tests/output/ (gitignored); every page's console errors are collected and a
 test fails on any it did not expect.
 """
+
 import os
 import threading
 
@@ -64,13 +65,15 @@ def console():
 
 @pytest.fixture
 def page(browser, live_server, console):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1360, "height": 900},
-                                  locale="en-US", accept_downloads=True)
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 1360, "height": 900}, locale="en-US", accept_downloads=True
+    )
     context.set_default_timeout(10_000)
     opened = context.new_page()
     console.attach(opened)
     yield opened
     context.close()
+
 
 @pytest.fixture
 def open_page(browser, live_server, console):
@@ -80,8 +83,9 @@ def open_page(browser, live_server, console):
 
     def make(language, size, timezone=None):
         options = {"timezone_id": timezone} if timezone else {}
-        context = browser.new_context(base_url=live_server.url, viewport=SIZES[size], locale=language,
-                                      has_touch=size == "phone", **options)
+        context = browser.new_context(
+            base_url=live_server.url, viewport=SIZES[size], locale=language, has_touch=size == "phone", **options
+        )
         context.set_default_timeout(10_000)
         context.add_cookies([{"name": "review_lang", "value": language, "url": live_server.url}])
         contexts.append(context)
@@ -92,4 +96,3 @@ def open_page(browser, live_server, console):
     yield make
     for context in contexts:
         context.close()
-

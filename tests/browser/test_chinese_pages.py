@@ -1,6 +1,7 @@
 """Chinese pages speak Chinese throughout (docs/api.md §14): no English interface text on any page, error pages
 and the messages of the page's own actions included (a refused decision, a bad filter), only data and codes
 in Latin letters; feedback type `account` reads 账号. English pages keep the API's particulars."""
+
 import re
 
 import pytest
@@ -38,8 +39,14 @@ DATA = {"silicon", "rise", "carbon", "fitness", "demo", "fb", "ios", "android", 
 
 
 def english_words(page):
-    return sorted({word for text in page.evaluate(READ_TEXT) for word in LATIN_WORD.findall(text)
-                   if word not in NAMES and word.lower() not in DATA})
+    return sorted(
+        {
+            word
+            for text in page.evaluate(READ_TEXT)
+            for word in LATIN_WORD.findall(text)
+            if word not in NAMES and word.lower() not in DATA
+        }
+    )
 
 
 def test_no_english_interface_text_on_the_chinese_pages(open_page, demo, console):
@@ -49,9 +56,15 @@ def test_no_english_interface_text_on_the_chinese_pages(open_page, demo, console
     assert english_words(page) == [], "login"
     sign_in_as(page, "zh-CN", "/review?status=all")
     account = next(item for item in demo["feedback"] if item["type"] == "account")
-    for path in ["/review?status=all", f"/review/{task_by_topic(demo, '芯片的下一个十年')['id']}",
-                 f"/review/{task_by_topic(demo, '一周力量训练打卡')['id']}", "/feedback",
-                 f"/feedback/{demo['feedback'][0]['id']}", f"/feedback/{account['id']}", "/review/no-such-task"]:
+    for path in [
+        "/review?status=all",
+        f"/review/{task_by_topic(demo, '芯片的下一个十年')['id']}",
+        f"/review/{task_by_topic(demo, '一周力量训练打卡')['id']}",
+        "/feedback",
+        f"/feedback/{demo['feedback'][0]['id']}",
+        f"/feedback/{account['id']}",
+        "/review/no-such-task",
+    ]:
         page.goto(path)
         page.wait_for_load_state("networkidle")
         assert english_words(page) == [], path

@@ -3,6 +3,7 @@ three, reordering it with buttons and with Alt+↑/↓, the message as a followe
 large, the others as rows), the quota line, sending now against the fake platform until it is sent with its
 counts and links; in both languages at 320 px, 390 px and a desktop width, with no sideways scrolling and
 axe-core clean. Screenshots go to tests/output/editions-*.png."""
+
 import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -23,14 +24,37 @@ from tests.helpers.browser import (
 from tests.helpers.editions import published_articles
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
-VIEWPORTS = {"320": {"width": 320, "height": 720}, "390": {"width": 390, "height": 844},
-             "wide": {"width": 1366, "height": 900}}
-WORDS = {"zh-CN": {"quota": "今天还可群发 1 次", "quota_after": "今天还可群发 0 次", "headline": "头条",
-                   "add": "将《{}》加入本次推送", "down": "将《{}》下移", "up": "将《{}》上移", "send": "立即群发",
-                   "sent": "已群发", "delivered": "成功送达", "now_headline": "《{}》现在是头条。"},
-         "en": {"quota": "1 send left today", "quota_after": "0 sends left today", "headline": "Headline",
-                "add": "Add “{}” to the edition", "down": "Move “{}” down", "up": "Move “{}” up", "send": "Send now",
-                "sent": "Sent", "delivered": "Delivered", "now_headline": "“{}” is now the headline."}}
+VIEWPORTS = {
+    "320": {"width": 320, "height": 720},
+    "390": {"width": 390, "height": 844},
+    "wide": {"width": 1366, "height": 900},
+}
+WORDS = {
+    "zh-CN": {
+        "quota": "今天还可群发 1 次",
+        "quota_after": "今天还可群发 0 次",
+        "headline": "头条",
+        "add": "将《{}》加入本次推送",
+        "down": "将《{}》下移",
+        "up": "将《{}》上移",
+        "send": "立即群发",
+        "sent": "已群发",
+        "delivered": "成功送达",
+        "now_headline": "《{}》现在是头条。",
+    },
+    "en": {
+        "quota": "1 send left today",
+        "quota_after": "0 sends left today",
+        "headline": "Headline",
+        "add": "Add “{}” to the edition",
+        "down": "Move “{}” down",
+        "up": "Move “{}” up",
+        "send": "Send now",
+        "sent": "Sent",
+        "delivered": "Delivered",
+        "now_headline": "“{}” is now the headline.",
+    },
+}
 
 
 @pytest.fixture
@@ -45,8 +69,13 @@ def open_at(browser, live_server, console):
     contexts = []
 
     def make(language, size, timezone="Asia/Shanghai"):
-        context = browser.new_context(base_url=live_server.url, viewport=VIEWPORTS[size], locale=language,
-                                      has_touch=size != "wide", timezone_id=timezone)
+        context = browser.new_context(
+            base_url=live_server.url,
+            viewport=VIEWPORTS[size],
+            locale=language,
+            has_touch=size != "wide",
+            timezone_id=timezone,
+        )
         context.set_default_timeout(10_000)
         context.add_cookies([{"name": "review_lang", "value": language, "url": live_server.url}])
         contexts.append(context)
@@ -134,7 +163,8 @@ def test_compose_reorder_preview_and_send_an_edition(open_at, live_server, conso
     assert axe_violations(page) == []
     screenshot(page, f"editions-{language}-{size}-composed")
     page.locator('[data-role="edition-preview"]').screenshot(
-        path=str(OUTPUT / f"editions-{language}-{size}-follower-view.png"))
+        path=str(OUTPUT / f"editions-{language}-{size}-follower-view.png")
+    )
 
     # Send now: saved as composed, scheduled at once, then sent by the worker; WeChat's report brings the
     # counts and each article's link.
@@ -145,20 +175,24 @@ def test_compose_reorder_preview_and_send_an_edition(open_at, live_server, conso
     editions = client.get("/api/editions?account=silicon-rise").get_json()
     assert editions[0]["taskIds"] == [second, third, first]
     assert editions[0]["status"] in ("scheduled", "sending", "sent")
-    page.wait_for_function("() => document.querySelector('#edition-cards > li')?.dataset.status === 'sent'",
-                           timeout=20_000)
-    page.wait_for_function("() => document.querySelector('#edition-cards > li .edition-counts') !== null",
-                           timeout=20_000)
+    page.wait_for_function(
+        "() => document.querySelector('#edition-cards > li')?.dataset.status === 'sent'", timeout=20_000
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#edition-cards > li .edition-counts') !== null", timeout=20_000
+    )
     card = page.locator("#edition-cards > li").first
     assert card.locator("[data-role=edition-status]").text_content().strip() == words["sent"]
     assert words["delivered"] in card.text_content()
     links = card.locator("a.article-link")
     assert links.count() == 3 and all(
-        links.nth(i).get_attribute("href").startswith("https://mp.weixin.qq.com/") for i in range(3))
+        links.nth(i).get_attribute("href").startswith("https://mp.weixin.qq.com/") for i in range(3)
+    )
     assert words["quota_after"] in page.locator("#quota-left").text_content()
     assert page.get_by_role("button", name=words["send"], exact=True).is_disabled()  # today's send is used
     assert composed(page) == [] and listed[3] in page.eval_on_selector_all(
-        "#candidate-items > li", "items => items.map(li => li.dataset.taskId)")
+        "#candidate-items > li", "items => items.map(li => li.dataset.taskId)"
+    )
     assert sideways_overflow(page) <= 0
     assert axe_violations(page) == []
     screenshot(page, f"editions-{language}-{size}-sent")
@@ -166,22 +200,41 @@ def test_compose_reorder_preview_and_send_an_edition(open_at, live_server, conso
 
 
 SENDING_WORDS = {
-    "zh-CN": {"wechat": "你的微信号", "preview": "发送预览到我的微信",
-              "previewed": "已发送到微信号 {}，请在手机上查看。",
-              "unfollowed": "微信公众平台拒绝了这个请求。（微信错误码 43004）", "tag": "带某个标签的粉丝",
-              "tag_option": "早读会员（326 位粉丝）", "at": "或定时群发（按你所在时区）", "schedule": "定时群发",
-              "scheduled": "已定时", "cancel": "取消定时群发",
-              "to_tag": "带标签「早读会员」的粉丝", "canceled": "已取消", "save": "保存本次推送",
-              "refused": "《{}》不能加入本次推送。请重新载入页面，查看文章的最新状态。",
-              "quota": "该公众号在那一天（或那个月）的群发次数已用完，最早可在 {} 群发。"},
-    "en": {"wechat": "Your WeChat ID", "preview": "Preview on my WeChat",
-           "previewed": "Sent to the WeChat of {}: look at your phone.",
-           "unfollowed": "The WeChat platform refused the request.", "tag": "Followers with a tag",
-           "tag_option": "早读会员 (326 followers)", "at": "Or send at a time (your time zone)", "schedule": "Schedule",
-           "scheduled": "Scheduled", "cancel": "Cancel the send",
-           "to_tag": "Followers tagged 早读会员", "canceled": "Canceled", "save": "Save the edition",
-           "refused": "“{}” cannot go in this edition: ",
-           "quota": "This account's sends for that day or month are used up; the first possible send is at {}."}}
+    "zh-CN": {
+        "wechat": "你的微信号",
+        "preview": "发送预览到我的微信",
+        "previewed": "已发送到微信号 {}，请在手机上查看。",
+        "unfollowed": "微信公众平台拒绝了这个请求。（微信错误码 43004）",
+        "tag": "带某个标签的粉丝",
+        "tag_option": "早读会员（326 位粉丝）",
+        "at": "或定时群发（按你所在时区）",
+        "schedule": "定时群发",
+        "scheduled": "已定时",
+        "cancel": "取消定时群发",
+        "to_tag": "带标签「早读会员」的粉丝",
+        "canceled": "已取消",
+        "save": "保存本次推送",
+        "refused": "《{}》不能加入本次推送。请重新载入页面，查看文章的最新状态。",
+        "quota": "该公众号在那一天（或那个月）的群发次数已用完，最早可在 {} 群发。",
+    },
+    "en": {
+        "wechat": "Your WeChat ID",
+        "preview": "Preview on my WeChat",
+        "previewed": "Sent to the WeChat of {}: look at your phone.",
+        "unfollowed": "The WeChat platform refused the request.",
+        "tag": "Followers with a tag",
+        "tag_option": "早读会员 (326 followers)",
+        "at": "Or send at a time (your time zone)",
+        "schedule": "Schedule",
+        "scheduled": "Scheduled",
+        "cancel": "Cancel the send",
+        "to_tag": "Followers tagged 早读会员",
+        "canceled": "Canceled",
+        "save": "Save the edition",
+        "refused": "“{}” cannot go in this edition: ",
+        "quota": "This account's sends for that day or month are used up; the first possible send is at {}.",
+    },
+}
 
 
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
@@ -230,14 +283,16 @@ def test_preview_a_tag_a_time_the_quota_and_refusals_in_words_then_cancel(open_a
     page.wait_for_function("() => document.querySelector('#send-tag').options.length > 1")
     page.locator("#send-tag").select_option(label=words["tag_option"])
     tomorrow = (datetime.now(ZoneInfo("Asia/Shanghai")) + timedelta(days=1)).replace(
-        hour=8, minute=30, second=0, microsecond=0)
+        hour=8, minute=30, second=0, microsecond=0
+    )
     page.get_by_label(words["at"]).fill(tomorrow.strftime("%Y-%m-%dT%H:%M"))
     page.get_by_role("button", name=words["schedule"], exact=True).click()
     page.wait_for_function("() => document.querySelector('#edition-cards > li')?.dataset.status === 'scheduled'")
     scheduled = client.get("/api/editions?account=silicon-rise").get_json()[0]
     assert scheduled["tagId"] == 100 and scheduled["status"] == "scheduled"
-    page.wait_for_function("(name) => document.querySelector('#edition-cards [data-tag-id]').textContent === name",
-                           arg=words["to_tag"])  # the tag's name, as the platform gives it
+    page.wait_for_function(
+        "(name) => document.querySelector('#edition-cards [data-tag-id]').textContent === name", arg=words["to_tag"]
+    )  # the tag's name, as the platform gives it
     page.get_by_role("button", name=add.format(titles[tasks[2]["id"]])).click()
     page.get_by_label(words["at"]).fill(tomorrow.replace(hour=20).strftime("%Y-%m-%dT%H:%M"))
     page.get_by_role("button", name=words["schedule"], exact=True).click()
@@ -267,15 +322,26 @@ def test_a_failed_edition_says_why_in_the_pages_language_on_a_narrow_phone(open_
     client = admin_client(live_server.app)
     tasks = published_articles(live_server.app, client, AGENT, 2)
     with db.connection_context():
-        Edition.create(edition_id="ed_failed-one", account="silicon-rise", status="failed",
-                       task_ids=[task["id"] for task in tasks], send_at=now_iso(), fail_code="errcode_48001",
-                       fail_reason="48001", created_by=None, created_at=now_iso(), updated_at=now_iso())
+        Edition.create(
+            edition_id="ed_failed-one",
+            account="silicon-rise",
+            status="failed",
+            task_ids=[task["id"] for task in tasks],
+            send_at=now_iso(),
+            fail_code="errcode_48001",
+            fail_reason="48001",
+            created_by=None,
+            created_at=now_iso(),
+            updated_at=now_iso(),
+        )
     page = open_at(language, "320")
     sign_in_as(page, language, "/editions")
     failure = page.locator("[data-role=edition-failure]")
-    expected = {"zh-CN": "未发送：该公众号无权通过接口群发：只有已认证的公众号可以（平台错误 48001）。",
-                "en": "Not sent: the account may not mass send through the API: only verified accounts can "
-                      "(platform error 48001)."}[language]
+    expected = {
+        "zh-CN": "未发送：该公众号无权通过接口群发：只有已认证的公众号可以（平台错误 48001）。",
+        "en": "Not sent: the account may not mass send through the API: only verified accounts can "
+        "(platform error 48001).",
+    }[language]
     assert failure.text_content() == expected
     # A failed edition holds its articles no more: both are draft-ready again.
     assert len(page.locator("#candidate-items > li").all()) == 2

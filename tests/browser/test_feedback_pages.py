@@ -1,5 +1,6 @@
 """Feedback triage in the browser: filters and counts on /feedback, a record with its screenshot,
 and the status form."""
+
 from playwright.sync_api import expect
 
 from tests.helpers.browser import screenshot, sign_in
@@ -12,8 +13,10 @@ def rows(page):
 def test_filter_open_and_triage_a_feedback(page, demo, console):
     sign_in(page, "/feedback")
     expect(rows(page)).to_have_count(4)
-    counts = {s: page.locator(f'[data-status-count="{s}"]').inner_text()
-              for s in ("all", "unprocessed", "processing", "processed")}
+    counts = {
+        s: page.locator(f'[data-status-count="{s}"]').inner_text()
+        for s in ("all", "unprocessed", "processing", "processed")
+    }
     assert counts == {"all": "4", "unprocessed": "2", "processing": "1", "processed": "1"}
     screenshot(page, "feedback-list")
 
@@ -64,10 +67,20 @@ def test_one_long_unbroken_word_does_not_widen_the_pages(page, demo, live_server
     import requests
 
     word = "x" * 400
-    created = requests.post(f"{live_server.url}/api/feedbacks", timeout=10, headers={
-        "x-feedback-client-token": "client-web-token"}, json={
-        "appName": "reader", "appVersion": "1.0", "platform": "web", "type": "bug", "title": word[:200],
-        "content": word, "logText": "y" * 3000}).json()
+    created = requests.post(
+        f"{live_server.url}/api/feedbacks",
+        timeout=10,
+        headers={"x-feedback-client-token": "client-web-token"},
+        json={
+            "appName": "reader",
+            "appVersion": "1.0",
+            "platform": "web",
+            "type": "bug",
+            "title": word[:200],
+            "content": word,
+            "logText": "y" * 3000,
+        },
+    ).json()
     sign_in(page, "/feedback")
     for width in (1360, 800):  # at 900px and less the columns stack: a log line widened them to 24,000px
         page.set_viewport_size({"width": width, "height": 900})

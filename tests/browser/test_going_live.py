@@ -1,6 +1,7 @@
 """Going live and what readers did on the task page (docs/api.md §18, §19), in Chromium: publish to
 readers, schedule in the viewer's zone and cancel, the article's link, the reads chart, in both
 languages at phone width, with axe-core and no sideways scrolling."""
+
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -41,15 +42,31 @@ def published(live_server, topic):
     return task, client
 
 
-WORDS = {"zh-CN": {"fetch_failed": "{day} 的数据获取失败：该公众号今天的接口调用次数已用完（45009）；稍后会再试",
-                   "now": "立即发表给读者", "live": "已发表", "link": "打开文章", "reads": "读者数据",
-                   "schedule": "定时发表", "scheduled": "已定时发表", "cancel": "取消定时", "canceled": "定时已取消"},
-         "en": {"fetch_failed": "Fetching the figures of {day} failed: the account used up today's API quota (45009); "
-                                "tried again later",
-                "now": "Publish to readers now", "live": "Live", "link": "Open the article",
-                "reads": "What readers did", "schedule": "Schedule", "scheduled": "Scheduled for readers",
-                "cancel": "Cancel the schedule",
-                "canceled": "Schedule canceled"}}
+WORDS = {
+    "zh-CN": {
+        "fetch_failed": "{day} 的数据获取失败：该公众号今天的接口调用次数已用完（45009）；稍后会再试",
+        "now": "立即发表给读者",
+        "live": "已发表",
+        "link": "打开文章",
+        "reads": "读者数据",
+        "schedule": "定时发表",
+        "scheduled": "已定时发表",
+        "cancel": "取消定时",
+        "canceled": "定时已取消",
+    },
+    "en": {
+        "fetch_failed": "Fetching the figures of {day} failed: the account used up today's API quota (45009); "
+        "tried again later",
+        "now": "Publish to readers now",
+        "live": "Live",
+        "link": "Open the article",
+        "reads": "What readers did",
+        "schedule": "Schedule",
+        "scheduled": "Scheduled for readers",
+        "cancel": "Cancel the schedule",
+        "canceled": "Schedule canceled",
+    },
+}
 
 
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
@@ -64,8 +81,9 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     page.get_by_role("button", name=words["now"]).click()
     badge = page.locator("#live-status")
     badge.wait_for()
-    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
-                           f"{words['live']!r}", timeout=20_000)
+    page.wait_for_function(
+        f"() => document.querySelector('#live-status')?.textContent.trim() === {words['live']!r}", timeout=20_000
+    )
     link = page.get_by_role("link", name=words["link"])
     assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s/")
     # Three days of figures, as the daily job or the backfill command stores them (for days since it went live).
@@ -86,8 +104,15 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     from models import StatsFetch
 
     with db.connection_context():
-        StatsFetch.create(account="silicon-rise", day=today.isoformat(), status="failed", attempts=1,
-                          last_error="quota", last_errcode=45009, updated_at="2099-01-01T00:00:00.000Z")
+        StatsFetch.create(
+            account="silicon-rise",
+            day=today.isoformat(),
+            status="failed",
+            attempts=1,
+            last_error="quota",
+            last_errcode=45009,
+            updated_at="2099-01-01T00:00:00.000Z",
+        )
     page.reload()
     assert page.locator("#reads-failure").text_content() == words["fetch_failed"].format(day=today.isoformat())
     page.locator("section.reads").screenshot(path=str(OUTPUT / f"reads-{language}-phone.png"))
@@ -108,17 +133,20 @@ def test_a_schedule_is_read_in_the_viewers_zone_and_can_be_cancelled(open_page, 
     page = open_page("en", "wide", timezone="America/New_York")
     sign_in_as(page, "en", f"/review/{task['id']}")
     tomorrow = (datetime.now(ZoneInfo("America/New_York")) + timedelta(days=1)).replace(
-        hour=8, minute=30, second=0, microsecond=0)
+        hour=8, minute=30, second=0, microsecond=0
+    )
     page.get_by_label("Or at a time (your time zone)").fill(tomorrow.strftime("%Y-%m-%dT%H:%M"))
     page.get_by_role("button", name=WORDS["en"]["schedule"], exact=True).click()
-    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
-                           f"{WORDS['en']['scheduled']!r}")
+    page.wait_for_function(
+        f"() => document.querySelector('#live-status')?.textContent.trim() === {WORDS['en']['scheduled']!r}"
+    )
     live = client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert datetime.fromisoformat(live["at"].replace("Z", "+00:00")) == tomorrow
     page.wait_for_load_state("load")  # the reloaded page's script listens before the click (a loaded machine)
     page.get_by_role("button", name=WORDS["en"]["cancel"]).click()
-    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
-                           f"{WORDS['en']['canceled']!r}")
+    page.wait_for_function(
+        f"() => document.querySelector('#live-status')?.textContent.trim() === {WORDS['en']['canceled']!r}"
+    )
     assert live_server.platform.requests_to("freepublish/submit") == []
     console.assert_clean()
 
@@ -134,7 +162,8 @@ def test_a_failure_says_why_in_chinese_on_a_phone(open_page, live_server, consol
     assert page.locator("#live-status").text_content().strip() == "发表失败"
     assert page.locator("#live-reason").text_content().strip() == "未通过平台审核（publish_status 4）"
     assert client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["failReason"] == (
-        "refused by the platform's review (publish_status 4)")
+        "refused by the platform's review (publish_status 4)"
+    )
     # Asking again is offered beside the reason.
     assert page.get_by_role("button", name=WORDS["zh-CN"]["now"]).is_visible()
     assert sideways_overflow(page) <= 0

@@ -2,6 +2,7 @@
 §18, §19): the timeline tells who sent what to readers in the page's words, the daily figures keep their
 numbers and dates whole at 320-390 px, the top bar takes two rows at most, one date format per language,
 and a refused schedule says why."""
+
 import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -42,17 +43,34 @@ def published(live_server, topic):
     return task, client
 
 
-WORDS = {"zh-CN": {"now": "立即发表给读者", "live": "已发表", "api": "接口文档", "schedule": "定时发表",
-                   "scheduled": "已安排发表给读者", "submitted": "已提交微信发表", "published": "已发表给读者",
-                   "by": "操作人：demo", "past": "这个时间已经过去：请选一个将来的时间，或者立即发表。",
-                   "ahead": "这个时间在 30 天以后：请选 30 天以内的时间。",
-                   "figures": "每日明细"},
-         "en": {"now": "Publish to readers now", "live": "Live", "api": "API", "schedule": "Schedule",
-                "scheduled": "Publishing to readers scheduled", "submitted": "Submitted to WeChat for readers",
-                "published": "Published to readers", "by": "by demo",
-                "past": "This time has passed: choose a time ahead, or publish now.",
-                "ahead": "This time is more than 30 days ahead: choose a time within 30 days.",
-                "figures": "Figures per day"}}
+WORDS = {
+    "zh-CN": {
+        "now": "立即发表给读者",
+        "live": "已发表",
+        "api": "接口文档",
+        "schedule": "定时发表",
+        "scheduled": "已安排发表给读者",
+        "submitted": "已提交微信发表",
+        "published": "已发表给读者",
+        "by": "操作人：demo",
+        "past": "这个时间已经过去：请选一个将来的时间，或者立即发表。",
+        "ahead": "这个时间在 30 天以后：请选 30 天以内的时间。",
+        "figures": "每日明细",
+    },
+    "en": {
+        "now": "Publish to readers now",
+        "live": "Live",
+        "api": "API",
+        "schedule": "Schedule",
+        "scheduled": "Publishing to readers scheduled",
+        "submitted": "Submitted to WeChat for readers",
+        "published": "Published to readers",
+        "by": "by demo",
+        "past": "This time has passed: choose a time ahead, or publish now.",
+        "ahead": "This time is more than 30 days ahead: choose a time within 30 days.",
+        "figures": "Figures per day",
+    },
+}
 
 # Texts that are split over lines inside one cell (a number or a date broken mid-token).
 SPLIT_CELLS = """() => [...document.querySelectorAll('table.figures th, table.figures td')].filter((cell) => {
@@ -98,8 +116,9 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
     assert page.evaluate(TOPBAR_ROWS) <= 2
     assert page.locator("header.topbar nav a[href='/api/docs']").text_content() == words["api"]
     page.get_by_role("button", name=words["now"]).click()
-    page.wait_for_function("() => document.querySelector('#live-status')?.textContent.trim() === "
-                           f"{words['live']!r}", timeout=20_000)
+    page.wait_for_function(
+        f"() => document.querySelector('#live-status')?.textContent.trim() === {words['live']!r}", timeout=20_000
+    )
     assert page.locator("#task-status").text_content() == words["live"]  # one badge, not the draft's beside it
     went_live_days_ago(task["id"], 4)
     runner = live_server.app.test_cli_runner()
@@ -131,7 +150,8 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
     page.locator("section.reads").screenshot(path=str(OUTPUT / f"live-reads-{language}-390.png"))
     page.locator("#live-panel").screenshot(path=str(OUTPUT / f"live-panel-{language}-390.png"))
     page.locator("section[aria-labelledby='timeline-heading']").screenshot(
-        path=str(OUTPUT / f"live-timeline-{language}-390.png"))
+        path=str(OUTPUT / f"live-timeline-{language}-390.png")
+    )
     page.locator("header.topbar").screenshot(path=str(OUTPUT / f"live-topbar-{language}-390.png"))
     console.assert_clean()
 

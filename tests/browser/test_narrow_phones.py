@@ -1,6 +1,7 @@
 """No admin page scrolls sideways on a narrow phone (docs/api.md §14): the list, both kinds of task, the
 feedback list and detail, the sign-in and an error page, at 320, 360, 375 and 390 CSS px, in both
 languages. Nothing inside a page sticks out of its box and is cut off either (the body options' cards)."""
+
 import pytest
 
 from tests.helpers.browser import sign_in_as, task_by_topic
@@ -29,9 +30,14 @@ def pages(demo):
     article = task_by_topic(demo, "芯片的下一个十年")
     post = task_by_topic(demo, "一周力量训练打卡")
     feedback = demo["feedback"][0]  # the one with a screenshot and a log
-    return [("review list", "/review?status=all"), ("article task", f"/review/{article['id']}"),
-            ("image post task", f"/review/{post['id']}"), ("feedback list", "/feedback"),
-            ("feedback detail", f"/feedback/{feedback['id']}"), ("error page", "/review/no-such-task")]
+    return [
+        ("review list", "/review?status=all"),
+        ("article task", f"/review/{article['id']}"),
+        ("image post task", f"/review/{post['id']}"),
+        ("feedback list", "/feedback"),
+        ("feedback detail", f"/feedback/{feedback['id']}"),
+        ("error page", "/review/no-such-task"),
+    ]
 
 
 def overflow(page):
@@ -43,8 +49,9 @@ def test_no_page_scrolls_sideways_on_a_narrow_phone(browser, live_server, demo, 
     console.allow(r"status of 404")
     found = []
     for width in WIDTHS:
-        context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 740},
-                                      locale=language, has_touch=True)
+        context = browser.new_context(
+            base_url=live_server.url, viewport={"width": width, "height": 740}, locale=language, has_touch=True
+        )
         context.set_default_timeout(10_000)
         context.add_cookies([{"name": "review_lang", "value": language, "url": live_server.url}])
         page = context.new_page()

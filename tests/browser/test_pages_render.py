@@ -1,5 +1,6 @@
 """Every admin page renders in Chromium without console errors, with a logout button, and its
 screenshot is saved to tests/output/."""
+
 from playwright.sync_api import expect
 
 from tests.helpers.browser import screenshot, sign_in

@@ -1,5 +1,6 @@
 """Presence ends when the page does (docs/api.md §15): a reviewer who closes the task page is gone from the
 other reviewer's page at once, not REVIEW_PRESENCE_SECONDS later (the page's pagehide beacon)."""
+
 import time
 
 from playwright.sync_api import expect

@@ -1,6 +1,7 @@
 """The preview follows the cursor (docs/api.md §14): editing section 112 of a long article shows section 112 in
 the preview, on a desk beside the editor and on a phone in a frame of bounded height (the page does not grow
 with the body); an image post has its live newspic card (images, title, description) too."""
+
 import pytest
 from playwright.sync_api import expect
 
@@ -20,12 +21,15 @@ PLACE = """([frameSel, text]) => {
 
 
 def put_caret_after(page, text):
-    page.evaluate("""(text) => {
+    page.evaluate(
+        """(text) => {
         const editor = document.getElementById('final-body');
         const at = editor.value.indexOf(text) + text.length;
         editor.focus();
         editor.setSelectionRange(at, at);
-    }""", text)
+    }""",
+        text,
+    )
 
 
 @pytest.mark.parametrize(("language", "size"), [("zh-CN", "wide"), ("en", "phone")])

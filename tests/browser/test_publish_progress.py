@@ -1,5 +1,6 @@
 """Publishing from the page at the platform's latency: the step it is at while it runs, the controls
 held until it ends, then the draft sent to a phone (docs/api.md §12)."""
+
 from playwright.sync_api import expect
 
 from tests.helpers.app import reload_settings
@@ -55,7 +56,8 @@ def test_a_refused_preview_says_why(page, demo, live_server, console):
     page.get_by_role("button", name="Send preview to phone").click()
     expect(page.locator("#page-error")).to_have_text(  # the code's sentence, then the API's particulars
         "The WeChat platform refused the request. The platform refused the preview: platform error 43004: "
-        "require subscribe hint: the user does not follow the account.")
+        "require subscribe hint: the user does not follow the account."
+    )
     expect(page.locator('.timeline li[data-event="preview_sent"]')).to_have_count(0)
     console.assert_clean()
 
@@ -68,11 +70,22 @@ def test_an_article_created_with_titles_only_gets_its_body_from_the_reviewer(pag
     from tests.helpers.review import png_bytes
 
     agent = {"x-review-agent-token": AGENT_TOKEN}
-    cover = requests.post(f"{live_server.url}/api/assets/upload", headers=agent, timeout=10,
-                          files={"file": ("cover.png", png_bytes(900, 500), "image/png")}).json()
-    created = requests.post(f"{live_server.url}/api/review/agent/tasks", headers=agent, timeout=10, json={
-        "publicAccount": "silicon-rise", "topic": "只有标题的文章", "candidates": {
-            "titles": ["先有标题"], "summaries": ["摘要"], "coverImages": [cover["url"]]}})
+    cover = requests.post(
+        f"{live_server.url}/api/assets/upload",
+        headers=agent,
+        timeout=10,
+        files={"file": ("cover.png", png_bytes(900, 500), "image/png")},
+    ).json()
+    created = requests.post(
+        f"{live_server.url}/api/review/agent/tasks",
+        headers=agent,
+        timeout=10,
+        json={
+            "publicAccount": "silicon-rise",
+            "topic": "只有标题的文章",
+            "candidates": {"titles": ["先有标题"], "summaries": ["摘要"], "coverImages": [cover["url"]]},
+        },
+    )
     assert created.status_code == 201, created.text
     task = created.json()
     sign_in(page, f"/review/{task['id']}")

@@ -1,5 +1,6 @@
 """An article task in the browser: pick and edit fields, preview, library cover, approve and publish
 against the fake platform; API errors appear next to the field they concern."""
+
 import re
 
 from playwright.sync_api import expect
@@ -63,8 +64,12 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
     candidates = task["candidates"]
     cover_ref = {"assetId": library["library-landscape.png"]["assetId"]}
     assert saved["selections"] == {
-        "title": "摩尔定律之后：封装的黄金时代", "summary": "芯片行业的新方向：先进封装与芯粒。", "author": "林一",
-        "body": edited, "coverImage": cover_ref, "bodyImages": [candidates["bodyImageCandidates"][0]["options"][1]],
+        "title": "摩尔定律之后：封装的黄金时代",
+        "summary": "芯片行业的新方向：先进封装与芯粒。",
+        "author": "林一",
+        "body": edited,
+        "coverImage": cover_ref,
+        "bodyImages": [candidates["bodyImageCandidates"][0]["options"][1]],
     }
     assert saved["manualOverrides"] == {
         "summary": {"basedOn": candidates["summaries"][0], "value": "芯片行业的新方向：先进封装与芯粒。"},
@@ -72,8 +77,12 @@ def test_pick_edit_approve_and_publish_an_article(page, demo, live_server, conso
         "coverImage": {"basedOn": candidates["coverImages"][0], "value": cover_ref},
     }
     draft = saved["bodyDraft"]
-    assert (draft["markdown"], draft["sourceBodyCandidateId"], draft["bodyEditedFromCandidate"],
-            draft["themeTemplate"]) == (edited, "chip-b", True, "tech-blue")
+    assert (
+        draft["markdown"],
+        draft["sourceBodyCandidateId"],
+        draft["bodyEditedFromCandidate"],
+        draft["themeTemplate"],
+    ) == (edited, "chip-b", True, "tech-blue")
     assert draft["sourceBodyCandidate"] == option_b["content"]
     [published] = saved["publishJobs"]
     assert published["status"] == "succeeded"
@@ -127,9 +136,12 @@ def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page,
     assert saved["lockedSelections"]["summary"] == "液冷板、浸没式冷却与微流道，三种办法。"
     assert set(saved["manualOverrides"]) == {"summary"}
 
-    response = requests.patch(f"{live_server.url}/api/review/agent/tasks/{task['id']}/elements",
-                              json={"title": "液冷时代：AI 芯片怎样散热"},
-                              headers={"x-review-agent-token": AGENT_TOKEN}, timeout=10)
+    response = requests.patch(
+        f"{live_server.url}/api/review/agent/tasks/{task['id']}/elements",
+        json={"title": "液冷时代：AI 芯片怎样散热"},
+        headers={"x-review-agent-token": AGENT_TOKEN},
+        timeout=10,
+    )
     assert response.status_code == 200 and response.json()["status"] == "pending_review"
 
     page.reload()
@@ -146,8 +158,9 @@ def test_rework_round_trip_keeps_the_reviewers_edits_apart_from_the_agents(page,
     saved = stored_task(task["id"])
     assert saved["selections"]["title"] == "液冷时代：AI 芯片怎样散热"
     # The agent's new title is not a reviewer override; the reviewer's summary edit still is.
-    assert saved["manualOverrides"] == {"summary": {"basedOn": "液冷、浸没式与微流道。",
-                                                    "value": "液冷板、浸没式冷却与微流道，三种办法。"}}
+    assert saved["manualOverrides"] == {
+        "summary": {"basedOn": "液冷、浸没式与微流道。", "value": "液冷板、浸没式冷却与微流道，三种办法。"}
+    }
     console.assert_clean()
 
 

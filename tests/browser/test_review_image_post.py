@@ -1,6 +1,7 @@
 """Image posts in the browser: a field-level rejection made with the keyboard only, publishing
 with a failed job and its retry against the fake platform, the image list by keyboard, and edits
 that choosing another candidate would discard."""
+
 from playwright.sync_api import expect
 
 from tests.helpers.browser import screenshot, sign_in, stored_task, task_by_topic
@@ -73,8 +74,10 @@ def test_reject_an_image_post_per_field_with_the_keyboard_only(page, demo, conso
     assert set(locked) == {"images", "coverCrop", "commentSettings"}
     assert locked["images"] == images
     assert locked["commentSettings"] == {"needOpenComment": True, "onlyFansCanComment": False}
-    assert locked["coverCrop"] == {"assetId": images[0]["assetId"], "cropPercentList": [
-        {"ratio": "3_4", "x1": 0.1, "y1": 0.2, "x2": 0.9, "y2": 1.0}]}
+    assert locked["coverCrop"] == {
+        "assetId": images[0]["assetId"],
+        "cropPercentList": [{"ratio": "3_4", "x1": 0.1, "y1": 0.2, "x2": 0.9, "y2": 1.0}],
+    }
     assert {key: saved["selections"][key] for key in locked} == locked
     console.assert_clean()
 
@@ -133,8 +136,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     console.assert_clean()
 
 
-def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_error(page, demo, live_server,
-                                                                                      console):
+def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_error(page, demo, live_server, console):
     task = task_by_topic(demo, "一周力量训练打卡")
     sign_in(page, f"/review/{task['id']}")
     live_server.platform.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")

@@ -1,4 +1,5 @@
 """Signing in and finding tasks on /review: status tabs with counts, account and date filters."""
+
 from tests.helpers.browser import screenshot, sign_in
 
 
@@ -53,8 +54,12 @@ def test_paging_moves_forward_and_back(page, demo, console):
     sample = demo["tasks"][-1]
     with db.connection_context():
         for number in range(40):
-            payload = {"publicAccount": "silicon-rise", "topic": f"Extra task {number:02d}",
-                       "contentType": "article", "candidates": sample["candidates"]}
+            payload = {
+                "publicAccount": "silicon-rise",
+                "topic": f"Extra task {number:02d}",
+                "contentType": "article",
+                "candidates": sample["candidates"],
+            }
             review.create_task(CreateTaskSchema().load(payload))
     sign_in(page, "/review?status=all")
     summary = page.locator("#result-summary")

@@ -1,4 +1,5 @@
 """Package download and delete from the task page, and what a failed download or a stale page says."""
+
 import zipfile
 from pathlib import Path
 
@@ -57,9 +58,11 @@ def test_a_faulty_image_refuses_the_download_with_a_readable_list(page, demo, li
     page.get_by_role("button", name="Download package (ZIP)").click()
     error = page.get_by_role("alert")
     # The code's sentence, then the API's particulars (docs/api.md §14: English pages keep them).
-    expect(error).to_have_text("The package could not be built. "
-                               "1 final image(s) of the task are missing or faulty; fix or replace them and "
-                               "download again. Cover image (run-cover.png): the stored file is missing.")
+    expect(error).to_have_text(
+        "The package could not be built. "
+        "1 final image(s) of the task are missing or faulty; fix or replace them and "
+        "download again. Cover image (run-cover.png): the stored file is missing."
+    )
     console.assert_clean()
 
 
@@ -79,5 +82,6 @@ def test_a_stale_page_says_to_reload_without_internal_details(page, demo, consol
     # docs/api.md §15: who changed it and a reload button (tests/browser/test_team_presence.py), no version numbers.
     expect(page.locator("#decision-error")).to_have_text(
         "This task was changed after this page was opened; your decision was not saved. Changed by demo. "
-        "Reload the task")
+        "Reload the task"
+    )
     console.assert_clean()

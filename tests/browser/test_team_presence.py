@@ -1,5 +1,6 @@
 """The team around a task in the browser (docs/api.md §15): what the agent changed since the rejection,
 who else has the task open, and a decision refused as stale offering a reload."""
+
 import dataclasses
 
 import pytest
@@ -56,9 +57,19 @@ def test_the_page_marks_what_the_agent_changed_in_title_and_summary(page, admins
     alice = api_client(admins, "alice")
     selections = {**article_selections(created, cover), "title": "芯片的未来在哪里", "summary": "一篇关于芯片的短文"}
     rejected = ["title", "summary"]
-    assert alice.post(decision_url(created), json={
-        "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
-        "selections": selections, "lockedSelections": locked_except(selections, rejected)}).status_code == 200
+    assert (
+        alice.post(
+            decision_url(created),
+            json={
+                "action": "reject_rework",
+                "rejectionReason": "style_mismatch",
+                "rejectedElements": rejected,
+                "selections": selections,
+                "lockedSelections": locked_except(selections, rejected),
+            },
+        ).status_code
+        == 200
+    )
     agent = admins.test_client()
     for body in ({"title": "芯片的明天在哪儿"}, {"summary": "一篇讲芯片散热的短文"}):
         assert agent.patch(patch_url(created), json=body, headers=AGENT).status_code == 200
@@ -112,8 +123,10 @@ def test_a_stale_decision_says_who_changed_the_task_and_offers_a_reload(page, ad
     created, cover = task
     sign_in(page, f"/review/{created['id']}", username="alice", password=ADMIN_PASSWORD)
     bob = api_client(admins, "bob")  # decides first, from another page
-    approved = bob.post(decision_url(created), json={"action": "approve_without_publish",
-                                                     "selections": article_selections(created, cover)})
+    approved = bob.post(
+        decision_url(created),
+        json={"action": "approve_without_publish", "selections": article_selections(created, cover)},
+    )
     assert approved.status_code == 200, approved.get_json()
 
     page.get_by_label("Approve without publishing").check()

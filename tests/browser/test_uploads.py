@@ -1,6 +1,7 @@
 """The reviewer's own images (spec decision rule 9: "Images from local upload or the material library"):
 uploaded from the picker dialog, used as a cover or added to an image post, refused with a message
 when the file is no image; a picture already in an image post's list is not added twice."""
+
 import io
 import re
 
@@ -21,7 +22,8 @@ def upload(page, name, data, keep=False):
     dialog = page.get_by_role("dialog")
     expect(dialog).to_be_visible()
     dialog.get_by_label("Or upload one from this computer").set_input_files(
-        files=[{"name": name, "mimeType": "image/png", "buffer": data}])
+        files=[{"name": name, "mimeType": "image/png", "buffer": data}]
+    )
     dialog.get_by_label("keep it in the library for other tasks").set_checked(keep)
     dialog.get_by_role("button", name="Upload and use").click()
 

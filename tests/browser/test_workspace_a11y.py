@@ -2,6 +2,7 @@
 Chinese and English, no sideways scrolling and no critical or serious axe-core violation of the WCAG
 2.0/2.1/2.2 A and AA rules (target size included). The list and both kinds of task are photographed in
 Chinese at phone size into tests/output/."""
+
 import pytest
 
 from tests.helpers.browser import OUTPUT, axe_violations, screenshot, sideways_overflow, sign_in_as
@@ -13,11 +14,18 @@ ALL_IMAGES_LOADED = """Promise.all([...document.images].map(
 def workspace_pages(demo):
     article = next(task for task in demo["tasks"] if task["contentType"] == "article")
     post = next(task for task in demo["tasks"] if task["contentType"] == "image_post")
-    feedback = next(item for item in demo["feedback"] if item.get("attachments")) if any(
-        item.get("attachments") for item in demo["feedback"]) else demo["feedback"][0]
-    return [("review-list", "/review?status=all"), ("article-task", f"/review/{article['id']}"),
-            ("image-post-task", f"/review/{post['id']}"), ("feedback-list", "/feedback"),
-            ("feedback-detail", f"/feedback/{feedback['id']}")]
+    feedback = (
+        next(item for item in demo["feedback"] if item.get("attachments"))
+        if any(item.get("attachments") for item in demo["feedback"])
+        else demo["feedback"][0]
+    )
+    return [
+        ("review-list", "/review?status=all"),
+        ("article-task", f"/review/{article['id']}"),
+        ("image-post-task", f"/review/{post['id']}"),
+        ("feedback-list", "/feedback"),
+        ("feedback-detail", f"/feedback/{feedback['id']}"),
+    ]
 
 
 def check(page, language, where):

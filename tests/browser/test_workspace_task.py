@@ -6,6 +6,7 @@
 - results beside the control or in the panel's live region, in view; a refusal says why;
 - the keyboard: j/k/Enter in the list, 1/2/3 and Enter on a task, ? lists the keys, nothing while typing.
 """
+
 import re
 
 import pytest
@@ -16,12 +17,28 @@ from services import review
 from tests.helpers.browser import sign_in_as, task_by_topic
 
 BOTH = [("zh-CN", "wide"), ("zh-CN", "phone"), ("en", "wide"), ("en", "phone")]
-WORDS = {"zh-CN": {"publish": "通过并发布", "submit": "提交决定", "published": "已发布为微信草稿",
-                   "sent": "预览已发送到 guest-wx 的手机。", "refused": "微信公众平台拒绝了这个请求",
-                   "send": "发送预览到手机", "wechat_id": "微信号", "keys": "快捷键"},
-         "en": {"publish": "Approve and publish", "submit": "Submit decision", "published": "Published as WeChat draft",
-                "sent": "Preview sent to guest-wx's phone.", "refused": "The platform refused the preview",
-                "send": "Send preview to phone", "wechat_id": "WeChat ID", "keys": "Keyboard shortcuts"}}
+WORDS = {
+    "zh-CN": {
+        "publish": "通过并发布",
+        "submit": "提交决定",
+        "published": "已发布为微信草稿",
+        "sent": "预览已发送到 guest-wx 的手机。",
+        "refused": "微信公众平台拒绝了这个请求",
+        "send": "发送预览到手机",
+        "wechat_id": "微信号",
+        "keys": "快捷键",
+    },
+    "en": {
+        "publish": "Approve and publish",
+        "submit": "Submit decision",
+        "published": "Published as WeChat draft",
+        "sent": "Preview sent to guest-wx's phone.",
+        "refused": "The platform refused the preview",
+        "send": "Send preview to phone",
+        "wechat_id": "WeChat ID",
+        "keys": "Keyboard shortcuts",
+    },
+}
 
 IN_VIEW = """(el) => { const r = el.getBoundingClientRect();
     return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight + 0.5 && r.right <= window.innerWidth + 0.5; }"""
@@ -73,8 +90,9 @@ def rendered(live_server, markdown, theme, account):
 
 
 @pytest.mark.parametrize(("language", "size"), BOTH)
-def test_the_live_preview_is_the_published_article_following_the_typing(open_page, demo, live_server, console,
-                                                                          language, size):
+def test_the_live_preview_is_the_published_article_following_the_typing(
+    open_page, demo, live_server, console, language, size
+):
     task = task_by_topic(demo, "芯片的下一个十年")
     page = open_page(language, size)
     sign_in_as(page, language, f"/review/{task['id']}")
@@ -101,16 +119,20 @@ def test_the_live_preview_is_the_published_article_following_the_typing(open_pag
     # later), so the test waits for that one rather than comparing at once.
     markdown = body.input_value()
     assert markdown.endswith(typed)
-    page.wait_for_function("(html) => { const t = document.createElement('template'); t.innerHTML = html;"
-                           " return document.getElementById('preview').innerHTML === t.innerHTML; }",
-                           arg=rendered(live_server, markdown, "default", task["publicAccount"]))
+    page.wait_for_function(
+        "(html) => { const t = document.createElement('template'); t.innerHTML = html;"
+        " return document.getElementById('preview').innerHTML === t.innerHTML; }",
+        arg=rendered(live_server, markdown, "default", task["publicAccount"]),
+    )
 
     page.locator("#theme-template").select_option("tech-blue")
-    expect(frame.locator("#preview section").first).to_have_attribute(
-        "style", re.compile("letter-spacing"))
+    expect(frame.locator("#preview section").first).to_have_attribute("style", re.compile("letter-spacing"))
     tech = rendered(live_server, markdown, "tech-blue", task["publicAccount"])
-    page.wait_for_function("(html) => { const t = document.createElement('template'); t.innerHTML = html;"
-                           " return document.getElementById('preview').innerHTML === t.innerHTML; }", arg=tech)
+    page.wait_for_function(
+        "(html) => { const t = document.createElement('template'); t.innerHTML = html;"
+        " return document.getElementById('preview').innerHTML === t.innerHTML; }",
+        arg=tech,
+    )
 
     page.get_by_label("Final title" if language == "en" else "最终标题").fill("新的标题")
     expect(frame.locator(".wx-title")).to_have_text("新的标题")

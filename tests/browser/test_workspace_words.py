@@ -3,6 +3,7 @@
 - every page in the language asked for, codes as words, no English left on a Chinese page, the switch;
 - times in the browser's own zone, relative hints, and the list's date filters in the viewer's days.
 """
+
 import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -13,16 +14,29 @@ from playwright.sync_api import expect
 from tests.helpers.browser import sign_in_as, task_by_topic
 
 WORDS = {  # a few words each page must show in its language
-    "zh-CN": {"list": ["审核任务", "待审核", "图文文章", "图片消息", "筛选"],
-              "task": ["通过并发布", "仅通过", "退回修改", "提交决定", "审核决定", "时间线"],
-              "article": ["微信中的效果", "排版主题", "正文配图"], "post": ["封面裁剪（3:4）", "开启留言"],
-              "feedback_list": ["用户反馈", "故障", "建议", "处理中", "已处理"], "feedback": ["保存状态", "附件"]},
-    "en": {"list": ["Review tasks", "Pending review", "Article", "Image post", "Apply filters"],
-           "task": ["Approve and publish", "Approve without publishing", "Reject for rework", "Submit decision",
-                    "Decision", "Timeline"],
-           "article": ["As WeChat will show it", "Theme", "Body images"], "post": ["Cover crop (3:4)", "Open comments"],
-           "feedback_list": ["Feedback", "Bug", "Suggestion", "Processing", "Processed"],
-           "feedback": ["Save status", "Attachments"]},
+    "zh-CN": {
+        "list": ["审核任务", "待审核", "图文文章", "图片消息", "筛选"],
+        "task": ["通过并发布", "仅通过", "退回修改", "提交决定", "审核决定", "时间线"],
+        "article": ["微信中的效果", "排版主题", "正文配图"],
+        "post": ["封面裁剪（3:4）", "开启留言"],
+        "feedback_list": ["用户反馈", "故障", "建议", "处理中", "已处理"],
+        "feedback": ["保存状态", "附件"],
+    },
+    "en": {
+        "list": ["Review tasks", "Pending review", "Article", "Image post", "Apply filters"],
+        "task": [
+            "Approve and publish",
+            "Approve without publishing",
+            "Reject for rework",
+            "Submit decision",
+            "Decision",
+            "Timeline",
+        ],
+        "article": ["As WeChat will show it", "Theme", "Body images"],
+        "post": ["Cover crop (3:4)", "Open comments"],
+        "feedback_list": ["Feedback", "Bug", "Suggestion", "Processing", "Processed"],
+        "feedback": ["Save status", "Attachments"],
+    },
 }
 CODES = ["pending_review", "image_post", "approve_and_publish", "task_created", "unprocessed", "commentSettings"]
 
@@ -49,8 +63,9 @@ ALLOWED = {"silicon-rise", "carbon-fitness", "English"}  # account ids (content)
 
 def english_left(page):
     """Phrases of two or more English words on a Chinese page: a string that was not translated."""
-    return sorted({match for text in page.evaluate(PAGE_TEXT) for match in ENGLISH_PHRASE.findall(text)
-                   if match not in ALLOWED})
+    return sorted(
+        {match for text in page.evaluate(PAGE_TEXT) for match in ENGLISH_PHRASE.findall(text) if match not in ALLOWED}
+    )
 
 
 @pytest.mark.parametrize("size", ["wide", "phone"])
@@ -71,9 +86,13 @@ def test_every_page_speaks_the_language_asked_for(open_page, demo, console, lang
     article = task_by_topic(demo, "芯片的下一个十年")
     feedback = demo["feedback"][0]
     post = task_by_topic(demo, "一周力量训练打卡")
-    for kinds, path in [(["list"], "/review?status=all"), (["task", "article"], f"/review/{article['id']}"),
-                        (["task", "post"], f"/review/{post['id']}"), (["feedback_list"], "/feedback"),
-                        (["feedback"], f"/feedback/{feedback['id']}")]:
+    for kinds, path in [
+        (["list"], "/review?status=all"),
+        (["task", "article"], f"/review/{article['id']}"),
+        (["task", "post"], f"/review/{post['id']}"),
+        (["feedback_list"], "/feedback"),
+        (["feedback"], f"/feedback/{feedback['id']}"),
+    ]:
         page.goto(path)
         assert page.evaluate("document.documentElement.lang") == language, path
         text = page.locator("body").inner_text()
@@ -107,8 +126,7 @@ def local(value, zone):
 
 
 @pytest.mark.parametrize(("language", "size", "hint"), [("zh-CN", "phone", "前"), ("en", "wide", "ago")])
-def test_times_are_the_browsers_own_with_a_relative_hint(open_page, demo, live_server, console, language, size,
-                                                         hint):
+def test_times_are_the_browsers_own_with_a_relative_hint(open_page, demo, live_server, console, language, size, hint):
     page = open_page(language, size, timezone="America/New_York")
     sign_in_as(page, language, "/review?status=all")
     # The server's text: the zone the browser told it (review_tz), as the script shows it (docs/api.md §14)
@@ -117,8 +135,9 @@ def test_times_are_the_browsers_own_with_a_relative_hint(open_page, demo, live_s
     assert stamps and all(text == local(value, "America/New_York") for value, text in stamps)
     times = page.locator("time[datetime]")
     expect(times.first).to_have_text(local(stamps[0][0], "America/New_York"))
-    for value, text in page.evaluate("[...document.querySelectorAll('time[datetime]')]"
-                                     ".map((t) => [t.getAttribute('datetime'), t.textContent])"):
+    for value, text in page.evaluate(
+        "[...document.querySelectorAll('time[datetime]')].map((t) => [t.getAttribute('datetime'), t.textContent])"
+    ):
         assert text == local(value, "America/New_York")
     assert hint in page.locator("time + .time-hint").first.inner_text()
     task = demo["tasks"][0]

@@ -1,5 +1,6 @@
 """Deciding from the team's chat (docs/api.md §22): the service with its card worker, the fake Feishu and
 WeCom apps (fakeplatform/chatapps.py), whose clicks reach it over real HTTP."""
+
 import pytest
 
 from fakeplatform.chatapps import FakeChatApps
@@ -19,8 +20,14 @@ def chat_apps():
 
 @pytest.fixture
 def app(make_app, fake, chat_apps):
-    with built_app(make_app, **platform_settings(fake), **chat_settings(chat_apps), WEBHOOK_SENDER_ENABLED=True,
-                   REVIEW_DEFAULT_LANGUAGE="en", REVIEW_PUBLIC_URL="https://review.example") as application:
+    with built_app(
+        make_app,
+        **platform_settings(fake),
+        **chat_settings(chat_apps),
+        WEBHOOK_SENDER_ENABLED=True,
+        REVIEW_DEFAULT_LANGUAGE="en",
+        REVIEW_PUBLIC_URL="https://review.example",
+    ) as application:
         yield application
 
 

@@ -1,6 +1,7 @@
 """Deciding from the team's chat (docs/api.md §22): a card per waiting task on Feishu and WeCom, one tap that
 decides with the page's rules, cards kept true wherever the task is decided, and nothing from strangers,
 stale cards, forgeries, stale timestamps or replays."""
+
 import time
 
 import pytest
@@ -52,14 +53,16 @@ def _buttons(card):
         elif isinstance(node, list):
             for value in node:
                 walk(value)
+
     walk(card)
     return found
 
 
 def _click_feishu(chat_apps, served_url, message_id, task, action, open_id="ou_li", version=None, **extra):
     value = {"taskId": task["id"], "action": action, "version": task["version"] if version is None else version}
-    return chat_apps.click_feishu(message_id, value, open_id, f"{served_url}/feishu/card", FEISHU_TOKEN,
-                                  encrypt_key=FEISHU_KEY, **extra)
+    return chat_apps.click_feishu(
+        message_id, value, open_id, f"{served_url}/feishu/card", FEISHU_TOKEN, encrypt_key=FEISHU_KEY, **extra
+    )
 
 
 def _task(admin_client, task):
@@ -72,21 +75,26 @@ def linked(app, admin_client):
     return admin_client
 
 
-def test_a_waiting_task_gets_a_card_on_both_and_one_tap_approves_it(app, client, linked, agent_headers, chat_apps,
-                                                                    served_url):
+def test_a_waiting_task_gets_a_card_on_both_and_one_tap_approves_it(
+    app, client, linked, agent_headers, chat_apps, served_url
+):
     task = one_option_task(app, client, agent_headers)
     message_id = wait_for(lambda: _feishu_message(chat_apps, task))
     card = chat_apps.feishu_cards[message_id]
-    assert card["chat_id"] == CHAT_ID and _buttons(card["card"]) == ["approve_and_publish", "approve_without_publish",
-                                                                      "reject_rework"]
+    assert card["chat_id"] == CHAT_ID and _buttons(card["card"]) == [
+        "approve_and_publish",
+        "approve_without_publish",
+        "reject_rework",
+    ]
     text = str(card["card"])
     assert "芯片的一个问题" in text and "一句话摘要" in text and f"https://review.example/review/{task['id']}" in text
     wecom_id = wait_for(lambda: _wecom_card(chat_apps, task, version=task["version"]))
     wecom = chat_apps.wecom_cards[wecom_id]
     assert wecom["touser"] == "li|wang"
     assert [b.get("key") for b in wecom["card"]["button_list"]][:3] == [
-        f"{action}:{task['id']}:{task['version']}" for action in ("approve_and_publish", "approve_without_publish",
-                                                                   "reject_rework")]
+        f"{action}:{task['id']}:{task['version']}"
+        for action in ("approve_and_publish", "approve_without_publish", "reject_rework")
+    ]
     status, answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish")
     assert status == 200 and answer["toast"]["type"] == "success", answer
     assert _buttons(answer["card"]["data"]) == [] and "admin" in str(answer["card"]["data"])
@@ -101,24 +109,36 @@ def test_a_waiting_task_gets_a_card_on_both_and_one_tap_approves_it(app, client,
 
 
 def test_approve_and_publish_from_wecom_answers_at_once_and_the_card_follows_the_draft(
-        app, client, linked, agent_headers, chat_apps, served_url, fake):
+    app, client, linked, agent_headers, chat_apps, served_url, fake
+):
     fake.set_latency(3.0, 0)  # a slow platform: the publish (two calls at least) takes longer than WeCom waits
     task = one_option_task(app, client, agent_headers)
     wecom_id = wait_for(lambda: _wecom_card(chat_apps, task))
     message_id = wait_for(lambda: _feishu_message(chat_apps, task))
     started = time.monotonic()
-    status, text = chat_apps.click_wecom(wecom_id, f"approve_and_publish:{task['id']}:{task['version']}", "li",
-                                         f"{served_url}/wecom/events", WECOM_TOKEN, WECOM_KEY)
+    status, text = chat_apps.click_wecom(
+        wecom_id,
+        f"approve_and_publish:{task['id']}:{task['version']}",
+        "li",
+        f"{served_url}/wecom/events",
+        WECOM_TOKEN,
+        WECOM_KEY,
+    )
     # Answered within WeCom's 5 s (the fake gives up then), which the publish alone would pass.
     assert status == 200 and time.monotonic() - started < 5, text
     assert _task(linked, task)["status"] in ("approved", "published")
-    published = wait_for(lambda: _task(linked, task)["status"] == "published" and _task(linked, task), 40,
-                         what="the publish")
+    published = wait_for(
+        lambda: _task(linked, task)["status"] == "published" and _task(linked, task), 40, what="the publish"
+    )
     assert published["publishJobs"][-1]["triggerMode"] == "auto_after_approval"
     assert published["publishJobs"][-1]["draftMediaId"] in fake.drafts
     # The Feishu card is redrawn once the draft exists: no buttons, the draft ready.
-    wait_for(lambda: chat_apps.feishu_cards[message_id]["updates"]
-             and "Draft ready" in str(chat_apps.feishu_card(message_id)), what="the Feishu redraw")
+    wait_for(
+        lambda: (
+            chat_apps.feishu_cards[message_id]["updates"] and "Draft ready" in str(chat_apps.feishu_card(message_id))
+        ),
+        what="the Feishu redraw",
+    )
     assert _buttons(chat_apps.feishu_card(message_id)) == []
     wait_for(lambda: chat_apps.wecom_card(wecom_id).get("replace_text"), what="the WeCom update")
 
@@ -126,58 +146,89 @@ def test_approve_and_publish_from_wecom_answers_at_once_and_the_card_follows_the
 def test_send_back_from_a_card_keeps_the_note(app, client, linked, agent_headers, chat_apps, served_url):
     task = one_option_task(app, client, agent_headers)
     message_id = wait_for(lambda: _feishu_message(chat_apps, task))
-    status, answer = _click_feishu(chat_apps, served_url, message_id, task, "reject_rework",
-                                   form_value={"note": "标题再短一些"})
+    status, answer = _click_feishu(
+        chat_apps, served_url, message_id, task, "reject_rework", form_value={"note": "标题再短一些"}
+    )
     assert status == 200 and answer["toast"]["type"] == "success", answer
     rejected = _task(linked, task)
     assert (rejected["status"], rejected["rejectionReason"], rejected["rejectionNote"]) == (
-        "rejected_rework", "other", "标题再短一些")
+        "rejected_rework",
+        "other",
+        "标题再短一些",
+    )
 
 
-def test_strangers_stale_cards_forgeries_and_replays_change_nothing(app, client, linked, agent_headers, chat_apps,
-                                                                    served_url):
+def test_strangers_stale_cards_forgeries_and_replays_change_nothing(
+    app, client, linked, agent_headers, chat_apps, served_url
+):
     task = one_option_task(app, client, agent_headers)
     message_id = wait_for(lambda: _feishu_message(chat_apps, task))
     wecom_id = wait_for(lambda: _wecom_card(chat_apps, task))
     before = _task(linked, task)
     # A stranger, an editor without the review permission, a deactivated one.
-    status, answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish",
-                                   open_id="ou_stranger")
+    status, answer = _click_feishu(
+        chat_apps, served_url, message_id, task, "approve_without_publish", open_id="ou_stranger"
+    )
     assert status == 200 and answer["toast"]["type"] == "error" and "not linked" in answer["toast"]["content"]
     create_admin("feedback-only", permissions="feedback")
     link(app, "feedback-only", feishu="ou_fb")
-    status, answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish",
-                                   open_id="ou_fb")
+    status, answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish", open_id="ou_fb")
     assert answer["toast"]["type"] == "error"
     # A card older than the task.
-    status, answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish",
-                                   version=task["version"] - 1)
+    status, answer = _click_feishu(
+        chat_apps, served_url, message_id, task, "approve_without_publish", version=task["version"] - 1
+    )
     assert answer["toast"]["type"] == "error" and "changed" in answer["toast"]["content"]
     # Forgeries: a wrong signature, a wrong verification token, no signature.
     for tamper in ("signature", "token", "unsigned"):
-        status, _answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish",
-                                        tamper=tamper)
+        status, _answer = _click_feishu(
+            chat_apps, served_url, message_id, task, "approve_without_publish", tamper=tamper
+        )
         assert status == 403, tamper
     # A stale timestamp, and a replayed (timestamp, nonce).
     old = str(int(time.time()) - 400)
     status, _answer = _click_feishu(chat_apps, served_url, message_id, task, "approve_without_publish", timestamp=old)
     assert status == 403
     stamp = str(int(time.time()))
-    body, headers = feishu_request(chat_apps.feishu_callback_body(
-        message_id, {"taskId": task["id"], "action": "approve_without_publish", "version": 0}, "ou_li", FEISHU_TOKEN),
-        FEISHU_KEY, stamp, "nonce-1")
+    body, headers = feishu_request(
+        chat_apps.feishu_callback_body(
+            message_id, {"taskId": task["id"], "action": "approve_without_publish", "version": 0}, "ou_li", FEISHU_TOKEN
+        ),
+        FEISHU_KEY,
+        stamp,
+        "nonce-1",
+    )
     assert post_feishu(f"{served_url}/feishu/card", body, headers)[0] == 200  # stale version: answered, refused
     replay, _ = post_feishu(f"{served_url}/feishu/card", body, headers)
     assert replay == 403
     # WeCom: a stranger; a forged signature; a stale timestamp.
-    status, _text = chat_apps.click_wecom(wecom_id, f"approve_without_publish:{task['id']}:{task['version']}",
-                                          "stranger", f"{served_url}/wecom/events", WECOM_TOKEN, WECOM_KEY)
+    status, _text = chat_apps.click_wecom(
+        wecom_id,
+        f"approve_without_publish:{task['id']}:{task['version']}",
+        "stranger",
+        f"{served_url}/wecom/events",
+        WECOM_TOKEN,
+        WECOM_KEY,
+    )
     assert status == 200
-    status, _text = chat_apps.click_wecom(wecom_id, f"approve_without_publish:{task['id']}:{task['version']}", "li",
-                                          f"{served_url}/wecom/events", "not-the-token", WECOM_KEY)
+    status, _text = chat_apps.click_wecom(
+        wecom_id,
+        f"approve_without_publish:{task['id']}:{task['version']}",
+        "li",
+        f"{served_url}/wecom/events",
+        "not-the-token",
+        WECOM_KEY,
+    )
     assert status == 403
-    status, _text = chat_apps.click_wecom(wecom_id, f"approve_without_publish:{task['id']}:{task['version']}", "li",
-                                          f"{served_url}/wecom/events", WECOM_TOKEN, WECOM_KEY, timestamp=old)
+    status, _text = chat_apps.click_wecom(
+        wecom_id,
+        f"approve_without_publish:{task['id']}:{task['version']}",
+        "li",
+        f"{served_url}/wecom/events",
+        WECOM_TOKEN,
+        WECOM_KEY,
+        timestamp=old,
+    )
     assert status == 403
     after = _task(linked, task)
     assert (after["status"], after["version"]) == (before["status"], before["version"])
@@ -209,9 +260,11 @@ def test_a_task_decided_on_the_page_updates_its_cards(app, client, linked, agent
     wait_for(lambda: chat_apps.feishu_cards[message_id]["updates"], what="the Feishu redraw")
     assert _buttons(chat_apps.feishu_card(message_id)) == [] and "admin" in str(chat_apps.feishu_card(message_id))
     wait_for(lambda: chat_apps.wecom_card(wecom_id).get("replace_text"), what="the WeCom update")
+
     def states():
         with db.connection_context():
             return {c.platform: c.state for c in ChatCard.select()}
+
     wait_for(lambda: states() == {"feishu": "sent", "wecom": "closed"}, what="the WeCom card closed")
 
 

@@ -1,5 +1,6 @@
 """Schemas 19 and 20 (docs/api.md §21, §22) on a database written before them: the columns and tables come,
 the rows stay, and an identity stays one admin's."""
+
 import peewee
 import pytest
 
@@ -13,8 +14,12 @@ def test_an_older_database_gains_editions_and_chat_identities(make_app, app):
     create_admin("li")
     create_admin("wang")
     with db.connection_context():
-        for table, column in (("admin_user", "feishu_open_id"), ("admin_user", "wecom_userid"),
-                              ("task_live", "via"), ("task_live", "edition_id")):
+        for table, column in (
+            ("admin_user", "feishu_open_id"),
+            ("admin_user", "wecom_userid"),
+            ("task_live", "via"),
+            ("task_live", "edition_id"),
+        ):
             for index in db.get_indexes(table):
                 if index.columns == [column]:
                     db.execute_sql(f"DROP INDEX {index.name}")

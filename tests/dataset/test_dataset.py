@@ -1,5 +1,6 @@
 """Decisions as data (docs/api.md §20): a task built through the real HTTP flow — a prompt, a rejected title
 and the agent's replacement, an edited body, an approval, readers' figures — and each format's lines exactly."""
+
 import json
 import re
 from pathlib import Path
@@ -27,8 +28,14 @@ OPTION_A, OPTION_B = "# 芯片\n\n正文 A", "# 芯片\n\n正文 B"
 EDITED = "# 芯片\n\n正文 A，编辑补上了一句。"
 REJECTED_TITLE, NEW_TITLE = "芯片的未来在哪里", "芯片三问"
 REASON = {"category": "style_mismatch", "note": "标题太长"}
-FIGURES = {"read_user": 120, "share_user": 7, "like_user": 9, "zaikan_user": 3, "collection_user": 5,
-           "comment_count": 2}
+FIGURES = {
+    "read_user": 120,
+    "share_user": 7,
+    "like_user": 9,
+    "zaikan_user": 3,
+    "collection_user": 5,
+    "comment_count": 2,
+}
 
 
 def ok(response, status=200):
@@ -38,9 +45,19 @@ def ok(response, status=200):
 
 def reject_title(admin_client, task, cover, note="标题太长"):
     selections = article_selections(task, cover)
-    return ok(admin_client.post(decision_url(task), json={
-        "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "style_mismatch",
-        "rejectionNote": note, "selections": selections, "lockedSelections": locked_except(selections, ["title"])}))
+    return ok(
+        admin_client.post(
+            decision_url(task),
+            json={
+                "action": "reject_rework",
+                "rejectedElements": ["title"],
+                "rejectionReason": "style_mismatch",
+                "rejectionNote": note,
+                "selections": selections,
+                "lockedSelections": locked_except(selections, ["title"]),
+            },
+        )
+    )
 
 
 def go_live_with_figures(task):
@@ -48,12 +65,32 @@ def go_live_with_figures(task):
     now = now_iso()
     with db.connection_context():
         row = ReviewTask.get(ReviewTask.task_id == task["id"])
-        TaskLive.create(task=row, account=row.public_account, draft_media_id="media-1", status="live", at=now,
-                        publish_id="pub-1", msg_data_id="msg-1", article_id="art-1",
-                        article_url="https://mp.weixin.qq.com/s/art-1", live_at=now, created_at=now, updated_at=now)
+        TaskLive.create(
+            task=row,
+            account=row.public_account,
+            draft_media_id="media-1",
+            status="live",
+            at=now,
+            publish_id="pub-1",
+            msg_data_id="msg-1",
+            article_id="art-1",
+            article_url="https://mp.weixin.qq.com/s/art-1",
+            live_at=now,
+            created_at=now,
+            updated_at=now,
+        )
         TaskDayStats.create(task=row, day="2026-11-25", fetched_at=now, **FIGURES)
-        TaskDayStats.create(task=row, day="2026-11-26", read_user=30, share_user=None, like_user=1, zaikan_user=None,
-                            collection_user=0, comment_count=None, fetched_at=now)
+        TaskDayStats.create(
+            task=row,
+            day="2026-11-26",
+            read_user=30,
+            share_user=None,
+            like_user=1,
+            zaikan_user=None,
+            collection_user=0,
+            comment_count=None,
+            fetched_at=now,
+        )
 
 
 def decided_at(task):
@@ -66,20 +103,32 @@ def story(app, client, admin_client, agent_headers):
     """Three tasks: `plain` approved first (no prompt), then `main` (the whole story), and `open` rejected
     last, still waiting for its rework; a fourth waits in review and is no decision."""
     cover = make_asset(app, 900, 500)
-    main = create_task(client, agent_headers, article_payload([cover["url"]], context={"prompt": PROMPT,
-                                                                                        "model": "writer-7b"}))
+    main = create_task(
+        client, agent_headers, article_payload([cover["url"]], context={"prompt": PROMPT, "model": "writer-7b"})
+    )
     reject_title(admin_client, main, cover)
     reworked = ok(client.patch(patch_url(main), json={"title": NEW_TITLE}, headers=agent_headers))
     assert reworked["status"] == "pending_review"
 
     plain = create_task(client, agent_headers, article_payload([cover["url"]]))
-    ok(admin_client.post(decision_url(plain), json={"action": "approve_without_publish",
-                                                    "selections": article_selections(plain, cover)}))
+    ok(
+        admin_client.post(
+            decision_url(plain),
+            json={"action": "approve_without_publish", "selections": article_selections(plain, cover)},
+        )
+    )
 
     final = {**article_selections(reworked, cover), "title": NEW_TITLE, "body": EDITED}
-    main = ok(admin_client.post(decision_url(main), json={
-        "action": "approve_without_publish", "selections": final,
-        "bodyDraft": {"sourceBodyCandidateId": "opt-a", "markdown": EDITED}}))
+    main = ok(
+        admin_client.post(
+            decision_url(main),
+            json={
+                "action": "approve_without_publish",
+                "selections": final,
+                "bodyDraft": {"sourceBodyCandidateId": "opt-a", "markdown": EDITED},
+            },
+        )
+    )
     go_live_with_figures(main)
 
     opened = create_task(client, agent_headers, article_payload([cover["url"]], context={"prompt": "另一篇"}))
@@ -102,8 +151,12 @@ def test_a_created_task_keeps_the_agents_context(client, admin_client, agent_hea
     assert task["context"] == {"prompt": PROMPT, "model": None}
     assert ok(admin_client.get(f"/api/review/tasks/{task['id']}"))["context"] == {"prompt": PROMPT, "model": None}
     assert create_task(client, agent_headers, article_payload())["context"] is None
-    for bad, field in (({"prompt": "x" * 20_001}, "context.prompt"), ({"model": "m" * 201}, "context.model"),
-                       ({"prompt": "  "}, "context.prompt"), ({"temperature": 0.2}, "context.temperature")):
+    for bad, field in (
+        ({"prompt": "x" * 20_001}, "context.prompt"),
+        ({"model": "m" * 201}, "context.model"),
+        ({"prompt": "  "}, "context.prompt"),
+        ({"temperature": 0.2}, "context.temperature"),
+    ):
         refused = client.post("/api/review/agent/tasks", json=article_payload(context=bad), headers=agent_headers)
         assert field in assert_error(refused, 400, "validation_error")["details"]
 
@@ -113,23 +166,62 @@ def test_raw_is_one_line_per_decided_task_oldest_decision_first(story, admin_cli
     lines = export(admin_client, "raw")
     assert [line["taskId"] for line in lines] == [story["plain"]["id"], main["id"], story["open"]["id"]]
     assert lines[1] == {
-        "taskId": main["id"], "account": "silicon-rise", "kind": "article",
-        "context": {"prompt": PROMPT, "model": "writer-7b"}, "decision": "approved", "decidedAt": decided_at(main),
+        "taskId": main["id"],
+        "account": "silicon-rise",
+        "kind": "article",
+        "context": {"prompt": PROMPT, "model": "writer-7b"},
+        "decision": "approved",
+        "decidedAt": decided_at(main),
         "candidates": main["candidates"],
-        "chosen": {"author": "硅基君", "title": NEW_TITLE, "summary": "一篇关于芯片的短文", "body": OPTION_A,
-                   "bodyImages": [], "coverImage": {"assetId": cover["assetId"]}},
-        "final": {"author": "硅基君", "title": NEW_TITLE, "summary": "一篇关于芯片的短文", "body": EDITED,
-                  "bodyImages": [], "coverImage": {"assetId": cover["assetId"]}},
+        "chosen": {
+            "author": "硅基君",
+            "title": NEW_TITLE,
+            "summary": "一篇关于芯片的短文",
+            "body": OPTION_A,
+            "bodyImages": [],
+            "coverImage": {"assetId": cover["assetId"]},
+        },
+        "final": {
+            "author": "硅基君",
+            "title": NEW_TITLE,
+            "summary": "一篇关于芯片的短文",
+            "body": EDITED,
+            "bodyImages": [],
+            "coverImage": {"assetId": cover["assetId"]},
+        },
         "edits": {"body": {"chosen": OPTION_A, "final": EDITED}},
         "rework": [{"field": "title", "reason": REASON, "before": REJECTED_TITLE, "after": NEW_TITLE}],
         "live": ok(admin_client.get(f"/api/review/tasks/{main['id']}"))["live"],
-        "readers": {"days": [
-            {"date": "2026-11-25", "readUser": 120, "shareUser": 7, "likeUser": 9, "zaikanUser": 3,
-             "collectionUser": 5, "commentCount": 2},
-            {"date": "2026-11-26", "readUser": 30, "shareUser": None, "likeUser": 1, "zaikanUser": None,
-             "collectionUser": 0, "commentCount": None}],
-            "totals": {"readUser": 150, "shareUser": 7, "likeUser": 10, "zaikanUser": 3, "collectionUser": 5,
-                       "commentCount": 2}},
+        "readers": {
+            "days": [
+                {
+                    "date": "2026-11-25",
+                    "readUser": 120,
+                    "shareUser": 7,
+                    "likeUser": 9,
+                    "zaikanUser": 3,
+                    "collectionUser": 5,
+                    "commentCount": 2,
+                },
+                {
+                    "date": "2026-11-26",
+                    "readUser": 30,
+                    "shareUser": None,
+                    "likeUser": 1,
+                    "zaikanUser": None,
+                    "collectionUser": 0,
+                    "commentCount": None,
+                },
+            ],
+            "totals": {
+                "readUser": 150,
+                "shareUser": 7,
+                "likeUser": 10,
+                "zaikanUser": 3,
+                "collectionUser": 5,
+                "commentCount": 2,
+            },
+        },
     }
     assert lines[1]["live"]["articleUrl"] == "https://mp.weixin.qq.com/s/art-1"
     # The decision's moment: between the rework and the approval's event.
@@ -140,24 +232,39 @@ def test_raw_is_one_line_per_decided_task_oldest_decision_first(story, admin_cli
     assert plain["live"] is None and plain["decidedAt"] < lines[1]["decidedAt"] < opened["decidedAt"]
     # Still waiting for its rework: nothing approved, the rejected title as the task holds it.
     assert opened["decision"] == "rejected" and opened["final"] is None
-    assert opened["rework"] == [{"field": "title", "reason": {"category": "style_mismatch", "note": None},
-                                 "before": REJECTED_TITLE, "after": None}]
+    assert opened["rework"] == [
+        {
+            "field": "title",
+            "reason": {"category": "style_mismatch", "note": None},
+            "before": REJECTED_TITLE,
+            "after": None,
+        }
+    ]
 
 
 def test_sft_is_the_prompt_and_the_approved_article(story, admin_client):
-    assert export(admin_client, "sft") == [{"messages": [
-        {"role": "user", "content": PROMPT},
-        {"role": "assistant", "content": f"# {NEW_TITLE}\n\n{EDITED}"}]}]
+    assert export(admin_client, "sft") == [
+        {
+            "messages": [
+                {"role": "user", "content": PROMPT},
+                {"role": "assistant", "content": f"# {NEW_TITLE}\n\n{EDITED}"},
+            ]
+        }
+    ]
 
 
 def test_dpo_prefers_the_approved_replacement_and_the_picked_option(story, admin_client):
     assert export(admin_client, "dpo") == [
-        {"input": {"messages": [{"role": "user", "content": f"{PROMPT}\n\n[title]"}]},
-         "preferred_output": [{"role": "assistant", "content": NEW_TITLE}],
-         "non_preferred_output": [{"role": "assistant", "content": REJECTED_TITLE}]},
-        {"input": {"messages": [{"role": "user", "content": PROMPT}]},
-         "preferred_output": [{"role": "assistant", "content": f"# {NEW_TITLE}\n\n{OPTION_A}"}],
-         "non_preferred_output": [{"role": "assistant", "content": f"# {NEW_TITLE}\n\n{OPTION_B}"}]},
+        {
+            "input": {"messages": [{"role": "user", "content": f"{PROMPT}\n\n[title]"}]},
+            "preferred_output": [{"role": "assistant", "content": NEW_TITLE}],
+            "non_preferred_output": [{"role": "assistant", "content": REJECTED_TITLE}],
+        },
+        {
+            "input": {"messages": [{"role": "user", "content": PROMPT}]},
+            "preferred_output": [{"role": "assistant", "content": f"# {NEW_TITLE}\n\n{OPTION_A}"}],
+            "non_preferred_output": [{"role": "assistant", "content": f"# {NEW_TITLE}\n\n{OPTION_B}"}],
+        },
     ]
 
 
@@ -180,9 +287,15 @@ def test_filters_credentials_and_refusals(story, app, client, admin_client, agen
     assert export(admin_client, "raw", account="carbon-fitness") == []
     assert len(export(admin_client, "sft", account="silicon-rise")) == 1
     assert export(admin_client, "raw", **{"from": decided_at(main)})[0]["taskId"] == main["id"]
-    for query, field in (({"format": "csv"}, "format"), ({}, "format"), ({"from": "yesterday"}, "from"),
-                         ({"to": "2026-13-01"}, "to"), ({"account": "moon"}, "account"),
-                         ({"from": "2026-11-02", "to": "2026-11-01"}, "from"), ({"limit": "0"}, "limit")):
+    for query, field in (
+        ({"format": "csv"}, "format"),
+        ({}, "format"),
+        ({"from": "yesterday"}, "from"),
+        ({"to": "2026-13-01"}, "to"),
+        ({"account": "moon"}, "account"),
+        ({"from": "2026-11-02", "to": "2026-11-01"}, "from"),
+        ({"limit": "0"}, "limit"),
+    ):
         query = {"format": "raw", **query} if field != "format" else query
         refused = admin_client.get("/api/review/dataset", query_string=query)
         assert field in assert_error(refused, 400, "validation_error")["details"], query
@@ -193,12 +306,15 @@ def test_filters_credentials_and_refusals(story, app, client, admin_client, agen
     assert_error(other.get("/api/review/dataset?format=raw"), 403, "forbidden")
 
 
-def test_pages_of_any_size_give_the_same_lines_and_skip_tasks_back_in_review(story, client, admin_client,
-                                                                             agent_headers):
+def test_pages_of_any_size_give_the_same_lines_and_skip_tasks_back_in_review(
+    story, client, admin_client, agent_headers
+):
     back = create_task(client, agent_headers, article_payload([story["cover"]["url"]], context={"prompt": "回来了"}))
     reject_title(admin_client, back, story["cover"])
-    assert ok(client.patch(patch_url(back), json={"title": NEW_TITLE}, headers=agent_headers))["status"] == \
-        "pending_review"  # rejected once, waiting for a decision again: no line until it has one
+    assert (
+        ok(client.patch(patch_url(back), json={"title": NEW_TITLE}, headers=agent_headers))["status"]
+        == "pending_review"
+    )  # rejected once, waiting for a decision again: no line until it has one
     every = export(admin_client, "raw")
     assert back["id"] not in {line["taskId"] for line in every} and len(every) == 3
     for page in (1, 2, 3):
@@ -220,9 +336,13 @@ def test_the_command_writes_the_same_lines(story, app, admin_client, tmp_path):
     assert result.stderr == f"2 dpo lines written to {target} from {where}\n"
     to_stdout = runner.invoke(args=["export-dataset", "--format", "raw", "--account", "silicon-rise"])
     assert to_stdout.exit_code == 0 and to_stdout.stdout == admin_client.get(
-        "/api/review/dataset?format=raw&account=silicon-rise").get_data(as_text=True)
-    for args, hint in ((["--format", "csv"], "--format"), (["--format", "raw", "--from", "soon"], "--from"),
-                       (["--format", "raw", "--account", "moon"], "--account")):
+        "/api/review/dataset?format=raw&account=silicon-rise"
+    ).get_data(as_text=True)
+    for args, hint in (
+        (["--format", "csv"], "--format"),
+        (["--format", "raw", "--from", "soon"], "--from"),
+        (["--format", "raw", "--account", "moon"], "--account"),
+    ):
         refused = runner.invoke(args=["export-dataset", *args])
         assert refused.exit_code == 2 and hint in refused.output, refused.output
 
@@ -238,8 +358,12 @@ def test_an_older_database_gains_the_columns_and_its_decisions(make_app, client,
     make_app()  # restart: the upgrade runs
     with db.connection_context():
         rows = {row.task_id: row for row in ReviewTask.select()}
-        last = {row.task.task_id: row.at for row in TimelineEvent.select().where(
-            TimelineEvent.type.in_(("approved", "rejected"))).order_by(TimelineEvent.id)}
+        last = {
+            row.task.task_id: row.at
+            for row in TimelineEvent.select()
+            .where(TimelineEvent.type.in_(("approved", "rejected")))
+            .order_by(TimelineEvent.id)
+        }
     assert {task_id: row.decided_at for task_id, row in rows.items() if row.decided_at} == last
     assert set(last) == set(expected) and all(row.context is None for row in rows.values())
     assert len(export(admin_client, "raw")) == 3
@@ -249,7 +373,7 @@ def test_the_readmes_examples_have_each_formats_shape(story, admin_client):
     """Three lines of each format in the README, each a JSON object with the keys the export writes."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Decisions as data")
-    blocks = re.findall(r"```jsonl\n(.*?)```", readme[start:readme.index("\n## ", start + 1)], re.S)
+    blocks = re.findall(r"```jsonl\n(.*?)```", readme[start : readme.index("\n## ", start + 1)], re.S)
     assert len(blocks) == 4
     for name, block in zip(("raw", "sft", "dpo", "kto"), blocks, strict=True):
         shown = [json.loads(line) for line in block.splitlines()]

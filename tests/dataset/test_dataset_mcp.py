@@ -1,4 +1,5 @@
 """The MCP tool export_dataset returns the API's lines, as many as asked for (docs/api.md §13, §20)."""
+
 import asyncio
 import json
 
@@ -29,17 +30,32 @@ def test_export_dataset_gives_the_apis_lines_up_to_its_limit(app, client, admin_
         task = create_task(client, agent_headers, article_payload([cover["url"]], context={"prompt": f"第{number}篇"}))
         if number == 1:
             selections = article_selections(task, cover)
-            answer = admin_client.post(decision_url(task), json={
-                "action": "reject_rework", "rejectedElements": ["title"], "rejectionReason": "other",
-                "selections": selections, "lockedSelections": locked_except(selections, ["title"])})
+            answer = admin_client.post(
+                decision_url(task),
+                json={
+                    "action": "reject_rework",
+                    "rejectedElements": ["title"],
+                    "rejectionReason": "other",
+                    "selections": selections,
+                    "lockedSelections": locked_except(selections, ["title"]),
+                },
+            )
         else:
             answer = admin_client.post(decision_url(task), json=approve_article(task, cover))
         assert answer.status_code == 200, answer.get_json()
-    api_lines = [json.loads(line) for line in
-                 admin_client.get("/api/review/dataset?format=kto").get_data(as_text=True).splitlines()]
+    api_lines = [
+        json.loads(line)
+        for line in admin_client.get("/api/review/dataset?format=kto").get_data(as_text=True).splitlines()
+    ]
     assert len(api_lines) == 3  # two approved articles true, one rejected title false
-    arguments = [{"format": "kto", "limit": 2}, {"format": "kto"}, {"format": "raw", "account": "carbon-fitness"},
-                 {"format": "kto", "limit": 1001}, {"format": "csv"}, {"format": "raw", "from": "yesterday"}]
+    arguments = [
+        {"format": "kto", "limit": 2},
+        {"format": "kto"},
+        {"format": "raw", "account": "carbon-fitness"},
+        {"format": "kto", "limit": 1001},
+        {"format": "csv"},
+        {"format": "raw", "from": "yesterday"},
+    ]
     for given in arguments[:3]:
         assert not list(jsonschema.Draft202012Validator(TOOL.input_schema).iter_errors(given))
     with live_server(app) as base_url:

@@ -1,5 +1,6 @@
 """Editions (docs/api.md §21), the rules that do not depend on the store: what cannot go in one and why, the
 platform's refusals and err(N) in words, the monthly quota, tags, forged events, deleting a task, MCP."""
+
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,8 +22,15 @@ from tests.helpers.served import wait_until
 APPID = ACCOUNTS["silicon-rise"][0]
 
 
-@pytest.mark.parametrize(("status", "words"), [("err(20001)", "political"), ("err(10001)", "advertising"),
-                                               ("err(20013)", "copyright"), ("send fail", "send failed")])
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        ("err(20001)", "political"),
+        ("err(10001)", "advertising"),
+        ("err(20013)", "copyright"),
+        ("send fail", "send failed"),
+    ],
+)
 def test_the_platforms_err_codes_fail_it_in_words(app, admin_client, agent_headers, fake, served_url, status, words):
     fake.finish_next_mass_with(status)
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
@@ -35,10 +43,10 @@ def test_the_platforms_err_codes_fail_it_in_words(app, admin_client, agent_heade
     assert told["reasonCode"] in (status, "send_fail")
 
 
-@pytest.mark.parametrize(("errcode", "words"), [
-    (45028, "no mass-send quota is left"), (48001, "only verified accounts"), (40007, "40007")])
-def test_a_refused_sendall_fails_it_with_the_reason(app, admin_client, agent_headers, fake, served_url, errcode,
-                                                    words):
+@pytest.mark.parametrize(
+    ("errcode", "words"), [(45028, "no mass-send quota is left"), (48001, "only verified accounts"), (40007, "40007")]
+)
+def test_a_refused_sendall_fails_it_with_the_reason(app, admin_client, agent_headers, fake, served_url, errcode, words):
     fake.fail_next_sendall(errcode)
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
     send_edition(admin_client, edition)
@@ -71,7 +79,8 @@ def test_a_monthly_quota_counts_the_month(app, admin_client, agent_headers, fake
     refused = admin_client.post(f"/api/editions/{editions[2]['id']}/send", json={"at": soon.isoformat()})
     assert_error(refused, 409, "quota_exceeded")
     assert refused.get_json()["error"]["details"]["nextPossibleAt"] == [
-        following.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")]
+        following.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    ]
 
 
 def test_what_cannot_go_in_an_edition_is_named(app, client, admin_client, agent_headers, fake, served_url):
@@ -84,10 +93,27 @@ def test_what_cannot_go_in_an_edition_is_named(app, client, admin_client, agent_
     held = propose(admin_client, [published[1]])
     alone = published_article(app, admin_client, agent_headers)
     fake.withhold_events = True
-    assert admin_client.post(go_live_url(alone), json={"at": (datetime.now(UTC) + timedelta(days=1)).isoformat()}
-                             ).status_code == 202
-    answer = admin_client.post("/api/editions", json={"account": "silicon-rise", "taskIds": [
-        published[0]["id"], other["id"], pending["id"], post["id"], published[1]["id"], alone["id"], "nope"]})
+    assert (
+        admin_client.post(
+            go_live_url(alone), json={"at": (datetime.now(UTC) + timedelta(days=1)).isoformat()}
+        ).status_code
+        == 202
+    )
+    answer = admin_client.post(
+        "/api/editions",
+        json={
+            "account": "silicon-rise",
+            "taskIds": [
+                published[0]["id"],
+                other["id"],
+                pending["id"],
+                post["id"],
+                published[1]["id"],
+                alone["id"],
+                "nope",
+            ],
+        },
+    )
     assert_error(answer, 409, "invalid_state")
     details = answer.get_json()["error"]["details"]
     assert set(details) == {other["id"], pending["id"], post["id"], published[1]["id"], alone["id"], "nope"}
@@ -95,15 +121,20 @@ def test_what_cannot_go_in_an_edition_is_named(app, client, admin_client, agent_
     assert held["id"] in details[published[1]["id"]][0] and "going live" in details[alone["id"]][0]
     assert "pending_review" in details[pending["id"]][0] and "no such task" in details["nope"][0]
     # Shape: 1 to 8 distinct tasks of a known account.
-    for body in ({"account": "silicon-rise", "taskIds": []}, {"account": "silicon-rise", "taskIds": ["a"] * 2},
-                 {"account": "silicon-rise", "taskIds": [f"t{i}" for i in range(9)]},
-                 {"account": "moon", "taskIds": ["a"]}, {"taskIds": ["a"]}):
+    for body in (
+        {"account": "silicon-rise", "taskIds": []},
+        {"account": "silicon-rise", "taskIds": ["a"] * 2},
+        {"account": "silicon-rise", "taskIds": [f"t{i}" for i in range(9)]},
+        {"account": "moon", "taskIds": ["a"]},
+        {"taskIds": ["a"]},
+    ):
         assert_error(admin_client.post("/api/editions", json=body), 400, "validation_error")
     # Only a draft changes; a sent one is never deleted; a client token is nobody here.
     send_edition(admin_client, held)
     assert wait_for_edition(admin_client, held, seconds=20)["status"] == "sent"
-    assert_error(admin_client.patch(f"/api/editions/{held['id']}", json={"taskIds": [published[0]["id"]]}), 409,
-                 "invalid_state")
+    assert_error(
+        admin_client.patch(f"/api/editions/{held['id']}", json={"taskIds": [published[0]["id"]]}), 409, "invalid_state"
+    )
     assert_error(admin_client.delete(f"/api/editions/{held['id']}"), 409, "invalid_state")
     assert_error(admin_client.delete(f"/api/editions/{held['id']}/send"), 409, "invalid_state")
     assert_error(client.get("/api/editions", headers={"x-feedback-client-token": "web-token"}), 401, "unauthorized")
@@ -122,8 +153,12 @@ def test_a_forged_or_replayed_mass_event_changes_nothing(app, admin_client, agen
     send_edition(admin_client, edition)
     wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"], 10, "no msg_id")
     current = admin_client.get(f"/api/editions/{edition['id']}").get_json()
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
-              "mode": "aes"}
+    target = {
+        "url": f"{served_url}/wechat/silicon-rise/events",
+        "token": LIVE_TOKEN,
+        "aes_key": LIVE_AES_KEY,
+        "mode": "aes",
+    }
     forged = {**target, "token": "not-the-token"}
     assert fake.push_mass_event(int(current["msgId"]), forged, status="err(20001)")[0] == 403
     plain = {**target, "mode": "plain"}  # an account with a key takes safe mode only
@@ -141,13 +176,16 @@ def test_the_agent_proposes_and_reads_an_edition_over_mcp(app, admin_client, age
 
     tasks = published_articles(app, admin_client, agent_headers, 2)
     with live_server(app) as base_url:
+
         async def agent_side():
             async with Client(stdio_params(base_url, token=agent_headers["x-review-agent-token"])) as client:
-                failed, edition = await call(client, "propose_edition",
-                                             {"account": "silicon-rise", "taskIds": [t["id"] for t in tasks]})
+                failed, edition = await call(
+                    client, "propose_edition", {"account": "silicon-rise", "taskIds": [t["id"] for t in tasks]}
+                )
                 assert not failed and edition["status"] == "draft", edition
-                failed, again = await call(client, "propose_edition",
-                                           {"account": "silicon-rise", "taskIds": [tasks[0]["id"]]})
+                failed, again = await call(
+                    client, "propose_edition", {"account": "silicon-rise", "taskIds": [tasks[0]["id"]]}
+                )
                 assert failed and "is in edition" in str(again), again  # the refusal names the task and why
                 failed, read = await call(client, "get_edition", {"editionId": edition["id"]})
                 return read
@@ -176,8 +214,17 @@ def test_every_err_code_of_the_platform_has_its_meaning_in_both_languages(app):
 
     from rules.labels import LOCALES, edition_failure
 
-    meanings = {10001: "advertising", 20001: "political", 20002: "pornographic", 20004: "society", 20006: "criminal",
-                20008: "fraud", 20013: "copyright", 21000: "other reasons", 22000: "mutual promotion"}
+    meanings = {
+        10001: "advertising",
+        20001: "political",
+        20002: "pornographic",
+        20004: "society",
+        20006: "criminal",
+        20008: "fraud",
+        20013: "copyright",
+        21000: "other reasons",
+        22000: "mutual promotion",
+    }
     with app.test_request_context():
         for code, word in meanings.items():
             with force_locale("en"):

@@ -1,5 +1,6 @@
 """Editions (docs/api.md §21): proposed by the agent, ordered, previewed and sent once by an editor; the result
 by the platform's event or by polling; the tasks live through it; the agent and the team told."""
+
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,8 +17,9 @@ pytestmark = pytest.mark.both_stores
 APPID = ACCOUNTS["silicon-rise"][0]
 
 
-def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(app, client, admin_client, agent_headers,
-                                                                       fake, served_url):
+def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(
+    app, client, admin_client, agent_headers, fake, served_url
+):
     tasks = published_articles(app, admin_client, agent_headers, 3)
     proposed = propose(client, tasks, agent_headers)
     assert (proposed["status"], proposed["createdBy"], proposed["taskIds"]) == ("draft", None, [t["id"] for t in tasks])
@@ -27,8 +29,9 @@ def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(app, cli
     edited = admin_client.patch(f"/api/editions/{proposed['id']}", json={"taskIds": order}).get_json()
     assert edited["taskIds"] == order and edited["version"] == proposed["version"] + 1
     assert client.get(f"/api/editions/{proposed['id']}", headers=agent_headers).get_json()["taskIds"] == order
-    assert_error(client.post(f"/api/editions/{proposed['id']}/send", json={}, headers=agent_headers), 401,
-                 "unauthorized")
+    assert_error(
+        client.post(f"/api/editions/{proposed['id']}/send", json={}, headers=agent_headers), 401, "unauthorized"
+    )
     # Preview: one combined draft of the three drafts, in order, to the editor's WeChat.
     previewed = admin_client.post(f"/api/editions/{proposed['id']}/preview", json={"wechatId": "editor_li"})
     assert previewed.status_code == 200, previewed.get_json()
@@ -51,8 +54,12 @@ def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(app, cli
     wait_until(lambda: wait_for_edition(admin_client, proposed)["counts"], 10, "no counts from the event")
     sent = admin_client.get(f"/api/editions/{proposed['id']}").get_json()
     counts = send["counts"]
-    assert sent["counts"] == {"total": counts["TotalCount"], "filter": counts["FilterCount"],
-                              "sent": counts["SentCount"], "error": counts["ErrorCount"]}
+    assert sent["counts"] == {
+        "total": counts["TotalCount"],
+        "filter": counts["FilterCount"],
+        "sent": counts["SentCount"],
+        "error": counts["ErrorCount"],
+    }
     assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
     # Each task is live through the edition, with its own address.
     for index, task_id in enumerate(order):
@@ -68,8 +75,10 @@ def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(app, cli
     [told] = outbox("edition.sent")
     assert told["titles"] == [a["title"] for a in combined] and told["account"] == "silicon-rise"
 
-def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts(app, admin_client, agent_headers,
-                                                                                fake, served_url):
+
+def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts(
+    app, admin_client, agent_headers, fake, served_url
+):
     fake.withhold_events = True
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
     send_edition(admin_client, edition)
@@ -88,6 +97,7 @@ def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts
     assert fake.push_mass_event(msg_id) == (200, "success")
     assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["version"] == version
 
+
 def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake, served_url):
     fake.fail_next_sendall(45066)
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
@@ -103,8 +113,8 @@ def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, f
     assert wait_for_edition(admin_client, edition)["status"] == "sent"
     assert fake.sendall_calls == 2 and len(fake.mass_sends) == 1
 
-def test_a_repeated_send_the_platform_already_took_counts_as_sent(app, admin_client, agent_headers, fake,
-                                                                 served_url):
+
+def test_a_repeated_send_the_platform_already_took_counts_as_sent(app, admin_client, agent_headers, fake, served_url):
     """As if a process had called sendall and stopped before it recorded the answer: the repeat, with the
     same clientmsgid, is answered 45065 with the first msg_id, and followers get one message."""
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
@@ -116,6 +126,7 @@ def test_a_repeated_send_the_platform_already_took_counts_as_sent(app, admin_cli
     assert sent["status"] == "sent" and sent["msgId"] == first["msg_id"]
     assert fake.sendall_calls == 2 and len(fake.mass_sends) == 1
 
+
 def test_the_quota_is_kept_before_the_platform_is_asked(app, admin_client, agent_headers, fake):
     """1/day (the default): a second edition the same day is refused naming the next day's start; another
     day is fine; a canceled one frees its place."""
@@ -123,19 +134,22 @@ def test_the_quota_is_kept_before_the_platform_is_asked(app, admin_client, agent
     first, second, third = (propose(admin_client, [task]) for task in tasks)
     at = datetime.now(UTC) + timedelta(days=2)
     send_edition(admin_client, first, at=at.isoformat())
-    refused = admin_client.post(f"/api/editions/{second['id']}/send", json={"at": (at + timedelta(minutes=1))
-                                                                            .isoformat()})
+    refused = admin_client.post(
+        f"/api/editions/{second['id']}/send", json={"at": (at + timedelta(minutes=1)).isoformat()}
+    )
     assert_error(refused, 409, "quota_exceeded")
     zone = app.extensions["settings"].time_zone
     next_day = (at.astimezone(zone) + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     assert refused.get_json()["error"]["details"]["nextPossibleAt"] == [
-        next_day.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")]
+        next_day.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    ]
     assert "1/day" in str(refused.get_json()["error"]["details"]["quota"])
     assert admin_client.get(f"/api/editions/{second['id']}").get_json()["status"] == "draft"
     send_edition(admin_client, second, at=(next_day + timedelta(hours=8)).isoformat())  # the next day: fine
     assert admin_client.delete(f"/api/editions/{first['id']}/send").get_json()["status"] == "canceled"
     send_edition(admin_client, third, at=at.isoformat())  # the canceled one's place
     assert fake.requests_to("message/mass/sendall") == []
+
 
 def test_readers_figures_land_on_each_article_of_the_edition(app, admin_client, agent_headers, fake, served_url):
     """The platform's figures of a mass send are per article, msgid <msg_data_id>_<index> (docs/api.md §19)."""
@@ -148,6 +162,8 @@ def test_readers_figures_land_on_each_article_of_the_edition(app, admin_client, 
         fake.day_figures[(article_id, day)] = {"read_user": reads}
     result = app.test_cli_runner().invoke(args=["fetch-stats", "--date", day, "--account", "silicon-rise"])
     assert result.exit_code == 0 and "stored 2" in result.output, result.output
-    reads = [admin_client.get(f"/api/review/tasks/{task_id}/stats").get_json()["days"][0]["readUser"]
-             for task_id in edition["taskIds"]]
+    reads = [
+        admin_client.get(f"/api/review/tasks/{task_id}/stats").get_json()["days"][0]["readUser"]
+        for task_id in edition["taskIds"]
+    ]
     assert reads == [70, 30]

@@ -1,6 +1,7 @@
 """Editions across processes (docs/api.md §21), black-box: `python app.py` processes on one store, the fake
 platform in the test. An edition is sent once by three processes, and a send a killed process left is
 repeated with the same clientmsgid, which the platform answers 45065: followers get one message."""
+
 import os
 import signal
 from contextlib import ExitStack
@@ -21,8 +22,12 @@ def _edition(base, session, edition):
 
 def _proposed(base, session, count):
     tasks = [published(base, session) for _ in range(count)]
-    answer = requests.post(f"{base}/api/editions", headers=AGENT, timeout=10,
-                           json={"account": "silicon-rise", "taskIds": [task["id"] for task in tasks]})
+    answer = requests.post(
+        f"{base}/api/editions",
+        headers=AGENT,
+        timeout=10,
+        json={"account": "silicon-rise", "taskIds": [task["id"] for task in tasks]},
+    )
     assert answer.status_code == 201, answer.text
     return answer.json()
 

@@ -1,4 +1,5 @@
 """Task package (docs/api.md §7): archive contents, every state, faulty images, streaming and cleanup."""
+
 import os
 import re
 from pathlib import Path
@@ -72,16 +73,32 @@ def test_article_package_holds_final_selections_with_images_rewritten(local_app,
     unused = upload(admin, image_bytes(color=(250, 250, 0)))
     remote_data = image_bytes(color=(1, 2, 3))
     remote = remote_asset(image_server.add("m.png", remote_data))
-    body = (f"Intro ![inline](<{inline['url']}> \"Inline\") and ![lib]({library['url']}).\n\n"
-            f"![remote][r]\n\nSee [the site](https://example.com/page) and [the file]({inline['url']}).\n\n"
-            f"[r]: {remote['url']}\n")
+    body = (
+        f'Intro ![inline](<{inline["url"]}> "Inline") and ![lib]({library["url"]}).\n\n'
+        f"![remote][r]\n\nSee [the site](https://example.com/page) and [the file]({inline['url']}).\n\n"
+        f"[r]: {remote['url']}\n"
+    )
     summary = "Summary ![sneaky](http://elsewhere.example/x.png) *kept as text*"
-    selections = {"title": "The final title", "summary": summary, "author": "Ann", "body": body,
-                  "coverImage": cover["url"], "bodyImages": [{"assetId": listed_only["assetId"]}, inline["url"]]}
-    candidates = {"titles": ["Unused candidate title"], "coverImages": [unused["url"]],
-                  "bodyOptions": [{"id": "b1", "outline": "a|b", "focuses": [], "content": "Unused candidate body"}]}
-    draft = {"markdown": body, "sourceBodyCandidateId": "b1", "sourceBodyCandidate": "Unused candidate body",
-             "bodyEditedFromCandidate": True, "themeTemplate": "default"}
+    selections = {
+        "title": "The final title",
+        "summary": summary,
+        "author": "Ann",
+        "body": body,
+        "coverImage": cover["url"],
+        "bodyImages": [{"assetId": listed_only["assetId"]}, inline["url"]],
+    }
+    candidates = {
+        "titles": ["Unused candidate title"],
+        "coverImages": [unused["url"]],
+        "bodyOptions": [{"id": "b1", "outline": "a|b", "focuses": [], "content": "Unused candidate body"}],
+    }
+    draft = {
+        "markdown": body,
+        "sourceBodyCandidateId": "b1",
+        "sourceBodyCandidate": "Unused candidate body",
+        "bodyEditedFromCandidate": True,
+        "themeTemplate": "default",
+    }
     task_id = make_task(selections=selections, body_draft=draft, candidates=candidates, status="approved")
 
     response = download(admin, task_id)
@@ -90,9 +107,13 @@ def test_article_package_holds_final_selections_with_images_rewritten(local_app,
     archive = open_zip(response)
     assert archive.testzip() is None
     names = archive.namelist()
-    expected_images = [f"images/cover-{cover['assetId']}.png", f"images/{listed_only['assetId']}.png",
-                       f"images/{inline['assetId']}.jpg", f"images/{library['assetId']}.png",
-                       f"images/{remote['assetId']}.png"]
+    expected_images = [
+        f"images/cover-{cover['assetId']}.png",
+        f"images/{listed_only['assetId']}.png",
+        f"images/{inline['assetId']}.jpg",
+        f"images/{library['assetId']}.png",
+        f"images/{remote['assetId']}.png",
+    ]
     assert names == ["manuscript.md", "images/", *expected_images]
     for name, source in zip(expected_images, (cover, listed_only, inline, library), strict=False):
         assert archive.read(name) == stored_path(local_app, source).read_bytes()
@@ -115,19 +136,29 @@ def test_article_package_holds_final_selections_with_images_rewritten(local_app,
 
 def test_image_post_package_keeps_the_selection_order(local_app, admin):
     first, second, third = (upload(admin, image_bytes(size=(60, 80), color=(c, 0, 0))) for c in (10, 20, 30))
-    selections = {"title": "Three photos", "description": "Line one\n\n- not a list",
-                  "images": [{"assetId": third["assetId"]}, {"assetId": first["assetId"]},
-                             {"assetId": second["assetId"]}],
-                  "coverCrop": {"assetId": third["assetId"],
-                                "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}]},
-                  "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
-    candidates = {"titles": ["Candidate title"], "descriptions": ["Candidate description"],
-                  "imageGroups": [{"id": "g", "images": [{"assetId": first["assetId"]}]}]}
+    selections = {
+        "title": "Three photos",
+        "description": "Line one\n\n- not a list",
+        "images": [{"assetId": third["assetId"]}, {"assetId": first["assetId"]}, {"assetId": second["assetId"]}],
+        "coverCrop": {
+            "assetId": third["assetId"],
+            "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 1}],
+        },
+        "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+    }
+    candidates = {
+        "titles": ["Candidate title"],
+        "descriptions": ["Candidate description"],
+        "imageGroups": [{"id": "g", "images": [{"assetId": first["assetId"]}]}],
+    }
     task_id = make_task("image_post", selections=selections, candidates=candidates)
 
     archive = open_zip(download(admin, task_id))
-    ordered = [f"images/01-{third['assetId']}.png", f"images/02-{first['assetId']}.png",
-               f"images/03-{second['assetId']}.png"]
+    ordered = [
+        f"images/01-{third['assetId']}.png",
+        f"images/02-{first['assetId']}.png",
+        f"images/03-{second['assetId']}.png",
+    ]
     assert archive.namelist() == ["manuscript.md", "images/", *ordered]
     for name, source in zip(ordered, (third, first, second), strict=True):
         assert archive.read(name) == stored_path(local_app, source).read_bytes()
@@ -149,9 +180,14 @@ def test_every_state_can_be_downloaded(local_app, admin, status):
 
 def test_task_without_selections_exports_its_topic_only(local_app, admin):
     candidate = upload(admin, image_bytes())
-    task_id = make_task(topic="Only the topic", candidates={
-        "titles": ["Candidate title"], "coverImages": [candidate["url"]],
-        "bodyOptions": [{"id": "b1", "outline": "x", "focuses": [], "content": f"Body ![i]({candidate['url']})"}]})
+    task_id = make_task(
+        topic="Only the topic",
+        candidates={
+            "titles": ["Candidate title"],
+            "coverImages": [candidate["url"]],
+            "bodyOptions": [{"id": "b1", "outline": "x", "focuses": [], "content": f"Body ![i]({candidate['url']})"}],
+        },
+    )
     archive = open_zip(download(admin, task_id))
     assert archive.namelist() == ["manuscript.md", "images/"]
     text = archive.read("manuscript.md").decode()
@@ -179,6 +215,7 @@ def _damage(fmt, keep):
         path = stored_path(app, asset)
         path.write_bytes(keep(path.read_bytes()))
         return {"bodyImages": [{"assetId": asset["assetId"]}]}, asset["assetId"]
+
     return build
 
 
@@ -186,6 +223,7 @@ def _remote(url_of):
     def build(app, admin, server):
         asset = remote_asset(url_of(server))
         return {"body": f"![r]({asset['url']})"}, asset["url"]
+
     return build
 
 
@@ -213,10 +251,16 @@ FAULTS = {  # name: (build, app settings, expected reason)
     "remote error": (_remote(lambda s: f"{s.base}/status/500"), {}, "HTTP 500"),
     "remote not an image": (_remote(lambda s: s.add("junk.png", b"<html>no</html>")), {}, "not a PNG, JPEG"),
     "remote over 10 MiB": (_remote(lambda s: f"{s.base}/big"), {}, "larger than 10 MiB"),
-    "remote host not allowed": (_remote(lambda s: s.add("a.png", image_bytes())),
-                                {"REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn"}, NOT_LISTED),
-    "remote loopback refused": (_remote(lambda s: s.add("a.png", image_bytes())),
-                                {"REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": False}, "non-public address"),
+    "remote host not allowed": (
+        _remote(lambda s: s.add("a.png", image_bytes())),
+        {"REVIEW_REMOTE_IMAGE_HOSTS": "mmbiz.qpic.cn"},
+        NOT_LISTED,
+    ),
+    "remote loopback refused": (
+        _remote(lambda s: s.add("a.png", image_bytes())),
+        {"REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": False},
+        "non-public address",
+    ),
     "redirect elsewhere": (_remote(_redirect_elsewhere), {}, "host localhost is " + NOT_LISTED),
     # An image link that is no asset is fetched only from an allowed host (the archive must be
     # complete); anywhere else it refuses the export like any other faulty image.
@@ -246,16 +290,24 @@ def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(loca
     cover = upload(admin, image_bytes(size=(90, 50)))
     listed = upload(admin, image_bytes("JPEG", color=(200, 10, 10)), name="listed.jpg")
     outside = image_server.add("pixel.png", image_bytes(color=(5, 5, 5)))
-    body = (f"See [the listed image]({listed['url']}) and [the cover]({cover['url']}).\n\n"
-            f'<img src="{outside}">\n\n<p>Inline <IMG src="{listed["url"]}"/> in a block</p>\n\n'
-            f"Text with <img src={outside}> inline and `<img src=code>` in code.\n\n"
-            # Found by review: nested HTML blocks, other tags that load images, a code span over two lines.
-            f'> <div>\n> \\<img src="{outside}">\n> </div>\n\n- <div>\n  <image src="{outside}">\n  </div>\n\n'
-            f'<video poster="{outside}"></video> and <svg><image href="{outside}"/></svg>\n\n'
-            "A span `over\n<img src=two-lines>` of code, <https://example.com/page> stays a link.\n\n"
-            "```\n<img src=fenced>\n```\n")
-    task_id = make_task(selections={"title": "T", "body": body, "coverImage": cover["url"],
-                                    "bodyImages": [{"assetId": listed["assetId"]}]})
+    body = (
+        f"See [the listed image]({listed['url']}) and [the cover]({cover['url']}).\n\n"
+        f'<img src="{outside}">\n\n<p>Inline <IMG src="{listed["url"]}"/> in a block</p>\n\n'
+        f"Text with <img src={outside}> inline and `<img src=code>` in code.\n\n"
+        # Found by review: nested HTML blocks, other tags that load images, a code span over two lines.
+        f'> <div>\n> \\<img src="{outside}">\n> </div>\n\n- <div>\n  <image src="{outside}">\n  </div>\n\n'
+        f'<video poster="{outside}"></video> and <svg><image href="{outside}"/></svg>\n\n'
+        "A span `over\n<img src=two-lines>` of code, <https://example.com/page> stays a link.\n\n"
+        "```\n<img src=fenced>\n```\n"
+    )
+    task_id = make_task(
+        selections={
+            "title": "T",
+            "body": body,
+            "coverImage": cover["url"],
+            "bodyImages": [{"assetId": listed["assetId"]}],
+        }
+    )
 
     archive = open_zip(download(admin, task_id))
     text = archive.read("manuscript.md").decode("utf-8")
@@ -270,11 +322,14 @@ def test_links_to_chosen_images_and_raw_html_images_stay_inside_the_archive(loca
     assert not [c for t in viewer for c in t.children or () if c.type == "html_inline"]
 
 
-@pytest.mark.parametrize("trick", [
-    "| a |\n| - |\n    <img src={url}>\n",  # code to a reader with tables, a paragraph to one without
-    "| ](<img src=\"{url}\" alt=\"|\"> | c |\n| - | - |\n",  # a tag hidden by a table split
-    "[a]: javascript:void(0)\n    ![x]({url})\n",  # a definition some readers refuse
-])
+@pytest.mark.parametrize(
+    "trick",
+    [
+        "| a |\n| - |\n    <img src={url}>\n",  # code to a reader with tables, a paragraph to one without
+        '| ](<img src="{url}" alt="|"> | c |\n| - | - |\n',  # a tag hidden by a table split
+        "[a]: javascript:void(0)\n    ![x]({url})\n",  # a definition some readers refuse
+    ],
+)
 def test_no_markdown_reader_loads_an_image_from_outside_the_archive(local_app, admin, image_server, trick):
     """Readers differ (tables or not, link schemes): what any of them would load from elsewhere
     is escaped, or else the export is refused; it never leaves in the archive."""
@@ -282,8 +337,9 @@ def test_no_markdown_reader_loads_an_image_from_outside_the_archive(local_app, a
 
     outside = image_server.add("pixel.png", image_bytes(color=(5, 5, 5)))
     cover = upload(admin, image_bytes(size=(90, 50)))
-    task_id = make_task(selections={"title": "T", "body": "Text.\n\n" + trick.format(url=outside),
-                                    "coverImage": cover["url"]})
+    task_id = make_task(
+        selections={"title": "T", "body": "Text.\n\n" + trick.format(url=outside), "coverImage": cover["url"]}
+    )
     response = download(admin, task_id)
     if response.status_code == 409:
         assert assert_error(response, 409, "export_failed")["details"]["faultyImages"]
@@ -331,7 +387,9 @@ def test_every_faulty_image_is_listed_at_once(local_app, admin):
     task_id = make_task(selections={"coverImage": gone["url"], "bodyImages": [{"assetId": missing["assetId"]}]})
     error = assert_error(download(admin, task_id), 409, "export_failed")
     assert [(i["ref"], i["field"]) for i in error["details"]["faultyImages"]] == [
-        (gone["url"], "selections.coverImage"), (missing["assetId"], "selections.bodyImages.0")]
+        (gone["url"], "selections.coverImage"),
+        (missing["assetId"], "selections.bodyImages.0"),
+    ]
 
 
 def test_a_redirect_on_the_allowed_host_is_followed(local_app, admin, image_server):
@@ -347,8 +405,9 @@ def test_a_redirect_on_the_allowed_host_is_followed(local_app, admin, image_serv
 # ---- credentials, streaming and cleanup --------------------------------------------------------
 def test_package_needs_an_admin_session_with_review_permission(local_app, admin, agent_headers):
     task_id = make_task()
-    assert_error(local_app.test_client().get(f"/api/review/tasks/{task_id}/package", headers=agent_headers),
-                 401, "unauthorized")
+    assert_error(
+        local_app.test_client().get(f"/api/review/tasks/{task_id}/package", headers=agent_headers), 401, "unauthorized"
+    )
     create_admin("fb", permissions="feedback")
     feedback_only = local_app.test_client()
     login(feedback_only, "fb")
@@ -381,12 +440,15 @@ def test_openapi_documents_the_package_and_delete_routes(local_app, admin):
     assert delete["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/DeleteResult")
 
 
-@pytest.mark.parametrize("body, rewritten", [
-    ("> ![x][r]\n>\n> [r]: /u/a.png\n", "> [r]: images/a.png"),  # in a quote (was refused: left unrewritten)
-    ("> > [r]:\n> > /u/a.png\n\n![x][r]\n", "> > images/a.png"),  # the destination on the next line
-    ("- [r]: /u/a.png\n\n![x][r]\n", "- [r]: images/a.png"),  # in a list item
-    ("> [doc]: <https://example.com/my doc.pdf>\n\n[x][doc]\n", "<https://example.com/my doc.pdf>"),  # kept a link
-])
+@pytest.mark.parametrize(
+    "body, rewritten",
+    [
+        ("> ![x][r]\n>\n> [r]: /u/a.png\n", "> [r]: images/a.png"),  # in a quote (was refused: left unrewritten)
+        ("> > [r]:\n> > /u/a.png\n\n![x][r]\n", "> > images/a.png"),  # the destination on the next line
+        ("- [r]: /u/a.png\n\n![x][r]\n", "- [r]: images/a.png"),  # in a list item
+        ("> [doc]: <https://example.com/my doc.pdf>\n\n[x][doc]\n", "<https://example.com/my doc.pdf>"),  # kept a link
+    ],
+)
 def test_link_definitions_inside_quotes_and_lists_are_read_as_definitions(body, rewritten):
     from services.export.manuscript import rewrite_images
 
@@ -394,14 +456,17 @@ def test_link_definitions_inside_quotes_and_lists_are_read_as_definitions(body, 
     assert rewritten in out and left == []
 
 
-@pytest.mark.parametrize("text, spans", [
-    ("a `b` c", [(2, 5)]),
-    ("``a`b``", [(0, 7)]),  # a run closes only at a run of its own length
-    ("\\`a` `b`", [(3, 6)]),  # an escaped backtick opens none; the next run opens instead
-    ("`a\nb`", [(0, 5)]),  # over a line break
-    ("`a\n \nb`", []),  # never over a blank line
-    ("``` ` ``` `", [(0, 9)]),
-])
+@pytest.mark.parametrize(
+    "text, spans",
+    [
+        ("a `b` c", [(2, 5)]),
+        ("``a`b``", [(0, 7)]),  # a run closes only at a run of its own length
+        ("\\`a` `b`", [(3, 6)]),  # an escaped backtick opens none; the next run opens instead
+        ("`a\nb`", [(0, 5)]),  # over a line break
+        ("`a\n \nb`", []),  # never over a blank line
+        ("``` ` ``` `", [(0, 9)]),
+    ],
+)
 def test_code_spans_follow_backtick_runs(text, spans):
     from services.export.manuscript import _code_spans
 
@@ -416,10 +481,17 @@ def test_a_deep_quote_that_is_no_definition_does_not_make_the_rewrite_backtrack(
     from pathlib import Path
 
     body = "# t\n\n" + "> " * 40 + "x\n"
-    script = ("import sys; from services.export.manuscript import rewrite_images; "
-              "print(rewrite_images(sys.stdin.read(), {}))")
-    done = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2])
+    script = (
+        "import sys; from services.export.manuscript import rewrite_images; print(rewrite_images(sys.stdin.read(), {}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=body,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == repr((body, []))
 
@@ -433,8 +505,11 @@ def _delete_now(app, task_id):
 
 def _photo_task(admin):
     photos = [upload(admin, image_bytes(size=(60, 80), color=(c, 0, 0))) for c in (10, 20)]
-    selections = {"title": "Two photos", "images": [{"assetId": p["assetId"]} for p in photos],
-                  "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+    selections = {
+        "title": "Two photos",
+        "images": [{"assetId": p["assetId"]} for p in photos],
+        "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+    }
     return photos, make_task("image_post", selections=selections)
 
 
@@ -479,8 +554,11 @@ def test_package_folders_of_a_stopped_process_are_swept_at_start(make_app, tmp_p
     import subprocess
     import sys
 
-    ended = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                               text=True, check=True).stdout)
+    ended = int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     temp = tmp_path / "instance" / "tmp"
     for pid in (ended, os.getppid()):
         (temp / f"package-{pid}-x").mkdir(parents=True)
@@ -536,15 +614,26 @@ def test_a_command_beside_the_service_leaves_its_folders_alone(make_app, tmp_pat
     import sys
 
     make_app()
-    ended = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                               text=True, check=True).stdout)
+    ended = int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     folder = tmp_path / "instance" / "tmp" / f"package-{ended}-x"
     folder.mkdir(parents=True)
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
-                          timeout=60)
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "nobody" in done.stdout + done.stderr and folder.exists()
     make_app()  # the service's own start settles it
     assert not folder.exists()

@@ -1,4 +1,5 @@
 """Admin routes: list filters, paging and counts, detail, status changes, CSV export (docs/api.md §9)."""
+
 import csv
 import io
 
@@ -32,21 +33,65 @@ def sample(request, fb_client):
     Each test runs with the records still queued for the search indexes (matched with LIKE), with
     some moved into the indexes, and with all of them indexed: the answers must not differ."""
     rows = [
-        created(fb_client, type="bug", title="Crash on launch", content="闪退了，打开就退出", appName="reader",
-                appVersion="1.0.0", platform="ios", userId="alice-01", contactEmail="alice@example.com"),
-        created(fb_client, type="suggestion", title="夜间模式", content="希望增加夜间模式", appName="reader",
-                appVersion="1.1.0", platform="android", contactWechat="wx_bob"),
-        created(fb_client, type="content", title="错别字", content="第三段有错别字 typo", appName="fitness",
-                appVersion="1.0.0", platform="ios"),
-        created(fb_client, type="account", title="无法登录", content="login fails with 500", appName="fitness",
-                appVersion="2.0.0", platform="web", userId="carol"),
-        created(fb_client, type="other", title="100% 满意", content="a_b literal underscore", appName="reader",
-                appVersion="1.0.0", platform="web"),
+        created(
+            fb_client,
+            type="bug",
+            title="Crash on launch",
+            content="闪退了，打开就退出",
+            appName="reader",
+            appVersion="1.0.0",
+            platform="ios",
+            userId="alice-01",
+            contactEmail="alice@example.com",
+        ),
+        created(
+            fb_client,
+            type="suggestion",
+            title="夜间模式",
+            content="希望增加夜间模式",
+            appName="reader",
+            appVersion="1.1.0",
+            platform="android",
+            contactWechat="wx_bob",
+        ),
+        created(
+            fb_client,
+            type="content",
+            title="错别字",
+            content="第三段有错别字 typo",
+            appName="fitness",
+            appVersion="1.0.0",
+            platform="ios",
+        ),
+        created(
+            fb_client,
+            type="account",
+            title="无法登录",
+            content="login fails with 500",
+            appName="fitness",
+            appVersion="2.0.0",
+            platform="web",
+            userId="carol",
+        ),
+        created(
+            fb_client,
+            type="other",
+            title="100% 满意",
+            content="a_b literal underscore",
+            appName="reader",
+            appVersion="1.0.0",
+            platform="web",
+        ),
     ]
     for n in range(2):  # before the records move into the past (uploads close after 7 days)
         assert upload(fb_client, rows[1]["id"], b"x", f"{n}.log", "log_file").status_code == 201
-    days = ["2026-01-10T08:00:00.000Z", "2026-01-11T23:59:59.999Z", "2026-01-12T00:00:00.000Z",
-            "2026-01-13T12:00:00.000Z", "2026-01-14T12:00:00.000Z"]
+    days = [
+        "2026-01-10T08:00:00.000Z",
+        "2026-01-11T23:59:59.999Z",
+        "2026-01-12T00:00:00.000Z",
+        "2026-01-13T12:00:00.000Z",
+        "2026-01-14T12:00:00.000Z",
+    ]
     for row, day in zip(rows, days, strict=True):
         set_fields(row["id"], created_at=day)
         row["createdAt"] = day
@@ -57,12 +102,22 @@ def sample(request, fb_client):
 
 def test_admin_routes_need_a_session_with_the_feedback_permission(feedback_app, fb_client, sample):
     record_id = sample[0]["id"]
-    routes = [("get", "/api/feedbacks"), ("get", "/api/feedbacks/export.csv"), ("get", f"/api/feedbacks/{record_id}"),
-              ("patch", f"/api/feedbacks/{record_id}/status"), ("get", "/api/feedbacks/nope/attachments/nope")]
+    routes = [
+        ("get", "/api/feedbacks"),
+        ("get", "/api/feedbacks/export.csv"),
+        ("get", f"/api/feedbacks/{record_id}"),
+        ("patch", f"/api/feedbacks/{record_id}/status"),
+        ("get", "/api/feedbacks/nope/attachments/nope"),
+    ]
     for method, url in routes:
         assert_error(getattr(fb_client, method)(url, json={"status": "processed"}), 401, "unauthorized")
-        assert_error(getattr(fb_client, method)(url, headers={"x-feedback-client-token": "client-web-token"},
-                                                json={"status": "processed"}), 401, "unauthorized")
+        assert_error(
+            getattr(fb_client, method)(
+                url, headers={"x-feedback-client-token": "client-web-token"}, json={"status": "processed"}
+            ),
+            401,
+            "unauthorized",
+        )
     create_admin("reviewer", permissions="review")
     reviewer = feedback_app.test_client()
     login(reviewer, "reviewer")
@@ -81,30 +136,33 @@ def test_list_shape_newest_first_with_attachment_counts(fb_admin, sample):
     assert page["counts"] == {"all": 5, "unprocessed": 5, "processing": 0, "processed": 0}
 
 
-@pytest.mark.parametrize(("params", "expected"), [
-    ({"type": "suggestion"}, [1]),
-    ({"appName": "fitness"}, [3, 2]),
-    ({"platform": "web"}, [4, 3]),
-    ({"appVersion": "1.0.0"}, [4, 2, 0]),
-    ({"appName": "reader", "appVersion": "1.0.0", "platform": "ios"}, [0]),
-    ({"keyword": "夜间模式"}, [1]),  # 3+ characters: trigram index
-    ({"keyword": "闪退"}, [0]),  # 2 Chinese characters: character index
-    ({"keyword": "退"}, [0]),
-    ({"keyword": "LOGIN"}, [3]),  # case-insensitive
-    ({"keyword": "ogi"}, [3]),  # inside a word
-    ({"keyword": "alice@exa"}, [0]),  # contactEmail
-    ({"keyword": "wx_b"}, [1]),  # contactWechat
-    ({"keyword": "carol"}, [3]),  # userId
-    ({"keyword": "%"}, [4]),  # wildcards are literal
-    ({"keyword": "a_b"}, [4]),
-    ({"keyword": "nowhere to be found"}, []),
-    ({"keyword": "typo", "platform": "web"}, []),
-    ({"from": "2026-01-11", "to": "2026-01-12"}, [2, 1]),  # a date-only `to` covers that day
-    ({"from": "2026-01-12T00:00:00Z"}, [4, 3, 2]),
-    ({"to": "2026-01-11T23:59:59.999Z"}, [1, 0]),  # a date-time `to` is inclusive
-    ({"from": "2026-01-13", "to": "2026-01-13"}, [3]),
-    ({"status": "all", "type": "", "keyword": " "}, [4, 3, 2, 1, 0]),  # empty parameters: no filter
-])
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"type": "suggestion"}, [1]),
+        ({"appName": "fitness"}, [3, 2]),
+        ({"platform": "web"}, [4, 3]),
+        ({"appVersion": "1.0.0"}, [4, 2, 0]),
+        ({"appName": "reader", "appVersion": "1.0.0", "platform": "ios"}, [0]),
+        ({"keyword": "夜间模式"}, [1]),  # 3+ characters: trigram index
+        ({"keyword": "闪退"}, [0]),  # 2 Chinese characters: character index
+        ({"keyword": "退"}, [0]),
+        ({"keyword": "LOGIN"}, [3]),  # case-insensitive
+        ({"keyword": "ogi"}, [3]),  # inside a word
+        ({"keyword": "alice@exa"}, [0]),  # contactEmail
+        ({"keyword": "wx_b"}, [1]),  # contactWechat
+        ({"keyword": "carol"}, [3]),  # userId
+        ({"keyword": "%"}, [4]),  # wildcards are literal
+        ({"keyword": "a_b"}, [4]),
+        ({"keyword": "nowhere to be found"}, []),
+        ({"keyword": "typo", "platform": "web"}, []),
+        ({"from": "2026-01-11", "to": "2026-01-12"}, [2, 1]),  # a date-only `to` covers that day
+        ({"from": "2026-01-12T00:00:00Z"}, [4, 3, 2]),
+        ({"to": "2026-01-11T23:59:59.999Z"}, [1, 0]),  # a date-time `to` is inclusive
+        ({"from": "2026-01-13", "to": "2026-01-13"}, [3]),
+        ({"status": "all", "type": "", "keyword": " "}, [4, 3, 2, 1, 0]),  # empty parameters: no filter
+    ],
+)
 def test_list_filters(fb_admin, sample, params, expected):
     page = listing(fb_admin, **params)
     assert numbers(page) == [sample[i]["feedbackNo"] for i in expected]
@@ -126,23 +184,29 @@ def test_short_latin_keywords_use_like(fb_admin, sample):
 def look_alikes(request, fb_client):
     """Records a loose keyword match would also find, in the three indexing states of `sample`
     (partly: the two oldest indexed)."""
-    rows = [created(fb_client, title=f"问题 {n}", content=content, platform=platform) for n, (content, platform) in
-            enumerate([("闪 退问题", "ios"), ("真的闪退", "ios"), ("Été chaud", "web"), ("闪，退", "ios"),
-                       ("Ab闪退x", "ios")])]
+    rows = [
+        created(fb_client, title=f"问题 {n}", content=content, platform=platform)
+        for n, (content, platform) in enumerate(
+            [("闪 退问题", "ios"), ("真的闪退", "ios"), ("Été chaud", "web"), ("闪，退", "ios"), ("Ab闪退x", "ios")]
+        )
+    ]
     with db.connection_context():
         index_pending({"queued": 0, "partly indexed": 2, "indexed": len(rows)}[request.param])
     return rows
 
 
-@pytest.mark.parametrize(("params", "expected"), [
-    # The character index holds "闪 退" and "闪，退" as 闪退 (it drops spaces and punctuation).
-    ({"keyword": "闪退"}, [4, 1]),
-    ({"keyword": "闪退", "platform": "ios"}, [4, 1]),
-    ({"keyword": "退"}, [4, 3, 1, 0]),
-    ({"keyword": "été"}, [2]),  # case folded beyond ASCII, queued or indexed
-    ({"keyword": "ÉTÉ CHAUD"}, [2]),
-    ({"keyword": "Ét"}, [2]),  # 2 Latin characters: LIKE, which folds ASCII case only ('ét' misses)
-])
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        # The character index holds "闪 退" and "闪，退" as 闪退 (it drops spaces and punctuation).
+        ({"keyword": "闪退"}, [4, 1]),
+        ({"keyword": "闪退", "platform": "ios"}, [4, 1]),
+        ({"keyword": "退"}, [4, 3, 1, 0]),
+        ({"keyword": "été"}, [2]),  # case folded beyond ASCII, queued or indexed
+        ({"keyword": "ÉTÉ CHAUD"}, [2]),
+        ({"keyword": "Ét"}, [2]),  # 2 Latin characters: LIKE, which folds ASCII case only ('ét' misses)
+    ],
+)
 def test_keyword_results_do_not_depend_on_indexing(fb_admin, look_alikes, params, expected):
     page = listing(fb_admin, **params)
     assert numbers(page) == [look_alikes[i]["feedbackNo"] for i in expected]
@@ -151,11 +215,19 @@ def test_keyword_results_do_not_depend_on_indexing(fb_admin, look_alikes, params
     assert [row["feedbackNo"] for row in exported] == numbers(page)
 
 
-@pytest.mark.parametrize(("params", "field"), [
-    ({"status": "done"}, "status"), ({"page": "0"}, "page"), ({"page": "x"}, "page"),
-    ({"pageSize": "0"}, "pageSize"), ({"pageSize": "101"}, "pageSize"), ({"from": "yesterday"}, "from"),
-    ({"from": "2026-01-12", "to": "2026-01-11"}, "to"), ({"keyword": "k" * 201}, "keyword"),
-])
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"status": "done"}, "status"),
+        ({"page": "0"}, "page"),
+        ({"page": "x"}, "page"),
+        ({"pageSize": "0"}, "pageSize"),
+        ({"pageSize": "101"}, "pageSize"),
+        ({"from": "yesterday"}, "from"),
+        ({"from": "2026-01-12", "to": "2026-01-11"}, "to"),
+        ({"keyword": "k" * 201}, "keyword"),
+    ],
+)
 def test_bad_queries_are_400(fb_admin, params, field):
     error = assert_error(fb_admin.get("/api/feedbacks", query_string=params), 400, "validation_error")
     assert field in error["details"], error
@@ -193,7 +265,9 @@ def test_detail(fb_client, fb_admin, sample):
     assert detail["attachments"] == [] and detail["userId"] == "alice-01"
     assert detail["createdAt"] == sample[0]["createdAt"]
     assert [a["fileName"] for a in fb_admin.get(f"/api/feedbacks/{sample[1]['id']}").get_json()["attachments"]] == [
-        "0.log", "1.log"]
+        "0.log",
+        "1.log",
+    ]
     assert_error(fb_admin.get("/api/feedbacks/unknown-id"), 404, "not_found")
 
 
@@ -217,16 +291,23 @@ def test_status_semantics(fb_admin, sample):
 
 def test_status_body_is_validated(fb_admin, sample):
     url = f"/api/feedbacks/{sample[0]['id']}/status"
-    for body, field in (({"status": "done"}, "status"), ({}, "status"), ({"status": "processed", "x": 1}, "x"),
-                        ({"status": "processed", "adminNote": 5}, "adminNote")):
+    for body, field in (
+        ({"status": "done"}, "status"),
+        ({}, "status"),
+        ({"status": "processed", "x": 1}, "x"),
+        ({"status": "processed", "adminNote": 5}, "adminNote"),
+    ):
         error = assert_error(fb_admin.patch(url, json=body), 400, "validation_error")
         assert field in error["details"]
     assert_error(fb_admin.patch("/api/feedbacks/unknown/status", json={"status": "processed"}), 404, "not_found")
 
 
 def test_cross_origin_status_change_is_refused(fb_admin, sample):
-    response = fb_admin.patch(f"/api/feedbacks/{sample[0]['id']}/status", json={"status": "processed"},
-                              headers={"Origin": "https://evil.example"})
+    response = fb_admin.patch(
+        f"/api/feedbacks/{sample[0]['id']}/status",
+        json={"status": "processed"},
+        headers={"Origin": "https://evil.example"},
+    )
     assert_error(response, 403, "forbidden")
 
 
@@ -259,18 +340,19 @@ def test_csv_export_with_filters(fb_admin, sample):
     assert bob["title"] == "夜间模式" and bob["content"] == "希望增加夜间模式" and bob["contactWechat"] == "wx_bob"
     assert bob["attachmentCount"] == "2" and bob["status"] == "unprocessed" and bob["userId"] == ""
     assert bob["createdAt"] == sample[1]["createdAt"] and bob["id"] == sample[1]["id"]
-    filtered = read_csv(fb_admin.get("/api/feedbacks/export.csv", query_string={"appName": "fitness",
-                                                                                   "keyword": "login"}))
+    filtered = read_csv(
+        fb_admin.get("/api/feedbacks/export.csv", query_string={"appName": "fitness", "keyword": "login"})
+    )
     assert [r["feedbackNo"] for r in filtered] == [sample[3]["feedbackNo"]]
     assert_error(fb_admin.get("/api/feedbacks/export.csv", query_string={"status": "bad"}), 400, "validation_error")
 
 
 def test_csv_keeps_formulas_as_text_and_every_page(fb_client, fb_admin):
-    created(fb_client, title="=HYPERLINK(\"http://evil\")", content="+1 -1 @cmd", extra={"k": "值"})
+    created(fb_client, title='=HYPERLINK("http://evil")', content="+1 -1 @cmd", extra={"k": "值"})
     many = [created(fb_client, title=f"row {n}") for n in range(3)]
     rows = read_csv(fb_admin.get("/api/feedbacks/export.csv"))
     assert len(rows) == 4
-    assert rows[-1]["title"] == "'=HYPERLINK(\"http://evil\")" and rows[-1]["content"] == "'+1 -1 @cmd"
+    assert rows[-1]["title"] == '\'=HYPERLINK("http://evil")' and rows[-1]["content"] == "'+1 -1 @cmd"
     assert rows[-1]["extra"] == '{"k":"值"}'
     with db.connection_context():  # batches of 2: keyset paging joins them without gaps or repeats
         batched = [item["feedbackNo"] for item in queries.iter_feedbacks({"status": "all"}, batch=2)]
@@ -287,8 +369,10 @@ def test_anonymous_channel_records_are_listed_like_others(fb_client, fb_admin):
 def test_openapi_documents_every_feedback_route(fb_client):
     paths = fb_client.get("/api/openapi.json").get_json()["paths"]
     expected = {
-        "/api/feedbacks": {"get", "post"}, "/api/feedbacks/export.csv": {"get"},
-        "/api/feedbacks/{feedback_id}": {"get"}, "/api/feedbacks/{feedback_id}/status": {"patch"},
+        "/api/feedbacks": {"get", "post"},
+        "/api/feedbacks/export.csv": {"get"},
+        "/api/feedbacks/{feedback_id}": {"get"},
+        "/api/feedbacks/{feedback_id}/status": {"patch"},
         "/api/feedbacks/{feedback_id}/attachments": {"post"},
         "/api/feedbacks/{feedback_id}/attachments/{attachment_id}": {"get"},
     }

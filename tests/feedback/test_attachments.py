@@ -1,4 +1,5 @@
 """POST /api/feedbacks/:id/attachments and the admin download (docs/api.md §9)."""
+
 import gzip
 import hashlib
 import io
@@ -67,11 +68,14 @@ def test_screenshot_is_stored_re_encoded_without_metadata(feedback_app, fb_clien
     assert download.headers["Content-Disposition"].startswith("attachment")
 
 
-@pytest.mark.parametrize(("data", "fmt", "content_type", "secret"), [
-    (png_with_text(), "PNG", "image/png", b"secret-author-name"),
-    (image_bytes("WEBP", exif=exif_block()), "WEBP", "image/webp", b"SecretCameraMaker"),
-    (image_bytes("PNG", mode="P"), "PNG", "image/png", None),
-])
+@pytest.mark.parametrize(
+    ("data", "fmt", "content_type", "secret"),
+    [
+        (png_with_text(), "PNG", "image/png", b"secret-author-name"),
+        (image_bytes("WEBP", exif=exif_block()), "WEBP", "image/webp", b"SecretCameraMaker"),
+        (image_bytes("PNG", mode="P"), "PNG", "image/png", None),
+    ],
+)
 def test_png_and_webp_lose_their_metadata(feedback_app, fb_client, data, fmt, content_type, secret):
     record = created(fb_client)
     if secret:
@@ -87,12 +91,15 @@ def test_png_and_webp_lose_their_metadata(feedback_app, fb_client, data, fmt, co
         assert not image.text if fmt == "PNG" else "exif" not in image.info
 
 
-@pytest.mark.parametrize(("data", "name", "reason"), [
-    (image_bytes("GIF"), "a.gif", "not a PNG, JPEG or WebP image"),
-    (b"not an image at all", "a.png", "not a PNG, JPEG or WebP image"),
-    (image_bytes("PNG")[:60], "cut.png", "truncated or damaged image"),
-    (b"", "empty.png", "empty file"),
-])
+@pytest.mark.parametrize(
+    ("data", "name", "reason"),
+    [
+        (image_bytes("GIF"), "a.gif", "not a PNG, JPEG or WebP image"),
+        (b"not an image at all", "a.png", "not a PNG, JPEG or WebP image"),
+        (image_bytes("PNG")[:60], "cut.png", "truncated or damaged image"),
+        (b"", "empty.png", "empty file"),
+    ],
+)
 def test_bad_screenshots_are_400(fb_client, data, name, reason):
     record = created(fb_client)
     error = assert_error(upload(fb_client, record["id"], data, name, "screenshot"), 400, "validation_error")
@@ -105,8 +112,9 @@ def test_decompression_bomb_is_refused(feedback_app, fb_client):
     Image.new("1", (8000, 6000)).save(buffer, "PNG")  # 48 megapixels in a few kilobytes
     assert len(buffer.getvalue()) < 100_000
     record = created(fb_client)
-    error = assert_error(upload(fb_client, record["id"], buffer.getvalue(), "bomb.png", "screenshot"),
-                         400, "validation_error")
+    error = assert_error(
+        upload(fb_client, record["id"], buffer.getvalue(), "bomb.png", "screenshot"), 400, "validation_error"
+    )
     assert "pixels" in error["message"]
     assert stored_files(feedback_app, record["id"]) == []
 
@@ -123,12 +131,16 @@ def test_size_limits_are_413(fb_client):
     assert upload(fb_client, record["id"], b"a" * (20 * 1024 * 1024), "max.log", "log_file").status_code == 201
 
 
-@pytest.mark.parametrize(("data", "name", "content_type"), [
-    ("启动失败\nline 2\n".encode(), "app.log", "text/plain; charset=utf-8"),
-    (b"plain text", "notes.TXT", "text/plain; charset=utf-8"),
-    (zip_bytes(), "logs.zip", "application/zip"),
-    (gzip.compress(b"log line\n"), "app.log.gz", "application/gzip"),
-], ids=["log", "txt", "zip", "gz"])  # fixed ids: the archives carry the time they were made, and every worker collects
+@pytest.mark.parametrize(
+    ("data", "name", "content_type"),
+    [
+        ("启动失败\nline 2\n".encode(), "app.log", "text/plain; charset=utf-8"),
+        (b"plain text", "notes.TXT", "text/plain; charset=utf-8"),
+        (zip_bytes(), "logs.zip", "application/zip"),
+        (gzip.compress(b"log line\n"), "app.log.gz", "application/gzip"),
+    ],
+    ids=["log", "txt", "zip", "gz"],
+)  # fixed ids: the archives carry the time they were made, and every worker collects
 def test_log_files_accepted_by_extension_and_content(feedback_app, fb_client, fb_admin, data, name, content_type):
     record = created(fb_client)
     meta = upload(fb_client, record["id"], data, name, "log_file").get_json()
@@ -138,14 +150,17 @@ def test_log_files_accepted_by_extension_and_content(feedback_app, fb_client, fb
     assert download.headers["Content-Type"] == content_type
 
 
-@pytest.mark.parametrize(("data", "name", "reason"), [
-    (b"MZ\x90\x00binary", "tool.exe", "extension must be .log, .txt, .zip or .gz"),
-    (b"no extension", "README", "extension must be .log, .txt, .zip or .gz"),
-    (b"\xff\xfe\x00t\x00e", "app.log", "not UTF-8 text"),
-    (b"text\x00with nul", "app.txt", "contains NUL bytes"),
-    (b"PK but not a zip", "logs.zip", "not a ZIP archive"),
-    (b"plain text", "app.gz", "not gzip data"),
-])
+@pytest.mark.parametrize(
+    ("data", "name", "reason"),
+    [
+        (b"MZ\x90\x00binary", "tool.exe", "extension must be .log, .txt, .zip or .gz"),
+        (b"no extension", "README", "extension must be .log, .txt, .zip or .gz"),
+        (b"\xff\xfe\x00t\x00e", "app.log", "not UTF-8 text"),
+        (b"text\x00with nul", "app.txt", "contains NUL bytes"),
+        (b"PK but not a zip", "logs.zip", "not a ZIP archive"),
+        (b"plain text", "app.gz", "not gzip data"),
+    ],
+)
 def test_bad_log_files_are_400(fb_client, data, name, reason):
     record = created(fb_client)
     error = assert_error(upload(fb_client, record["id"], data, name, "log_file"), 400, "validation_error")
@@ -159,8 +174,7 @@ def test_form_is_checked(fb_client):
     assert "kind" in error["details"]
     error = assert_error(fb_client.post(url, data={"kind": "log_file"}, headers=WEB), 400, "validation_error")
     assert error["details"] == {"file": ["missing"]}
-    error = assert_error(upload(fb_client, record["id"], b"x", "a.log", "log_file", note="hi"), 400,
-                         "validation_error")
+    error = assert_error(upload(fb_client, record["id"], b"x", "a.log", "log_file", note="hi"), 400, "validation_error")
     assert "note" in error["details"]
     two = {"kind": "log_file", "file": [(io.BytesIO(b"a"), "a.log"), (io.BytesIO(b"b"), "b.log")]}
     error = assert_error(fb_client.post(url, data=two, headers=WEB), 400, "validation_error")
@@ -171,14 +185,16 @@ def test_form_is_checked(fb_client):
     assert FeedbackAttachment.select().count() == 0
 
 
-@pytest.mark.parametrize(("name", "shown"), [("a.exe", "a.png"), ("shot.PNG", "shot.PNG"), ("noext", "noext.png"),
-                                             ("C:\\tmp\\x.jpg", "x.png")])
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("a.exe", "a.png"), ("shot.PNG", "shot.PNG"), ("noext", "noext.png"), ("C:\\tmp\\x.jpg", "x.png")],
+)
 def test_a_screenshot_is_named_for_the_format_it_is_stored_in(fb_client, fb_admin, name, shown):
     record = created(fb_client)
     meta = upload(fb_client, record["id"], image_bytes("PNG"), name, "screenshot").get_json()
     assert meta["fileName"] == shown and meta["contentType"] == "image/png"
     download = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{meta['id']}")
-    assert f'filename={shown}' in download.headers["Content-Disposition"]
+    assert f"filename={shown}" in download.headers["Content-Disposition"]
 
 
 def test_who_may_upload(fb_client):
@@ -223,15 +239,13 @@ def test_uploads_close_seven_days_after_creation(feedback_app, fb_client):
 
 def test_detail_lists_attachments_in_creation_order_and_download_checks_the_pair(fb_client, fb_admin):
     record, other = created(fb_client), created(fb_client)
-    ids = [upload(fb_client, record["id"], f"{n}".encode(), f"{n}.log", "log_file").get_json()["id"]
-           for n in range(3)]
+    ids = [upload(fb_client, record["id"], f"{n}".encode(), f"{n}.log", "log_file").get_json()["id"] for n in range(3)]
     with db.connection_context():  # the same millisecond must not reorder them either
         FeedbackAttachment.update(created_at="2026-01-01T00:00:00.000Z").execute()
     detail = fb_admin.get(f"/api/feedbacks/{record['id']}").get_json()
     assert [a["id"] for a in detail["attachments"]] == ids
     assert_error(fb_admin.get(f"/api/feedbacks/{other['id']}/attachments/{ids[0]}"), 404, "not_found")
-    assert_error(fb_client.get(f"/api/feedbacks/{record['id']}/attachments/{ids[0]}", headers=WEB), 401,
-                 "unauthorized")
+    assert_error(fb_client.get(f"/api/feedbacks/{record['id']}/attachments/{ids[0]}", headers=WEB), 401, "unauthorized")
     response = fb_admin.get(f"/api/feedbacks/{record['id']}/attachments/{ids[1]}")
     assert response.data == b"1"
     assert re.search(r'filename="?1\.log', response.headers["Content-Disposition"])

@@ -1,4 +1,5 @@
 """POST /api/feedbacks: creation, 401, 413, 400, the anonymous channel, duplicates (docs/api.md §9)."""
+
 import json
 import re
 from datetime import timedelta
@@ -14,18 +15,50 @@ from tests.helpers.feedback import MINI, UNLIMITED, WEB, payload, set_fields, su
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
 DETAIL_KEYS = {
-    "id", "feedbackNo", "type", "title", "content", "appName", "appVersion", "platform", "userId",
-    "contactEmail", "contactWechat", "buildNumber", "deviceModel", "osVersion", "deviceId", "pagePath",
-    "occurredAt", "logText", "extra", "status", "adminNote", "processedAt", "processedBy", "attachments",
-    "createdAt", "updatedAt", "channel",
+    "id",
+    "feedbackNo",
+    "type",
+    "title",
+    "content",
+    "appName",
+    "appVersion",
+    "platform",
+    "userId",
+    "contactEmail",
+    "contactWechat",
+    "buildNumber",
+    "deviceModel",
+    "osVersion",
+    "deviceId",
+    "pagePath",
+    "occurredAt",
+    "logText",
+    "extra",
+    "status",
+    "adminNote",
+    "processedAt",
+    "processedBy",
+    "attachments",
+    "createdAt",
+    "updatedAt",
+    "channel",
 }
 
 
 def test_created_record_is_unprocessed_with_number_and_no_attachments(fb_client):
-    body = payload(userId="u-1", contactEmail="a@example.com", contactWechat="wx-1", buildNumber="451",
-                   deviceModel="iPhone15,2", osVersion="iOS 18.1", deviceId="dev-1", pagePath="/home",
-                   occurredAt="2026-11-20T08:00:00+08:00", logText="E/boot: failed",
-                   extra={"envVersion": "release", "locale": "zh_CN", "screen": [1170, 2532]})
+    body = payload(
+        userId="u-1",
+        contactEmail="a@example.com",
+        contactWechat="wx-1",
+        buildNumber="451",
+        deviceModel="iPhone15,2",
+        osVersion="iOS 18.1",
+        deviceId="dev-1",
+        pagePath="/home",
+        occurredAt="2026-11-20T08:00:00+08:00",
+        logText="E/boot: failed",
+        extra={"envVersion": "release", "locale": "zh_CN", "screen": [1170, 2532]},
+    )
     response = submit(fb_client, body)
     assert response.status_code == 201
     record = response.get_json()
@@ -76,15 +109,30 @@ def test_body_over_the_limit_is_413_before_anything_else(make_app):
     assert submit(client, payload(content="x" * 500)).status_code == 201
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"type": ...}, "type"), ({"title": ...}, "title"), ({"content": ...}, "content"),
-    ({"appName": ...}, "appName"), ({"appVersion": ...}, "appVersion"), ({"platform": ...}, "platform"),
-    ({"type": "praise"}, "type"), ({"title": "  "}, "title"), ({"title": "t" * 201}, "title"),
-    ({"content": "c" * 10_001}, "content"), ({"logText": "l" * 65_537}, "logText"),
-    ({"title": 12}, "title"), ({"userId": ["u"]}, "userId"), ({"contactEmail": "not-an-email"}, "contactEmail"),
-    ({"occurredAt": "yesterday"}, "occurredAt"), ({"extra": "text"}, "extra"),
-    ({"extra": {"blob": "x" * 4100}}, "extra"), ({"source": "web"}, "source"), ({"platform": None}, "platform"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"type": ...}, "type"),
+        ({"title": ...}, "title"),
+        ({"content": ...}, "content"),
+        ({"appName": ...}, "appName"),
+        ({"appVersion": ...}, "appVersion"),
+        ({"platform": ...}, "platform"),
+        ({"type": "praise"}, "type"),
+        ({"title": "  "}, "title"),
+        ({"title": "t" * 201}, "title"),
+        ({"content": "c" * 10_001}, "content"),
+        ({"logText": "l" * 65_537}, "logText"),
+        ({"title": 12}, "title"),
+        ({"userId": ["u"]}, "userId"),
+        ({"contactEmail": "not-an-email"}, "contactEmail"),
+        ({"occurredAt": "yesterday"}, "occurredAt"),
+        ({"extra": "text"}, "extra"),
+        ({"extra": {"blob": "x" * 4100}}, "extra"),
+        ({"source": "web"}, "source"),
+        ({"platform": None}, "platform"),
+    ],
+)
 def test_invalid_payloads_are_400_naming_the_field(fb_client, change, field):
     error = assert_error(submit(fb_client, payload(**change)), 400, "validation_error")
     assert field in error["details"], error
@@ -111,22 +159,33 @@ def test_types_come_from_the_setting(make_app):
 
 
 def test_anonymous_channel_accepts_only_the_diagnostic_fields(fb_client):
-    allowed = payload(buildNumber="9", deviceModel="devtools", osVersion="Windows", pagePath="pages/index",
-                      occurredAt="2026-11-21T10:00:00Z", extra={"envVersion": "trial", "locale": "zh_CN"})
+    allowed = payload(
+        buildNumber="9",
+        deviceModel="devtools",
+        osVersion="Windows",
+        pagePath="pages/index",
+        occurredAt="2026-11-21T10:00:00Z",
+        extra={"envVersion": "trial", "locale": "zh_CN"},
+    )
     response = submit(fb_client, allowed, headers=MINI)
     assert response.status_code == 201
     assert response.get_json()["channel"] == "miniprogram"
-    error = assert_error(submit(fb_client, payload(userId="openid-1", deviceId="d", contactWechat="w"), headers=MINI),
-                         400, "validation_error")
+    error = assert_error(
+        submit(fb_client, payload(userId="openid-1", deviceId="d", contactWechat="w"), headers=MINI),
+        400,
+        "validation_error",
+    )
     assert set(error["details"]) == {"userId", "deviceId", "contactWechat"}
-    error = assert_error(submit(fb_client, payload(extra={"locale": "en", "openid": "o-1"}), headers=MINI),
-                         400, "validation_error")
+    error = assert_error(
+        submit(fb_client, payload(extra={"locale": "en", "openid": "o-1"}), headers=MINI), 400, "validation_error"
+    )
     assert set(error["details"]) == {"extra.openid"}
     error = assert_error(submit(fb_client, payload(logText="stack"), headers=MINI), 400, "validation_error")
     assert "logText" in error["details"] and "anonymous" in error["message"]
     # An allowed field of the wrong type is a type error, not a field the channel may not send.
-    error = assert_error(submit(fb_client, payload(extra={"envVersion": {"a": 1}}), headers=MINI), 400,
-                         "validation_error")
+    error = assert_error(
+        submit(fb_client, payload(extra={"envVersion": {"a": 1}}), headers=MINI), 400, "validation_error"
+    )
     assert error["details"] == {"extra.envVersion": ["must be a string of at most 64 characters"]}
     assert error["message"] == "invalid body: extra.envVersion: must be a string of at most 64 characters"
     # The same fields are fine from a normal channel.
@@ -137,18 +196,25 @@ def test_same_fingerprint_within_24_hours_is_409_naming_the_original(fb_client):
     first = submit(fb_client, payload(title="Crash on start", content="It  crashes\nright away", userId="u-9"))
     original = first.get_json()
     # Case and white space do not make it different; the IP does not matter once userId is known.
-    again = submit(fb_client, payload(title="crash ON start", content="it crashes right away", userId="u-9"),
-                   ip="10.9.9.9")
+    again = submit(
+        fb_client, payload(title="crash ON start", content="it crashes right away", userId="u-9"), ip="10.9.9.9"
+    )
     error = assert_error(again, 409, "duplicate_feedback")
     assert error["details"] == {"feedbackId": original["id"], "feedbackNo": original["feedbackNo"]}
     with db.connection_context():
         assert Feedback.select().count() == 1
 
 
-@pytest.mark.parametrize("change", [
-    {"userId": "u-other"}, {"type": "suggestion"}, {"platform": "android"}, {"appName": "other-app"},
-    {"content": "a different text"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"userId": "u-other"},
+        {"type": "suggestion"},
+        {"platform": "android"},
+        {"appName": "other-app"},
+        {"content": "a different text"},
+    ],
+)
 def test_a_different_fingerprint_part_is_a_new_record(fb_client, change):
     base = payload(userId="u-1", content="same text")
     assert submit(fb_client, base).status_code == 201

@@ -1,5 +1,6 @@
 """Feedback over a real threaded HTTP server: the duplicate race, the attachment-limit race and a
 chunked body without Content-Length."""
+
 import json
 import os
 
@@ -14,8 +15,9 @@ def test_ten_identical_requests_at_once_create_one_record(make_app):
     app = make_app(**UNLIMITED)
     body = payload(title="同时提交", content="ten at once", deviceId="dev-race")
     with LiveServer(app) as server:
-        responses = run_together(10, lambda _i: requests.post(f"{server.url}/api/feedbacks", json=body,
-                                                              headers=WEB, timeout=30))
+        responses = run_together(
+            10, lambda _i: requests.post(f"{server.url}/api/feedbacks", json=body, headers=WEB, timeout=30)
+        )
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [201] + [409] * 9, [r.text for r in responses]
     winner = next(r.json() for r in responses if r.status_code == 201)
@@ -31,8 +33,12 @@ def test_ten_identical_requests_at_once_create_one_record(make_app):
 def test_parallel_distinct_requests_get_distinct_numbers(make_app):
     app = make_app(**UNLIMITED)
     with LiveServer(app) as server:
-        responses = run_together(8, lambda i: requests.post(
-            f"{server.url}/api/feedbacks", json=payload(content=f"parallel {i}"), headers=WEB, timeout=30))
+        responses = run_together(
+            8,
+            lambda i: requests.post(
+                f"{server.url}/api/feedbacks", json=payload(content=f"parallel {i}"), headers=WEB, timeout=30
+            ),
+        )
     assert [r.status_code for r in responses] == [201] * 8
     numbers = sorted(r.json()["feedbackNo"] for r in responses)
     assert [n[-4:] for n in numbers] == [f"{n:04d}" for n in range(1, 9)]
@@ -44,15 +50,22 @@ def test_parallel_uploads_never_pass_ten_and_leave_no_stray_files(make_app):
         record = requests.post(f"{server.url}/api/feedbacks", json=payload(), headers=WEB, timeout=30).json()
         url = f"{server.url}/api/feedbacks/{record['id']}/attachments"
         for n in range(7):
-            assert requests.post(url, files={"file": (f"{n}.log", b"x")}, data={"kind": "log_file"},
-                                 headers=WEB, timeout=30).status_code == 201
-        responses = run_together(6, lambda i: requests.post(url, files={"file": (f"p{i}.log", f"p{i}".encode())},
-                                                            data={"kind": "log_file"}, headers=WEB, timeout=30))
+            assert (
+                requests.post(
+                    url, files={"file": (f"{n}.log", b"x")}, data={"kind": "log_file"}, headers=WEB, timeout=30
+                ).status_code
+                == 201
+            )
+        responses = run_together(
+            6,
+            lambda i: requests.post(
+                url, files={"file": (f"p{i}.log", f"p{i}".encode())}, data={"kind": "log_file"}, headers=WEB, timeout=30
+            ),
+        )
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [201] * 3 + [409] * 3, [r.text for r in responses]
     assert {r.json()["error"]["code"] for r in responses if r.status_code == 409} == {"attachment_limit"}
     folder = app.config["REVIEW_UPLOADS_PATH"] + f"/feedback/{record['id']}"
-
 
     files = sorted(os.listdir(folder))
     with db.connection_context():
@@ -63,10 +76,9 @@ def test_parallel_uploads_never_pass_ten_and_leave_no_stray_files(make_app):
 def test_chunked_body_is_measured_while_reading(make_app):
     app = make_app(FEEDBACK_MAX_BODY_BYTES=1024, **UNLIMITED)
 
-
     def chunks(data):
         for start in range(0, len(data), 100):
-            yield data[start:start + 100]
+            yield data[start : start + 100]
 
     small = json.dumps(payload()).encode()
     big = json.dumps(payload(content="x" * 3000)).encode()

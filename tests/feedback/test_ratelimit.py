@@ -2,6 +2,7 @@
 
 Time is the limiter's clock, set by the test (no sleeping).
 """
+
 import pytest
 
 from models import db
@@ -27,6 +28,7 @@ class Clock:
 @pytest.fixture
 def limited(make_app):
     """factory(**limits) -> (client, clock)."""
+
     def factory(**limits):
         app = make_app(**{**UNLIMITED, "FEEDBACK_MAX_BODY_BYTES": 2048, **limits})
         clock = Clock()
@@ -52,8 +54,12 @@ def test_a_bad_setting_stops_the_start_naming_it(make_app):
 
 def test_defaults_from_the_contract(app):
     limiter = app.extensions["feedback_limiter"]
-    assert limiter.rules == {"ip": [(20, 60), (200, 86400)], "device": [(10, 60), (100, 86400)],
-                             "version": [(600, 60)], "channel": [(1200, 60)]}
+    assert limiter.rules == {
+        "ip": [(20, 60), (200, 86400)],
+        "device": [(10, 60), (100, 86400)],
+        "version": [(600, 60)],
+        "channel": [(1200, 60)],
+    }
 
 
 @pytest.fixture
@@ -188,15 +194,23 @@ def test_check_order_size_before_limit_before_validation(limited):
 
 def test_body_that_is_not_json_is_limited_by_ip_and_channel(limited):
     client, _clock = limited(FEEDBACK_RATE_LIMIT_PER_IP="1/minute")
-    response = client.post("/api/feedbacks", data=b"garbage", headers={**WEB, "Content-Type": "application/json"},
-                           environ_base={"REMOTE_ADDR": "10.0.4.1"})
+    response = client.post(
+        "/api/feedbacks",
+        data=b"garbage",
+        headers={**WEB, "Content-Type": "application/json"},
+        environ_base={"REMOTE_ADDR": "10.0.4.1"},
+    )
     assert_error(response, 400, "validation_error")
     assert_error(submit(client, ip="10.0.4.1"), 429, "rate_limited")
 
 
 def test_limiter_from_settings_skips_empty_categories(stored):
-    limits = {"FEEDBACK_RATE_LIMIT_PER_IP": "1/minute", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
-              "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
+    limits = {
+        "FEEDBACK_RATE_LIMIT_PER_IP": "1/minute",
+        "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
+        "FEEDBACK_RATE_LIMIT_PER_VERSION": "",
+        "FEEDBACK_RATE_LIMIT_PER_CHANNEL": "",
+    }
     limiter = limiter_from_settings(Settings.with_defaults(limits))
     assert limiter.rules == {"ip": [(1, 60)]}
     assert limiter.hit({"ip": "a", "device": "d"}) is None
@@ -213,9 +227,13 @@ def test_attachment_uploads_count_by_address_and_channel_not_by_device(limited):
     record = submit(client, payload(deviceId="dev-1"), ip="10.0.2.1").get_json()
 
     def attach(ip):
-        return client.post(f"/api/feedbacks/{record['id']}/attachments", headers=WEB,
-                           data={"file": (io.BytesIO(image_bytes()), "s.png"), "kind": "screenshot"},
-                           content_type="multipart/form-data", environ_base={"REMOTE_ADDR": ip})
+        return client.post(
+            f"/api/feedbacks/{record['id']}/attachments",
+            headers=WEB,
+            data={"file": (io.BytesIO(image_bytes()), "s.png"), "kind": "screenshot"},
+            content_type="multipart/form-data",
+            environ_base={"REMOTE_ADDR": ip},
+        )
 
     assert [attach("10.0.2.1").status_code for _ in range(2)] == [201, 201]
     response = attach("10.0.2.1")

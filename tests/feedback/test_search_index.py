@@ -1,4 +1,5 @@
 """The keyword indexes are filled after the request: queue, batches, consistency, worker, upgrade."""
+
 import logging
 import re
 import sqlite3
@@ -81,8 +82,10 @@ def test_deleting_and_editing_keep_the_index_exact(fb_client, fb_admin):
         for number in (0, 2):  # one indexed and one queued row deleted
             db.execute_sql("DELETE FROM feedback WHERE feedback_id = ?", (records[number]["id"],))
         for number in (1, 3):  # one indexed and one queued row edited
-            db.execute_sql("UPDATE feedback SET content = ? WHERE feedback_id = ?",
-                           (f"rewritten text {number}", records[number]["id"]))
+            db.execute_sql(
+                "UPDATE feedback SET content = ? WHERE feedback_id = ?",
+                (f"rewritten text {number}", records[number]["id"]),
+            )
         assert pending_count() == 1
     assert keyword_page(fb_admin, "editable")[1] == 0
     assert keyword_page(fb_admin, "rewritten") == ([records[3]["feedbackNo"], records[1]["feedbackNo"]], 2)
@@ -103,7 +106,8 @@ def test_the_indexer_drains_the_queue_after_submissions(make_app):
                 assert time.monotonic() < deadline, "the queue was not drained"
                 time.sleep(0.05)
             assert rows("SELECT rowid FROM feedback_fts WHERE feedback_fts MATCH '\"by the worker\"'") == rows(
-                "SELECT id FROM feedback WHERE feedback_id = ?", (record["id"],))
+                "SELECT id FROM feedback WHERE feedback_id = ?", (record["id"],)
+            )
         finally:
             worker.stop()
         assert not worker.is_alive()
@@ -144,12 +148,16 @@ def test_a_schema_2_database_is_upgraded_with_its_rows_still_found(make_app, tmp
         path = app.config["REVIEW_INSTANCE_PATH"] + "/review.db"
     con = sqlite3.connect(path)
     con.executescript(_SCHEMA_2_TRIGGERS)
-    con.execute("INSERT INTO feedback (feedback_id, feedback_no, channel, type, title, content, app_name, "
-                "app_version, platform, status, fingerprint, created_at, updated_at) VALUES ('old-1', "
-                "'FB-20260101-0001', 'web', 'bug', '旧的反馈', 'stored by version two', 'a', '1', 'ios', "
-                "'unprocessed', 'f', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
-    con.execute("INSERT INTO feedback_chars(rowid, title, content) VALUES (1, ' 旧  的  反  馈 ', ?)",
-                ("stored by version two",))
+    con.execute(
+        "INSERT INTO feedback (feedback_id, feedback_no, channel, type, title, content, app_name, "
+        "app_version, platform, status, fingerprint, created_at, updated_at) VALUES ('old-1', "
+        "'FB-20260101-0001', 'web', 'bug', '旧的反馈', 'stored by version two', 'a', '1', 'ios', "
+        "'unprocessed', 'f', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')"
+    )
+    con.execute(
+        "INSERT INTO feedback_chars(rowid, title, content) VALUES (1, ' 旧  的  反  馈 ', ?)",
+        ("stored by version two",),
+    )
     con.commit()
     con.close()
     with built_app(make_app, **UNLIMITED) as app:
@@ -184,8 +192,12 @@ def test_a_schema_4_character_index_is_rebuilt_with_separators_kept(make_app):
                 old_spacing = "".join(f" {char} " for char in content)  # schema 4: separators dropped
                 db.execute_sql("INSERT INTO feedback_chars(rowid, content) VALUES (?, ?)", (row_id, old_spacing))
             db.execute_sql("UPDATE schema_version SET version = 4")
-            assert db.execute_sql("SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH '\"闪 退\"'"
-                                  ).fetchone()[0] == 2
+            assert (
+                db.execute_sql("SELECT COUNT(*) FROM feedback_chars WHERE feedback_chars MATCH '\"闪 退\"'").fetchone()[
+                    0
+                ]
+                == 2
+            )
     with built_app(make_app, **UNLIMITED) as app:
         with db.connection_context():
             assert current_version() == LATEST and pending_count() == 0
@@ -229,7 +241,8 @@ def test_keyword_pages_are_answered_by_the_search_indexes(fb_admin, caplog, keyw
     with caplog.at_level(logging.DEBUG, logger="peewee"):  # peewee logs each statement as (sql, params)
         for query in ({"keyword": keyword}, {"keyword": keyword, "platform": "ios"}):
             assert fb_admin.get("/api/feedbacks", query_string=query).status_code == 200
-    statements = [record.msg[0] for record in caplog.records if record.name == "peewee"
-                  and isinstance(record.msg, tuple)]
+    statements = [
+        record.msg[0] for record in caplog.records if record.name == "peewee" and isinstance(record.msg, tuple)
+    ]
     assert len([s for s in statements if re.search(f'"?{index}"? MATCH', s)]) == 4  # two pages, two totals
     assert not [s for s in statements if " LIKE " in s]

@@ -4,6 +4,7 @@ The tests may run as root, where file modes do not stop writes, so the failures 
 real way: the database file replaced by a directory, a table the write needs removed by another
 connection, a refusing trigger added by another connection, a file where a folder must go.
 """
+
 import os
 import shutil
 import sqlite3
@@ -79,4 +80,3 @@ def test_unwritable_upload_folder_is_500_and_no_row(make_app):
     error = assert_error(upload(client, record["id"], b"log", "a.log", "log_file"), 500, "storage_unavailable")
     assert "disk" in error["message"]
     assert sql(app, "SELECT COUNT(*) FROM feedback_attachment") == [(0,)]
-

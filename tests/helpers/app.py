@@ -1,5 +1,6 @@
 """The app under test, for test modules and fixtures alike: its tokens, building it (and a restart),
 admins signing in, and the error shape every JSON error has. Fixtures are in tests/conftest.py."""
+
 from contextlib import contextmanager
 
 from models import db

@@ -1,4 +1,5 @@
 """Images for the upload tests: small valid ones, decompression bombs, truncated data."""
+
 import io
 import re
 import struct
@@ -17,6 +18,7 @@ def image_bytes(fmt="PNG", size=(40, 30), color=(200, 30, 30), mode="RGB"):
 
 def bomb_png(width, height):
     """A valid 1-bit PNG whose header promises width x height pixels; a few kB on disk."""
+
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -34,8 +36,8 @@ def rows_cut_short(data):
 
     parts, pos = [], 8
     while pos < len(data):
-        length = struct.unpack(">I", data[pos:pos + 4])[0]
-        parts.append((data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]))
+        length = struct.unpack(">I", data[pos : pos + 4])[0]
+        parts.append((data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]))
         pos += 12 + length
     raw = zlib.decompress(b"".join(body for kind, body in parts if kind == b"IDAT"))
 

@@ -1,6 +1,7 @@
 """What the browser tests share besides their fixtures (tests/browser/conftest.py): Chromium's place and
 flags, the served app's handle, console error collection, signing in, screenshots, axe-core and the
 sideways-scroll measure."""
+
 import os
 import re
 import threading
@@ -18,8 +19,15 @@ from tests.helpers.app import ADMIN_PASSWORD
 
 CHROMIUM = Path("/usr/bin/chromium")
 OUTPUT = Path(__file__).resolve().parents[1] / "output"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -43,8 +51,12 @@ class ConsoleErrors:
     allowed: list = field(default_factory=list)
 
     def attach(self, page):
-        page.on("console", lambda message: message.type == "error" and self.messages.append(
-            f"{message.text} [{message.location.get('url', '')}]"))
+        page.on(
+            "console",
+            lambda message: (
+                message.type == "error" and self.messages.append(f"{message.text} [{message.location.get('url', '')}]")
+            ),
+        )
         page.on("pageerror", lambda error: self.messages.append(f"uncaught: {error}"))
 
     def allow(self, pattern):
@@ -89,6 +101,7 @@ SIGN_IN_WORDS = {"zh-CN": ("用户名", "密码", "登录"), "en": ("User name",
 AXE = Path(__file__).resolve().parents[1] / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
+
 def sign_in_as(page, language, next_path="/review"):
     """The login form in the page's language."""
     user, password, button = SIGN_IN_WORDS[language]
@@ -105,8 +118,9 @@ def axe_violations(page, impacts=("critical", "serious")):
     axe-core comes from npm (.ci/run installs it into tests/browser/node_modules); without it the test is
     skipped with the reason, unless CI is set: then it fails."""
     if not AXE.exists():
-        reason = (f"axe-core is not installed at {AXE} "
-                  "(npm install --prefix tests/browser axe-core@4.11.4; .ci/run does it)")
+        reason = (
+            f"axe-core is not installed at {AXE} (npm install --prefix tests/browser axe-core@4.11.4; .ci/run does it)"
+        )
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
@@ -115,15 +129,22 @@ def axe_violations(page, impacts=("critical", "serious")):
     # The rendered articles (the body options' drafts and the live preview) carry the publish theme's own
     # colours, as WeChat will show them: their contrast is the theme's, not the page's. Every other rule
     # checks them too; the page's own text is checked for contrast everywhere else.
-    results = page.evaluate("""async (tags) => {
+    results = page.evaluate(
+        """async (tags) => {
         const only = {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']};
         const all = await axe.run(document, {...only, rules: {'color-contrast': {enabled: false}}});
         const contrast = await axe.run({include: [document], exclude: [['.rendered'], ['.wx-body']]},
                                        {...only, runOnly: {type: 'rule', values: ['color-contrast']}});
         return [...all.violations, ...contrast.violations];
-    }""", AXE_TAGS)
-    return [f"{v['id']} ({v['impact']}): {node['target']} {node.get('failureSummary', '')[:200]}"
-            for v in results if v["impact"] in impacts for node in v["nodes"]]
+    }""",
+        AXE_TAGS,
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {node['target']} {node.get('failureSummary', '')[:200]}"
+        for v in results
+        if v["impact"] in impacts
+        for node in v["nodes"]
+    ]
 
 
 def sideways_overflow(page):
@@ -137,8 +158,9 @@ def serve_with_workers(make_app, **settings):
     to it and the demo admin signed up; a LiveServer."""
     fake, base_url = start_fake_platform()
     fake.publish_seconds = 0.2
-    app = make_app(**platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1",
-                   **settings)
+    app = make_app(
+        **platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1", **settings
+    )
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -1,4 +1,5 @@
 """Editions (docs/api.md §21): published articles to put in one, proposing and sending it, waiting for its end."""
+
 import time
 
 from models import OutboxMessage, db
@@ -12,8 +13,9 @@ def published_articles(app, admin_client, agent_headers, count, account="silicon
         payload = article_payload(publicAccount=account, topic=f"topic {number}")
         payload["candidates"]["titles"] = [f"第{number}篇：芯片的未来"]
         task = create_task(admin_client, agent_headers, payload)
-        answer = admin_client.post(decision_url(task), json=approve_article(
-            task, make_asset(app, 900, 500), action="approve_and_publish"))
+        answer = admin_client.post(
+            decision_url(task), json=approve_article(task, make_asset(app, 900, 500), action="approve_and_publish")
+        )
         assert answer.status_code == 200 and answer.get_json()["status"] == "published", answer.get_json()
         tasks.append(answer.get_json())
     return tasks
@@ -32,13 +34,16 @@ def wait_for_edition(client, edition, statuses=("sent", "failed"), seconds=15, *
 
 def outbox(event_type):
     with db.connection_context():
-        return [m.payload for m in OutboxMessage.select().where(OutboxMessage.event_type == event_type)
-                .order_by(OutboxMessage.id)]
+        return [
+            m.payload
+            for m in OutboxMessage.select().where(OutboxMessage.event_type == event_type).order_by(OutboxMessage.id)
+        ]
 
 
 def propose(client, tasks, headers=None, account="silicon-rise"):
-    answer = client.post("/api/editions", json={"account": account, "taskIds": [t["id"] for t in tasks]},
-                         headers=headers or {})
+    answer = client.post(
+        "/api/editions", json={"account": account, "taskIds": [t["id"] for t in tasks]}, headers=headers or {}
+    )
     assert answer.status_code == 201, answer.get_json()
     return answer.get_json()
 

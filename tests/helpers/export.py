@@ -1,4 +1,5 @@
 """Helpers of the package and delete tests: real images, uploads, task rows, an image host."""
+
 import io
 import os
 import threading
@@ -29,8 +30,11 @@ def noise_png(side=300):
 
 
 def upload(client, data, scope="review", name="image.png"):
-    response = client.post("/api/assets/upload", data={"file": (io.BytesIO(data), name), "scope": scope},
-                           content_type="multipart/form-data")
+    response = client.post(
+        "/api/assets/upload",
+        data={"file": (io.BytesIO(data), name), "scope": scope},
+        content_type="multipart/form-data",
+    )
     assert response.status_code in (200, 201), response.get_data(as_text=True)
     return response.get_json()
 
@@ -38,21 +42,46 @@ def upload(client, data, scope="review", name="image.png"):
 def remote_asset(url, content_type="image/png"):
     """A synced platform material: a library asset whose image lives at `url`."""
     with db.connection_context():
-        asset = Asset.create(asset_id=new_id(), scope="library", url=url, stored_name=None, file_name="remote.png",
-                             content_type=content_type, platform_account="silicon-rise",
-                             platform_media_id=new_id(), created_at=now_iso())
+        asset = Asset.create(
+            asset_id=new_id(),
+            scope="library",
+            url=url,
+            stored_name=None,
+            file_name="remote.png",
+            content_type=content_type,
+            platform_account="silicon-rise",
+            platform_media_id=new_id(),
+            created_at=now_iso(),
+        )
         return asset_view(asset)
 
 
-def make_task(content_type="article", status="pending_review", selections=None, body_draft=None,
-              candidates=None, topic="Chips in the next decade", **columns):
+def make_task(
+    content_type="article",
+    status="pending_review",
+    selections=None,
+    body_draft=None,
+    candidates=None,
+    topic="Chips in the next decade",
+    **columns,
+):
     """A task row as the review workflow stores it (built directly, independent of its routes)."""
     now = now_iso()
     with db.connection_context():
         task = ReviewTask.create(
-            task_id=new_id(), public_account="silicon-rise", content_type=content_type, topic=topic,
-            status=status, candidates=candidates or {"titles": ["Unused candidate title"]},
-            selections=selections, body_draft=body_draft, version=1, created_at=now, updated_at=now, **columns)
+            task_id=new_id(),
+            public_account="silicon-rise",
+            content_type=content_type,
+            topic=topic,
+            status=status,
+            candidates=candidates or {"titles": ["Unused candidate title"]},
+            selections=selections,
+            body_draft=body_draft,
+            version=1,
+            created_at=now,
+            updated_at=now,
+            **columns,
+        )
         add_event(task, "task_created", "agent")
         return task.task_id
 

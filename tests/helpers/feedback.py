@@ -1,4 +1,5 @@
 """Helpers shared by the feedback tests (no tests in this module): payloads, files, a live server."""
+
 import io
 import itertools
 import threading
@@ -13,24 +14,37 @@ from models.feedback import Feedback
 
 WEB = {"x-feedback-client-token": "client-web-token"}
 MINI = {"x-feedback-client-token": "client-mini-token"}
-UNLIMITED = {"FEEDBACK_RATE_LIMIT_PER_IP": "", "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
-             "FEEDBACK_RATE_LIMIT_PER_VERSION": "", "FEEDBACK_RATE_LIMIT_PER_CHANNEL": ""}
+UNLIMITED = {
+    "FEEDBACK_RATE_LIMIT_PER_IP": "",
+    "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
+    "FEEDBACK_RATE_LIMIT_PER_VERSION": "",
+    "FEEDBACK_RATE_LIMIT_PER_CHANNEL": "",
+}
 _serial = itertools.count(1)
 
 
 def payload(**overrides):
     """A valid, distinct creation payload (its content differs each call, so no duplicate)."""
     body = {
-        "type": "bug", "title": "应用闪退", "content": f"打开首页后应用闪退 #{next(_serial)}",
-        "appName": "carbon-fitness", "appVersion": "2.3.0", "platform": "ios",
+        "type": "bug",
+        "title": "应用闪退",
+        "content": f"打开首页后应用闪退 #{next(_serial)}",
+        "appName": "carbon-fitness",
+        "appVersion": "2.3.0",
+        "platform": "ios",
     }
     body.update(overrides)
     return {k: v for k, v in body.items() if v is not ...}
 
 
 def submit(client, body=None, headers=WEB, ip="10.0.0.1", **kwargs):
-    return client.post("/api/feedbacks", json=payload() if body is None else body, headers=headers,
-                       environ_base={"REMOTE_ADDR": ip}, **kwargs)
+    return client.post(
+        "/api/feedbacks",
+        json=payload() if body is None else body,
+        headers=headers,
+        environ_base={"REMOTE_ADDR": ip},
+        **kwargs,
+    )
 
 
 def created(client, **overrides):
@@ -47,8 +61,9 @@ def set_fields(feedback_id, **columns):
 
 def upload(client, feedback_id, data, file_name, kind, headers=WEB, **fields):
     form = {"file": (io.BytesIO(data), file_name), "kind": kind, **fields}
-    return client.post(f"/api/feedbacks/{feedback_id}/attachments", data=form, headers=headers,
-                       content_type="multipart/form-data")
+    return client.post(
+        f"/api/feedbacks/{feedback_id}/attachments", data=form, headers=headers, content_type="multipart/form-data"
+    )
 
 
 def image_bytes(fmt="PNG", size=(40, 30), mode="RGB", **save):

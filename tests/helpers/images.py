@@ -1,4 +1,5 @@
 """Images made in memory for the tests of image handling (tests/images, tests/platform)."""
+
 import io
 import random
 

@@ -1,4 +1,5 @@
 """Driving `python -m agentmcp` over stdio with the `mcp` SDK's own client (docs/api.md §13)."""
+
 import asyncio
 import os
 import sys

@@ -1,4 +1,5 @@
 """Reading GET /metrics: the token the tests configure, a scrape, one sample."""
+
 import re
 
 TOKEN = "metrics-token-for-tests"

@@ -3,6 +3,7 @@
 
 Durability is switched off (fsync, synchronous_commit): the cluster lives for one test session.
 """
+
 import glob
 import os
 import shutil
@@ -44,12 +45,26 @@ class Cluster:
             raise RuntimeError(f"{command[0]} failed: {done.stdout}{done.stderr}")
 
     def start(self) -> "Cluster":
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
-                  "-E", "UTF8", "--locale=C.UTF-8")
-        options = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300")
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"),
-                  "-w", "start")
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        )
+        options = (
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+        )
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"), "-w", "start"
+        )
         return self
 
     def stop(self) -> None:
@@ -77,8 +92,12 @@ class Cluster:
             self._admin(f"CREATE DATABASE {name}")
             self._made.add(name)
             return name
-        tables = [row[0] for row in self._admin(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_version'", name)]
+        tables = [
+            row[0]
+            for row in self._admin(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_version'", name
+            )
+        ]
         if tables:
             quoted = ", ".join(f'"{table}"' for table in tables)
             self._admin(f"SET lock_timeout = '10s'; TRUNCATE {quoted} RESTART IDENTITY CASCADE", name)

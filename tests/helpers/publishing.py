@@ -1,5 +1,6 @@
 """The two platform accounts the tests configure and the builders of approved tasks and publishes
 (the fake platform itself is the `fake` fixture of tests/conftest.py)."""
+
 import base64
 from datetime import datetime, timedelta
 
@@ -17,8 +18,10 @@ from tests.helpers.review import (
     make_asset,
 )
 
-ACCOUNTS = {"silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
-            "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456")}
+ACCOUNTS = {
+    "silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
+    "carbon-fitness": ("wx-carbon-fitness", "secret-carbon-fitness-456"),
+}
 # The agent webhook secret of the statistics tests (tests/stats/).
 STATS_SECRET = "whsec_" + base64.b64encode(b"stats-events-secret-0123456789ab").decode()
 # silicon-rise's server URL token and EncodingAESKey in the going-live tests (tests/live/).
@@ -27,8 +30,19 @@ LIVE_AES_KEY = encoding_aes_key()
 ARTICLE_KEYS = {"title", "author", "digest", "content", "thumb_media_id"}
 
 
-SNAPSHOT_KEYS = {"title", "author", "summary", "themeTemplate", "themeConfig", "bodyMarkdown", "bodyHtml",
-                 "bodyImages", "coverImage", "sourceBodyCandidate", "bodyEditedFromCandidate"}
+SNAPSHOT_KEYS = {
+    "title",
+    "author",
+    "summary",
+    "themeTemplate",
+    "themeConfig",
+    "bodyMarkdown",
+    "bodyHtml",
+    "bodyImages",
+    "coverImage",
+    "sourceBodyCandidate",
+    "bodyEditedFromCandidate",
+}
 
 
 def platform_settings(fake, accounts=tuple(ACCOUNTS), **extra):
@@ -48,8 +62,16 @@ def retry_url(task, job):
     return f"/api/review/tasks/{task['id']}/publish-jobs/{job['id']}/retry"
 
 
-def approved_article(app, admin_client, agent_headers, body=None, action="approve_without_publish",
-                     account="silicon-rise", cover=None, body_draft=None):
+def approved_article(
+    app,
+    admin_client,
+    agent_headers,
+    body=None,
+    action="approve_without_publish",
+    account="silicon-rise",
+    cover=None,
+    body_draft=None,
+):
     """An approved article task whose body is `body` (Markdown, may link assets); returns (task, cover)."""
     cover = cover or make_asset(app, 900, 500)
     payload = article_payload(publicAccount=account)
@@ -58,8 +80,11 @@ def approved_article(app, admin_client, agent_headers, body=None, action="approv
     task = create_task(admin_client, agent_headers, payload)
     decision = approve_article(task, cover, action=action)
     if body_draft is not None:
-        decision["bodyDraft"] = {"sourceBodyCandidateId": "opt-a", "markdown": decision["selections"]["body"],
-                                 **body_draft}
+        decision["bodyDraft"] = {
+            "sourceBodyCandidateId": "opt-a",
+            "markdown": decision["selections"]["body"],
+            **body_draft,
+        }
     response = admin_client.post(decision_url(task), json=decision)
     assert response.status_code == 200, response.get_data(as_text=True)[:800]
     return response.get_json(), cover
@@ -89,8 +114,12 @@ def file_bytes(app, asset):
 
 def uploadimg_urls(account="silicon-rise"):
     with db.connection_context():
-        return {row.asset_id: row.url for row in PlatformUpload.select().where(
-            (PlatformUpload.kind == "uploadimg") & (PlatformUpload.account == account))}
+        return {
+            row.asset_id: row.url
+            for row in PlatformUpload.select().where(
+                (PlatformUpload.kind == "uploadimg") & (PlatformUpload.account == account)
+            )
+        }
 
 
 def only_draft(fake, media_id):

@@ -1,4 +1,5 @@
 """A real HTTP webhook receiver on 127.0.0.1 that records what it gets and can be told to fail."""
+
 import threading
 
 from werkzeug.serving import make_server

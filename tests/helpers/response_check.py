@@ -1,5 +1,6 @@
 """Every JSON answer any test receives is checked against the schema the OpenAPI document gives for
 its route, method and status (tests/conftest.py installs this on every app it builds)."""
+
 import re
 
 from flask import request

@@ -1,5 +1,6 @@
 """Helpers of the restore tests: instances with content, archives taken apart and packed again, and
 `flask --app app restore` run as a separate process (as an operator runs it, and so it can be killed)."""
+
 import hashlib
 import io
 import json
@@ -27,8 +28,12 @@ def folders(root):
 def populate(app, topic, width=900):
     """A task with an uploaded cover, and a feedback record with a screenshot (a folder of its own)."""
     client = app.test_client()
-    asset = client.post("/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
-                        data={"file": (io.BytesIO(png_bytes(width, 500)), "c.png"), "scope": "review"}).get_json()
+    asset = client.post(
+        "/api/assets/upload",
+        headers=AGENT,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(png_bytes(width, 500)), "c.png"), "scope": "review"},
+    ).get_json()
     create_task(client, AGENT, article_payload([asset["url"]], topic=topic))
     record = client.post("/api/feedbacks", json=payload(title=topic), headers=WEB)
     assert record.status_code == 201, record.get_json()
@@ -45,9 +50,12 @@ def topics(instance):
 def uploaded(root):
     """{path under uploads/: SHA-256} of every uploaded file (the three scopes' folders)."""
     base = root / "uploads"
-    return {str(path.relative_to(base)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for scope in ("review", "library", "feedback") for path in sorted((base / scope).rglob("*"))
-            if path.is_file()}
+    return {
+        str(path.relative_to(base)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for scope in ("review", "library", "feedback")
+        for path in sorted((base / scope).rglob("*"))
+        if path.is_file()
+    }
 
 
 def members(archive):
@@ -60,8 +68,11 @@ def pack(archive, contents, change_manifest=None, extra=()):
     """Write `contents` ({name: data}) as an archive whose manifest lists each member's true SHA-256
     and size (then passed through change_manifest), after the raw (TarInfo, file) pairs of `extra`."""
     manifest = json.loads(contents["manifest.json"])
-    manifest["files"] = {name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-                         for name, data in contents.items() if name != "manifest.json"}
+    manifest["files"] = {
+        name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        for name, data in contents.items()
+        if name != "manifest.json"
+    }
     if change_manifest:
         change_manifest(manifest)
     with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as out:
@@ -91,15 +102,24 @@ def run_restore(root, archive, *options, fault=None, database_url="", limit=None
 
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "flask", "--app", "app", "restore", str(archive), *options],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
-                          preexec_fn=limited if limit else None)
+    return subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "restore", str(archive), *options],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        preexec_fn=limited if limit else None,
+    )
 
 
 def contents(root):
     """Every file under `root`, the database by its rows (closing connections checkpoints its WAL)."""
-    out = {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
-           if path.is_file() and not path.name.startswith("review.db")}
+    out = {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.name.startswith("review.db")
+    }
     with closing(sqlite3.connect(root / "instance" / "review.db")) as connection:
         out["rows"] = list(connection.iterdump())
     return out

@@ -6,6 +6,7 @@
 
 `live_server(app)` runs the app on a real threaded HTTP server on 127.0.0.1 (for concurrency).
 """
+
 import io
 import itertools
 import threading
@@ -42,9 +43,19 @@ def make_asset(app, width=900, height=500, scope="review"):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / stored).write_bytes(data)
     with db.connection_context():
-        Asset.create(asset_id=asset_id, scope=scope, url=f"/uploads/{scope}/{stored}", stored_name=stored,
-                     file_name="image.png", content_type="image/png", width=width, height=height,
-                     size=len(data), sha256=hashlib.sha256(data).hexdigest(), created_at=now_iso())
+        Asset.create(
+            asset_id=asset_id,
+            scope=scope,
+            url=f"/uploads/{scope}/{stored}",
+            stored_name=stored,
+            file_name="image.png",
+            content_type="image/png",
+            width=width,
+            height=height,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+            created_at=now_iso(),
+        )
     return {"assetId": asset_id, "url": f"/uploads/{scope}/{stored}"}
 
 
@@ -101,8 +112,14 @@ def patch_url(task):
 
 def article_selections(task, cover, option_index=0):
     option = task["candidates"]["bodyOptions"][option_index]
-    return {"author": "硅基君", "title": task["candidates"]["titles"][0], "summary": "一篇关于芯片的短文",
-            "body": option["content"], "bodyImages": [], "coverImage": {"assetId": cover["assetId"]}}
+    return {
+        "author": "硅基君",
+        "title": task["candidates"]["titles"][0],
+        "summary": "一篇关于芯片的短文",
+        "body": option["content"],
+        "bodyImages": [],
+        "coverImage": {"assetId": cover["assetId"]},
+    }
 
 
 def approve_article(task, cover, action="approve_without_publish", **extra):
@@ -114,9 +131,13 @@ def full_crop(asset):
 
 
 def image_post_selections(images):
-    return {"title": "今天的晨练", "description": "早上六点的操场",
-            "images": [{"assetId": a["assetId"]} for a in images], "coverCrop": full_crop(images[0]),
-            "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False}}
+    return {
+        "title": "今天的晨练",
+        "description": "早上六点的操场",
+        "images": [{"assetId": a["assetId"]} for a in images],
+        "coverCrop": full_crop(images[0]),
+        "commentSettings": {"needOpenComment": True, "onlyFansCanComment": False},
+    }
 
 
 def approve_image_post(images, action="approve_without_publish", **extra):

@@ -1,5 +1,6 @@
 """A raw TCP server on 127.0.0.1 that plays a script to each connection: for peers that misbehave in
 ways no real server library would (trickled greetings and headers, silence, plain text for TLS)."""
+
 import socket
 import threading
 

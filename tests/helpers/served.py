@@ -1,5 +1,6 @@
 """The served process (`python app.py`) for black-box tests that need its pid, port or URL: memory, body
 limits, health, connections, shutdown."""
+
 import os
 import socket
 import subprocess
@@ -19,9 +20,17 @@ CLIENT = {"x-feedback-client-token": "client-web-token"}
 
 
 # The ways to serve (docs/api.md §1): `python app.py`, and a WSGI server calling the factory.
-SERVERS = {"app.py": lambda port: [sys.executable, "app.py"],
-           "waitress-serve": lambda port: [sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}",
-                                           "--call", "app:create_app"]}
+SERVERS = {
+    "app.py": lambda port: [sys.executable, "app.py"],
+    "waitress-serve": lambda port: [
+        sys.executable,
+        "-m",
+        "waitress",
+        f"--listen=127.0.0.1:{port}",
+        "--call",
+        "app:create_app",
+    ],
+}
 
 
 @contextmanager
@@ -29,9 +38,15 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
     """`python app.py` (or another of SERVERS) on a free port with the agent's token and `settings`;
     yields (base URL, port, Popen). Its log goes to `log_path` when given."""
     port = free_port()
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(port), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-           "WEBHOOK_SENDER_ENABLED": "false", **{key: str(value) for key, value in settings.items()}}
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        "PORT": str(port),
+        "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+        "WEBHOOK_SENDER_ENABLED": "false",
+        **{key: str(value) for key, value in settings.items()},
+    }
     env.pop("FLASK_RUN_FROM_CLI", None)
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # closed below
     server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
@@ -58,8 +73,11 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
 def served_process(tmp_path, server_kind="app.py", **settings):
     """`python app.py` (or another of SERVERS) on a free port with an agent and a feedback client token;
     yields (base URL, Popen)."""
-    with _serve(tmp_path, {"FEEDBACK_CLIENT_TOKENS": "web=client-web-token", **UNLIMITED, **settings},
-                server_kind) as (base, _port, server):
+    with _serve(tmp_path, {"FEEDBACK_CLIENT_TOKENS": "web=client-web-token", **UNLIMITED, **settings}, server_kind) as (
+        base,
+        _port,
+        server,
+    ):
         yield base, server
 
 

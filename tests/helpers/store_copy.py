@@ -1,4 +1,5 @@
 """A populated instance and its answers, for copying between stores (copy-to)."""
+
 import io
 
 from tests.helpers.app import AGENT_TOKEN, create_admin, login
@@ -21,16 +22,27 @@ def populate(app, fake):
     cover = make_asset(app, 900, 500)
     pending = create_task(admin, AGENT, article_payload([cover["url"]]))
     reworked = create_task(admin, AGENT, article_payload([cover["url"]]))
-    assert admin.post(decision_url(reworked), json={"action": "reject_rework", "rejectionReason": "other",
-                                                     "rejectionNote": "整体重写"}).status_code == 200
+    assert (
+        admin.post(
+            decision_url(reworked),
+            json={"action": "reject_rework", "rejectionReason": "other", "rejectionNote": "整体重写"},
+        ).status_code
+        == 200
+    )
     assert admin.patch(patch_url(reworked), json={"title": "改过的标题"}, headers=AGENT).status_code == 200
-    feedback = [submit(app.test_client(), payload(title=f"问题 {n}", content=f"内容 {n}")).get_json()
-                for n in range(3)]
-    attached = app.test_client().post(f"/api/feedbacks/{feedback[0]['id']}/attachments", headers=WEB, data={
-        "kind": "log_file", "file": (io.BytesIO(b"log line\n"), "app.log", "text/plain")})
+    feedback = [submit(app.test_client(), payload(title=f"问题 {n}", content=f"内容 {n}")).get_json() for n in range(3)]
+    attached = app.test_client().post(
+        f"/api/feedbacks/{feedback[0]['id']}/attachments",
+        headers=WEB,
+        data={"kind": "log_file", "file": (io.BytesIO(b"log line\n"), "app.log", "text/plain")},
+    )
     assert attached.status_code == 201, attached.get_json()
-    assert admin.patch(f"/api/feedbacks/{feedback[1]['id']}/status",
-                       json={"status": "processed", "adminNote": "已修复"}).status_code == 200
+    assert (
+        admin.patch(
+            f"/api/feedbacks/{feedback[1]['id']}/status", json={"status": "processed", "adminNote": "已修复"}
+        ).status_code
+        == 200
+    )
     return [published["id"], pending["id"], reworked["id"]], [f["id"] for f in feedback]
 
 

@@ -1,6 +1,7 @@
 """Shared by the team notification tests: the robots' secrets, an SMTP server (aiosmtpd), the settings
 that point the service at them, and a way to run one sender pass per channel by hand (the robots
 themselves are the `robots` fixture of tests/team/conftest.py)."""
+
 import ssl
 import subprocess
 from contextlib import contextmanager
@@ -20,16 +21,28 @@ SMTP_USER, SMTP_PASSWORD = "notify@example.com", "smtp-password-xyz"
 
 
 def robot_settings(robots, **extra):
-    return {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
-            "NOTIFY_FEISHU_SECRET": FEISHU_SECRET, "NOTIFY_DINGTALK_WEBHOOK_URL": robots["dingtalk"].url,
-            "NOTIFY_DINGTALK_SECRET": DINGTALK_SECRET, "REVIEW_PUBLIC_URL": PUBLIC_URL,
-            "REVIEW_DEFAULT_LANGUAGE": "zh-CN", **extra}  # the service's default (the tests' make_app says en)
+    return {
+        "NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url,
+        "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
+        "NOTIFY_FEISHU_SECRET": FEISHU_SECRET,
+        "NOTIFY_DINGTALK_WEBHOOK_URL": robots["dingtalk"].url,
+        "NOTIFY_DINGTALK_SECRET": DINGTALK_SECRET,
+        "REVIEW_PUBLIC_URL": PUBLIC_URL,
+        "REVIEW_DEFAULT_LANGUAGE": "zh-CN",
+        **extra,
+    }  # the service's default (the tests' make_app says en)
 
 
 def mail_settings(port, **extra):
     """E-mail to one editor through the SMTP server on 127.0.0.1:`port`, plain unless `extra` says."""
-    return {"NOTIFY_EMAIL_TO": "editor@example.com", "SMTP_HOST": "127.0.0.1", "SMTP_PORT": port,
-            "SMTP_STARTTLS": False, "SMTP_FROM": SMTP_USER, **extra}
+    return {
+        "NOTIFY_EMAIL_TO": "editor@example.com",
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_PORT": port,
+        "SMTP_STARTTLS": False,
+        "SMTP_FROM": SMTP_USER,
+        **extra,
+    }
 
 
 def failed_mail(make_app, settings):
@@ -72,8 +85,9 @@ class Mailbox:
         self.messages, self.logins = [], []
 
     async def handle_DATA(self, server, session, envelope):
-        self.messages.append((envelope.mail_from, envelope.rcpt_tos, message_from_bytes(
-            envelope.content, policy=policy.default)))
+        self.messages.append(
+            (envelope.mail_from, envelope.rcpt_tos, message_from_bytes(envelope.content, policy=policy.default))
+        )
         return "250 OK"
 
     def authenticate(self, server, session, envelope, mechanism, auth_data):
@@ -86,9 +100,29 @@ class Mailbox:
 def self_signed(folder):
     """(certificate, key) for 127.0.0.1, made with the openssl command."""
     cert, key = folder / "smtp-cert.pem", folder / "smtp-key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return cert, key
 
 
@@ -100,8 +134,12 @@ def smtp_server(tls=None, handler=None):
     if tls:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(*map(str, tls))
-        options = {"tls_context": context, "require_starttls": True, "authenticator": mailbox.authenticate,
-                   "auth_required": True}
+        options = {
+            "tls_context": context,
+            "require_starttls": True,
+            "authenticator": mailbox.authenticate,
+            "auth_required": True,
+        }
     controller = Controller(mailbox, hostname="127.0.0.1", port=free_port(), **options)
     controller.start()
     try:

@@ -1,5 +1,6 @@
 """What an uploaded image must be before anything uses it (services/images/checks.py): one of the formats
 asked for, within the pixel and byte limits, whole; each refusal names the problem (docs/api.md §6)."""
+
 import io
 import struct
 import zlib
@@ -40,7 +41,7 @@ def test_refusals_name_the_problem():
     assert "not a" in _refusal(_png(), formats=("JPEG",))  # a PNG where only JPEG is taken
     assert "truncated or damaged" in _refusal(_png()[:-30])
     # A header claiming more pixels than allowed is refused before a pixel is decoded.
-    side = int(MAX_PIXELS ** 0.5) + 10
+    side = int(MAX_PIXELS**0.5) + 10
     header = _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0))
     bomb = b"\x89PNG\r\n\x1a\n" + header + _chunk(b"IDAT", zlib.compress(b"\0" * 64)) + _chunk(b"IEND", b"")
     assert str(MAX_PIXELS) in _refusal(bomb)

@@ -1,5 +1,6 @@
 """Body images made what the platform takes (services/images/platform_format.py): jpg or png of at most 1 MB,
 transparency kept, anything else refused by name."""
+
 import io
 
 import pytest

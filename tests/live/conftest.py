@@ -1,5 +1,6 @@
 """Going live (docs/api.md §18): the service with its live worker, pointed at the fake platform, whose
 event pushes reach it over real HTTP (tests/helpers/review.py live_server)."""
+
 import pytest
 
 from tests.helpers.app import built_app
@@ -12,8 +13,13 @@ TOKEN, AES_KEY = LIVE_TOKEN, LIVE_AES_KEY
 
 @pytest.fixture
 def live_settings(fake):
-    return platform_settings(fake, WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="0.3",
-                             WECHAT_SILICON_RISE_TOKEN=TOKEN, WECHAT_SILICON_RISE_AES_KEY=AES_KEY)
+    return platform_settings(
+        fake,
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="0.3",
+        WECHAT_SILICON_RISE_TOKEN=TOKEN,
+        WECHAT_SILICON_RISE_AES_KEY=AES_KEY,
+    )
 
 
 @pytest.fixture

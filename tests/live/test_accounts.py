@@ -1,5 +1,6 @@
 """Accounts as a setting (docs/api.md §18): a third account configured by WECHAT_ACCOUNTS works end to
 end, and an account not configured is refused everywhere."""
+
 import time
 
 import pytest
@@ -11,16 +12,20 @@ from tests.helpers.app import assert_error, built_app
 from tests.helpers.publishing import go_live_url, platform_settings, wait_for_live
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, live_server, make_asset
 
-THIRD = {"WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,carbon-fitness=碳基健身,moon-walk=月球漫步",
-         "WECHAT_MOON_WALK_APPID": "wx-moon-walk", "WECHAT_MOON_WALK_SECRET": "secret-moon-walk-789",
-         "WECHAT_MOON_WALK_TOKEN": "moon-token"}
+THIRD = {
+    "WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,carbon-fitness=碳基健身,moon-walk=月球漫步",
+    "WECHAT_MOON_WALK_APPID": "wx-moon-walk",
+    "WECHAT_MOON_WALK_SECRET": "secret-moon-walk-789",
+    "WECHAT_MOON_WALK_TOKEN": "moon-token",
+}
 
 
 @pytest.fixture
 def app(make_app, fake):
     fake.add_account("wx-moon-walk", "secret-moon-walk-789")
-    with built_app(make_app, **platform_settings(fake), **THIRD, WECHAT_LIVE_WORKER_ENABLED=True,
-                   WECHAT_PUBLISH_POLL_DELAYS="0.3") as application:
+    with built_app(
+        make_app, **platform_settings(fake), **THIRD, WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="0.3"
+    ) as application:
         yield application
 
 
@@ -53,8 +58,9 @@ def test_a_third_account_works_end_to_end(app, admin_client, agent_headers, fake
 
 
 def test_an_account_not_configured_is_refused_naming_the_allowed_ones(app, admin_client, agent_headers, fake):
-    answer = admin_client.post("/api/review/agent/tasks", headers=agent_headers,
-                               json=article_payload(publicAccount="sun-run"))
+    answer = admin_client.post(
+        "/api/review/agent/tasks", headers=agent_headers, json=article_payload(publicAccount="sun-run")
+    )
     error = assert_error(answer, 400, "validation_error")
     assert "silicon-rise, carbon-fitness, moon-walk" in " ".join(error["details"]["publicAccount"])
     assert_error(admin_client.get("/api/review/tasks?publicAccount=sun-run"), 400, "validation_error")
@@ -66,8 +72,10 @@ def test_an_account_not_configured_is_refused_naming_the_allowed_ones(app, admin
 
 def test_the_default_is_the_spec_two_and_a_bad_setting_stops_the_start(make_app):
     with built_app(make_app) as application:
-        assert application.extensions["settings"].accounts == {"silicon-rise": "silicon-rise",
-                                                               "carbon-fitness": "carbon-fitness"}
+        assert application.extensions["settings"].accounts == {
+            "silicon-rise": "silicon-rise",
+            "carbon-fitness": "carbon-fitness",
+        }
     for bad in ("Moon Walk", "a,a", ",", "-x"):
         with pytest.raises(SettingsError, match="WECHAT_ACCOUNTS"):
             make_app(WECHAT_ACCOUNTS=bad)

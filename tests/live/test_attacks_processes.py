@@ -1,6 +1,7 @@
 """Issue 41 against real `python app.py` processes: a captured signed query cannot forge or replay an
 event, a late freepublish/get answer never lands on the next submission, and a datacube answer past
 4 MiB is a failed fetch that leaves every write free."""
+
 import json
 import time
 from contextlib import ExitStack
@@ -20,8 +21,11 @@ def _target(base):
 
 def test_a_captured_query_forges_and_replays_nothing(tmp_path, settings, fake):
     fake.withhold_events = True
-    with service(tmp_path, {**settings, "WECHAT_SILICON_RISE_TOKEN": TOKEN, "WECHAT_PUBLISH_POLL_DELAYS": "3600"}) \
-            as (base, session, _process):
+    with service(tmp_path, {**settings, "WECHAT_SILICON_RISE_TOKEN": TOKEN, "WECHAT_PUBLISH_POLL_DELAYS": "3600"}) as (
+        base,
+        session,
+        _process,
+    ):
         task = published(base, session)
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task)["status"] == "publishing", 30, "not submitted")
@@ -32,14 +36,18 @@ def test_a_captured_query_forges_and_replays_nothing(tmp_path, settings, fake):
         hello = b"<xml><MsgType>text</MsgType><Content>hi</Content></xml>"
         assert signed_push(url, TOKEN, hello, timestamp=timestamp, nonce=nonce).text == "success"
         # ...replayed with a forged result (an attacker's address, a failure) changes nothing.
-        for forged in (publish_event_xml(publish_id, 0, "X", "javascript:alert(1)"),
-                       publish_event_xml(publish_id, 4, None, None)):
+        for forged in (
+            publish_event_xml(publish_id, 0, "X", "javascript:alert(1)"),
+            publish_event_xml(publish_id, 4, None, None),
+        ):
             query = {"signature": sha1_sorted(TOKEN, timestamp, nonce), "timestamp": timestamp, "nonce": nonce}
             assert requests.post(url, params=query, data=forged, timeout=5).text == "success"
         # An old signed query (2023) is refused outright.
         old = {"signature": sha1_sorted(TOKEN, "1700000000", "1"), "timestamp": "1700000000", "nonce": "1"}
-        assert requests.post(url, params=old, data=publish_event_xml(publish_id, 4, None, None),
-                             timeout=5).status_code == 403
+        assert (
+            requests.post(url, params=old, data=publish_event_xml(publish_id, 4, None, None), timeout=5).status_code
+            == 403
+        )
         assert live_of(base, session, task)["status"] == "publishing"
         # The platform's own event, new timestamp and nonce, still settles it.
         wait_until(lambda: fake.publishes[publish_id]["status"] == 0, 10, "the fake did not finish")
@@ -69,13 +77,17 @@ def test_a_late_poll_answer_never_lands_on_the_next_submission(tmp_path, setting
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task).get("publishId") not in (None, first), 30, "no P2")
         second = live_of(base, session, task)["publishId"]
-        wait_until(lambda: any("a late result was dropped" in log.read_text() for log in logs if log.exists()),
-                   30, "the late answer was not dropped")
+        wait_until(
+            lambda: any("a late result was dropped" in log.read_text() for log in logs if log.exists()),
+            30,
+            "the late answer was not dropped",
+        )
         live = live_of(base, session, task)
         assert (live["status"], live["publishId"]) == ("publishing", second), live
         with fake._lock:
-            fake.publishes[second].update(status=0, article_id="ARTICLE_P2",
-                                          article_url="https://mp.weixin.qq.com/s/ARTICLE_P2")
+            fake.publishes[second].update(
+                status=0, article_id="ARTICLE_P2", article_url="https://mp.weixin.qq.com/s/ARTICLE_P2"
+            )
         assert fake.push_publish_event(second, _target(base)) == (200, "success")
         assert live_of(base, session, task)["articleUrl"] == "https://mp.weixin.qq.com/s/ARTICLE_P2"
 
@@ -84,8 +96,14 @@ def test_a_datacube_answer_past_4_mib_fails_the_fetch_and_holds_no_write(tmp_pat
     fake.publish_seconds = 0.05
     with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}) as (base, session, _process):
         task = published(base, session)
-        body = json.dumps({"list": [{"msgid": f"{n}_1", "detail_list": [{"stat_date": "2026-11-01", "read_user": 1}]}
-                                    for n in range(80_000)]})
+        body = json.dumps(
+            {
+                "list": [
+                    {"msgid": f"{n}_1", "detail_list": [{"stat_date": "2026-11-01", "read_user": 1}]}
+                    for n in range(80_000)
+                ]
+            }
+        )
         assert len(body) > 4 * 2**20
         fake.fail_next("getarticletotaldetail", status=200, body=body, content_type="application/json")
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202

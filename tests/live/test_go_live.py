@@ -1,4 +1,5 @@
 """Going live now or at a time, through the platform's event or polling (docs/api.md §18)."""
+
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,8 +18,9 @@ def _outbox(event_type):
         return [m.payload for m in OutboxMessage.select().where(OutboxMessage.event_type == event_type)]
 
 
-def test_going_live_now_reaches_live_with_the_article_url_through_the_event(app, admin_client, agent_headers,
-                                                                             fake, served_url):
+def test_going_live_now_reaches_live_with_the_article_url_through_the_event(
+    app, admin_client, agent_headers, fake, served_url
+):
     task = published_article(app, admin_client, agent_headers)
     assert task["live"] is None
     fake.publish_seconds = 0.2  # before the request: the worker may submit at once
@@ -35,8 +37,14 @@ def test_going_live_now_reaches_live_with_the_article_url_through_the_event(app,
     wait_until(lambda: fake.event_answers, 15, "no event pushed")
     assert [answer[1:] for answer in fake.event_answers] == [(200, "success")]
     [webhook] = _outbox("review_task.live")
-    assert webhook["data"] == {"taskId": task["id"], "articleUrl": live["articleUrl"], "articleId": live["articleId"],
-                               "failReason": None, "via": "freepublish", "editionId": None}
+    assert webhook["data"] == {
+        "taskId": task["id"],
+        "articleUrl": live["articleUrl"],
+        "articleId": live["articleId"],
+        "failReason": None,
+        "via": "freepublish",
+        "editionId": None,
+    }
     # What readers open is the draft's article (the fake serves it at its own address).
     import requests
 
@@ -55,9 +63,16 @@ def test_with_events_withheld_polling_finds_the_result(app, admin_client, agent_
     assert len(fake.requests_to("freepublish/get")) >= 1
 
 
-@pytest.mark.parametrize(("status", "words"), [
-    (2, "original-content declaration"), (3, "general failure"), (4, "refused by the platform's review"),
-    (5, "deleted by the account"), (6, "banned by the platform")])
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (2, "original-content declaration"),
+        (3, "general failure"),
+        (4, "refused by the platform's review"),
+        (5, "deleted by the account"),
+        (6, "banned by the platform"),
+    ],
+)
 def test_each_failure_status_gives_its_reason(app, admin_client, agent_headers, fake, served_url, status, words):
     fake.finish_next_publish_with(status)
     fake.publish_seconds = 0.1
@@ -70,9 +85,15 @@ def test_each_failure_status_gives_its_reason(app, admin_client, agent_headers, 
     assert webhook["data"]["failReason"] == live["failReason"]
 
 
-@pytest.mark.parametrize(("errcode", "words"), [
-    (48001, "verified account"), (53503, "failed the platform's check"), (53504, "back office"),
-    (53505, "back office")])
+@pytest.mark.parametrize(
+    ("errcode", "words"),
+    [
+        (48001, "verified account"),
+        (53503, "failed the platform's check"),
+        (53504, "back office"),
+        (53505, "back office"),
+    ],
+)
 def test_a_refused_submission_gives_the_meaning_of_its_code(app, admin_client, agent_headers, fake, errcode, words):
     fake.fail_next("freepublish/submit", errcode=errcode, errmsg="api unauthorized")
     task = published_article(app, admin_client, agent_headers)
@@ -109,10 +130,16 @@ def test_a_schedule_can_be_cancelled_and_asked_again(app, admin_client, agent_he
     assert fake.requests_to("freepublish/submit") == []
 
 
-@pytest.mark.parametrize(("at", "field_words"), [
-    (timedelta(minutes=-5), "in the past"), (timedelta(days=31), "30 days ahead"),
-    ("2026-12-01T08:00:00", "timezone"),  # an offset is required
-    ("tomorrow", "datetime")], ids=["past", "far", "no-offset", "not-a-time"])
+@pytest.mark.parametrize(
+    ("at", "field_words"),
+    [
+        (timedelta(minutes=-5), "in the past"),
+        (timedelta(days=31), "30 days ahead"),
+        ("2026-12-01T08:00:00", "timezone"),  # an offset is required
+        ("tomorrow", "datetime"),
+    ],
+    ids=["past", "far", "no-offset", "not-a-time"],
+)
 def test_bad_times_are_refused_and_change_nothing(app, admin_client, agent_headers, at, field_words):
     if isinstance(at, timedelta):  # from now, when the test runs (the ids stay the same on every worker)
         at = (datetime.now(UTC) + at).isoformat()
@@ -133,7 +160,6 @@ def test_only_a_published_task_goes_live_and_only_admins_ask(app, admin_client, 
     assert_error(admin_client.post("/api/review/tasks/nope/go-live", json={}), 404, "not_found")
 
 
-
 def test_a_poll_refused_with_45009_waits_for_the_next_delay(make_app, fake):
     """docs/api.md §18: 45009 (the day's quota) is not a result; the next poll on the schedule finds it."""
     from tests.helpers.app import AGENT_TOKEN, built_app, signed_in_admin
@@ -142,8 +168,12 @@ def test_a_poll_refused_with_45009_waits_for_the_next_delay(make_app, fake):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
     fake.fail_next("freepublish/get", errcode=45009, errmsg="reach max api daily quota limit", times=2)
-    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True,
-                   WECHAT_PUBLISH_POLL_DELAYS="0.2,0.2,0.2,0.2") as application:
+    with built_app(
+        make_app,
+        **platform_settings(fake),
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="0.2,0.2,0.2,0.2",
+    ) as application:
         admin = signed_in_admin(application)
         task = published_article(application, admin, {"x-review-agent-token": AGENT_TOKEN})
         admin.post(go_live_url(task), json={})

@@ -1,6 +1,7 @@
 """Going live across processes and restarts (docs/api.md §18), black-box: `python app.py` processes on
 one store, the fake platform in the test. A schedule runs once, survives a restart, and a submission a
 killed process left is reported, never repeated."""
+
 import os
 import signal
 from contextlib import ExitStack
@@ -13,14 +14,16 @@ from tests.helpers.served import wait_until
 
 pytestmark = pytest.mark.both_stores
 
+
 def test_two_processes_submit_a_schedule_once(tmp_path, settings, fake):
     fake.withhold_events = True  # both processes poll, too
     with ExitStack() as stack:
         first, second = (stack.enter_context(service(tmp_path, settings)) for _ in range(2))
         task = published(first[0], first[1])
         at = datetime.now(UTC) + timedelta(seconds=2)
-        answer = first[1].post(f"{first[0]}/api/review/tasks/{task['id']}/go-live", json={"at": at.isoformat()},
-                               timeout=10)
+        answer = first[1].post(
+            f"{first[0]}/api/review/tasks/{task['id']}/go-live", json={"at": at.isoformat()}, timeout=10
+        )
         assert answer.status_code == 202, answer.text
         wait_until(lambda: (live_of(second[0], second[1], task) or {}).get("status") == "live", 30, "not live")
         wait_for_passes([first[0], second[0]], "live-worker")  # both workers have passed since
@@ -31,8 +34,12 @@ def test_a_restart_keeps_the_schedule(tmp_path, settings, fake):
     with service(tmp_path, settings) as (base, session, _process):
         task = published(base, session)
         at = datetime.now(UTC) + timedelta(seconds=6)
-        assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={"at": at.isoformat()},
-                            timeout=10).status_code == 202
+        assert (
+            session.post(
+                f"{base}/api/review/tasks/{task['id']}/go-live", json={"at": at.isoformat()}, timeout=10
+            ).status_code
+            == 202
+        )
     assert fake.requests_to("freepublish/submit") == []  # stopped before its time
     with service(tmp_path, settings) as (base, session, _process):
         status = live_of(base, session, task)["status"]
@@ -67,8 +74,9 @@ def test_several_processes_fetch_a_days_statistics_once(tmp_path, settings, fake
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
         # Two more processes start now: each one's worker looks at the statistics at once.
         with ExitStack() as stack:
-            others = [stack.enter_context(service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}))[0]
-                      for _ in range(2)]
+            others = [
+                stack.enter_context(service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}))[0] for _ in range(2)
+            ]
             # Yesterday is before the article went live, so no figures are kept (tests/stats has them land).
             wait_until(lambda: fake.requests_to("getarticletotaldetail"), 30, "no fetch")
             wait_for_passes(others, "stats", more=0, at_least=1)  # each has looked since the article went live

@@ -1,5 +1,6 @@
 """A submission's answer applies only to that submission (docs/api.md §18): go_live resets a row's status,
 publish_id, failure and polls to the same values each time, so only `submitted_at` tells two apart."""
+
 import pytest
 
 from models import db

@@ -1,6 +1,7 @@
 """Where an article stands, as the pages say it (docs/api.md §18 Pages): one badge for a live task (已发表,
 not 草稿已就绪 beside it), a "Draft ready" tab that lists and counts only drafts not yet live, and
 accounts by their names in every sentence."""
+
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -61,7 +62,7 @@ def test_a_live_task_has_one_badge_and_the_draft_ready_tab_counts_the_rest(app, 
     assert _count(_page(admin_client, "/review?live=live"), "published") == 0
 
     head = _page(admin_client, f"/review/{live['id']}")
-    head = head[head.index('<header class="detail-head">'):head.index("</header>", head.index('class="detail-head"'))]
+    head = head[head.index('<header class="detail-head">') : head.index("</header>", head.index('class="detail-head"'))]
     assert re.search(r'id="task-status">([^<]+)<', head)[1] == "已发表"
     assert "草稿已就绪" not in head
     en = _page(admin_client, f"/review/{ready['id']}", "en")
@@ -91,11 +92,15 @@ def test_a_refused_time_has_the_pages_own_words_for_its_reason(app, admin_client
     words = {}
     for language in ("zh-CN", "en"):
         page = _page(admin_client, f"/review/{task['id']}", language)
-        words[language] = json.loads(re.search(r'<script type="application/json" id="page-words">(.*?)</script>',
-                                               page, re.S)[1])
+        words[language] = json.loads(
+            re.search(r'<script type="application/json" id="page-words">(.*?)</script>', page, re.S)[1]
+        )
     said = [words["zh-CN"][f"api.reason.{reason}"] for reason in reasons]
-    assert said == ["这个时间已经过去：请选一个将来的时间，或者立即发表。",
-                    "这个时间在 30 天以后：请选 30 天以内的时间。"]
+    assert said == [
+        "这个时间已经过去：请选一个将来的时间，或者立即发表。",
+        "这个时间在 30 天以后：请选 30 天以内的时间。",
+    ]
     assert [words["en"][f"api.reason.{reason}"] for reason in reasons] == [
         "This time has passed: choose a time ahead, or publish now.",
-        "This time is more than 30 days ahead: choose a time within 30 days."]
+        "This time is more than 30 days ahead: choose a time within 30 days.",
+    ]

@@ -1,6 +1,7 @@
 """The timeline tells who sent what to readers (docs/api.md §4 Timeline, §18): who asked for it and for
 when, who cancelled it, the submission, the article's link, a failure's reason; on the task page in the
 page's language, accounts by their names."""
+
 import html as markup
 import re
 from datetime import UTC, datetime, timedelta
@@ -17,7 +18,7 @@ def _live_events(task):
 def _timeline_html(client, task, language):
     client.set_cookie("review_lang", language)
     page = client.get(f"/review/{task['id']}").get_data(as_text=True)
-    return page[page.index('id="timeline-heading"'):]
+    return page[page.index('id="timeline-heading"') :]
 
 
 def _shown(html, event_type):
@@ -26,8 +27,7 @@ def _shown(html, event_type):
     return " ".join(markup.unescape(re.sub(r"<[^>]+>", " ", item)).split())
 
 
-def test_going_live_now_tells_who_asked_the_submission_and_the_link(app, admin_client, agent_headers, fake,
-                                                                     served_url):
+def test_going_live_now_tells_who_asked_the_submission_and_the_link(app, admin_client, agent_headers, fake, served_url):
     task = published_article(app, admin_client, agent_headers)
     fake.publish_seconds = 0.2
     assert admin_client.post(go_live_url(task), json={}).status_code == 202
@@ -79,9 +79,11 @@ def test_a_failure_says_why_in_the_pages_language(app, admin_client, agent_heade
     assert failed["data"]["failReason"] == "refused by the platform's review (publish_status 4)"
     assert failed["data"]["failCode"] == "publish_status_4"
     assert _shown(_timeline_html(admin_client, done, "zh-CN"), "live_failed").endswith(
-        "发表失败 操作人：系统 原因：未通过平台审核（publish_status 4）")
+        "发表失败 操作人：系统 原因：未通过平台审核（publish_status 4）"
+    )
     assert "Reason: refused by the platform's review (publish_status 4)" in _shown(
-        _timeline_html(admin_client, done, "en"), "live_failed")
+        _timeline_html(admin_client, done, "en"), "live_failed"
+    )
 
 
 def test_a_refused_submission_is_told_once(app, admin_client, agent_headers, fake):

@@ -1,6 +1,7 @@
 """The account's server URL (docs/api.md §18): the platform's check, signed pushes in all three modes, and
 what an attacker who has seen one signed query can do with it (nothing): stale or replayed queries, any
 body under a captured query, plaintext to an account with a key, hostile XML, addresses not the platform's."""
+
 import secrets
 import time
 
@@ -26,9 +27,14 @@ PLAIN_TOKEN = "event-token-carbon-fitness"  # carbon-fitness has a token and no 
 @pytest.fixture
 def live_settings(fake):
     """No poll soon: the events decide (the worker reads its settings once, at start)."""
-    return platform_settings(fake, WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="3600",
-                             WECHAT_SILICON_RISE_TOKEN=LIVE_TOKEN, WECHAT_SILICON_RISE_AES_KEY=LIVE_AES_KEY,
-                             WECHAT_CARBON_FITNESS_TOKEN=PLAIN_TOKEN)
+    return platform_settings(
+        fake,
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="3600",
+        WECHAT_SILICON_RISE_TOKEN=LIVE_TOKEN,
+        WECHAT_SILICON_RISE_AES_KEY=LIVE_AES_KEY,
+        WECHAT_CARBON_FITNESS_TOKEN=PLAIN_TOKEN,
+    )
 
 
 def _query(token=LIVE_TOKEN, timestamp=None, nonce=None, **extra):
@@ -48,8 +54,9 @@ def test_the_platforms_check_of_the_server_url(app, served_url):
         stale = requests.get(url, params=_query(timestamp=timestamp, echostr="echo-123"), timeout=5)
         assert stale.status_code == 403 and "echo-123" not in stale.text, timestamp
     # An account without a token, or one not configured, has no server URL.
-    assert requests.get(f"{served_url}/wechat/elsewhere/events", params=_query(echostr="x"), timeout=5
-                        ).status_code == 404
+    assert (
+        requests.get(f"{served_url}/wechat/elsewhere/events", params=_query(echostr="x"), timeout=5).status_code == 404
+    )
 
 
 @pytest.fixture
@@ -87,8 +94,12 @@ def _event(fake, publish_id, status=0, url=None, event="PUBLISHJOBFINISH"):
 @pytest.mark.parametrize("mode", ["compatible", "aes"])
 def test_safe_and_compatible_mode_move_the_task_live(admin_client, fake, served_url, publishing, mode):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
-              "mode": mode}
+    target = {
+        "url": f"{served_url}/wechat/silicon-rise/events",
+        "token": LIVE_TOKEN,
+        "aes_key": LIVE_AES_KEY,
+        "mode": mode,
+    }
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert live["status"] == "live" and live["articleUrl"] == fake.publishes[publish_id]["article_url"]
@@ -98,8 +109,7 @@ def test_safe_and_compatible_mode_move_the_task_live(admin_client, fake, served_
 @pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
 def test_plaintext_moves_a_task_of_an_account_without_a_key(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/carbon-fitness/events", "token": PLAIN_TOKEN, "aes_key": "",
-              "mode": "plain"}
+    target = {"url": f"{served_url}/wechat/carbon-fitness/events", "token": PLAIN_TOKEN, "aes_key": "", "mode": "plain"}
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["status"] == "live"
 
@@ -108,7 +118,7 @@ def test_compatible_mode_reads_only_what_is_sealed(admin_client, fake, served_ur
     """The plaintext beside Encrypt says `failed` with another address; only the sealed event counts."""
     task, publish_id = publishing
     sealed = encrypt(LIVE_AES_KEY, _event(fake, publish_id), APPID)
-    forged = _event(fake, publish_id, status=4, url="https://mp.weixin.qq.com/s/forged").decode()[len("<xml>"):-6]
+    forged = _event(fake, publish_id, status=4, url="https://mp.weixin.qq.com/s/forged").decode()[len("<xml>") : -6]
     query = _query()
     query.update(encrypt_type="aes", msg_signature=sha1_sorted(LIVE_TOKEN, query["timestamp"], query["nonce"], sealed))
     body = f"<xml>{forged}<Encrypt><![CDATA[{sealed}]]></Encrypt></xml>".encode()
@@ -200,8 +210,12 @@ def test_a_captured_get_query_or_an_unreadable_push_spends_its_nonce(admin_clien
 
 def test_a_repeated_or_contradicting_event_changes_nothing(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
-              "mode": "aes"}
+    target = {
+        "url": f"{served_url}/wechat/silicon-rise/events",
+        "token": LIVE_TOKEN,
+        "aes_key": LIVE_AES_KEY,
+        "mode": "aes",
+    }
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
     # The same event again (a new nonce), and a later one saying otherwise: answered, nothing changes.
@@ -218,17 +232,30 @@ def test_a_repeated_or_contradicting_event_changes_nothing(admin_client, fake, s
 
 def test_masssendjobfinish_does_not_settle_a_submission(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
-              "mode": "aes"}
+    target = {
+        "url": f"{served_url}/wechat/silicon-rise/events",
+        "token": LIVE_TOKEN,
+        "aes_key": LIVE_AES_KEY,
+        "mode": "aes",
+    }
     assert fake.push_publish_event(publish_id, target, event="MASSSENDJOBFINISH") == (200, "success")
     _unchanged(admin_client, task)
 
 
 @pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
-@pytest.mark.parametrize("url", ["javascript:alert(1)", "https://evil.example/s/a", "http://mp.weixin.qq.com/s/a",
-                                 "https://mp.weixin.qq.com/s/a\n<@all>", "https://mp.weixin.qq.com.evil/s/a",
-                                 "https://mp.weixin.qq.com/s/a)[click](https://evil.example/x",
-                                 "https://mp.weixin.qq.com/s/a@all", "https://mp.weixin.qq.com/s/!'*"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "https://evil.example/s/a",
+        "http://mp.weixin.qq.com/s/a",
+        "https://mp.weixin.qq.com/s/a\n<@all>",
+        "https://mp.weixin.qq.com.evil/s/a",
+        "https://mp.weixin.qq.com/s/a)[click](https://evil.example/x",
+        "https://mp.weixin.qq.com/s/a@all",
+        "https://mp.weixin.qq.com/s/!'*",
+    ],
+)
 def test_an_address_not_the_platforms_is_not_kept(admin_client, fake, served_url, publishing, url):
     task, publish_id = publishing
     answer = signed_push(f"{served_url}/wechat/carbon-fitness/events", PLAIN_TOKEN, _event(fake, publish_id, url=url))
@@ -251,17 +278,23 @@ def test_an_event_for_another_accounts_submission_changes_nothing(admin_client, 
 def test_other_messages_and_hostile_xml_are_answered_and_ignored(admin_client, fake, served_url, publishing):
     task, publish_id = publishing
     url = f"{served_url}/wechat/carbon-fitness/events"
-    text = (b"<xml><ToUserName>gh</ToUserName><FromUserName>o1</FromUserName><CreateTime>1</CreateTime>"
-            b"<MsgType>text</MsgType><Content>hello</Content></xml>")
+    text = (
+        b"<xml><ToUserName>gh</ToUserName><FromUserName>o1</FromUserName><CreateTime>1</CreateTime>"
+        b"<MsgType>text</MsgType><Content>hello</Content></xml>"
+    )
     assert signed_push(url, PLAIN_TOKEN, text).text == "success"
-    assert signed_push(url, PLAIN_TOKEN, publish_event_xml("999999", 0, "a", "https://mp.weixin.qq.com/s/a")
-                       ).text == "success"
+    assert (
+        signed_push(url, PLAIN_TOKEN, publish_event_xml("999999", 0, "a", "https://mp.weixin.qq.com/s/a")).text
+        == "success"
+    )
     # Signed yet unreadable (entities, a DTD in UTF-16 which a byte check for "<!DOCTYPE" misses, not XML,
     # empty): answered, nothing read.
     entities = b'<!DOCTYPE x [<!ENTITY a "aaaa">]><xml><Event>&a;</Event></xml>'
-    utf16 = ('<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE x [<!ENTITY a "PUBLISHJOBFINISH">]>'
-             f"<xml><Event>&a;</Event><PublishEventInfo><publish_id>{publish_id}</publish_id>"
-             "<publish_status>4</publish_status></PublishEventInfo></xml>").encode("utf-16")
+    utf16 = (
+        '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE x [<!ENTITY a "PUBLISHJOBFINISH">]>'
+        f"<xml><Event>&a;</Event><PublishEventInfo><publish_id>{publish_id}</publish_id>"
+        "<publish_status>4</publish_status></PublishEventInfo></xml>"
+    ).encode("utf-16")
     for body in (entities, utf16, b"not xml", b""):
         answer = signed_push(url, PLAIN_TOKEN, body)
         assert (answer.status_code, answer.text) == (200, "success"), body[:40]
@@ -274,13 +307,18 @@ def test_other_messages_and_hostile_xml_are_answered_and_ignored(admin_client, f
 # The platform's own sample in its message encryption kit (WXBizMsgCrypt's demo, repeated in SDKs' tests):
 # not made by our fake's encrypt, so a shared mistake in both cannot pass.
 VECTOR = {
-    "key": "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "token": "spamtest", "timestamp": "1409735669",
-    "nonce": "1320562132", "appid": "wx2c2769f8efd9abc2", "msg_signature": "5d197aaffba7e9b25a30732f161a50dee96bd5fa",
+    "key": "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+    "token": "spamtest",
+    "timestamp": "1409735669",
+    "nonce": "1320562132",
+    "appid": "wx2c2769f8efd9abc2",
+    "msg_signature": "5d197aaffba7e9b25a30732f161a50dee96bd5fa",
     "encrypt": "hyzAe4OzmOMbd6TvGdIOO6uBmdJoD0Fk53REIHvxYtJlE2B655HuD0m8KUePWB3+LrPXo87wzQ1QLvbeUgmBM4x6F8PGHQ"
-               "HFVAFmOD2LdJF9FrXpbUAh0B5GIItb52sn896wVsMSHGuPE328HnRGBcrS7C41IzDWyWNlZkyyXwon8T332jisa+h6tEDYsV"
-               "ticbSnyU8dKOIbgU6ux5VTjg3yt+WGzjlpKn6NPhRjpA912xMezR4kw6KWwMrCVKSVCZciVGCgavjIQ6X8tCOp3yZbGpy0VxpA"
-               "e+77TszTfRd5RJSVO/HTnifJpXgCSUdUue1v6h0EIBYYI1BD1DlD+C0CR8e6OewpusjZ4uBl9FyJvnhvQl+q5rv1ixrcpCumEPo"
-               "5MJSgM9ehVsNPfUM669WuMyVWQLCzpu9GhglF2PE="}
+    "HFVAFmOD2LdJF9FrXpbUAh0B5GIItb52sn896wVsMSHGuPE328HnRGBcrS7C41IzDWyWNlZkyyXwon8T332jisa+h6tEDYsV"
+    "ticbSnyU8dKOIbgU6ux5VTjg3yt+WGzjlpKn6NPhRjpA912xMezR4kw6KWwMrCVKSVCZciVGCgavjIQ6X8tCOp3yZbGpy0VxpA"
+    "e+77TszTfRd5RJSVO/HTnifJpXgCSUdUue1v6h0EIBYYI1BD1DlD+C0CR8e6OewpusjZ4uBl9FyJvnhvQl+q5rv1ixrcpCumEPo"
+    "5MJSgM9ehVsNPfUM669WuMyVWQLCzpu9GhglF2PE=",
+}
 
 
 def test_the_platforms_published_sample_opens(make_app, fake):
@@ -300,17 +338,23 @@ def test_the_platforms_published_sample_opens(make_app, fake):
     from services.settings import SettingsError
 
     with pytest.raises(SettingsError, match="WECHAT_SILICON_RISE_AES_KEY"):
-        with built_app(make_app, **platform_settings(fake, WECHAT_SILICON_RISE_TOKEN="t",
-                                                     WECHAT_SILICON_RISE_AES_KEY="short")):
+        with built_app(
+            make_app, **platform_settings(fake, WECHAT_SILICON_RISE_TOKEN="t", WECHAT_SILICON_RISE_AES_KEY="short")
+        ):
             pass
 
 
-def test_an_address_kept_before_the_rule_is_cleared_by_the_upgrade(make_app, admin_client, fake, served_url,
-                                                                   publishing):
+def test_an_address_kept_before_the_rule_is_cleared_by_the_upgrade(
+    make_app, admin_client, fake, served_url, publishing
+):
     """Schema 18: a stored address that is not the platform's (a Markdown link smuggled after /s/…) goes."""
     task, publish_id = publishing
-    target = {"url": f"{served_url}/wechat/silicon-rise/events", "token": LIVE_TOKEN, "aes_key": LIVE_AES_KEY,
-              "mode": "aes"}
+    target = {
+        "url": f"{served_url}/wechat/silicon-rise/events",
+        "token": LIVE_TOKEN,
+        "aes_key": LIVE_AES_KEY,
+        "mode": "aes",
+    }
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     from models import TaskLive, db
 

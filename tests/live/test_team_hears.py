@@ -1,5 +1,6 @@
 """The team hears when an article goes live or fails to (docs/api.md §18), naming the account as people
 know it (WECHAT_ACCOUNTS), through the robots as every other team message."""
+
 import pytest
 
 from fakeplatform.robots import FakeRobot
@@ -20,10 +21,15 @@ def test_live_and_live_failed_reach_the_robot_with_the_accounts_name(make_app, f
     fake.withhold_events = True
     fake.publish_seconds = 0.05
     fake.finish_next_publish_with(outcome)
-    settings = {**platform_settings(fake), "WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,carbon-fitness=碳基健身",
-                "NOTIFY_WECOM_WEBHOOK_URL": robot.url, "NOTIFY_EVENTS": "live,live_failed",
-                "REVIEW_DEFAULT_LANGUAGE": "zh-CN", "WECHAT_LIVE_WORKER_ENABLED": True,
-                "WECHAT_PUBLISH_POLL_DELAYS": "0.1"}
+    settings = {
+        **platform_settings(fake),
+        "WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,carbon-fitness=碳基健身",
+        "NOTIFY_WECOM_WEBHOOK_URL": robot.url,
+        "NOTIFY_EVENTS": "live,live_failed",
+        "REVIEW_DEFAULT_LANGUAGE": "zh-CN",
+        "WECHAT_LIVE_WORKER_ENABLED": True,
+        "WECHAT_PUBLISH_POLL_DELAYS": "0.1",
+    }
     with built_app(make_app, **settings) as app:
         from tests.helpers.app import AGENT_TOKEN, signed_in_admin
 

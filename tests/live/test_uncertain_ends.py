@@ -1,5 +1,6 @@
 """The honest ends of going live (docs/api.md §18): a result that comes after the service gave up waiting
 still settles it, and a submission that never left the service says so (it may be asked again)."""
+
 from datetime import timedelta
 
 import pytest
@@ -31,8 +32,9 @@ def test_a_result_after_24_hours_without_one_still_settles_it(app, admin_client,
     assert _webhooks("review_task.live_failed") == 1
     # Then the platform's word comes after all: the article is live, and the agent hears it.
     with fake._lock:
-        fake.publishes[publish_id].update(status=0, article_id="ARTICLE_LATE",
-                                          article_url=f"{fake.base_url}/s/ARTICLE_LATE")
+        fake.publishes[publish_id].update(
+            status=0, article_id="ARTICLE_LATE", article_url=f"{fake.base_url}/s/ARTICLE_LATE"
+        )
     assert fake.push_publish_event(publish_id) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert (live["status"], live["articleId"], live["failReason"]) == ("live", "ARTICLE_LATE", None), live
@@ -42,8 +44,9 @@ def test_a_result_after_24_hours_without_one_still_settles_it(app, admin_client,
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"] == live
 
 
-def test_a_submission_that_never_left_says_nothing_reached_the_platform(app, admin_client, agent_headers, fake,
-                                                                       served_url):
+def test_a_submission_that_never_left_says_nothing_reached_the_platform(
+    app, admin_client, agent_headers, fake, served_url
+):
     task = published_article(app, admin_client, agent_headers)
     with db.connection_context():
         PlatformToken.delete().execute()  # the next call needs a new token, which the platform refuses
@@ -62,8 +65,7 @@ def test_a_submission_that_never_left_says_nothing_reached_the_platform(app, adm
     assert wait_for_live(admin_client, task)["live"]["status"] == "live"
 
 
-def test_a_late_failure_after_24_hours_tells_its_reason_once_more(app, admin_client, agent_headers, fake,
-                                                                  served_url):
+def test_a_late_failure_after_24_hours_tells_its_reason_once_more(app, admin_client, agent_headers, fake, served_url):
     fake.withhold_events = True
     fake.publish_seconds = 3600
     task = published_article(app, admin_client, agent_headers)
@@ -78,10 +80,12 @@ def test_a_late_failure_after_24_hours_tells_its_reason_once_more(app, admin_cli
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
     assert live["status"] == "failed" and "refused by the platform's review" in live["failReason"]
     with db.connection_context():
-        told = [m.payload["data"]["failReason"] for m in OutboxMessage.select().where(
-            OutboxMessage.event_type == "review_task.live_failed").order_by(OutboxMessage.id)]
+        told = [
+            m.payload["data"]["failReason"]
+            for m in OutboxMessage.select()
+            .where(OutboxMessage.event_type == "review_task.live_failed")
+            .order_by(OutboxMessage.id)
+        ]
     assert len(told) == 2 and told[-1] == live["failReason"], told
     assert fake.push_publish_event(publish_id) == (200, "success")  # the same again: nothing more
     assert _webhooks("review_task.live_failed") == 2
-
-

@@ -1,5 +1,6 @@
 """What init_database binds: a SQLite DATABASE_URL opens connections as the default file does, and what
 models/ remember about a database does not outlive it."""
+
 import pytest
 
 from models import db, init_database

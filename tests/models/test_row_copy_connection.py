@@ -1,6 +1,7 @@
 """A copy of the rows (copy-to, a PostgreSQL backup or restore) works on connections of its own
 (docs/api.md §17): while it runs, the service's other threads still read the service's database
 through the models, never the copy's target."""
+
 import threading
 
 import pytest

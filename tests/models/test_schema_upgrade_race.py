@@ -1,4 +1,5 @@
 """Several processes starting on the same database at once all come up on the latest schema."""
+
 import multiprocessing
 import sqlite3
 

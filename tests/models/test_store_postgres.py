@@ -1,5 +1,6 @@
 """What the PostgreSQL store has of its own: the keyword search's trigram indexes, and the one-writer
 rule across connections (the API rules themselves run on both stores in the modules marked both_stores)."""
+
 import threading
 import time
 
@@ -23,15 +24,25 @@ def test_keyword_search_reads_the_trigram_indexes(pg_app):
     for n in range(30):
         assert submit(client, payload(title=f"第{n}次打开就闪退", content=f"crash report {n}")).status_code == 201
     with db.connection_context():
-        indexes = {row[0] for row in db.execute_sql(
-            "SELECT indexname FROM pg_indexes WHERE tablename = 'feedback' AND indexname LIKE %s", ["%_trgm"])}
-        assert indexes == {f"feedback_{c}_trgm" for c in ("title", "content", "feedback_no", "user_id",
-                                                          "contact_email", "contact_wechat")}
+        indexes = {
+            row[0]
+            for row in db.execute_sql(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'feedback' AND indexname LIKE %s", ["%_trgm"]
+            )
+        }
+        assert indexes == {
+            f"feedback_{c}_trgm"
+            for c in ("title", "content", "feedback_no", "user_id", "contact_email", "contact_wechat")
+        }
         with db.atomic():
             db.execute_sql("SET LOCAL enable_seqscan = off")  # 30 rows: PostgreSQL would scan anyway
-            plan = "\n".join(row[0] for row in db.execute_sql(
-                "EXPLAIN SELECT id FROM feedback WHERE title ILIKE %s OR content ILIKE %s",
-                ["%打开就闪退%", "%打开就闪退%"]))
+            plan = "\n".join(
+                row[0]
+                for row in db.execute_sql(
+                    "EXPLAIN SELECT id FROM feedback WHERE title ILIKE %s OR content ILIKE %s",
+                    ["%打开就闪退%", "%打开就闪退%"],
+                )
+            )
     assert "feedback_title_trgm" in plan, plan
     from tests.helpers.app import create_admin, login
 
@@ -87,8 +98,10 @@ def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster,
         assert done.exit_code == 0 and "3 tasks, 3 feedback records" in done.output, done.output
 
         target = postgres_cluster.url(postgres_cluster.create_database())
-        elsewhere = {"REVIEW_INSTANCE_PATH": str(tmp_path / "other" / "instance"),
-                     "REVIEW_UPLOADS_PATH": str(tmp_path / "other" / "uploads")}
+        elsewhere = {
+            "REVIEW_INSTANCE_PATH": str(tmp_path / "other" / "instance"),
+            "REVIEW_UPLOADS_PATH": str(tmp_path / "other" / "uploads"),
+        }
         fresh = make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere)
         restored = fresh.test_cli_runner().invoke(args=["restore", str(archive)])
         assert restored.exit_code == 0, restored.output
@@ -98,8 +111,10 @@ def test_backup_and_restore_of_a_postgresql_instance(make_app, postgres_cluster,
         assert refused.exit_code == 2 and "already holds 3 tasks" in refused.output
         forced = again.test_cli_runner().invoke(args=["restore", str(archive), "--force"])
         assert forced.exit_code == 0, forced.output
-        assert answers(make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere),
-                       task_ids, feedback_ids) == before
+        assert (
+            answers(make_app(**platform_settings(fake), DATABASE_URL=target, **elsewhere), task_ids, feedback_ids)
+            == before
+        )
     finally:
         fake.stop()
 

@@ -5,6 +5,7 @@ handler, which sleeps in growing steps: the upload journal's deferred transactio
 image uploads the whole write p99 of the load test (p99 ~710 ms; ~170 ms once it queued here).
 This test watches each statement on the app's connections while a day's routes run once each.
 """
+
 import io
 import re
 
@@ -39,7 +40,8 @@ def unqueued_writes(monkeypatch):
     def add_hooks(self, conn):
         hooks(self, conn)
         conn.set_trace_callback(
-            lambda sql: seen.append(sql[:80]) if WRITE.match(sql) and not writes._WRITE_LOCK._is_owned() else None)
+            lambda sql: seen.append(sql[:80]) if WRITE.match(sql) and not writes._WRITE_LOCK._is_owned() else None
+        )
 
     monkeypatch.setattr(peewee.SqliteDatabase, "_add_conn_hooks", add_hooks)
     return seen
@@ -49,16 +51,27 @@ def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqu
     with built_app(make_app, **platform_settings(fake), **UNLIMITED) as app:
         admin, anonymous = signed_in_admin(app), app.test_client()
         agent = {"x-review-agent-token": app.config["REVIEW_AGENT_TOKEN"]}
-        upload = anonymous.post("/api/assets/upload", headers=agent, content_type="multipart/form-data",
-                                data={"file": (io.BytesIO(png_bytes(900, 500)), "cover.png")})
+        upload = anonymous.post(
+            "/api/assets/upload",
+            headers=agent,
+            content_type="multipart/form-data",
+            data={"file": (io.BytesIO(png_bytes(900, 500)), "cover.png")},
+        )
         assert upload.status_code == 201, upload.get_json()
         cover = upload.get_json()
 
         reworked = create_task(anonymous, agent, article_payload(publicAccount="silicon-rise"))
         selections = article_selections(reworked, cover)
-        rejected = admin.post(decision_url(reworked), json={
-            "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": ["title"],
-            "selections": selections, "lockedSelections": locked_except(selections, ["title"])})
+        rejected = admin.post(
+            decision_url(reworked),
+            json={
+                "action": "reject_rework",
+                "rejectionReason": "style_mismatch",
+                "rejectedElements": ["title"],
+                "selections": selections,
+                "lockedSelections": locked_except(selections, ["title"]),
+            },
+        )
         assert rejected.status_code == 200, rejected.get_json()
         patched = anonymous.patch(patch_url(reworked), headers=agent, json={"title": "改过的标题"})
         assert patched.status_code == 200, patched.get_json()
@@ -72,8 +85,11 @@ def test_the_routes_write_only_while_holding_the_write_lock(make_app, fake, unqu
 
         record = created(anonymous)
         attachment = anonymous.post(
-            f"/api/feedbacks/{record['id']}/attachments", headers=WEB, content_type="multipart/form-data",
-            data={"file": (io.BytesIO(png_bytes(40, 30)), "screen.png"), "kind": "screenshot"})
+            f"/api/feedbacks/{record['id']}/attachments",
+            headers=WEB,
+            content_type="multipart/form-data",
+            data={"file": (io.BytesIO(png_bytes(40, 30)), "screen.png"), "kind": "screenshot"},
+        )
         assert attachment.status_code == 201, attachment.get_json()
         assert admin.patch(f"/api/feedbacks/{record['id']}/status", json={"status": "processing"}).status_code == 200
         with db.connection_context():

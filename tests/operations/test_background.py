@@ -1,5 +1,6 @@
 """Background work: one scheduler runs every job, at once when woken, surviving a job that fails; a row is
 claimed by one of several claimers; the WAL checkpointer keeps the WAL short outside the requests."""
+
 import os
 import queue
 import threading
@@ -83,15 +84,32 @@ def test_a_wake_up_runs_its_job_at_once_and_a_failing_job_stops_no_other(app):
 def test_of_several_claimers_exactly_one_gets_each_row(app):
     with db.connection_context():
         now = now_iso()
-        OutboxMessage.insert_many([{"message_id": f"m{n}", "task_id": "t", "event_type": "e", "payload": {},
-                                    "next_attempt_at": now, "created_at": now} for n in range(20)]).execute()
+        OutboxMessage.insert_many(
+            [
+                {
+                    "message_id": f"m{n}",
+                    "task_id": "t",
+                    "event_type": "e",
+                    "payload": {},
+                    "next_attempt_at": now,
+                    "created_at": now,
+                }
+                for n in range(20)
+            ]
+        ).execute()
     taken, start = [], threading.Barrier(4)
 
     def claimer():
         start.wait()
         with db.connection_context():
-            while (row := claim(OutboxMessage, OutboxMessage.next_attempt_at <= now, (OutboxMessage.id,),
-                                {OutboxMessage.next_attempt_at: "9999"})) is not None:
+            while (
+                row := claim(
+                    OutboxMessage,
+                    OutboxMessage.next_attempt_at <= now,
+                    (OutboxMessage.id,),
+                    {OutboxMessage.next_attempt_at: "9999"},
+                )
+            ) is not None:
                 taken.append(row.message_id)
 
     threads = [threading.Thread(target=claimer) for _ in range(4)]

@@ -1,4 +1,5 @@
 """Backup and restore (docs/api.md §11): consistent under writes, checked before anything changes."""
+
 import io
 import json
 import os
@@ -29,12 +30,19 @@ def _writer(app, number, stop, made):
     serial = 0
     while not stop.is_set():
         serial += 1
-        asset = client.post("/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
-                            data={"file": (io.BytesIO(png_bytes(900 + number, 500 + serial)), "c.png"),
-                                  "scope": "review"}).get_json()
+        asset = client.post(
+            "/api/assets/upload",
+            headers=AGENT,
+            content_type="multipart/form-data",
+            data={"file": (io.BytesIO(png_bytes(900 + number, 500 + serial)), "c.png"), "scope": "review"},
+        ).get_json()
         create_task(client, AGENT, article_payload([asset["url"]], topic=f"writer {number} #{serial}"))
-        record = client.post("/api/feedbacks", json=payload(), headers=WEB,
-                             environ_base={"REMOTE_ADDR": f"10.{number}.{serial // 250}.{serial % 250}"})
+        record = client.post(
+            "/api/feedbacks",
+            json=payload(),
+            headers=WEB,
+            environ_base={"REMOTE_ADDR": f"10.{number}.{serial // 250}.{serial % 250}"},
+        )
         assert record.status_code == 201, record.get_json()
         added = upload(client, record.get_json()["id"], image_bytes(size=(30 + serial, 20)), "s.png", "screenshot")
         assert added.status_code == 201, added.get_json()
@@ -94,8 +102,12 @@ def backed_up(make_app, tmp_path, agent_headers):
     """An archive of an instance with one task and its cover, and an empty target instance."""
     app = make_app()
     client = app.test_client()
-    asset = client.post("/api/assets/upload", headers=agent_headers, content_type="multipart/form-data",
-                        data={"file": (io.BytesIO(png_bytes(900, 500)), "c.png"), "scope": "review"}).get_json()
+    asset = client.post(
+        "/api/assets/upload",
+        headers=agent_headers,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(png_bytes(900, 500)), "c.png"), "scope": "review"},
+    ).get_json()
     create_task(client, agent_headers, article_payload([asset["url"]]))
     archive = tmp_path / "backup.tar.gz"
     assert app.test_cli_runner().invoke(args=["backup", str(archive)]).exit_code == 0
@@ -120,17 +132,23 @@ def _flip(name_start):
         if name.startswith(name_start):
             return data[:40] + bytes([data[40] ^ 1]) + data[41:]
         return data
+
     return change
 
 
-@pytest.mark.parametrize(("damage", "named"), [
-    (lambda path: _rewrite(path, _flip("uploads/review/")), "does not match its SHA-256"),
-    (lambda path: _rewrite(path, _flip("instance/review.db")), "instance/review.db does not match its SHA-256"),
-    (lambda path: _rewrite(path, lambda name, data: None if name == "manifest.json" else data), "no manifest.json"),
-    (lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]), "truncated or damaged"),
-    (lambda path: _rewrite(path, lambda name, data: None if name.startswith("uploads/") else data),
-     "missing from the archive"),
-])
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda path: _rewrite(path, _flip("uploads/review/")), "does not match its SHA-256"),
+        (lambda path: _rewrite(path, _flip("instance/review.db")), "instance/review.db does not match its SHA-256"),
+        (lambda path: _rewrite(path, lambda name, data: None if name == "manifest.json" else data), "no manifest.json"),
+        (lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]), "truncated or damaged"),
+        (
+            lambda path: _rewrite(path, lambda name, data: None if name.startswith("uploads/") else data),
+            "missing from the archive",
+        ),
+    ],
+)
 def test_a_damaged_archive_is_refused_and_changes_nothing(backed_up, damage, named):
     archive, target, folder = backed_up
     damage(archive)
@@ -153,6 +171,7 @@ def test_a_target_in_use_needs_force(backed_up, agent_headers):
     assert forced.exit_code == 0, forced.output
     with db.connection_context():
         from models import ReviewTask
+
         assert [task.topic for task in ReviewTask.select()] == ["芯片的未来"]
 
 

@@ -1,6 +1,7 @@
 """A backup taken while tasks are deleted (issue 29, docs/api.md §11): the archive holds every file its
 database names. Before, a task deleted after the database was copied lost its files before they
 were read, and the archive named them without holding them (5-7 per archive under load)."""
+
 import io
 import json
 import os
@@ -28,8 +29,12 @@ PASSWORD = "a long enough password"
 def _tasks_with_their_own_images(client):
     ids = []
     for number in range(TASKS):
-        upload = client.post("/api/assets/upload", headers=AGENT, content_type="multipart/form-data",
-                             data={"file": (io.BytesIO(png_bytes(300, 200 + number)), "c.png")})
+        upload = client.post(
+            "/api/assets/upload",
+            headers=AGENT,
+            content_type="multipart/form-data",
+            data={"file": (io.BytesIO(png_bytes(300, 200 + number)), "c.png")},
+        )
         assert upload.status_code == 201, upload.get_json()
         ids.append(create_task(client, AGENT, article_payload([upload.get_json()["url"]], topic=f"t{number}"))["id"])
     return ids
@@ -83,20 +88,43 @@ def test_flask_backup_beside_a_service_deleting_tasks(tmp_path):
     """Black-box: `flask --app app backup` while the served process deletes tasks the whole time."""
     with served_process(tmp_path, REVIEW_ADMIN_USERNAME="admin", REVIEW_ADMIN_PASSWORD=PASSWORD) as (base, _server):
         admin = requests.Session()
-        signed = admin.post(f"{base}/api/auth/login", data={"username": "admin", "password": PASSWORD},
-                            allow_redirects=False, timeout=10)
+        signed = admin.post(
+            f"{base}/api/auth/login",
+            data={"username": "admin", "password": PASSWORD},
+            allow_redirects=False,
+            timeout=10,
+        )
         assert signed.status_code == 303, signed.headers
         ids = []
         for number in range(60):
-            image = requests.post(f"{base}/api/assets/upload", headers=AGENT, timeout=30,
-                                  files={"file": (f"{number}.png", _noise_png(300), "image/png")}).json()
-            ids.append(requests.post(f"{base}/api/review/agent/tasks", headers=AGENT, timeout=30,
-                                     json=article_payload([image["url"]], topic=f"t{number}")).json()["id"])
+            image = requests.post(
+                f"{base}/api/assets/upload",
+                headers=AGENT,
+                timeout=30,
+                files={"file": (f"{number}.png", _noise_png(300), "image/png")},
+            ).json()
+            ids.append(
+                requests.post(
+                    f"{base}/api/review/agent/tasks",
+                    headers=AGENT,
+                    timeout=30,
+                    json=article_payload([image["url"]], topic=f"t{number}"),
+                ).json()["id"]
+            )
         archive = tmp_path / "backup.tar.gz"
-        env = {**os.environ, "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-               "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
-        backup = subprocess.Popen([sys.executable, "-m", "flask", "--app", "app", "backup", str(archive)],
-                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = {
+            **os.environ,
+            "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+            "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        }
+        backup = subprocess.Popen(
+            [sys.executable, "-m", "flask", "--app", "app", "backup", str(archive)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deleted = 0
         for task_id in reversed(ids):  # the archive's files are read in the order of their rows
             if backup.poll() is not None:

@@ -3,6 +3,7 @@ idle and slow connections do not lock the service out, and idle keep-alive conne
 
 Timings are measured in bench/connections.py; here an answer only has to come at all, within a
 timeout far below waitress's old 120-second idle limit that used to free the slots."""
+
 import resource
 import socket
 import threading
@@ -38,8 +39,9 @@ def open_sockets(port, count):
 def answers(base):
     """/healthz and an authenticated API call, each within ANSWER_TIMEOUT."""
     health = requests.get(f"{base}/healthz", timeout=ANSWER_TIMEOUT)
-    listing = requests.get(f"{base}/api/review/agent/tasks", headers={"x-review-agent-token": AGENT_TOKEN},
-                           timeout=ANSWER_TIMEOUT)
+    listing = requests.get(
+        f"{base}/api/review/agent/tasks", headers={"x-review-agent-token": AGENT_TOKEN}, timeout=ANSWER_TIMEOUT
+    )
     return health.status_code, listing.status_code
 
 
@@ -70,7 +72,7 @@ def test_two_hundred_slow_header_senders_do_not_lock_the_service_out(tmp_path):
                     return
                 for sock in slow:
                     try:
-                        sock.send(request[offset:offset + 1])
+                        sock.send(request[offset : offset + 1])
                     except OSError:
                         pass
 

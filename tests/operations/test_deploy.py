@@ -1,4 +1,5 @@
 """deploy/: the systemd unit and the Dockerfile, checked as far as this machine allows (no Docker daemon)."""
+
 import re
 import shutil
 import subprocess
@@ -24,8 +25,9 @@ def test_the_systemd_unit_verifies(tmp_path):
 
 
 def test_the_dockerfile_passes_hadolint():
-    done = subprocess.run([Path(sys.executable).with_name("hadolint"), str(DOCKERFILE)], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [Path(sys.executable).with_name("hadolint"), str(DOCKERFILE)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -43,12 +45,23 @@ def test_the_image_runs_from_exactly_what_the_dockerfile_copies(tmp_path):
     for path in _copied():
         source = ROOT / path
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, tmp_path / path)
-    script = ("from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False}, serve=True); "
-              "print(app.test_client().get('/healthz').status_code, app.test_client().get('/login').status_code)")
-    env = {"PATH": "/usr/bin:/bin", "REVIEW_INSTANCE_PATH": str(tmp_path / "state" / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "state" / "uploads")}
-    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, '.'); {script}"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    script = (
+        "from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False}, serve=True); "
+        "print(app.test_client().get('/healthz').status_code, app.test_client().get('/login').status_code)"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "state" / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "state" / "uploads"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, '.'); {script}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.stdout.split() == ["200", "200"], done.stderr[-2000:]
     packages = {path.parent.name for path in ROOT.glob("*/__init__.py") if path.parent.name not in ("tests", "bench")}
     assert packages <= set(_copied()), "a package is missing from the Dockerfile's COPY lines"

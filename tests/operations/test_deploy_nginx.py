@@ -1,6 +1,7 @@
 """deploy/nginx.conf, run as it is by Debian's nginx in a temporary folder in front of `python app.py`:
 requests pass, a signed-in browser's writes pass the same-origin check, and a client cannot choose the
 address its rate limits count against by sending its own X-Forwarded-For."""
+
 import os
 import shutil
 import subprocess
@@ -31,8 +32,11 @@ def nginx_in_front(tmp_path):
         port = free_port()
         folder = tmp_path / "nginx"
         folder.mkdir()
-        site = SAMPLE.read_text().replace("listen 80;", f"listen 127.0.0.1:{port};").replace(
-            "127.0.0.1:8000", f"127.0.0.1:{service_port}")
+        site = (
+            SAMPLE.read_text()
+            .replace("listen 80;", f"listen 127.0.0.1:{port};")
+            .replace("127.0.0.1:8000", f"127.0.0.1:{service_port}")
+        )
         assert site != SAMPLE.read_text()
         (folder / "site.conf").write_text(site)
         temp = {name: folder / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
@@ -41,15 +45,28 @@ def nginx_in_front(tmp_path):
             + f"daemon off;\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log {folder}/error.log;\n"
             "events { worker_connections 1024; }\n"
             "http {\n  access_log off;\n"
-            + "".join(f"  {name}_temp_path {path};\n" for name, path in
-                      (("client_body", temp["body"]), ("proxy", temp["proxy"]), ("fastcgi", temp["fastcgi"]),
-                       ("uwsgi", temp["uwsgi"]), ("scgi", temp["scgi"])))
-            + f"  include {folder}/site.conf;\n}}\n")
-        checked = subprocess.run([NGINX, "-t", "-c", str(folder / "nginx.conf"), "-p", str(folder)],
-                                 capture_output=True, text=True, timeout=30)
+            + "".join(
+                f"  {name}_temp_path {path};\n"
+                for name, path in (
+                    ("client_body", temp["body"]),
+                    ("proxy", temp["proxy"]),
+                    ("fastcgi", temp["fastcgi"]),
+                    ("uwsgi", temp["uwsgi"]),
+                    ("scgi", temp["scgi"]),
+                )
+            )
+            + f"  include {folder}/site.conf;\n}}\n"
+        )
+        checked = subprocess.run(
+            [NGINX, "-t", "-c", str(folder / "nginx.conf"), "-p", str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert checked.returncode == 0, checked.stderr
-        process = subprocess.Popen([NGINX, "-c", str(folder / "nginx.conf"), "-p", str(folder)],
-                                   stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [NGINX, "-c", str(folder / "nginx.conf"), "-p", str(folder)], stderr=subprocess.PIPE, text=True
+        )
         started.append(process)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
@@ -70,31 +87,54 @@ def nginx_in_front(tmp_path):
 
 
 def feedback(number):
-    return {"appName": "nginx-test", "appVersion": "1.0", "platform": "web", "type": "bug",
-            "title": f"t{number}", "content": f"不同的内容 {number}"}
+    return {
+        "appName": "nginx-test",
+        "appVersion": "1.0",
+        "platform": "web",
+        "type": "bug",
+        "title": f"t{number}",
+        "content": f"不同的内容 {number}",
+    }
 
 
 @pytest.mark.timeout(120)
 def test_the_sample_config_serves_the_service(tmp_path, nginx_in_front):
-    with served(tmp_path, TRUSTED_PROXIES=1, FEEDBACK_CLIENT_TOKENS=f"web={CLIENT_TOKEN}",
-                FEEDBACK_RATE_LIMIT_PER_IP="2/minute", FEEDBACK_RATE_LIMIT_PER_DEVICE="",
-                REVIEW_ADMIN_USERNAME="admin", REVIEW_ADMIN_PASSWORD="a long enough password") as (_, port):
+    with served(
+        tmp_path,
+        TRUSTED_PROXIES=1,
+        FEEDBACK_CLIENT_TOKENS=f"web={CLIENT_TOKEN}",
+        FEEDBACK_RATE_LIMIT_PER_IP="2/minute",
+        FEEDBACK_RATE_LIMIT_PER_DEVICE="",
+        REVIEW_ADMIN_USERNAME="admin",
+        REVIEW_ADMIN_PASSWORD="a long enough password",
+    ) as (_, port):
         base = nginx_in_front(port)
-        listing = requests.get(f"{base}/api/review/agent/tasks", headers={"x-review-agent-token": AGENT_TOKEN},
-                               timeout=10)
+        listing = requests.get(
+            f"{base}/api/review/agent/tasks", headers={"x-review-agent-token": AGENT_TOKEN}, timeout=10
+        )
         assert listing.status_code == 200 and listing.json() == []
 
         # A browser signing in through the proxy: its Origin is the proxy's address, which the
         # service sees as its own (Host passed on), so the sign-in is not refused as cross-origin.
         browser = requests.Session()
-        signed_in = browser.post(f"{base}/api/auth/login", data={"username": "admin",
-                                                                  "password": "a long enough password"},
-                                 headers={"Origin": base}, allow_redirects=False, timeout=10)
+        signed_in = browser.post(
+            f"{base}/api/auth/login",
+            data={"username": "admin", "password": "a long enough password"},
+            headers={"Origin": base},
+            allow_redirects=False,
+            timeout=10,
+        )
         assert signed_in.status_code == 303 and "error" not in signed_in.headers["Location"], signed_in.headers
         assert browser.get(f"{base}/api/review/tasks", timeout=10).status_code == 200
 
         # Rate limits count the address nginx saw, whatever X-Forwarded-For the client sends.
-        statuses = [requests.post(f"{base}/api/feedbacks", json=feedback(n), timeout=10, headers={
-            "x-feedback-client-token": CLIENT_TOKEN, "X-Forwarded-For": f"203.0.113.{n}"}).status_code
-            for n in range(3)]
+        statuses = [
+            requests.post(
+                f"{base}/api/feedbacks",
+                json=feedback(n),
+                timeout=10,
+                headers={"x-feedback-client-token": CLIENT_TOKEN, "X-Forwarded-For": f"203.0.113.{n}"},
+            ).status_code
+            for n in range(3)
+        ]
         assert statuses == [201, 201, 429]

@@ -1,5 +1,6 @@
 """`flask --app app fetch-stats` says which database it works on, as the admin commands do (docs/api.md §19):
 run from another folder, it is another instance, and a backfill into it would go unnoticed."""
+
 import pytest
 
 pytestmark = pytest.mark.both_stores

@@ -3,6 +3,7 @@ for 5 s against the real service (waitress in its own process, bench/server.py) 
 database. No timing claims here (bench/load.py measures those): every request succeeds, and
 afterwards the database and the uploads folder hold exactly what the successful writes made.
 """
+
 from pathlib import Path
 
 import pytest
@@ -47,14 +48,18 @@ def test_16_connections_for_5_seconds_without_errors_and_exact_counts(served):
     server.stop()
 
     assert result["errors"] == 0, result["errorSamples"]
-    created, patched, deleted = (successes(result, "create_task", 201), successes(result, "patch_task", 200),
-                                 successes(result, "delete_task", 200))
+    created, patched, deleted = (
+        successes(result, "create_task", 201),
+        successes(result, "patch_task", 200),
+        successes(result, "delete_task", 200),
+    )
     feedback, uploaded = successes(result, "create_feedback", 201), successes(result, "upload", 201)
     assert min(created, patched, deleted, feedback, uploaded) > 0, result["kinds"]  # every kind of write ran
     assert sum(k["count"] for k in result["kinds"].values()) == result["count"]
 
-    app = create_app({**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads)},
-                     serve=True)
+    app = create_app(
+        {**BENCH_CONFIG, "REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(uploads)}, serve=True
+    )
     with db.connection_context():
         assert ReviewTask.select().count() == ROWS + created - deleted
         assert TimelineEvent.select().where(TimelineEvent.type == "draft_saved").count() == patched

@@ -1,4 +1,5 @@
 """Request data cannot forge a log line (docs/api.md §11 Logs), checked on the served process's output."""
+
 import http.client
 import os
 import signal
@@ -21,8 +22,12 @@ def test_escape_controls_makes_control_characters_visible():
 
 def test_a_newline_in_a_request_path_cannot_start_a_log_line(tmp_path):
     port = free_port()
-    env = {**os.environ, "PORT": str(port), "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads")}
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+    }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
@@ -36,5 +41,7 @@ def test_a_newline_in_a_request_path_cannot_start_a_log_line(tmp_path):
         stderr = server.communicate(timeout=30)[1]
     lines = stderr.splitlines()
     assert not any(line.startswith("2026-11-24 23:59:59") for line in lines)
-    assert any("GET /api/x\\n2026-11-24 23:59:59,000 INFO review admin account mallory created\\r\\x1b[2J 404"
-               in line for line in lines), stderr[-1500:]
+    assert any(
+        "GET /api/x\\n2026-11-24 23:59:59,000 INFO review admin account mallory created\\r\\x1b[2J 404" in line
+        for line in lines
+    ), stderr[-1500:]

@@ -1,4 +1,5 @@
 """GET /metrics (docs/api.md §11): hidden without its setting, bearer token, counters that move exactly."""
+
 import re
 
 import pytest
@@ -37,8 +38,9 @@ def test_counters_move_by_exactly_the_requests_made(make_app, agent_headers):
     create_admin()
     admin = app.test_client()
     login(admin)
-    decision = admin.post(f"/api/review/tasks/{task['id']}/decision", json={
-        "action": "reject_rework", "rejectionReason": "other"})
+    decision = admin.post(
+        f"/api/review/tasks/{task['id']}/decision", json={"action": "reject_rework", "rejectionReason": "other"}
+    )
     assert decision.status_code == 200, decision.get_json()
     after = scrape(client)
 
@@ -74,8 +76,12 @@ def test_outbox_gauge_counts_only_what_will_be_sent(make_app, agent_headers):
     create_admin()
     admin = app.test_client()
     login(admin)
-    assert admin.post(f"/api/review/tasks/{rejected['id']}/decision", json={
-        "action": "reject_rework", "rejectionReason": "other"}).status_code == 200
+    assert (
+        admin.post(
+            f"/api/review/tasks/{rejected['id']}/decision", json={"action": "reject_rework", "rejectionReason": "other"}
+        ).status_code
+        == 200
+    )
     approval = admin.post(f"/api/review/tasks/{approved['id']}/decision", json=approve_article(approved, cover))
     assert approval.status_code == 200, approval.get_json()
     assert value(scrape(client), "review_webhook_outbox_pending") == 1
@@ -88,11 +94,18 @@ def test_invented_methods_share_one_series(make_app):
         client.open("/healthz", method=f"BREW{number}" + "X" * 200)
     client.open("/healthz", method="PROPFIND")
     after = scrape(client)
-    methods = {re.search(r'method="([^"]*)"', series).group(1)
-               for series in after if series.startswith("http_requests_total")}
+    methods = {
+        re.search(r'method="([^"]*)"', series).group(1) for series in after if series.startswith("http_requests_total")
+    }
     assert methods <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "other"}
-    assert sum(number for series, number in after.items()
-               if series.startswith("http_requests_total") and 'method="other"' in series) == 51
+    assert (
+        sum(
+            number
+            for series, number in after.items()
+            if series.startswith("http_requests_total") and 'method="other"' in series
+        )
+        == 51
+    )
 
 
 def test_process_metrics_are_exposed(make_app):

@@ -2,6 +2,7 @@
 `--force`) beside a live `python app.py` on the same instance refuses, exit 2, naming the process and
 saying to stop it; nothing changes and the service keeps working. Once the service is stopped, the same
 restore goes through. `copy-to` refuses the same way. On SQLite and on PostgreSQL."""
+
 import os
 import socket
 import subprocess
@@ -36,8 +37,9 @@ def _topics(base):
 
 
 def _create(base, topic):
-    answer = requests.post(f"{base}/api/review/agent/tasks", json=article_payload(topic=topic), headers=AGENT,
-                           timeout=30)
+    answer = requests.post(
+        f"{base}/api/review/agent/tasks", json=article_payload(topic=topic), headers=AGENT, timeout=30
+    )
     assert answer.status_code == 201, answer.text
     return answer
 
@@ -101,10 +103,22 @@ def test_copy_to_refuses_while_a_service_holds_the_instance(tmp_path, postgres_c
     with served_process(root) as (base, server):
         _create(base, "服务里的任务")
         env = {**os.environ, **folders(root), "DATABASE_URL": ""}
-        refused = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "copy-to", target], cwd=ROOT,
-                                 env=env, capture_output=True, text=True, timeout=180)
+        refused = subprocess.run(
+            [sys.executable, "-m", "flask", "--app", "app", "copy-to", target],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert refused.returncode != 0, refused.stdout
         assert f"pid {server.pid}" in refused.stderr and "stop" in refused.stderr, refused.stderr
-    copied = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "copy-to", target], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=180)
+    copied = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "copy-to", target],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert copied.returncode == 0, copied.stderr[-2000:]

@@ -2,6 +2,7 @@
 "Restore, continued"): `flask --app app restore` runs in a process of its own and ends itself at the
 step REVIEW_RESTORE_FAULT names (os._exit, as a kill would); the next start finishes or undoes it.
 An instance is (its tasks, its secret_key, its uploaded files); the old and the new one differ in all three."""
+
 import os
 import shutil
 
@@ -18,18 +19,42 @@ from tests.helpers.restore import folders, populate, run_restore, topics, upload
 
 # The restore's steps in order: a kill up to "staged" leaves the old instance, from "journal" on the new.
 BEFORE = ["unpacked", "staged"]
-AFTER = ["journal", *(f"{verb}:{name}" for name in ("instance/review.db-wal", "instance/review.db-shm")
-                      for verb in ("aside",)),
-         *(f"{verb}:{name}" for name in ("instance/review.db", "instance/secret_key", "uploads/review",
-                                         "uploads/library", "uploads/feedback") for verb in ("aside", "in")),
-         "swapped", "ended"]
+AFTER = [
+    "journal",
+    *(f"{verb}:{name}" for name in ("instance/review.db-wal", "instance/review.db-shm") for verb in ("aside",)),
+    *(
+        f"{verb}:{name}"
+        for name in (
+            "instance/review.db",
+            "instance/secret_key",
+            "uploads/review",
+            "uploads/library",
+            "uploads/feedback",
+        )
+        for verb in ("aside", "in")
+    ),
+    "swapped",
+    "ended",
+]
 
 
 def _app(root, **overrides):
-    return create_app({"TESTING": True, "DATABASE_URL": "", **folders(root), "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
-                       "FEEDBACK_CLIENT_TOKENS": "web=client-web-token", "WEBHOOK_SENDER_ENABLED": False,
-                       "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False,
-                       "WECHAT_LIVE_WORKER_ENABLED": False, "WECHAT_STATS_ENABLED": False, **overrides}, serve=True)
+    return create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": "",
+            **folders(root),
+            "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+            "FEEDBACK_CLIENT_TOKENS": "web=client-web-token",
+            "WEBHOOK_SENDER_ENABLED": False,
+            "FEEDBACK_INDEXER_ENABLED": False,
+            "WAL_CHECKPOINTER_ENABLED": False,
+            "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_STATS_ENABLED": False,
+            **overrides,
+        },
+        serve=True,
+    )
 
 
 def _close():
@@ -57,8 +82,12 @@ def sets(tmp_path_factory):
     assert new.test_cli_runner().invoke(args=["backup", str(archive)]).exit_code == 0
     populate(_app(root / "old"), "旧的一套", width=700)
     _close()
-    return {"root": root, "archive": archive, "new": _state(root / "new", topics(root / "new" / "instance")),
-            "old": _state(root / "old", topics(root / "old" / "instance"))}
+    return {
+        "root": root,
+        "archive": archive,
+        "new": _state(root / "new", topics(root / "new" / "instance")),
+        "old": _state(root / "old", topics(root / "old" / "instance")),
+    }
 
 
 @pytest.mark.parametrize("step", BEFORE + AFTER)
@@ -115,10 +144,13 @@ def _pg_topics():
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("step", ["staged", "journal", "in:instance/secret_key", "aside:uploads/library",
-                                  "in:uploads/feedback", "rows", "ended"])
+@pytest.mark.parametrize(
+    "step",
+    ["staged", "journal", "in:instance/secret_key", "aside:uploads/library", "in:uploads/feedback", "rows", "ended"],
+)
 def test_a_postgresql_restore_killed_at_any_step_is_finished_or_undone_at_the_next_start(
-        sets, postgres_cluster, tmp_path, step):
+    sets, postgres_cluster, tmp_path, step
+):
     url = postgres_cluster.url(postgres_cluster.create_database())
     target = tmp_path / "target"
     try:

@@ -1,6 +1,7 @@
 """A crafted manifest.json (docs/api.md §16): nesting deeper than a backup's manifest has, or more bytes than
 a backup of the archive's members can have, is refused before it is parsed: exit 2 naming manifest.json, no
 traceback, nothing created, and the restore process stays small."""
+
 import io
 import json
 import os
@@ -56,8 +57,14 @@ def _restore_measured(root, archive):
     env = {**os.environ, **folders(root), "DATABASE_URL": ""}
     env.pop("REVIEW_RESTORE_FAULT", None)
     report = archive.with_suffix(".peak")
-    done = subprocess.run([sys.executable, "-c", MEASURED, str(report), str(archive)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(report), str(archive)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     return done.returncode, done.stderr, int(report.read_text().split()[1]) * 1024
 
 
@@ -67,9 +74,11 @@ def _assert_refused(result, root, named):
     assert not root.exists()  # no instance, uploads folder or secret_key made
 
 
-@pytest.mark.parametrize("manifest", [b"[" * 200_000, b'{"files": ' * 5000 + b"{}" + b"}" * 5000,
-                                      b'{"format": 1, "files": {"a": {"b": {}}}}'],
-                         ids=["200,000 [", "5,000 objects", "one level too deep"])
+@pytest.mark.parametrize(
+    "manifest",
+    [b"[" * 200_000, b'{"files": ' * 5000 + b"{}" + b"}" * 5000, b'{"format": 1, "files": {"a": {"b": {}}}}'],
+    ids=["200,000 [", "5,000 objects", "one level too deep"],
+)
 def test_a_manifest_nested_deeper_than_a_backups_is_refused(source, tmp_path, manifest):
     archive = _with_manifest(tmp_path / "nested.tar.gz", source, manifest)
     place = tmp_path / "new" / "place"
@@ -93,8 +102,11 @@ def test_a_manifest_with_more_containers_than_its_members_is_refused(source, tmp
     manifest = json.loads(source["manifest.json"])
     manifest["missingFiles"] = [{}] * 200_000
     archive = _with_manifest(tmp_path / "shape.tar.gz", source, json.dumps(manifest).encode())
-    _assert_refused(run_restore(tmp_path / "new" / "place", archive), tmp_path / "new",
-                    "manifest.json is damaged: it holds more objects")
+    _assert_refused(
+        run_restore(tmp_path / "new" / "place", archive),
+        tmp_path / "new",
+        "manifest.json is damaged: it holds more objects",
+    )
 
 
 def test_a_backup_with_many_files_and_missing_files_still_restores(source, tmp_path):

@@ -1,6 +1,7 @@
 """Restore of a hostile or damaged archive (docs/api.md §16 "Restore", "Restore, continued"): refused
 with a message saying what is wrong, before anything is written beyond the manifest's sizes, and
 without creating anything; config.py only on request; a newer schema refused, at restore and at start."""
+
 import gzip
 import io
 import os
@@ -135,15 +136,23 @@ def _sparse(contents, name):
 
 @pytest.mark.parametrize(("hostile", "named"), [(_bomb, "the manifest says"), (_sparse, "sparse")])
 def test_an_archive_that_unpacks_to_more_than_its_manifest_says_stops_before_writing_it(
-        source, tmp_path, hostile, named):
+    source, tmp_path, hostile, named
+):
     contents = members(source)
     cover = next(name for name in contents if name.startswith("uploads/review/"))
     listed = dict(contents)
     if hostile is _bomb:
         del contents[cover]  # the bomb takes the cover's place, the manifest keeps the cover's size
-    pack(source, contents, lambda manifest: manifest["files"].update(
-        {cover: {"sha256": "0" * 64, "size": len(listed[cover])}}) if hostile is _bomb else None,
-         extra=hostile(contents, cover))
+    pack(
+        source,
+        contents,
+        lambda manifest: (
+            manifest["files"].update({cover: {"sha256": "0" * 64, "size": len(listed[cover])}})
+            if hostile is _bomb
+            else None
+        ),
+        extra=hostile(contents, cover),
+    )
     assert source.stat().st_size < 2 * 1024 * 1024
     result = run_restore(tmp_path / "target", source, limit=LIMIT)  # a file past LIMIT kills it
     assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
@@ -151,8 +160,15 @@ def test_an_archive_that_unpacks_to_more_than_its_manifest_says_stops_before_wri
     assert not (tmp_path / "target").exists()
 
 
-@pytest.mark.parametrize(("kind", "named"), [(tarfile.SYMTYPE, "symbolic link"), (tarfile.LNKTYPE, "hard link"),
-                                             (tarfile.CHRTYPE, "device"), (tarfile.FIFOTYPE, "FIFO")])
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [
+        (tarfile.SYMTYPE, "symbolic link"),
+        (tarfile.LNKTYPE, "hard link"),
+        (tarfile.CHRTYPE, "device"),
+        (tarfile.FIFOTYPE, "FIFO"),
+    ],
+)
 def test_link_and_device_entries_are_refused(source, target, kind, named):
     info = tarfile.TarInfo("uploads/review/entry")
     info.type, info.linkname = kind, "/etc/passwd"
@@ -175,9 +191,12 @@ def test_restored_folders_are_0700_and_files_0600_whatever_the_umask(source, tar
         os.umask(previous)
     assert result.exit_code == 0 and backup.exit_code == 0, result.output + backup.output
     root = target[1]
-    loose = {str(path.relative_to(root)): oct(stat.S_IMODE(path.stat().st_mode))
-             for folder in ("instance", "uploads") for path in (root / folder).rglob("*")
-             if stat.S_IMODE(path.stat().st_mode) != (0o700 if path.is_dir() else 0o600)}
+    loose = {
+        str(path.relative_to(root)): oct(stat.S_IMODE(path.stat().st_mode))
+        for folder in ("instance", "uploads")
+        for path in (root / folder).rglob("*")
+        if stat.S_IMODE(path.stat().st_mode) != (0o700 if path.is_dir() else 0o600)
+    }
     assert loose == {}
     assert any((root / "uploads" / "feedback").rglob("*.png"))  # nested folders were restored
 
@@ -211,13 +230,16 @@ def test_a_refused_restore_into_missing_folders_creates_nothing(source, tmp_path
     assert not (tmp_path / "new").exists()
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    (lambda manifest: manifest.pop("counts"), "counts"),
-    (lambda manifest: manifest["counts"].update(files="12"), "counts.files"),
-    (lambda manifest: manifest["counts"]["rows"].update(review_task=None), "counts.rows"),
-    (lambda manifest: manifest["files"]["instance/secret_key"].pop("sha256"), "instance/secret_key"),
-    (lambda manifest: manifest.update(schemaVersion="ten"), "schemaVersion"),
-])
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda manifest: manifest.pop("counts"), "counts"),
+        (lambda manifest: manifest["counts"].update(files="12"), "counts.files"),
+        (lambda manifest: manifest["counts"]["rows"].update(review_task=None), "counts.rows"),
+        (lambda manifest: manifest["files"]["instance/secret_key"].pop("sha256"), "instance/secret_key"),
+        (lambda manifest: manifest.update(schemaVersion="ten"), "schemaVersion"),
+    ],
+)
 def test_a_damaged_manifest_is_named_so(source, target, change, named):
     pack(source, members(source), change)
     _refused(target, source, named)

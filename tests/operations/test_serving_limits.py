@@ -1,6 +1,7 @@
 """The served process (`python app.py`) against bodies too large to read and a burst of work
 (docs/api.md §16): a body declared larger than the largest legitimate one is refused (413) before it is
 read; `/healthz` answers while every API thread is busy instead of waiting behind the queue."""
+
 import json
 import socket
 import statistics
@@ -33,9 +34,12 @@ def _raw(port, request):
 
 def _head_only(port, path, declared):
     """The headers of a POST declaring `declared` body bytes, and 16 of them: the old server waited for the rest."""
-    return _raw(port, b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
-                b"x-review-agent-token: " + AGENT["x-review-agent-token"].encode() + b"\r\n"
-                b"Content-Length: " + str(declared).encode() + b"\r\n\r\n" + b"x" * 16)
+    return _raw(
+        port,
+        b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+        b"x-review-agent-token: " + AGENT["x-review-agent-token"].encode() + b"\r\n"
+        b"Content-Length: " + str(declared).encode() + b"\r\n\r\n" + b"x" * 16,
+    )
 
 
 def test_a_body_declared_over_the_largest_legitimate_one_is_refused_unread(tmp_path):
@@ -56,12 +60,20 @@ def test_a_body_declared_over_the_largest_legitimate_one_is_refused_unread(tmp_p
         assert requests.get(f"{base}/healthz", timeout=ANSWER_TIMEOUT).status_code == 200
 
         # The largest legitimate body still passes: a log file of the largest size in its form.
-        record = requests.post(f"{base}/api/feedbacks", headers=CLIENT, timeout=30, json={
-            "type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"})
+        record = requests.post(
+            f"{base}/api/feedbacks",
+            headers=CLIENT,
+            timeout=30,
+            json={"type": "bug", "title": "t", "content": "c", "appName": "a", "appVersion": "1", "platform": "ios"},
+        )
         assert record.status_code == 201, record.text
-        largest = requests.post(f"{base}/api/feedbacks/{record.json()['id']}/attachments", headers=CLIENT,
-                                timeout=60, data={"kind": "log_file"},
-                                files={"file": ("app.log", b"a" * LOG_MAX_BYTES, "text/plain")})
+        largest = requests.post(
+            f"{base}/api/feedbacks/{record.json()['id']}/attachments",
+            headers=CLIENT,
+            timeout=60,
+            data={"kind": "log_file"},
+            files={"file": ("app.log", b"a" * LOG_MAX_BYTES, "text/plain")},
+        )
         assert largest.status_code == 201, largest.text[:300]
         assert largest.json()["size"] == LOG_MAX_BYTES
 
@@ -86,10 +98,10 @@ def _seed(make_app):
 def test_healthz_does_not_wait_behind_a_burst_of_work(tmp_path, make_app):
     _seed(make_app)
     with served_process(tmp_path, THREADS=4) as (base, _server):
+
         def listing(_):
             started = time.monotonic()
-            answer = requests.get(f"{base}/api/review/agent/tasks?status=all&limit={TASKS}", headers=AGENT,
-                                  timeout=120)
+            answer = requests.get(f"{base}/api/review/agent/tasks?status=all&limit={TASKS}", headers=AGENT, timeout=120)
             assert answer.status_code == 200 and len(answer.json()) == TASKS
             return time.monotonic() - started
 

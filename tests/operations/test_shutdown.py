@@ -1,4 +1,5 @@
 """Graceful shutdown of the served process (docs/api.md §11): SIGTERM during a slow publish."""
+
 import os
 import signal
 import subprocess
@@ -22,8 +23,11 @@ GRACE = 10
 
 @pytest.mark.timeout(120)
 def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_path, fake):
-    settings = {"REVIEW_INSTANCE_PATH": str(tmp_path / "instance"), "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
-                **platform_settings(fake)}
+    settings = {
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        **platform_settings(fake),
+    }
     app = make_app(**settings)
     create_admin()
     admin = app.test_client()
@@ -35,20 +39,32 @@ def test_sigterm_during_a_slow_publish_finishes_it_and_exits_0(make_app, tmp_pat
     db.close()
 
     port = free_port()
-    env = {**os.environ, **{key: str(value) for key, value in settings.items()}, "PORT": str(port),
-           "REVIEW_AGENT_TOKEN": AGENT_TOKEN, "SHUTDOWN_GRACE_SECONDS": str(GRACE)}
+    env = {
+        **os.environ,
+        **{key: str(value) for key, value in settings.items()},
+        "PORT": str(port),
+        "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+        "SHUTDOWN_GRACE_SECONDS": str(GRACE),
+    }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: answers_ok(f"{base}/healthz"), 60, "the service did not start")
         session = requests.Session()
-        signed_in = session.post(f"{base}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                                 allow_redirects=False, timeout=10)
+        signed_in = session.post(
+            f"{base}/api/auth/login",
+            data={"username": "admin", "password": ADMIN_PASSWORD},
+            allow_redirects=False,
+            timeout=10,
+        )
         assert signed_in.status_code == 303 and "error" not in signed_in.headers["Location"]
         fake.hang_next("draft/add", 3)
         answer = {}
-        publish = threading.Thread(target=lambda: answer.update(response=session.post(
-            f"{base}/api/review/tasks/{task['id']}/publish-jobs", timeout=30)))
+        publish = threading.Thread(
+            target=lambda: answer.update(
+                response=session.post(f"{base}/api/review/tasks/{task['id']}/publish-jobs", timeout=30)
+            )
+        )
         publish.start()
         wait_until(lambda: fake.requests_to("draft/add"), 20, "the publish never reached the draft call")
         os.kill(server.pid, signal.SIGTERM)

@@ -1,5 +1,6 @@
 """/editions without a browser (docs/api.md §21): who may open it, what it lists (draft-ready articles, the
 edition being composed, the editions), and the quota, its protection and a failure in both languages."""
+
 import json
 import re
 
@@ -21,8 +22,9 @@ def app(make_app, fake, request):
 
 
 def page_data(html):
-    return json.loads(re.search(r'<script type="application/json" id="edition-json">(.*?)</script>', html,
-                                re.S).group(1))
+    return json.loads(
+        re.search(r'<script type="application/json" id="edition-json">(.*?)</script>', html, re.S).group(1)
+    )
 
 
 def text(html):
@@ -39,9 +41,16 @@ def open_as(client, language, path="/editions"):
 def _edition(task_ids, status="draft", **fields):
     now = now_iso()
     with db.connection_context():
-        return Edition.create(edition_id=f"ed_{status}{len(task_ids)}{fields.get('fail_code', '')[-6:-1]}x",
-                              account="silicon-rise", status=status, task_ids=task_ids, created_by="admin",
-                              created_at=now, updated_at=now, **fields).edition_id
+        return Edition.create(
+            edition_id=f"ed_{status}{len(task_ids)}{fields.get('fail_code', '')[-6:-1]}x",
+            account="silicon-rise",
+            status=status,
+            task_ids=task_ids,
+            created_by="admin",
+            created_at=now,
+            updated_at=now,
+            **fields,
+        ).edition_id
 
 
 def test_signed_out_goes_to_sign_in_and_a_feedback_only_admin_is_refused(app):
@@ -53,12 +62,16 @@ def test_signed_out_goes_to_sign_in_and_a_feedback_only_admin_is_refused(app):
     assert 'href="/editions"' not in client.get("/feedback").get_data(as_text=True)  # no link it cannot open
 
 
-@pytest.mark.parametrize(("language", "words"), [
-    ("en", ("Send to followers", "1 send left today", "(1 a day)", "Draft-ready articles", "Headline")),
-    ("zh-CN", ("推送", "今天还可群发 1 次", "（每天 1 次）", "可推送的文章", "头条")),
-])
-def test_the_page_lists_draft_ready_articles_the_composed_edition_and_the_quota(app, admin_client, agent_headers,
-                                                                               language, words):
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        ("en", ("Send to followers", "1 send left today", "(1 a day)", "Draft-ready articles", "Headline")),
+        ("zh-CN", ("推送", "今天还可群发 1 次", "（每天 1 次）", "可推送的文章", "头条")),
+    ],
+)
+def test_the_page_lists_draft_ready_articles_the_composed_edition_and_the_quota(
+    app, admin_client, agent_headers, language, words
+):
     tasks = published_articles(app, admin_client, agent_headers, 4)
     create_task(admin_client, agent_headers, article_payload(topic="pending"))  # not approved: not listed
     composed = _edition([tasks[3]["id"]])
@@ -81,14 +94,25 @@ def test_the_page_lists_draft_ready_articles_the_composed_edition_and_the_quota(
 
 
 @pytest.mark.parametrize("app", [{"WECHAT_SILICON_RISE_MASS_PROTECTION": "true"}], indirect=True)
-@pytest.mark.parametrize(("language", "left", "protected"), [
-    ("en", "0 sends left today", "Mass-send protection is on for this account: an administrator must confirm each "
-                                 "send in WeChat within 30 minutes, or it is not sent."),
-    ("zh-CN", "今天还可群发 0 次",
-     "该公众号已开启群发保护：每次群发都须由管理员在 30 分钟内于微信中确认，否则不会发出。"),
-])
-def test_a_used_quota_says_when_the_next_send_is_possible_and_protection_is_said(app, admin_client, agent_headers,
-                                                                              language, left, protected):
+@pytest.mark.parametrize(
+    ("language", "left", "protected"),
+    [
+        (
+            "en",
+            "0 sends left today",
+            "Mass-send protection is on for this account: an administrator must confirm each "
+            "send in WeChat within 30 minutes, or it is not sent.",
+        ),
+        (
+            "zh-CN",
+            "今天还可群发 0 次",
+            "该公众号已开启群发保护：每次群发都须由管理员在 30 分钟内于微信中确认，否则不会发出。",
+        ),
+    ],
+)
+def test_a_used_quota_says_when_the_next_send_is_possible_and_protection_is_said(
+    app, admin_client, agent_headers, language, left, protected
+):
     tasks = published_articles(app, admin_client, agent_headers, 1)
     _edition([tasks[0]["id"]], "scheduled", send_at=now_iso())
     html = open_as(admin_client, language)
@@ -104,17 +128,26 @@ def test_a_monthly_quota_is_said_per_month(app, admin_client):
     assert "本月还可群发 4 次" in text(open_as(admin_client, "zh-CN"))
 
 
-@pytest.mark.parametrize(("language", "reason", "sent"), [
-    ("en", "Not sent: the platform judged it advertising (err 10001).", "Followers"),
-    ("zh-CN", "未发送：平台判定为广告（err 10001）。", "粉丝总数"),
-])
-def test_a_failed_edition_says_why_and_a_sent_one_its_counts_and_links(app, admin_client, agent_headers, language,
-                                                                       reason, sent):
+@pytest.mark.parametrize(
+    ("language", "reason", "sent"),
+    [
+        ("en", "Not sent: the platform judged it advertising (err 10001).", "Followers"),
+        ("zh-CN", "未发送：平台判定为广告（err 10001）。", "粉丝总数"),
+    ],
+)
+def test_a_failed_edition_says_why_and_a_sent_one_its_counts_and_links(
+    app, admin_client, agent_headers, language, reason, sent
+):
     tasks = published_articles(app, admin_client, agent_headers, 3)
     _edition([tasks[0]["id"]], "failed", fail_code="err(10001)", fail_reason="err(10001)", send_at=now_iso())
     url = "https://mp.weixin.qq.com/s/sent-article"
-    _edition([tasks[1]["id"], tasks[2]["id"]], "sent", send_at=now_iso(), article_urls=[url, None],
-             counts={"total": 1280, "filter": 1280, "sent": 1275, "error": 5})
+    _edition(
+        [tasks[1]["id"], tasks[2]["id"]],
+        "sent",
+        send_at=now_iso(),
+        article_urls=[url, None],
+        counts={"total": 1280, "filter": 1280, "sent": 1275, "error": 5},
+    )
     html = open_as(admin_client, language)
     shown = text(html)
     assert reason in shown

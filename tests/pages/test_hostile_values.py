@@ -1,6 +1,7 @@
 """Hostile values a page or the start meets (docs/api.md §14): a time zone cookie naming a tzdata folder or
 300 characters is ignored (the team's zone is used), REVIEW_TIME_ZONE naming a folder stops the start naming
 the setting, and a filter date at the end of the calendar is the list's own error, never a 500."""
+
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -23,6 +24,7 @@ def test_a_bad_time_zone_cookie_is_ignored(admin_client, page, zone):
 
 def test_a_bad_time_zone_cookie_falls_back_to_the_teams_zone(admin_client):
     """The CSV link carries the bounds the list used: the team's zone (+08:00), as without a cookie."""
+
     def export_link(cookie):
         if cookie is None:
             admin_client.delete_cookie("review_tz")
@@ -59,5 +61,3 @@ def test_a_bad_filter_date_is_explained_in_the_pages_language(make_app):
     assert response.status_code == 200, response.status_code
     html = response.get_data(as_text=True)
     assert '<html lang="zh-CN">' in html and re.search(r'id="err-to"[^>]*>请检查此项：', html)
-
-

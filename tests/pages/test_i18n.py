@@ -2,6 +2,7 @@
 switch, the catalogue (docs/conventions.md: what babel.cfg's extraction finds is in the zh_CN .po and
 translated, the header is the project's, the committed .mo is what `pybabel compile` makes of the .po),
 the scripts' message keys, and the JSON API left in English."""
+
 import re
 import shlex
 import subprocess
@@ -32,8 +33,9 @@ def pybabel(arguments, output):
     """Run pybabel from the repository root with its `-o` output moved to `output`."""
     arguments = list(arguments)
     arguments[arguments.index("-o") + 1] = str(output)
-    done = subprocess.run([Path(sys.executable).with_name("pybabel"), *arguments], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [Path(sys.executable).with_name("pybabel"), *arguments], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stderr
 
@@ -82,7 +84,9 @@ def test_the_check_finds_a_missing_an_empty_and_a_fuzzy_entry():
     translated.add("Guessed", "猜", flags=["fuzzy"])
     translated.add(("%(num)d page", "%(num)d pages"), ("",))
     assert catalogue_faults(extracted, translated) == (
-        ["Gone"], ["Empty", "Guessed", ("%(num)d page", "%(num)d pages")])
+        ["Gone"],
+        ["Empty", "Guessed", ("%(num)d page", "%(num)d pages")],
+    )
 
 
 def test_the_catalogue_header_is_the_projects():
@@ -99,8 +103,9 @@ def test_the_committed_mo_is_what_pybabel_compile_makes_of_the_po(tmp_path):
     """A fresh install reads the .mo as committed: it must say what the .po says."""
     assert documented("compile") == ["compile", "-d", "translations"]  # every catalogue, as below for zh_CN
     pybabel(["compile", "-i", str(PO), "-l", "zh_Hans_CN", "-o", "the .mo"], tmp_path / "messages.mo")
-    assert PO.with_suffix(".mo").read_bytes() == (tmp_path / "messages.mo").read_bytes(), \
+    assert PO.with_suffix(".mo").read_bytes() == (tmp_path / "messages.mo").read_bytes(), (
         "run pybabel compile -d translations (docs/conventions.md)"
+    )
 
 
 def test_every_message_key_a_script_uses_is_handed_to_the_scripts():
@@ -112,15 +117,18 @@ def test_every_message_key_a_script_uses_is_handed_to_the_scripts():
     assert sorted(used - error_keys - set(WORDS)) == []
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    ({}, "zh-CN"),  # REVIEW_DEFAULT_LANGUAGE's default
-    ({"Accept-Language": "zh-TW,zh;q=0.9"}, "zh-CN"),
-    ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0.8"}, "zh-CN"),  # any zh
-    ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0"}, "en"),  # zh refused
-    ({"Accept-Language": "fr, en;q=0"}, "zh-CN"),  # English refused: the setting
-    ({"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5"}, "en"),
-    ({"Accept-Language": "de-DE"}, "zh-CN"),  # neither: the setting
-])
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({}, "zh-CN"),  # REVIEW_DEFAULT_LANGUAGE's default
+        ({"Accept-Language": "zh-TW,zh;q=0.9"}, "zh-CN"),
+        ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0.8"}, "zh-CN"),  # any zh
+        ({"Accept-Language": "en-GB,en;q=0.9,zh-CN;q=0"}, "en"),  # zh refused
+        ({"Accept-Language": "fr, en;q=0"}, "zh-CN"),  # English refused: the setting
+        ({"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5"}, "en"),
+        ({"Accept-Language": "de-DE"}, "zh-CN"),  # neither: the setting
+    ],
+)
 def test_the_language_follows_accept_language_then_the_setting(make_app, headers, expected):
     client = make_app(REVIEW_DEFAULT_LANGUAGE="zh-CN").test_client()
     assert html_lang(client.get("/login", headers=headers)) == expected
@@ -179,5 +187,3 @@ def test_error_pages_speak_the_page_language(make_app):
     login(client)
     page = client.get("/review/no-such-task").get_data(as_text=True)
     assert '<html lang="zh-CN">' in page and "要找的内容不存在或已删除。" in page and "返回审核列表" in page
-
-

@@ -1,5 +1,6 @@
 """Admin HTML pages without a browser: sign-in redirects, permissions, rendering, the preview
 route, and the demo mode's setup."""
+
 import json
 import re
 from datetime import datetime
@@ -67,10 +68,13 @@ def test_the_text_counters_show_the_limits_a_decision_is_checked_against(admin_c
     assert limits == {"title": "64", "summary": "100", "author": "16"}
 
 
-@pytest.mark.parametrize(("permissions", "allowed", "refused"), [
-    ("review", ["/review"], ["/feedback"]),
-    ("feedback", ["/feedback"], ["/review"]),
-])
+@pytest.mark.parametrize(
+    ("permissions", "allowed", "refused"),
+    [
+        ("review", ["/review"], ["/feedback"]),
+        ("feedback", ["/feedback"], ["/review"]),
+    ],
+)
 def test_pages_need_their_permission(app, permissions, allowed, refused):
     create_admin("limited", permissions=permissions)
     client = app.test_client()
@@ -147,9 +151,14 @@ def test_bad_list_filters_are_explained_not_failed(admin_client, demo_data):
 
 
 def test_preview_renders_the_themed_article(admin_client):
-    response = admin_client.post("/api/review/preview", json={
-        "markdown": "## 标题\n\n正文 [链接](https://example.com)", "themeTemplate": "tech-blue",
-        "publicAccount": "silicon-rise"})
+    response = admin_client.post(
+        "/api/review/preview",
+        json={
+            "markdown": "## 标题\n\n正文 [链接](https://example.com)",
+            "themeTemplate": "tech-blue",
+            "publicAccount": "silicon-rise",
+        },
+    )
     assert response.status_code == 200
     html = response.get_json()["html"]
     assert "<h2" in html and "style=" in html and "<style" not in html
@@ -179,7 +188,8 @@ def test_a_body_image_that_is_no_asset_is_not_loaded_by_the_page(app, client, ad
     assert "/static/not-an-asset.svg" in sources and picture["url"] in sources
     preview = admin_client.post("/api/review/preview", json={"markdown": body, "publicAccount": "silicon-rise"})
     assert re.findall(r'src="([^"]*)"', preview.get_json()["html"]) == ["/static/not-an-asset.svg"] * 2 + [
-        picture["url"]]
+        picture["url"]
+    ]
     assert admin_client.get("/static/not-an-asset.svg").status_code == 200
     assert admin_client.get(f"/api/review/tasks/{task['id']}").status_code == 200  # still signed in
 
@@ -207,29 +217,43 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
     login(client, "demo", password)
     tasks = client.get("/api/review/tasks?status=all").get_json()
     assert {(t["publicAccount"], t["contentType"]) for t in tasks} == {
-        ("silicon-rise", "article"), ("silicon-rise", "image_post"),
-        ("carbon-fitness", "article"), ("carbon-fitness", "image_post")}
+        ("silicon-rise", "article"),
+        ("silicon-rise", "image_post"),
+        ("carbon-fitness", "article"),
+        ("carbon-fitness", "image_post"),
+    }
     assert client.get("/api/feedbacks").get_json()["counts"]["all"] == 4
     # The day's edition of three articles went to the fake platform's followers (docs/api.md §21).
     [edition] = client.get("/api/editions").get_json()
     assert edition["status"] == "sent" and len(edition["taskIds"]) == 3, edition
     assert "/editions" in text and "an edition of 3 articles" in text
-    sent = app.test_client().post("/api/feedbacks", headers={"x-feedback-client-token": client_token}, json={
-        "appName": "demo", "appVersion": "1", "platform": "web", "type": "bug", "title": "t", "content": "c"})
+    sent = app.test_client().post(
+        "/api/feedbacks",
+        headers={"x-feedback-client-token": client_token},
+        json={"appName": "demo", "appVersion": "1", "platform": "web", "type": "bug", "title": "t", "content": "c"},
+    )
     assert sent.status_code == 201, sent.get_json()
     # The fake platform answers the demo credentials.
     import requests
 
-    token = requests.post(app.config["WECHAT_API_BASE"] + "/cgi-bin/stable_token", json={
-        "grant_type": "client_credential", "appid": app.config["WECHAT_SILICON_RISE_APPID"],
-        "secret": app.config["WECHAT_SILICON_RISE_SECRET"]}, timeout=5).json()
+    token = requests.post(
+        app.config["WECHAT_API_BASE"] + "/cgi-bin/stable_token",
+        json={
+            "grant_type": "client_credential",
+            "appid": app.config["WECHAT_SILICON_RISE_APPID"],
+            "secret": app.config["WECHAT_SILICON_RISE_SECRET"],
+        },
+        timeout=5,
+    ).json()
     assert "access_token" in token
     # How to point an MCP client at the demo: a stdio server entry that names this service and token.
     [config] = [json.loads(line) for line in (line.strip() for line in banner) if line.startswith('{"mcpServers"')]
     entry = config["mcpServers"]["content-review"]
     assert entry["args"] == ["-m", "agentmcp"] and Path(entry["cwd"], "agentmcp", "__main__.py").is_file()
-    assert entry["env"] == {"REVIEW_BASE_URL": f"http://{app.config['HOST']}:{app.config['PORT']}",
-                            "REVIEW_AGENT_TOKEN": app.config["REVIEW_AGENT_TOKEN"]}
+    assert entry["env"] == {
+        "REVIEW_BASE_URL": f"http://{app.config['HOST']}:{app.config['PORT']}",
+        "REVIEW_AGENT_TOKEN": app.config["REVIEW_AGENT_TOKEN"],
+    }
     db.close()
 
 
@@ -247,8 +271,16 @@ def test_feedback_list_pages_through_the_matches(app, admin_client):
 
     with db.connection_context():
         for number in range(25):
-            data = FeedbackCreateSchema().load({"type": "bug", "title": f"Report {number:02d}", "content": "text",
-                                                "appName": "reader", "appVersion": "1.0", "platform": "web"})
+            data = FeedbackCreateSchema().load(
+                {
+                    "type": "bug",
+                    "title": f"Report {number:02d}",
+                    "content": "text",
+                    "appName": "reader",
+                    "appVersion": "1.0",
+                    "platform": "web",
+                }
+            )
             intake.create_feedback(data, "web", f"203.0.113.{number}", app.extensions["settings"])
     first = admin_client.get("/feedback?type=bug").get_data(as_text=True)
     assert "Showing 1–20 of 25" in first and "Page 1 of 2" in first
@@ -280,12 +312,25 @@ def test_feedback_detail_shows_extra_as_readable_json_and_small_files_in_bytes(a
 
     client = app.test_client()
     headers = {"x-feedback-client-token": "client-web-token"}
-    created = client.post("/api/feedbacks", headers=headers, json={
-        "type": "bug", "title": "Extra", "content": "With extra data", "appName": "reader", "appVersion": "1.0",
-        "platform": "web", "extra": {"screen": "<b>首页</b>", "retries": 2}}).get_json()
-    log = client.post(f"/api/feedbacks/{created['id']}/attachments", headers=headers,
-                      content_type="multipart/form-data",
-                      data={"kind": "log_file", "file": (io.BytesIO(b"x" * 32), "app.log")})
+    created = client.post(
+        "/api/feedbacks",
+        headers=headers,
+        json={
+            "type": "bug",
+            "title": "Extra",
+            "content": "With extra data",
+            "appName": "reader",
+            "appVersion": "1.0",
+            "platform": "web",
+            "extra": {"screen": "<b>首页</b>", "retries": 2},
+        },
+    ).get_json()
+    log = client.post(
+        f"/api/feedbacks/{created['id']}/attachments",
+        headers=headers,
+        content_type="multipart/form-data",
+        data={"kind": "log_file", "file": (io.BytesIO(b"x" * 32), "app.log")},
+    )
     assert log.status_code == 201, log.get_data(as_text=True)
     html = admin_client.get(f"/feedback/{created['id']}").get_data(as_text=True)
     shown = html_module.unescape(re.search(r'<pre class="extra">(.*?)</pre>', html, re.S).group(1))

@@ -1,5 +1,6 @@
 """The theme choice on a task's page names each theme in the page's language (docs/api.md §5, §14): the
 names are catalogue words, with the English msgid as the English name."""
+
 import re
 
 import pytest

@@ -1,6 +1,7 @@
 """Times on the pages (docs/api.md §14): one zone per request, Flask-Babel's, for the times the server
 writes and the days of the lists' date filters: the viewer's (the review_tz cookie static/words.js
 keeps), else REVIEW_TIME_ZONE."""
+
 import re
 from datetime import datetime
 from urllib.parse import quote

@@ -2,6 +2,7 @@
 (error pages included), one term per meaning (a feedback of type `account` is about the app user's 账号,
 never a 公众号), the list's publish-attempt column saying what it counts, and the scripts and macros taking
 their words from the catalogue instead of asking which language the page is in."""
+
 import html
 import re
 from pathlib import Path
@@ -83,13 +84,22 @@ def test_the_rejection_banner_uses_chinese_punctuation(app, chinese, agent_heade
     task = create_task(app.test_client(), agent_headers, article_payload([cover["url"]]))
     selections = article_selections(task, cover)
     rejected = ["title", "summary"]
-    answer = chinese.post(decision_url(task), json={
-        "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
-        "rejectionNote": "标题太长", "selections": selections, "lockedSelections": locked_except(selections, rejected)})
+    answer = chinese.post(
+        decision_url(task),
+        json={
+            "action": "reject_rework",
+            "rejectionReason": "style_mismatch",
+            "rejectedElements": rejected,
+            "rejectionNote": "标题太长",
+            "selections": selections,
+            "lockedSelections": locked_except(selections, rejected),
+        },
+    )
     assert answer.status_code == 200, answer.get_json()
     page = chinese.get(f"/review/{task['id']}").get_data(as_text=True)
-    banner = re.sub(r"\s+", "", visible_text(re.search(r'<section class="notice warn".*?</section>', page, re.S)
-                                             .group(0)))
+    banner = re.sub(
+        r"\s+", "", visible_text(re.search(r'<section class="notice warn".*?</section>', page, re.S).group(0))
+    )
     assert banner == "已退回修改（风格不符）。智能体需要修改：标题、摘要。备注：标题太长", banner
     timeline = visible_text(re.search(r'<ol class="timeline">.*?</ol>', page, re.S).group(0))
     assert "原因：" in timeline and "原因:" not in timeline

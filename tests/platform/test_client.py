@@ -1,4 +1,5 @@
 """The platform client against the fake platform over real HTTP (docs/api.md §5)."""
+
 import io
 import json
 import os
@@ -57,8 +58,13 @@ def client(fake_platform, database):
 
 
 def news_article(thumb_media_id, **fields):
-    article = {"title": "Hello", "author": "Ada", "digest": "short", "content": "<p>body</p>",
-               "thumb_media_id": thumb_media_id}
+    article = {
+        "title": "Hello",
+        "author": "Ada",
+        "digest": "short",
+        "content": "<p>body</p>",
+        "thumb_media_id": thumb_media_id,
+    }
     article.update(fields)
     return article
 
@@ -76,7 +82,8 @@ def test_token_is_fetched_once_and_cached_in_the_database(client, fake_platform)
 
     assert first == second == third
     assert stable_token_calls(fake_platform) == [
-        {"grant_type": "client_credential", "appid": APPID, "secret": SECRET, "force_refresh": False}]
+        {"grant_type": "client_credential", "appid": APPID, "secret": SECRET, "force_refresh": False}
+    ]
     row = PlatformToken.get(PlatformToken.account == ACCOUNT)
     assert row.access_token == first
     assert iso(utcnow() + timedelta(seconds=7100)) < row.expires_at <= iso(utcnow() + timedelta(seconds=7200))
@@ -207,12 +214,15 @@ def test_add_material_uploads_a_multipart_media_file(client, fake_platform):
     assert requests.get(result["url"], timeout=5).content == data
 
 
-@pytest.mark.parametrize("name, sent_name", [
-    ("封面.png", "image.png"),  # CJK letters only: the extension must survive the cleaning
-    ("MEDIA_3fA9", "MEDIA_3fA9.png"),  # a synced material named by its media_id has none
-    ("photo.JPG", "photo.png"),  # the bytes decide, not the stored name
-    (None, "image.png"),
-])
+@pytest.mark.parametrize(
+    "name, sent_name",
+    [
+        ("封面.png", "image.png"),  # CJK letters only: the extension must survive the cleaning
+        ("MEDIA_3fA9", "MEDIA_3fA9.png"),  # a synced material named by its media_id has none
+        ("photo.JPG", "photo.png"),  # the bytes decide, not the stored name
+        (None, "image.png"),
+    ],
+)
 def test_material_upload_name_ends_in_the_images_own_extension(client, fake_platform, name, sent_name):
     result = client.add_material_image(name, png_bytes(), "application/octet-stream")
 
@@ -226,12 +236,17 @@ def test_body_image_upload_name_keeps_its_extension(client, fake_platform):
     assert fake_platform.requests_to("media/uploadimg")[-1]["files"]["media"]["filename"] == "image.png"
 
 
-@pytest.mark.parametrize("path, name", [("material/add_material", "png"), ("material/add_material", "cover.webp"),
-                                        ("media/uploadimg", "a.gif")])
+@pytest.mark.parametrize(
+    "path, name",
+    [("material/add_material", "png"), ("material/add_material", "cover.webp"), ("media/uploadimg", "a.gif")],
+)
 def test_fake_refuses_an_upload_named_without_an_image_extension(client, fake_platform, path, name):
-    answer = requests.post(f"{fake_platform.base_url}/cgi-bin/{path}",
-                           params={"type": "image", "access_token": client.access_token()},
-                           files={"media": (name, png_bytes(), "image/png")}, timeout=5).json()
+    answer = requests.post(
+        f"{fake_platform.base_url}/cgi-bin/{path}",
+        params={"type": "image", "access_token": client.access_token()},
+        files={"media": (name, png_bytes(), "image/png")},
+        timeout=5,
+    ).json()
     assert answer["errcode"] == 40113
 
 
@@ -250,9 +265,12 @@ def test_uploadimg_gets_a_too_big_jpeg_down_to_one_megabyte(client, fake_platfor
 
 def test_uploadimg_converts_a_gif(client, fake_platform):
     gif = encoded(Image.new("RGB", (50, 40), (0, 128, 255)).convert("P"), "GIF")
-    raw = requests.post(f"{fake_platform.base_url}/cgi-bin/media/uploadimg",
-                        params={"access_token": client.access_token()},
-                        files={"media": ("a.png", gif, "image/png")}, timeout=5).json()
+    raw = requests.post(
+        f"{fake_platform.base_url}/cgi-bin/media/uploadimg",
+        params={"access_token": client.access_token()},
+        files={"media": ("a.png", gif, "image/png")},
+        timeout=5,
+    ).json()
     assert raw["errcode"] == 40005  # the platform itself refuses a GIF, whatever its name
 
     url = client.upload_body_image("anim.gif", gif, "image/gif")
@@ -266,13 +284,19 @@ def test_uploadimg_converts_a_gif(client, fake_platform):
 
 def test_fake_uploadimg_refuses_more_than_one_megabyte(client, fake_platform):
     big = encoded(noise_image((1600, 1200)), "JPEG", quality=95)
-    raw = requests.post(f"{fake_platform.base_url}/cgi-bin/media/uploadimg",
-                        params={"access_token": client.access_token()},
-                        files={"media": ("a.jpg", big, "image/jpeg")}, timeout=5).json()
+    raw = requests.post(
+        f"{fake_platform.base_url}/cgi-bin/media/uploadimg",
+        params={"access_token": client.access_token()},
+        files={"media": ("a.jpg", big, "image/jpeg")},
+        timeout=5,
+    ).json()
     assert raw["errcode"] == 40009
-    missing = requests.post(f"{fake_platform.base_url}/cgi-bin/material/add_material",
-                            params={"access_token": client.access_token(), "type": "image"},
-                            files={"other": ("a.png", png_bytes(), "image/png")}, timeout=5).json()
+    missing = requests.post(
+        f"{fake_platform.base_url}/cgi-bin/material/add_material",
+        params={"access_token": client.access_token(), "type": "image"},
+        files={"other": ("a.png", png_bytes(), "image/png")},
+        timeout=5,
+    ).json()
     assert missing["errcode"] == 41005
 
 
@@ -300,11 +324,14 @@ def test_update_of_an_unknown_draft_is_40007(client, fake_platform):
     assert len(fake_platform.requests_to("draft/update")) == 1
 
 
-@pytest.mark.parametrize("fields, errcode, message", [
-    ({"title": "t" * 65}, 45003, "title size out of limit"),
-    ({"content": ""}, 44004, "empty content"),
-    ({"thumb_media_id": "MEDIA_unknown"}, 40007, "invalid media_id"),
-])
+@pytest.mark.parametrize(
+    "fields, errcode, message",
+    [
+        ({"title": "t" * 65}, 45003, "title size out of limit"),
+        ({"content": ""}, 44004, "empty content"),
+        ({"thumb_media_id": "MEDIA_unknown"}, 40007, "invalid media_id"),
+    ],
+)
 def test_draft_add_rejections_are_readable(client, fields, errcode, message):
     cover = client.add_material_image("c.png", png_bytes(), "image/png")
     with pytest.raises(PlatformError) as caught:
@@ -315,21 +342,26 @@ def test_draft_add_rejections_are_readable(client, fields, errcode, message):
 def test_newspic_draft_fields(client, fake_platform):
     images = [client.add_material_image(f"{i}.png", png_bytes(color=(i, 0, 0)), "image/png") for i in range(3)]
     article = {
-        "article_type": "newspic", "title": "图片消息", "content": "一段描述",
-        "need_open_comment": 1, "only_fans_can_comment": 0,
+        "article_type": "newspic",
+        "title": "图片消息",
+        "content": "一段描述",
+        "need_open_comment": 1,
+        "only_fans_can_comment": 0,
         "image_info": {"image_list": [{"image_media_id": m["media_id"]} for m in images]},
-        "cover_info": {"crop_percent_list": [
-            {"ratio": "3_4", "x1": "0.125", "y1": "0", "x2": "0.875", "y2": "1"}]},
+        "cover_info": {"crop_percent_list": [{"ratio": "3_4", "x1": "0.125", "y1": "0", "x2": "0.875", "y2": "1"}]},
     }
     media_id = client.add_draft([article])
 
     stored = fake_platform.drafts[media_id]["articles"][0]
     assert stored == article
-    assert client.get_draft(media_id)["news_item"][0]["image_info"]["image_list"][2]["image_media_id"] \
+    assert (
+        client.get_draft(media_id)["news_item"][0]["image_info"]["image_list"][2]["image_media_id"]
         == images[2]["media_id"]
+    )
 
-    bad_crop = dict(article, cover_info={"crop_percent_list": [
-        {"ratio": "3_4", "x1": 0.1, "y1": 0, "x2": 0.9, "y2": 1}]})  # numbers, not strings
+    bad_crop = dict(
+        article, cover_info={"crop_percent_list": [{"ratio": "3_4", "x1": 0.1, "y1": 0, "x2": 0.9, "y2": 1}]}
+    )  # numbers, not strings
     with pytest.raises(PlatformError) as caught:
         client.add_draft([bad_crop])
     assert caught.value.errcode == 47003
@@ -340,8 +372,9 @@ def test_newspic_draft_fields(client, fake_platform):
 
 # ---- materials ------------------------------------------------------------------------------------
 def test_image_materials_are_listed_page_by_page(client, fake_platform):
-    seeded = {fake_platform.seed_image_material(f"img-{i}.png", png_bytes(color=(i, i, i)))["media_id"]
-              for i in range(45)}
+    seeded = {
+        fake_platform.seed_image_material(f"img-{i}.png", png_bytes(color=(i, i, i)))["media_id"] for i in range(45)
+    }
     fake_platform.seed_image_material("other.png", png_bytes(), appid="wx-someone-else")
 
     items = list(client.iter_image_materials(page_size=20))
@@ -350,8 +383,10 @@ def test_image_materials_are_listed_page_by_page(client, fake_platform):
     assert len(items) == 45
     assert set(items[0]) == {"media_id", "name", "update_time", "url"}
     assert [r["json"]["offset"] for r in fake_platform.requests_to("batchget_material")] == [0, 20, 40]
-    assert all(r["json"]["type"] == "image" and r["json"]["count"] == 20
-               for r in fake_platform.requests_to("batchget_material"))
+    assert all(
+        r["json"]["type"] == "image" and r["json"]["count"] == 20
+        for r in fake_platform.requests_to("batchget_material")
+    )
     page = client.batchget_images(40, 20)
     assert (page["total_count"], page["item_count"], len(page["item"])) == (45, 5, 5)
 
@@ -403,8 +438,9 @@ def test_an_unreachable_platform_is_named(database):
 def test_secrets_never_reach_messages_or_logs(client, fake_platform, caplog):
     caplog.set_level("DEBUG")
     token = client.access_token()
-    fake_platform.fail_next("draft/get", errcode=40164,
-                            errmsg=f"invalid ip, not in whitelist, access_token={token} secret={SECRET}")
+    fake_platform.fail_next(
+        "draft/get", errcode=40164, errmsg=f"invalid ip, not in whitelist, access_token={token} secret={SECRET}"
+    )
     with pytest.raises(PlatformError) as caught:
         client.get_draft("DRAFT_x")
     fake_platform.hang_next("draft/add", 2)
@@ -425,8 +461,11 @@ def test_secrets_never_reach_messages_or_logs(client, fake_platform, caplog):
 
 
 def test_missing_credentials_are_named():
-    config = {"WECHAT_SILICON_RISE_APPID": APPID, "WECHAT_SILICON_RISE_SECRET": SECRET,
-              "WECHAT_CARBON_FITNESS_APPID": "wx-carbon"}
+    config = {
+        "WECHAT_SILICON_RISE_APPID": APPID,
+        "WECHAT_SILICON_RISE_SECRET": SECRET,
+        "WECHAT_CARBON_FITNESS_APPID": "wx-carbon",
+    }
     with pytest.raises(PlatformError) as caught:
         client_for("carbon-fitness", Settings.with_defaults(config))
     assert str(caught.value) == "account carbon-fitness has no platform credentials configured"
@@ -435,8 +474,10 @@ def test_missing_credentials_are_named():
     silicon = client_for("silicon-rise", Settings.with_defaults(config))
     assert (silicon.account, silicon.appid, silicon.base_url) == (ACCOUNT, APPID, "https://api.weixin.qq.com")
     assert silicon.timeout == 20  # WECHAT_TIMEOUT_SECONDS' default
-    custom = client_for("silicon-rise", Settings.with_defaults({**config, "WECHAT_API_BASE": "http://127.0.0.1:9100/",
-                                                             "WECHAT_TIMEOUT_SECONDS": 3}))
+    custom = client_for(
+        "silicon-rise",
+        Settings.with_defaults({**config, "WECHAT_API_BASE": "http://127.0.0.1:9100/", "WECHAT_TIMEOUT_SECONDS": 3}),
+    )
     assert (custom.base_url, custom.timeout) == ("http://127.0.0.1:9100", 3)  # every caller, the CLI's sync too
 
 
@@ -469,9 +510,14 @@ def test_fake_runs_standalone_and_prints_its_settings():
         port = sock.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("WECHAT_")}
     env["WECHAT_CARBON_FITNESS_SECRET"] = "from-env"
-    proc = subprocess.Popen([sys.executable, "-m", "fakeplatform", "--port", str(port)],
-                            cwd=Path(__file__).resolve().parents[2], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fakeplatform", "--port", str(port)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         lines = [proc.stdout.readline() for _ in range(9)]
         exports = dict(line.strip().removeprefix("export ").split("=", 1) for line in lines if "export" in line)
@@ -482,13 +528,19 @@ def test_fake_runs_standalone_and_prints_its_settings():
             "WECHAT_CARBON_FITNESS_APPID": "wx-carbon-fitness",
             "WECHAT_CARBON_FITNESS_SECRET": "from-env",
             # synced library images live on the fake: the package download may fetch them there
-            "REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": "true",
+            "REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1",
+            "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": "true",
         }
         answer = None
         for _ in range(50):
             try:
-                answer = requests.post(f"http://127.0.0.1:{port}/cgi-bin/stable_token", timeout=2, data=json.dumps(
-                    {"grant_type": "client_credential", "appid": "wx-carbon-fitness", "secret": "from-env"}))
+                answer = requests.post(
+                    f"http://127.0.0.1:{port}/cgi-bin/stable_token",
+                    timeout=2,
+                    data=json.dumps(
+                        {"grant_type": "client_credential", "appid": "wx-carbon-fitness", "secret": "from-env"}
+                    ),
+                )
                 break
             except requests.ConnectionError:
                 time.sleep(0.1)

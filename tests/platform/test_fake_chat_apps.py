@@ -1,6 +1,7 @@
 """The fake Feishu and WeCom chat apps (fakeplatform.chatapps) over real HTTP: tokens, cards sent and
 updated, the platforms' refusals, and clicks and URL checks whose bodies open and verify by the documented
 formulas (Feishu's decrypted here with `cryptography`; WeCom's with the service's own WXBizMsgCrypt code)."""
+
 import base64
 import hashlib
 import json
@@ -24,20 +25,40 @@ CORP_ID, CORP_SECRET, AGENT_ID = "wwtestcorp", "wecom-secret", 1000005
 VERIFICATION_TOKEN, ENCRYPT_KEY = "verification-token", "encrypt-key-123"
 WECOM_TOKEN = "wecom-callback-token"
 CHAT = "oc_team"
-CARD = {"schema": "2.0", "config": {"update_multi": True},
-        "header": {"title": {"tag": "plain_text", "content": "Silicon Rise: New chips"}},
-        "body": {"elements": [
+CARD = {
+    "schema": "2.0",
+    "config": {"update_multi": True},
+    "header": {"title": {"tag": "plain_text", "content": "Silicon Rise: New chips"}},
+    "body": {
+        "elements": [
             {"tag": "markdown", "content": "A summary of the article"},
-            {"tag": "button", "text": {"tag": "plain_text", "content": "通过并发布"}, "type": "primary",
-             "behaviors": [{"type": "callback", "value": {"taskId": "t1", "action": "approve_publish", "version": 3}}]},
-            {"tag": "button", "text": {"tag": "plain_text", "content": "打开审核"},
-             "behaviors": [{"type": "open_url", "default_url": "http://service/tasks/t1"}]}]}}
-TEMPLATE_CARD = {"card_type": "button_interaction", "task_id": "t1-3",
-                 "main_title": {"title": "Silicon Rise: New chips", "desc": "by alice, 2026-11-28"},
-                 "sub_title_text": "A summary of the article",
-                 "card_action": {"type": 1, "url": "http://service/tasks/t1"},
-                 "button_list": [{"text": "通过并发布", "style": 1, "key": "approve_publish:t1:3"},
-                                 {"text": "退回修改", "style": 2, "key": "send_back:t1:3"}]}
+            {
+                "tag": "button",
+                "text": {"tag": "plain_text", "content": "通过并发布"},
+                "type": "primary",
+                "behaviors": [
+                    {"type": "callback", "value": {"taskId": "t1", "action": "approve_publish", "version": 3}}
+                ],
+            },
+            {
+                "tag": "button",
+                "text": {"tag": "plain_text", "content": "打开审核"},
+                "behaviors": [{"type": "open_url", "default_url": "http://service/tasks/t1"}],
+            },
+        ]
+    },
+}
+TEMPLATE_CARD = {
+    "card_type": "button_interaction",
+    "task_id": "t1-3",
+    "main_title": {"title": "Silicon Rise: New chips", "desc": "by alice, 2026-11-28"},
+    "sub_title_text": "A summary of the article",
+    "card_action": {"type": 1, "url": "http://service/tasks/t1"},
+    "button_list": [
+        {"text": "通过并发布", "style": 1, "key": "approve_publish:t1:3"},
+        {"text": "退回修改", "style": 2, "key": "send_back:t1:3"},
+    ],
+}
 
 
 class Receiver:
@@ -53,8 +74,14 @@ class Receiver:
 
     @Request.application
     def _app(self, request):
-        self.received.append({"method": request.method, "query": request.args.to_dict(),
-                              "headers": dict(request.headers), "body": request.get_data()})
+        self.received.append(
+            {
+                "method": request.method,
+                "query": request.args.to_dict(),
+                "headers": dict(request.headers),
+                "body": request.get_data(),
+            }
+        )
         return self.reply(request)
 
     def stop(self):
@@ -92,34 +119,48 @@ def lark_signature(headers, encrypt_key, body):
 
 
 def feishu_token(fake):
-    answer = requests.post(f"{fake.base_url}/open-apis/auth/v3/tenant_access_token/internal",
-                           json={"app_id": APP_ID, "app_secret": APP_SECRET}, timeout=5).json()
+    answer = requests.post(
+        f"{fake.base_url}/open-apis/auth/v3/tenant_access_token/internal",
+        json={"app_id": APP_ID, "app_secret": APP_SECRET},
+        timeout=5,
+    ).json()
     return answer["tenant_access_token"]
 
 
 def send_card(fake, token, card=CARD, chat=CHAT):
-    return requests.post(f"{fake.base_url}/open-apis/im/v1/messages", params={"receive_id_type": "chat_id"},
-                         headers={"Authorization": f"Bearer {token}"},
-                         json={"receive_id": chat, "msg_type": "interactive", "content": json.dumps(card)}, timeout=5)
+    return requests.post(
+        f"{fake.base_url}/open-apis/im/v1/messages",
+        params={"receive_id_type": "chat_id"},
+        headers={"Authorization": f"Bearer {token}"},
+        json={"receive_id": chat, "msg_type": "interactive", "content": json.dumps(card)},
+        timeout=5,
+    )
 
 
 def wecom_token(fake):
-    answer = requests.get(f"{fake.base_url}/cgi-bin/gettoken", params={"corpid": CORP_ID, "corpsecret": CORP_SECRET},
-                          timeout=5).json()
+    answer = requests.get(
+        f"{fake.base_url}/cgi-bin/gettoken", params={"corpid": CORP_ID, "corpsecret": CORP_SECRET}, timeout=5
+    ).json()
     return answer["access_token"]
 
 
 def send_template_card(fake, token, card=TEMPLATE_CARD, touser="alice|bob"):
-    return requests.post(f"{fake.base_url}/cgi-bin/message/send", params={"access_token": token},
-                         json={"touser": touser, "msgtype": "template_card", "agentid": AGENT_ID,
-                               "template_card": card}, timeout=5).json()
+    return requests.post(
+        f"{fake.base_url}/cgi-bin/message/send",
+        params={"access_token": token},
+        json={"touser": touser, "msgtype": "template_card", "agentid": AGENT_ID, "template_card": card},
+        timeout=5,
+    ).json()
 
 
 def update_template_card(fake, token, response_code, **part):
     part = part or {"button": {"replace_name": "已通过并发布"}}
-    return requests.post(f"{fake.base_url}/cgi-bin/message/update_template_card", params={"access_token": token},
-                         json={"userids": ["alice"], "agentid": AGENT_ID, "response_code": response_code, **part},
-                         timeout=5).json()
+    return requests.post(
+        f"{fake.base_url}/cgi-bin/message/update_template_card",
+        params={"access_token": token},
+        json={"userids": ["alice"], "agentid": AGENT_ID, "response_code": response_code, **part},
+        timeout=5,
+    ).json()
 
 
 # ---- Feishu -----------------------------------------------------------------------------------------------------
@@ -152,17 +193,26 @@ def test_feishu_send_and_update_a_card(fake):
     assert fake.feishu_cards[message_id]["chat_id"] == CHAT
     assert fake.feishu_cards[message_id]["card"] == CARD and fake.feishu_cards[message_id]["updates"] == []
 
-    done = {"schema": "2.0", "header": {"title": {"tag": "plain_text", "content": "Approved by alice"}},
-            "body": {"elements": [{"tag": "markdown", "content": "Published"}]}}
-    patched = requests.patch(f"{fake.base_url}/open-apis/im/v1/messages/{message_id}",
-                             headers={"Authorization": f"Bearer {token}"}, json={"content": json.dumps(done)},
-                             timeout=5)
+    done = {
+        "schema": "2.0",
+        "header": {"title": {"tag": "plain_text", "content": "Approved by alice"}},
+        "body": {"elements": [{"tag": "markdown", "content": "Published"}]},
+    }
+    patched = requests.patch(
+        f"{fake.base_url}/open-apis/im/v1/messages/{message_id}",
+        headers={"Authorization": f"Bearer {token}"},
+        json={"content": json.dumps(done)},
+        timeout=5,
+    )
     assert patched.status_code == 200 and patched.json()["code"] == 0
     assert fake.feishu_cards[message_id]["updates"] == [done] and fake.feishu_card(message_id) == done
 
-    unknown = requests.patch(f"{fake.base_url}/open-apis/im/v1/messages/om_unknown",
-                             headers={"Authorization": f"Bearer {token}"}, json={"content": json.dumps(done)},
-                             timeout=5)
+    unknown = requests.patch(
+        f"{fake.base_url}/open-apis/im/v1/messages/om_unknown",
+        headers={"Authorization": f"Bearer {token}"},
+        json={"content": json.dumps(done)},
+        timeout=5,
+    )
     assert unknown.status_code == 400 and unknown.json()["code"] == 230001
 
 
@@ -171,15 +221,21 @@ def test_feishu_refusals(fake):
     body = {"receive_id": CHAT, "msg_type": "interactive", "content": json.dumps(CARD)}
     missing = requests.post(url, params={"receive_id_type": "chat_id"}, json=body, timeout=5)
     assert missing.status_code == 400 and missing.json()["code"] == 99991661
-    no_bearer = requests.post(url, params={"receive_id_type": "chat_id"}, json=body, timeout=5,
-                              headers={"Authorization": "t-whatever"})
+    no_bearer = requests.post(
+        url, params={"receive_id_type": "chat_id"}, json=body, timeout=5, headers={"Authorization": "t-whatever"}
+    )
     assert no_bearer.json()["code"] == 99991661
     forged = send_card(fake, "t-forged")
     assert forged.status_code == 400 and forged.json()["code"] == 99991663
 
     token = feishu_token(fake)
-    bad_card = requests.post(url, params={"receive_id_type": "chat_id"}, headers={"Authorization": f"Bearer {token}"},
-                             json={**body, "content": "{not json"}, timeout=5)
+    bad_card = requests.post(
+        url,
+        params={"receive_id_type": "chat_id"},
+        headers={"Authorization": f"Bearer {token}"},
+        json={**body, "content": "{not json"},
+        timeout=5,
+    )
     assert bad_card.status_code == 400 and bad_card.json()["code"] == 230099
     no_type = requests.post(url, headers={"Authorization": f"Bearer {token}"}, json=body, timeout=5)
     assert no_type.json()["code"] == 99992402
@@ -196,11 +252,15 @@ def test_feishu_refusals(fake):
 
 def test_feishu_plaintext_click(fake, receiver):
     message_id = send_card(fake, feishu_token(fake)).json()["data"]["message_id"]
-    updated = {"schema": "2.0", "header": {"title": {"tag": "plain_text", "content": "Approved"}},
-               "body": {"elements": []}}
-    receiver.reply = lambda request: Response(json.dumps({"toast": {"type": "success", "content": "Approved"},
-                                                          "card": {"type": "raw", "data": updated}}),
-                                              content_type="application/json")
+    updated = {
+        "schema": "2.0",
+        "header": {"title": {"tag": "plain_text", "content": "Approved"}},
+        "body": {"elements": []},
+    }
+    receiver.reply = lambda request: Response(
+        json.dumps({"toast": {"type": "success", "content": "Approved"}, "card": {"type": "raw", "data": updated}}),
+        content_type="application/json",
+    )
     value = {"taskId": "t1", "action": "approve_publish", "version": 3}
     status, answer = fake.click_feishu(message_id, value, "ou_alice", receiver.url, VERIFICATION_TOKEN)
     assert status == 200 and answer["toast"]["type"] == "success"
@@ -225,8 +285,17 @@ def test_feishu_plaintext_click(fake, receiver):
 def test_feishu_encrypted_click_opens_and_verifies(fake, receiver):
     message_id = send_card(fake, feishu_token(fake)).json()["data"]["message_id"]
     value = {"taskId": "t1", "action": "send_back", "version": 3}
-    status, _ = fake.click_feishu(message_id, value, "ou_bob", receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY,
-                                  form_value={"note": "fix the title"}, timestamp="1764300000", nonce="n-1")
+    status, _ = fake.click_feishu(
+        message_id,
+        value,
+        "ou_bob",
+        receiver.url,
+        VERIFICATION_TOKEN,
+        ENCRYPT_KEY,
+        form_value={"note": "fix the title"},
+        timestamp="1764300000",
+        nonce="n-1",
+    )
     assert status == 200
     got = receiver.received[-1]
     envelope = json.loads(got["body"])
@@ -237,7 +306,8 @@ def test_feishu_encrypted_click_opens_and_verifies(fake, receiver):
     event = lark_decrypt(ENCRYPT_KEY, envelope["encrypt"])
     assert event["header"]["token"] == VERIFICATION_TOKEN
     assert event["event"]["action"]["value"] == value and event["event"]["action"]["form_value"] == {
-        "note": "fix the title"}
+        "note": "fix the title"
+    }
     assert event["event"]["context"]["open_message_id"] == message_id
     # Two clicks: new IVs and nonces.
     fake.click_feishu(message_id, value, "ou_bob", receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY)
@@ -247,8 +317,7 @@ def test_feishu_encrypted_click_opens_and_verifies(fake, receiver):
 
 def test_feishu_forgeries(fake, receiver):
     message_id = send_card(fake, feishu_token(fake)).json()["data"]["message_id"]
-    fake.click_feishu(message_id, {"a": 1}, "ou_eve", receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY,
-                      tamper="signature")
+    fake.click_feishu(message_id, {"a": 1}, "ou_eve", receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY, tamper="signature")
     got = receiver.received[-1]
     assert got["headers"]["X-Lark-Signature"] != lark_signature(got["headers"], ENCRYPT_KEY, got["body"])
     fake.click_feishu(message_id, {"a": 1}, "ou_eve", receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY, tamper="token")
@@ -271,8 +340,11 @@ def test_feishu_url_verification(fake, receiver):
     receiver.reply = echo
     status, answer, challenge = fake.verify_feishu_url(receiver.url, VERIFICATION_TOKEN)
     assert status == 200 and answer == {"challenge": challenge}
-    assert json.loads(receiver.received[-1]["body"]) == {"challenge": challenge, "token": VERIFICATION_TOKEN,
-                                                         "type": "url_verification"}
+    assert json.loads(receiver.received[-1]["body"]) == {
+        "challenge": challenge,
+        "token": VERIFICATION_TOKEN,
+        "type": "url_verification",
+    }
     status, answer, challenge = fake.verify_feishu_url(receiver.url, VERIFICATION_TOKEN, ENCRYPT_KEY)
     assert status == 200 and answer == {"challenge": challenge}
     got = receiver.received[-1]
@@ -288,8 +360,10 @@ def test_a_slow_answer_is_a_timeout(fake, receiver):
 
     receiver.reply = slow
     assert fake.click_feishu("om_x", {}, "ou_a", receiver.url, VERIFICATION_TOKEN, timeout=0.3) == (None, "timeout")
-    assert fake.click_wecom("t1-3", "k", "alice", receiver.url, WECOM_TOKEN, encoding_aes_key(),
-                            timeout=0.3) == (None, "timeout")
+    assert fake.click_wecom("t1-3", "k", "alice", receiver.url, WECOM_TOKEN, encoding_aes_key(), timeout=0.3) == (
+        None,
+        "timeout",
+    )
 
 
 # ---- WeCom ------------------------------------------------------------------------------------------------------
@@ -297,11 +371,19 @@ def test_wecom_token_and_its_refusals(fake):
     url = f"{fake.base_url}/cgi-bin/gettoken"
     answer = requests.get(url, params={"corpid": CORP_ID, "corpsecret": CORP_SECRET}, timeout=5).json()
     assert answer["errcode"] == 0 and answer["errmsg"] == "ok" and answer["expires_in"] == 7200
-    assert requests.get(url, params={"corpid": CORP_ID, "corpsecret": CORP_SECRET},
-                        timeout=5).json()["access_token"] == answer["access_token"]
-    codes = [requests.get(url, params=params, timeout=5).json()["errcode"] for params in (
-        {"corpid": "wwother", "corpsecret": CORP_SECRET}, {"corpid": CORP_ID, "corpsecret": "nope"},
-        {"corpsecret": CORP_SECRET}, {"corpid": CORP_ID})]
+    assert (
+        requests.get(url, params={"corpid": CORP_ID, "corpsecret": CORP_SECRET}, timeout=5).json()["access_token"]
+        == answer["access_token"]
+    )
+    codes = [
+        requests.get(url, params=params, timeout=5).json()["errcode"]
+        for params in (
+            {"corpid": "wwother", "corpsecret": CORP_SECRET},
+            {"corpid": CORP_ID, "corpsecret": "nope"},
+            {"corpsecret": CORP_SECRET},
+            {"corpid": CORP_ID},
+        )
+    ]
     assert codes == [40013, 40001, 41002, 41004]
 
 
@@ -326,9 +408,12 @@ def test_wecom_refusals(fake):
     token = wecom_token(fake)
     assert send_template_card(fake, "forged")["errcode"] == 40014
     assert requests.post(f"{fake.base_url}/cgi-bin/message/send", json={}, timeout=5).json()["errcode"] == 41001
-    wrong_agent = requests.post(f"{fake.base_url}/cgi-bin/message/send", params={"access_token": token}, timeout=5,
-                                json={"touser": "alice", "msgtype": "template_card", "agentid": 1,
-                                      "template_card": TEMPLATE_CARD}).json()
+    wrong_agent = requests.post(
+        f"{fake.base_url}/cgi-bin/message/send",
+        params={"access_token": token},
+        timeout=5,
+        json={"touser": "alice", "msgtype": "template_card", "agentid": 1, "template_card": TEMPLATE_CARD},
+    ).json()
     assert wrong_agent["errcode"] == 40056 and "more info at" in wrong_agent["errmsg"]
     assert send_template_card(fake, token, {**TEMPLATE_CARD, "task_id": "bad id!"})["errcode"] == 42014
     fake.wecom_users = {"alice"}
@@ -347,8 +432,17 @@ def test_wecom_click_opens_with_the_services_crypto(fake, receiver):
     token, aes_key = wecom_token(fake), encoding_aes_key()
     sent = send_template_card(fake, token)
     receiver.reply = lambda request: Response("success", content_type="text/plain")
-    status, text = fake.click_wecom("t1-3", "approve_publish:t1:3", "alice", receiver.url, WECOM_TOKEN, aes_key,
-                                    CORP_ID, timestamp="1764300000", nonce="4242")
+    status, text = fake.click_wecom(
+        "t1-3",
+        "approve_publish:t1:3",
+        "alice",
+        receiver.url,
+        WECOM_TOKEN,
+        aes_key,
+        CORP_ID,
+        timestamp="1764300000",
+        nonce="4242",
+    )
     assert (status, text) == (200, "success")
     got = receiver.received[-1]
     assert got["headers"]["Content-Type"] == "text/xml"
@@ -369,8 +463,15 @@ def test_wecom_click_opens_with_the_services_crypto(fake, receiver):
     assert code != sent["response_code"] and fake.wecom_cards["t1-3"]["response_codes"] == [sent["response_code"], code]
     assert update_template_card(fake, token, code)["errcode"] == 0
     assert update_template_card(fake, token, code)["errcode"] == 40058
-    assert update_template_card(fake, token, sent["response_code"], template_card={
-        **TEMPLATE_CARD, "button_list": [], "sub_title_text": "Approved by alice"})["errcode"] == 0
+    assert (
+        update_template_card(
+            fake,
+            token,
+            sent["response_code"],
+            template_card={**TEMPLATE_CARD, "button_list": [], "sub_title_text": "Approved by alice"},
+        )["errcode"]
+        == 0
+    )
     assert fake.wecom_card("t1-3")["sub_title_text"] == "Approved by alice"
     with pytest.raises(ValueError):  # another corp's key does not open it
         decrypt(aes_key, encrypted, "wwother")

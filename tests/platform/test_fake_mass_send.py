@@ -1,6 +1,7 @@
 """The fake platform's mass send over real HTTP: message/mass/sendall (once per clientmsgid, the day's quota,
 forced answers, a late answer), message/mass/get, tags/get, the MASSSENDJOBFINISH push in each mode, the
 readers' figures of each sent article, and the fake standing alone."""
+
 import json
 import os
 import socket
@@ -69,8 +70,11 @@ def call(base, path, token, body=None, method="POST", timeout=5):
 
 
 def token_for(base, appid=APPID, secret=SECRET):
-    return requests.post(f"{base}/cgi-bin/stable_token", timeout=5, data=json.dumps(
-        {"grant_type": "client_credential", "appid": appid, "secret": secret})).json()["access_token"]
+    return requests.post(
+        f"{base}/cgi-bin/stable_token",
+        timeout=5,
+        data=json.dumps({"grant_type": "client_credential", "appid": appid, "secret": secret}),
+    ).json()["access_token"]
 
 
 def make_draft(fake, token, titles=("Headline", "Second", "Third"), appid=APPID):
@@ -81,8 +85,14 @@ def make_draft(fake, token, titles=("Headline", "Second", "Third"), appid=APPID)
 
 def sendall(fake, token, media_id, clientmsgid="edition-1", filter_=TO_ALL, timeout=5, **extra):
     """`fake`: the fake, or the base URL of one running elsewhere."""
-    body = {"filter": filter_, "mpnews": {"media_id": media_id}, "msgtype": "mpnews", "send_ignore_reprint": 0,
-            "clientmsgid": clientmsgid, **extra}
+    body = {
+        "filter": filter_,
+        "mpnews": {"media_id": media_id},
+        "msgtype": "mpnews",
+        "send_ignore_reprint": 0,
+        "clientmsgid": clientmsgid,
+        **extra,
+    }
     if clientmsgid is None:
         del body["clientmsgid"]
     return call(getattr(fake, "base_url", fake), "/cgi-bin/message/mass/sendall", token, body, timeout=timeout)
@@ -117,10 +127,16 @@ def test_a_send_is_recorded_with_its_draft_and_answers_its_ids(fake, token, draf
     assert (answer["errcode"], answer["errmsg"]) == (0, "send job submission success")
     assert isinstance(answer["msg_id"], int) and isinstance(answer["msg_data_id"], int)
     send = fake.mass_sends[answer["msg_id"]]
-    assert {k: send[k] for k in ("appid", "media_id", "filter", "clientmsgid", "msg_data_id",
-                                 "send_ignore_reprint")} == {
-        "appid": APPID, "media_id": draft, "filter": TO_ALL, "clientmsgid": "edition-1",
-        "msg_data_id": answer["msg_data_id"], "send_ignore_reprint": 1}
+    assert {
+        k: send[k] for k in ("appid", "media_id", "filter", "clientmsgid", "msg_data_id", "send_ignore_reprint")
+    } == {
+        "appid": APPID,
+        "media_id": draft,
+        "filter": TO_ALL,
+        "clientmsgid": "edition-1",
+        "msg_data_id": answer["msg_data_id"],
+        "send_ignore_reprint": 1,
+    }
     assert [a["title"] for a in send["articles"]] == ["Headline", "Second", "Third"]
     assert send["status"] in ("SENDING", "SEND_SUCCESS") and abs(send["time"] - time.time()) < 10
     send = wait_finished(fake, answer["msg_id"])
@@ -170,19 +186,28 @@ def test_the_quota_runs_out_with_45028_and_a_new_day_gives_it_back(fake, token, 
     assert [sendall(fake, token, draft, clientmsgid=c)["errcode"] for c in "cde"] == [0, 0, 45028]
 
 
-@pytest.mark.parametrize("change, errcode", [
-    ({"mpnews": {"media_id": "DRAFT_unknown"}}, 40007),
-    ({"mpnews": {}}, 40007),
-    ({"msgtype": "text"}, 40008),
-    ({"filter": {"is_to_all": False, "tag_id": 999}}, 40050),
-    ({"filter": {"is_to_all": False, "tag_id": "100"}}, 40050),
-    ({"filter": {"tag_id": 100}}, 47003),
-    ({"send_ignore_reprint": 2}, 47003),
-    ({"clientmsgid": "x" * 65}, 45067),
-])
+@pytest.mark.parametrize(
+    "change, errcode",
+    [
+        ({"mpnews": {"media_id": "DRAFT_unknown"}}, 40007),
+        ({"mpnews": {}}, 40007),
+        ({"msgtype": "text"}, 40008),
+        ({"filter": {"is_to_all": False, "tag_id": 999}}, 40050),
+        ({"filter": {"is_to_all": False, "tag_id": "100"}}, 40050),
+        ({"filter": {"tag_id": 100}}, 47003),
+        ({"send_ignore_reprint": 2}, 47003),
+        ({"clientmsgid": "x" * 65}, 45067),
+    ],
+)
 def test_a_bad_send_is_refused_and_sends_nothing(fake, token, draft, change, errcode):
-    body = {"filter": TO_ALL, "mpnews": {"media_id": draft}, "msgtype": "mpnews", "send_ignore_reprint": 0,
-            "clientmsgid": "edition-1", **change}
+    body = {
+        "filter": TO_ALL,
+        "mpnews": {"media_id": draft},
+        "msgtype": "mpnews",
+        "send_ignore_reprint": 0,
+        "clientmsgid": "edition-1",
+        **change,
+    }
     answer = call(fake.base_url, "/cgi-bin/message/mass/sendall", token, body)
     assert answer["errcode"] == errcode, answer
     assert fake.mass_sends == {} and fake.mass_quota_left[APPID] == 1
@@ -196,8 +221,15 @@ def test_another_accounts_draft_is_not_this_accounts(fake, token):
     assert sendall(fake, token, theirs)["errcode"] == 40007 and fake.mass_sends == {}
 
 
-@pytest.mark.parametrize("errcode, errmsg", [(48001, "api unauthorized"), (45066, "same clientmsgid retry too fast"),
-                                             (40001, "invalid credential"), (-1, "system error")])
+@pytest.mark.parametrize(
+    "errcode, errmsg",
+    [
+        (48001, "api unauthorized"),
+        (45066, "same clientmsgid retry too fast"),
+        (40001, "invalid credential"),
+        (-1, "system error"),
+    ],
+)
 def test_a_forced_errcode_answers_without_sending(fake, token, draft, errcode, errmsg):
     fake.fail_next_sendall(errcode)
     answer = sendall(fake, token, draft)
@@ -230,10 +262,15 @@ def test_a_repeat_too_soon_answers_45066_when_the_platform_is_told_to(fake, toke
 
 
 def test_a_multi_article_draft_can_be_previewed(fake, token, draft):
-    answer = call(fake.base_url, "/cgi-bin/message/mass/preview", token,
-                  {"towxname": "editor-wechat", "mpnews": {"media_id": draft}, "msgtype": "mpnews"})
-    assert answer["errcode"] == 0 and fake.previews == [{"appid": APPID, "towxname": "editor-wechat",
-                                                         "media_id": draft}]
+    answer = call(
+        fake.base_url,
+        "/cgi-bin/message/mass/preview",
+        token,
+        {"towxname": "editor-wechat", "mpnews": {"media_id": draft}, "msgtype": "mpnews"},
+    )
+    assert answer["errcode"] == 0 and fake.previews == [
+        {"appid": APPID, "towxname": "editor-wechat", "media_id": draft}
+    ]
     assert fake.mass_sends == {} and fake.mass_quota_left[APPID] == 1  # a preview is no send
 
 
@@ -265,8 +302,10 @@ def test_mass_get_follows_the_send(fake, token, draft):
 # ---- the event ------------------------------------------------------------------------------------
 def _parsed(xml):
     root = ET.fromstring(xml)
-    items = [(int(i.findtext("ArticleIdx")), i.findtext("ArticleUrl"))
-             for i in root.findall("ArticleUrlResult/ResultList/item")]
+    items = [
+        (int(i.findtext("ArticleIdx")), i.findtext("ArticleUrl"))
+        for i in root.findall("ArticleUrlResult/ResultList/item")
+    ]
     counts = {k: int(root.findtext(k)) for k in ("TotalCount", "FilterCount", "SentCount", "ErrorCount")}
     return root, counts, items
 
@@ -292,8 +331,12 @@ def test_the_finished_send_is_pushed_signed_to_the_server_url(fake, token, draft
         xml = decrypt(aes_key, encrypted, APPID)
         assert (outer.findtext("Event") == "MASSSENDJOBFINISH") == (mode == "compatible")
     root, counts, items = _parsed(xml)
-    assert (root.findtext("MsgType"), root.findtext("Event"), int(root.findtext("MsgID")),
-            root.findtext("Status")) == ("event", "MASSSENDJOBFINISH", msg_id, "send success")
+    assert (root.findtext("MsgType"), root.findtext("Event"), int(root.findtext("MsgID")), root.findtext("Status")) == (
+        "event",
+        "MASSSENDJOBFINISH",
+        msg_id,
+        "send success",
+    )
     assert counts == send["counts"] and counts["TotalCount"] == fake.followers[APPID]
     assert items == [(1, send["article_urls"][0]), (2, send["article_urls"][1]), (3, send["article_urls"][2])]
     assert root.findtext("ArticleUrlResult/Count") == "3"
@@ -338,11 +381,19 @@ def test_withheld_events_are_pushed_or_replayed_by_the_test(fake, token, draft, 
 
 
 def test_the_event_xml_of_given_parts():
-    xml = mass_event_xml(1000001, "send success", {"TotalCount": 9, "FilterCount": 8, "SentCount": 7,
-                                                   "ErrorCount": 1}, ["https://mp.weixin.qq.com/s/a"])
+    xml = mass_event_xml(
+        1000001,
+        "send success",
+        {"TotalCount": 9, "FilterCount": 8, "SentCount": 7, "ErrorCount": 1},
+        ["https://mp.weixin.qq.com/s/a"],
+    )
     root, counts, items = _parsed(xml)
-    assert int(root.findtext("MsgID")) == 1000001 and counts == {"TotalCount": 9, "FilterCount": 8,
-                                                                 "SentCount": 7, "ErrorCount": 1}
+    assert int(root.findtext("MsgID")) == 1000001 and counts == {
+        "TotalCount": 9,
+        "FilterCount": 8,
+        "SentCount": 7,
+        "ErrorCount": 1,
+    }
     assert items == [(1, "https://mp.weixin.qq.com/s/a")]
     assert _parsed(mass_event_xml(5, "send fail", None, []))[1:] == (dict.fromkeys(counts, 0), [])
 
@@ -380,15 +431,18 @@ def test_each_sent_article_has_figures_by_msg_data_id_and_index(fake, token, dra
     assert items[f"{data_id}_2"]["detail_list"] == [{"stat_date": day, "read_user": 77}]
     assert items[f"{data_id}_1"]["detail_list"][0]["read_user"] > 0 and items[f"{data_id}_1"]["ref_date"] == day
     other = token_for(fake.base_url, OTHER_APPID, OTHER_SECRET)
-    assert call(fake.base_url, "/datacube/getarticletotaldetail", other,
-                {"begin_date": day, "end_date": day})["list"] == []
+    assert (
+        call(fake.base_url, "/datacube/getarticletotaldetail", other, {"begin_date": day, "end_date": day})["list"]
+        == []
+    )
 
 
 def test_mass_and_freepublish_items_come_together_before_a_tests_extra_ones(fake, token, draft):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
-    publish_id = call(fake.base_url, "/cgi-bin/freepublish/submit", token, {"media_id": make_draft(fake, token)}
-                      )["publish_id"]
+    publish_id = call(fake.base_url, "/cgi-bin/freepublish/submit", token, {"media_id": make_draft(fake, token)})[
+        "publish_id"
+    ]
     answer = sendall(fake, token, draft)
     wait_finished(fake, answer["msg_id"])
     deadline = time.monotonic() + 10
@@ -396,11 +450,14 @@ def test_mass_and_freepublish_items_come_together_before_a_tests_extra_ones(fake
         assert time.monotonic() < deadline
         time.sleep(0.02)
     fake.extra_totals.append({"ref_date": "2026-11-20", "msgid": "extra_1", "detail_list": []})
-    listed = call(fake.base_url, "/datacube/getarticletotaldetail", token,
-                  {"begin_date": "2026-11-20", "end_date": "2026-11-20"})["list"]
+    listed = call(
+        fake.base_url, "/datacube/getarticletotaldetail", token, {"begin_date": "2026-11-20", "end_date": "2026-11-20"}
+    )["list"]
     assert [item["msgid"] for item in listed] == [
-        f"{fake.publishes[publish_id]['msg_data_id']}_1", *(f"{answer['msg_data_id']}_{i}" for i in (1, 2, 3)),
-        "extra_1"]
+        f"{fake.publishes[publish_id]['msg_data_id']}_1",
+        *(f"{answer['msg_data_id']}_{i}" for i in (1, 2, 3)),
+        "extra_1",
+    ]
 
 
 # ---- standalone -----------------------------------------------------------------------------------
@@ -410,9 +467,14 @@ def test_the_standalone_fake_mass_sends_and_pushes_to_the_service(events):
         port = sock.getsockname()[1]
     service = events.url.removesuffix("/wechat/silicon-rise/events")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WECHAT_")}
-    proc = subprocess.Popen([sys.executable, "-m", "fakeplatform", "--port", str(port), "--service", service],
-                            cwd=Path(__file__).resolve().parents[2], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fakeplatform", "--port", str(port), "--service", service],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         lines = [proc.stdout.readline() for _ in range(11)]
         exports = dict(line.strip().removeprefix("export ").split("=", 1) for line in lines if "export" in line)
@@ -423,16 +485,24 @@ def test_the_standalone_fake_mass_sends_and_pushes_to_the_service(events):
                 break
             except requests.ConnectionError:
                 time.sleep(0.1)
-        thumb = requests.post(f"{base}/cgi-bin/material/add_material?type=image&access_token={token}", timeout=5,
-                              files={"media": ("cover.png", PNG, "image/png")}).json()["media_id"]
-        media_id = call(base, "/cgi-bin/draft/add", token, {"articles": [
-            {"title": "Alone", "content": "<p>x</p>", "thumb_media_id": thumb}]})["media_id"]
+        thumb = requests.post(
+            f"{base}/cgi-bin/material/add_material?type=image&access_token={token}",
+            timeout=5,
+            files={"media": ("cover.png", PNG, "image/png")},
+        ).json()["media_id"]
+        media_id = call(
+            base,
+            "/cgi-bin/draft/add",
+            token,
+            {"articles": [{"title": "Alone", "content": "<p>x</p>", "thumb_media_id": thumb}]},
+        )["media_id"]
         answer = sendall(base, token, media_id)
         assert answer["errcode"] == 0 and sendall(base, token, media_id)["msg_id"] == answer["msg_id"]
         path, query, body = events.wait_for(1)
         assert path == "/wechat/silicon-rise/events"
-        assert query["signature"] == sha1_sorted(exports["WECHAT_SILICON_RISE_TOKEN"], query["timestamp"],
-                                                 query["nonce"])
+        assert query["signature"] == sha1_sorted(
+            exports["WECHAT_SILICON_RISE_TOKEN"], query["timestamp"], query["nonce"]
+        )
         assert int(ET.fromstring(body).findtext("MsgID")) == answer["msg_id"]
         assert mass_status(base, token, answer["msg_id"])["msg_status"] == "SEND_SUCCESS"
     finally:

@@ -1,4 +1,5 @@
 """Publishing tests run the service pointed at the fake platform (`platform_app`, tests/conftest.py)."""
+
 import pytest
 
 

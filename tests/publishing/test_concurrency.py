@@ -1,4 +1,5 @@
 """Two publishes of one task at once: one draft, one 409 publish_in_progress (real threaded server)."""
+
 import os
 import threading
 import time
@@ -41,15 +42,17 @@ def wait_until(condition, seconds=10):
         time.sleep(0.01)
 
 
-def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_made(app, admin_client,
-                                                                                    agent_headers, fake):
+def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_made(
+    app, admin_client, agent_headers, fake
+):
     task, _ = approved_article(app, admin_client, agent_headers)
     other, _ = approved_article(app, admin_client, agent_headers)
     fake.hang_next("/draft/add", 2)
     with live_server(app) as base_url:
         session = requests.Session()
-        login = session.post(f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                             allow_redirects=False)
+        login = session.post(
+            f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD}, allow_redirects=False
+        )
         assert login.status_code == 303 and "error=" not in login.headers["Location"]
         answers = {}
         first = threading.Thread(target=lambda: answers.update(first=session.post(base_url + publish_url(task))))
@@ -85,8 +88,9 @@ def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent
     fake.hang_next("/draft/add", 2)
     with live_server(app) as base_url:
         session = requests.Session()
-        session.post(f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                     allow_redirects=False)
+        session.post(
+            f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD}, allow_redirects=False
+        )
         answers = {}
         first = threading.Thread(target=lambda: answers.update(publish=session.post(base_url + publish_url(task))))
         first.start()
@@ -137,7 +141,8 @@ def _interrupted_publish(app, task, **owner):
     with db.connection_context():
         claim = jobs._claim(task["id"], None, app.extensions["settings"], "manual")
         PublishLock.update(owner=json.dumps({**json.loads(owners.this_process()), **owner})).where(
-            PublishLock.job_id == claim.job_id).execute()
+            PublishLock.job_id == claim.job_id
+        ).execute()
     return claim.job_id
 
 
@@ -159,31 +164,33 @@ def test_a_claim_taken_over_records_its_job_as_failed(app, admin_client, agent_h
     assert [(e["actor"], e["data"]["jobId"]) for e in failed] == [("system", job_id)]
 
 
-def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, fake, app, admin_client,
-                                                                       agent_headers):
+def test_a_restart_ends_the_claims_of_a_service_process_that_stopped(make_app, fake, app, admin_client, agent_headers):
     """Before: the task answered 409 publish_in_progress until the claim went stale (5 minutes)."""
     import subprocess
     import sys
 
     from services.publishing.jobs import INTERRUPTED
 
-    stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                             text=True, check=True)  # a process that has ended: its pid runs nothing now
+    stopped = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )  # a process that has ended: its pid runs nothing now
     task, _ = approved_article(app, admin_client, agent_headers)
     job_id = _interrupted_publish(app, task, pid=int(stopped.stdout))
     # Claims this start cannot judge stay: a live process (this test's parent), another container's
     # pid (its own pid namespace), and this very process (a second app built while it publishes).
     kept = {}
-    for name, owner in (("live", {"pid": os.getppid()}), ("container", {"pidns": "pid:[1]", "pid": 999_999}),
-                        ("same process", {})):
+    for name, owner in (
+        ("live", {"pid": os.getppid()}),
+        ("container", {"pidns": "pid:[1]", "pid": 999_999}),
+        ("same process", {}),
+    ):
         other, _ = approved_article(app, admin_client, agent_headers)
         kept[name] = (other, _interrupted_publish(app, other, **owner))
     assert_error(admin_client.post(publish_url(task)), 409, "publish_in_progress")
 
     restarted = make_app(**platform_settings(fake))
     client = restarted.test_client()
-    client.set_cookie("review_admin_session", admin_client.get_cookie("review_admin_session").value,
-                      domain="localhost")
+    client.set_cookie("review_admin_session", admin_client.get_cookie("review_admin_session").value, domain="localhost")
     after = client.get(f"/api/review/tasks/{task['id']}").get_json()
     [job] = after["publishJobs"]
     assert (job["id"], job["status"], job["lastError"]) == (job_id, "failed", INTERRUPTED)
@@ -201,15 +208,24 @@ def test_a_command_beside_the_service_leaves_its_claims_alone(app, admin_client,
     import subprocess
     import sys
 
-    stopped = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                             text=True, check=True)
+    stopped = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     task, _ = approved_article(app, admin_client, agent_headers)
     _interrupted_publish(app, task, pid=int(stopped.stdout))
-    env = {**os.environ, "REVIEW_INSTANCE_PATH": app.config["REVIEW_INSTANCE_PATH"],
-           "REVIEW_UPLOADS_PATH": app.config["REVIEW_UPLOADS_PATH"]}
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
-                          cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
-                          timeout=60)
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": app.config["REVIEW_INSTANCE_PATH"],
+        "REVIEW_UPLOADS_PATH": app.config["REVIEW_UPLOADS_PATH"],
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "deactivate-admin", "nobody"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "nobody" in done.stdout + done.stderr
     with db.connection_context():
         assert PublishLock.select().count() == 1

@@ -1,4 +1,5 @@
 """approve_and_publish: the decision commits with its job's claim, then the job runs in the same request."""
+
 import threading
 
 from services.publishing import jobs
@@ -42,8 +43,9 @@ def test_approve_and_publish_of_an_image_post_creates_a_newspic_draft(app, admin
     assert article["article_type"] == "newspic" and len(article["image_info"]["image_list"]) == 2
 
 
-def test_no_manual_publish_comes_between_the_approval_and_its_auto_job(app, admin_client, agent_headers, fake,
-                                                                       monkeypatch):
+def test_no_manual_publish_comes_between_the_approval_and_its_auto_job(
+    app, admin_client, agent_headers, fake, monkeypatch
+):
     """A manual publish sent while approve_and_publish runs waits for it (was: it took the claim
     after the approval committed, and the decision answered 409 although it had taken effect)."""
     from tests.helpers.review import approve_article, article_payload, create_task, decision_url
@@ -95,15 +97,17 @@ def test_a_failed_auto_publish_keeps_the_approval_and_can_be_retried(app, admin_
 
     assert task["status"] == "approved"
     [job] = task["publishJobs"]
-    assert (job["status"], job["triggerMode"], job["lastError"]) == \
-        ("failed", "auto_after_approval", "platform error 45003: title size out of limit")
+    assert (job["status"], job["triggerMode"], job["lastError"]) == (
+        "failed",
+        "auto_after_approval",
+        "platform error 45003: title size out of limit",
+    )
     retried = admin_client.post(retry_url(task, job)).get_json()
     assert retried["status"] == "published"
     assert (retried["publishJobs"][1]["triggerMode"], retried["publishJobs"][1]["attemptCount"]) == ("manual", 2)
 
 
-def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_approval(make_app, fake,
-                                                                                      agent_headers):
+def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_approval(make_app, fake, agent_headers):
     app = make_app(**platform_settings(fake, WECHAT_THEME_OVERRIDES={"silicon-rise": {"--no-such-thing": "1"}}))
     create_admin()
     admin_client = app.test_client()

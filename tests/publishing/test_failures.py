@@ -1,4 +1,5 @@
 """Each way a publish fails gives a failed job with a readable lastError, and a retry from its snapshot."""
+
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,12 @@ def assert_retried(task, failed, fake):
     assert task["status"] == "published"
     first, second = task["publishJobs"]
     assert first == failed  # the failed record stays in the history, unchanged
-    assert (second["status"], second["triggerMode"], second["attemptCount"], second["retryOf"]) == \
-        ("succeeded", "manual", 2, failed["id"])
+    assert (second["status"], second["triggerMode"], second["attemptCount"], second["retryOf"]) == (
+        "succeeded",
+        "manual",
+        2,
+        failed["id"],
+    )
     assert second["snapshot"] == failed["snapshot"]
     assert second["draftMediaId"] in fake.drafts
     return second
@@ -99,8 +104,9 @@ def test_an_account_without_credentials_fails_the_job_until_they_are_configured(
     assert fake.drafts[second["draftMediaId"]]["appid"] == ACCOUNTS["carbon-fitness"][0]
 
 
-def test_an_oversize_body_fails_before_the_draft_call_and_a_retry_keeps_the_frozen_body(app, admin_client,
-                                                                                        agent_headers, fake):
+def test_an_oversize_body_fails_before_the_draft_call_and_a_retry_keeps_the_frozen_body(
+    app, admin_client, agent_headers, fake
+):
     task, _ = approved_article(app, admin_client, agent_headers, body="# 长文\n\n" + "很长的段落文字。" * 3000)
 
     failed = publish(admin_client, task).get_json()
@@ -114,8 +120,12 @@ def test_an_oversize_body_fails_before_the_draft_call_and_a_retry_keeps_the_froz
     retried = retry(admin_client, failed, job)
     assert retried["status"] == "approved"
     second = retried["publishJobs"][1]
-    assert (second["status"], second["attemptCount"], second["retryOf"], second["lastError"]) == \
-        ("failed", 2, job["id"], job["lastError"])
+    assert (second["status"], second["attemptCount"], second["retryOf"], second["lastError"]) == (
+        "failed",
+        2,
+        job["id"],
+        job["lastError"],
+    )
     assert fake.requests_to("/draft/add") == []
 
 
@@ -125,8 +135,7 @@ def test_a_missing_image_file_fails_the_job_with_what_to_do(app, admin_client, a
 
     failed = publish(admin_client, task).get_json()
 
-    assert_failed(failed, f"image {cover['assetId']} (image.png) is missing from the uploads folder; "
-                          "upload it again")
+    assert_failed(failed, f"image {cover['assetId']} (image.png) is missing from the uploads folder; upload it again")
     assert fake.requests_to("/draft/add") == []
 
 
@@ -186,8 +195,9 @@ def test_retry_preconditions(app, admin_client, agent_headers, fake, case):
     assert len(fake.drafts) == drafts
 
 
-def test_an_outcome_that_cannot_be_stored_leaves_the_draft_id_in_the_log(app, admin_client, agent_headers, fake,
-                                                                       monkeypatch, caplog):
+def test_an_outcome_that_cannot_be_stored_leaves_the_draft_id_in_the_log(
+    app, admin_client, agent_headers, fake, monkeypatch, caplog
+):
     import peewee
 
     from models.review import PublishJob

@@ -1,4 +1,5 @@
 """Publish preconditions: state, permission, If-Match; the routes in the OpenAPI document."""
+
 import json
 
 import pytest
@@ -41,8 +42,9 @@ def test_publish_needs_the_review_permission(app, client, agent_headers, fake):
 def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
     task, _ = approved_article(app, admin_client, agent_headers)
 
-    assert_error(publish(admin_client, task, 412, headers={"If-Match": f'"{task["version"] - 1}"'}),
-                 412, "precondition_failed")
+    assert_error(
+        publish(admin_client, task, 412, headers={"If-Match": f'"{task["version"] - 1}"'}), 412, "precondition_failed"
+    )
     assert fake.requests == []
     unchanged = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
     assert unchanged["publishJobs"] == [] and unchanged["version"] == task["version"]
@@ -54,24 +56,32 @@ def test_if_match_is_honoured(app, admin_client, agent_headers, fake):
 def test_the_bodiless_routes_refuse_a_body(app, admin_client, agent_headers, fake):
     """docs/api.md §5: publish-jobs and retry take no request body; nor does DELETE. {} and nothing pass."""
     task, _ = approved_article(app, admin_client, agent_headers)
-    for body, details in (({"x": 1}, {"x": ["Unknown field."]}), ([1], {"_body": ["not empty"]}),
-                          ("not json", {"_body": ["not empty"]})):
+    for body, details in (
+        ({"x": 1}, {"x": ["Unknown field."]}),
+        ([1], {"_body": ["not empty"]}),
+        ("not json", {"_body": ["not empty"]}),
+    ):
         data = body if isinstance(body, str) else json.dumps(body)
-        error = assert_error(publish(admin_client, task, 400, data=data, content_type="application/json"), 400,
-                             "validation_error")
+        error = assert_error(
+            publish(admin_client, task, 400, data=data, content_type="application/json"), 400, "validation_error"
+        )
         assert error["details"] == details
-        error = assert_error(admin_client.delete(f"/api/review/tasks/{task['id']}", data=data,
-                                                 content_type="application/json"), 400, "validation_error")
+        error = assert_error(
+            admin_client.delete(f"/api/review/tasks/{task['id']}", data=data, content_type="application/json"),
+            400,
+            "validation_error",
+        )
         assert error["details"] == details
     assert fake.requests == []
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["publishJobs"] == []
-    assert publish(admin_client, task, data="{}", content_type="application/json").get_json()["status"] == \
-        "published"
+    assert publish(admin_client, task, data="{}", content_type="application/json").get_json()["status"] == "published"
     assert admin_client.delete(f"/api/review/tasks/{task['id']}").status_code == 200
+
 
 def test_publish_routes_are_in_the_openapi_document(app, client):
     paths = client.get("/api/openapi.json").get_json()["paths"]
     for path in ("/api/review/tasks/{task_id}/publish-jobs", "/api/review/tasks/{task_id}/publish-jobs/{job_id}/retry"):
-        assert paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == \
-            {"$ref": "#/components/schemas/Task"}
+        assert paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Task"
+        }
         assert paths[path]["post"]["security"] == [{"adminSession": []}]

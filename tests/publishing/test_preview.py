@@ -1,4 +1,5 @@
 """Phone preview (docs/api.md §12): the task's current draft sent to one follower through the platform."""
+
 import pytest
 
 from tests.helpers.app import assert_error, create_admin, login
@@ -23,18 +24,26 @@ def test_the_draft_goes_to_the_phone_and_the_timeline_says_so(app, admin_client,
     assert answer.status_code == 200, answer.get_json()
     assert fake.previews == [{"appid": "wx-silicon-rise", "towxname": "reviewer-wx", "media_id": job["draftMediaId"]}]
     [request] = fake.requests_to("message/mass/preview")
-    assert request["json"] == {"towxname": "reviewer-wx", "mpnews": {"media_id": job["draftMediaId"]},
-                               "msgtype": "mpnews"}
+    assert request["json"] == {
+        "towxname": "reviewer-wx",
+        "mpnews": {"media_id": job["draftMediaId"]},
+        "msgtype": "mpnews",
+    }
     [event] = events_of(answer.get_json(), "preview_sent")
     assert (event["actor"], event["actorName"]) == ("admin", "admin")
-    assert event["data"] == {"to": {"wechatName": "reviewer-wx"}, "jobId": job["id"],
-                             "draftMediaId": job["draftMediaId"]}
+    assert event["data"] == {
+        "to": {"wechatName": "reviewer-wx"},
+        "jobId": job["id"],
+        "draftMediaId": job["draftMediaId"],
+    }
     assert answer.get_json()["version"] == task["version"]  # a preview changes no content
-    by_openid = admin_client.post(preview_url(task), json={"openId": "oAbC123"},
-                                  headers={"If-Match": f'"{task["version"]}"'})
+    by_openid = admin_client.post(
+        preview_url(task), json={"openId": "oAbC123"}, headers={"If-Match": f'"{task["version"]}"'}
+    )
     assert by_openid.status_code == 200 and fake.previews[-1]["touser"] == "oAbC123"
-    stale = admin_client.post(preview_url(task), json={"openId": "oAbC123"},
-                              headers={"If-Match": f'"{task["version"] - 1}"'})
+    stale = admin_client.post(
+        preview_url(task), json={"openId": "oAbC123"}, headers={"If-Match": f'"{task["version"] - 1}"'}
+    )
     assert_error(stale, 412, "precondition_failed")
     assert len(fake.previews) == 2
 
@@ -49,8 +58,9 @@ def test_no_draft_yet_is_409(app, admin_client, agent_headers, fake):
 def test_a_refusal_is_502_with_the_platforms_errcode(app, admin_client, agent_headers, fake):
     task = published(app, admin_client, agent_headers)
     fake.unfollowed.add("stranger-wx")
-    error = assert_error(admin_client.post(preview_url(task), json={"wechatName": "stranger-wx"}), 502,
-                         "platform_error")
+    error = assert_error(
+        admin_client.post(preview_url(task), json={"wechatName": "stranger-wx"}), 502, "platform_error"
+    )
     assert error["details"]["errcode"] == 43004 and "subscribe" in error["details"]["errmsg"]
     after = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
     assert events_of(after, "preview_sent") == []
@@ -70,9 +80,17 @@ def test_preview_needs_the_review_permission(app, client, agent_headers, fake):
     assert_error(client.post("/api/review/tasks/task_x/preview", json={"wechatName": "a"}), 403, "forbidden")
 
 
-@pytest.mark.parametrize("body", [{"wechatName": "al\nice"}, {"wechatName": "\u202eecila\u0000"},
-                                  {"wechatName": "alice\n"}, {"openId": "oAbC\n"},
-                                  {"openId": "o AbC"}, {"openId": "oAbC\t"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"wechatName": "al\nice"},
+        {"wechatName": "\u202eecila\u0000"},
+        {"wechatName": "alice\n"},
+        {"openId": "oAbC\n"},
+        {"openId": "o AbC"},
+        {"openId": "oAbC\t"},
+    ],
+)
 def test_recipients_outside_the_platforms_characters_are_refused(app, admin_client, agent_headers, fake, body):
     task = published(app, admin_client, agent_headers)
     error = assert_error(admin_client.post(preview_url(task), json=body), 400, "validation_error")

@@ -25,11 +25,12 @@ pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on Postgre
 
 
 # ---- article drafts -----------------------------------------------------------------------------
-def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(app, admin_client, agent_headers,
-                                                                                fake):
+def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(app, admin_client, agent_headers, fake):
     first, second = make_asset(app, 300, 200), make_asset(app, 320, 240)
-    body = (f"# 芯片\n\n第一段，见[官网](https://example.com/chips)。\n\n![图一]({first['url']})\n\n"
-            f"中间的文字\n\n![图二]({second['url']})\n\n```python\nprint('hi')\n```\n")
+    body = (
+        f"# 芯片\n\n第一段，见[官网](https://example.com/chips)。\n\n![图一]({first['url']})\n\n"
+        f"中间的文字\n\n![图二]({second['url']})\n\n```python\nprint('hi')\n```\n"
+    )
     task, cover = approved_article(app, admin_client, agent_headers, body=body)
     version = task["version"]
 
@@ -40,15 +41,22 @@ def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(a
     assert response.headers["ETag"] == f'"{published["version"]}"'
     assert published["version"] > version
     [job] = published["publishJobs"]
-    assert (job["status"], job["triggerMode"], job["attemptCount"], job["taskId"]) == \
-        ("succeeded", "manual", 1, task["id"])
+    assert (job["status"], job["triggerMode"], job["attemptCount"], job["taskId"]) == (
+        "succeeded",
+        "manual",
+        1,
+        task["id"],
+    )
     assert "lastError" not in job and "retryOf" not in job
     assert job["queuedAt"] <= job["startedAt"] <= job["finishedAt"]
     [article] = only_draft(fake, job["draftMediaId"])
     assert set(article) == ARTICLE_KEYS
     selections = published["selections"]
-    assert (article["title"], article["author"], article["digest"]) == \
-        (selections["title"], selections["author"], selections["summary"])
+    assert (article["title"], article["author"], article["digest"]) == (
+        selections["title"],
+        selections["author"],
+        selections["summary"],
+    )
     # the cover became a permanent material holding the cover's bytes
     assert fake.materials[article["thumb_media_id"]]["data"] == file_bytes(app, cover)
     # body images went through uploadimg; the content is the snapshot's Markdown rendered with those URLs
@@ -57,8 +65,12 @@ def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(a
     for asset in (first, second):
         assert fake.body_images[urls[asset["assetId"]].rsplit("/", 1)[1]] == file_bytes(app, asset)
     snapshot = job["snapshot"]
-    expected = render_article(body, "default", snapshot["themeConfig"],
-                              {first["url"]: urls[first["assetId"]], second["url"]: urls[second["assetId"]]})
+    expected = render_article(
+        body,
+        "default",
+        snapshot["themeConfig"],
+        {first["url"]: urls[first["assetId"]], second["url"]: urls[second["assetId"]]},
+    )
     assert article["content"] == expected
     assert "/uploads/" not in article["content"] and "<style" not in article["content"]
     assert "class=" not in article["content"]
@@ -69,7 +81,8 @@ def test_article_draft_holds_exactly_the_platform_fields_and_the_rendered_body(a
     assert (snapshot["sourceBodyCandidate"], snapshot["bodyEditedFromCandidate"]) == (body, False)
     assert snapshot["themeTemplate"] == "default"
     assert {"--primary-color", "--font-size", "--line-height", "--font-family"} <= set(
-        snapshot["themeConfig"]["cssVariables"])
+        snapshot["themeConfig"]["cssVariables"]
+    )
     [event] = events_of(published, "publish_succeeded")
     assert event["actor"] == "admin" and event["actorName"] == "admin"
     assert event["data"]["jobId"] == job["id"] and event["data"]["draftMediaId"] == job["draftMediaId"]
@@ -84,9 +97,13 @@ def test_theme_template_and_account_overrides_reach_snapshot_and_draft(make_app,
     create_admin()
     admin_client = app.test_client()
     login(admin_client)
-    task, _cover = approved_article(app, admin_client, agent_headers, body="# 标题\n\n**重点**内容",
-                                    body_draft={"themeTemplate": "tech-blue",
-                                                "themeConfig": {"cssVariables": {"--font-size": "17px"}}})
+    task, _cover = approved_article(
+        app,
+        admin_client,
+        agent_headers,
+        body="# 标题\n\n**重点**内容",
+        body_draft={"themeTemplate": "tech-blue", "themeConfig": {"cssVariables": {"--font-size": "17px"}}},
+    )
 
     job = publish(admin_client, task).get_json()["publishJobs"][0]
 
@@ -97,8 +114,9 @@ def test_theme_template_and_account_overrides_reach_snapshot_and_draft(make_app,
     assert "#c0ffee" in article["content"] and "17px" in article["content"]
 
 
-def test_token_is_fetched_once_cached_and_refreshed_when_the_platform_rejects_it(app, admin_client, agent_headers,
-                                                                                  fake):
+def test_token_is_fetched_once_cached_and_refreshed_when_the_platform_rejects_it(
+    app, admin_client, agent_headers, fake
+):
     tasks = [approved_article(app, admin_client, agent_headers)[0] for _ in range(3)]
 
     publish(admin_client, tasks[0])

@@ -1,5 +1,6 @@
 """Publishing at the platform's real latency (docs/api.md §12): concurrent uploads, exactly the serial
 article, one upload per asset and account, single-flight token refresh, progress while it runs."""
+
 import hashlib
 import re
 import threading
@@ -28,8 +29,9 @@ def concurrency(app, n):
 
 def article_with_images(app, admin_client, agent_headers, images, account="silicon-rise"):
     body = "\n\n".join(f"第 {i} 段\n\n![图{i}]({image['url']})" for i, image in enumerate(images, 1))
-    task, _ = approved_article(app, admin_client, agent_headers, body=body, account=account,
-                               cover=images[0] if images else None)
+    task, _ = approved_article(
+        app, admin_client, agent_headers, body=body, account=account, cover=images[0] if images else None
+    )
     return task
 
 
@@ -41,11 +43,15 @@ def draft_of(fake, task_json):
 def by_content(fake, article):
     """The article with each platform image URL replaced by the SHA-256 of the bytes behind it, and
     its cover by the cover's bytes: two uploads of the same images then read the same."""
+
     def digest(match):
         return hashlib.sha256(fake.body_images[match.group(0).rsplit("/", 1)[1]]).hexdigest()
 
-    return {**article, "content": URL.sub(digest, article["content"]),
-            "thumb_media_id": hashlib.sha256(fake.materials[article["thumb_media_id"]]["data"]).hexdigest()}
+    return {
+        **article,
+        "content": URL.sub(digest, article["content"]),
+        "thumb_media_id": hashlib.sha256(fake.materials[article["thumb_media_id"]]["data"]).hexdigest(),
+    }
 
 
 def uploads(fake):
@@ -59,8 +65,9 @@ def test_concurrent_uploads_give_exactly_the_serial_article(app, admin_client, a
     serial_order = [hashlib.sha256(r["files"]["media"]["data"]).digest() for r in uploads(fake)]
     concurrency(app, 4)
     fake.requests.clear()
-    parallel = publish(admin_client, article_with_images(app, admin_client, agent_headers, images,
-                                                         account="carbon-fitness")).get_json()
+    parallel = publish(
+        admin_client, article_with_images(app, admin_client, agent_headers, images, account="carbon-fitness")
+    ).get_json()
     parallel_uploads = {hashlib.sha256(r["files"]["media"]["data"]).digest() for r in uploads(fake)}
     assert by_content(fake, draft_of(fake, parallel)) == by_content(fake, draft_of(fake, serial))
     assert parallel_uploads == set(serial_order) and len(serial_order) == 10  # the cover twice: material+body
@@ -95,8 +102,7 @@ def test_concurrent_publish_takes_less_than_half_the_serial_time(app, admin_clie
     assert parallel < serial / 2, (serial, parallel)
 
 
-def test_one_failed_upload_fails_the_job_naming_the_image_and_no_draft_is_made(app, admin_client, agent_headers,
-                                                                                fake):
+def test_one_failed_upload_fails_the_job_naming_the_image_and_no_draft_is_made(app, admin_client, agent_headers, fake):
     images = [make_asset(app, 800 + i, 450) for i in range(6)]
     concurrency(app, 4)
     task = article_with_images(app, admin_client, agent_headers, images)
@@ -129,8 +135,7 @@ def test_two_jobs_never_upload_one_asset_twice_for_one_account(app, agent_header
     for thread in threads:
         thread.join(30)
     assert answers == [200, 200]
-    sent = [(r["path"].rsplit("/", 1)[1], hashlib.sha256(r["files"]["media"]["data"]).digest())
-            for r in uploads(fake)]
+    sent = [(r["path"].rsplit("/", 1)[1], hashlib.sha256(r["files"]["media"]["data"]).digest()) for r in uploads(fake)]
     assert len(sent) == len(set(sent)) == 7  # 6 body images and the cover's material, once each
 
 

@@ -1,5 +1,6 @@
 """The article's own words are in the article's language, Chinese, whatever language the reviewer's page is
 in (docs/api.md §5): the heading of the numbered references is the catalogue's zh entry for "References"."""
+
 from pathlib import Path
 
 from babel.messages.pofile import read_po

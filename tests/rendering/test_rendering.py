@@ -374,8 +374,11 @@ def test_rendering_package_does_not_import_flask():
 def test_no_theme_sets_a_font_family_on_body_text_only_code_is_monospace(theme):
     """WeChat's article structure rules advise against a font-family on body text (docs/api.md §5): the
     default themes set none; code keeps a monospace family; an account or task may still name one."""
-    html = render_article("# 标题\n\n正文 `code` **粗** [链](https://a.example)\n\n> 引用\n\n| a |\n|---|\n| 1 |\n\n"
-                          "```python\nprint(1)\n```\n", theme)
+    html = render_article(
+        "# 标题\n\n正文 `code` **粗** [链](https://a.example)\n\n> 引用\n\n| a |\n|---|\n| 1 |\n\n"
+        "```python\nprint(1)\n```\n",
+        theme,
+    )
     for node in tree(html).iter():
         family = style_of(node).get("font-family")
         if family is not None:
@@ -384,5 +387,6 @@ def test_no_theme_sets_a_font_family_on_body_text_only_code_is_monospace(theme):
     named = render_article("正文", theme, theme_config(theme, {"--font-family": "Georgia,serif"}))
     assert style_of(next(tree(named).iter("section")))["font-family"] == "Georgia,serif"
     # The stored config (with the family left unset) is taken back as it is, as a snapshot re-renders it.
-    assert render_article("正文", theme, theme_config(theme, theme_config(theme)["cssVariables"])) == \
-        render_article("正文", theme)
+    assert render_article("正文", theme, theme_config(theme, theme_config(theme)["cssVariables"])) == render_article(
+        "正文", theme
+    )

@@ -1,4 +1,5 @@
 """The review area's own fixtures: a pending task, and a second admin (presence, concurrency)."""
+
 import pytest
 
 from tests.helpers.app import create_admin, login

@@ -1,4 +1,5 @@
 """Concurrent writes on one task through a real threaded HTTP server: one wins, the other is refused."""
+
 import threading
 
 import pytest
@@ -19,8 +20,12 @@ def server(app):
     create_admin()
     with live_server(app) as base:
         admin = requests.Session()
-        response = admin.post(f"{base}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                              allow_redirects=False, timeout=10)
+        response = admin.post(
+            f"{base}/api/auth/login",
+            data={"username": "admin", "password": ADMIN_PASSWORD},
+            allow_redirects=False,
+            timeout=10,
+        )
         assert response.status_code == 303 and "review_admin_session" in admin.cookies
         yield base, admin
 
@@ -54,10 +59,12 @@ def test_patch_and_decision_with_if_match_one_wins(app, server):
         task = new_task(base)
         decision = approve_article(task, cover)
         patch, decided = at_once(
-            lambda t=task: requests.patch(base + patch_url(t), json={"title": "智能体的标题"},
-                                          headers={**AGENT, "If-Match": '"1"'}, timeout=10),
-            lambda t=task, d=decision: admin.post(base + decision_url(t), json=d, headers={"If-Match": '"1"'},
-                                                  timeout=10),
+            lambda t=task: requests.patch(
+                base + patch_url(t), json={"title": "智能体的标题"}, headers={**AGENT, "If-Match": '"1"'}, timeout=10
+            ),
+            lambda t=task, d=decision: admin.post(
+                base + decision_url(t), json=d, headers={"If-Match": '"1"'}, timeout=10
+            ),
         )
         codes = sorted([patch.status_code, decided.status_code])
         assert codes[0] == 200 and codes[1] in (409, 412), (patch.text, decided.text)
@@ -79,8 +86,9 @@ def test_patch_and_decision_without_if_match_stay_consistent(app, server):
     for _ in range(ROUNDS):
         task = new_task(base)
         patch, decided = at_once(
-            lambda t=task: requests.patch(base + patch_url(t), json={"summary": "智能体的摘要"}, headers=AGENT,
-                                          timeout=10),
+            lambda t=task: requests.patch(
+                base + patch_url(t), json={"summary": "智能体的摘要"}, headers=AGENT, timeout=10
+            ),
             lambda t=task: admin.post(base + decision_url(t), json=approve_article(t, cover), timeout=10),
         )
         assert decided.status_code == 200, decided.text
@@ -98,9 +106,16 @@ def test_patch_and_decision_without_if_match_stay_consistent(app, server):
 def test_same_idempotency_key_at_once_creates_one_task(server):
     base, _admin = server
     headers = {**AGENT, "Idempotency-Key": "burst-1"}
-    responses = at_once(*[
-        (lambda: requests.post(f"{base}/api/review/agent/tasks", json=article_payload(), headers=headers,
-                               timeout=10)) for _ in range(5)])
+    responses = at_once(
+        *[
+            (
+                lambda: requests.post(
+                    f"{base}/api/review/agent/tasks", json=article_payload(), headers=headers, timeout=10
+                )
+            )
+            for _ in range(5)
+        ]
+    )
     assert [r.status_code for r in responses] == [201] * 5
     assert len({r.json()["id"] for r in responses}) == 1
     assert sorted(r.headers.get("Idempotent-Replayed", "no") for r in responses) == ["no"] + ["true"] * 4
@@ -109,8 +124,9 @@ def test_same_idempotency_key_at_once_creates_one_task(server):
 
 
 @pytest.mark.parametrize("route", ["decision", "patch"])
-def test_a_write_answers_with_its_own_version_not_a_later_requests_events(app, client, admin_client, agent_headers,
-                                                                          monkeypatch, route):
+def test_a_write_answers_with_its_own_version_not_a_later_requests_events(
+    app, client, admin_client, agent_headers, monkeypatch, route
+):
     """Another request's write landing right after this one's commit is not in this one's answer: the
     body is the task at the version its ETag names (a reply once ended its timeline with a later rejection)."""
     from blueprints import agent, review

@@ -1,4 +1,5 @@
 """Task creation by the agent: every rule, idempotency, size limit, auth, reads (spec + docs/api.md §4)."""
+
 import copy
 import json
 
@@ -100,16 +101,25 @@ CASES = {
     "no candidate content": (_article, _set("candidates", {}), "candidates"),
     "empty candidate lists": (_article, _set("candidates", {"titles": [], "bodyOptions": []}), "candidates"),
     "plain string body options": (_article, _set("candidates.bodyOptions", ["正文"]), "candidates.bodyOptions.0"),
-    "outline as array": (_article, _set("candidates.bodyOptions.0.outline", ["a", "b"]),
-                         "candidates.bodyOptions.0.outline"),
+    "outline as array": (
+        _article,
+        _set("candidates.bodyOptions.0.outline", ["a", "b"]),
+        "candidates.bodyOptions.0.outline",
+    ),
     "empty outline": (_article, _set("candidates.bodyOptions.0.outline", ""), "candidates.bodyOptions.0.outline"),
     "missing focuses": (_article, _drop("candidates.bodyOptions.1.focuses"), "candidates.bodyOptions.1.focuses"),
     "missing content": (_article, _drop("candidates.bodyOptions.0.content"), "candidates.bodyOptions.0.content"),
-    "content too long": (_article, _set("candidates.bodyOptions.0.content", "x" * 200_001),
-                         "candidates.bodyOptions.0.content"),
+    "content too long": (
+        _article,
+        _set("candidates.bodyOptions.0.content", "x" * 200_001),
+        "candidates.bodyOptions.0.content",
+    ),
     "duplicate option ids": (_article, _set("candidates.bodyOptions.1.id", "opt-a"), "candidates.bodyOptions.1.id"),
-    "unknown body option field": (_article, _set("candidates.bodyOptions.0.tone", "warm"),
-                                  "candidates.bodyOptions.0.tone"),
+    "unknown body option field": (
+        _article,
+        _set("candidates.bodyOptions.0.tone", "warm"),
+        "candidates.bodyOptions.0.tone",
+    ),
     "themeTemplates": (_article, _set("candidates.themeTemplates", ["default"]), "candidates.themeTemplates"),
     "quickstart title": (_article, _set("title", "标题"), "title"),
     "quickstart attachments": (_article, _set("attachments", [{"kind": "image", "assetId": "x"}]), "attachments"),
@@ -120,23 +130,44 @@ CASES = {
     "externalContentId too long": (_article, _set("externalContentId", "x" * 129), "externalContentId"),
     "image_post without contentType": (_image_post, _drop("contentType"), "candidates.imageGroups"),
     "image_post with summaries": (_image_post, _set("candidates.summaries", ["s"]), "candidates.summaries"),
-    "image_post with body options": (_image_post, _set("candidates.bodyOptions", [body_option("a", "b")]),
-                                     "candidates.bodyOptions"),
+    "image_post with body options": (
+        _image_post,
+        _set("candidates.bodyOptions", [body_option("a", "b")]),
+        "candidates.bodyOptions",
+    ),
     "image_post without titles": (_image_post, _drop("candidates.titles"), "candidates.titles"),
     "image_post without descriptions": (_image_post, _set("candidates.descriptions", []), "candidates.descriptions"),
     "image_post without image groups": (_image_post, _drop("candidates.imageGroups"), "candidates.imageGroups"),
-    "coverCrop in a group": (_image_post, _set("candidates.imageGroups.0.coverCrop", {"assetId": "x"}),
-                             "candidates.imageGroups.0.coverCrop"),
-    "group without images": (_image_post, _set("candidates.imageGroups.0.images", []),
-                             "candidates.imageGroups.0.images"),
-    "group image as url": (_image_post, _set("candidates.imageGroups.0.images", ["/uploads/review/a.png"]),
-                           "candidates.imageGroups.0.images.0"),
-    "group image unknown asset": (_image_post, _set("candidates.imageGroups.0.images.0.assetId", "nope"),
-                                  "candidates.imageGroups.0.images.0.assetId"),
-    "comment settings as string": (_image_post, _set("candidates.commentSettings.0.needOpenComment", "yes"),
-                                   "candidates.commentSettings.0.needOpenComment"),
-    "comment settings extra field": (_image_post, _set("candidates.commentSettings.0.default", True),
-                                     "candidates.commentSettings.0.default"),
+    "coverCrop in a group": (
+        _image_post,
+        _set("candidates.imageGroups.0.coverCrop", {"assetId": "x"}),
+        "candidates.imageGroups.0.coverCrop",
+    ),
+    "group without images": (
+        _image_post,
+        _set("candidates.imageGroups.0.images", []),
+        "candidates.imageGroups.0.images",
+    ),
+    "group image as url": (
+        _image_post,
+        _set("candidates.imageGroups.0.images", ["/uploads/review/a.png"]),
+        "candidates.imageGroups.0.images.0",
+    ),
+    "group image unknown asset": (
+        _image_post,
+        _set("candidates.imageGroups.0.images.0.assetId", "nope"),
+        "candidates.imageGroups.0.images.0.assetId",
+    ),
+    "comment settings as string": (
+        _image_post,
+        _set("candidates.commentSettings.0.needOpenComment", "yes"),
+        "candidates.commentSettings.0.needOpenComment",
+    ),
+    "comment settings extra field": (
+        _image_post,
+        _set("candidates.commentSettings.0.default", True),
+        "candidates.commentSettings.0.default",
+    ),
 }
 
 
@@ -152,8 +183,9 @@ def test_each_creation_rule_is_refused_with_a_dotted_path(app, client, agent_hea
 
 def test_unknown_image_group_asset_is_named_among_valid_ones(app, client, agent_headers):
     images = [make_asset(app, 600, 800), {"assetId": "missing-one"}, make_asset(app, 600, 800)]
-    error = assert_error(client.post(URL, json=image_post_payload(images), headers=agent_headers), 400,
-                         "validation_error")
+    error = assert_error(
+        client.post(URL, json=image_post_payload(images), headers=agent_headers), 400, "validation_error"
+    )
     assert set(error["details"]) == {"candidates.imageGroups.0.images.1.assetId"}
 
 
@@ -161,23 +193,38 @@ def test_candidate_images_are_uploaded_assets_or_web_addresses(app, client, agen
     """docs/api.md §4's creation rule 4: local images are uploaded first. A local path that is no asset was stored
     and only showed the reviewer a broken image; a web address is still taken (and refused if selected)."""
     uploaded = make_asset(app, 900, 500)
-    payload = article_payload([uploaded["url"], "./cover.png", "file:///home/agent/cover.png",
-                               "https://cdn.example.com/c.png", "/uploads/review/nope.png", "//cdn.example.com/d.png"])
+    payload = article_payload(
+        [
+            uploaded["url"],
+            "./cover.png",
+            "file:///home/agent/cover.png",
+            "https://cdn.example.com/c.png",
+            "/uploads/review/nope.png",
+            "//cdn.example.com/d.png",
+        ]
+    )
     payload["candidates"]["bodyImageCandidates"] = [
-        {"placeholderId": "p1", "options": ["/uploads/library/nope.png", uploaded["url"]]}]
+        {"placeholderId": "p1", "options": ["/uploads/library/nope.png", uploaded["url"]]}
+    ]
     payload["candidates"]["bodyOptions"][1]["content"] = f"![a](./a.png)\n\n![b]({uploaded['url']})"
     before = task_count()
     error = assert_error(client.post(URL, json=payload, headers=agent_headers), 400, "validation_error")
-    assert set(error["details"]) == {"candidates.coverImages.1", "candidates.coverImages.2",
-                                     "candidates.coverImages.4", "candidates.bodyImageCandidates.0.options.0",
-                                     "candidates.bodyOptions.1.content"}
+    assert set(error["details"]) == {
+        "candidates.coverImages.1",
+        "candidates.coverImages.2",
+        "candidates.coverImages.4",
+        "candidates.bodyImageCandidates.0.options.0",
+        "candidates.bodyOptions.1.content",
+    }
     assert "'./a.png'" in error["details"]["candidates.bodyOptions.1.content"][0]
     assert "POST /api/assets/upload" in error["details"]["candidates.coverImages.1"][0]
     assert task_count() == before
 
     payload["candidates"]["coverImages"] = [uploaded["url"], "https://cdn.example.com/c.png"]
     payload["candidates"]["bodyImageCandidates"][0]["options"] = [uploaded["url"]]
-    payload["candidates"]["bodyOptions"][1]["content"] = f"![b]({uploaded['url']})\n\n![c](https://cdn.example.com/e.png)"
+    payload["candidates"]["bodyOptions"][1]["content"] = (
+        f"![b]({uploaded['url']})\n\n![c](https://cdn.example.com/e.png)"
+    )
     assert client.post(URL, json=payload, headers=agent_headers).status_code == 201
 
 
@@ -192,8 +239,11 @@ def test_body_over_two_mebibytes_is_413(client, agent_headers):
     payload["candidates"]["bodyOptions"] = [body_option(f"o{i}", "x" * 190_000) for i in range(12)]
     data = json.dumps(payload)
     assert len(data) > 2 * 1024 * 1024
-    assert_error(client.post(URL, data=data, headers={**agent_headers, "Content-Type": "application/json"}),
-                 413, "payload_too_large")
+    assert_error(
+        client.post(URL, data=data, headers={**agent_headers, "Content-Type": "application/json"}),
+        413,
+        "payload_too_large",
+    )
     assert task_count() == 0
 
 
@@ -203,7 +253,7 @@ def test_chunked_body_over_the_limit_is_413_and_under_it_is_read_whole(app, agen
 
     def chunks(payload):
         data = json.dumps(payload).encode()
-        return (data[i:i + 65536] for i in range(0, len(data), 65536))
+        return (data[i : i + 65536] for i in range(0, len(data), 65536))
 
     headers = {**agent_headers, "Content-Type": "application/json"}
     with live_server(app) as base:
@@ -216,8 +266,9 @@ def test_chunked_body_over_the_limit_is_413_and_under_it_is_read_whole(app, agen
 
 def test_credentials_come_before_validation_and_existence(client, admin_client, agent_headers):
     assert_error(client.post(URL, json={"bad": 1}), 401, "unauthorized")
-    assert_error(client.post(URL, json=article_payload(), headers={"x-review-agent-token": "wrong"}),
-                 401, "unauthorized")
+    assert_error(
+        client.post(URL, json=article_payload(), headers={"x-review-agent-token": "wrong"}), 401, "unauthorized"
+    )
     assert_error(client.get(f"{URL}/nope"), 401, "unauthorized")
     assert_error(client.get(f"{URL}/nope", headers=agent_headers), 404, "not_found")
     assert_error(client.get("/api/review/tasks/nope", headers=agent_headers), 401, "unauthorized")

@@ -1,4 +1,5 @@
 """Admin decisions: approval rules 1-2 and 6-9 for both content types, If-Match, credentials."""
+
 import json
 
 import pytest
@@ -27,10 +28,12 @@ def test_approval_saves_selections_and_derives_the_body_draft(admin_client, arti
     assert response.status_code == 200, response.get_json()
     done = response.get_json()
     assert done["selections"] == article_selections(task, cover)
-    assert done["bodyDraft"] == {"markdown": task["candidates"]["bodyOptions"][0]["content"],
-                                 "sourceBodyCandidateId": "opt-a",
-                                 "sourceBodyCandidate": task["candidates"]["bodyOptions"][0]["content"],
-                                 "bodyEditedFromCandidate": False}
+    assert done["bodyDraft"] == {
+        "markdown": task["candidates"]["bodyOptions"][0]["content"],
+        "sourceBodyCandidateId": "opt-a",
+        "sourceBodyCandidate": task["candidates"]["bodyOptions"][0]["content"],
+        "bodyEditedFromCandidate": False,
+    }
     assert "manualOverrides" not in done
     approvals = [e for e in done["timeline"] if e["type"] == "approved"]
     assert [(e["actor"], e["actorName"], e["data"]) for e in approvals] == [("admin", "admin", {"action": action})]
@@ -57,6 +60,7 @@ def _article_case(change):
         body = approve_article(task, cover)
         change(body, task, cover)
         return body
+
     return build
 
 
@@ -68,42 +72,69 @@ ARTICLE_RULES = {
     "blank body": (lambda b, t, c: b["selections"].update(body=" "), "selections.body"),
     "no cover": (lambda b, t, c: b["selections"].pop("coverImage"), "selections.coverImage"),
     "unknown cover": (lambda b, t, c: b["selections"].update(coverImage={"assetId": "nope"}), "selections.coverImage"),
-    "cover url not an asset": (lambda b, t, c: b["selections"].update(coverImage="https://example.com/x.png"),
-                               "selections.coverImage"),
+    "cover url not an asset": (
+        lambda b, t, c: b["selections"].update(coverImage="https://example.com/x.png"),
+        "selections.coverImage",
+    ),
     "summary over 100": (lambda b, t, c: b["selections"].update(summary="字" * 101), "selections.summary"),
     "title over 64": (lambda b, t, c: b["selections"].update(title="t" * 65), "selections.title"),
-    "author over the platform's 16": (lambda b, t, c: b["selections"].update(author="作" * 17),
-                                      "selections.author"),
+    "author over the platform's 16": (lambda b, t, c: b["selections"].update(author="作" * 17), "selections.author"),
     "image_post field": (lambda b, t, c: b["selections"].update(description="d"), "selections.description"),
     "unknown field": (lambda b, t, c: b["selections"].update(theme="x"), "selections.theme"),
-    "body image not an asset": (lambda b, t, c: b["selections"].update(body="![x](https://example.com/a.png)"),
-                                "selections.body"),
-    "body image with a file: link": (lambda b, t, c: b["selections"].update(body="![x](file:///etc/passwd)"),
-                                     "selections.body"),
-    "bodyImages unknown": (lambda b, t, c: b["selections"].update(bodyImages=["/uploads/review/none.png"]),
-                           "selections.bodyImages.0"),
+    "body image not an asset": (
+        lambda b, t, c: b["selections"].update(body="![x](https://example.com/a.png)"),
+        "selections.body",
+    ),
+    "body image with a file: link": (
+        lambda b, t, c: b["selections"].update(body="![x](file:///etc/passwd)"),
+        "selections.body",
+    ),
+    "bodyImages unknown": (
+        lambda b, t, c: b["selections"].update(bodyImages=["/uploads/review/none.png"]),
+        "selections.bodyImages.0",
+    ),
     "edited body without draft": (lambda b, t, c: b["selections"].update(body="自己写的正文"), "bodyDraft"),
-    "draft without source id": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"]}),
-                                "bodyDraft.sourceBodyCandidateId"),
-    "draft with unknown source": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"],
-                                                                      "sourceBodyCandidateId": "zzz"}),
-                                  "bodyDraft.sourceBodyCandidateId"),
-    "draft differs from body": (lambda b, t, c: b.update(bodyDraft={"markdown": "其他",
-                                                                    "sourceBodyCandidateId": "opt-a"}),
-                                "bodyDraft.markdown"),
-    "draft edited flag wrong": (lambda b, t, c: (b["selections"].update(body="改过"), b.update(bodyDraft={
-        "markdown": "改过", "sourceBodyCandidateId": "opt-a", "bodyEditedFromCandidate": False})),
-                                "bodyDraft.bodyEditedFromCandidate"),
-    "draft unknown theme": (lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"],
-                                                                "sourceBodyCandidateId": "opt-a",
-                                                                "themeTemplate": "neon"}),
-                            "bodyDraft.themeTemplate"),
-    "body override without edit": (lambda b, t, c: b.update(manualOverrides={"body": {
-        "basedOnCandidateId": "opt-a", "value": b["selections"]["body"]}}), "manualOverrides.body"),
-    "title override value differs": (lambda b, t, c: b.update(manualOverrides={"title": {
-        "basedOn": "芯片的未来在哪里", "value": "别的标题"}}), "manualOverrides.title.value"),
-    "override key of image_post": (lambda b, t, c: b.update(manualOverrides={"description": {
-        "basedOn": "a", "value": "a"}}), "manualOverrides.description"),
+    "draft without source id": (
+        lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"]}),
+        "bodyDraft.sourceBodyCandidateId",
+    ),
+    "draft with unknown source": (
+        lambda b, t, c: b.update(bodyDraft={"markdown": b["selections"]["body"], "sourceBodyCandidateId": "zzz"}),
+        "bodyDraft.sourceBodyCandidateId",
+    ),
+    "draft differs from body": (
+        lambda b, t, c: b.update(bodyDraft={"markdown": "其他", "sourceBodyCandidateId": "opt-a"}),
+        "bodyDraft.markdown",
+    ),
+    "draft edited flag wrong": (
+        lambda b, t, c: (
+            b["selections"].update(body="改过"),
+            b.update(
+                bodyDraft={"markdown": "改过", "sourceBodyCandidateId": "opt-a", "bodyEditedFromCandidate": False}
+            ),
+        ),
+        "bodyDraft.bodyEditedFromCandidate",
+    ),
+    "draft unknown theme": (
+        lambda b, t, c: b.update(
+            bodyDraft={"markdown": b["selections"]["body"], "sourceBodyCandidateId": "opt-a", "themeTemplate": "neon"}
+        ),
+        "bodyDraft.themeTemplate",
+    ),
+    "body override without edit": (
+        lambda b, t, c: b.update(
+            manualOverrides={"body": {"basedOnCandidateId": "opt-a", "value": b["selections"]["body"]}}
+        ),
+        "manualOverrides.body",
+    ),
+    "title override value differs": (
+        lambda b, t, c: b.update(manualOverrides={"title": {"basedOn": "芯片的未来在哪里", "value": "别的标题"}}),
+        "manualOverrides.title.value",
+    ),
+    "override key of image_post": (
+        lambda b, t, c: b.update(manualOverrides={"description": {"basedOn": "a", "value": "a"}}),
+        "manualOverrides.description",
+    ),
     "rejection fields on approval": (lambda b, t, c: b.update(rejectionReason="other"), "rejectionReason"),
 }
 
@@ -138,8 +169,9 @@ def test_edits_are_recorded_in_overrides_and_urls_equal_asset_ids(app, admin_cli
     inline = make_asset(app, 300, 300)
     body = approve_article(task, cover)
     edited = task["candidates"]["bodyOptions"][1]["content"] + f"\n\n![图]({inline['url']})"
-    body["selections"].update(title="芯片的未来（修订）", body=edited, coverImage=cover["url"],
-                              bodyImages=[inline["url"]])
+    body["selections"].update(
+        title="芯片的未来（修订）", body=edited, coverImage=cover["url"], bodyImages=[inline["url"]]
+    )
     body["bodyDraft"] = {"markdown": edited, "sourceBodyCandidateId": "opt-b", "themeTemplate": "tech-blue"}
     body["manualOverrides"] = {
         "title": {"basedOn": "芯片的未来在哪里", "value": "芯片的未来（修订）"},
@@ -199,13 +231,15 @@ def test_image_post_images_outside_the_groups_are_recorded(app, admin_client, po
     response = admin_client.post(decision_url(task), json=body)
     assert response.status_code == 200, response.get_json()
     assert response.get_json()["manualOverrides"] == {
-        "images": {"basedOn": None, "value": [{"assetId": a["assetId"]} for a in [*images, extra]]}}
+        "images": {"basedOn": None, "value": [{"assetId": a["assetId"]} for a in [*images, extra]]}
+    }
 
 
 def test_values_the_agent_patched_in_are_not_recorded_as_reviewer_edits(client, admin_client, agent_headers, article):
     task, cover = article
-    patched = client.patch(f"/api/review/agent/tasks/{task['id']}/elements", json={"title": "代理改过的标题"},
-                           headers=agent_headers)
+    patched = client.patch(
+        f"/api/review/agent/tasks/{task['id']}/elements", json={"title": "代理改过的标题"}, headers=agent_headers
+    )
     assert patched.status_code == 200, patched.get_json()
     body = approve_article(task, cover)
     body["selections"]["title"] = "代理改过的标题"
@@ -217,14 +251,22 @@ def test_values_the_agent_patched_in_are_not_recorded_as_reviewer_edits(client, 
 def test_a_locked_edit_keeps_its_override_through_rework_and_approval(client, admin_client, agent_headers, article):
     task, cover = article
     selections = {**article_selections(task, cover), "title": "审稿人写的标题"}
-    rejected = admin_client.post(decision_url(task), json={
-        "action": "reject_rework", "selections": selections, "rejectedElements": ["summary"],
-        "lockedSelections": locked_except(selections, ["summary"]), "rejectionReason": "content_quality"})
+    rejected = admin_client.post(
+        decision_url(task),
+        json={
+            "action": "reject_rework",
+            "selections": selections,
+            "rejectedElements": ["summary"],
+            "lockedSelections": locked_except(selections, ["summary"]),
+            "rejectionReason": "content_quality",
+        },
+    )
     assert rejected.status_code == 200, rejected.get_json()
     recorded = {"basedOn": "芯片的未来在哪里", "value": "审稿人写的标题"}
     assert rejected.get_json()["manualOverrides"] == {"title": recorded}
-    patched = client.patch(f"/api/review/agent/tasks/{task['id']}/elements", json={"summary": "代理重写的摘要"},
-                           headers=agent_headers)
+    patched = client.patch(
+        f"/api/review/agent/tasks/{task['id']}/elements", json={"summary": "代理重写的摘要"}, headers=agent_headers
+    )
     assert patched.status_code == 200 and patched.get_json()["status"] == "pending_review", patched.get_json()
     approval = {"action": "approve_without_publish", "selections": {**selections, "summary": "代理重写的摘要"}}
     done = admin_client.post(decision_url(task), json=approval)
@@ -237,6 +279,7 @@ def _post_case(change):
         body = approve_image_post(images)
         change(body, images)
         return body
+
     return build
 
 
@@ -251,21 +294,29 @@ POST_RULES = {
     "no images": (lambda b, i: b["selections"].update(images=[]), "selections.images"),
     "21 images": (lambda b, i: b["selections"].update(images=[{"assetId": i[0]["assetId"]}] * 21), "selections.images"),
     "image as url": (lambda b, i: b["selections"]["images"].__setitem__(0, i[0]["url"]), "selections.images.0"),
-    "unknown image": (lambda b, i: b["selections"]["images"].append({"assetId": "nope"}),
-                      "selections.images.3.assetId"),
-    "crop not first image": (lambda b, i: b["selections"]["coverCrop"].update(assetId=i[1]["assetId"]),
-                             "selections.coverCrop.assetId"),
+    "unknown image": (
+        lambda b, i: b["selections"]["images"].append({"assetId": "nope"}),
+        "selections.images.3.assetId",
+    ),
+    "crop not first image": (
+        lambda b, i: b["selections"]["coverCrop"].update(assetId=i[1]["assetId"]),
+        "selections.coverCrop.assetId",
+    ),
     "crop ratio literal": (_crop(ratio="16_9"), "selections.coverCrop.cropPercentList.0.ratio"),
     "crop x1 after x2": (_crop(x1=0.8, x2=0.2), "selections.coverCrop.cropPercentList.0.x2"),
     "crop outside image": (_crop(y2=1.2), "selections.coverCrop.cropPercentList.0.y2"),
     "crop as string": (_crop(x1="0"), "selections.coverCrop.cropPercentList.0.x1"),
     "crop box not 3:4": (_crop(y2=0.95), "selections.coverCrop.cropPercentList.0"),
-    "no crop boxes": (lambda b, i: b["selections"]["coverCrop"].update(cropPercentList=[]),
-                      "selections.coverCrop.cropPercentList"),
+    "no crop boxes": (
+        lambda b, i: b["selections"]["coverCrop"].update(cropPercentList=[]),
+        "selections.coverCrop.cropPercentList",
+    ),
     "article field": (lambda b, i: b["selections"].update(summary="s"), "selections.summary"),
     "body draft": (lambda b, i: b.update(bodyDraft={"markdown": "x", "sourceBodyCandidateId": "a"}), "bodyDraft"),
-    "images override differs": (lambda b, i: b.update(manualOverrides={"images": {"value": [
-        {"assetId": i[0]["assetId"]}]}}), "manualOverrides.images.value"),
+    "images override differs": (
+        lambda b, i: b.update(manualOverrides={"images": {"value": [{"assetId": i[0]["assetId"]}]}}),
+        "manualOverrides.images.value",
+    ),
 }
 
 
@@ -273,8 +324,9 @@ POST_RULES = {
 def test_each_image_post_decision_rule(admin_client, post, name):
     task, images = post
     change, path = POST_RULES[name]
-    error = assert_error(admin_client.post(decision_url(task), json=_post_case(change)(images)), 400,
-                         "validation_error")
+    error = assert_error(
+        admin_client.post(decision_url(task), json=_post_case(change)(images)), 400, "validation_error"
+    )
     assert path in error["details"], error["details"]
 
 
@@ -299,16 +351,20 @@ def test_if_match_is_honoured(admin_client, article):
 
 def test_decision_auth_and_unknown_task(client, admin_client, agent_headers, article):
     task, cover = article
-    assert_error(client.post(decision_url(task), json=approve_article(task, cover), headers=agent_headers),
-                 401, "unauthorized")
+    assert_error(
+        client.post(decision_url(task), json=approve_article(task, cover), headers=agent_headers), 401, "unauthorized"
+    )
     assert_error(client.post("/api/review/tasks/nope/decision", json={}), 401, "unauthorized")
-    assert_error(admin_client.post("/api/review/tasks/nope/decision", json=approve_article(task, cover)),
-                 404, "not_found")
-    cross = admin_client.post(decision_url(task), json=approve_article(task, cover),
-                              headers={"Origin": "https://evil.example"})
+    assert_error(
+        admin_client.post("/api/review/tasks/nope/decision", json=approve_article(task, cover)), 404, "not_found"
+    )
+    cross = admin_client.post(
+        decision_url(task), json=approve_article(task, cover), headers={"Origin": "https://evil.example"}
+    )
     assert_error(cross, 403, "forbidden")
-    assert error_paths(admin_client.post(decision_url(task), json={"action": "approve_without_publish",
-                                                                   "extra": 1})) == {"extra"}
+    assert error_paths(
+        admin_client.post(decision_url(task), json={"action": "approve_without_publish", "extra": 1})
+    ) == {"extra"}
 
 
 def test_a_decision_body_over_the_json_limit_is_413_before_it_is_parsed(admin_client, article):
@@ -321,7 +377,8 @@ def test_a_decision_body_over_the_json_limit_is_413_before_it_is_parsed(admin_cl
     body["selections"]["title"] = "t" * (JSON_MAX_BYTES - len(json.dumps(body)) + 1)
     data = json.dumps(body)
     assert len(data) == JSON_MAX_BYTES + 1
-    error = assert_error(admin_client.post(decision_url(task), data=data, content_type="application/json"), 413,
-                         "payload_too_large")
+    error = assert_error(
+        admin_client.post(decision_url(task), data=data, content_type="application/json"), 413, "payload_too_large"
+    )
     assert error["details"] == {"_body": [f"larger than {JSON_MAX_BYTES} bytes"]}
     assert admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["status"] == "pending_review"

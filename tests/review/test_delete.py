@@ -1,4 +1,5 @@
 """Task deletion (docs/api.md §8): record first, then best-effort cleanup of unshared review files."""
+
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,44 +46,86 @@ def add_belongings(task_id, snapshot=None):
     """A publish job (with a snapshot), a pending and a sent notification, an idempotency record."""
     with db.connection_context():
         task = ReviewTask.get(ReviewTask.task_id == task_id)
-        PublishJob.create(job_id=new_id(), task=task, status="failed", trigger_mode="manual", queued_at=now_iso(),
-                          snapshot=snapshot or {})
+        PublishJob.create(
+            job_id=new_id(),
+            task=task,
+            status="failed",
+            trigger_mode="manual",
+            queued_at=now_iso(),
+            snapshot=snapshot or {},
+        )
         for status in ("pending", "sent"):
-            OutboxMessage.create(message_id=new_id(), task_id=task_id, event_type="review_task.rejected",
-                                 payload={}, status=status, next_attempt_at=now_iso(), created_at=now_iso())
-        IdempotencyKey.create(key=f"key-{task_id}", body_hash="h", status=201, response={"id": task_id},
-                              created_at=now_iso())
-        IdempotencyKey.create(key=f"other-{task_id}", body_hash="h", status=201, response={"id": "x" + task_id},
-                              created_at=now_iso())
+            OutboxMessage.create(
+                message_id=new_id(),
+                task_id=task_id,
+                event_type="review_task.rejected",
+                payload={},
+                status=status,
+                next_attempt_at=now_iso(),
+                created_at=now_iso(),
+            )
+        IdempotencyKey.create(
+            key=f"key-{task_id}", body_hash="h", status=201, response={"id": task_id}, created_at=now_iso()
+        )
+        IdempotencyKey.create(
+            key=f"other-{task_id}", body_hash="h", status=201, response={"id": "x" + task_id}, created_at=now_iso()
+        )
 
 
 def test_delete_counts_each_reference_once_and_keeps_what_others_use(app, admin_client):
     cover, inline, candidate_only, shared, linked_only, snapshot_only = (
-        review_upload(admin_client, shade) for shade in (1, 2, 3, 4, 5, 6))
+        review_upload(admin_client, shade) for shade in (1, 2, 3, 4, 5, 6)
+    )
     library = upload(admin_client, image_bytes(color=(9, 9, 9)), scope="library")
     remote = remote_asset("https://mmbiz.qpic.cn/mmbiz_png/abc/0?wx_fmt=png")
     external = "https://example.com/outside.png"
-    body = (f"![a]({inline['url']}) ![lib]({library['url']}) ![ext]({external}) ![again]({inline['url']})\n\n"
-            f"A plain [link]({linked_only['url']}) is not an image.\n")
+    body = (
+        f"![a]({inline['url']}) ![lib]({library['url']}) ![ext]({external}) ![again]({inline['url']})\n\n"
+        f"A plain [link]({linked_only['url']}) is not an image.\n"
+    )
     task_id = make_task(
-        candidates={"coverImages": [cover["url"], candidate_only["url"], external],
-                    "bodyOptions": [{"id": "b1", "outline": "o", "focuses": [], "content": body}]},
-        selections={"title": "T", "body": body, "coverImage": {"assetId": cover["assetId"]},
-                    "bodyImages": [inline["url"], {"assetId": shared["assetId"]}, {"assetId": remote["assetId"]}]},
+        candidates={
+            "coverImages": [cover["url"], candidate_only["url"], external],
+            "bodyOptions": [{"id": "b1", "outline": "o", "focuses": [], "content": body}],
+        },
+        selections={
+            "title": "T",
+            "body": body,
+            "coverImage": {"assetId": cover["assetId"]},
+            "bodyImages": [inline["url"], {"assetId": shared["assetId"]}, {"assetId": remote["assetId"]}],
+        },
         manual_overrides={"coverImage": {"basedOn": cover["url"], "value": {"assetId": cover["assetId"]}}},
-        body_draft={"markdown": body, "sourceBodyCandidateId": "b1", "sourceBodyCandidate": body,
-                    "bodyEditedFromCandidate": False})
+        body_draft={
+            "markdown": body,
+            "sourceBodyCandidateId": "b1",
+            "sourceBodyCandidate": body,
+            "bodyEditedFromCandidate": False,
+        },
+    )
     add_belongings(task_id, snapshot={"coverImage": snapshot_only["url"]})
     other_id = make_task(selections={"title": "Other", "bodyImages": [shared["url"]]})
-    files = {name: stored_path(app, asset) for name, asset in (
-        ("cover", cover), ("inline", inline), ("candidate_only", candidate_only), ("shared", shared),
-        ("linked_only", linked_only), ("snapshot_only", snapshot_only), ("library", library))}
+    files = {
+        name: stored_path(app, asset)
+        for name, asset in (
+            ("cover", cover),
+            ("inline", inline),
+            ("candidate_only", candidate_only),
+            ("shared", shared),
+            ("linked_only", linked_only),
+            ("snapshot_only", snapshot_only),
+            ("library", library),
+        )
+    }
 
     response = delete(admin_client, task_id)
     assert response.status_code == 200
     # deleted: cover, inline, candidate_only; skipped: library, remote, external URL, shared.
-    assert response.get_json() == {"deletedTaskId": task_id, "deletedFileCount": 3, "skippedAssetCount": 4,
-                                   "redirectTo": "/review"}
+    assert response.get_json() == {
+        "deletedTaskId": task_id,
+        "deletedFileCount": 3,
+        "skippedAssetCount": 4,
+        "redirectTo": "/review",
+    }
     for name in ("cover", "inline", "candidate_only"):
         assert not files[name].exists(), name
     for name in ("shared", "linked_only", "snapshot_only", "library"):
@@ -108,8 +151,11 @@ def test_a_plain_link_in_another_task_does_not_keep_the_file(app, admin_client):
     asset = review_upload(admin_client, 11)
     task_id = make_task(selections={"title": "T", "coverImage": {"assetId": asset["assetId"]}})
     body = f"See [the original]({asset['url']}) and not ![an image](https://example.com/x.png)."
-    other_id = make_task(topic=f"about {asset['url']}", selections={"title": "Other", "body": body},
-                         candidates={"bodyOptions": [{"id": "b", "outline": "o", "focuses": [], "content": body}]})
+    other_id = make_task(
+        topic=f"about {asset['url']}",
+        selections={"title": "Other", "body": body},
+        candidates={"bodyOptions": [{"id": "b", "outline": "o", "focuses": [], "content": body}]},
+    )
 
     assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
     assert not stored_path(app, asset).exists() and not asset_exists(asset)
@@ -218,8 +264,9 @@ def test_a_deletion_stopped_before_its_files_is_finished_at_the_next_start(make_
         assert AssetCleanup.select().count() == 0
 
 
-def test_a_cleanup_entry_that_cannot_be_cleared_does_not_fail_the_committed_delete(app, admin_client, tmp_path,
-                                                                                    monkeypatch):
+def test_a_cleanup_entry_that_cannot_be_cleared_does_not_fail_the_committed_delete(
+    app, admin_client, tmp_path, monkeypatch
+):
     """A kept asset (its stored file a symlink) clears its journal entry on its own; a database error
     there turned a deletion that had already committed into a 500."""
     import peewee
@@ -258,8 +305,13 @@ def test_a_path_trick_in_the_asset_record_never_leaves_uploads_review(app, admin
     library_file = stored_path(app, library)
     name = stored_name.format(lib=library_file.name, abs=str(library_file))
     with db.connection_context():
-        crafted = Asset.create(asset_id=new_id(), scope="review", url=f"/uploads/review/{new_id()}.png",
-                               stored_name=name, created_at=now_iso())
+        crafted = Asset.create(
+            asset_id=new_id(),
+            scope="review",
+            url=f"/uploads/review/{new_id()}.png",
+            stored_name=name,
+            created_at=now_iso(),
+        )
     task_id = make_task(selections={"coverImage": {"assetId": crafted.asset_id}})
     body = delete(admin_client, task_id).get_json()
     assert (body["deletedFileCount"], body["skippedAssetCount"]) == (0, 1)
@@ -314,7 +366,11 @@ def test_end_to_end_through_the_review_routes(app, admin_client, client, agent_h
 
     etag = admin_client.get(f"/api/review/tasks/{task['id']}").headers["ETag"]
     response = delete(admin_client, task["id"], **{"If-Match": etag})
-    assert response.get_json() == {"deletedTaskId": task["id"], "deletedFileCount": 1, "skippedAssetCount": 0,
-                                   "redirectTo": "/review"}
+    assert response.get_json() == {
+        "deletedTaskId": task["id"],
+        "deletedFileCount": 1,
+        "skippedAssetCount": 0,
+        "redirectTo": "/review",
+    }
     assert_error(admin_client.get(f"/api/review/tasks/{task['id']}"), 404, "not_found")
     assert not stored_path(app, cover).exists()

@@ -1,4 +1,5 @@
 """Task lists on a few hundred tasks: filters, date bounds, ordering, keyset paging; state doc; OpenAPI."""
+
 import base64
 import json
 from pathlib import Path
@@ -32,9 +33,18 @@ def many(app):
             created = f"2026-03-{day:02d}T{(i % 30) // 2:02d}:{(i % 2) * 30:02d}:00.000Z"
             updated = f"2026-04-01T00:{i // 60:02d}:{i % 60:02d}.000Z"
             ReviewTask.update(status=STATUSES[i % 4], created_at=created, updated_at=updated).where(
-                ReviewTask.task_id == body["id"]).execute()
-            rows.append({"id": body["id"], "account": ACCOUNTS[(i // 4) % 2], "status": STATUSES[i % 4],
-                         "created": created, "updated": updated, "ext": f"ext-{i}"})
+                ReviewTask.task_id == body["id"]
+            ).execute()
+            rows.append(
+                {
+                    "id": body["id"],
+                    "account": ACCOUNTS[(i // 4) % 2],
+                    "status": STATUSES[i % 4],
+                    "created": created,
+                    "updated": updated,
+                    "ext": f"ext-{i}",
+                }
+            )
     return rows
 
 
@@ -64,19 +74,26 @@ def test_default_is_pending_review_newest_update_first(admin_client, many):
     assert {"candidates", "timeline", "publishJobs", "version"} <= set(first)
 
 
-@pytest.mark.parametrize("query, keep", [
-    ("?status=all", lambda r: True),
-    ("?status=approved", lambda r: r["status"] == "approved"),
-    ("?status=all&publicAccount=carbon-fitness", lambda r: r["account"] == "carbon-fitness"),
-    ("?status=rejected_rework&publicAccount=silicon-rise",
-     lambda r: r["status"] == "rejected_rework" and r["account"] == "silicon-rise"),
-    ("?status=all&from=2026-03-12&to=2026-03-13", lambda r: "2026-03-12" <= r["created"][:10] <= "2026-03-13"),
-    ("?status=all&to=2026-03-10", lambda r: r["created"][:10] == "2026-03-10"),
-    ("?status=all&from=2026-03-19T14:00:00Z", lambda r: r["created"] >= "2026-03-19T14:00:00.000Z"),
-    ("?status=all&from=2026-03-15T05:30:00.000Z&to=2026-03-15T05:30:00.000Z",
-     lambda r: r["created"] == "2026-03-15T05:30:00.000Z"),
-    ("?status=all&to=2026-03-11T02:00:00%2B08:00", lambda r: r["created"] <= "2026-03-10T18:00:00.000Z"),
-])
+@pytest.mark.parametrize(
+    "query, keep",
+    [
+        ("?status=all", lambda r: True),
+        ("?status=approved", lambda r: r["status"] == "approved"),
+        ("?status=all&publicAccount=carbon-fitness", lambda r: r["account"] == "carbon-fitness"),
+        (
+            "?status=rejected_rework&publicAccount=silicon-rise",
+            lambda r: r["status"] == "rejected_rework" and r["account"] == "silicon-rise",
+        ),
+        ("?status=all&from=2026-03-12&to=2026-03-13", lambda r: "2026-03-12" <= r["created"][:10] <= "2026-03-13"),
+        ("?status=all&to=2026-03-10", lambda r: r["created"][:10] == "2026-03-10"),
+        ("?status=all&from=2026-03-19T14:00:00Z", lambda r: r["created"] >= "2026-03-19T14:00:00.000Z"),
+        (
+            "?status=all&from=2026-03-15T05:30:00.000Z&to=2026-03-15T05:30:00.000Z",
+            lambda r: r["created"] == "2026-03-15T05:30:00.000Z",
+        ),
+        ("?status=all&to=2026-03-11T02:00:00%2B08:00", lambda r: r["created"] <= "2026-03-10T18:00:00.000Z"),
+    ],
+)
 def test_filters(admin_client, many, query, keep):
     expected = newest_first([r for r in many if keep(r)])
     response = listing(admin_client, query + "&limit=1000")
@@ -98,7 +115,7 @@ def test_paging_follows_link_next_through_every_match(admin_client, many):
         link = response.headers.get("Link")
         if link:
             assert link.endswith('>; rel="next"') and link.startswith("<http")
-            parts = urlsplit(link[1:link.index(">")])
+            parts = urlsplit(link[1 : link.index(">")])
             url = f"{parts.path}?{parts.query}"
             assert "publicAccount=silicon-rise" in parts.query and "limit=40" in parts.query
         else:
@@ -115,7 +132,7 @@ def test_paging_is_stable_when_updates_tie(admin_client, many):
         response = admin_client.get(url)
         seen += ids(response)
         link = response.headers.get("Link")
-        url = (lambda p: f"{p.path}?{p.query}")(urlsplit(link[1:link.index(">")])) if link else None
+        url = (lambda p: f"{p.path}?{p.query}")(urlsplit(link[1 : link.index(">")])) if link else None
     assert sorted(seen) == sorted(r["id"] for r in many) and len(set(seen)) == 300
 
 
@@ -123,22 +140,25 @@ def _cursor(value):
     return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
 
-@pytest.mark.parametrize("query, path", [
-    ("?status=done", "status"),
-    ("?publicAccount=moon", "publicAccount"),
-    ("?from=yesterday", "from"),
-    ("?to=2026-13-01", "to"),
-    ("?from=2026-03-12&to=2026-03-11", "from"),
-    ("?from=2026-03-12T00:00:01Z&to=2026-03-12T00:00:00Z", "from"),
-    ("?limit=0", "limit"),
-    ("?limit=1001", "limit"),
-    ("?limit=ten", "limit"),
-    ("?cursor=not-a-cursor", "cursor"),
-    # Well-formed but out of SQLite's 64-bit range (was a 500 from an OverflowError), or not an id.
-    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", 10 ** 30]), "cursor"),
-    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", -(10 ** 30)]), "cursor"),
-    ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", True]), "cursor"),
-])
+@pytest.mark.parametrize(
+    "query, path",
+    [
+        ("?status=done", "status"),
+        ("?publicAccount=moon", "publicAccount"),
+        ("?from=yesterday", "from"),
+        ("?to=2026-13-01", "to"),
+        ("?from=2026-03-12&to=2026-03-11", "from"),
+        ("?from=2026-03-12T00:00:01Z&to=2026-03-12T00:00:00Z", "from"),
+        ("?limit=0", "limit"),
+        ("?limit=1001", "limit"),
+        ("?limit=ten", "limit"),
+        ("?cursor=not-a-cursor", "cursor"),
+        # Well-formed but out of SQLite's 64-bit range (was a 500 from an OverflowError), or not an id.
+        ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", 10**30]), "cursor"),
+        ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", -(10**30)]), "cursor"),
+        ("?cursor=" + _cursor(["2026-11-22T00:00:00.000Z", True]), "cursor"),
+    ],
+)
 def test_bad_queries_are_400(admin_client, query, path):
     error = assert_error(admin_client.get("/api/review/tasks" + query), 400, "validation_error")
     assert path in error["details"], error["details"]
@@ -163,8 +183,11 @@ def test_agent_list_has_the_same_filters_plus_external_id(client, agent_headers,
     expected = newest_first([r for r in many if r["status"] == "rejected_rework"])
     assert ids(waiting) == expected[:10] and waiting.headers["X-Total-Count"] == str(len(expected))
     assert 'rel="next"' in waiting.headers["Link"] and "/api/review/agent/tasks?" in waiting.headers["Link"]
-    assert_error(client.get("/api/review/agent/tasks?from=2026-03-12&to=2026-03-01", headers=agent_headers),
-                 400, "validation_error")
+    assert_error(
+        client.get("/api/review/agent/tasks?from=2026-03-12&to=2026-03-01", headers=agent_headers),
+        400,
+        "validation_error",
+    )
 
 
 def test_agent_lists_what_changed_since_a_moment(client, agent_headers, many):
@@ -175,8 +198,9 @@ def test_agent_lists_what_changed_since_a_moment(client, agent_headers, many):
     assert ids(response) == expected and len(expected) == 60
     pending = client.get(f"/api/review/agent/tasks?updatedSince={bound}", headers=agent_headers)
     assert ids(pending) == newest_first([r for r in many if r["updated"] >= bound and r["status"] == "pending_review"])
-    error = assert_error(client.get("/api/review/agent/tasks?updatedSince=yesterday", headers=agent_headers),
-                         400, "validation_error")
+    error = assert_error(
+        client.get("/api/review/agent/tasks?updatedSince=yesterday", headers=agent_headers), 400, "validation_error"
+    )
     assert "updatedSince" in error["details"]
     empty = client.get("/api/review/agent/tasks?status=all&updatedSince=", headers=agent_headers)
     assert ids(empty) == newest_first(many)[:200]  # empty: not given
@@ -189,15 +213,34 @@ def test_state_document_is_generated_from_the_table():
 def test_openapi_documents_every_review_shape(client):
     doc = client.get("/api/openapi.json").get_json()
     schemas = doc["components"]["schemas"]
-    for name in ("CreateTask", "Candidates", "BodyOption", "ImageGroup", "Decision", "PatchElements", "Selections",
-                 "ManualOverrides", "BodyDraft", "CoverCrop", "CommentSettings", "Task", "TimelineEvent",
-                 "PublishJob", "CropPercent"):
+    for name in (
+        "CreateTask",
+        "Candidates",
+        "BodyOption",
+        "ImageGroup",
+        "Decision",
+        "PatchElements",
+        "Selections",
+        "ManualOverrides",
+        "BodyDraft",
+        "CoverCrop",
+        "CommentSettings",
+        "Task",
+        "TimelineEvent",
+        "PublishJob",
+        "CropPercent",
+    ):
         assert name in schemas, name
     paths = doc["paths"]
     assert {"post", "get"} <= set(paths["/api/review/agent/tasks"])
     assert "patch" in paths["/api/review/agent/tasks/{task_id}/elements"]
     assert "post" in paths["/api/review/tasks/{task_id}/decision"]
-    assert paths["/api/review/tasks"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["type"] \
+    assert (
+        paths["/api/review/tasks"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["type"]
         == "array"
+    )
     assert schemas["Decision"]["properties"]["action"]["enum"] == [
-        "approve_and_publish", "approve_without_publish", "reject_rework"]
+        "approve_and_publish",
+        "approve_without_publish",
+        "reject_rework",
+    ]

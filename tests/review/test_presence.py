@@ -1,4 +1,5 @@
 """Who else has a task open (docs/api.md §15 Presence): POST /api/review/tasks/<taskId>/presence."""
+
 from datetime import timedelta
 
 import pytest
@@ -48,8 +49,9 @@ def test_a_heartbeat_older_than_the_setting_no_longer_counts(app, task):
     start = utcnow()
     with db.connection_context():
         heartbeat(task["id"], "bob", True, settings, now=start)
-        assert [v["username"] for v in heartbeat(task["id"], "admin", False, settings,
-                                                   now=start + timedelta(seconds=59))] == ["bob"]
+        assert [
+            v["username"] for v in heartbeat(task["id"], "admin", False, settings, now=start + timedelta(seconds=59))
+        ] == ["bob"]
         assert heartbeat(task["id"], "admin", False, settings, now=start + timedelta(seconds=60)) == []
         # The expired row was pruned on that write; bob coming back starts a new stay.
         assert TaskPresence.select().where(TaskPresence.username == "bob").count() == 0
@@ -71,8 +73,7 @@ def test_a_shorter_setting_expires_sooner(make_app, task):
 
 def test_unknown_task_is_404_and_the_agent_token_is_401(app, admin_client, agent_headers, task):
     assert_error(admin_client.post("/api/review/tasks/nope/presence", json={"editing": False}), 404, "not_found")
-    assert_error(app.test_client().post(url(task), json={"editing": False}, headers=agent_headers), 401,
-                 "unauthorized")
+    assert_error(app.test_client().post(url(task), json={"editing": False}, headers=agent_headers), 401, "unauthorized")
     assert_error(app.test_client().post(url(task), json={"editing": False}), 401, "unauthorized")
 
 

@@ -2,6 +2,7 @@
 `POST …/presence` `{"editing": false, "leaving": true}`, removes its viewer at once, sent as
 navigator.sendBeacon sends it (a Blob of type application/json, or text/plain), under the same
 session, permission and same-origin rules as every heartbeat."""
+
 import pytest
 
 from models import TaskPresence, db
@@ -28,8 +29,9 @@ def test_leaving_removes_the_viewer_at_once(admin_client, bob, task, content_typ
     assert viewers(admin_client, task) == ["bob"]
     left = bob.post(url(task), data=LEAVE, headers={"Content-Type": content_type, "Origin": "http://localhost"})
     assert left.status_code == 200, left.get_data(as_text=True)
-    assert left.get_json() == {"viewers": [{"username": "admin", "since": left.get_json()["viewers"][0]["since"],
-                                            "editing": False}]}
+    assert left.get_json() == {
+        "viewers": [{"username": "admin", "since": left.get_json()["viewers"][0]["since"], "editing": False}]
+    }
     assert viewers(admin_client, task) == []  # well within REVIEW_PRESENCE_SECONDS (60)
     with db.connection_context():
         assert TaskPresence.select().where(TaskPresence.username == "bob").count() == 0
@@ -44,18 +46,21 @@ def test_a_leave_from_another_site_or_without_a_session_is_refused(app, admin_cl
     viewers(bob, task)
     forged = bob.post(url(task), data=LEAVE, headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
     assert_error(forged, 403, "forbidden")
-    assert_error(app.test_client().post(url(task), data=LEAVE, headers={"Content-Type": "text/plain"}), 401,
-                 "unauthorized")
+    assert_error(
+        app.test_client().post(url(task), data=LEAVE, headers={"Content-Type": "text/plain"}), 401, "unauthorized"
+    )
     assert viewers(admin_client, task) == ["bob"]  # still there
 
 
-@pytest.mark.parametrize("body", [{"editing": False, "leaving": "yes"}, {"editing": False, "leaving": 1},
-                                  {"leaving": True}])
+@pytest.mark.parametrize(
+    "body", [{"editing": False, "leaving": "yes"}, {"editing": False, "leaving": 1}, {"leaving": True}]
+)
 def test_leaving_is_a_strict_boolean(admin_client, task, body):
     error = assert_error(admin_client.post(url(task), json=body), 400, "validation_error")
     assert set(error["details"]) <= {"editing", "leaving"} and error["details"]
 
 
 def test_the_unknown_task_is_still_404(admin_client):
-    assert_error(admin_client.post("/api/review/tasks/nope/presence", json={"editing": False, "leaving": True}),
-                 404, "not_found")
+    assert_error(
+        admin_client.post("/api/review/tasks/nope/presence", json={"editing": False, "leaving": True}), 404, "not_found"
+    )

@@ -1,4 +1,5 @@
 """Rejections (rules 3-5, whole task, the outbox row), the decision stage order, and states."""
+
 import pytest
 
 from models import OutboxMessage, db
@@ -19,8 +20,11 @@ pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on Postgre
 
 def test_selections_are_checked_before_action_specific_fields(admin_client, article):
     task, cover = article
-    body = {"action": "reject_rework", "rejectedElements": ["title"],
-            "selections": {"title": "t", "summary": "s", "body": "b"}}
+    body = {
+        "action": "reject_rework",
+        "rejectedElements": ["title"],
+        "selections": {"title": "t", "summary": "s", "body": "b"},
+    }
     error = assert_error(admin_client.post(decision_url(task), json=body), 400, "validation_error")
     assert "selections.coverImage" in error["details"]
     assert "rejectionReason" not in error["details"] and "lockedSelections" not in error["details"]
@@ -28,8 +32,14 @@ def test_selections_are_checked_before_action_specific_fields(admin_client, arti
 
 def _reject(task, cover, rejected, **extra):
     selections = article_selections(task, cover)
-    return {"action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
-            "selections": selections, "lockedSelections": locked_except(selections, rejected), **extra}
+    return {
+        "action": "reject_rework",
+        "rejectionReason": "style_mismatch",
+        "rejectedElements": rejected,
+        "selections": selections,
+        "lockedSelections": locked_except(selections, rejected),
+        **extra,
+    }
 
 
 REJECTION_RULES = {
@@ -43,10 +53,14 @@ REJECTION_RULES = {
     "not an element": (lambda b: b.update(rejectedElements=["author"]), "rejectedElements.0"),
     "incomplete selections": (lambda b: b["selections"].pop("coverImage"), "selections.coverImage"),
     "rejected key not selected": (lambda b: b["selections"].pop("title"), "selections.title"),
-    "locked edited body without draft": (lambda b: (b["selections"].update(body="改过的正文"),
-                                                    b["lockedSelections"].update(body="改过的正文")), "bodyDraft"),
-    "locked summary over 100": (lambda b: (b["selections"].update(summary="字" * 101),
-                                           b["lockedSelections"].update(summary="字" * 101)), "selections.summary"),
+    "locked edited body without draft": (
+        lambda b: (b["selections"].update(body="改过的正文"), b["lockedSelections"].update(body="改过的正文")),
+        "bodyDraft",
+    ),
+    "locked summary over 100": (
+        lambda b: (b["selections"].update(summary="字" * 101), b["lockedSelections"].update(summary="字" * 101)),
+        "selections.summary",
+    ),
 }
 
 
@@ -64,8 +78,13 @@ def test_each_rejection_rule(admin_client, article, name):
 def _reject_post(images, rejected, change=lambda s: None):
     selections = image_post_selections(images)
     change(selections)
-    return {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": rejected,
-            "selections": selections, "lockedSelections": locked_except(selections, rejected)}
+    return {
+        "action": "reject_rework",
+        "rejectionReason": "image_issue",
+        "rejectedElements": rejected,
+        "selections": selections,
+        "lockedSelections": locked_except(selections, rejected),
+    }
 
 
 def test_images_may_be_rejected_without_the_crop(admin_client, post):
@@ -102,8 +121,9 @@ def test_rejected_article_values_must_still_resolve(admin_client, article, key):
 def test_rejected_image_post_values_must_still_resolve(admin_client, post, key):
     task, images = post
     change, path = DANGLING_POST[key]
-    error = assert_error(admin_client.post(decision_url(task), json=_reject_post(images, [key], change)), 400,
-                         "validation_error")
+    error = assert_error(
+        admin_client.post(decision_url(task), json=_reject_post(images, [key], change)), 400, "validation_error"
+    )
     assert path in error["details"], error["details"]
     assert outbox_count() == 0
 
@@ -134,8 +154,14 @@ def test_field_level_rejection_keeps_the_faulty_value_and_notifies(admin_client,
     with db.connection_context():
         message = OutboxMessage.get()
     assert message.payload["data"] == {
-        "taskId": task["id"], "publicAccount": "silicon-rise", "contentType": "article", "topic": task["topic"],
-        "rejectedElements": ["summary"], "rejectionReason": "style_mismatch", "rejectionNote": "摘要太长"}
+        "taskId": task["id"],
+        "publicAccount": "silicon-rise",
+        "contentType": "article",
+        "topic": task["topic"],
+        "rejectedElements": ["summary"],
+        "rejectionReason": "style_mismatch",
+        "rejectionNote": "摘要太长",
+    }
 
 
 def test_whole_task_rejection_needs_no_selections(admin_client, article):

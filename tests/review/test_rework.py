@@ -1,4 +1,5 @@
 """Agent element PATCH in each state and the full rework loops (article, image post; field-level, whole task)."""
+
 import pytest
 
 from tests.helpers.app import assert_error
@@ -53,26 +54,36 @@ def test_pending_patch_writes_selections_and_a_draft_saved_event(client, agent_h
 
 def test_body_patch_updates_the_draft_and_needs_a_source_with_several_options(app, client, agent_headers, article):
     task, _cover = article
-    error = assert_error(client.patch(patch_url(task), json={"body": "新正文"}, headers=agent_headers), 400,
-                         "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"body": "新正文"}, headers=agent_headers), 400, "validation_error"
+    )
     assert "sourceBodyCandidateId" in error["details"]
-    error = assert_error(client.patch(patch_url(task), json={"body": "x", "sourceBodyCandidateId": "nope"},
-                                      headers=agent_headers), 400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"body": "x", "sourceBodyCandidateId": "nope"}, headers=agent_headers),
+        400,
+        "validation_error",
+    )
     assert "sourceBodyCandidateId" in error["details"]
     inline = make_asset(app, 400, 300, scope="library")
     text = f"新正文\n\n![图]({inline['url']})"
     done = patch(client, agent_headers, task, {"body": text, "sourceBodyCandidateId": "opt-b"})
-    assert done["bodyDraft"] == {"markdown": text, "sourceBodyCandidateId": "opt-b",
-                                 "sourceBodyCandidate": task["candidates"]["bodyOptions"][1]["content"],
-                                 "bodyEditedFromCandidate": True}
+    assert done["bodyDraft"] == {
+        "markdown": text,
+        "sourceBodyCandidateId": "opt-b",
+        "sourceBodyCandidate": task["candidates"]["bodyOptions"][1]["content"],
+        "bodyEditedFromCandidate": True,
+    }
     assert done["selections"]["body"] == text
     # The saved draft names the source from now on; candidate ids never change.
     again = patch(client, agent_headers, task, {"body": task["candidates"]["bodyOptions"][1]["content"]})
     assert again["bodyDraft"]["sourceBodyCandidateId"] == "opt-b"
     assert again["bodyDraft"]["bodyEditedFromCandidate"] is False
     assert [o["id"] for o in again["candidates"]["bodyOptions"]] == ["opt-a", "opt-b"]
-    error = assert_error(client.patch(patch_url(task), json={"body": "![x](https://evil.example/a.png)"},
-                                      headers=agent_headers), 400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"body": "![x](https://evil.example/a.png)"}, headers=agent_headers),
+        400,
+        "validation_error",
+    )
     assert "body" in error["details"]
 
 
@@ -84,17 +95,20 @@ def test_a_single_body_option_is_the_source(client, agent_headers):
     assert done["bodyDraft"]["sourceBodyCandidateId"] == "only"
 
 
-@pytest.mark.parametrize("body, path", [
-    ({"title": "t" * 65}, "title"),
-    ({"summary": "s" * 121}, "summary"),
-    ({"description": "d"}, "description"),
-    ({"images": [{"assetId": "x"}]}, "images"),
-    ({"coverImage": {"assetId": "nope"}}, "coverImage"),
-    ({"bodyImages": ["/uploads/review/none.png"]}, "bodyImages.0"),
-    ({"headline": "x"}, "headline"),
-    ({}, "_body"),
-    ({"sourceBodyCandidateId": "opt-a"}, "sourceBodyCandidateId"),
-])
+@pytest.mark.parametrize(
+    "body, path",
+    [
+        ({"title": "t" * 65}, "title"),
+        ({"summary": "s" * 121}, "summary"),
+        ({"description": "d"}, "description"),
+        ({"images": [{"assetId": "x"}]}, "images"),
+        ({"coverImage": {"assetId": "nope"}}, "coverImage"),
+        ({"bodyImages": ["/uploads/review/none.png"]}, "bodyImages.0"),
+        ({"headline": "x"}, "headline"),
+        ({}, "_body"),
+        ({"sourceBodyCandidateId": "opt-a"}, "sourceBodyCandidateId"),
+    ],
+)
 def test_pending_patch_refusals(client, agent_headers, article, body, path):
     task, _cover = article
     error = assert_error(client.patch(patch_url(task), json=body, headers=agent_headers), 400, "validation_error")
@@ -107,35 +121,47 @@ def test_images_a_patch_brings_in_come_from_the_material_library(app, client, ag
     task, cover = article
     upload = make_asset(app, 900, 500)  # scope review: an agent's own upload
     library = make_asset(app, 900, 500, scope="library")
-    for values, path in (({"coverImage": upload["url"]}, "coverImage"),
-                         ({"bodyImages": [library["url"], {"assetId": upload["assetId"]}]}, "bodyImages.1"),
-                         ({"body": f"正文\n\n![新图]({upload['url']})", "sourceBodyCandidateId": "opt-a"}, "body")):
-        error = assert_error(client.patch(patch_url(task), json=values, headers=agent_headers), 400,
-                             "validation_error")
+    for values, path in (
+        ({"coverImage": upload["url"]}, "coverImage"),
+        ({"bodyImages": [library["url"], {"assetId": upload["assetId"]}]}, "bodyImages.1"),
+        ({"body": f"正文\n\n![新图]({upload['url']})", "sourceBodyCandidateId": "opt-a"}, "body"),
+    ):
+        error = assert_error(client.patch(patch_url(task), json=values, headers=agent_headers), 400, "validation_error")
         assert "material library" in " ".join(error["details"][path]), error["details"]
     unchanged = client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent_headers).get_json()
     assert unchanged["version"] == task["version"]  # nothing changed
-    kept = {"coverImage": cover["url"], "bodyImages": [library["url"]], "sourceBodyCandidateId": "opt-a",
-            "body": f"正文\n\n![封面]({cover['url']})"}  # the task's own candidate cover, and a library image
+    kept = {
+        "coverImage": cover["url"],
+        "bodyImages": [library["url"]],
+        "sourceBodyCandidateId": "opt-a",
+        "body": f"正文\n\n![封面]({cover['url']})",
+    }  # the task's own candidate cover, and a library image
     done = patch(client, agent_headers, task, kept)
     assert done["selections"]["coverImage"] == cover["url"] and done["selections"]["bodyImages"] == [library["url"]]
+
 
 def test_an_image_post_patch_cannot_bring_an_upload_in_through_the_crop(app, client, agent_headers):
     images = [make_asset(app, 600, 800) for _ in range(2)]
     task = create_task(client, agent_headers, image_post_payload(images))
     upload = make_asset(app, 600, 800)  # the agent's own, new to the task
-    error = assert_error(client.patch(patch_url(task), json={"coverCrop": full_crop(upload)},
-                                      headers=agent_headers), 400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"coverCrop": full_crop(upload)}, headers=agent_headers),
+        400,
+        "validation_error",
+    )
     assert "material library" in error["details"]["coverCrop.assetId"][0]
-    done = patch(client, agent_headers, task, {"images": [{"assetId": images[1]["assetId"]}],
-                                               "coverCrop": full_crop(images[1])})  # the task's own: fine
+    done = patch(
+        client, agent_headers, task, {"images": [{"assetId": images[1]["assetId"]}], "coverCrop": full_crop(images[1])}
+    )  # the task's own: fine
     assert done["selections"]["coverCrop"]["assetId"] == images[1]["assetId"]
+
 
 def test_patch_cover_is_checked_for_ratio(app, client, agent_headers, article):
     task, _cover = article
     tall = make_asset(app, 500, 900, scope="library")
-    error = assert_error(client.patch(patch_url(task), json={"coverImage": tall["url"]}, headers=agent_headers),
-                         400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"coverImage": tall["url"]}, headers=agent_headers), 400, "validation_error"
+    )
     assert "coverImage" in error["details"]
 
 
@@ -143,15 +169,21 @@ def test_patch_on_approved_task_is_invalid_state(client, admin_client, agent_hea
     task, cover = article
     assert admin_client.post(decision_url(task), json=approve_article(task, cover)).status_code == 200
     assert_error(client.patch(patch_url(task), json={"title": "x"}, headers=agent_headers), 409, "invalid_state")
-    assert_error(client.patch("/api/review/agent/tasks/nope/elements", json={"title": "x"}, headers=agent_headers),
-                 404, "not_found")
+    assert_error(
+        client.patch("/api/review/agent/tasks/nope/elements", json={"title": "x"}, headers=agent_headers),
+        404,
+        "not_found",
+    )
     assert_error(client.patch(patch_url(task), json={"title": "x"}), 401, "unauthorized")
 
 
 def test_patch_honours_if_match(client, agent_headers, article):
     task, _cover = article
-    assert_error(client.patch(patch_url(task), json={"title": "x"}, headers={**agent_headers, "If-Match": '"2"'}),
-                 412, "precondition_failed")
+    assert_error(
+        client.patch(patch_url(task), json={"title": "x"}, headers={**agent_headers, "If-Match": '"2"'}),
+        412,
+        "precondition_failed",
+    )
     response = client.patch(patch_url(task), json={"title": "x"}, headers={**agent_headers, "If-Match": '"1"'})
     assert response.status_code == 200 and response.headers["ETag"] == '"2"'
 
@@ -160,10 +192,15 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     task, cover = article
     selections = article_selections(task, cover)
     rejected = ["title", "summary"]
-    decision = {"action": "reject_rework", "rejectionReason": "style_mismatch", "rejectionNote": "标题和摘要再改",
-                "rejectedElements": rejected, "selections": selections,
-                "lockedSelections": locked_except(selections, rejected),
-                "manualOverrides": {"title": {"basedOn": selections["title"], "value": selections["title"]}}}
+    decision = {
+        "action": "reject_rework",
+        "rejectionReason": "style_mismatch",
+        "rejectionNote": "标题和摘要再改",
+        "rejectedElements": rejected,
+        "selections": selections,
+        "lockedSelections": locked_except(selections, rejected),
+        "manualOverrides": {"title": {"basedOn": selections["title"], "value": selections["title"]}},
+    }
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
     waiting = client.get("/api/review/agent/tasks?status=rejected_rework", headers=agent_headers).get_json()
     assert [t["id"] for t in waiting] == [task["id"]]
@@ -176,13 +213,16 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     assert "manualOverrides" not in first  # the patched key's override is cleared
     assert events(first)[-1] == ("rework_submitted", "agent")
     data = first["timeline"][-1]["data"]
-    assert {key: data[key] for key in ("fields", "remainingElements")} == {"fields": ["title"],
-                                                                         "remainingElements": ["summary"]}
+    assert {key: data[key] for key in ("fields", "remainingElements")} == {
+        "fields": ["title"],
+        "remainingElements": ["summary"],
+    }
     assert data["changes"] == {"title": {"before": selections["title"], "after": "改好的标题"}}  # docs/api.md §15
 
     # The last field runs the approval-level check: 101 characters pass PATCH but not approval.
-    error = assert_error(client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers),
-                         400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers), 400, "validation_error"
+    )
     assert "selections.summary" in error["details"]
     assert read(admin_client, task)["version"] == first["version"]
 
@@ -192,28 +232,35 @@ def test_article_field_level_rework_loop(client, admin_client, agent_headers, ar
     assert events(last)[-2:] == [("rework_submitted", "agent"), ("returned_to_review", "agent")]
     assert last["selections"] == {**selections, "title": "改好的标题", "summary": "改好的摘要"}
     assert last["rejectionNote"] == "标题和摘要再改"
-    approved = admin_client.post(decision_url(task), json={"action": "approve_without_publish",
-                                                           "selections": last["selections"]})
+    approved = admin_client.post(
+        decision_url(task), json={"action": "approve_without_publish", "selections": last["selections"]}
+    )
     assert approved.status_code == 200, approved.get_json()
     assert "rejectionReason" not in approved.get_json()
 
 
-def test_a_rework_patch_cannot_give_up_a_rejected_field_it_cannot_fix_later(client, admin_client, agent_headers,
-                                                                            article):
+def test_a_rework_patch_cannot_give_up_a_rejected_field_it_cannot_fix_later(
+    client, admin_client, agent_headers, article
+):
     """A fixed key leaves rejectedElements (and becomes locked), so it must be approval-ready then."""
     task, cover = article
     selections = article_selections(task, cover)
     rejected = ["title", "summary"]
-    decision = {"action": "reject_rework", "rejectionReason": "content_quality", "rejectedElements": rejected,
-                "selections": selections, "lockedSelections": locked_except(selections, rejected)}
+    decision = {
+        "action": "reject_rework",
+        "rejectionReason": "content_quality",
+        "rejectedElements": rejected,
+        "selections": selections,
+        "lockedSelections": locked_except(selections, rejected),
+    }
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
     before = read(admin_client, task)
-    error = assert_error(client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers),
-                         400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"summary": "字" * 101}, headers=agent_headers), 400, "validation_error"
+    )
     assert list(error["details"]) == ["selections.summary"]
     for blank in ({"title": ""}, {"title": "  "}, {"title": "好标题", "summary": ""}):
-        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400,
-                             "validation_error")
+        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400, "validation_error")
         assert error["details"] == {key: ["must not be empty"] for key, value in blank.items() if not value.strip()}
     assert read(admin_client, task) == before
     assert patch(client, agent_headers, task, {"summary": "字" * 100})["rejectedElements"] == ["title"]
@@ -223,42 +270,55 @@ def test_a_rework_patch_cannot_give_up_a_rejected_field_it_cannot_fix_later(clie
 def test_required_texts_are_never_patched_blank(app, client, agent_headers, article):
     task, _cover = article
     for blank in ({"title": " "}, {"summary": ""}):
-        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400,
-                             "validation_error")
+        error = assert_error(client.patch(patch_url(task), json=blank, headers=agent_headers), 400, "validation_error")
         assert error["details"] == {next(iter(blank)): ["must not be empty"]}
     assert patch(client, agent_headers, task, {"author": ""})["selections"] == {"author": ""}
     images = [make_asset(app, 600, 800)]
     post = create_task(client, agent_headers, image_post_payload(images))
-    error = assert_error(client.patch(patch_url(post), json={"description": "\n"}, headers=agent_headers), 400,
-                         "validation_error")
+    error = assert_error(
+        client.patch(patch_url(post), json={"description": "\n"}, headers=agent_headers), 400, "validation_error"
+    )
     assert error["details"] == {"description": ["must not be empty"]}
+
 
 def test_image_post_field_level_rework_loop(app, client, admin_client, agent_headers):
     images = [make_asset(app, 600, 800) for _ in range(3)]
     task = create_task(client, agent_headers, image_post_payload(images))
     selections = image_post_selections(images)
     rejected = ["images", "coverCrop"]
-    decision = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": rejected,
-                "selections": selections, "lockedSelections": locked_except(selections, rejected)}
+    decision = {
+        "action": "reject_rework",
+        "rejectionReason": "image_issue",
+        "rejectedElements": rejected,
+        "selections": selections,
+        "lockedSelections": locked_except(selections, rejected),
+    }
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
     assert_error(client.patch(patch_url(task), json={"title": "新"}, headers=agent_headers), 409, "field_locked")
 
     new_images = [make_asset(app, 900, 1200, scope="library"), images[1]]
     first = patch(client, agent_headers, task, {"images": [{"assetId": a["assetId"]} for a in new_images]})
     assert first["status"] == "rejected_rework" and first["rejectedElements"] == ["coverCrop"]
-    error = assert_error(client.patch(patch_url(task), json={"coverCrop": full_crop(images[0])},
-                                      headers=agent_headers), 400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"coverCrop": full_crop(images[0])}, headers=agent_headers),
+        400,
+        "validation_error",
+    )
     assert "coverCrop.assetId" in error["details"]
-    squeezed = {"assetId": new_images[0]["assetId"],
-                "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 0.5}]}
-    error = assert_error(client.patch(patch_url(task), json={"coverCrop": squeezed}, headers=agent_headers),
-                         400, "validation_error")
+    squeezed = {
+        "assetId": new_images[0]["assetId"],
+        "cropPercentList": [{"ratio": "3_4", "x1": 0, "y1": 0, "x2": 1, "y2": 0.5}],
+    }
+    error = assert_error(
+        client.patch(patch_url(task), json={"coverCrop": squeezed}, headers=agent_headers), 400, "validation_error"
+    )
     assert "coverCrop.cropPercentList.0" in error["details"]
     last = patch(client, agent_headers, task, {"coverCrop": full_crop(new_images[0])})
     assert last["status"] == "pending_review" and "lockedSelections" not in last
     assert last["selections"]["commentSettings"] == selections["commentSettings"]
-    approved = admin_client.post(decision_url(task), json={"action": "approve_without_publish",
-                                                           "selections": last["selections"]})
+    approved = admin_client.post(
+        decision_url(task), json={"action": "approve_without_publish", "selections": last["selections"]}
+    )
     assert approved.status_code == 200, approved.get_json()
 
 
@@ -270,8 +330,9 @@ def test_images_patch_must_keep_the_cropped_first_image(client, admin_client, ag
     task, (a, b, c) = post
     patch(client, agent_headers, task, {"images": refs([a, b, c]), "coverCrop": full_crop(a)})
     before = read(admin_client, task)
-    error = assert_error(client.patch(patch_url(task), json={"images": refs([b, a])}, headers=agent_headers),
-                         400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"images": refs([b, a])}, headers=agent_headers), 400, "validation_error"
+    )
     assert "keep it first or patch coverCrop" in error["details"]["images"][0]
     assert read(admin_client, task) == before
     assert patch(client, agent_headers, task, {"images": refs([a, c])})["selections"]["images"] == refs([a, c])
@@ -282,27 +343,36 @@ def test_images_patch_must_keep_the_cropped_first_image(client, admin_client, ag
 def test_image_post_rework_of_images_alone_keeps_the_locked_crop(app, client, admin_client, agent_headers, post):
     task, images = post
     selections = image_post_selections(images)
-    decision = {"action": "reject_rework", "rejectionReason": "image_issue", "rejectedElements": ["images"],
-                "selections": selections, "lockedSelections": locked_except(selections, ["images"])}
+    decision = {
+        "action": "reject_rework",
+        "rejectionReason": "image_issue",
+        "rejectedElements": ["images"],
+        "selections": selections,
+        "lockedSelections": locked_except(selections, ["images"]),
+    }
     assert admin_client.post(decision_url(task), json=decision).status_code == 200
     new = make_asset(app, 600, 800, scope="library")
-    error = assert_error(client.patch(patch_url(task), json={"images": refs([new, images[0]])},
-                                      headers=agent_headers), 400, "validation_error")
+    error = assert_error(
+        client.patch(patch_url(task), json={"images": refs([new, images[0]])}, headers=agent_headers),
+        400,
+        "validation_error",
+    )
     assert "images" in error["details"]
     done = patch(client, agent_headers, task, {"images": refs([images[0], new])})
     assert done["status"] == "pending_review" and done["selections"]["coverCrop"] == selections["coverCrop"]
-    approved = admin_client.post(decision_url(task), json={"action": "approve_without_publish",
-                                                           "selections": done["selections"]})
+    approved = admin_client.post(
+        decision_url(task), json={"action": "approve_without_publish", "selections": done["selections"]}
+    )
     assert approved.status_code == 200, approved.get_json()
 
 
-def test_article_whole_task_rework_accepts_any_field_and_returns_at_once(client, admin_client, agent_headers,
-                                                                         article):
+def test_article_whole_task_rework_accepts_any_field_and_returns_at_once(client, admin_client, agent_headers, article):
     task, _cover = article
     reject = {"action": "reject_rework", "rejectionReason": "content_quality", "rejectionNote": "整体重写"}
     assert admin_client.post(decision_url(task), json=reject).status_code == 200
-    assert_error(client.patch(patch_url(task), json={"description": "x"}, headers=agent_headers), 400,
-                 "validation_error")
+    assert_error(
+        client.patch(patch_url(task), json={"description": "x"}, headers=agent_headers), 400, "validation_error"
+    )
     done = patch(client, agent_headers, task, {"author": "新作者"})
     assert done["status"] == "pending_review" and done["selections"] == {"author": "新作者"}
     assert events(done)[-2:] == [("rework_submitted", "agent"), ("returned_to_review", "agent")]
@@ -314,14 +384,21 @@ def test_article_whole_task_rework_accepts_any_field_and_returns_at_once(client,
 def test_image_post_whole_task_rework(app, client, admin_client, agent_headers):
     images = [make_asset(app, 600, 800) for _ in range(2)]
     task = create_task(client, agent_headers, image_post_payload(images))
-    reject = {"action": "reject_rework", "rejectionReason": "image_issue",
-              "selections": {"title": "半成品"}, "rejectedElements": []}
+    reject = {
+        "action": "reject_rework",
+        "rejectionReason": "image_issue",
+        "selections": {"title": "半成品"},
+        "rejectedElements": [],
+    }
     rejected = admin_client.post(decision_url(task), json=reject).get_json()
     assert rejected["status"] == "rejected_rework" and rejected["selections"] == {"title": "半成品"}
-    done = patch(client, agent_headers, task, {"commentSettings": {"needOpenComment": False,
-                                                                   "onlyFansCanComment": False}})
+    done = patch(
+        client, agent_headers, task, {"commentSettings": {"needOpenComment": False, "onlyFansCanComment": False}}
+    )
     assert done["status"] == "pending_review"
-    assert done["selections"] == {"title": "半成品", "commentSettings": {"needOpenComment": False,
-                                                                      "onlyFansCanComment": False}}
+    assert done["selections"] == {
+        "title": "半成品",
+        "commentSettings": {"needOpenComment": False, "onlyFansCanComment": False},
+    }
     approved = admin_client.post(decision_url(task), json=approve_image_post(images))
     assert approved.status_code == 200 and approved.get_json()["status"] == "approved"

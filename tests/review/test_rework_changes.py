@@ -1,5 +1,6 @@
 """What the agent changed since the rejection (docs/api.md §15): the before/after record of each rework
 PATCH in its timeline event, and the task page's character-level <del>/<ins> per element."""
+
 import re
 
 import pytest
@@ -27,8 +28,13 @@ def patch(client, headers, task, body):
 
 
 def reject(admin_client, task, selections, rejected, **extra):
-    decision = {"action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": rejected,
-                "selections": selections, **extra}
+    decision = {
+        "action": "reject_rework",
+        "rejectionReason": "style_mismatch",
+        "rejectedElements": rejected,
+        "selections": selections,
+        **extra,
+    }
     if rejected:
         decision["lockedSelections"] = locked_except(selections, rejected)
     response = admin_client.post(decision_url(task), json=decision)
@@ -60,8 +66,7 @@ def rejected_article(client, admin_client, agent_headers, article, rejected=("ti
     return task, selections
 
 
-def test_each_rework_patch_records_before_and_after_of_what_it_changed(client, admin_client, agent_headers,
-                                                                      article):
+def test_each_rework_patch_records_before_and_after_of_what_it_changed(client, admin_client, agent_headers, article):
     task, selections = rejected_article(client, admin_client, agent_headers, article)
     first = patch(client, agent_headers, task, {"title": "芯片的明天在哪儿"})
     event = last_rework(first)
@@ -106,8 +111,7 @@ def test_image_changes_record_the_references_before_and_after(app, client, admin
     assert 'class="change-crop" style="left: 0.0%; top: 0.0%; width: 100.0%; height: 100.0%"' in html
 
 
-def test_the_page_shows_title_and_summary_as_character_level_del_and_ins(client, admin_client, agent_headers,
-                                                                        article):
+def test_the_page_shows_title_and_summary_as_character_level_del_and_ins(client, admin_client, agent_headers, article):
     task, _selections = rejected_article(client, admin_client, agent_headers, article)
     patch(client, agent_headers, task, {"title": "芯片的明天在哪儿"})
     patch(client, agent_headers, task, {"summary": "一篇讲芯片散热的短文"})
@@ -115,8 +119,9 @@ def test_the_page_shows_title_and_summary_as_character_level_del_and_ins(client,
     title = html.split('data-change="title"')[1].split("</dd>")[0]
     summary = html.split('data-change="summary"')[1].split("</dd>")[0]
     # Chinese by character: the kept characters stay plain text between the marks.
-    assert re.sub(r"\s+", "", title) == ('><pclass="diff">芯片的<del>未来</del><ins>明天</ins>在哪<del>里</del>'
-                                         '<ins>儿</ins></p>')
+    assert re.sub(r"\s+", "", title) == (
+        '><pclass="diff">芯片的<del>未来</del><ins>明天</ins>在哪<del>里</del><ins>儿</ins></p>'
+    )
     assert "一篇<del>关于</del><ins>讲</ins>芯片<ins>散热</ins>的短文" in summary
     assert 'data-change="body"' not in html  # only what the agent changed
 
@@ -129,8 +134,7 @@ def test_content_is_escaped_never_markup(client, admin_client, agent_headers, ar
     assert "<ins>&lt;script&gt;alert(1)&lt;/script&gt;</ins>" in html
 
 
-def test_earlier_rounds_open_from_their_rework_events_in_the_timeline(client, admin_client, agent_headers,
-                                                                     article):
+def test_earlier_rounds_open_from_their_rework_events_in_the_timeline(client, admin_client, agent_headers, article):
     task, selections = rejected_article(client, admin_client, agent_headers, article, rejected=["title"])
     back = patch(client, agent_headers, task, {"title": "第一轮标题"})
     reject(admin_client, task, back["selections"], ["title"])

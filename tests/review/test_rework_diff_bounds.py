@@ -1,6 +1,7 @@
 """The rework diff is bounded and computed outside the write lock (docs/api.md §15): a huge body costs
 other writers nothing, a text too large to compare says so on the page in both languages, and the diff of
 an ordinary edit is difflib's, by line and then by character."""
+
 import difflib
 import random
 import threading
@@ -34,12 +35,22 @@ HUGE = "a\n" * 12_000  # 12,000 equal lines: quadratic for an unbounded Sequence
 def rejected_body(client, admin_client, agent_headers, app, body):
     """An article whose body (`body`) is sent back to the agent; returns the task."""
     cover = make_asset(app)
-    task = create_task(client, agent_headers, article_payload(
-        candidates={**article_payload()["candidates"], "bodyOptions": [body_option("opt-a", body)]}))
+    task = create_task(
+        client,
+        agent_headers,
+        article_payload(candidates={**article_payload()["candidates"], "bodyOptions": [body_option("opt-a", body)]}),
+    )
     selections = article_selections(task, cover)
-    response = admin_client.post(decision_url(task), json={
-        "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": ["body"],
-        "selections": selections, "lockedSelections": locked_except(selections, ["body"])})
+    response = admin_client.post(
+        decision_url(task),
+        json={
+            "action": "reject_rework",
+            "rejectionReason": "style_mismatch",
+            "rejectedElements": ["body"],
+            "selections": selections,
+            "lockedSelections": locked_except(selections, ["body"]),
+        },
+    )
     assert response.status_code == 200, response.get_json()
     return task
 
@@ -53,15 +64,16 @@ def pieces(before, after, ops):
     old, new, i, j = [], [], 0, 0
     for op, length in ops:
         if op != "+":
-            old.append(before[i:i + length])
+            old.append(before[i : i + length])
             i += length
         if op != "-":
-            new.append(after[j:j + length])
+            new.append(after[j : j + length])
             j += length
     return "".join(old), "".join(new)
 
 
 # ---- the bounded matcher ---------------------------------------------------------------------------
+
 
 def test_the_matcher_finds_what_difflib_finds():
     rnd = random.Random(7)
@@ -85,7 +97,7 @@ def test_every_diff_gives_both_texts_back():
         after = list(before)
         for _ in range(rnd.randint(0, 6)):
             at = rnd.randint(0, len(after))
-            after[at:at + rnd.randint(0, 4)] = rnd.choice(words)
+            after[at : at + rnd.randint(0, 4)] = rnd.choice(words)
         after = "".join(after)
         assert pieces(before, after, changes.text_ops(before, after)) == (before, after)
 
@@ -108,7 +120,11 @@ def test_twelve_thousand_equal_lines_and_one_more_character():
     ops = changes.text_ops(HUGE, HUGE + "x", steps=10_000)  # the common lines cost next to nothing
     assert ops == [["=", len(HUGE)], ["+", 1]]
     assert changes.text_ops("x" * 200_000, "x" * 100_000 + "y" + "x" * 99_999, steps=10_000) == [
-        ["=", 100_000], ["-", 1], ["+", 1], ["=", 99_999]]
+        ["=", 100_000],
+        ["-", 1],
+        ["+", 1],
+        ["=", 99_999],
+    ]
 
 
 def test_past_the_budget_a_text_is_too_large_to_compare():
@@ -120,6 +136,7 @@ def test_past_the_budget_a_text_is_too_large_to_compare():
 
 
 # ---- through the service ---------------------------------------------------------------------------
+
 
 def test_the_page_says_a_text_too_large_to_compare_in_both_languages(app, client, admin_client, agent_headers):
     task = rejected_body(client, admin_client, agent_headers, app, "a" * 2000)
@@ -147,6 +164,7 @@ def test_the_diff_is_computed_while_other_writes_go_on(app, client, admin_client
             with db.connection_context(), immediate():
                 ReviewTask.select().count()
             writes.append("done")
+
         other = threading.Thread(target=write)
         other.start()
         other.join(timeout=20)
@@ -183,18 +201,25 @@ def test_a_base_changed_meanwhile_is_diffed_again(app, client, admin_client, age
     data = rework_event(done.get_json())["data"]
     assert data["changes"]["body"]["before"] == "# 正文\n\n别人改的一段。\n"
     assert pieces(data["changes"]["body"]["before"], "# 正文\n\n智能体的一段。\n", data["textDiff"]["body"]) == (
-        "# 正文\n\n别人改的一段。\n", "# 正文\n\n智能体的一段。\n")
+        "# 正文\n\n别人改的一段。\n",
+        "# 正文\n\n智能体的一段。\n",
+    )
 
 
 # ---- black-box: a served app, a huge rework beside a feedback ----------------------------------------
+
 
 @pytest.fixture
 def server(feedback_app):
     create_admin()
     with live_server(feedback_app) as base:
         admin = requests.Session()
-        response = admin.post(f"{base}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD},
-                              allow_redirects=False, timeout=10)
+        response = admin.post(
+            f"{base}/api/auth/login",
+            data={"username": "admin", "password": ADMIN_PASSWORD},
+            allow_redirects=False,
+            timeout=10,
+        )
         assert response.status_code == 303
         yield base, admin
 
@@ -202,14 +227,28 @@ def server(feedback_app):
 def served_rework(base, admin, app, body):
     """A task created and its body rejected over HTTP; returns the task."""
     cover = make_asset(app)
-    created = requests.post(f"{base}/api/review/agent/tasks", headers=AGENT, timeout=30, json=article_payload(
-        candidates={**article_payload()["candidates"], "bodyOptions": [body_option("opt-a", body)]}))
+    created = requests.post(
+        f"{base}/api/review/agent/tasks",
+        headers=AGENT,
+        timeout=30,
+        json=article_payload(
+            candidates={**article_payload()["candidates"], "bodyOptions": [body_option("opt-a", body)]}
+        ),
+    )
     assert created.status_code == 201, created.text
     task = created.json()
     selections = article_selections(task, cover)
-    decided = admin.post(base + decision_url(task), timeout=30, json={
-        "action": "reject_rework", "rejectionReason": "style_mismatch", "rejectedElements": ["body"],
-        "selections": selections, "lockedSelections": locked_except(selections, ["body"])})
+    decided = admin.post(
+        base + decision_url(task),
+        timeout=30,
+        json={
+            "action": "reject_rework",
+            "rejectionReason": "style_mismatch",
+            "rejectedElements": ["body"],
+            "selections": selections,
+            "lockedSelections": locked_except(selections, ["body"]),
+        },
+    )
     assert decided.status_code == 200, decided.text
     return task
 
@@ -228,9 +267,16 @@ def rework_beside_a_feedback(base, task, body):
         start = time.perf_counter()
         results[name] = call(), time.perf_counter() - start
 
-    threads = [threading.Thread(target=run, args=("patch", lambda: requests.patch(
-                   base + patch_url(task), json={"body": body}, headers=AGENT, timeout=120))),
-               threading.Thread(target=run, args=("feedback", lambda: feedback(base)))]
+    threads = [
+        threading.Thread(
+            target=run,
+            args=(
+                "patch",
+                lambda: requests.patch(base + patch_url(task), json={"body": body}, headers=AGENT, timeout=120),
+            ),
+        ),
+        threading.Thread(target=run, args=("feedback", lambda: feedback(base))),
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -1,5 +1,6 @@
 """The state tables are the only gate: every trigger the code uses has a row, and a row taken away
 refuses its request (publish, retry, delete, job retry) with 409 invalid_state and changes nothing."""
+
 import ast
 from datetime import timedelta
 from pathlib import Path
@@ -37,10 +38,18 @@ def _triggers_in_code():
 
 def test_every_trigger_the_code_uses_has_a_row():
     rows = {rule.trigger for rule in (*state_machine.TABLE, *state_machine.JOB_TABLE, *state_machine.LIVE_TABLE)}
-    used = {*_triggers_in_code(), *TRIGGERS.values(), *state_machine.PATCH_TRIGGERS,
-            *state_machine.DECISION_TRIGGERS}
-    assert {"publish", "auto_publish", "retry", "delete", "finish_failed", "abandon", "schedule", "submit",
-            "no_result"} <= used
+    used = {*_triggers_in_code(), *TRIGGERS.values(), *state_machine.PATCH_TRIGGERS, *state_machine.DECISION_TRIGGERS}
+    assert {
+        "publish",
+        "auto_publish",
+        "retry",
+        "delete",
+        "finish_failed",
+        "abandon",
+        "schedule",
+        "submit",
+        "no_result",
+    } <= used
     assert used - rows == set()
 
 
@@ -50,8 +59,7 @@ def _without(monkeypatch, index, state, trigger):
     monkeypatch.setattr(state_machine, index, {key: rule for key, rule in table.items() if key != (state, trigger)})
 
 
-def test_without_the_publish_row_an_approved_task_is_not_published(app, admin_client, agent_headers, fake,
-                                                                    monkeypatch):
+def test_without_the_publish_row_an_approved_task_is_not_published(app, admin_client, agent_headers, fake, monkeypatch):
     task, _ = approved_article(app, admin_client, agent_headers)
     _without(monkeypatch, "_INDEX", "approved", "publish")
     assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
@@ -60,10 +68,12 @@ def test_without_the_publish_row_an_approved_task_is_not_published(app, admin_cl
     assert publish(admin_client, task).get_json()["status"] == "published"
 
 
-@pytest.mark.parametrize(("index", "state", "trigger"), [("_INDEX", "approved", "retry"),
-                                                          ("_JOB_INDEX", "failed", "retry")])
-def test_without_a_retry_row_a_failed_job_is_not_retried(app, admin_client, agent_headers, fake, monkeypatch,
-                                                         index, state, trigger):
+@pytest.mark.parametrize(
+    ("index", "state", "trigger"), [("_INDEX", "approved", "retry"), ("_JOB_INDEX", "failed", "retry")]
+)
+def test_without_a_retry_row_a_failed_job_is_not_retried(
+    app, admin_client, agent_headers, fake, monkeypatch, index, state, trigger
+):
     task, _ = approved_article(app, admin_client, agent_headers)
     fake.fail_next("draft/add", errcode=45009, errmsg="reach max api daily quota limit")
     failed = publish(admin_client, task).get_json()

@@ -1,5 +1,6 @@
 """Where settings come from (docs/api.md §1): defaults -> instance/config.py -> environment -> the config
 argument, each read the same, typed once into app.config and the Settings services receive."""
+
 import os
 import subprocess
 import sys
@@ -35,9 +36,11 @@ def test_config_py_text_values_are_read_like_the_environments(tmp_path):
     """SESSION_COOKIE_SECURE = "false" in config.py was a true value (a non-empty string)."""
     instance = tmp_path / "inst"
     instance.mkdir()
-    (instance / "config.py").write_text('SESSION_COOKIE_SECURE = "false"\nWAL_CHECKPOINTER_ENABLED = "off"\n'
-                                        'PORT = "8123"\nWECHAT_TIMEOUT_SECONDS = "7.5"\n'
-                                        'import datetime\nPERMANENT_SESSION_LIFETIME = datetime.timedelta(hours=1)\n')
+    (instance / "config.py").write_text(
+        'SESSION_COOKIE_SECURE = "false"\nWAL_CHECKPOINTER_ENABLED = "off"\n'
+        'PORT = "8123"\nWECHAT_TIMEOUT_SECONDS = "7.5"\n'
+        "import datetime\nPERMANENT_SESSION_LIFETIME = datetime.timedelta(hours=1)\n"
+    )
     app = create_app({"REVIEW_INSTANCE_PATH": str(instance), "REVIEW_UPLOADS_PATH": str(tmp_path / "u")}, serve=True)
     assert app.config["SESSION_COOKIE_SECURE"] is False and app.config["WAL_CHECKPOINTER_ENABLED"] is False
     assert (app.config["PORT"], app.config["WECHAT_TIMEOUT_SECONDS"]) == (8123, 7.5)
@@ -57,8 +60,10 @@ def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     for name in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    app = create_app({"WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False,
-                      "WAL_CHECKPOINTER_ENABLED": False}, serve=True)
+    app = create_app(
+        {"WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False},
+        serve=True,
+    )
     assert (tmp_path / "instance" / "review.db").exists()
     assert (tmp_path / "uploads" / "review").is_dir()
     assert app.config["REVIEW_INSTANCE_PATH"] == str(tmp_path.resolve() / "instance")
@@ -68,8 +73,14 @@ def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatc
 
 def test_database_url_setting(tmp_path):
     target = tmp_path / "custom.db"
-    create_app({"REVIEW_INSTANCE_PATH": str(tmp_path / "i"), "REVIEW_UPLOADS_PATH": str(tmp_path / "u"),
-                "DATABASE_URL": f"sqlite:///{target}"}, serve=True)
+    create_app(
+        {
+            "REVIEW_INSTANCE_PATH": str(tmp_path / "i"),
+            "REVIEW_UPLOADS_PATH": str(tmp_path / "u"),
+            "DATABASE_URL": f"sqlite:///{target}",
+        },
+        serve=True,
+    )
     assert target.exists()
     assert not (tmp_path / "i" / "review.db").exists()
 
@@ -95,8 +106,13 @@ def test_a_reloaded_app_config_reads_the_same():
 
 
 def test_the_served_process_names_the_setting_without_a_traceback(tmp_path):
-    env = {**os.environ, "REVIEW_TIME_ZONE": "Asia", "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
-           "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"), "PORT": str(free_port())}
+    env = {
+        **os.environ,
+        "REVIEW_TIME_ZONE": "Asia",
+        "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
+        "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
+        "PORT": str(free_port()),
+    }
     done = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr[-2000:]
     assert "error: REVIEW_TIME_ZONE must be a time zone name like Asia/Shanghai, not 'Asia'" in done.stderr

@@ -1,4 +1,5 @@
 """What settings read as (docs/api.md §1): the typed values services receive."""
+
 from datetime import timedelta
 
 from services.settings import DEFAULTS, Account, Settings, parse
@@ -9,13 +10,20 @@ def test_the_defaults_read_as_documented():
     settings = Settings.with_defaults()
     assert settings.webhook_retry_delays == DEFAULT_RETRY_DELAYS
     assert settings.publish_poll_delays == (60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
-    assert settings.feedback_rate_limits == {"ip": ((20, 60), (200, 86400)), "device": ((10, 60), (100, 86400)),
-                                             "version": ((600, 60),), "channel": ((1200, 60),)}
+    assert settings.feedback_rate_limits == {
+        "ip": ((20, 60), (200, 86400)),
+        "device": ((10, 60), (100, 86400)),
+        "version": ((600, 60),),
+        "channel": ((1200, 60),),
+    }
     assert settings.accounts == {"silicon-rise": "silicon-rise", "carbon-fitness": "carbon-fitness"}
     assert settings.wechat_accounts["silicon-rise"] == Account("", "", "", "", (1, "day"), False)
     assert settings.wechat_credentials == {} and settings.wechat_event_keys == {}
-    assert (settings.hash_method, settings.cover_ratio, settings.time_zone.key) == ("scrypt", (1.0, 2.5),
-                                                                                  "Asia/Shanghai")
+    assert (settings.hash_method, settings.cover_ratio, settings.time_zone.key) == (
+        "scrypt",
+        (1.0, 2.5),
+        "Asia/Shanghai",
+    )
     assert DEFAULTS["PASSWORD_HASH_METHOD"] == "scrypt" and DEFAULTS["SHUTDOWN_GRACE_SECONDS"] == 30
 
 
@@ -27,11 +35,17 @@ def test_blank_schedules_of_delays_are_the_defaults():
 
 
 def test_lists_pairs_and_limits():
-    settings = Settings.with_defaults({
-        "REVIEW_AGENT_TOKEN": "old-token, new-token", "FEEDBACK_CLIENT_TOKENS": "web = t1, ios=t2",
-        "REVIEW_AGENT_WEBHOOK_EVENTS": "review_task.rejected,review_task.live", "FEEDBACK_RATE_LIMIT_PER_IP": "",
-        "FEEDBACK_RATE_LIMIT_PER_DEVICE": "5 per 10 minutes; 50/hours", "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": " On ",
-        "SMTP_STARTTLS": "FALSE"})
+    settings = Settings.with_defaults(
+        {
+            "REVIEW_AGENT_TOKEN": "old-token, new-token",
+            "FEEDBACK_CLIENT_TOKENS": "web = t1, ios=t2",
+            "REVIEW_AGENT_WEBHOOK_EVENTS": "review_task.rejected,review_task.live",
+            "FEEDBACK_RATE_LIMIT_PER_IP": "",
+            "FEEDBACK_RATE_LIMIT_PER_DEVICE": "5 per 10 minutes; 50/hours",
+            "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": " On ",
+            "SMTP_STARTTLS": "FALSE",
+        }
+    )
     assert settings.agent_tokens == ("old-token", "new-token")
     assert settings.feedback_client_tokens == {"web": "t1", "ios": "t2"}
     assert settings.webhook_events == frozenset({"review_task.rejected", "review_task.live"})
@@ -47,18 +61,26 @@ def test_preview_recipients_per_account_or_for_every_account():
         return Settings.with_defaults({"WECHAT_PREVIEW_RECIPIENTS": value}).wechat_preview_recipients
 
     assert offered("silicon-rise: wx_a, wx_b; carbon-fitness: wx_c") == {
-        "silicon-rise": ("wx_a", "wx_b"), "carbon-fitness": ("wx_c",)}
+        "silicon-rise": ("wx_a", "wx_b"),
+        "carbon-fitness": ("wx_c",),
+    }
     assert offered("wx_a,wx_b") == {"silicon-rise": ("wx_a", "wx_b"), "carbon-fitness": ("wx_a", "wx_b")}
     assert offered({"carbon-fitness": "wx_c"}) == {"silicon-rise": (), "carbon-fitness": ("wx_c",)}
     assert offered("") == {"silicon-rise": (), "carbon-fitness": ()}
 
 
 def test_each_accounts_own_settings():
-    settings = Settings.with_defaults({
-        "WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,moon-walk", "WECHAT_MOON_WALK_APPID": "wx-moon",
-        "WECHAT_MOON_WALK_SECRET": "s3cret", "WECHAT_MOON_WALK_TOKEN": "tok",
-        "WECHAT_MOON_WALK_MASS_QUOTA": " 4 / month", "WECHAT_MOON_WALK_MASS_PROTECTION": "true",
-        "WECHAT_SILICON_RISE_APPID": "wx-only-appid"})
+    settings = Settings.with_defaults(
+        {
+            "WECHAT_ACCOUNTS": "silicon-rise=硅基崛起,moon-walk",
+            "WECHAT_MOON_WALK_APPID": "wx-moon",
+            "WECHAT_MOON_WALK_SECRET": "s3cret",
+            "WECHAT_MOON_WALK_TOKEN": "tok",
+            "WECHAT_MOON_WALK_MASS_QUOTA": " 4 / month",
+            "WECHAT_MOON_WALK_MASS_PROTECTION": "true",
+            "WECHAT_SILICON_RISE_APPID": "wx-only-appid",
+        }
+    )
     moon = settings.wechat_accounts["moon-walk"]
     assert (moon.mass_quota, moon.mass_protection) == ((4, "month"), True)
     assert settings.wechat_accounts["silicon-rise"].mass_quota == (1, "day")
@@ -70,12 +92,20 @@ def test_each_accounts_own_settings():
 
 def test_team_settings_are_optional_and_typed():
     assert Settings.with_defaults().team.channels == ()
-    team = Settings.with_defaults({"NOTIFY_EMAIL_TO": "a@b.c", "SMTP_HOST": "mail", "SMTP_FROM": "n@b.c",
-                                   "REVIEW_PUBLIC_URL": "https://r.example.com/", "NOTIFY_EVENTS": "live"}).team
+    team = Settings.with_defaults(
+        {
+            "NOTIFY_EMAIL_TO": "a@b.c",
+            "SMTP_HOST": "mail",
+            "SMTP_FROM": "n@b.c",
+            "REVIEW_PUBLIC_URL": "https://r.example.com/",
+            "NOTIFY_EVENTS": "live",
+        }
+    ).team
     assert team.channels == ("email",) and team.smtp.port == 587 and team.smtp.starttls is True
     assert team.public_url == "https://r.example.com" and team.events == frozenset({"task.live"})
-    assert "password" not in repr(Settings.with_defaults({"NOTIFY_FEISHU_WEBHOOK_URL": "https://f/x",
-                                                          "NOTIFY_FEISHU_SECRET": "password"}))
+    assert "password" not in repr(
+        Settings.with_defaults({"NOTIFY_FEISHU_WEBHOOK_URL": "https://f/x", "NOTIFY_FEISHU_SECRET": "password"})
+    )
 
 
 def test_a_session_lifetime_may_be_flasks_timedelta():

@@ -1,5 +1,6 @@
 """What readers did (docs/api.md §19): the service with its live worker and webhook sender, pointed at the
 fake platform (events withheld: going live is learnt by polling) and a webhook receiver."""
+
 import pytest
 
 from tests.helpers.app import built_app
@@ -10,8 +11,17 @@ from tests.helpers.publishing import STATS_SECRET, platform_settings
 def app(make_app, fake, receiver):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
-    with built_app(make_app, **platform_settings(fake), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_STATS_ENABLED=True,
-                   WECHAT_PUBLISH_POLL_DELAYS="0.1", WECHAT_STATS_HOUR=0, WEBHOOK_SENDER_ENABLED=True,
-                   REVIEW_AGENT_WEBHOOK_URL=receiver.url, REVIEW_AGENT_WEBHOOK_SECRET=STATS_SECRET,
-                   REVIEW_AGENT_WEBHOOK_EVENTS="review_task.stats", REVIEW_WEBHOOK_RETRY_DELAYS="0.2") as application:
+    with built_app(
+        make_app,
+        **platform_settings(fake),
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_STATS_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="0.1",
+        WECHAT_STATS_HOUR=0,
+        WEBHOOK_SENDER_ENABLED=True,
+        REVIEW_AGENT_WEBHOOK_URL=receiver.url,
+        REVIEW_AGENT_WEBHOOK_SECRET=STATS_SECRET,
+        REVIEW_AGENT_WEBHOOK_EVENTS="review_task.stats",
+        REVIEW_WEBHOOK_RETRY_DELAYS="0.2",
+    ) as application:
         yield application

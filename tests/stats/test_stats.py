@@ -1,5 +1,6 @@
 """What readers did (docs/api.md §19): the daily fetch, its errors and retries, the backfill command,
 the API, the agent's webhook and the MCP tool."""
+
 from datetime import datetime, timedelta
 
 import pytest
@@ -12,8 +13,14 @@ from tests.helpers.publishing import STATS_SECRET, live_task, published_article,
 
 pytestmark = pytest.mark.both_stores
 
-NO_FIGURES = {"readUser": None, "shareUser": None, "likeUser": None, "zaikanUser": None, "collectionUser": None,
-              "commentCount": None}
+NO_FIGURES = {
+    "readUser": None,
+    "shareUser": None,
+    "likeUser": None,
+    "zaikanUser": None,
+    "collectionUser": None,
+    "commentCount": None,
+}
 
 
 def stats(client, task, headers=None):
@@ -26,12 +33,19 @@ def article_id(task, admin_client):
     return admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["articleId"]
 
 
-def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(app, admin_client, agent_headers,
-                                                                              fake, receiver):
+def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(
+    app, admin_client, agent_headers, fake, receiver
+):
     first, second = live_task(app, admin_client, agent_headers), live_task(app, admin_client, agent_headers)
     day = yesterday(app)
     fake.day_figures[(first["live"]["articleId"], day)] = {
-        "read_user": 120, "share_user": 7, "like_user": 9, "zaikan_user": 3, "collection_user": 5, "comment_count": 2}
+        "read_user": 120,
+        "share_user": 7,
+        "like_user": 9,
+        "zaikan_user": 3,
+        "collection_user": 5,
+        "comment_count": 2,
+    }
     fake.day_figures[(second["live"]["articleId"], day)] = {"read_user": 40, "share_user": 1}  # the rest absent
     settings = app.extensions["settings"]
     with db.connection_context():
@@ -41,8 +55,17 @@ def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(ap
     calls = fake.requests_to("getarticletotaldetail")
     assert len(calls) == 1 and calls[0]["json"] == {"begin_date": day, "end_date": day}
     one = stats(admin_client, first)
-    assert one["days"] == [{"date": day, "readUser": 120, "shareUser": 7, "likeUser": 9, "zaikanUser": 3,
-                            "collectionUser": 5, "commentCount": 2}]
+    assert one["days"] == [
+        {
+            "date": day,
+            "readUser": 120,
+            "shareUser": 7,
+            "likeUser": 9,
+            "zaikanUser": 3,
+            "collectionUser": 5,
+            "commentCount": 2,
+        }
+    ]
     assert one["totals"]["readUser"] == 120 and one["articleUrl"] == first["live"]["articleUrl"]
     two = stats(admin_client, second, headers={"x-review-agent-token": AGENT_TOKEN})  # the agent reads it too
     assert two["days"] == [{**NO_FIGURES, "date": day, "readUser": 40, "shareUser": 1}]
@@ -89,10 +112,12 @@ def test_the_command_backfills_a_given_day(app, admin_client, agent_headers, fak
     assert other.exit_code != 0 and "silicon-rise" in other.output
 
 
-@pytest.mark.parametrize(("errcode", "meaning"), [(61500, "date format"), (61501, "range"),
-                                                  (48001, "no permission"), (45009, "quota")])
+@pytest.mark.parametrize(
+    ("errcode", "meaning"), [(61500, "date format"), (61501, "range"), (48001, "no permission"), (45009, "quota")]
+)
 def test_errors_are_recorded_with_their_meaning_and_retried_at_most_three_times(
-        app, admin_client, agent_headers, fake, monkeypatch, errcode, meaning):
+    app, admin_client, agent_headers, fake, monkeypatch, errcode, meaning
+):
     task = live_task(app, admin_client, agent_headers)
     monkeypatch.setattr(fetching, "RETRY_AFTER", timedelta(0))  # retries come at once here
     fake.fail_next("getarticletotaldetail", errcode=errcode, errmsg="refused", times=10)
@@ -119,5 +144,9 @@ def test_nothing_is_fetched_before_the_hour(app, admin_client, agent_headers, fa
     settings = app.extensions["settings"]
     late = datetime.now(settings.time_zone).replace(hour=8, minute=59)
     assert fetching.due_day(settings.__class__.from_config({**app.config, "WECHAT_STATS_HOUR": 9}), late) is None
-    assert fetching.due_day(settings.__class__.from_config({**app.config, "WECHAT_STATS_HOUR": 9}),
-                            late + timedelta(minutes=1)) == (late.date() - timedelta(days=1)).isoformat()
+    assert (
+        fetching.due_day(
+            settings.__class__.from_config({**app.config, "WECHAT_STATS_HOUR": 9}), late + timedelta(minutes=1)
+        )
+        == (late.date() - timedelta(days=1)).isoformat()
+    )

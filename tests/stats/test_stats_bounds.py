@@ -2,6 +2,7 @@
 10^12, dates exactly YYYY-MM-DD from the day the article went live to the day fetched, a malformed or
 oversized answer a failed fetch (never left running, never stopping the other accounts), one webhook per
 task and day ever, and a task list that old out-of-range figures can no longer break."""
+
 import json
 from datetime import date, timedelta
 
@@ -24,8 +25,9 @@ def _msgid(task):
 
 
 def _days(admin_client, task):
-    return [(d["date"], d["readUser"]) for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats")
-            .get_json()["days"]]
+    return [
+        (d["date"], d["readUser"]) for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]
+    ]
 
 
 def _fetch(app, day, account="silicon-rise"):
@@ -38,32 +40,43 @@ def test_only_plain_dates_in_the_articles_days_and_bounded_figures_are_kept(app,
     day = yesterday(app)
     shift = lambda n: (date.fromisoformat(day) + timedelta(days=n)).isoformat()  # noqa: E731
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 7}
-    fake.extra_totals.append({"ref_date": day, "msgid": _msgid(task), "detail_list": [
-        {"stat_date": shift(-1), "read_user": 10**12},  # the largest figure taken
-        {"stat_date": shift(-2).replace("-", ""), "read_user": 1},  # 20261125
-        {"stat_date": "2026-W48-3", "read_user": 1},
-        {"stat_date": shift(-30), "read_user": 1},  # before the article went live
-        {"stat_date": shift(1), "read_user": 1},  # after the day fetched
-        {"stat_date": shift(-2), "read_user": 2**62},
-        {"stat_date": shift(-2), "read_user": 2**63},
-        {"stat_date": shift(-2), "read_user": -1},
-        {"stat_date": shift(-2), "read_user": True},
-        {"stat_date": shift(-2), "read_user": 1.5},
-        {"stat_date": shift(-2), "read_user": "9"},
-        "not an entry"]})
+    fake.extra_totals.append(
+        {
+            "ref_date": day,
+            "msgid": _msgid(task),
+            "detail_list": [
+                {"stat_date": shift(-1), "read_user": 10**12},  # the largest figure taken
+                {"stat_date": shift(-2).replace("-", ""), "read_user": 1},  # 20261125
+                {"stat_date": "2026-W48-3", "read_user": 1},
+                {"stat_date": shift(-30), "read_user": 1},  # before the article went live
+                {"stat_date": shift(1), "read_user": 1},  # after the day fetched
+                {"stat_date": shift(-2), "read_user": 2**62},
+                {"stat_date": shift(-2), "read_user": 2**63},
+                {"stat_date": shift(-2), "read_user": -1},
+                {"stat_date": shift(-2), "read_user": True},
+                {"stat_date": shift(-2), "read_user": 1.5},
+                {"stat_date": shift(-2), "read_user": "9"},
+                "not an entry",
+            ],
+        }
+    )
     result = _fetch(app, day)
     assert result["error"] is None and result["stored"] == 2, result
     assert _days(admin_client, task) == [(shift(-1), 10**12), (day, 7)]
     assert admin_client.get("/review?status=all").status_code == 200
 
 
-@pytest.mark.parametrize("answer", [
-    {"list": [{"msgid": "x_1", "detail_list": 5}]},
-    {"list": 5},
-    {"list": ["an item"]},
-])
-def test_a_malformed_answer_fails_the_fetch_and_the_other_accounts_go_on(app, admin_client, agent_headers, fake,
-                                                                          answer):
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"list": [{"msgid": "x_1", "detail_list": 5}]},
+        {"list": 5},
+        {"list": ["an item"]},
+    ],
+)
+def test_a_malformed_answer_fails_the_fetch_and_the_other_accounts_go_on(
+    app, admin_client, agent_headers, fake, answer
+):
     from tests.helpers.publishing import go_live_url, published_article, wait_for_live, went_live_days_ago
 
     live_task(app, admin_client, agent_headers)  # silicon-rise; carbon-fitness below
@@ -109,8 +122,9 @@ def test_one_webhook_per_task_and_day_ever(app, admin_client, agent_headers, fak
     assert sent == 1 and _days(admin_client, task) == [(day, 7)]
 
 
-def test_figures_stored_before_they_were_bounded_no_longer_break_the_list(make_app, tmp_path, agent_headers,
-                                                                         database_url):
+def test_figures_stored_before_they_were_bounded_no_longer_break_the_list(
+    make_app, tmp_path, agent_headers, database_url
+):
     """A figure of 2^62 made every /review?status=all answer 500 (the sum overflowed); the upgrade to
     schema 16 clears such figures."""
     from models import ReviewTask

@@ -2,6 +2,7 @@
 the message's first article is the task's, the command takes only YYYY-MM-DD, a failed fetch is shown in
 the page's language and only for days since the article went live, and retries cut short by midnight
 are still made."""
+
 from datetime import date, timedelta
 
 import pytest
@@ -23,16 +24,25 @@ def _msg_data_id(app, task):
 
 def _webhooks():
     with db.connection_context():
-        return [m.payload["data"] for m in OutboxMessage.select().where(OutboxMessage.event_type == "review_task.stats")
-                .order_by(OutboxMessage.id)]
+        return [
+            m.payload["data"]
+            for m in OutboxMessage.select()
+            .where(OutboxMessage.event_type == "review_task.stats")
+            .order_by(OutboxMessage.id)
+        ]
 
 
 def test_each_days_webhook_carries_the_totals_up_to_that_day(app, admin_client, agent_headers, fake):
     task = live_task(app, admin_client, agent_headers)
     day = yesterday(app)
     earlier = [(date.fromisoformat(day) - timedelta(days=n)).isoformat() for n in (2, 1)]
-    fake.extra_totals.append({"ref_date": day, "msgid": f"{_msg_data_id(app, task)}_1", "detail_list": [
-        {"stat_date": earlier[0], "read_user": 1}, {"stat_date": earlier[1], "read_user": 10}]})
+    fake.extra_totals.append(
+        {
+            "ref_date": day,
+            "msgid": f"{_msg_data_id(app, task)}_1",
+            "detail_list": [{"stat_date": earlier[0], "read_user": 1}, {"stat_date": earlier[1], "read_user": 10}],
+        }
+    )
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 100}
     assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 0
     sent = {data["date"]: data["totals"]["readUser"] for data in _webhooks()}
@@ -44,8 +54,13 @@ def test_only_the_messages_first_article_is_the_tasks(app, admin_client, agent_h
     day = yesterday(app)
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 5}
     other_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
-    fake.extra_totals.append({"ref_date": day, "msgid": f"{_msg_data_id(app, task)}_2",
-                              "detail_list": [{"stat_date": other_day, "read_user": 999}]})
+    fake.extra_totals.append(
+        {
+            "ref_date": day,
+            "msgid": f"{_msg_data_id(app, task)}_2",
+            "detail_list": [{"stat_date": other_day, "read_user": 999}],
+        }
+    )
     assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 0
     days = admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]
     assert [(d["date"], d["readUser"]) for d in days] == [(day, 5)]
@@ -59,12 +74,18 @@ def test_the_command_takes_only_a_plain_date(app, admin_client, agent_headers, f
     assert fake.requests_to("getarticletotaldetail") == []
 
 
-def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(app, admin_client, agent_headers,
-                                                                                fake):
+def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(app, admin_client, agent_headers, fake):
     task = live_task(app, admin_client, agent_headers)
     with db.connection_context():  # a failure of the account's long before this article went live
-        StatsFetch.create(account="silicon-rise", day="2020-01-01", status="failed", attempts=3, last_error="x",
-                          last_errcode=61501, updated_at="2099-01-01T00:00:00.000Z")
+        StatsFetch.create(
+            account="silicon-rise",
+            day="2020-01-01",
+            status="failed",
+            attempts=3,
+            last_error="x",
+            last_errcode=61501,
+            updated_at="2099-01-01T00:00:00.000Z",
+        )
     assert admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["lastError"] is None
     fake.fail_next("getarticletotaldetail", errcode=48001, errmsg="api unauthorized")
     day = yesterday(app)
@@ -86,15 +107,24 @@ def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_h
     day = yesterday(app)
     before = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
     with db.connection_context():  # the day before's fetch failed once late in its day, or its process stopped
-        StatsFetch.create(account="silicon-rise", day=before, status=left, attempts=1, last_error="quota",
-                          last_errcode=45009, next_attempt_at="2000-01-01T00:00:00.000Z",
-                          updated_at="2000-01-01T00:00:00.000Z")
+        StatsFetch.create(
+            account="silicon-rise",
+            day=before,
+            status=left,
+            attempts=1,
+            last_error="quota",
+            last_errcode=45009,
+            next_attempt_at="2000-01-01T00:00:00.000Z",
+            updated_at="2000-01-01T00:00:00.000Z",
+        )
         fetching.daily_step(app.extensions["settings"])
         assert StatsFetch.get(StatsFetch.day == before).status == "done"
     asked = sorted(call["json"]["begin_date"] for call in fake.requests_to("getarticletotaldetail"))
     assert asked == [before, day]
     assert [d["date"] for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]] == [
-        before, day]
+        before,
+        day,
+    ]
 
 
 def test_a_fetch_taken_over_meanwhile_stores_nothing(app, admin_client, agent_headers, fake, monkeypatch):
@@ -120,8 +150,14 @@ def test_a_stopped_fetch_out_of_attempts_ends_failed(app, admin_client, agent_he
     live_task(app, admin_client, agent_headers)
     day = yesterday(app)
     with db.connection_context():  # its process stopped during the last attempt
-        StatsFetch.create(account="silicon-rise", day=day, status="running", attempts=fetching.MAX_ATTEMPTS,
-                          owner="gone", updated_at="2000-01-01T00:00:00.000Z")
+        StatsFetch.create(
+            account="silicon-rise",
+            day=day,
+            status="running",
+            attempts=fetching.MAX_ATTEMPTS,
+            owner="gone",
+            updated_at="2000-01-01T00:00:00.000Z",
+        )
         fetching.daily_step(app.extensions["settings"])
         row = StatsFetch.get(StatsFetch.day == day)
     assert (row.status, row.last_error) == ("failed", "the process stopped")

@@ -1,4 +1,5 @@
 """The MCP tools see going live and what readers did as the API says (docs/api.md §13, §18, §19)."""
+
 import asyncio
 import os
 import sys
@@ -23,8 +24,12 @@ def test_get_task_stats_and_the_task_shape_match_the_api(app, admin_client, agen
         fetching.daily_step(app.extensions["settings"])
     api = admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()
     with live_server(app) as base:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "agentmcp"], cwd=str(ROOT), env={
-            "REVIEW_BASE_URL": base, "REVIEW_AGENT_TOKEN": AGENT_TOKEN, "PATH": os.environ.get("PATH", "")})
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "agentmcp"],
+            cwd=str(ROOT),
+            env={"REVIEW_BASE_URL": base, "REVIEW_AGENT_TOKEN": AGENT_TOKEN, "PATH": os.environ.get("PATH", "")},
+        )
 
         async def agent_side():
             async with Client(params) as client:

@@ -1,4 +1,5 @@
 """The team notification tests' fake robots (the secrets and the rest: tests/helpers/team.py)."""
+
 import pytest
 
 from fakeplatform.robots import FakeRobot
@@ -8,8 +9,11 @@ from tests.helpers.team import DINGTALK_SECRET, FEISHU_SECRET
 @pytest.fixture
 def robots():
     """{kind: FakeRobot} for WeCom, Feishu (signed) and DingTalk (signed), running."""
-    found = {"wecom": FakeRobot("wecom").start(), "feishu": FakeRobot("feishu", secret=FEISHU_SECRET).start(),
-             "dingtalk": FakeRobot("dingtalk", key="ding-token-42", secret=DINGTALK_SECRET).start()}
+    found = {
+        "wecom": FakeRobot("wecom").start(),
+        "feishu": FakeRobot("feishu", secret=FEISHU_SECRET).start(),
+        "dingtalk": FakeRobot("dingtalk", key="ding-token-42", secret=DINGTALK_SECRET).start(),
+    }
     yield found
     for robot in found.values():
         robot.stop()

@@ -1,6 +1,7 @@
 """A robot or agent receiver that trickles its answer's headers (docs/api.md §15): the whole attempt
 (connecting, the headers, the body) ends by outbound.ATTEMPT_SECONDS, below the senders' claims, so
 no second process takes the message while the first still waits, and it is not sent twice."""
+
 import threading
 import time
 from datetime import timedelta
@@ -59,8 +60,9 @@ def _read_request(conn):
     while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
-                       if line.lower().startswith(b"content-length:")), b"0"))
+    length = int(
+        next((line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), b"0")
+    )
     while len(body) < length and (chunk := conn.recv(65536)):
         body += chunk
 
@@ -87,8 +89,7 @@ def in_thread(work):
     return thread, outcome
 
 
-def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app, receiver,
-                                                                                      monkeypatch):
+def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app, receiver, monkeypatch):
     settings = {"NOTIFY_WECOM_WEBHOOK_URL": receiver.url, "REVIEW_WEBHOOK_RETRY_DELAYS": "3600"}
     with built_app(make_app, **settings) as app:
         create_task(app.test_client(), AGENT, article_payload())
@@ -106,13 +107,20 @@ def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent
     assert (row.status, row.attempts, row.last_error) == ("pending", 1, "the robot timed out")  # retried later
 
 
-def test_an_agent_receiver_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app,
-                                                                                                  receiver):
+def test_an_agent_receiver_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app, receiver):
     with built_app(make_app):
         with db.connection_context(), db.atomic():
-            webhooks.enqueue_rejection(SimpleNamespace(
-                task_id="task_1", public_account="silicon-rise", content_type="article", topic="t",
-                rejected_elements=["title"], rejection_reason="other", rejection_note="n"))
+            webhooks.enqueue_rejection(
+                SimpleNamespace(
+                    task_id="task_1",
+                    public_account="silicon-rise",
+                    content_type="article",
+                    topic="t",
+                    rejected_elements=["title"],
+                    rejection_reason="other",
+                    rejection_note="n",
+                )
+            )
 
         def one_pass(now=None):
             with db.connection_context():

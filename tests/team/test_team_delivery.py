@@ -2,6 +2,7 @@
 robot holds back no other channel and slows no request; a restart between a failure and its retry
 loses nothing; two processes send each message once; a burst reaches a robot in at most 20 messages
 a minute, folded into digests."""
+
 import re
 import time
 from contextlib import contextmanager
@@ -77,8 +78,11 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
 
 
 def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robots):
-    settings = {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "REVIEW_WEBHOOK_RETRY_DELAYS": "1",
-                "REVIEW_DEFAULT_LANGUAGE": "zh-CN"}
+    settings = {
+        "NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url,
+        "REVIEW_WEBHOOK_RETRY_DELAYS": "1",
+        "REVIEW_DEFAULT_LANGUAGE": "zh-CN",
+    }
     robots["wecom"].fail_next(1)
     app = make_app(**settings)  # senders off: one pass by hand, then the process "stops"
     create_task(app.test_client(), AGENT, article_payload(topic="任务01号"))
@@ -93,13 +97,21 @@ def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robot
 
 
 def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
-    settings = {"NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url, "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
-                "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET, "WEBHOOK_SENDER_ENABLED": "true",
-                "DATABASE_URL": database_url}
+    settings = {
+        "NOTIFY_WECOM_WEBHOOK_URL": robots["wecom"].url,
+        "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
+        "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET,
+        "WEBHOOK_SENDER_ENABLED": "true",
+        "DATABASE_URL": database_url,
+    }
     with served(tmp_path, **settings) as (first, _), served(tmp_path, **settings) as (second, _):
         for n in range(12):
-            answer = requests.post(f"{(first, second)[n % 2]}/api/review/agent/tasks", headers=AGENT, timeout=30,
-                                   json=article_payload(topic=f"任务{n:02d}号"))
+            answer = requests.post(
+                f"{(first, second)[n % 2]}/api/review/agent/tasks",
+                headers=AGENT,
+                timeout=30,
+                json=article_payload(topic=f"任务{n:02d}号"),
+            )
             assert answer.status_code == 201, answer.text
         wanted = {f"任务{n:02d}号" for n in range(12)}
         for kind in ("wecom", "feishu"):
@@ -123,8 +135,11 @@ def test_a_burst_of_25_tasks_reaches_a_robot_in_at_most_20_messages(make_app, ro
 def test_a_full_minute_holds_messages_and_folds_them_into_one_digest(make_app, robots):
     now = [1_000_000.0]
     limiter = SlidingWindowLimiter({"robot": ROBOT_RATE}, clock=lambda: now[0])
-    app = make_app(NOTIFY_FEISHU_WEBHOOK_URL=robots["feishu"].url, NOTIFY_FEISHU_SECRET=team_helpers.FEISHU_SECRET,
-                   REVIEW_DEFAULT_LANGUAGE="zh-CN")
+    app = make_app(
+        NOTIFY_FEISHU_WEBHOOK_URL=robots["feishu"].url,
+        NOTIFY_FEISHU_SECRET=team_helpers.FEISHU_SECRET,
+        REVIEW_DEFAULT_LANGUAGE="zh-CN",
+    )
     [args] = sender_of(app)
     args = (*args[:-1], limiter)
     client = app.test_client()
@@ -146,8 +161,12 @@ def test_the_demo_points_a_robot_at_itself(capsys):
     from app import create_app
     from cli.demo import build_demo_app
 
-    app, banner = build_demo_app(create_app, {"FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False},
-                                 exit_on_sigterm=False, latency=(0, 0))
+    app, banner = build_demo_app(
+        create_app,
+        {"FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False},
+        exit_on_sigterm=False,
+        latency=(0, 0),
+    )
     try:
         text = "\n".join(banner)
         assert "Team robot" in text and "NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/" in text

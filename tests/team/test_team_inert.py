@@ -3,6 +3,7 @@ task topic holding a mention (Feishu's `<at user_id="all">`, WeCom's `<@userid>`
 or an address reaches every channel (WeCom, Feishu, DingTalk, e-mail) as plain words, titles and
 subjects included: what the fake robots and the mail server received mentions nobody and links only
 the service's own pages."""
+
 import pytest
 
 from fakeplatform.robots import live_parts
@@ -29,14 +30,31 @@ def plain(text):
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
 def test_mentions_and_addresses_reach_every_channel_as_plain_words(make_app, robots, language):
     with smtp_server() as (mailbox, port):
-        settings = robot_settings(robots, NOTIFY_EMAIL_TO="editor@example.com", SMTP_HOST="127.0.0.1", SMTP_PORT=port,
-                                  SMTP_STARTTLS=False, SMTP_FROM=SMTP_USER, REVIEW_DEFAULT_LANGUAGE=language,
-                                  FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
+        settings = robot_settings(
+            robots,
+            NOTIFY_EMAIL_TO="editor@example.com",
+            SMTP_HOST="127.0.0.1",
+            SMTP_PORT=port,
+            SMTP_STARTTLS=False,
+            SMTP_FROM=SMTP_USER,
+            REVIEW_DEFAULT_LANGUAGE=language,
+            FEEDBACK_RATE_LIMIT_PER_IP="",
+            FEEDBACK_RATE_LIMIT_PER_DEVICE="",
+        )
         with built_app(make_app, **settings) as app:
             client = app.test_client()
-            answer = client.post("/api/feedbacks", headers=CLIENT, json={
-                "appName": HOSTILE_APP, "appVersion": "1.0", "platform": "web", "type": "bug", "title": HOSTILE_TITLE,
-                "content": "x"})
+            answer = client.post(
+                "/api/feedbacks",
+                headers=CLIENT,
+                json={
+                    "appName": HOSTILE_APP,
+                    "appVersion": "1.0",
+                    "platform": "web",
+                    "type": "bug",
+                    "title": HOSTILE_TITLE,
+                    "content": "x",
+                },
+            )
             assert answer.status_code == 201, answer.get_json()
             assert send_pass(app) == {"wecom": 1, "feishu": 1, "dingtalk": 1, "email": 1}  # one message each
             for topic in (HOSTILE_TOPIC, "phish.example.com @all"):  # two at once: a digest
@@ -61,9 +79,18 @@ def test_feishus_text_has_no_live_mention_tag(make_app, robots):
     """The report's case: an app name `<at user_id="all"></at>` reached Feishu's text unchanged."""
     settings = robot_settings(robots, FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
     with built_app(make_app, **settings) as app:
-        app.test_client().post("/api/feedbacks", headers=CLIENT, json={
-            "appName": EVERYONE, "appVersion": "1.0", "platform": "web", "type": "bug", "title": EVERYONE,
-            "content": "x"})
+        app.test_client().post(
+            "/api/feedbacks",
+            headers=CLIENT,
+            json={
+                "appName": EVERYONE,
+                "appVersion": "1.0",
+                "platform": "web",
+                "type": "bug",
+                "title": EVERYONE,
+                "content": "x",
+            },
+        )
         send_pass(app, ["feishu"])
     [text] = robots["feishu"].texts
     assert "<at" not in text and robots["feishu"].mentions == []

@@ -1,6 +1,7 @@
 """The team's channels in the metrics (docs/api.md §16): `review_team_outbox_pending{channel}` and
 `review_team_notifications_total{channel,outcome}` show a mail server that is down; the counter is kept
 in the store, so deleting the messages never lowers it. A plain relay met with STARTTLS names the fix."""
+
 import logging
 
 import pytest
@@ -24,9 +25,13 @@ def mail_settings(port, **extra):
 
 def email_figures(app):
     values = scrape(app.test_client())
-    return (value(values, "review_team_outbox_pending", channel="email"),
-            *(value(values, "review_team_notifications_total", channel="email", outcome=outcome)
-              for outcome in ("sent", "failed", "given_up")))
+    return (
+        value(values, "review_team_outbox_pending", channel="email"),
+        *(
+            value(values, "review_team_notifications_total", channel="email", outcome=outcome)
+            for outcome in ("sent", "failed", "given_up")
+        ),
+    )
 
 
 def test_a_mail_server_that_is_down_shows_in_the_metrics_and_the_count_never_goes_down(make_app):
@@ -54,8 +59,11 @@ def test_a_digest_counts_each_message_it_carries(make_app, robots):
         for topic in ("one", "two", "three"):
             create_task(app.test_client(), AGENT, article_payload(topic=topic))
         values = scrape(app.test_client())
-        assert [value(values, "review_team_outbox_pending", channel=c) for c in ("wecom", "feishu", "dingtalk")] \
-            == [3, 3, 3]
+        assert [value(values, "review_team_outbox_pending", channel=c) for c in ("wecom", "feishu", "dingtalk")] == [
+            3,
+            3,
+            3,
+        ]
         assert send_pass(app, ["wecom"]) == {"wecom": 3}
         assert len(robots["wecom"].texts) == 1  # one digest
         values = scrape(app.test_client())

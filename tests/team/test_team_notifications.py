@@ -1,6 +1,7 @@
 """Team notifications (docs/api.md §15): each robot's documented shape and signature against a fake that
 checks them and answers as the real one does, e-mail through a real SMTP server, the three events,
 the words and links of a message, the settings. Delivery under faults: tests/team/test_team_delivery.py."""
+
 import io
 import logging
 
@@ -51,8 +52,9 @@ def test_each_robot_gets_its_documented_shape_signed_with_the_link(make_app, rob
     assert {row.status for row in team_rows()} == {"sent"}
 
 
-@pytest.mark.parametrize(("kind", "wrong"), [("feishu", "NOTIFY_FEISHU_SECRET"),
-                                             ("dingtalk", "NOTIFY_DINGTALK_SECRET")])
+@pytest.mark.parametrize(
+    ("kind", "wrong"), [("feishu", "NOTIFY_FEISHU_SECRET"), ("dingtalk", "NOTIFY_DINGTALK_SECRET")]
+)
 def test_a_wrong_signing_secret_is_refused_by_the_robot_and_never_logged(make_app, robots, caplog, kind, wrong):
     caplog.set_level(logging.DEBUG)
     with built_app(make_app, **robot_settings(robots, **{wrong: "not-the-secret"})) as app:
@@ -60,8 +62,11 @@ def test_a_wrong_signing_secret_is_refused_by_the_robot_and_never_logged(make_ap
         assert send_pass(app, [kind]) == {kind: 0}
     assert robots[kind].texts == [] and robots[kind].attempts[0][1] == REFUSALS[kind]["sign"]
     [row] = team_rows(kind)
-    assert row.status == "pending" and row.attempts == 1 and str(REFUSALS[kind]["sign"].get("code", 310000)) in \
-        row.last_error
+    assert (
+        row.status == "pending"
+        and row.attempts == 1
+        and str(REFUSALS[kind]["sign"].get("code", 310000)) in row.last_error
+    )
     service_log = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("services"))
     assert kind in service_log
     for secret in (robots[kind].key, robots[kind].url, "not-the-secret", FEISHU_SECRET, DINGTALK_SECRET):
@@ -122,21 +127,40 @@ def test_back_from_rework_publish_failed_and_feedback_each_tell_the_team(make_ap
         login(admin)
         cover = make_asset(app, 900, 500)
         task = create_task(client, AGENT, article_payload([cover["url"]]))
-        rejected = admin.post(decision_url(task), json={"action": "reject_rework", "rejectionReason": "other",
-                                                        "rejectionNote": "全部重写"})
+        rejected = admin.post(
+            decision_url(task),
+            json={"action": "reject_rework", "rejectionReason": "other", "rejectionNote": "全部重写"},
+        )
         assert rejected.status_code == 200, rejected.get_json()
         patched = client.patch(patch_url(task), json={"title": "改好的标题"}, headers=AGENT)
         assert patched.get_json()["status"] == "pending_review", patched.get_json()
-        selections = {"author": "硅基君", "title": "改好的标题", "summary": "一篇关于芯片的短文", "coverImage": {
-            "assetId": cover["assetId"]}, "body": task["candidates"]["bodyOptions"][0]["content"]}
+        selections = {
+            "author": "硅基君",
+            "title": "改好的标题",
+            "summary": "一篇关于芯片的短文",
+            "coverImage": {"assetId": cover["assetId"]},
+            "body": task["candidates"]["bodyOptions"][0]["content"],
+        }
         published = admin.post(decision_url(task), json={"action": "approve_and_publish", "selections": selections})
         assert published.get_json()["publishJobs"][0]["status"] == "failed"  # no platform credentials set
-        feedback = client.post("/api/feedbacks", headers=CLIENT, json={
-            "appName": "芯片App", "appVersion": "1.0", "platform": "web", "type": "bug", "title": "闪退",
-            "content": "打开就闪退"}).get_json()
+        feedback = client.post(
+            "/api/feedbacks",
+            headers=CLIENT,
+            json={
+                "appName": "芯片App",
+                "appVersion": "1.0",
+                "platform": "web",
+                "type": "bug",
+                "title": "闪退",
+                "content": "打开就闪退",
+            },
+        ).get_json()
         assert [(row.event_type, row.payload.get("kind")) for row in team_rows("wecom")] == [
-            ("task.awaiting_review", "created"), ("task.awaiting_review", "reworked"), ("task.publish_failed", None),
-            ("feedback.received", None)]
+            ("task.awaiting_review", "created"),
+            ("task.awaiting_review", "reworked"),
+            ("task.publish_failed", None),
+            ("feedback.received", None),
+        ]
         assert send_pass(app, ["wecom"]) == {"wecom": 4}  # pending together: one digest
     [digest] = robots["wecom"].texts
     assert digest.startswith("**内容审核：4 条新通知**")
@@ -163,8 +187,12 @@ def test_notify_events_chooses_and_no_channel_writes_nothing(make_app, robots):
 
 
 def test_team_messages_are_not_counted_as_the_agents_pending_webhooks(make_app, robots):
-    settings = robot_settings(robots, METRICS_TOKEN="metrics-token", REVIEW_AGENT_WEBHOOK_URL="http://127.0.0.1:9/x",
-                              REVIEW_AGENT_WEBHOOK_EVENTS="review_task.rejected,review_task.approved")
+    settings = robot_settings(
+        robots,
+        METRICS_TOKEN="metrics-token",
+        REVIEW_AGENT_WEBHOOK_URL="http://127.0.0.1:9/x",
+        REVIEW_AGENT_WEBHOOK_EVENTS="review_task.rejected,review_task.approved",
+    )
     with built_app(make_app, **settings) as app:
         create_task(app.test_client(), AGENT, article_payload())
         assert len(team_rows()) == 3
@@ -179,9 +207,15 @@ def test_email_through_a_real_smtp_server(make_app, tmp_path, monkeypatch, start
         monkeypatch.setenv("SSL_CERT_FILE", str(tls[0]))
     with smtp_server(tls) as (mailbox, port):
         login = {"SMTP_USER": SMTP_USER, "SMTP_PASSWORD": SMTP_PASSWORD} if starttls else {"SMTP_FROM": SMTP_USER}
-        settings = {"NOTIFY_EMAIL_TO": "editor@example.com, chief@example.com", "SMTP_HOST": "127.0.0.1",
-                    "SMTP_PORT": port, "SMTP_STARTTLS": starttls, "REVIEW_PUBLIC_URL": PUBLIC_URL,
-                    "REVIEW_DEFAULT_LANGUAGE": "zh-CN", **login}
+        settings = {
+            "NOTIFY_EMAIL_TO": "editor@example.com, chief@example.com",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": port,
+            "SMTP_STARTTLS": starttls,
+            "REVIEW_PUBLIC_URL": PUBLIC_URL,
+            "REVIEW_DEFAULT_LANGUAGE": "zh-CN",
+            **login,
+        }
         with built_app(make_app, **settings) as app:
             task = create_task(app.test_client(), AGENT, article_payload())
             assert send_pass(app) == {"email": 1}
@@ -193,9 +227,17 @@ def test_email_through_a_real_smtp_server(make_app, tmp_path, monkeypatch, start
 
 
 def test_starttls_refused_by_a_certificate_nobody_vouches_for_is_retried(make_app, tmp_path):
-    with smtp_server(self_signed(tmp_path)) as (mailbox, port), built_app(
-            make_app, NOTIFY_EMAIL_TO="editor@example.com", SMTP_HOST="127.0.0.1", SMTP_PORT=port,
-            SMTP_USER=SMTP_USER, SMTP_PASSWORD=SMTP_PASSWORD) as app:
+    with (
+        smtp_server(self_signed(tmp_path)) as (mailbox, port),
+        built_app(
+            make_app,
+            NOTIFY_EMAIL_TO="editor@example.com",
+            SMTP_HOST="127.0.0.1",
+            SMTP_PORT=port,
+            SMTP_USER=SMTP_USER,
+            SMTP_PASSWORD=SMTP_PASSWORD,
+        ) as app,
+    ):
         create_task(app.test_client(), AGENT, article_payload())
         assert send_pass(app) == {"email": 0}
     [row] = team_rows("email")
@@ -210,7 +252,10 @@ def test_rows_of_a_channel_no_longer_configured_are_retired(make_app, robots):
         with db.connection_context():
             assert retire(app.extensions["settings"].team) == 2
             assert {(r.channel, r.status) for r in OutboxMessage.select().where(OutboxMessage.channel != "agent")} == {
-                ("wecom", "pending"), ("feishu", "not_sent"), ("dingtalk", "not_sent")}
+                ("wecom", "pending"),
+                ("feishu", "not_sent"),
+                ("dingtalk", "not_sent"),
+            }
 
 
 def test_a_deleted_tasks_unsent_team_messages_go_with_it(make_app, robots):
@@ -228,9 +273,15 @@ def test_a_deleted_tasks_unsent_team_messages_go_with_it(make_app, robots):
 
 def test_an_empty_notify_events_means_every_event(make_app, robots):
     with built_app(make_app, **robot_settings(robots, NOTIFY_EVENTS="")) as app:
-        assert app.extensions["settings"].team.events == {"task.awaiting_review", "task.publish_failed",
-                                                          "feedback.received", "task.live", "task.live_failed",
-                                                          "edition.sent", "edition.failed"}
+        assert app.extensions["settings"].team.events == {
+            "task.awaiting_review",
+            "task.publish_failed",
+            "feedback.received",
+            "task.live",
+            "task.live_failed",
+            "edition.sent",
+            "edition.failed",
+        }
         create_task(app.test_client(), AGENT, article_payload())
         assert [row.event_type for row in team_rows("wecom")] == ["task.awaiting_review"]
 
@@ -238,9 +289,18 @@ def test_an_empty_notify_events_means_every_event(make_app, robots):
 def test_a_clients_markup_reaches_the_chat_as_text_not_as_a_link_or_mention(make_app, robots):
     settings = robot_settings(robots, FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
     with built_app(make_app, **settings) as app:
-        answer = app.test_client().post("/api/feedbacks", headers=CLIENT, json={
-            "appName": "App<@all>", "appVersion": "1.0", "platform": "web", "type": "bug",
-            "title": "[请重新登录](https://phish.example) **急**", "content": "x"})
+        answer = app.test_client().post(
+            "/api/feedbacks",
+            headers=CLIENT,
+            json={
+                "appName": "App<@all>",
+                "appVersion": "1.0",
+                "platform": "web",
+                "type": "bug",
+                "title": "[请重新登录](https://phish.example) **急**",
+                "content": "x",
+            },
+        )
         assert answer.status_code == 201, answer.get_json()
         send_pass(app, ["wecom", "dingtalk"])
     for kind in ("wecom", "dingtalk"):
@@ -285,10 +345,16 @@ def test_dingtalks_signature_is_the_documented_hmac_url_encoded(monkeypatch):
     monkeypatch.setattr(channels.time, "time", lambda: 1_700_000_000.123)
     monkeypatch.setattr(channels, "_post", lambda url, body: (sent.append(url), ({"errcode": 0}, None))[1])
     secret = "SEC" + "0123456789abcdef" * 4
-    assert channels.dingtalk(Robot("https://oapi.dingtalk.com/robot/send?access_token=t", secret))(
-        Message("s", "t", "m", 1)) is None
-    expected = base64.b64encode(hmac.new(secret.encode(), f"1700000000123\n{secret}".encode(),
-                                         hashlib.sha256).digest()).decode()
-    assert sent == [f"https://oapi.dingtalk.com/robot/send?access_token=t&timestamp=1700000000123"
-                    f"&sign={quote_plus(expected)}"]
+    assert (
+        channels.dingtalk(Robot("https://oapi.dingtalk.com/robot/send?access_token=t", secret))(
+            Message("s", "t", "m", 1)
+        )
+        is None
+    )
+    expected = base64.b64encode(
+        hmac.new(secret.encode(), f"1700000000123\n{secret}".encode(), hashlib.sha256).digest()
+    ).decode()
+    assert sent == [
+        f"https://oapi.dingtalk.com/robot/send?access_token=t&timestamp=1700000000123&sign={quote_plus(expected)}"
+    ]
     assert "%3D" in sent[0]

@@ -1,6 +1,7 @@
 """One term per meaning across pages, robots and e-mail (docs/api.md §15): the team's messages take their
 words from the pages' catalogue, so each feedback type and each state a message tells of is the word
 the page shows, in both languages; no Chinese is written in the team's Python."""
+
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -44,15 +45,25 @@ def what_line(robot):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_each_feedback_type_is_the_pages_word(make_app, robots, language):
-    settings = robot_settings(robots, REVIEW_DEFAULT_LANGUAGE=language, FEEDBACK_RATE_LIMIT_PER_IP="",
-                              FEEDBACK_RATE_LIMIT_PER_DEVICE="")
+    settings = robot_settings(
+        robots, REVIEW_DEFAULT_LANGUAGE=language, FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE=""
+    )
     robot_words, page_words = {}, {}
     with built_app(make_app, **settings) as app:
         admin = reader(app, language)
         for kind in TYPES:
-            created = app.test_client().post("/api/feedbacks", headers=CLIENT, json={
-                "appName": "App", "appVersion": "1.0", "platform": "web", "type": kind, "title": f"t-{kind}",
-                "content": "x"})
+            created = app.test_client().post(
+                "/api/feedbacks",
+                headers=CLIENT,
+                json={
+                    "appName": "App",
+                    "appVersion": "1.0",
+                    "platform": "web",
+                    "type": kind,
+                    "title": f"t-{kind}",
+                    "content": "x",
+                },
+            )
             assert created.status_code == 201, created.get_json()
             assert send_pass(app, ["feishu"]) == {"feishu": 1}
             robot_words[kind] = IN_BRACKETS.search(what_line(robots["feishu"])).group(1)
@@ -76,21 +87,48 @@ def test_each_state_a_message_tells_is_the_pages_word(make_app, robots, language
         team = app.extensions["settings"].team
         record = SimpleNamespace(task_id=task["id"], public_account="silicon-rise", topic="t")
         for name, write in [
-                ("reworked", lambda: outbox.task_awaiting_review(team, record, "reworked")),
-                ("publish_failed", lambda: outbox.publish_ended(team, record, SimpleNamespace(
-                    status="failed", last_error="e", job_id="j"))),
-                ("live", lambda: outbox.live_ended(team, record, SimpleNamespace(
-                    status="live", article_url="https://mp.weixin.qq.com/s/a", fail_reason=None, fail_code=None,
-                    fail_detail=None))),
-                ("live_failed", lambda: outbox.live_ended(team, record, SimpleNamespace(
-                    status="failed", article_url=None, fail_reason="e", fail_code=None, fail_detail="e")))]:
+            ("reworked", lambda: outbox.task_awaiting_review(team, record, "reworked")),
+            (
+                "publish_failed",
+                lambda: outbox.publish_ended(
+                    team, record, SimpleNamespace(status="failed", last_error="e", job_id="j")
+                ),
+            ),
+            (
+                "live",
+                lambda: outbox.live_ended(
+                    team,
+                    record,
+                    SimpleNamespace(
+                        status="live",
+                        article_url="https://mp.weixin.qq.com/s/a",
+                        fail_reason=None,
+                        fail_code=None,
+                        fail_detail=None,
+                    ),
+                ),
+            ),
+            (
+                "live_failed",
+                lambda: outbox.live_ended(
+                    team,
+                    record,
+                    SimpleNamespace(
+                        status="failed", article_url=None, fail_reason="e", fail_code=None, fail_detail="e"
+                    ),
+                ),
+            ),
+        ]:
             with db.connection_context(), db.atomic():
                 write()
             assert send_pass(app, ["feishu"]) == {"feishu": 1}
             said[name] = what_line(robots["feishu"])
         with app.app_context(), force_locale(LOCALES[language]):
-            pages = {"publish_failed": str(EVENT_LABELS["publish_failed"]), "live": str(LIVE_LABELS["live"]),
-                     "live_failed": str(LIVE_LABELS["failed"])}
+            pages = {
+                "publish_failed": str(EVENT_LABELS["publish_failed"]),
+                "live": str(LIVE_LABELS["live"]),
+                "live_failed": str(LIVE_LABELS["failed"]),
+            }
     assert IN_BRACKETS.search(created).group(1) == status_badge  # pending review, as the task page says
     assert IN_BRACKETS.search(said["reworked"]).group(1) == status_badge
     assert said["live"] == pages["live"]
