@@ -6,10 +6,13 @@ tests/helpers/postgres.py): every rule it checks holds on both stores."""
 
 import os
 import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from werkzeug.routing.rules import Rule
 
 from app import create_app
 from fakeplatform import FakePlatform
@@ -27,6 +30,27 @@ STORES = ("sqlite", "postgresql")
 # Passwords hashed cheaply under test (docs/api.md §1 PASSWORD_HASH_METHOD): scrypt is most of a test's setup.
 # The environment carries it to the service processes tests start too.
 os.environ.setdefault("PASSWORD_HASH_METHOD", "pbkdf2:sha256:1")
+
+
+def _lazy_builder(compile_builder):
+    """Werkzeug compiles two URL builders for each of an app's ~60 routes as it is built: a third
+    of a test's setup, for the few URLs a test builds. Under test they are compiled when first used."""
+
+    def lazy(rule, append_unknown=True):
+        compiled = None
+
+        def build(bound_rule, *args, **kwargs):
+            nonlocal compiled
+            if compiled is None:
+                compiled = compile_builder(rule, append_unknown)
+            return compiled(bound_rule, *args, **kwargs)
+
+        return build
+
+    return lazy
+
+
+Rule._compile_builder = _lazy_builder(Rule._compile_builder)
 
 
 def pytest_generate_tests(metafunc):
@@ -70,11 +94,29 @@ def database_url(store, request):
             db.close()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory):
+    """A SQLite database at the latest schema, made once per worker: a test's new instance starts
+    from a copy (creating every table and index is otherwise most of what building an app costs)."""
+    folder = tmp_path_factory.mktemp("template")
+    paths = {"REVIEW_INSTANCE_PATH": str(folder / "instance"), "REVIEW_UPLOADS_PATH": str(folder / "uploads")}
+    create_app({"TESTING": True, "DATABASE_URL": "", **paths})
+    db.obj.close_all()
+    template = folder / "instance" / "review.db"
+    with closing(sqlite3.connect(template)) as connection:  # the copy is the file alone: nothing left in a WAL
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return template
+
+
 @pytest.fixture
-def make_app(tmp_path, database_url):
+def make_app(tmp_path, database_url, sqlite_template):
     """Factory so a test can build the app twice on the same folders (restarts)."""
 
     def factory(**overrides):
+        instance = Path(overrides.get("REVIEW_INSTANCE_PATH", tmp_path / "instance"))
+        if not (overrides.get("DATABASE_URL", database_url) or (instance / "review.db").exists()):
+            instance.mkdir(mode=0o700, parents=True, exist_ok=True)
+            shutil.copyfile(sqlite_template, instance / "review.db")
         config = {
             "TESTING": True,
             "DATABASE_URL": database_url,

@@ -13,6 +13,16 @@ import uuid
 from pathlib import Path
 
 BIN_GLOB = "/usr/lib/postgresql/*/bin"
+_EMPTY_EVERY_TABLE = """DO $$ DECLARE name text; BEGIN
+  SET LOCAL lock_timeout = '10s';
+  SET LOCAL session_replication_role = replica;
+  FOR name IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_version' LOOP
+    EXECUTE format('DELETE FROM %I', name);
+  END LOOP;
+  FOR name IN SELECT sequencename FROM pg_sequences WHERE schemaname = 'public' LOOP
+    EXECUTE format('ALTER SEQUENCE %I RESTART', name);
+  END LOOP;
+END $$"""
 
 
 def binaries() -> Path | None:
@@ -86,21 +96,14 @@ class Cluster:
             connection.close()
 
     def emptied(self, name: str) -> str:
-        """Database `name`, created on first use, then with every table emptied (schema_version kept,
-        so the next start finds its schema): much faster than a new database per test."""
+        """Database `name`, created on first use, then with every row deleted and every sequence
+        restarted (schema_version kept, so the next start finds its schema). DELETE with the foreign
+        keys' triggers off: a test's few rows go ~6x faster than TRUNCATE's new file per table."""
         if name not in self._made:
             self._admin(f"CREATE DATABASE {name}")
             self._made.add(name)
             return name
-        tables = [
-            row[0]
-            for row in self._admin(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_version'", name
-            )
-        ]
-        if tables:
-            quoted = ", ".join(f'"{table}"' for table in tables)
-            self._admin(f"SET lock_timeout = '10s'; TRUNCATE {quoted} RESTART IDENTITY CASCADE", name)
+        self._admin(_EMPTY_EVERY_TABLE, name)
         return name
 
     def create_database(self) -> str:
