@@ -30,6 +30,8 @@ STORES = ("sqlite", "postgresql")
 # Passwords hashed cheaply under test (docs/api.md §1 PASSWORD_HASH_METHOD): scrypt is most of a test's setup.
 # The environment carries it to the service processes tests start too.
 os.environ.setdefault("PASSWORD_HASH_METHOD", "pbkdf2:sha256:1")
+# The service processes tests start (hundreds) reuse compiled modules instead of compiling every one.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def _lazy_builder(compile_builder):

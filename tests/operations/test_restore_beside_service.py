@@ -44,17 +44,17 @@ def _create(base, topic):
     return answer
 
 
-@pytest.mark.parametrize(("force", "server_kind"), [(True, "app.py"), (False, "app.py"), (True, "waitress-serve")])
-def test_restore_refuses_while_a_service_holds_the_instance(archive, tmp_path, database_url, force, server_kind):
+@pytest.mark.parametrize("server_kind", ["app.py", "waitress-serve"])
+def test_restore_refuses_while_a_service_holds_the_instance(archive, tmp_path, database_url, server_kind):
     root = tmp_path / "target"
-    options = ["--force"] if force else []
     with served_process(root, server_kind, DATABASE_URL=database_url) as (base, server):
         _create(base, "服务里的任务")
-        refused = run_restore(root, archive, *options, database_url=database_url)
-        assert refused.returncode == 2, (refused.returncode, refused.stdout, refused.stderr[-2000:])
-        assert "restored" not in refused.stdout
-        assert f"pid {server.pid}" in refused.stderr and socket.gethostname() in refused.stderr, refused.stderr
-        assert "stop" in refused.stderr, refused.stderr
+        for options in ([], ["--force"]):
+            refused = run_restore(root, archive, *options, database_url=database_url)
+            assert refused.returncode == 2, (options, refused.returncode, refused.stdout, refused.stderr[-2000:])
+            assert "restored" not in refused.stdout
+            assert f"pid {server.pid}" in refused.stderr and socket.gethostname() in refused.stderr, refused.stderr
+            assert "stop" in refused.stderr, refused.stderr
         # Nothing changed, and the service goes on: a task created now is kept (before, it was lost).
         assert _topics(base) == ["服务里的任务"]
         _create(base, "之后的任务")
