@@ -50,6 +50,10 @@ def test_a_refused_preview_says_why(page, demo, live_server, console):
     sign_in(page, f"/review/{task['id']}")
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
+    # The progress shows "Draft ready" before the page reloads; the reloaded page's message, then its
+    # load (its scripts bound the preview form), say the reload is over.
+    expect(page.locator("#page-message")).to_contain_text("Published as WeChat draft", timeout=15_000)
+    page.wait_for_load_state("load")
     expect(page.locator("#task-status")).to_have_text("Draft ready")
     fake.unfollowed.add("stranger-wx")
     page.get_by_label("WeChat ID").fill("stranger-wx")
