@@ -1,5 +1,6 @@
 """marshmallow shapes of the review area (the task and its parts, docs/api.md §4). No database, no state rules."""
 
+from schemas.review import refs  # noqa: F401  (its schemas register with marshmallow on import)
 from schemas.review.actions import (  # noqa: F401
     DeleteResultSchema,
     PhonePreviewSchema,
@@ -7,33 +8,9 @@ from schemas.review.actions import (  # noqa: F401
     PreviewSchema,
     PublishProgressSchema,
 )
-from schemas.review.candidates import (  # noqa: F401
-    ArticleCandidatesSchema,
-    BodyImageCandidateSchema,
-    BodyOptionSchema,
-    CandidatesSchema,
-    CreateTaskSchema,
-    ImageGroupSchema,
-    ImagePostCandidatesSchema,
-    TaskContextSchema,
-)
+from schemas.review.candidates import CreateTaskSchema  # noqa: F401
 from schemas.review.dataset import DatasetQuerySchema  # noqa: F401
-from schemas.review.live import GoLiveSchema, LiveSchema  # noqa: F401
-from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, CoverCropSchema, CropPercentSchema  # noqa: F401
-from schemas.review.selections import (  # noqa: F401
-    ArticleSelectionsSchema,
-    BodyDraftSchema,
-    DecisionSchema,
-    ImagePostSelectionsSchema,
-    ManualOverridesSchema,
-    PatchElementsSchema,
-    SelectionsSchema,
-)
+from schemas.review.live import GoLiveSchema  # noqa: F401
+from schemas.review.selections import DecisionSchema, PatchElementsSchema  # noqa: F401
 from schemas.review.stats import TaskStatsSchema  # noqa: F401
-from schemas.review.task import (  # noqa: F401
-    AgentTaskListQuerySchema,
-    PublishJobSchema,
-    TaskListQuerySchema,
-    TaskSchema,
-    TimelineEventSchema,
-)
+from schemas.review.task import AgentTaskListQuerySchema, TaskListQuerySchema, TaskSchema  # noqa: F401
