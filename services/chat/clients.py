@@ -55,11 +55,6 @@ def _cached(key: tuple[str, str], fetch, stale: str | None = None) -> str:
         return token
 
 
-def forget_tokens() -> None:
-    with _LOCK:
-        _TOKENS.clear()
-
-
 def _feishu_checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
     if answer.get("code") != 0:
         raise ChatError(f"Feishu {what} refused: code {answer.get('code')}: {str(answer.get('msg'))[:200]}")
@@ -97,24 +92,28 @@ class Feishu:
 
         return _cached(("feishu", self.app.api_base + self.app.app_id), fetch, stale)
 
-    def send(self, card: dict[str, Any]) -> str:
-        """The card to the group -> its message_id."""
-        answer = _feishu_checked(
+    def _api(self, method: str, path: str, body: dict[str, Any], what: str) -> dict[str, Any]:
+        """One call with the tenant token (fetched again once when refused); a refusal raises ChatError."""
+        return _feishu_checked(
             _with_token(
-                lambda token: _call(
-                    "POST",
-                    f"{self.app.api_base}/open-apis/im/v1/messages?receive_id_type=chat_id",
-                    {
-                        "receive_id": self.app.chat_id,
-                        "msg_type": "interactive",
-                        "content": json.dumps(card, ensure_ascii=False),
-                    },
-                    {"authorization": f"Bearer {token}"},
-                ),
+                lambda token: _call(method, self.app.api_base + path, body, {"authorization": f"Bearer {token}"}),
                 self._token,
                 FEISHU_TOKEN_CODES,
                 "code",
             ),
+            what,
+        )
+
+    def send(self, card: dict[str, Any]) -> str:
+        """The card to the group -> its message_id."""
+        answer = self._api(
+            "POST",
+            "/open-apis/im/v1/messages?receive_id_type=chat_id",
+            {
+                "receive_id": self.app.chat_id,
+                "msg_type": "interactive",
+                "content": json.dumps(card, ensure_ascii=False),
+            },
             "send",
         )
         message_id = (answer.get("data") or {}).get("message_id")
@@ -123,18 +122,10 @@ class Feishu:
         return str(message_id)
 
     def redraw(self, message_id: str, card: dict[str, Any]) -> None:
-        _feishu_checked(
-            _with_token(
-                lambda token: _call(
-                    "PATCH",
-                    f"{self.app.api_base}/open-apis/im/v1/messages/{message_id}",
-                    {"content": json.dumps(card, ensure_ascii=False)},
-                    {"authorization": f"Bearer {token}"},
-                ),
-                self._token,
-                FEISHU_TOKEN_CODES,
-                "code",
-            ),
+        self._api(
+            "PATCH",
+            f"/open-apis/im/v1/messages/{message_id}",
+            {"content": json.dumps(card, ensure_ascii=False)},
             "update",
         )
 
@@ -151,51 +142,40 @@ class WeCom:
 
         return _cached(("wecom", self.app.api_base + self.app.corp_id + str(self.app.agent_id)), fetch, stale)
 
-    def send(self, card: dict[str, Any]) -> str:
-        """The template card to WECOM_TO_USERS -> its response_code (updates it once)."""
-        answer = _wecom_checked(
+    def _api(self, path: str, body: dict[str, Any], what: str) -> dict[str, Any]:
+        """One POST with the access token (fetched again once when refused); a refusal raises ChatError."""
+        return _wecom_checked(
             _with_token(
-                lambda token: _call(
-                    "POST",
-                    f"{self.app.api_base}/cgi-bin/message/send?access_token={token}",
-                    {
-                        "touser": self.app.to_users,
-                        "msgtype": "template_card",
-                        "agentid": self.app.agent_id,
-                        "template_card": card,
-                    },
-                ),
+                lambda token: _call("POST", f"{self.app.api_base}{path}?access_token={token}", body),
                 self._token,
                 WECOM_TOKEN_CODES,
                 "errcode",
             ),
-            "send",
+            what,
         )
-        return str(answer.get("response_code") or "")
+
+    def send(self, card: dict[str, Any]) -> str:
+        """The template card to WECOM_TO_USERS -> its response_code (updates it once)."""
+        body = {
+            "touser": self.app.to_users,
+            "msgtype": "template_card",
+            "agentid": self.app.agent_id,
+            "template_card": card,
+        }
+        return str(self._api("/cgi-bin/message/send", body, "send").get("response_code") or "")
 
     def update(self, response_code: str, replace_name: str) -> None:
         """The card's buttons become one grey line: what was decided."""
         audience: dict[str, Any] = (
             {"atall": 1} if self.app.to_users == "@all" else {"userids": self.app.to_users.split("|")}
         )
-        _wecom_checked(
-            _with_token(
-                lambda token: _call(
-                    "POST",
-                    f"{self.app.api_base}/cgi-bin/message/update_template_card?access_token={token}",
-                    {
-                        **audience,
-                        "agentid": self.app.agent_id,
-                        "response_code": response_code,
-                        "button": {"replace_name": replace_name[:20]},
-                    },
-                ),
-                self._token,
-                WECOM_TOKEN_CODES,
-                "errcode",
-            ),
-            "update_template_card",
-        )
+        body = {
+            **audience,
+            "agentid": self.app.agent_id,
+            "response_code": response_code,
+            "button": {"replace_name": replace_name[:20]},
+        }
+        self._api("/cgi-bin/message/update_template_card", body, "update_template_card")
 
 
 def _wecom_checked(answer: dict[str, Any], what: str) -> dict[str, Any]:
