@@ -46,46 +46,31 @@ class ReviewApi:
         if not self.upload_root.is_dir():
             raise ValueError(f"MCP_UPLOAD_ROOT {self.upload_root} is not a folder")
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One request with the agent token, redirects not followed; no answer at all raises ApiError."""
         headers = {"x-review-agent-token": self.token, **kwargs.pop("headers", {})}
         try:
-            response = self.session.request(
+            return self.session.request(
                 method, self.base_url + path, headers=headers, timeout=TIMEOUT, allow_redirects=False, **kwargs
             )
         except requests.RequestException as exc:
             raise ApiError(
                 0, "service_unreachable", f"the service at {self.base_url} did not answer ({type(exc).__name__})"
             ) from None
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._request(method, path, **kwargs)
+        body = _json_or_none(response)
         if 200 <= response.status_code < 300 and body is not None:
             return body
         raise _api_error(response.status_code, body)
 
     def dataset(self, filters: dict[str, Any], limit: int) -> list[Any]:
         """The first `limit` lines of GET /api/review/dataset, each as its JSON value, read as they arrive."""
-        try:
-            response = self.session.get(
-                self.base_url + "/api/review/dataset",
-                params={**filters, "limit": limit},
-                headers={"x-review-agent-token": self.token},
-                timeout=TIMEOUT,
-                allow_redirects=False,
-                stream=True,
-            )
-        except requests.RequestException as exc:
-            raise ApiError(
-                0, "service_unreachable", f"the service at {self.base_url} did not answer ({type(exc).__name__})"
-            ) from None
+        response = self._request("GET", "/api/review/dataset", params={**filters, "limit": limit}, stream=True)
         with response:
             if response.status_code != 200:
-                try:
-                    body = response.json()
-                except ValueError:
-                    body = None
-                raise _api_error(response.status_code, body)
+                raise _api_error(response.status_code, _json_or_none(response))
             lines = []
             try:
                 for line in response.iter_lines():
@@ -152,6 +137,13 @@ class ReviewApi:
         return self._call(
             "PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements, headers=headers
         )
+
+
+def _json_or_none(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 def _api_error(status: int, body: Any) -> ApiError:
