@@ -21,8 +21,7 @@ from typing import Any
 
 from .renderer import PARSER, ArticleWriter, image_sources
 from .sanitize import sanitize
-from .themes import THEMES, merged_variables, resolve_name, resolve_styles
-from .themes import theme_config as _theme_config
+from .themes import THEMES, merged_variables, resolve_name, resolve_styles, theme_config
 
 __all__ = [
     "MAX_HTML_BYTES",
@@ -95,15 +94,6 @@ def _sources(markdown: str) -> tuple[str, tuple[str, ...], Any]:
 
 class ContentTooLarge(ValueError):
     """The rendered body is over the platform's limit; str() is one line for lastError."""
-
-
-def theme_config(theme_template: str | None, account_overrides: dict | None = None) -> dict:
-    """{"cssVariables": {...}}: template defaults overlaid by per-account overrides.
-
-    `theme_template` None means "default"; an unknown name, an unknown variable or an unsafe
-    value raises ValueError. Overrides may be a bare {"--x": value} map or {"cssVariables": {...}}.
-    """
-    return _theme_config(theme_template, account_overrides)
 
 
 def image_urls(markdown: str) -> list[str]:

@@ -191,7 +191,11 @@ def merged_variables(name: str, config: dict[str, Any] | None) -> dict[str, str]
 
 
 def theme_config(theme_template: str | None, account_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides."""
+    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides.
+
+    `theme_template` None means "default"; an unknown name, an unknown variable or an unsafe
+    value raises ValueError. Overrides may be a bare {"--x": value} map or {"cssVariables": {...}}.
+    """
     name = resolve_name(theme_template)
     return {"cssVariables": merged_variables(name, account_overrides)}
 
