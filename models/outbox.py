@@ -1,8 +1,11 @@
 """The outbox: outbox messages (the agent's webhooks, team notifications), written with what they report."""
 
+from datetime import datetime, timedelta
+
 import peewee
 
 from models.base import BaseModel, JSONField
+from rules.ids import iso
 
 AGENT_CHANNEL = "agent"  # the agent's webhook; the team's channels are rules.vocabulary.TEAM_CHANNELS
 
@@ -22,3 +25,18 @@ class OutboxMessage(BaseModel):
     sent_at = peewee.CharField(max_length=32, null=True)
     # Who the message is for: each channel's sender takes only its own (docs/api.md §15: one per channel).
     channel = peewee.CharField(max_length=16, default=AGENT_CHANNEL, index=True)
+
+
+def record_failed_attempt(message: OutboxMessage, error: str, retry_delays: tuple[float, ...], now: datetime) -> bool:
+    """One more attempt on `message` failed with `error`: given up once past the last of `retry_delays`, else
+    pending again at `now` plus the next delay. True when it was given up."""
+    attempts = message.attempts + 1
+    gave_up = attempts > len(retry_delays)
+    delay = 0 if gave_up else retry_delays[attempts - 1]
+    OutboxMessage.update(
+        status="gave_up" if gave_up else "pending",
+        attempts=attempts,
+        last_error=error,
+        next_attempt_at=iso(now + timedelta(seconds=delay)),
+    ).where(OutboxMessage.id == message.id).execute()
+    return gave_up

@@ -21,7 +21,7 @@ import requests
 
 from models import OutboxMessage, immediate
 from models.base import insert_rows
-from models.outbox import AGENT_CHANNEL
+from models.outbox import AGENT_CHANNEL, record_failed_attempt
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
@@ -208,14 +208,7 @@ def _deliver(url, secret, retry_delays, now, events, until):
                 )
                 sent += 1
                 continue
-            gave_up = attempts > len(retry_delays)
-            delay = 0 if gave_up else retry_delays[attempts - 1]
-            OutboxMessage.update(
-                status="gave_up" if gave_up else "pending",
-                attempts=attempts,
-                last_error=failure,
-                next_attempt_at=iso(utcnow() + timedelta(seconds=delay)),
-            ).where(OutboxMessage.id == message.id).execute()
+            gave_up = record_failed_attempt(message, failure, retry_delays, utcnow())
             _record_timeline(
                 message.task_id,
                 "agent_notification_failed",

@@ -18,7 +18,7 @@ from typing import Any
 
 from models import OutboxMessage, db, immediate
 from models.counters import count_event
-from models.outbox import AGENT_CHANNEL
+from models.outbox import AGENT_CHANNEL, record_failed_attempt
 from rules.ids import iso, utcnow
 from services.background import Job
 from services.ratelimit import SlidingWindowLimiter
@@ -81,17 +81,8 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_
             count_event(NOTIFICATIONS, channel, "sent", by=len(rows))
             return given_up
         for row in rows:
-            attempts = row.attempts + 1
-            gave_up = attempts > len(retry_delays)
-            if gave_up:
+            if record_failed_attempt(row, failure[:255], retry_delays, now):
                 given_up.append(row.message_id)
-            delay = 0 if gave_up else retry_delays[attempts - 1]
-            OutboxMessage.update(
-                status="gave_up" if gave_up else "pending",
-                attempts=attempts,
-                last_error=failure[:255],
-                next_attempt_at=iso(now + timedelta(seconds=delay)),
-            ).where(OutboxMessage.id == row.id).execute()
         if len(rows) > len(given_up):
             count_event(NOTIFICATIONS, channel, "failed", by=len(rows) - len(given_up))
         if given_up:
