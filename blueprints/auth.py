@@ -10,7 +10,7 @@ from blueprints.common import settings
 from blueprints.guards import check_same_origin
 from blueprints.openapi import Blueprint, request_body
 from schemas.auth import LoginSchema
-from services.auth import authenticate, new_device_id, new_session_id
+from services.auth import authenticate, new_unguessable_id
 
 bp = Blueprint("auth", __name__)
 DEVICE_COOKIE = "review_known_device"  # a signed [user name, device id]; its attempts are counted apart
@@ -67,7 +67,7 @@ def login():
     session.clear()
     session.permanent = True
     login_user(user)
-    session["sid"] = new_session_id()  # what logout ends on the server
+    session["sid"] = new_unguessable_id()  # what logout ends on the server
     response = redirect(target, 303)
     _remember_device(response, user.username)
     return response
@@ -93,7 +93,7 @@ def _remember_device(response, username):
     """After a sign-in: this browser is a known device of `username` for DEVICE_DAYS (docs/api.md §3)."""
     response.set_cookie(
         DEVICE_COOKIE,
-        _devices().dumps([username, new_device_id()]),
+        _devices().dumps([username, new_unguessable_id()]),
         max_age=DEVICE_DAYS * 86400,
         httponly=True,
         samesite="Lax",

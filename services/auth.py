@@ -91,7 +91,8 @@ def has_active_admin() -> bool:
     return AdminUser.select().where(AdminUser.active == True).exists()  # noqa: E712 (peewee expression)
 
 
-def new_session_id() -> str:
+def new_unguessable_id() -> str:
+    """A session's id (what logout ends) or the id a known-device cookie carries (docs/api.md §3)."""
     return secrets.token_urlsafe(16)
 
 
@@ -147,11 +148,6 @@ def is_throttled(username: str, ip: str | None, max_failures: int, window_second
     return by_user >= max_failures or by_ip >= max_failures
 
 
-def new_device_id() -> str:
-    """The id a known-device cookie carries (docs/api.md §3)."""
-    return secrets.token_urlsafe(16)
-
-
 def authenticate(
     username: str,
     password: str,
@@ -194,11 +190,6 @@ def _authenticate(
         log.info("login failed for a user name from %s", origin)
         return None, "invalid_credentials"
     return user, None
-
-
-def purge_login_attempts(window_seconds: int = 900) -> None:
-    since = iso(utcnow() - timedelta(seconds=window_seconds))
-    LoginAttempt.delete().where(LoginAttempt.at < since).execute()
 
 
 def token_matches(presented: str | None, configured_tokens: Any) -> bool:
