@@ -39,10 +39,6 @@ FILE_CACHE_SECONDS = 365 * 24 * 3600
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"}
 
 
-def _dump(asset):
-    return asset_service.asset_view(asset)
-
-
 @bp.post("/api/assets/upload")
 @agent_or_admin("review")
 @bp.doc(requestBody=request_body(AssetUploadFormSchema, files=("file",)))  # read after its size limit is set
@@ -67,7 +63,7 @@ def upload():
     asset, created = asset_service.save_upload(
         data, scope=form["scope"], file_name=storage.filename, uploads_root=settings().uploads_path
     )
-    return _dump(asset), 201 if created else 200
+    return asset_service.asset_view(asset), 201 if created else 200
 
 
 @bp.get("/api/assets")
@@ -77,7 +73,10 @@ def upload():
 def list_assets(query):
     """Browse the shared material library (scope library by default, review, or all), newest first."""
     items, total = asset_service.list_assets(query["scope"], query["q"], query["page"], query["pageSize"])
-    return {"items": [_dump(a) for a in items], "pagination": pagination(query["page"], query["pageSize"], total)}
+    return {
+        "items": [asset_service.asset_view(a) for a in items],
+        "pagination": pagination(query["page"], query["pageSize"], total),
+    }
 
 
 @bp.get("/api/assets/<asset_id:asset_id>")
@@ -85,7 +84,7 @@ def list_assets(query):
 @bp.answers(200, AssetSchema)
 def get_asset(asset_id):
     """One asset record."""
-    return _dump(asset_service.get_asset(asset_id))
+    return asset_service.asset_view(asset_service.get_asset(asset_id))
 
 
 @bp.get("/uploads/<scope>/<path:name>")

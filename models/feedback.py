@@ -106,11 +106,6 @@ class FeedbackDaySequence(BaseModel):
     last = peewee.IntegerField(default=0)
 
 
-def search_index_supported(database: Any = None) -> bool:
-    """FTS5 with the trigram tokenizer (SQLite 3.34+); other databases fall back to LIKE."""
-    return trigram_search_available(database)
-
-
 class _SearchIndex(FTS5Model):
     title = SearchField()
     content = SearchField()
@@ -216,7 +211,7 @@ INDEX_BATCH = 200
 def create_search_structures(database: Any = None) -> None:
     """What the feedback table brings beside it: on SQLite the search indexes and status counters, on
     PostgreSQL the trigram indexes."""
-    if search_index_supported(database):
+    if trigram_search_available(database):
         create_search_index(database)
     else:
         create_trigram_indexes(database)
@@ -260,7 +255,7 @@ def search_index_ready() -> bool:
     """Once created the index stays, so a database found ready is not asked again."""
     database = db.obj
     if not _INDEX_READY.get(database):
-        _INDEX_READY[database] = search_index_supported() and {SEARCH_TABLE, PENDING_TABLE} <= set(db.get_tables())
+        _INDEX_READY[database] = trigram_search_available() and {SEARCH_TABLE, PENDING_TABLE} <= set(db.get_tables())
     return _INDEX_READY[database]
 
 

@@ -21,13 +21,13 @@ from models.feedback import (
     create_search_structures,
     create_trigram_indexes,
     rebuild_character_index,
-    search_index_supported,
 )
 from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask, TimelineEvent
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
+from models.store import trigram_search_available
 from models.users import AdminUser
 from models.writes import immediate
 from rules.articles import article_url
@@ -63,7 +63,7 @@ def _feedback_exists(database):
 def _queue_feedback_search(database):
     """Search indexing leaves the insert: drop the per-row triggers, add the pending queue. Rows
     already stored were indexed by the old triggers, so the queue starts empty."""
-    if not search_index_supported(database) or not _feedback_exists(database):
+    if not trigram_search_available(database) or not _feedback_exists(database):
         return
     for name in OLD_TRIGGERS:
         database.execute_sql(f"DROP TRIGGER IF EXISTS {name}")
@@ -72,7 +72,7 @@ def _queue_feedback_search(database):
 
 def _respace_character_index(database):
     """Separators between characters are indexed as a marker token now: index the stored rows again."""
-    if search_index_supported(database) and _feedback_exists(database):
+    if trigram_search_available(database) and _feedback_exists(database):
         rebuild_character_index(database)
 
 

@@ -61,12 +61,8 @@ def filtered(filters: dict[str, Any]) -> Any:
     return query
 
 
-_dump_item = dumper(FeedbackListItemSchema)
+_item = dumper(FeedbackListItemSchema)
 dump_detail = dumper(FeedbackDetailSchema)
-
-
-def _item(row):
-    return _dump_item(row)
 
 
 def status_counts() -> dict[str, int]:

@@ -76,7 +76,7 @@ def publish_task(
     """
     if trigger_mode not in TRIGGER_MODES:
         raise ValueError(f"trigger_mode must be one of {TRIGGER_MODES}")
-    return _execute(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
+    return publish_claimed(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
 
 
 def approve_and_publish(
@@ -97,15 +97,11 @@ def approve_and_claim(
         return _claim(task_id, None, settings, "auto_after_approval")
 
 
-def publish_claimed(claim: Any, actor_name: str | None, settings: Settings) -> dict[str, Any]:
-    return _execute(claim, actor_name, settings)
-
-
 def retry_job(
     task_id: str, job_id: str, actor_name: str | None, settings: Settings, if_match: str | None = None
 ) -> dict[str, Any]:
     """Publish the snapshot of failed job `job_id` again as a new manual job (attemptCount + 1)."""
-    return _execute(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
+    return publish_claimed(_claim(task_id, if_match, settings, "manual", source_job_id=job_id), actor_name, settings)
 
 
 def stale_after(settings: Settings) -> timedelta:
@@ -258,7 +254,7 @@ def last_draft_job(task: ReviewTask) -> PublishJob | None:
 
 
 # ---- step 2 -----------------------------------------------------------------------------------
-def _execute(claim, actor_name, settings):
+def publish_claimed(claim: Any, actor_name: str | None, settings: Settings) -> dict[str, Any]:
     draft_media_id, error, sent_html = None, claim.problem, None
     if error is None:
         try:
