@@ -18,7 +18,7 @@ from services.background import wake
 from services.editions import quota
 from services.editions.drafts import combined_draft
 from services.editions.sending import JOB
-from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
+from services.errors import Conflict, NotFound, ValidationFailed
 from services.live.golive import when
 from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
@@ -223,9 +223,7 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
         media_id = combined_draft(client, edition.task_ids)
         client.send_preview(media_id, wechat_name=wechat_id)
     except PlatformError as exc:
-        raise PlatformRefused(
-            f"the platform refused the preview: {exc}", {"errcode": exc.errcode, "errmsg": exc.errmsg}
-        ) from None
+        raise exc.refused("the preview") from None
     except LookupError as exc:
         raise Conflict(str(exc), {"taskIds": [str(exc)]}, code="invalid_state") from None
     with immediate():
@@ -271,9 +269,7 @@ def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
     try:
         tags = client_for(account, settings).follower_tags()
     except PlatformError as exc:
-        raise PlatformRefused(
-            f"the platform refused tags/get: {exc}", {"errcode": exc.errcode, "errmsg": exc.errmsg}
-        ) from None
+        raise exc.refused("tags/get") from None
     return [
         {"id": int(tag.get("id", 0)), "name": str(tag.get("name", "")), "count": int(tag.get("count", 0))}
         for tag in tags

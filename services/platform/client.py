@@ -22,6 +22,7 @@ import requests
 from models.platform import PlatformToken
 from models.writes import immediate
 from rules.ids import iso, now_iso, parse_iso, utcnow
+from services.errors import PlatformRefused, ServiceError
 from services.images.platform_format import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
     BODY_IMAGE_MAX,
     KIND_TYPES,
@@ -71,6 +72,10 @@ class PlatformError(Exception):
         if self.errcode is None:
             return self.errmsg
         return f"platform error {self.errcode}: {self.errmsg}"
+
+    def refused(self, what: str) -> ServiceError:
+        """This failure as the service's 502 answer (docs/api.md §2); `what` names the call."""
+        return PlatformRefused(f"the platform refused {what}: {self}", {"errcode": self.errcode, "errmsg": self.errmsg})
 
 
 class PlatformClient:

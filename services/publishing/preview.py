@@ -5,7 +5,7 @@ from typing import Any
 from models import immediate
 from models.review import task_by_id
 from rules.limits import PREVIEW_WINDOW_SECONDS, PREVIEWS_PER_TASK
-from services.errors import Conflict, NotFound, PlatformRefused, RateLimited
+from services.errors import Conflict, NotFound, RateLimited
 from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
 from services.ratelimit import SlidingWindowLimiter
@@ -39,9 +39,7 @@ def send_preview(
             media_id, wechat_name=recipient.get("wechatName"), open_id=recipient.get("openId")
         )
     except PlatformError as exc:
-        raise PlatformRefused(
-            f"the platform refused the preview: {exc}", {"errcode": exc.errcode, "errmsg": exc.errmsg}
-        ) from None
+        raise exc.refused("the preview") from None
     with immediate():
         current = task_by_id(task_id)
         if current is None:
