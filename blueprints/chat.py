@@ -3,18 +3,14 @@
 A click is decided within the request (the platforms wait 3 s and 5 s): a database write, or for
 approve-and-publish the approval with the publish started in the background."""
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, jsonify, request
 
-from blueprints.common import settings
+from blueprints.common import settings, text_response
 from services.chat import callbacks
 from services.chat.service import feishu_answer, wecom_click
 from services.errors import NotFound, ServiceError
 
 bp = Blueprint("chat", __name__)
-
-
-def _text(body: str, status: int = 200) -> Response:
-    return Response(body, status=status, content_type="text/plain; charset=utf-8")
 
 
 @bp.post("/feishu/card")
@@ -43,10 +39,10 @@ def wecom_events():
         if app is None:
             raise NotFound("no WeCom app is configured (WECOM_CORP_ID …)")
         if request.method == "GET":
-            return _text(callbacks.wecom_check(app, query, settings().event_max_age))
+            return text_response(callbacks.wecom_check(app, query, settings().event_max_age))
         click = callbacks.wecom(app, query, request.get_data(cache=False), settings().event_max_age)
         if click is not None:
             wecom_click(click, settings())
     except ServiceError as err:
-        return _text(err.message, err.status)
-    return _text("")
+        return text_response(err.message, err.status)
+    return text_response("")

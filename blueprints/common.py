@@ -1,8 +1,8 @@
-"""What several blueprints share: the app's settings, If-Match, and the task answers."""
+"""What several blueprints share: the app's settings, If-Match, the task answers and plain-text answers."""
 
 from urllib.parse import urlencode
 
-from flask import current_app, jsonify, request
+from flask import Response, current_app, jsonify, request
 from flask_smorest import Blueprint
 
 from services import review
@@ -17,6 +17,11 @@ def settings() -> Settings:
 def if_match_header():
     """The raw If-Match value for services.review (None when absent)."""
     return request.headers.get("If-Match")
+
+
+def text_response(body: str, status: int = 200) -> Response:
+    """Plain text, as the chat apps and the platform read their callbacks' answers."""
+    return Response(body, status=status, content_type="text/plain; charset=utf-8")
 
 
 def task_response(task, status=200, headers=None):

@@ -2,18 +2,14 @@
 
 Answers are plain text, as the platform reads them; a bad signature is 403 and changes nothing."""
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, request
 
-from blueprints.common import settings
+from blueprints.common import settings, text_response
 from services.editions.sending import mass_finished
 from services.errors import ServiceError
 from services.live import events
 
 bp = Blueprint("wechat", __name__)
-
-
-def _text(body: str, status: int = 200) -> Response:
-    return Response(body, status=status, content_type="text/plain; charset=utf-8")
 
 
 @bp.route("/wechat/<account>/events", methods=["GET", "POST"])
@@ -23,8 +19,8 @@ def account_events(account):
     request.max_content_length = events.MAX_EVENT_BYTES  # an event is small: read no more (413)
     try:
         if request.method == "GET":
-            return _text(events.verify(account, query, settings()))
+            return text_response(events.verify(account, query, settings()))
         events.receive(account, query, request.get_data(cache=False), settings(), other=mass_finished)
     except ServiceError as err:
-        return _text(err.message, err.status)
-    return _text("success")
+        return text_response(err.message, err.status)
+    return text_response("success")
