@@ -12,7 +12,6 @@ import base64
 import hashlib
 import hmac
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from defusedxml.ElementTree import fromstring
 
 from models import immediate
 from services.errors import Forbidden, ValidationFailed
-from services.live.events import decrypt, first_time, signature
+from services.live.events import decrypt, first_time, in_window, signature
 from services.settings.chat import FeishuApp, WeComApp
 
 MAX_CALLBACK_BYTES = 64 * 1024
@@ -43,12 +42,9 @@ class Click:
 
 def _fresh(scope: str, timestamp: str, nonce: str, max_age: int) -> None:
     """403 unless the timestamp is within the window and (timestamp, nonce) is new."""
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
-        raise Forbidden("timestamp and nonce must be given")
-    if abs(time.time() - int(timestamp)) > max_age:
-        raise Forbidden(f"the timestamp is more than {max_age} seconds from the service's clock")
+    when = in_window(timestamp, nonce, max_age)
     with immediate():
-        if not first_time(scope, int(timestamp), nonce, max_age):
+        if not first_time(scope, when, nonce, max_age):
             raise Forbidden("this (timestamp, nonce) was already taken")
 
 

@@ -67,11 +67,17 @@ def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
     expected = signature(keys.token, timestamp, nonce)
     if not hmac.compare_digest(one(query, "signature").encode(), expected.encode()):
         raise Forbidden("the signature does not match this account's token")
+    return in_window(timestamp, nonce, max_age), nonce
+
+
+def in_window(timestamp: str, nonce: str, max_age: int) -> int:
+    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock,
+    either way."""
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
         raise Forbidden("timestamp and nonce must be given")
     if abs(time.time() - int(timestamp)) > max_age:
         raise Forbidden(f"the timestamp is more than {max_age} seconds from the service's clock")
-    return int(timestamp), nonce
+    return int(timestamp)
 
 
 def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
