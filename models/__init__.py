@@ -1,7 +1,7 @@
 """All tables. Each area adds its models module here; schema.py creates and upgrades them."""
 
 from models.assets import Asset
-from models.base import BaseModel, JSONField, db, init_database  # noqa: F401
+from models.base import db, init_database  # noqa: F401
 from models.chat import ChatCard
 from models.counters import EventCounter
 from models.editions import Edition

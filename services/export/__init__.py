@@ -10,4 +10,4 @@ The dataset export (docs/api.md §20) lives here too: dataset (decided tasks as 
 and dataset_formats (sft, dpo, kto).
 """
 
-from services.export.package import PackageFile, build_package  # noqa: F401
+from services.export.package import build_package  # noqa: F401

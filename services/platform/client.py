@@ -23,15 +23,9 @@ from models.platform import PlatformToken
 from models.writes import immediate
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.errors import PlatformRefused, ServiceError
-from services.images.platform_format import (  # noqa: F401 (BODY_IMAGE_MAX, prepare_body_image: re-exported)
-    BODY_IMAGE_MAX,
-    KIND_TYPES,
-    image_kind,
-    prepare_body_image,
-    upload_name,
-)
+from services.images.platform_format import KIND_TYPES, image_kind, prepare_body_image, upload_name
 from services.outbound import body_chunks
-from services.platform.uploads import UPLOAD_KINDS, cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
+from services.platform.uploads import cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
 from services.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -12,18 +12,18 @@
 
 Writers in other areas (publishing, delete) use, inside `models.immediate()`:
     load_for_update(task_id, if_match)  (404, 412) -> row
-    rule_for(row.status, trigger) / fire(row, trigger, actor, actor_name, data)  (409 invalid_state)
+    state_machine.rule_for(row.status, trigger) / fire(row, trigger, actor, actor_name, data)  (409 invalid_state)
     save_task(row)                      (version + 1, updatedAt)
     add_event(row, type, actor, actor_name, data)
 The state table is services/review/state_machine.py (TABLE); docs/review-states.md is generated from it.
 """
 
-from services.review.concurrency import check_version, load_for_update, parse_if_match, save_task  # noqa: F401
+from services.review.concurrency import load_for_update, save_task  # noqa: F401
 from services.review.creation import create_task  # noqa: F401
-from services.review.decisions import apply_decision, decide, validate_decision  # noqa: F401
+from services.review.decisions import apply_decision, decide  # noqa: F401
 from services.review.form import form_state, preview_body  # noqa: F401
 from services.review.patching import patch_elements  # noqa: F401
 from services.review.queries import get_task, list_tasks, status_counts  # noqa: F401
-from services.review.serialize import task_to_dict, tasks_to_dicts  # noqa: F401
-from services.review.state_machine import TABLE, fire, rule_for  # noqa: F401
+from services.review.serialize import task_to_dict  # noqa: F401
+from services.review.state_machine import fire  # noqa: F401
 from services.review.timeline import add_event  # noqa: F401
