@@ -66,9 +66,9 @@ def _check_selections(assets, task, payload, rejected, whole_task, cover_ratio):
     # the rest must be final.
     keys = [k for k in selections if k not in rejected]
     check_values(
-        assets, selections, ctype, "selections", problems, keys=keys, approval=not whole_task, cover_ratio=cover_ratio
+        assets, selections, "selections", problems, keys=keys, approval=not whole_task, cover_ratio=cover_ratio
     )
-    check_values(assets, selections, ctype, "selections", problems, keys=rejected, refs_only=True)
+    check_values(assets, selections, "selections", problems, keys=rejected, refs_only=True)
     return problems
 
 

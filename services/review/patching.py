@@ -176,7 +176,7 @@ def _apply(
         _locked_keys(task, keys)
         values = {key: patch[key] for key in keys}
         merged = {**(task.selections or {}), **values}
-        check_values(assets, values, task.content_type, "", problems, cover_ratio=cover_ratio, context=merged)
+        check_values(assets, values, "", problems, cover_ratio=cover_ratio, context=merged)
         check_not_blank(values, task.content_type, "", problems)
         _check_library_origin(assets, task, values, problems)
         trigger, remaining = _trigger(task, keys)

@@ -154,7 +154,6 @@ def check_cover_crop(
 def check_values(
     assets: "Assets",
     selections: dict[str, Any],
-    content_type: str,
     prefix: str,
     problems: "Problems",
     *,
@@ -208,7 +207,7 @@ def check_approval_ready(
     problems = Problems()
     check_foreign(selections, SELECTION_KEYS[task.content_type], task.content_type, prefix, problems)
     check_complete(selections, task.content_type, prefix, problems)
-    check_values(assets, selections, task.content_type, prefix, problems, approval=True, cover_ratio=cover_ratio)
+    check_values(assets, selections, prefix, problems, approval=True, cover_ratio=cover_ratio)
     if task.content_type == "article" and selections.get("body") is not None:
         if not body_draft or body_draft.get("markdown") != selections["body"]:
             problems.add(join(prefix, "body"), "does not match the saved bodyDraft; patch body again")
