@@ -41,8 +41,9 @@ def json_body(limit=JSON_MAX_BYTES):
     return data
 
 
-def single_file(name="file"):
-    """The one file part `name` of a multipart upload; none, a second one or other file parts are 400."""
+def single_file():
+    """The one file part "file" of a multipart upload; none, a second one or other file parts are 400."""
+    name = "file"
     unexpected = sorted(key for key in request.files if key != name)
     if unexpected:
         raise ValidationFailed(

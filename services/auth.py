@@ -49,8 +49,8 @@ def parse_permissions(value: Any) -> str:
     return ",".join(perms)
 
 
-def save_admin(username: str, password: str, permissions: str = "review,feedback", active: bool = True) -> AdminUser:
-    """Create the admin or update password, permissions and active flag."""
+def save_admin(username: str, password: str, permissions: str = "review,feedback") -> AdminUser:
+    """Create the admin or update password and permissions; either way it is active."""
     if not USERNAME_RE.match(username or ""):
         raise ValidationFailed("username must be 1-64 letters, digits or . _ @ -", {"username": ["invalid"]})
     if not password or len(password) < 8:
@@ -59,7 +59,7 @@ def save_admin(username: str, password: str, permissions: str = "review,feedback
     fields = {
         "password_hash": generate_password_hash(password, method=_hashing["method"]),
         "permissions": perms,
-        "active": active,
+        "active": True,
         "session_nonce": secrets.token_hex(8),
     }
     with immediate():

@@ -28,10 +28,10 @@ ATTEMPT_SECONDS = 30.0
 CONNECT_SECONDS = 5.0
 
 
-def body_chunks(response: Any, deadline: float, size: int = CHUNK) -> Iterator[bytes]:
+def body_chunks(response: Any, deadline: float) -> Iterator[bytes]:
     """The body of a `stream=True` response as it arrives, until time.monotonic() passes `deadline`
     (then requests.Timeout). Transport errors come out as requests' own exceptions."""
-    while chunk := _read(response, size):
+    while chunk := _read(response, CHUNK):
         if time.monotonic() > deadline:
             raise requests.Timeout("the response took longer than its deadline")
         yield chunk

@@ -230,10 +230,10 @@ def _write_zip(path, text, plan):
                 shutil.copyfileobj(source, target)
 
 
-def sweep_stale(temp_root: str | Path, now: float | None = None, at_start: bool = False) -> None:
+def sweep_stale(temp_root: str | Path, at_start: bool = False) -> None:
     """Remove package directories a crashed process left behind: those of a process that no longer
     runs (named by its pid), and any older than STALE_SECONDS."""
-    now = time.time() if now is None else now
+    now = time.time()
     for entry in Path(temp_root).glob(TEMP_PREFIX + "*"):
         pid = entry.name[len(TEMP_PREFIX) :].split("-", 1)[0]
         orphaned = pid.isdigit() and (at_start or int(pid) != os.getpid()) and not alive_at_start(int(pid))

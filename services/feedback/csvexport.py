@@ -13,6 +13,7 @@ from typing import Any
 
 BOM = "\ufeff"
 EXCEL_CELL_LIMIT = 32_000  # Excel refuses cells over 32,767 characters
+ROWS_PER_CHUNK = 200  # rows written before a chunk of the CSV is handed on
 COLUMNS = (
     "feedbackNo",
     "id",
@@ -58,7 +59,7 @@ def cell(value: Any) -> str:
     return text
 
 
-def csv_chunks(items: Iterable[dict[str, Any]], rows_per_chunk: int = 200) -> Iterator[str]:
+def csv_chunks(items: Iterable[dict[str, Any]]) -> Iterator[str]:
     """Yield the CSV document as text chunks: BOM + header first, then rows."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
@@ -68,7 +69,7 @@ def csv_chunks(items: Iterable[dict[str, Any]], rows_per_chunk: int = 200) -> It
     for item in items:
         writer.writerow([cell(item.get(column)) for column in COLUMNS])
         pending += 1
-        if pending >= rows_per_chunk:
+        if pending >= ROWS_PER_CHUNK:
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()

@@ -70,11 +70,10 @@ def check_foreign(
     content_type: str,
     prefix: str,
     problems: "Problems",
-    what: str = "selections",
 ) -> None:
     for key in data or {}:
         if key not in allowed:
-            problems.add(join(prefix, key), f"not a field of {content_type} {what}")
+            problems.add(join(prefix, key), f"not a field of {content_type} selections")
 
 
 def check_complete(
