@@ -2,7 +2,17 @@
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from rules.limits import CREATE_MAX_BYTES, MAX_CONTENT, MAX_ID, MAX_LIST, MAX_MODEL, MAX_PROMPT, MAX_TEXT, MAX_URL
+from rules.limits import (
+    CREATE_MAX_BYTES,
+    MAX_CONTENT,
+    MAX_ID,
+    MAX_LIST,
+    MAX_MODEL,
+    MAX_PROMPT,
+    MAX_TEXT,
+    MAX_TOPIC,
+    MAX_URL,
+)
 from rules.vocabulary import CANDIDATE_KEYS, CONTENT_TYPES
 from schemas.common import account
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
@@ -169,7 +179,7 @@ class CreateTaskSchema(Schema):
     MAX_BYTES = CREATE_MAX_BYTES  # the body's limit (blueprints/openapi.py's Parser), not JSON_MAX_BYTES
 
     publicAccount = account(required=True)
-    topic = fields.String(required=True, validate=[validate.Length(max=500), not_blank])
+    topic = fields.String(required=True, validate=[validate.Length(max=MAX_TOPIC), not_blank])
     contentType = fields.String(
         load_default="article", validate=validate.OneOf(CONTENT_TYPES), metadata={"description": "absent means article"}
     )

@@ -5,6 +5,8 @@ Each is on when its settings are set."""
 from dataclasses import dataclass, field
 from typing import Any
 
+from rules.vocabulary import CHAT_PLATFORMS
+
 
 @dataclass(frozen=True)
 class FeishuApp:
@@ -34,7 +36,7 @@ class ChatApps:
 
     @property
     def platforms(self) -> tuple[str, ...]:
-        return tuple(name for name in ("feishu", "wecom") if getattr(self, name) is not None)
+        return tuple(name for name in CHAT_PLATFORMS if getattr(self, name) is not None)
 
 
 def chat_apps(values: dict[str, Any]) -> ChatApps:
