@@ -185,6 +185,8 @@ def _authenticate(
         if ok and user is not None:
             AdminUser.update(last_login_at=now_iso()).where(AdminUser.id == user.id).execute()
         else:
+            # Rows past the window count for nothing: gone here, the table holds one window of failures.
+            LoginAttempt.delete().where(LoginAttempt.at < iso(utcnow() - timedelta(seconds=window_seconds))).execute()
             LoginAttempt.create(username=keys[0], ip=keys[1], at=now_iso())
     if not ok:
         log.info("login failed for a user name from %s", origin)

@@ -191,6 +191,19 @@ def test_throttle_after_five_failures_per_username(guarded):
     assert login(client).headers["Location"] == "/review"
 
 
+def test_failures_older_than_the_window_are_not_kept(guarded):
+    """Every failed sign-in writes a row: those past the window count for nothing and are deleted, so
+    an outsider's guesses over months do not grow the table without end."""
+    app = guarded()
+    client = app.test_client()
+    fail_five(client, "stranger")
+    with db.connection_context():
+        LoginAttempt.update(at="2000-01-01T00:00:00.000Z").execute()
+    client.post("/api/auth/login", data={"username": "another", "password": "wrong"})
+    with db.connection_context():
+        assert [(row.username, row.at > "2000-01-02") for row in LoginAttempt.select()] == [("another", True)]
+
+
 def test_throttle_per_ip_across_usernames(guarded):
     app = guarded()
     create_admin()
