@@ -20,8 +20,9 @@ import threading
 import time
 from collections import deque
 
-from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
+
+from fakeplatform.threaded import Served
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +84,11 @@ class FakeRobot:
         self.delay = 0.0  # seconds before each answer: a slow robot
         self.arrived = threading.Condition()
         self._sent_at: deque[float] = deque()  # time.monotonic() of each delivery in the last minute
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._served = Served(self._app)
 
     @property
     def url(self):
-        base = f"http://127.0.0.1:{self._server.server_port}{PATHS[self.kind]}"
+        base = f"{self._served.url}{PATHS[self.kind]}"
         return {
             "wecom": f"{base}?key={self.key}",
             "feishu": base + self.key,
@@ -106,11 +106,10 @@ class FakeRobot:
             return self.arrived.wait_for(lambda: len(self.texts) >= count, timeout)
 
     def start(self):
-        self._thread.start()
         return self
 
     def stop(self):
-        self._server.shutdown()
+        self._served.stop()
 
     # ---- the platform's side --------------------------------------------------------------------
     def _app(self, environ, start_response):

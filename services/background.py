@@ -1,7 +1,8 @@
 """Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
 each job's pass when due, and `claim()` is how a pass takes a due row for a while.
 
-A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look.
+A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look; a pass
+that sets a row due sooner than its job's next look calls `wake(name, after=seconds)`.
 Several processes share the store, never a row: a claim is a compare-and-set, exactly one process gets it.
 """
 
@@ -31,9 +32,11 @@ class Job:
     due: float = 0.0  # time.monotonic() of its next pass
 
 
-def wake(name: str) -> None:
+def wake(name: str, after: float = 0.0) -> None:
+    """Job `name`'s next pass in this process comes within `after` seconds (or its settle time, if longer)."""
+    at = time.monotonic() + after
     for scheduler in list(_SCHEDULERS):
-        scheduler.woken.add(name)
+        scheduler.woken[name] = min(at, scheduler.woken.get(name, at))
         scheduler.bell.set()
 
 
@@ -43,7 +46,7 @@ class Scheduler(threading.Thread):
 
     def __init__(self, jobs: list[Job]):
         super().__init__(name="scheduler", daemon=True)
-        self.jobs, self.woken, self.bell, self.stopping = jobs, set[str](), threading.Event(), threading.Event()
+        self.jobs, self.woken, self.bell, self.stopping = jobs, dict[str, float](), threading.Event(), threading.Event()
 
     def start(self) -> None:
         _SCHEDULERS.append(self)
@@ -55,8 +58,7 @@ class Scheduler(threading.Thread):
             self.bell.clear()  # before reading `woken`: a wake-up after this rings again
             for job in self.jobs:
                 if job.name in self.woken:
-                    self.woken.discard(job.name)
-                    job.due = min(job.due, time.monotonic() + job.settle)
+                    job.due = min(job.due, max(self.woken.pop(job.name), time.monotonic() + job.settle))
                 if job.due <= time.monotonic() and not self.stopping.is_set():
                     try:
                         with db.connection_context():

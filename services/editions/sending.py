@@ -23,7 +23,7 @@ from models.review import ReviewTask
 from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
-from services.background import Job
+from services.background import Job, wake
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -119,6 +119,7 @@ def send(row: Edition, settings: Settings) -> None:
     first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY.total_seconds()
     with immediate():
         _cas(row, {**answer, "owner": None, "next_at": iso(utcnow() + timedelta(seconds=first))})
+    wake(JOB, after=first)
 
 
 def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
@@ -177,6 +178,7 @@ def poll(row: Edition, settings: Settings) -> None:
             delays = settings.publish_poll_delays
             delay = delays[row.polls] if row.polls < len(delays) else HOURLY.total_seconds()
             _cas(row, {"next_at": iso(utcnow() + timedelta(seconds=delay))})
+            wake(JOB, after=delay)
 
 
 def _titles(tasks: list[ReviewTask]) -> list[str]:

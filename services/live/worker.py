@@ -12,7 +12,7 @@ from typing import Any
 from models import immediate
 from models.live import TaskLive
 from rules.ids import iso, now_iso, parse_iso, utcnow
-from services.background import Job, claim
+from services.background import Job, claim, wake
 from services.live.outcomes import apply_status, failure, move, moved, submit_failure
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -94,6 +94,7 @@ def submit(row: TaskLive, settings: Settings) -> None:
             msg_data_id=answer["msg_data_id"],
             next_poll_at=iso(utcnow() + timedelta(seconds=first)),
         )
+    wake(WORKER, after=first)
 
 
 def poll(row: TaskLive, settings: Settings) -> None:
@@ -122,6 +123,7 @@ def poll(row: TaskLive, settings: Settings) -> None:
         delays = settings.publish_poll_delays
         delay = delays[row.polls] if row.polls < len(delays) else HOURLY
         move(row, "wait", settings.team, next_poll_at=iso(utcnow() + timedelta(seconds=delay)))
+    wake(WORKER, after=delay)
 
 
 def step(settings: Settings, until: float) -> None:

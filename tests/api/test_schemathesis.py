@@ -34,6 +34,9 @@ from hypothesis import strategies as st
 from PIL import Image
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.pytest._test_builder import build_operation_test  # @schema.parametrize()'s own builder
+from schemathesis.python._constants.orchestrator import make_constants_value_source
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_headers_conformance,
@@ -224,7 +227,8 @@ def _walk(node):
 
 
 # Parametrized per operation at collection time (schemathesis' lazy `from_fixture` loader does not
-# run on pytest 9.2, which renamed the node attribute it rewrites); the calls go to `fuzz_app`.
+# run on pytest 9.2, which renamed the node attribute it rewrites); each operation's cases are built when
+# its test runs (test_operation_conforms_to_the_document); the calls go to `fuzz_app`.
 DOCUMENT = _document()
 schema = schemathesis.openapi.from_dict(DOCUMENT)
 # Credentials are sent on every call by the test itself; schemathesis must not drop them to probe 401s.
@@ -320,13 +324,27 @@ def credentials(fuzz_state):
     return headers, {SESSION_COOKIE: fuzz_state[2]}
 
 
-@schema.parametrize()
-@FUZZ_SETTINGS
-def test_operation_conforms_to_the_document(case, fuzz_app, fuzz_state):
+def _conforms(case, fuzz_app, fuzz_state):
     headers, cookies = credentials(fuzz_state)
     if case.operation.path == "/api/auth/logout":  # it ends the session it is sent with: not the shared one
         cookies = {SESSION_COOKIE: _signed_in(fuzz_app)}
     case.call_and_validate(app=fuzz_app, headers=headers, cookies=cookies, checks=CHECKS)
+
+
+@pytest.mark.parametrize("label", [operation.ok().label for operation in schema.get_all_operations()])
+def test_operation_conforms_to_the_document(label, fuzz_app, fuzz_state):
+    """The operation's examples, coverage cases (boundaries, wrong types, missing fields) and 50 generated
+    requests, built as `@schema.parametrize()` builds them, but here, when the test runs: built at
+    collection, they cost each xdist worker ~12 s before its first test, for a module only one worker runs."""
+    fuzz = build_operation_test(
+        config=schema.config,
+        operation=schema.find_operation_by_label(label),
+        test_func=_conforms,
+        given_kwargs={},
+        feedback=FeedbackSources(constants_value_source=make_constants_value_source(schema)),
+        explicit_settings=FUZZ_SETTINGS,
+    )
+    fuzz(fuzz_app=fuzz_app, fuzz_state=fuzz_state)
 
 
 def test_every_operation_is_fuzzed(fuzz_app, fuzz_state):

@@ -7,12 +7,11 @@ test fails on any it did not expect.
 """
 
 import os
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 from cli.demo import DEMO_ADMIN, platform_settings, start_fake_platform
+from fakeplatform.threaded import Served
 from models import db
 from tests.helpers.app import ADMIN_PASSWORD
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SIZES, ConsoleErrors, LiveServer, QuietHandler
@@ -38,12 +37,9 @@ def live_server(make_app):
     """The app on a free port with both accounts pointed at a fresh fake platform."""
     fake, base_url = start_fake_platform()
     app = make_app(**platform_settings(base_url))
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield LiveServer(f"http://127.0.0.1:{server.server_port}", app, fake, app.config["REVIEW_UPLOADS_PATH"])
-    server.shutdown()
-    server.server_close()
+    served = Served(app, handler=QuietHandler)
+    yield LiveServer(served.url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
+    served.stop()
     fake.stop()
 
 

@@ -4,15 +4,15 @@ sideways-scroll measure."""
 
 import os
 import re
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.serving import WSGIRequestHandler
 
 from cli.demo import DEMO_ADMIN, platform_settings, push_events_to, start_fake_platform
+from fakeplatform.threaded import Served
 from models import db
 from services.auth import save_admin
 from tests.helpers.app import ADMIN_PASSWORD
@@ -161,16 +161,13 @@ def serve_with_workers(make_app, **settings):
     app = make_app(
         **platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1", **settings
     )
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}"
+    served = Served(app, handler=QuietHandler)
+    url = served.url
     push_events_to(fake, url)
     with db.connection_context():
         save_admin(DEMO_ADMIN, ADMIN_PASSWORD, "review,feedback")
     try:
         yield LiveServer(url, app, fake, app.config["REVIEW_UPLOADS_PATH"])
     finally:
-        server.shutdown()
-        server.server_close()
+        served.stop()
         fake.stop()

@@ -2,14 +2,13 @@
 
 import io
 import os
-import threading
 import zipfile
 from pathlib import Path
 
 from PIL import Image
-from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from fakeplatform.threaded import Served
 from models import Asset, ReviewTask, db
 from rules.ids import new_id, now_iso
 from services.assets import asset_view
@@ -119,9 +118,8 @@ class ImageServer:
 
     def __init__(self):
         self.files, self.hits = {}, []
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
-        self.base = f"http://127.0.0.1:{self._server.server_port}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._served = Served(self._app)
+        self.base = self._served.url
 
     def add(self, name, data):
         self.files[name] = data
@@ -143,4 +141,4 @@ class ImageServer:
         return Response(status=404)
 
     def stop(self):
-        self._server.shutdown()
+        self._served.stop()

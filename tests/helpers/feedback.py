@@ -7,8 +7,8 @@ import zipfile
 
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
-from werkzeug.serving import make_server
 
+from fakeplatform.threaded import Served
 from models import db
 from models.feedback import Feedback
 
@@ -96,17 +96,15 @@ class LiveServer:
     """The app on a real threaded HTTP server on 127.0.0.1 (the test client is not for concurrency)."""
 
     def __init__(self, app):
-        self._server = make_server("127.0.0.1", 0, app, threaded=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.app = app
 
     def __enter__(self):
-        self._thread.start()
+        self._served = Served(self.app)
+        self.url = self._served.url
         return self
 
     def __exit__(self, *_exc):
-        self._server.shutdown()
-        self._thread.join(10)
+        self._served.stop()
 
 
 def run_together(count, action):

@@ -2,8 +2,9 @@
 
 import threading
 
-from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
+
+from fakeplatform.threaded import Served
 
 
 class WebhookReceiver:
@@ -11,9 +12,8 @@ class WebhookReceiver:
         self.received = []  # (headers dict, raw body bytes)
         self.fail_statuses = []  # statuses to answer, in order, before answering 204
         self.arrived = threading.Condition()
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}/hooks/review"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._served = Served(self._app)
+        self.url = f"{self._served.url}/hooks/review"
 
     @Request.application
     def _app(self, request):
@@ -28,8 +28,7 @@ class WebhookReceiver:
             return self.arrived.wait_for(lambda: len(self.received) >= count, timeout)
 
     def start(self):
-        self._thread.start()
         return self
 
     def stop(self):
-        self._server.shutdown()
+        self._served.stop()

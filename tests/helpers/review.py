@@ -9,13 +9,12 @@
 
 import io
 import itertools
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 from PIL import Image
-from werkzeug.serving import make_server
 
+from fakeplatform.threaded import Served
 from models import Asset, db
 from rules.ids import new_id, now_iso
 
@@ -155,14 +154,11 @@ def error_paths(response):
 @contextmanager
 def live_server(app):
     """The app on a real threaded HTTP server on 127.0.0.1; yields its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    served = Served(app)
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield served.url
     finally:
-        server.shutdown()
-        thread.join(timeout=10)
+        served.stop()
 
 
 def outbox_count(event_type="review_task.rejected"):

@@ -81,6 +81,23 @@ def test_a_wake_up_runs_its_job_at_once_and_a_failing_job_stops_no_other(app):
     assert not scheduler.is_alive()
 
 
+def test_a_pass_can_ask_for_the_next_one_sooner_and_only_sooner(app):
+    """wake(name, after=s): a row due in s seconds gets its pass then, not at the job's hourly look; a later
+    `after` never delays a pass already due sooner."""
+    passes = queue.Queue()
+    scheduler = Scheduler([Job("soon", lambda _until: passes.put(time.monotonic()), 3600)])
+    scheduler.start()
+    try:
+        passes.get(timeout=10)  # the first pass, at start
+        asked = time.monotonic()
+        wake("soon", after=0.3)
+        wake("soon", after=7200)
+        ran = passes.get(timeout=10)  # not an hour later
+        assert ran - asked >= 0.3
+    finally:
+        scheduler.stop()
+
+
 def test_of_several_claimers_exactly_one_gets_each_row(app):
     with db.connection_context():
         now = now_iso()

@@ -5,7 +5,6 @@ formulas (Feishu's decrypted here with `cryptography`; WeCom's with the service'
 import base64
 import hashlib
 import json
-import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -13,11 +12,11 @@ import pytest
 import requests
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from fakeplatform import FakeChatApps, describe_card
 from fakeplatform.freepublish import encoding_aes_key
+from fakeplatform.threaded import Served
 from services.live.events import decrypt, signature
 
 APP_ID, APP_SECRET = "cli_test_app", "feishu-secret"
@@ -68,9 +67,8 @@ class Receiver:
     def __init__(self):
         self.received = []
         self.reply = lambda request: Response("", status=200)
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}/hook"
-        threading.Thread(target=lambda: self._server.serve_forever(poll_interval=0.05), daemon=True).start()
+        self._served = Served(self._app)
+        self.url = f"{self._served.url}/hook"
 
     @Request.application
     def _app(self, request):
@@ -85,7 +83,7 @@ class Receiver:
         return self.reply(request)
 
     def stop(self):
-        self._server.shutdown()
+        self._served.stop()
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from fakeplatform.freepublish import encoding_aes_key, sha1_sorted
 from fakeplatform.masssend import mass_event_xml
+from fakeplatform.threaded import Served
 from services.live.events import decrypt
 from tests.helpers.publishing import ACCOUNTS
 
@@ -35,9 +35,8 @@ class EventReceiver:
     def __init__(self):
         self.received = []
         self.arrived = threading.Condition()
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}/wechat/silicon-rise/events"
-        threading.Thread(target=lambda: self._server.serve_forever(poll_interval=0.05), daemon=True).start()
+        self._served = Served(self._app)
+        self.url = f"{self._served.url}/wechat/silicon-rise/events"
 
     @Request.application
     def _app(self, request):
@@ -52,7 +51,7 @@ class EventReceiver:
         return self.received[count - 1]
 
     def stop(self):
-        self._server.shutdown()
+        self._served.stop()
 
 
 @pytest.fixture
