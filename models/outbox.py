@@ -27,9 +27,11 @@ class OutboxMessage(BaseModel):
     channel = peewee.CharField(max_length=16, default=AGENT_CHANNEL, index=True)
 
 
-def record_failed_attempt(message: OutboxMessage, error: str, retry_delays: tuple[float, ...], now: datetime) -> bool:
+def record_failed_attempt(
+    message: OutboxMessage, error: str, retry_delays: tuple[float, ...], now: datetime
+) -> float | None:
     """One more attempt on `message` failed with `error`: given up once past the last of `retry_delays`, else
-    pending again at `now` plus the next delay. True when it was given up."""
+    pending again at `now` plus the next delay. The delay, or None when it was given up."""
     attempts = message.attempts + 1
     gave_up = attempts > len(retry_delays)
     delay = 0 if gave_up else retry_delays[attempts - 1]
@@ -39,4 +41,4 @@ def record_failed_attempt(message: OutboxMessage, error: str, retry_delays: tupl
         last_error=error,
         next_attempt_at=iso(now + timedelta(seconds=delay)),
     ).where(OutboxMessage.id == message.id).execute()
-    return gave_up
+    return None if gave_up else delay

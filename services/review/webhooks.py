@@ -208,7 +208,9 @@ def _deliver(url, secret, retry_delays, now, events, until):
                 )
                 sent += 1
                 continue
-            gave_up = record_failed_attempt(message, failure, retry_delays, utcnow())
+            retry = record_failed_attempt(message, failure, retry_delays, utcnow())
+            if retry is not None:
+                wake(SENDER, after=retry)
             _record_timeline(
                 message.task_id,
                 "agent_notification_failed",
@@ -217,7 +219,7 @@ def _deliver(url, secret, retry_delays, now, events, until):
                     "eventType": message.event_type,
                     "attempt": attempts,
                     "error": failure,
-                    "willRetry": not gave_up,
+                    "willRetry": retry is not None,
                 },
             )
         log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)

@@ -20,7 +20,7 @@ from models import OutboxMessage, db, immediate
 from models.counters import count_event
 from models.outbox import AGENT_CHANNEL, record_failed_attempt
 from rules.ids import iso, utcnow
-from services.background import Job
+from services.background import Job, wake
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 from services.settings.team import TeamSettings
@@ -81,8 +81,10 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_
             count_event(NOTIFICATIONS, channel, "sent", by=len(rows))
             return given_up
         for row in rows:
-            if record_failed_attempt(row, failure[:255], retry_delays, now):
+            if (delay := record_failed_attempt(row, failure[:255], retry_delays, now)) is None:
                 given_up.append(row.message_id)
+            else:
+                wake(f"team-{channel}", after=delay)
         if len(rows) > len(given_up):
             count_event(NOTIFICATIONS, channel, "failed", by=len(rows) - len(given_up))
         if given_up:

@@ -1,5 +1,9 @@
 """Signing in and finding tasks on /review: status tabs with counts, account and date filters."""
 
+import re
+
+from playwright.sync_api import expect
+
 from tests.helpers.browser import screenshot, sign_in
 
 
@@ -33,7 +37,7 @@ def test_sign_in_lands_on_the_page_asked_for_and_filters_the_list(page, demo, co
     assert page.locator('[data-status-count="all"]').inner_text() == "2"  # counts follow the filters
 
     page.get_by_role("link", name="Draft ready").click()
-    assert "No tasks match these filters." in page.locator("#result-summary").inner_text()
+    expect(page.locator("#result-summary")).to_contain_text("No tasks match these filters.")
     assert page.get_by_role("link", name="Draft ready").get_attribute("aria-current") == "page"
 
     page.goto("/review?status=all")
@@ -63,17 +67,22 @@ def test_paging_moves_forward_and_back(page, demo, console):
             review.create_task(CreateTaskSchema().load(payload))
     sign_in(page, "/review?status=all")
     summary = page.locator("#result-summary")
-    assert rows(page).count() == 20 and "Showing 1–20 of 45" in summary.inner_text()
+
+    def showing(words, count, first=None):  # expect(): a click starts a navigation, it does not wait for it
+        expect(summary).to_contain_text(words)
+        expect(rows(page)).to_have_count(count)
+        if first:
+            expect(rows(page).first).to_have_text(re.compile(rf"^\s*{first}"))
+
+    showing("Showing 1–20 of 45", 20)
     page.get_by_role("link", name="Next page →").click()
-    assert rows(page).count() == 20 and "Showing 21–40 of 45" in summary.inner_text()
+    showing("Showing 21–40 of 45", 20)
     page.get_by_role("link", name="Next page →").click()
-    assert rows(page).count() == 5 and "Showing 41–45 of 45" in summary.inner_text()
+    showing("Showing 41–45 of 45", 5)
     assert page.get_by_role("link", name="Next page →").count() == 0
     page.get_by_role("link", name="← Previous page").click()
-    assert "Showing 21–40 of 45" in summary.inner_text()
-    assert rows(page).first.inner_text().startswith("Extra task 19")
+    showing("Showing 21–40 of 45", 20, "Extra task 19")
     page.get_by_role("link", name="← Previous page").click()
-    assert "Showing 1–20 of 45" in summary.inner_text()
-    assert rows(page).first.inner_text().startswith("Extra task 39")
+    showing("Showing 1–20 of 45", 20, "Extra task 39")
     assert page.get_by_role("link", name="← Previous page").count() == 0
     console.assert_clean()

@@ -15,7 +15,7 @@ def edition_settings(fake, request):
     return platform_settings(
         fake,
         WECHAT_LIVE_WORKER_ENABLED=True,
-        WECHAT_PUBLISH_POLL_DELAYS="0.3",
+        WECHAT_PUBLISH_POLL_DELAYS="0.3,0.6,1.2,2.4",
         WECHAT_SILICON_RISE_TOKEN=LIVE_TOKEN,
         WECHAT_SILICON_RISE_AES_KEY=LIVE_AES_KEY,
         NOTIFY_FEISHU_WEBHOOK_URL="https://open.feishu.cn/open-apis/bot/v2/hook/x",

@@ -21,7 +21,7 @@ def process_settings(database_url, fake):
         "REVIEW_ADMIN_USERNAME": "admin",
         "REVIEW_ADMIN_PASSWORD": PASSWORD,
         "WECHAT_API_BASE": fake.base_url,
-        "WECHAT_PUBLISH_POLL_DELAYS": "0.3",
+        "WECHAT_PUBLISH_POLL_DELAYS": "0.3,0.6,1.2,2.4",
         "WECHAT_TIMEOUT_SECONDS": "60",
         "METRICS_TOKEN": METRICS_TOKEN,
     }

@@ -16,7 +16,7 @@ def app(make_app, fake, receiver):
         **platform_settings(fake),
         WECHAT_LIVE_WORKER_ENABLED=True,
         WECHAT_STATS_ENABLED=True,
-        WECHAT_PUBLISH_POLL_DELAYS="0.1",
+        WECHAT_PUBLISH_POLL_DELAYS="0.1,0.2,0.4,0.8,1.6",  # a backoff, as the default: a late fake is asked again
         WECHAT_STATS_HOUR=0,
         WEBHOOK_SENDER_ENABLED=True,
         REVIEW_AGENT_WEBHOOK_URL=receiver.url,

@@ -60,7 +60,7 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
         client = app.test_client()
         create_timed(client, range(90, 92))  # warm up
         baseline = create_timed(client, range(80, 90))
-    robots["wecom"].delay = 2.0  # each answer takes 2 s, and the first three are refusals (45009)
+    robots["wecom"].delay = 1.0  # each answer takes 1 s, and the first three are refusals (45009)
     robots["wecom"].fail_next(3)
     with running(make_app, **robot_settings(robots, REVIEW_WEBHOOK_RETRY_DELAYS="0.2,0.2,0.2,0.2")) as app:
         client = app.test_client()
