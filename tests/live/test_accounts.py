@@ -24,7 +24,11 @@ THIRD = {
 def app(make_app, fake):
     fake.add_account("wx-moon-walk", "secret-moon-walk-789")
     with built_app(
-        make_app, **platform_settings(fake), **THIRD, WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="0.3,0.6,1.2,2.4"
+        make_app,
+        **platform_settings(fake),
+        **THIRD,
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="0.3,0.6,1.2,2.4",
     ) as application:
         yield application
 
