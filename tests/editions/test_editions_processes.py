@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import requests
 
-from tests.helpers.live_processes import AGENT, live_of, published, service, wait_for_passes
-from tests.helpers.served import wait_until
+from tests.helpers.live_processes import AGENT, live_of, published, service
+from tests.helpers.served import wait_for_passes, wait_until
 
 pytestmark = pytest.mark.both_stores
 

@@ -1,17 +1,15 @@
 """`python app.py` processes going live on one store, the fake platform in the test (tests/live)."""
 
-import re
 from contextlib import contextmanager
 
 import requests
 
 from tests.helpers.publishing import ACCOUNTS
 from tests.helpers.review import article_payload, png_bytes
-from tests.helpers.served import _serve, wait_until
+from tests.helpers.served import METRICS_TOKEN, _serve
 
 AGENT = {"x-review-agent-token": "live-processes-agent-token-0123456789"}
 PASSWORD = "a long enough password"
-METRICS_TOKEN = "live-processes-metrics-token"
 
 
 def process_settings(database_url, fake):
@@ -76,19 +74,3 @@ def published(base, session):
 
 def live_of(base, session, task):
     return session.get(f"{base}/api/review/tasks/{task['id']}", timeout=10).json()["live"]
-
-
-def passes(base, worker):
-    """How many passes the process's background `worker` has made (/metrics: review_worker_passes)."""
-    text = requests.get(f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10).text
-    match = re.search(rf'^review_worker_passes_total{{worker="{re.escape(worker)}"}} (\S+)$', text, re.M)
-    return int(float(match.group(1))) if match else 0
-
-
-def wait_for_passes(bases, worker, more=2, at_least=0):
-    """Until each process's `worker` has made `more` passes from now (and `at_least` in all): what it
-    would have done by then is done, proven without sleeping for a guessed while."""
-    targets = {base: max(passes(base, worker) + more, at_least) for base in bases}
-    wait_until(
-        lambda: all(passes(base, worker) >= target for base, target in targets.items()), 120, f"{worker} made no passes"
-    )

@@ -2,6 +2,7 @@
 limits, health, connections, shutdown."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from tests.helpers.feedback import UNLIMITED
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 CLIENT = {"x-feedback-client-token": "client-web-token"}
+METRICS_TOKEN = "served-metrics-token"  # a test that counts a worker's passes (passes()) sets it
 
 
 # The ways to serve (docs/api.md §1): `python app.py`, and a WSGI server calling the factory.
@@ -117,3 +119,19 @@ def answers_ok(url):
         return requests.get(url, timeout=2).status_code == 200
     except requests.RequestException:
         return False
+
+
+def passes(base, worker):
+    """How many passes the process's background `worker` has made (/metrics: review_worker_passes)."""
+    text = requests.get(f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10).text
+    match = re.search(rf'^review_worker_passes_total{{worker="{re.escape(worker)}"}} (\S+)$', text, re.M)
+    return int(float(match.group(1))) if match else 0
+
+
+def wait_for_passes(bases, worker, more=2, at_least=0):
+    """Until each process's `worker` has made `more` passes from now (and `at_least` in all): what it
+    would have done by then is done, proven without sleeping for a guessed while."""
+    targets = {base: max(passes(base, worker) + more, at_least) for base in bases}
+    wait_until(
+        lambda: all(passes(base, worker) >= target for base, target in targets.items()), 120, f"{worker} made no passes"
+    )

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.helpers.live_processes import live_of, published, service, wait_for_passes
-from tests.helpers.served import wait_until
+from tests.helpers.live_processes import live_of, published, service
+from tests.helpers.served import wait_for_passes, wait_until
 
 pytestmark = pytest.mark.both_stores
 

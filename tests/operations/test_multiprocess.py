@@ -3,7 +3,6 @@ store: three `python app.py` processes share one PostgreSQL database or one SQLi
 clients spread across them, and the guarantees of one process still hold."""
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 
@@ -12,7 +11,7 @@ import requests
 
 from tests.helpers.publishing import ACCOUNTS
 from tests.helpers.review import article_payload, png_bytes
-from tests.helpers.served import served
+from tests.helpers.served import METRICS_TOKEN, served, wait_for_passes
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -47,6 +46,7 @@ def services(tmp_path, database_url, fake, receiver):
         "WECHAT_API_BASE": fake.base_url,
         "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
         "REVIEW_WEBHOOK_RETRY_DELAYS": "1,1,1",
+        "METRICS_TOKEN": METRICS_TOKEN,
     }
     for account, (appid, secret) in ACCOUNTS.items():
         prefix = "WECHAT_" + account.upper().replace("-", "_")
@@ -226,5 +226,5 @@ def test_several_processes_keep_the_guarantees_of_one(services, fake, receiver):
     )
     assert rejected.status_code == 200, rejected.text
     assert receiver.wait_for(1, timeout=20)
-    time.sleep(3)  # every sender has polled the outbox a few times since
+    wait_for_passes(services, "webhook-sender")  # every sender has looked at the outbox since
     assert len(receiver.received) == 1

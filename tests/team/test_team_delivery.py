@@ -16,7 +16,7 @@ from services.team.sender import ROBOT_RATE, deliver
 from tests.helpers import team as team_helpers
 from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.review import article_payload, create_task
-from tests.helpers.served import served
+from tests.helpers.served import METRICS_TOKEN, served, wait_for_passes
 from tests.helpers.team import robot_settings, send_pass, sender_of, team_rows
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
@@ -103,6 +103,7 @@ def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
         "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET,
         "WEBHOOK_SENDER_ENABLED": "true",
         "DATABASE_URL": database_url,
+        "METRICS_TOKEN": METRICS_TOKEN,
     }
     with served(tmp_path, **settings) as (first, _), served(tmp_path, **settings) as (second, _):
         for n in range(12):
@@ -116,7 +117,8 @@ def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
         wanted = {f"任务{n:02d}号" for n in range(12)}
         for kind in ("wecom", "feishu"):
             assert until(lambda kind=kind: topics_in(robots[kind].texts) == wanted, 30), robots[kind].texts
-        time.sleep(2)  # a second delivery, were there one, would have come by now
+        for kind in ("wecom", "feishu"):  # a second delivery, were there one, would have come by then
+            wait_for_passes((first, second), f"team-{kind}")
     for kind in ("wecom", "feishu"):
         named = [topic for text in robots[kind].texts for topic in re.findall(r"】(任务\d{2}号)", text)]
         assert sorted(named) == sorted(wanted), kind  # each once
