@@ -100,7 +100,8 @@ def test_a_refetch_replaces_and_never_double_counts(app, admin_client, agent_hea
 def test_the_command_backfills_a_given_day(app, admin_client, agent_headers, fake):
     task = live_task(app, admin_client, agent_headers)
     runner = app.test_cli_runner()
-    days = [(datetime.now().date() - timedelta(days=n)).isoformat() for n in (3, 2)]
+    today = datetime.now(app.extensions["settings"].time_zone).date()  # the team's day, not the machine's
+    days = [(today - timedelta(days=n)).isoformat() for n in (3, 2)]
     for day in days:
         assert runner.invoke(args=["fetch-stats", "--date", day]).exit_code == 0
     figures = stats(admin_client, task)
