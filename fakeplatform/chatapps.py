@@ -35,10 +35,11 @@ import requests
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from flask import Flask, Response, request
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.serving import WSGIRequestHandler
 
 from fakeplatform.freepublish import encrypt as wecom_encrypt
 from fakeplatform.freepublish import sha1_sorted
+from fakeplatform.threaded import Served
 
 TOKEN_TTL = 7200
 FEISHU_TOKEN_RENEW = 1800  # a token request with less than 30 min left gets a new token (the old one stays good)
@@ -336,8 +337,7 @@ class FakeChatApps:
         self._scripted: list[dict] = []  # fail_next
         self._lock = threading.RLock()
         self._seq = 0
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._served: Served | None = None
         self.base_url: str | None = None
         self.app = self._build_app()
 
@@ -381,19 +381,14 @@ class FakeChatApps:
     # ---- lifecycle ---------------------------------------------------------------------------------------------
     def start(self, port: int = 0, host: str = "127.0.0.1") -> str:
         """Serve in a daemon thread; returns the base URL (both platforms' paths are under it)."""
-        server = self._server = make_server(host, port, self.app, threaded=True, request_handler=_QuietHandler)
-        self.base_url = f"http://{host}:{server.server_port}"
-        self._thread = threading.Thread(
-            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True, name="fake-chat-apps"
-        )
-        self._thread.start()
+        self._served = Served(self.app, host, port, handler=_QuietHandler, name="fake-chat-apps")
+        self.base_url = self._served.url
         return self.base_url
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._served is not None:
+            self._served.stop()
+            self._served = None
 
     # ---- Feishu: the platform's side of a click ------------------------------------------------------------------
     def feishu_callback_body(

@@ -12,13 +12,14 @@ import threading
 import time
 
 from flask import Flask, Response, abort, request
-from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.serving import WSGIRequestHandler
 
 from fakeplatform.drafts import DraftRoutes
 from fakeplatform.freepublish import FreePublishRoutes
 from fakeplatform.latency import Latency
 from fakeplatform.masssend import MassSendRoutes
 from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
+from fakeplatform.threaded import Served
 
 TOKEN_TTL = 7200
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
@@ -45,7 +46,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         self._faults = []  # [{"suffix", "kind", "remaining", ...}]
         self._lock = threading.RLock()
         self._seq = 0
-        self._server = self._thread = None
+        self._served = None
         self.base_url = None
         self.token_ttl = TOKEN_TTL
         self.previews = []  # {"appid", "towxname" | "touser", "media_id"} of each preview sent
@@ -103,21 +104,15 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
     # ---- lifecycle ---------------------------------------------------------------------------
     def start(self, port=0, host="127.0.0.1"):
         """Serve in a daemon thread; returns the base URL (http://127.0.0.1:<port>)."""
-        server = self._bind(host, port)
-        self._thread = threading.Thread(
-            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True, name="fake-platform"
-        )
-        self._thread.start()
+        self._served = Served(self.app, host, port, handler=_QuietTokenHandler, name="fake-platform")
+        self._set_base_url(self._served.url)
         return self.base_url
 
     def serve_forever(self, port, host="127.0.0.1"):
-        """Serve in the calling thread (python -m fakeplatform)."""
-        self._bind(host, port).serve_forever()
-
-    def _bind(self, host, port):
-        self._server = make_server(host, port, self.app, threaded=True, request_handler=_QuietTokenHandler)
-        self._set_base_url(f"http://{host}:{self._server.server_port}")
-        return self._server
+        """Serve until interrupted (python -m fakeplatform)."""
+        self.start(port, host)
+        assert self._served is not None
+        self._served.wait()
 
     def _set_base_url(self, base_url):
         with self._lock:
@@ -126,10 +121,9 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 m["url"] = f"{base_url}/mmbiz/{m['file']}"
 
     def stop(self):
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._served is not None:
+            self._served.stop()
+            self._served = None
 
     # ---- state helpers (called with the lock held) -------------------------------------------
     def _new_id(self, prefix):

@@ -20,6 +20,10 @@ class Served:
         )
         self._thread.start()
 
+    def wait(self):
+        """Until stopped (a process that only serves)."""
+        self._thread.join()
+
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
