@@ -181,6 +181,7 @@ def test_compose_reorder_preview_and_send_an_edition(open_at, live_server, conso
     page.wait_for_function(
         "() => document.querySelector('#edition-cards > li .edition-counts') !== null", timeout=20_000
     )
+    page.wait_for_load_state("load")  # the page reloaded with the counts: its script has rendered the lists
     card = page.locator("#edition-cards > li").first
     assert card.locator("[data-role=edition-status]").text_content().strip() == words["sent"]
     assert words["delivered"] in card.text_content()
@@ -307,6 +308,7 @@ def test_preview_a_tag_a_time_the_quota_and_refusals_in_words_then_cancel(open_a
     card = f'#edition-cards > li[data-edition-id="{scheduled["id"]}"]'
     page.locator(card).get_by_role("button", name=words["cancel"]).click()
     page.wait_for_function(f"() => document.querySelector('{card}')?.dataset.status === 'canceled'")
+    page.wait_for_load_state("load")  # the page reloaded after the cancel: its script has rendered the composer
     assert page.locator(f"{card} [data-role=edition-status]").text_content() == words["canceled"]
     # The second edition stays a draft in the composer, with the article the quota refused.
     assert composed(page) == [tasks[2]["id"]]

@@ -35,7 +35,9 @@ def test_filter_open_and_triage_a_feedback(page, demo, console):
     expect(page.get_by_role("heading", level=1)).to_have_text("发布后封面图模糊")
     screenshot_img = page.get_by_role("img", name="Screenshot cover-blurry.png")
     expect(screenshot_img).to_be_visible()
-    assert page.evaluate("(img) => img.naturalWidth", screenshot_img.element_handle()) == 390
+    shown = screenshot_img.element_handle()
+    page.wait_for_function("(img) => img.complete", arg=shown)  # loaded (lazily, after the page's navigation)
+    assert page.evaluate("(img) => img.naturalWidth", shown) == 390
     expect(page.get_by_role("link", name="reader.log")).to_be_visible()
     expect(page.locator("pre.log")).to_contain_text("cover loaded 320x180")
     screenshot(page, "feedback-detail")
@@ -49,7 +51,7 @@ def test_filter_open_and_triage_a_feedback(page, demo, console):
     expect(page.get_by_label("Note")).to_have_value("封面压缩参数已调整，下个版本修复。")
 
     page.get_by_role("link", name="← Feedback").click()
-    assert page.locator('[data-status-count="processed"]').inner_text() == "2"
+    expect(page.locator('[data-status-count="processed"]')).to_have_text("2")  # the list, once it has loaded
     console.assert_clean()
 
 

@@ -17,7 +17,7 @@ def test_sign_in_lands_on_the_page_asked_for_and_filters_the_list(page, demo, co
     page.get_by_label("User name").fill("demo")
     page.get_by_label("Password").fill("wrong password")
     page.get_by_role("button", name="Sign in").click()
-    assert page.get_by_role("alert").inner_text() == "Wrong user name or password."
+    expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")  # the form's answer is a new page
     sign_in(page, "/review?status=all")
 
     assert page.get_by_role("heading", name="Review tasks").is_visible()
@@ -44,9 +44,9 @@ def test_sign_in_lands_on_the_page_asked_for_and_filters_the_list(page, demo, co
     page.get_by_label("Created from").fill("2030-01-02")
     page.get_by_label("Created to").fill("2030-01-01")
     page.get_by_role("button", name="Apply filters").click()
-    assert "must be earlier than or equal to" in page.get_by_role("alert").inner_text()
-    assert page.locator("#err-from").is_visible()  # next to the field concerned
-    assert page.get_by_label("Created from").get_attribute("aria-describedby") == "err-from"
+    expect(page.get_by_role("alert")).to_contain_text("must be earlier than or equal to")  # the server's page
+    expect(page.locator("#err-from")).to_be_visible()  # next to the field concerned
+    expect(page.get_by_label("Created from")).to_have_attribute("aria-describedby", "err-from")
     console.assert_clean()
 
 
