@@ -187,7 +187,7 @@ def _button(node, action):
 
 def start_demo_robot():
     """A fake WeCom group robot that prints what it gets, as a group chat would show it."""
-    return FakeRobot("wecom", key="demo", on_message=lambda text: print(f"[team robot]\n{text}\n", flush=True)).start()
+    return FakeRobot("wecom", key="demo", on_message=lambda text: print(f"[team robot]\n{text}\n", flush=True))
 
 
 def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEMO_LATENCY):

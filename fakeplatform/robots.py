@@ -105,9 +105,6 @@ class FakeRobot:
         with self.arrived:
             return self.arrived.wait_for(lambda: len(self.texts) >= count, timeout)
 
-    def start(self):
-        return self
-
     def stop(self):
         self._served.stop()
 

@@ -172,7 +172,7 @@ def fake():
 @pytest.fixture
 def receiver():
     """The agent's webhook receiver: a real HTTP server on 127.0.0.1 keeping what it gets."""
-    hook = WebhookReceiver().start()
+    hook = WebhookReceiver()
     yield hook
     hook.stop()
 

@@ -430,7 +430,7 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
         {"wx-silicon": SECRETS["WECHAT_SILICON_RISE_SECRET"], "wx-carbon": SECRETS["WECHAT_CARBON_FITNESS_SECRET"]}
     )
     platform.start()
-    receiver = WebhookReceiver().start()
+    receiver = WebhookReceiver()
     receiver.fail_statuses = [500]
     try:
         app = make_app(

@@ -27,8 +27,5 @@ class WebhookReceiver:
         with self.arrived:
             return self.arrived.wait_for(lambda: len(self.received) >= count, timeout)
 
-    def start(self):
-        return self
-
     def stop(self):
         self._served.stop()

@@ -79,7 +79,7 @@ def test_asking_again_after_a_failure_forgets_the_old_reason(app, admin_client, 
 
 @pytest.fixture
 def robot():
-    found = FakeRobot("wecom").start()
+    found = FakeRobot("wecom")
     yield found
     found.stop()
 

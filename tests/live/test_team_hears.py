@@ -11,7 +11,7 @@ from tests.helpers.team import send_pass
 
 @pytest.fixture
 def robot():
-    found = FakeRobot("wecom").start()
+    found = FakeRobot("wecom")
     yield found
     found.stop()
 

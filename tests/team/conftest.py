@@ -10,9 +10,9 @@ from tests.helpers.team import DINGTALK_SECRET, FEISHU_SECRET
 def robots():
     """{kind: FakeRobot} for WeCom, Feishu (signed) and DingTalk (signed), running."""
     found = {
-        "wecom": FakeRobot("wecom").start(),
-        "feishu": FakeRobot("feishu", secret=FEISHU_SECRET).start(),
-        "dingtalk": FakeRobot("dingtalk", key="ding-token-42", secret=DINGTALK_SECRET).start(),
+        "wecom": FakeRobot("wecom"),
+        "feishu": FakeRobot("feishu", secret=FEISHU_SECRET),
+        "dingtalk": FakeRobot("dingtalk", key="ding-token-42", secret=DINGTALK_SECRET),
     }
     yield found
     for robot in found.values():
