@@ -33,14 +33,12 @@ def resolve_many(refs: list) -> dict[int, Any]:
     ids = {k[1] for k in keys if k and k[0] == "id"}
     urls = {k[1] for k in keys if k and k[0] == "url"}
     by_id = {a.asset_id: a for a in Asset.select().where(Asset.asset_id.in_(ids))} if ids else {}
-    by_url = {}
-    if urls:
-        for asset in Asset.select().where(Asset.url.in_(urls)).order_by(Asset.id.desc()):
-            by_url[asset.url] = asset
-    out = {}
-    for index, key in enumerate(keys):
-        out[index] = None if key is None else (by_id if key[0] == "id" else by_url).get(key[1])
-    return out
+    # Oldest last, so it wins a URL two assets share (as in resolve_ref).
+    by_url = {a.url: a for a in Asset.select().where(Asset.url.in_(urls)).order_by(Asset.id.desc())} if urls else {}
+    return {
+        index: None if key is None else (by_id if key[0] == "id" else by_url).get(key[1])
+        for index, key in enumerate(keys)
+    }
 
 
 def markdown_image_refs(markdown: str | None) -> list[str]:
@@ -48,12 +46,15 @@ def markdown_image_refs(markdown: str | None) -> list[str]:
     return image_urls(markdown or "")
 
 
+def _listed(value):
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
 def _refs_of_selections(selections, out):
     """Asset refs and Markdown image links in a selections-like object (selections, lockedSelections)."""
     selections = selections or {}
     for key in REF_FIELDS:
-        value = selections.get(key)
-        out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+        out.extend(_listed(selections.get(key)))
     crop = selections.get("coverCrop")
     if isinstance(crop, dict) and crop.get("assetId"):
         out.append({"assetId": crop["assetId"]})
@@ -61,11 +62,8 @@ def _refs_of_selections(selections, out):
 
 
 def task_references(task: Any) -> list:
-    """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings.
-
-    Candidates, selections, locked selections, manual overrides and the body draft; Markdown image
-    links only (plain hyperlinks are not images), never publish snapshots.
-    """
+    """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings
+    (what docs/api.md §8 scans)."""
     refs: list = []
     candidates = task.candidates or {}
     refs.extend(candidates.get("coverImages") or [])
@@ -83,8 +81,7 @@ def task_references(task: Any) -> list:
         if key == "body":
             refs.extend(markdown_image_refs(entry.get("value")))
         elif key in REF_FIELDS:
-            for part in (entry.get("value"), entry.get("basedOn")):
-                refs.extend(part if isinstance(part, list) else [part] if part is not None else [])
+            refs.extend(_listed(entry.get("value")) + _listed(entry.get("basedOn")))
     draft = task.body_draft or {}
     refs.extend(markdown_image_refs(draft.get("markdown")))
     refs.extend(markdown_image_refs(draft.get("sourceBodyCandidate")))

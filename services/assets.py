@@ -1,8 +1,5 @@
-"""Image assets: checking uploads by decoding them, storing files safely, listing, platform sync.
-
-Files live under `<uploads_root>/<scope>/<asset id>.<ext>`; the name never comes from the client.
-Files are placed through services.files: written atomically, removed again when the insert fails,
-and swept at the next start if the process died between the file and its row.
+"""Image assets (docs/api.md §6): checking uploads by decoding them, storing files (through
+services.files), listing, platform sync. The stored name never comes from the client.
 """
 
 import hashlib
@@ -81,9 +78,7 @@ def _convert_webp(image):
 
 def asset_path(asset: Asset, uploads_root: str | Path) -> Path | None:
     """The local file of an asset, or None for a remote one."""
-    if not asset.is_local:
-        return None
-    return Path(uploads_root) / asset.scope / str(asset.stored_name)
+    return Path(uploads_root) / asset.scope / str(asset.stored_name) if asset.is_local else None
 
 
 def get_asset(asset_id: str) -> Asset:
@@ -151,9 +146,7 @@ def list_assets(
         query = query.where(Asset.scope == scope)
     if q:
         query = query.where(Asset.file_name.contains(q))
-    total = query.count()
-    items = list(query.order_by(Asset.created_at.desc(), Asset.id.desc()).paginate(page, page_size))
-    return items, total
+    return list(query.order_by(Asset.created_at.desc(), Asset.id.desc()).paginate(page, page_size)), query.count()
 
 
 @dataclass
@@ -168,15 +161,10 @@ class SyncReport:
 def sync_platform_images(
     client: Any, account: str, report: "SyncReport | None" = None, measure: Any = None
 ) -> "SyncReport":
-    """Keep every image material of `account` as a remote library asset with its media_id.
-
-    `client` is a PlatformClient of that account (its `iter_image_materials()` reads
-    material/batchget_material page by page). A repeated sync updates the rows it made before.
-    Each material is also recorded as the account's uploaded "material" of that asset, so
-    publishing it to the same account uses the media_id instead of uploading the image again.
-    Pass a SyncReport to keep the counts when the platform fails half way. `measure(url)` gives
-    (width, height) of an image, or None: a cover must have a known size, so each new or changed
-    material is measured once.
+    """Keep every image material of `account` (a PlatformClient of it) as a remote library asset with its
+    media_id, recorded as the account's uploaded "material" too, so publishing it there does not upload it
+    again. Pass a SyncReport to keep the counts when the platform fails half way. `measure(url)` gives
+    (width, height) or None: a cover must have a known size, so each new or changed material is measured.
     """
     report = report if report is not None else SyncReport()
     for item in client.iter_image_materials():  # no transaction is open while the next page loads

@@ -158,15 +158,11 @@ def authenticate(
 ) -> tuple[AdminUser | None, str | None]:
     """Returns (user, None) on success or (None, 'invalid_credentials' | 'too_many_attempts').
 
-    Only failures are recorded, so parallel correct sign-ins never throttle each other. The
-    throttle is read before the slow password check (refuse at once) and again in the write
-    transaction that records the outcome, so of N parallel guesses at most `max_failures`
-    learn whether they were right. `device`: the id of a known-device cookie issued to this user
-    name; its attempts are counted on their own, so a stranger's failures for the user name or
-    the address cannot lock that browser out (OWASP's device cookies).
+    The throttle (docs/api.md §3) is read before the slow password check (refuse at once) and again in
+    the write transaction that records the outcome, so of N parallel guesses at most `max_failures`
+    learn whether they were right. `device`: the id of a known-device cookie issued to this user name.
     """
     username, ip = (username or "").strip()[:64], ip or ""
-    # A known device's attempts are counted apart from the user name and the address.
     keys = (f"{DEVICE_KEY}{device}"[:64],) * 2 if device else (username, ip)
     return _authenticate(username, password, keys, max_failures, window_seconds, "a known device" if device else ip)
 
@@ -195,22 +191,16 @@ def _authenticate(
 
 
 def token_matches(presented: str | None, configured_tokens: Any) -> bool:
-    """Constant-time comparison against every configured token (rotation)."""
+    """Constant-time comparison against every configured token (rotation); a list, not any(), so no token
+    is skipped."""
     if not presented:
         return False
-    presented_b = presented.encode()
-    matched = False
-    for token in configured_tokens:
-        matched |= hmac.compare_digest(presented_b, token.encode())
-    return matched
+    return any([hmac.compare_digest(presented.encode(), token.encode()) for token in configured_tokens])
 
 
 def channel_for_client_token(presented: str | None, channel_tokens: dict[str, str]) -> str | None:
-    """x-feedback-client-token -> channel name, or None."""
-    found = None
+    """x-feedback-client-token -> channel name, or None (every token compared, as in token_matches)."""
     if not presented:
         return None
-    for channel, token in channel_tokens.items():
-        if hmac.compare_digest(presented.encode(), token.encode()):
-            found = channel
-    return found
+    found = [name for name, token in channel_tokens.items() if hmac.compare_digest(presented.encode(), token.encode())]
+    return found[-1] if found else None

@@ -1,13 +1,7 @@
-"""Files that belong to database records: written atomically, and never left orphaned.
-
-A file is named in the PendingFile journal (committed) before it appears; the journal entry is
-removed in the same transaction that inserts the file's record. If the process dies in between,
-the entry survives, and the next start removes the file (and any temporary file) it names.
-
-Removal mirrors it: the file is set aside under a tombstone name in the transaction that deletes
-its record and removed after the commit; a stop in between is settled at the next start. A removal
-holds its folder's removal lock throughout, so a backup that holds it while it copies the database
-and links the files that copy names (pinned()) keeps every one of them, whatever is deleted next.
+"""Files that belong to database records: written atomically, and never left orphaned (docs/decisions.md
+"Files"). Removal mirrors placement: the file is set aside under a tombstone name in the transaction that
+deletes its record and removed after the commit. A removal holds its folder's removal lock throughout, so a
+backup that holds it while it copies the database and links the files that copy names (pinned()) keeps them.
 """
 
 import contextlib

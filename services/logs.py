@@ -1,13 +1,8 @@
-"""Log lines that request data cannot forge (docs/api.md §11 Logs).
-
-A path, header, user name or platform message can carry a newline; logged raw it starts a line that
-looks like the service's own ("...%0A2026-11-24 23:59:59,000 INFO review admin account mallory
-created"). The filter escapes every control character of a record's message on the handlers it
-guards; tracebacks, which the formatter appends afterwards, keep their lines.
+"""Log lines that request data cannot forge (docs/api.md §11 Logs): the filter escapes every control
+character of a record's message (tracebacks, appended afterwards by the formatter, keep their lines).
 
 It also masks the credentials that travel in URLs, should a library log one (urllib3 does at DEBUG):
-a group robot's webhook key (WeCom `key=`, DingTalk `access_token=` and `sign=`, Feishu's hook id,
-docs/api.md §15) and the platform's `access_token`.
+a group robot's webhook key (docs/api.md §15) and the platform's `access_token`.
 """
 
 import logging

@@ -1,12 +1,6 @@
-"""Sliding-window rate limits counted in the database: feedback intake (docs/api.md §9), phone
-previews (docs/api.md §16) and body previews (docs/api.md §14).
-
-Each category (feedback: ip, device, version, channel; preview: task; body_preview: admin) has limits such as
-`20/minute;200/day`. A request is checked against every key it carries and recorded against all of
-them only when none is over its limit, so a client that waits the announced Retry-After gets
-through. The hits live in the `rate_hit` table and the check-and-record runs in one write
-transaction, so every service process on the database counts together (no limit multiplied by the
-number of processes).
+"""Sliding-window rate limits counted in the database (docs/decisions.md "Feedback"): feedback intake
+(docs/api.md §9), phone previews (§16) and body previews (§14). Each category (feedback: ip, device, version,
+channel; preview: task; body_preview: admin) has limits such as `20/minute;200/day`.
 """
 
 import math
@@ -30,10 +24,9 @@ class SlidingWindowLimiter:
         self._hits_since_sweep = 0
 
     def hit(self, keys: dict[str, str | None]) -> int | None:
-        """Record one request against `keys` ({category: key or None}).
-
-        Returns None when allowed, else the whole seconds (>= 1) until every exceeded limit has room.
-        """
+        """Record one request against `keys` ({category: key or None}), and against all of them only when
+        none is over its limit. None when allowed, else the whole seconds (>= 1) until every exceeded limit
+        has room."""
         counted = [(category, key) for category, key in keys.items() if key is not None and self.rules.get(category)]
         if not counted:
             return None
@@ -78,9 +71,8 @@ _BODY_PREVIEWS = SlidingWindowLimiter({"body_preview": [(BODY_PREVIEWS_PER_ADMIN
 
 
 def admit_body_preview(admin: str) -> None:
-    """POST /api/review/preview renders what it is sent (docs/api.md §14): at most BODY_PREVIEWS_PER_ADMIN
-    a minute per admin (the page's live preview sends one at most every 250 ms, and while typing on
-    one every 600 ms), else 429 with Retry-After."""
+    """POST /api/review/preview renders what it is sent: at most BODY_PREVIEWS_PER_ADMIN a minute per admin,
+    else 429 with Retry-After (docs/api.md §14)."""
     wait = _BODY_PREVIEWS.hit({"body_preview": admin})
     if wait is not None:
         raise RateLimited(

@@ -1,15 +1,6 @@
-"""Deleting a review task, then its files best-effort (docs/api.md §8).
-
-1. One IMMEDIATE transaction removes the task with its publish jobs, timeline, unsent agent
-   notifications, its presence rows and its idempotency record (a replayed creation then makes a
-   new task instead of answering with a task that no longer exists). After this commit the
-   deletion stands, whatever happens to the files.
-2. Each image the task referred to is counted once (an asset named by id and by URL is one):
-   a `review` file that no remaining task refers to is removed with its asset row
-   (`deletedFileCount`); a library or remote asset, an external URL, a file still used by another
-   task, an unknown asset, a path that would leave `uploads/review/` (symlink, `..`) and a failed
-   removal are counted in `skippedAssetCount`. A stored file already missing only loses its row
-   and counts as deleted: afterwards neither exists, as for a removed one.
+"""Deleting a review task, then its files best-effort: the rules are docs/api.md §8, the details
+docs/package-and-delete.md "Delete". After the task's transaction commits the deletion stands, whatever
+happens to the files.
 """
 
 import logging
@@ -60,11 +51,9 @@ def _distinct_assets(refs):
 def referenced_elsewhere(asset: Asset) -> bool:
     """Does a remaining task refer to the asset the way task_references() counts references?
 
-    A substring search (LIKE, wildcards escaped) over the JSON text finds the few tasks that mention
-    the asset's id or URL at all; each is then read for real references, so a plain hyperlink or a
-    topic quoting the URL does not keep the file (docs/api.md §8). It scans the table once per asset;
-    that stays quick for the sizes a team produces, with no reference table to keep in step.
-    `coerce(False)`: without it peewee would JSON-encode the pattern through JSONField.db_value.
+    A substring search over the JSON text finds the few candidates, which are then read for real
+    references; one scan per asset, with no reference table to keep in step. `coerce(False)`: without
+    it peewee would JSON-encode the pattern through JSONField.db_value.
     """
     condition = None
     for column in JSON_COLUMNS:
@@ -76,11 +65,8 @@ def referenced_elsewhere(asset: Asset) -> bool:
 
 
 def _delete_task_rows(task_id, if_match, stale_limit):
-    """Step 1: the task and what belongs to it, in one transaction. Returns (its assets, unresolved count).
-
-    Not while a publish runs: its draft would land on the platform with no job left to record it.
-    Its review assets are journaled (AssetCleanup) in the same transaction for step 2.
-    """
+    """The task and what belongs to it, its review assets journaled (AssetCleanup), in one transaction.
+    Returns (its assets, unresolved count)."""
     with immediate():
         task = load_for_update(task_id, if_match)
         rule_for(task.status, "delete")
@@ -115,17 +101,12 @@ def _review_file(asset, review_root):
     if os.path.islink(path):
         return None  # never follow a link, and leave the link itself for the operator who made it
     real = os.path.realpath(path)
-    if os.path.dirname(real) != review_root:
-        return None
-    return real
+    return real if os.path.dirname(real) == review_root else None
 
 
 def _remove_asset(asset, review_root):
-    """True when the file and the asset row are gone; False when the asset is kept (skipped).
-
-    The file goes with the row's transaction (services.files.removed_file): a failed commit keeps
-    both, and a stop in between is settled by recover_deletions() at the next start.
-    """
+    """True when the file and the asset row are gone (with one transaction, services.files.removed_file);
+    False when the asset is kept (skipped)."""
     if asset.scope != "review" or not asset.is_local:
         return False
     path = _review_file(asset, review_root)
