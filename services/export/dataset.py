@@ -1,15 +1,6 @@
-"""Decisions as data (docs/api.md §20): every decided task as one `raw` record of what the agent offered,
-what the editors chose, changed and rejected and what readers did; services/export/dataset_formats.py
-turns each record into the lines of `sft`, `dpo` or `kto`.
-
-    query = dataset_query("dpo", from_="2026-11-01", to=None, account=None)  # 400 on a bad format or date
-    for chunk in dataset_chunks(query): ...                                   # JSON Lines, oldest decision first
-
-Tasks are found a page at a time in the order of their last decision (`decided_at`, then id: keyset
-paging), then read whole a few at a time, each few with their decision events, going live and readers'
-days in one short read transaction: memory holds one page, whatever the number of tasks
-(bench/bench_dataset.py). Tasks decided after the export started are left for the next one, so none
-appears twice.
+"""Decisions as data (docs/api.md §20): every decided task as one `raw` record; dataset_formats.py turns
+each into the lines of `sft`, `dpo` or `kto`. Tasks are keyset-paged in the order of their last decision
+(`decided_at`, then id), then read whole a few at a time, each few in one short read transaction.
 """
 
 import json
@@ -99,10 +90,8 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
     # Only the moment of the decision narrows the SQL, so the page walks the decided_at index (a status or
     # account condition would let the database prefer its own index and sort every match for each page);
     # the few tasks back in review since a rejection, and other accounts, are skipped here.
-    conditions = [
-        ReviewTask.decided_at.is_null(False),
-        ReviewTask.decided_at <= now_iso(),
-    ]  # decided once the export has begun: the next export's
+    # Decided once the export has begun: the next export's.
+    conditions = [ReviewTask.decided_at.is_null(False), ReviewTask.decided_at <= now_iso()]
     if query.start:
         conditions.append(ReviewTask.decided_at >= query.start)
     if query.end:
@@ -154,18 +143,16 @@ def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
     """({pk: decision events in order}, {pk: TaskLive}, {pk: readers' days ascending}) in three queries."""
     pks = [task.id for task in tasks]
     events: dict[int, list] = {}
-    lives: dict[int, TaskLive] = {}
     days: dict[int, list] = {}
     if not pks:
-        return events, lives, days
+        return events, {}, days
     for event in (
         TimelineEvent.select(TimelineEvent.task, TimelineEvent.type, TimelineEvent.data)
         .where(TimelineEvent.task.in_(pks) & TimelineEvent.type.in_(_EVENTS))
         .order_by(TimelineEvent.id)
     ):
         events.setdefault(event.task_id, []).append(event)
-    for live in TaskLive.select().where(TaskLive.task.in_(pks)):
-        lives[live.task_id] = live
+    lives = {live.task_id: live for live in TaskLive.select().where(TaskLive.task.in_(pks))}
     for row in TaskDayStats.select().where(TaskDayStats.task.in_(pks)).order_by(TaskDayStats.task, TaskDayStats.day):
         days.setdefault(row.task_id, []).append(day_dict(row))
     return events, lives, days
@@ -225,12 +212,8 @@ def chosen_values(task: ReviewTask, held: dict[str, Any]) -> dict[str, Any]:
 
 
 def rework(events: list, held: dict[str, Any], *, open_round: bool) -> list[dict[str, Any]]:
-    """[{"field", "reason": {"category", "note"}, "before", "after"}] of every rejection, in order.
-
-    `before` is the value rejected, `after` the value the agent's rework put in its place (its last one
-    in that round); a round still open (the task waits for rework) has `after` null and the rejected
-    values as the task holds them. A whole-task rejection names each field the rework changed (while
-    open: each field held), or one entry with `field` null when there is none."""
+    """The record's `rework`: [{"field", "reason": {"category", "note"}, "before", "after"}] of every
+    rejection, in order (docs/api.md §20); while open, a whole-task rejection names each field held."""
     rounds: list[dict[str, Any]] = []
     for event in events:
         data = event.data or {}

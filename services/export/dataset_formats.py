@@ -1,14 +1,5 @@
-"""The dataset's training formats (docs/api.md §20), each a function of one `raw` record
-(services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
-
-- `sft` (OpenAI chat fine-tuning): the prompt, and the approved article as the assistant's answer.
-- `dpo` (OpenAI preference fine-tuning): the field's approved value preferred to each value of it that
-  was rejected, and the option the editor picked preferred to each other option of that field.
-- `kto` (TRL's unpaired preferences): the approved article `true`, each rejected value `false`.
-
-Only texts make pairs and labels: `title`, `summary`, `description` and `body`. The user message of a
-field other than the body is the prompt, a blank line and the field's name in brackets (`[title]`); a
-body is written as `sft` writes the article: the title as a first heading, a blank line, the Markdown.
+"""The dataset's training formats `sft`, `dpo` and `kto` (docs/api.md §20), each a function of one `raw`
+record (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
 """
 
 from collections.abc import Callable

@@ -1,11 +1,5 @@
-"""manuscript.md of a package: the final texts, with every image pointing into images/ (docs/api.md §7).
-
-Text from the task (title, summary, description) is escaped, so a title such as
-`![x](http://elsewhere/a.png)` stays text and never becomes an image reference to a file outside
-the archive. The body Markdown keeps its formatting; only its image (and link) destinations that
-name an exported image are replaced by the relative path of that image, and raw HTML is escaped
-to text: the service renders raw HTML as text, but a Markdown viewer opening manuscript.md would
-load `<img>` and the like from wherever they point.
+"""manuscript.md of a package: the final texts, with every image pointing into images/ (docs/api.md §7;
+what is escaped and rewritten, and why: docs/package-and-delete.md "Package").
 """
 
 import re
@@ -135,8 +129,7 @@ def _escaped(segment, position):
 
 def _rewrite_segment(segment, mapping):
     """Destinations in `mapping` replaced, and every `<` that would open raw HTML escaped, outside code
-    spans and link destinations: the service renders raw HTML as text, and a viewer opening
-    manuscript.md would otherwise load `<img>`, `<image>`, `<video poster>`… from wherever they point."""
+    spans and link destinations."""
     code = _Ranges(_code_spans(segment))
 
     def swap(match):
@@ -176,12 +169,9 @@ def _left_for_viewers(markdown, targets):
 
 
 def rewrite_images(markdown: str, mapping: dict[str, str]) -> tuple[str, Any]:
-    """Replace each destination equal (after Markdown unescaping) to a key of `mapping` by its value.
-
-    Returns (markdown, left) where `left` lists the image sources still not pointing into the
-    archive (syntax this rewriter does not understand); the caller refuses the export for them.
-    Raw HTML is escaped to text (_rewrite_segment).
-    """
+    """Replace each destination equal (after Markdown unescaping) to a key of `mapping` by its value, and
+    escape raw HTML. (markdown, left): `left` lists what still points outside the archive; the caller
+    refuses the export for them."""
     code = _code_lines(markdown)
     out: list[str] = []
     segment: list[str] = []

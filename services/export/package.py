@@ -1,14 +1,6 @@
-"""The ZIP package of a task (docs/api.md §7): every final image checked first, then one archive.
-
-    package = build_package(task_id, settings)
-    ... stream package.path ...
-    package.cleanup()
-
-Work happens in a fresh directory under `temp_root` (`package-*`): remote images are fetched
-there, checked, and the archive is written there. Nothing is written before every image has
-passed, and any failure removes the directory, so a refused export leaves no file behind.
-Images are copied into the archive in chunks (stored, not recompressed: they are compressed
-already), so memory stays flat however large the task is.
+"""The ZIP package of a task (docs/api.md §7, docs/package-and-delete.md "Package"): every final image
+checked first, in a fresh `package-*` directory, then one archive. Images are copied in chunks and stored,
+not recompressed (they are compressed already), so memory stays flat however large the task is.
 """
 
 import errno
@@ -127,9 +119,7 @@ def _plan_article(task, plan, uploads_root):
             key, source = _asset_source(asset, src, "body", uploads_root)
             stem = _stem(asset.asset_id)
         else:
-            # An image link that is no asset (the review rules refuse them, but older or hand-edited
-            # data may hold one): the archive must stand on its own, so it is fetched like a remote
-            # library image when its host is allowed, and otherwise refuses the export.
+            # An image link that is no asset: fetched like a remote library image (docs/package-and-delete.md).
             key, stem = f"url:{src}", "external-" + hashlib.sha256(src.encode()).hexdigest()[:16]
             source = _Source(src, "body", remote=src)
         link_items[src] = (plan.add(stem, key, source), key)

@@ -19,10 +19,7 @@ class FaultyImage(Exception):
 
 
 def open_local(path: str | os.PathLike, root: str | os.PathLike) -> BinaryIO:
-    """The stored file, opened for reading, after checking that it stays inside `root` and is a file.
-
-    The open file stays readable if a task deletion removes the file meanwhile.
-    """
+    """The stored file, opened for reading, after checking that it stays inside `root` and is a file."""
     if not inside(path, root):
         raise FaultyImage("the stored file lies outside the uploads folder")
     real = os.path.realpath(path)
@@ -37,10 +34,8 @@ def open_local(path: str | os.PathLike, root: str | os.PathLike) -> BinaryIO:
 def check_decodable(file: BinaryIO) -> str:
     """The extension (png/jpg/gif/webp) of the open image `file` when it decodes; FaultyImage otherwise.
 
-    verify() reads the whole file and checks the structure (for PNG every chunk's CRC, so a cut or
-    damaged file fails). JPEG, GIF and WebP have no such check in Pillow, so their pixels are
-    decoded too: JPEG at 1/8 scale (draft mode still reads every entropy-coded byte), which keeps
-    memory small even for a 40-megapixel photo.
+    verify() checks a PNG's every chunk CRC; JPEG, GIF and WebP have no such check in Pillow, so their
+    pixels are decoded too (JPEG at 1/8 scale: draft mode still reads every entropy-coded byte).
     """
     try:
         if os.fstat(file.fileno()).st_size > MAX_BYTES:
