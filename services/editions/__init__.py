@@ -1,7 +1,5 @@
 """Editions (docs/api.md §21): the day's articles an account sends to its followers as one message (群发).
-
-The agent proposes one, an editor orders it, previews it on their phone and sends it now, at a time or to
-a tag. Only rows are written here; the send itself is the worker's (services/editions/sending.py).
+Only rows are written here; the send itself is the worker's (services/editions/sending.py).
 """
 
 from datetime import datetime
@@ -53,10 +51,13 @@ def edition_to_dict(edition: Edition) -> dict[str, Any]:
     }
 
 
-def _row(edition_id: str) -> Edition:
+def _row(edition_id: str, trigger: str | None = None) -> Edition:
+    """The edition (404); with `trigger`, 409 invalid_state unless EDITION_TABLE allows it in its status."""
     edition = Edition.get_or_none(Edition.edition_id == edition_id)
     if edition is None:
         raise NotFound(f"no edition {edition_id}")
+    if trigger is not None:
+        edition_rule_for(edition.status, trigger)
     return edition
 
 
@@ -106,7 +107,6 @@ def _check_tasks(account: str, task_ids: list[str], besides: int | None = None) 
             "these tasks cannot go in the edition: "
             + "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items()),
             refused,
-            code="invalid_state",
         )
 
 
@@ -142,16 +142,10 @@ def get_edition(edition_id: str) -> dict[str, Any]:
     return edition_to_dict(_row(edition_id))
 
 
-def _state(edition: Edition, trigger: str) -> None:
-    """409 invalid_state unless EDITION_TABLE has (its status, `trigger`)."""
-    edition_rule_for(edition.status, trigger)
-
-
 def reorder(edition_id: str, task_ids: list[str]) -> dict[str, Any]:
     """PATCH: another choice or order of tasks for a `draft` edition (the same rules as proposing)."""
     with immediate():
-        edition = _row(edition_id)
-        _state(edition, "reorder")
+        edition = _row(edition_id, "reorder")
         _check_tasks(edition.account, task_ids, besides=edition.id)
         return edition_to_dict(_save(edition, task_ids=task_ids, draft_media_id=None))
 
@@ -159,8 +153,7 @@ def reorder(edition_id: str, task_ids: list[str]) -> dict[str, Any]:
 def delete_edition(edition_id: str) -> None:
     """A draft, canceled or failed edition goes; its tasks and the platform are untouched."""
     with immediate():
-        edition = _row(edition_id)
-        _state(edition, "delete")
+        edition = _row(edition_id, "delete")
         edition.delete_instance()
 
 
@@ -176,8 +169,7 @@ def schedule(
     that day or month is used up, naming the first moment a send is possible."""
     moment = when(at)
     with immediate():
-        edition = _row(edition_id)
-        _state(edition, "send")
+        edition = _row(edition_id, "send")
         _check_tasks(edition.account, edition.task_ids, besides=edition.id)
         remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
         if remaining < 1:
@@ -207,16 +199,14 @@ def schedule(
 def cancel(edition_id: str) -> dict[str, Any]:
     """A scheduled edition is canceled (409 once its send began)."""
     with immediate():
-        edition = _row(edition_id)
-        _state(edition, "cancel")
+        edition = _row(edition_id, "cancel")
         return edition_to_dict(_save(edition, status="canceled"))
 
 
 def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, Any]:
     """(Re)build the combined draft and send it to one WeChat user with message/mass/preview. The platform
     calls run with no transaction open; the draft is recorded only if the edition did not change meanwhile."""
-    edition = _row(edition_id)
-    _state(edition, "preview")
+    edition = _row(edition_id, "preview")
     _credentials(edition.account, settings)
     client = client_for(edition.account, settings)
     try:
@@ -225,7 +215,7 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
     except PlatformError as exc:
         raise exc.refused("the preview") from None
     except LookupError as exc:
-        raise Conflict(str(exc), {"taskIds": [str(exc)]}, code="invalid_state") from None
+        raise Conflict(str(exc), {"taskIds": [str(exc)]}) from None
     with immediate():
         current = _row(edition_id)
         if current.version == edition.version:
@@ -243,7 +233,6 @@ def release_task(task_id: str) -> None:
             raise Conflict(
                 f"the task is in edition {edition.edition_id}, which is {edition.status}; cancel it first",
                 {"editionId": [edition.edition_id]},
-                code="invalid_state",
             )
         rest = [other for other in edition.task_ids if other != task_id]
         if rest:
@@ -258,7 +247,6 @@ def _credentials(account: str, settings: Settings) -> None:
         raise Conflict(
             f"account {account} has no platform credentials configured (WECHAT_<CODE>_APPID, _SECRET)",
             {"account": [account]},
-            code="invalid_state",
         )
 
 

@@ -1,8 +1,6 @@
-"""What the /editions page shows (docs/api.md §21): per account, the articles that can go in
-an edition, the edition being composed, the editions sent or on their way, and the quota left.
-
-Read only; every change is made by the page's script through /api/editions, so the rules stay in
-services/editions/__init__.py. Titles and covers are each task's selected ones (the approved selections).
+"""What the /editions page shows (docs/api.md §21): per account, the articles that can go in an edition,
+the edition being composed, the editions sent or on their way, and the quota left. Read only: every change
+goes through /api/editions, so the rules stay in services/editions/__init__.py.
 """
 
 from typing import Any
@@ -24,29 +22,23 @@ def _articles(tasks: list[ReviewTask]) -> dict[str, dict[str, Any]]:
     URL, or None when the cover is no asset: the page never loads an address the agent wrote)."""
     selections = [task.selections or {} for task in tasks]
     covers = resolve_many([chosen.get("coverImage") for chosen in selections])
-    out = {}
-    for index, task in enumerate(tasks):
-        chosen = selections[index]
-        asset = covers.get(index)
-        out[task.task_id] = {
+    return {
+        task.task_id: {
             "id": task.task_id,
             "title": str(chosen.get("title") or task.topic),
             "summary": str(chosen.get("summary") or ""),
             "topic": task.topic,
-            "cover": asset.url if asset is not None else None,
+            "cover": covers[index].url if covers[index] is not None else None,
             "updatedAt": task.updated_at,
         }
-    return out
+        for index, (task, chosen) in enumerate(zip(tasks, selections, strict=True))
+    }
 
 
 def _held(account: str) -> set[str]:
     """Tasks in the account's editions that are draft, scheduled or sending."""
-    held: set[str] = set()
-    for row in Edition.select(Edition.task_ids).where(
-        (Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1])
-    ):
-        held.update(row.task_ids or [])
-    return held
+    rows = Edition.select(Edition.task_ids).where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
+    return {task_id for row in rows for task_id in row.task_ids or []}
 
 
 def draft_ready(account: str) -> list[dict[str, Any]]:
@@ -80,15 +72,9 @@ def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) ->
     page's language."""
     articles = []
     for article in edition["articles"]:
-        task = known.get(article["taskId"]) or {
-            "id": article["taskId"],
-            "title": article["taskId"],
-            "summary": "",
-            "topic": "",
-            "cover": None,
-            "updatedAt": None,
-        }
-        articles.append({**task, **article})
+        task_id = article["taskId"]
+        unknown = {"id": task_id, "title": task_id, "summary": "", "topic": "", "cover": None, "updatedAt": None}
+        articles.append({**(known.get(task_id) or unknown), **article})
     failure = editions.failure_words(edition["id"]) if edition["status"] == "failed" else None
     return {**edition, "articles": articles, "failureWords": failure}
 
@@ -96,7 +82,7 @@ def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) ->
 def page_data(account: str, settings: Settings, edition_id: str | None = None) -> dict[str, Any]:
     """Everything /editions shows for one account: {"candidates", "composing" (the draft edition being
     composed, `edition_id`'s or the newest draft, or None), "editions" (newest first), "quota"}."""
-    listed = [edition for edition in editions.list_editions(account, None)][:EDITIONS_SHOWN]
+    listed = editions.list_editions(account, None)[:EDITIONS_SHOWN]
     drafts = [edition for edition in listed if edition["status"] == "draft"]
     composing = next((edition for edition in drafts if edition["id"] == edition_id), drafts[0] if drafts else None)
     if edition_id and (composing is None or composing["id"] != edition_id):

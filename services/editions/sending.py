@@ -1,11 +1,5 @@
-"""Sending an edition exactly once (docs/api.md §21), and hearing how it went.
-
-At its time an edition is claimed `sending` with this process as its owner and a lease, its combined
-draft made and message/mass/sendall called with clientmsgid = the edition's id. A process that died
-mid-call (its owner gone, or the lease past) is repeated by another with the same clientmsgid: the
-platform answers 45065 to a second send and names the first one's msg_id, so followers get one message.
-The result comes as MASSSENDJOBFINISH on the server URL (`mass_finished`), or by message/mass/get.
-Every change is compare-and-set on the edition's version: a late answer never lands on a newer state.
+"""Sending an edition exactly once, and hearing how it went (docs/api.md §21 "Sending exactly once", "The
+result"). Every change is compare-and-set on the edition's version: a late answer never lands on a newer state.
 """
 
 import logging
