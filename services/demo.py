@@ -56,10 +56,8 @@ def make_png(width: int, height: int, label: str, colors: tuple = ((40, 70, 140)
 
 
 def _image(uploads_root, scope, name, size, label, account):
-    asset, _created = asset_service.save_upload(
-        make_png(*size, label, PALETTE[account]), scope=scope, file_name=name, uploads_root=uploads_root
-    )
-    return asset
+    png = make_png(*size, label, PALETTE[account])
+    return asset_service.save_upload(png, scope=scope, file_name=name, uploads_root=uploads_root)[0]
 
 
 def _article(account, topic, title_list, summaries, authors, bodies, covers, body_images=None):
@@ -276,27 +274,16 @@ SAMPLE_FEEDBACK = [
 
 def seed_feedback(settings: Settings, admin_username: str | None = None) -> list[dict[str, Any]]:
     uploads_root = settings.uploads_path
-    created = []
-    for index, payload in enumerate(SAMPLE_FEEDBACK):
-        data = FeedbackCreateSchema().load(payload)
-        created.append(intake.create_feedback(data, DEMO_CHANNEL, f"198.51.100.{index + 1}", settings))
+    created = [
+        intake.create_feedback(FeedbackCreateSchema().load(payload), DEMO_CHANNEL, f"198.51.100.{index}", settings)
+        for index, payload in enumerate(SAMPLE_FEEDBACK, 1)
+    ]
     record = queries.get_record(created[0]["id"])
-    attachments.add_attachment(
-        record,
-        DEMO_CHANNEL,
-        "screenshot",
-        "cover-blurry.png",
-        make_png(390, 844, "screenshot: blurry cover"),
-        uploads_root,
-    )
-    attachments.add_attachment(
-        record,
-        DEMO_CHANNEL,
-        "log_file",
-        "reader.log",
-        b"12:01:03 cover loaded 320x180\n12:01:04 upscale to 1080\n",
-        uploads_root,
-    )
+    for kind, name, content in (
+        ("screenshot", "cover-blurry.png", make_png(390, 844, "screenshot: blurry cover")),
+        ("log_file", "reader.log", b"12:01:03 cover loaded 320x180\n12:01:04 upscale to 1080\n"),
+    ):
+        attachments.add_attachment(record, DEMO_CHANNEL, kind, name, content, uploads_root)
     if admin_username:
         triage.set_status(created[2]["id"], "processed", admin_username, "已改正为 20 秒/公里")
         triage.set_status(created[1]["id"], "processing", admin_username, None)
