@@ -1,11 +1,5 @@
-"""The chat apps' callbacks (docs/api.md §22), checked and opened: Feishu's card request URL and WeCom's
-callback URL. Each is trusted once: its timestamp within WECHAT_EVENT_MAX_AGE of the clock and its
-(timestamp, nonce) new (remembered in the store, as the server URL's are, services/live/events.py).
-
-Feishu: with FEISHU_ENCRYPT_KEY, `X-Lark-Signature` is hex SHA-256 of timestamp + nonce + key + the raw
-body, and the body `{"encrypt"}` is AES-256-CBC with key SHA-256(encrypt key), the IV the first 16 bytes;
-always, the event's `header.token` is the verification token. WeCom: the Official Account's safe mode with
-the corp id as the trailing id.
+"""The chat apps' callbacks, checked and opened: Feishu's card request URL and WeCom's callback URL
+(docs/api.md §22 "Clicks"; the once-only (timestamp, nonce) is remembered as services/live/events.py does).
 """
 
 import base64
@@ -117,6 +111,7 @@ def _object(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _click(platform: str, identity: Any, task_id: Any, action: Any, version: Any, **extra: Any) -> Click:
+    """A Click of the callback's fields, each checked and cut to its length; `extra`: Click's optional fields."""
     if not (isinstance(identity, str) and identity and isinstance(task_id, str) and isinstance(action, str)):
         raise ValidationFailed("the click names no one, no task or no action", {"action": ["incomplete"]})
     try:
@@ -124,16 +119,8 @@ def _click(platform: str, identity: Any, task_id: Any, action: Any, version: Any
     except (TypeError, ValueError):
         raise ValidationFailed("the click carries no task version", {"version": ["not a number"]}) from None
     note = extra.get("note")
-    return Click(
-        platform,
-        identity[:128],
-        task_id[:64],
-        action[:32],
-        number,
-        note=str(note)[:2000] if note is not None else None,
-        message_id=extra.get("message_id"),
-        response_code=extra.get("response_code"),
-    )
+    extra["note"] = str(note)[:2000] if note is not None else None
+    return Click(platform, identity[:128], task_id[:64], action[:32], number, **extra)
 
 
 def _wecom_signed(app: WeComApp, query: Mapping[str, str], sealed: str, max_age: int) -> bytes:

@@ -1,7 +1,5 @@
-"""What a decision card says (docs/api.md §22), for Feishu (card JSON 2.0) and WeCom (a button_interaction
-template card), in the team's language: the account's name, title, summary, who created it and when, the
-task's link, and either the decision buttons (nothing left to choose), only "open review", or what was
-decided, by whom and when (no buttons). Values from the agent are plain text on both platforms."""
+"""What a decision card says (docs/api.md §22 "Cards"), for Feishu (card JSON 2.0) and WeCom (a
+button_interaction template card). Values from the agent are plain text on both platforms."""
 
 from typing import Any
 
@@ -56,22 +54,23 @@ def facts(task: ReviewTask, team: TeamSettings, zone: Any) -> dict[str, str]:
     }
 
 
+def _line(text: str) -> dict[str, Any]:
+    return {"tag": "div", "text": {"tag": "plain_text", "content": text}}
+
+
 def feishu_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool, note: str | None = None) -> dict:
     """Card JSON 2.0. `buttons`: the decision buttons (with a note box for sending back); `note`: a line
     shown instead of them (what was decided, or what is happening)."""
     shown = facts(task, team, zone)
     decided = note or verdict(task, zone)
-    elements: list[dict[str, Any]] = [
-        {"tag": "div", "text": {"tag": "plain_text", "content": shown["summary"]}},
-        {"tag": "div", "text": {"tag": "plain_text", "content": shown["created"]}},
-    ]
+    elements: list[dict[str, Any]] = [_line(shown["summary"]), _line(shown["created"])]
     open_review = {
         "tag": "button",
         "text": {"tag": "plain_text", "content": gettext("Open review")},
         "behaviors": [{"type": "open_url", "default_url": shown["link"]}],
     }
     if decided:
-        elements += [{"tag": "div", "text": {"tag": "plain_text", "content": decided}}, open_review]
+        elements += [_line(decided), open_review]
     elif buttons:
         decide = [
             {
@@ -103,13 +102,7 @@ def feishu_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool, 
         )
         elements.append(open_review)
     else:
-        elements += [
-            {
-                "tag": "div",
-                "text": {"tag": "plain_text", "content": gettext("Choices are left to make: decide on the page.")},
-            },
-            open_review,
-        ]
+        elements += [_line(gettext("Choices are left to make: decide on the page.")), open_review]
     return {
         "schema": "2.0",
         "config": {"update_multi": True},
@@ -125,18 +118,15 @@ def feishu_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool, 
 def wecom_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool) -> dict:
     """A button_interaction template card; its task_id is <taskId>-<version>, each key action:taskId:version."""
     shown = facts(task, team, zone)
-    keys = (
-        [
-            {
-                "text": str(ACTION_LABELS[action])[:10],
-                "style": 1 if action != "reject_rework" else 3,
-                "key": f"{action}:{task.task_id}:{task.version}",
-            }
-            for action in BUTTONS
-        ]
+    keys = [
+        {
+            "text": str(ACTION_LABELS[action])[:10],
+            "style": 1 if action != "reject_rework" else 3,
+            "key": f"{action}:{task.task_id}:{task.version}",
+        }
+        for action in BUTTONS
         if buttons
-        else []
-    )
+    ]
     return {
         "card_type": "button_interaction",
         "source": {"desc": shown["account"][:13]},

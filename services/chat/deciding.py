@@ -1,5 +1,4 @@
-"""A click on a card (docs/api.md §22) decides the task with the page's rules: a linked, active admin with
-the `review` permission, the card's version the task's own, nothing left to choose. Approve and publish
+"""A click on a card decides the task with the page's rules (docs/api.md §22 "Clicks"). Approve and publish
 records the approval and the job's claim at once and publishes in the background (a chat waits 3-5 s)."""
 
 import logging

@@ -32,7 +32,6 @@ def link_chat(username: str, feishu: str | None, wecom: str | None, unlink: bool
                 raise Conflict(
                     f"that {platform} identity is linked to {other.username}; unlink it there first",
                     {platform: [other.username]},
-                    code="invalid_state",
                 )
             setattr(user, field.name, value)
         user.save()

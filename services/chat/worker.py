@@ -1,7 +1,6 @@
-"""Sending the decision cards and keeping them true (docs/api.md §22). A card row waits `to_send` from the
-transaction that made its task wait for review (services/team/outbox.py); a sent card whose task's version
-moved on is redrawn when what it says changes: new buttons after the agent's patch, or what was decided,
-by whom and when, with no buttons, wherever it was decided. Each platform call runs outside the lock."""
+"""Sending the decision cards and keeping them true (docs/api.md §22 "Cards stay true"). A card row waits
+`to_send` from the transaction that made its task wait for review (services/team/outbox.py). Each platform
+call runs outside the lock."""
 
 import logging
 import time
