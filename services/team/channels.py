@@ -1,10 +1,8 @@
 """The team's channels (docs/api.md §15): WeCom, Feishu and DingTalk group robots, and e-mail over SMTP.
 
-Each sender makes one attempt and returns None on success or a one-line reason to retry on. Reasons
-name what went wrong, never the webhook URL (it holds the robot's key) nor a secret: requests'
-exception texts quote the URL, so only their type is kept. A robot answers HTTP 200 with a code
-in the body; anything but code 0 (WeCom 45009 "api freq out of limit", a Feishu `code`, a DingTalk
-`errcode`) is a failure and is retried.
+Each sender makes one attempt and returns None on success or a one-line reason to retry on. Reasons never
+name the webhook URL (it holds the robot's key) nor a secret: requests' exception texts quote the URL, so
+only their type is kept.
 """
 
 import base64

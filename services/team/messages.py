@@ -1,9 +1,6 @@
 """What the team reads (docs/api.md §15): short, account and topic first, what happened, the page's link.
-
-A message is worded when it is sent, from the facts stored with it in the outbox, in the pages'
-catalogue (services/team/words.py) and the language of REVIEW_DEFAULT_LANGUAGE. Several pending
-messages of one channel are folded into one digest naming every task, as long as it stays under the
-channel's size limit. Every value an agent or a client app wrote is made inert first (docs/api.md §15).
+Worded when it is sent, from the facts stored with it in the outbox; several pending messages of one channel
+fold into one digest as long as it stays under the channel's size limit.
 """
 
 import re
@@ -45,11 +42,9 @@ def _full_width(characters: str) -> dict[int, str]:
     return str.maketrans({character: chr(ord(character) + 0xFEE0) for character in characters})
 
 
-# Topics, titles, app names and errors come from agents, client apps and the platform: in the team's
-# chat they must not become an @mention or a link under the service's name, on any channel.
-# Mentions (Feishu's <at user_id="all">, WeCom's <@userid>, @all, DingTalk's @138…) and tags: look-alike
-# full-width characters. Addresses (https://…, www.…, bare domains): a zero-width space after `:` of
-# `://` and after a dot between letters, so no chat or mail client links them; the words stay readable.
+# Values from agents, client apps and the platform must not become an @mention or a link under the
+# service's name, on any channel (docs/api.md §15): mentions and tags get look-alike full-width characters,
+# addresses a zero-width space after `:` of `://` and after a dot between letters.
 _MENTIONS = _full_width("<>@")
 _ADDRESS = re.compile(r":(?=//)|(?<=\w)\.(?=[^\W\d_])")
 ZERO_WIDTH_SPACE = "\u200b"
@@ -102,14 +97,9 @@ def _edition(facts):
         f"{number}. {inert(one_line(title, TOPIC_CHARS))}" for number, title in enumerate(facts.get("titles") or [], 1)
     )
     if facts["event"] == "edition.failed":
-        detail = inert(
-            one_line(
-                edition_failure(facts.get("reasonCode"), facts.get("reasonDetail"))
-                if facts.get("reasonCode")
-                else facts.get("error"),
-                ERROR_CHARS,
-            )
-        )
+        code = facts.get("reasonCode")
+        reason = edition_failure(code, facts.get("reasonDetail")) if code else facts.get("error")
+        detail = inert(one_line(reason, ERROR_CHARS))
         return gettext("Edition not sent: %(detail)s. %(titles)s", detail=detail, titles=titles)
     counts = facts.get("counts") or {}
     if counts:
@@ -134,20 +124,16 @@ def _article(facts):
 def _single(facts, public_url):
     head, what, url = _head(facts), _what(facts), link(facts, public_url)
     article = _article(facts)
+    markdown = [
+        f"**{_markdown(head)}**",
+        _markdown(what),
+        _markdown_link(article) if article else "",
+        _markdown_link(url),
+    ]
     return Message(
         subject=gettext("%(what)s: %(detail)s", what=head, detail=what),
         text="\n".join(filter(None, [head, what, article, url])),
-        markdown="\n".join(
-            filter(
-                None,
-                [
-                    f"**{_markdown(head)}**",
-                    _markdown(what),
-                    _markdown_link(article) if article else "",
-                    _markdown_link(url),
-                ],
-            )
-        ),
+        markdown="\n".join(filter(None, markdown)),
         count=1,
     )
 

@@ -1,8 +1,5 @@
 """Team notifications into the outbox (docs/api.md §15), one per configured channel, each written in the
-transaction of what it reports: a task created or back from rework, a failed publish, new feedback.
-
-The facts a message needs are stored with it; services/team/messages.py words them when it is sent.
-Nothing is written for an event NOTIFY_EVENTS leaves out, or when no channel is configured.
+transaction of what it reports, with the facts services/team/messages.py words when it is sent.
 """
 
 from typing import Any
@@ -82,40 +79,29 @@ def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int
     )
 
 
+def _task_event(team: TeamSettings | None, event: str, task: Any, **facts: Any) -> int:
+    """A task's message: its account's name and topic first, the task page's path last."""
+    about = {"account": _account(team, task.public_account), "topic": task.topic}
+    return _enqueue(team, event, task.task_id, {**about, **facts, "path": f"/review/{task.task_id}"})
+
+
 def publish_ended(team: TeamSettings | None, task: Any, job: Any) -> int:
     """task.publish_failed when a publish job ended failed; nothing for a success."""
     if job.status != "failed":
         return 0
-    return _enqueue(
-        team,
-        "task.publish_failed",
-        task.task_id,
-        {
-            "account": _account(team, task.public_account),
-            "topic": task.topic,
-            "error": job.last_error,
-            "jobId": job.job_id,
-            "path": f"/review/{task.task_id}",
-        },
-    )
+    return _task_event(team, "task.publish_failed", task, error=job.last_error, jobId=job.job_id)
 
 
 def live_ended(team: TeamSettings | None, task: Any, live: Any) -> int:
     """task.live or task.live_failed: the article reached readers, or could not (docs/api.md §18)."""
-    event = "task.live" if live.status == "live" else "task.live_failed"
-    return _enqueue(
+    return _task_event(
         team,
-        event,
-        task.task_id,
-        {
-            "account": _account(team, task.public_account),
-            "topic": task.topic,
-            "articleUrl": live.article_url,
-            "error": live.fail_reason,
-            "reasonCode": live.fail_code,
-            "reasonDetail": live.fail_detail,
-            "path": f"/review/{task.task_id}",
-        },
+        "task.live" if live.status == "live" else "task.live_failed",
+        task,
+        articleUrl=live.article_url,
+        error=live.fail_reason,
+        reasonCode=live.fail_code,
+        reasonDetail=live.fail_detail,
     )
 
 

@@ -1,14 +1,8 @@
-"""The team's senders (docs/api.md §15): one background worker per configured channel, on the outbox.
+"""The team's senders (docs/api.md §15): one background job per configured channel, on the outbox.
 
-A pass takes the due messages of its channel (as many as one message can hold) and leases them for
-CLAIM_SECONDS, as the agent's sender does: one delivery per message across processes, and a sender
-that dies mid-send leaves them due again. It words them as one message, or a digest naming every
-task, sends it with no transaction open, and records the outcome on each: sent, or retried on the
-REVIEW_WEBHOOK_RETRY_DELAYS schedule, then given up. A robot gets at most ROBOT_RATE messages a
-minute, counted in the database so every process shares the budget; meanwhile its messages wait and
-fold into the next digest. Each channel is a job of the process's scheduler (services/background.py): a
-slow one holds the others back by at most one attempt (outbound.ATTEMPT_SECONDS), and requests only
-write rows: no channel can slow or fail them.
+A pass leases the due messages of its channel (as many as one message can hold) for CLAIM_SECONDS, as the
+agent's sender does, so a sender that dies mid-send leaves them due again; it sends them with no transaction
+open. A slow channel holds the others back by at most one attempt (outbound.ATTEMPT_SECONDS).
 """
 
 import logging

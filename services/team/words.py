@@ -1,10 +1,6 @@
-"""The team's words come from the pages' gettext catalogue (translations/, docs/api.md §14, §15: one term per
-meaning across pages, robots and e-mail), worded in the language of REVIEW_DEFAULT_LANGUAGE.
-
-A message is worded on a sender's thread, outside any request or app context, where Flask-Babel has
-no locale: `speaking(language)` gives it one (`force_locale`) in the context of a Flask app that only
-holds the catalogue. The labels are the pages' own (rules/labels.py); tests/team/test_team_words.py
-checks that each robot word is the page's.
+"""The team's words come from the pages' gettext catalogue (docs/api.md §14, §15: one term per meaning
+across pages, robots and e-mail). A message is worded on a sender's thread, where Flask-Babel has no
+locale: `speaking(language)` gives it one, in the context of a Flask app that only holds the catalogue.
 """
 
 from collections.abc import Iterator
