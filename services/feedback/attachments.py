@@ -1,13 +1,9 @@
-"""Feedback attachments (docs/api.md §9): screenshots and log files uploaded after the record exists.
+"""Feedback attachments (docs/api.md §9): screenshots and log files uploaded after the record exists, stored
+as `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>` (never a client name) through services.files.
 
-Rules, checked in this order: anonymous channel 403; unknown feedback 404; another channel's
-feedback 403; more than 7 days after the feedback was created 409 `invalid_state` (the record is
-closed for uploads, not the caller's rights); an 11th attachment 409 `attachment_limit`; then the
-file itself (400 for a wrong kind or content, 413 over its size limit).
-
-Files: `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>`, never a client name. The bytes are
-written to a temporary file, fsynced and renamed before the row is inserted; when the insert (or
-the re-check of the limits inside its transaction) fails the file is removed again.
+Rules, checked in this order: anonymous channel 403; unknown feedback 404; another channel's feedback 403;
+too late 409 `invalid_state` (the record is closed for uploads, not the caller's rights); too many 409
+`attachment_limit`; then the file itself (400, 413).
 """
 
 import contextlib
@@ -48,7 +44,6 @@ def _check_rules(record, channel, now):
         raise Conflict(
             "attachments can only be added within 7 days of the feedback's creation",
             {"createdAt": record.created_at},
-            code="invalid_state",
         )
     if _count(record) >= MAX_ATTACHMENTS:
         raise Conflict(
@@ -135,14 +130,9 @@ def attachment_file(feedback_id: str, attachment_id: str, uploads_root: str) -> 
     if attachment is None:
         raise NotFound(f"no attachment {attachment_id} on feedback {feedback_id}")
     folder = Path(uploads_root) / FOLDER
-    path = real_file_inside(folder, f"{attachment.feedback.feedback_id}/{attachment.stored_name}")
+    name = f"{attachment.feedback.feedback_id}/{attachment.stored_name}"
+    path = real_file_inside(folder, name)
     if path is None:
-        log.error(
-            "attachment %s: file %s/%s is missing (or leads out of %s)",
-            attachment_id,
-            attachment.feedback.feedback_id,
-            attachment.stored_name,
-            folder,
-        )
+        log.error("attachment %s: file %s is missing (or leads out of %s)", attachment_id, name, folder)
         raise NotFound(f"the file of attachment {attachment_id} is missing on the server")
     return attachment, path

@@ -1,11 +1,6 @@
-"""What an attachment file must be (docs/api.md §9).
-
-- screenshot: PNG, JPEG or WebP, at most 10 MiB and 40 megapixels (read from the header before any
-  pixel is decoded, so a decompression bomb never reaches memory); decoded and encoded again in
-  the same format from the pixels alone, so EXIF (GPS, camera), text chunks and profiles are gone.
-  The EXIF orientation is applied first, so the picture still looks the way it was taken.
-- log_file: by extension and content: `.log`/`.txt` UTF-8 text without NUL bytes, `.zip` a real
-  ZIP archive, `.gz` gzip data; at most 20 MiB.
+"""What an attachment file must be (docs/api.md §9). A screenshot's size is read from the header before any
+pixel is decoded (a decompression bomb never reaches memory); it is re-encoded from the pixels alone, EXIF
+orientation applied first, so EXIF (GPS, camera), text chunks and profiles are gone.
 """
 
 import io
@@ -50,11 +45,8 @@ def check_screenshot(data: bytes) -> CheckedFile:
 
 
 def _pixels_only(image, image_format):
-    """Re-encode the decoded pixels with no metadata: EXIF, ICC profiles and text chunks are dropped.
-
-    Works in place where it can (orientation applied in place, `info` emptied) so a large
-    screenshot is held about once in memory, not three times.
-    """
+    """Re-encode the decoded pixels with no metadata. Works in place where it can, so a large screenshot is
+    held about once in memory, not three times."""
     ImageOps.exif_transpose(image, in_place=True)
     has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info
     if image.mode not in ("RGB", "RGBA", "L", "LA"):

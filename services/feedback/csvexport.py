@@ -1,8 +1,5 @@
-"""CSV export of feedback list items (GET /api/feedbacks/export.csv).
-
-UTF-8 with a byte order mark so Excel shows Chinese text; one header row, then one row per item in
-list order. Cells a spreadsheet would run as a formula (starting with = + - @ or a tab/CR) get a
-leading apostrophe, so a submitted title such as `=HYPERLINK(...)` stays text (CSV injection).
+"""CSV export of feedback list items (GET /api/feedbacks/export.csv; docs/decisions.md "Feedback"): a BOM so
+Excel shows Chinese text, and a leading apostrophe on cells a spreadsheet would run as a formula.
 """
 
 import csv

@@ -1,9 +1,5 @@
-"""Feedback creation by client apps (docs/api.md §9): rate-limit keys, the anonymous-channel rule,
-the duplicate fingerprint, the per-day feedbackNo, and one atomic write.
-
-The route runs the checks in docs/api.md §9's order: token 401 -> size 413 -> rate limits 429 ->
-validation 400 -> duplicate 409 -> write 500. The rate limits need deviceId, appName and appVersion
-before the body is validated, so `parse_json` reads the body leniently once and both steps use it.
+"""Feedback creation by client apps (docs/api.md §9). The rate limits come before validation but need
+deviceId, appName and appVersion, so `parse_json` reads the body leniently once and both steps use it.
 """
 
 import hashlib
@@ -178,14 +174,8 @@ def _next_feedback_no(now):
 
 
 def create_feedback(data: dict[str, Any], channel: str, client_ip: str | None, settings: Settings) -> dict[str, Any]:
-    """Store a validated payload; the FeedbackDetail dict (attachments []).
-
-    Conflict duplicate_feedback names the original when the same fingerprint arrived within
-    FEEDBACK_DUPLICATE_WINDOW_SECONDS.
-    The duplicate check, the number and the row (queued for the search index by a trigger) share one
-    IMMEDIATE transaction, so concurrent identical requests create one record and a failure leaves
-    nothing. The indexer is woken after the commit.
-    """
+    """Store a validated payload; the FeedbackDetail dict (attachments []). The duplicate check, the number
+    and the row share one IMMEDIATE transaction, so concurrent identical requests create one record."""
     digest = fingerprint(channel, data, client_ip)
     try:
         with immediate():

@@ -1,9 +1,5 @@
-"""Reading feedback for administrators: filtered pages, whole-table counts, detail, CSV batches.
-
-Keyword search (case-insensitive substring of title, content, feedbackNo, userId, contacts) and the
-whole-table counts are models.feedback's: on SQLite through its FTS5 indexes and trigger-kept counters,
-on PostgreSQL through LIKE under pg_trgm indexes and a GROUP BY. bench/bench_feedback_search.py
-measures each path.
+"""Reading feedback for administrators: filtered pages, whole-table counts, detail, CSV batches. Keyword
+search and the whole-table counts are models.feedback's.
 """
 
 from collections.abc import Iterator

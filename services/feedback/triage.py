@@ -1,10 +1,4 @@
-"""Administrators set a feedback's processing status (docs/api.md §9).
-
-- processing: keeps processedBy and adminNote, clears processedAt;
-- processed: sets processedAt (now) and processedBy (the admin);
-- unprocessed: clears processedAt;
-- a given adminNote (null clears it) is stored in every case.
-"""
+"""Administrators set a feedback's processing status (docs/api.md §9 "Status")."""
 
 from typing import Any
 
