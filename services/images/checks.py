@@ -1,10 +1,6 @@
-"""Decoding images a client sent: one set of checks for library uploads and feedback screenshots.
-
-The pixel count is read from the header and checked before anything is decoded, so a
-decompression bomb never reaches memory; verify() checks the structure (a PNG cut before IEND
-fails), a PNG's image data is inflated in bounded steps and must fill exactly the rows its header
-names, each row with a known filter, then every pixel of the first frame is decoded, or, where only
-the size is wanted, a JPEG at an eighth of it and a PNG not at all (docs/api.md §6).
+"""Decoding images a client sent: one set of checks for library uploads and feedback screenshots
+(docs/api.md §6). The pixel count is read from the header and checked before anything is decoded, so a
+decompression bomb never reaches memory.
 """
 
 import ctypes
@@ -162,9 +158,8 @@ def decoded(
     """The image of `data` in one of `formats`, every pixel of its first frame decoded; 400 naming the
     problem otherwise (also for a failure inside the `with` block, such as re-encoding).
 
-    pixels=False when only the format and size are wanted (docs/api.md §6): a PNG, whose rows were
-    checked while inflating, is not decoded, and a JPEG is decoded at an eighth of its size, so neither
-    is ever held whole; the image yielded for them is not loaded. Other formats are decoded whole.
+    pixels=False when only the format and size are wanted (docs/api.md §6): a PNG (its rows checked while
+    inflating) and a JPEG are then never held whole, and the image yielded for them is not loaded.
     """
     try:
         with Image.open(io.BytesIO(data), formats=formats) as image:

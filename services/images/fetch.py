@@ -1,17 +1,6 @@
-"""Fetching a remote image (package export, publishing), guarded against SSRF (docs/api.md §7).
-
-    fetch_to_file(url, path, allowed_hosts=["mmbiz.qpic.cn"])   # raises FetchRefused
-    fetch_bytes(url, allowed_hosts=["mmbiz.qpic.cn"])           # the same checks, into memory
-
-Only http/https, a host exactly in the allow list, no credentials in the URL, every address the
-host resolves to public (no loopback, private, link-local, reserved, multicast), redirects
-followed by hand with the same checks on every hop, at most MAX_BYTES streamed to the file, and
-a connect, read and overall time limit. The address of the socket actually connected is checked
-again, so a DNS answer that changes between the check and the connection (rebinding) is refused
-too. Environment proxies and .netrc are ignored (`trust_env = False`).
-
-`allow_private=True` lifts the address rule only (the host must still be in the allow list):
-for an image host on the operator's own network, and for tests against a server on 127.0.0.1.
+"""Fetching a remote image (package export, publishing), guarded against SSRF: the rules are
+docs/package-and-delete.md "Remote images". `allow_private=True` lifts the address rule only (the host
+must still be in the allow list): for an image host on the operator's own network, and for tests.
 """
 
 import contextlib
@@ -150,11 +139,7 @@ def _fetch(
     timeout=(CONNECT_TIMEOUT, READ_TIMEOUT),
     total_seconds=TOTAL_SECONDS,
 ):
-    """Stream the image at `url` into the writable `open_sink()`; returns its size.
-
-    Raises FetchRefused for a refused URL, a redirect to a refused URL, more than MAX_REDIRECTS
-    hops, a status other than 200, more than `max_bytes`, a timeout or a connection error.
-    """
+    """Stream the image at `url` into the writable `open_sink()`; returns its size, or FetchRefused."""
     deadline = time.monotonic() + total_seconds
     with _session(allow_private) as session:
         for _hop in range(MAX_REDIRECTS + 1):

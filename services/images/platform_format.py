@@ -11,13 +11,8 @@ _LOSSLESS_SOURCES = {"PNG", "GIF", "BMP", "TIFF"}
 
 
 def prepare_body_image(data: bytes, max_bytes: int = BODY_IMAGE_MAX) -> tuple[bytes, str, str]:
-    """(data, content_type, ext) ready for uploadimg.
-
-    A jpg/png within the limit is returned untouched. Anything else is re-encoded: images with
-    real transparency as PNG (downscaled until small enough); others as PNG when they came from a
-    lossless format and that fits, else as JPEG at falling quality, then downscaled step by step.
-    Only the first frame of an animation is kept. Raises ValueError for data that is no image.
-    """
+    """(data, content_type, ext) ready for uploadimg: a jpg/png within the limit untouched, anything else
+    re-encoded (first frame only) and downscaled until it fits. ValueError for data that is no image."""
     try:
         image: Image.Image = Image.open(io.BytesIO(data))
         image.load()
