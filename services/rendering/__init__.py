@@ -1,15 +1,8 @@
-"""Markdown -> WeChat-safe HTML for a draft's `content` field (docs/api.md §5). No Flask here.
+"""Markdown -> WeChat-safe HTML for a draft's `content` field (docs/api.md §5): markdown-it (raw HTML
+escaped) -> one walk over the tokens writing each element with its theme style inline -> nh3 allowlist.
 
-    cfg = theme_config("tech-blue", account.theme_overrides)      # {"cssVariables": {...}}
-    html = render_article(md, "tech-blue", cfg, image_map={src: uploaded_url, ...})
-    check_size(html)                                              # raises ContentTooLarge
-
-Pipeline: markdown-it (commonmark + tables + strikethrough, raw HTML escaped) -> one walk over
-the tokens writing each element with its theme style inline -> nh3 allowlist, last.
-
-Bodies come from the agent (docs/api.md §14): the parser's own bounds are in renderer.py, and what a
-body's images are and how a page shows it are remembered by content (image_urls, render_preview), so a
-task page parses each body once, not on every view.
+Bodies come from the agent (docs/api.md §14): the parser's bounds are in renderer.py, and a body's images
+and preview are remembered by content, so a task page parses each body once, not on every view.
 """
 
 import hashlib
@@ -108,12 +101,10 @@ def render_article(
     theme_config: dict | None = None,
     image_map: dict[str, str] | None = None,
 ) -> str:
-    """Markdown -> HTML body for the WeChat draft `content` field.
+    """Markdown -> HTML body for the WeChat draft `content` field; call check_size() on the result.
 
-    `theme_config` ({"cssVariables": {...}}, e.g. from theme_config()) overlays the template's
-    defaults; `image_map` maps an image src as written in the Markdown (see image_urls) to the
-    platform URL from uploadimg; images not in it keep their src. Size is not checked here:
-    call check_size() on the result.
+    `theme_config` ({"cssVariables": {...}}) overlays the template's defaults; `image_map` maps an image src
+    as written (see image_urls) to the platform URL from uploadimg; images not in it keep their src.
     """
     name = resolve_name(theme_template)
     styles = resolve_styles(name, merged_variables(name, theme_config))

@@ -1,11 +1,9 @@
 """Fenced code -> Pygments colours as inline styles, line breaks as <br>.
 
-We walk Pygments tokens ourselves instead of using HtmlFormatter(noclasses=True): it lets us
-skip colours equal to the block's base colour, merge neighbouring runs of the same style, and
-emit each line break as <br> with &nbsp; for significant spaces. WeChat's editor is known to
-collapse the newlines and repeated spaces inside <pre>, losing line breaks and indentation
-that exist only as text; <br> and &nbsp; survive it. No literal newline is left in the block,
-so `white-space:pre` cannot double the <br> breaks.
+Pygments tokens are walked here rather than with HtmlFormatter(noclasses=True), to skip the base colour,
+merge runs of one style, and write line breaks as <br> and significant spaces as &nbsp;: WeChat's editor
+collapses newlines and repeated spaces inside <pre>. No literal newline is left, so `white-space:pre`
+cannot double the breaks.
 """
 
 import re
@@ -19,6 +17,7 @@ from pygments.util import ClassNotFound
 
 _SPACE_RUN = re.compile(" +")
 _NBSP = "&nbsp;"
+_FLAGS = {"bold": "font-weight:bold", "italic": "font-style:italic", "underline": "text-decoration:underline"}
 
 
 @lru_cache(maxsize=128)
@@ -43,17 +42,10 @@ def _token_style(style_name, ttype):
     style = _style(style_name)
     spec = style.style_for_token(ttype)
     base_color = style.style_for_token(Token)["color"]
-    parts = []
-    if spec["color"] and spec["color"] != base_color:
-        parts.append(f"color:#{spec['color']}")
+    parts = [f"color:#{spec['color']}"] if spec["color"] and spec["color"] != base_color else []
     if spec["bgcolor"]:
         parts.append(f"background-color:#{spec['bgcolor']}")
-    if spec["bold"]:
-        parts.append("font-weight:bold")
-    if spec["italic"]:
-        parts.append("font-style:italic")
-    if spec["underline"]:
-        parts.append("text-decoration:underline")
+    parts += [css for flag, css in _FLAGS.items() if spec[flag]]
     return ";".join(parts)
 
 
@@ -91,8 +83,7 @@ def _lines(code, language, style_name):
     return lines
 
 
-# A service renders the same draft again and again (preview, publish, retry), and lexing is the
-# costliest step, so finished blocks are kept; bench/bench_render.py times both (cold, warm).
+# The same draft is rendered again and again (preview, publish, retry) and lexing is the costliest step.
 @lru_cache(maxsize=512)
 def highlight(code: str, info: str, style_name: str) -> str:
     """Inner HTML of <code> for a fenced block whose info string is `info`."""

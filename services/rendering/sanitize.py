@@ -9,11 +9,9 @@ ALLOWED_TAGS = {
 }  # fmt: skip
 ALLOWED_ATTRIBUTES = {"*": {"style"}, "a": {"href"}, "img": {"src", "alt"}, "ol": {"start"}}
 
-# nh3 keeps `style` only when it is allowlisted, and then keeps its text as is. Its
-# filter_style_properties option (parse every declaration, keep listed properties) was measured
-# and left off: it doubled the cost of this step and rewrites "a,b" lists as "a , b", which
-# spends the platform's 20,000-character budget. Nothing untrusted reaches a style: theme styles
-# are code and account overrides are checked in themes.merged_variables (no ";", "url(", …).
+# nh3 keeps an allowlisted `style` as is. Its filter_style_properties option is left off: it doubled the
+# cost of this step and rewrites "a,b" as "a , b", spending the platform's 20,000-character budget. Nothing
+# untrusted reaches a style: account overrides are checked in themes.merged_variables.
 _CLEANER = nh3.Cleaner(
     tags=ALLOWED_TAGS,
     attributes=ALLOWED_ATTRIBUTES,

@@ -1,12 +1,8 @@
 """Theme templates: CSS variables plus a role -> inline-style map (docs/api.md §5, Themes).
 
-Every theme shares one set of variable names (so a stored themeConfig stays valid whichever
-template it is later combined with) and writes its styles with var(--x). WeChat ignores CSS
-variables, so resolve_styles() substitutes the values before anything is emitted.
-
-Styles are deliberately short: the platform counts the characters of the whole HTML body
-(20,000 at most), so properties the wrapper <section> already gives by inheritance (font,
-colour, line height) are not repeated on each element.
+Every theme shares one set of variable names (a stored themeConfig stays valid with any template); WeChat
+ignores CSS variables, so resolve_styles() substitutes them. Styles are short: the platform counts the
+characters of the whole body, so what the wrapper <section> gives by inheritance is not repeated.
 """
 
 import re
@@ -191,11 +187,8 @@ def merged_variables(name: str, config: dict[str, Any] | None) -> dict[str, str]
 
 
 def theme_config(theme_template: str | None, account_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides.
-
-    `theme_template` None means "default"; an unknown name, an unknown variable or an unsafe
-    value raises ValueError. Overrides may be a bare {"--x": value} map or {"cssVariables": {...}}.
-    """
+    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides; ValueError for an
+    unknown name or variable, or an unsafe value."""
     name = resolve_name(theme_template)
     return {"cssVariables": merged_variables(name, account_overrides)}
 
