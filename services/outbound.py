@@ -149,27 +149,19 @@ class Deadline:
             self._copies.clear()
 
 
-class _WatchedHTTPConnection(HTTPConnection):
-    def connect(self) -> None:
-        _watch(self)
-        super().connect()
+def _watched_pool(pool: type[HTTPConnectionPool], connection: type[HTTPConnection]) -> type[HTTPConnectionPool]:
+    class Watched(connection):  # type: ignore[valid-type, misc]  # the pool's own connection class
+        def connect(self) -> None:
+            _watch(self)
+            super().connect()
+
+    return type(f"_Watched{pool.__name__}", (pool,), {"ConnectionCls": Watched})
 
 
-class _WatchedHTTPSConnection(HTTPSConnection):
-    def connect(self) -> None:
-        _watch(self)
-        super().connect()
-
-
-class _WatchedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-_POOLS = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+_POOLS = {
+    "http": _watched_pool(HTTPConnectionPool, HTTPConnection),
+    "https": _watched_pool(HTTPSConnectionPool, HTTPSConnection),
+}
 
 
 class _Adapter(HTTPAdapter):

@@ -80,54 +80,37 @@ class Feishu:
 
     def _token(self, stale: str | None = None) -> str:
         def fetch():
-            answer = _feishu_checked(
-                _call(
-                    "POST",
-                    f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/internal",
-                    {"app_id": self.app.app_id, "app_secret": self.app.app_secret},
-                ),
-                "token",
-            )
+            url = f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/internal"
+            credentials = {"app_id": self.app.app_id, "app_secret": self.app.app_secret}
+            answer = _feishu_checked(_call("POST", url, credentials), "token")
             return str(answer["tenant_access_token"]), float(answer.get("expire") or 0)
 
         return _cached(("feishu", self.app.api_base + self.app.app_id), fetch, stale)
 
     def _api(self, method: str, path: str, body: dict[str, Any], what: str) -> dict[str, Any]:
         """One call with the tenant token (fetched again once when refused); a refusal raises ChatError."""
-        return _feishu_checked(
-            _with_token(
-                lambda token: _call(method, self.app.api_base + path, body, {"authorization": f"Bearer {token}"}),
-                self._token,
-                FEISHU_TOKEN_CODES,
-                "code",
-            ),
-            what,
-        )
+
+        def call(token: str) -> dict[str, Any]:
+            return _call(method, self.app.api_base + path, body, {"authorization": f"Bearer {token}"})
+
+        return _feishu_checked(_with_token(call, self._token, FEISHU_TOKEN_CODES, "code"), what)
 
     def send(self, card: dict[str, Any]) -> str:
         """The card to the group -> its message_id."""
-        answer = self._api(
-            "POST",
-            "/open-apis/im/v1/messages?receive_id_type=chat_id",
-            {
-                "receive_id": self.app.chat_id,
-                "msg_type": "interactive",
-                "content": json.dumps(card, ensure_ascii=False),
-            },
-            "send",
-        )
+        body = {
+            "receive_id": self.app.chat_id,
+            "msg_type": "interactive",
+            "content": json.dumps(card, ensure_ascii=False),
+        }
+        answer = self._api("POST", "/open-apis/im/v1/messages?receive_id_type=chat_id", body, "send")
         message_id = (answer.get("data") or {}).get("message_id")
         if not message_id:
             raise ChatError("Feishu send answered without a message_id")
         return str(message_id)
 
     def redraw(self, message_id: str, card: dict[str, Any]) -> None:
-        self._api(
-            "PATCH",
-            f"/open-apis/im/v1/messages/{message_id}",
-            {"content": json.dumps(card, ensure_ascii=False)},
-            "update",
-        )
+        body = {"content": json.dumps(card, ensure_ascii=False)}
+        self._api("PATCH", f"/open-apis/im/v1/messages/{message_id}", body, "update")
 
 
 class WeCom:
@@ -144,15 +127,11 @@ class WeCom:
 
     def _api(self, path: str, body: dict[str, Any], what: str) -> dict[str, Any]:
         """One POST with the access token (fetched again once when refused); a refusal raises ChatError."""
-        return _wecom_checked(
-            _with_token(
-                lambda token: _call("POST", f"{self.app.api_base}{path}?access_token={token}", body),
-                self._token,
-                WECOM_TOKEN_CODES,
-                "errcode",
-            ),
-            what,
-        )
+
+        def call(token: str) -> dict[str, Any]:
+            return _call("POST", f"{self.app.api_base}{path}?access_token={token}", body)
+
+        return _wecom_checked(_with_token(call, self._token, WECOM_TOKEN_CODES, "errcode"), what)
 
     def send(self, card: dict[str, Any]) -> str:
         """The template card to WECOM_TO_USERS -> its response_code (updates it once)."""

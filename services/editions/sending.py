@@ -36,6 +36,8 @@ RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same client
 MAX_ATTEMPTS = 5
 POLL_FOR = timedelta(hours=24)
 HOURLY = timedelta(hours=1)
+# The edition's counts, from MASSSENDJOBFINISH's elements.
+_COUNTS = {"total": "TotalCount", "filter": "FilterCount", "sent": "SentCount", "error": "ErrorCount"}
 
 
 def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
@@ -286,15 +288,7 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     if status != "send success":
         code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
         return row.status == "sending" and _failed(row, settings, code, None if code != "platform" else status[:200])
-    counts = {
-        key: _number(event, name) or 0
-        for key, name in (
-            ("total", "TotalCount"),
-            ("filter", "FilterCount"),
-            ("sent", "SentCount"),
-            ("error", "ErrorCount"),
-        )
-    }
+    counts = {key: _number(event, name) or 0 for key, name in _COUNTS.items()}
     urls: dict[int, str | None] = {}
     for item in event.findall("ArticleUrlResult/ResultList/item"):
         index, url = _number(item, "ArticleIdx"), (item.findtext("ArticleUrl") or "").strip()
