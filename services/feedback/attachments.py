@@ -42,8 +42,7 @@ def _check_rules(record, channel, now):
         raise Forbidden("attachments can only be added by the client channel that created the feedback")
     if record.created_at < iso(now - UPLOAD_WINDOW):
         raise Conflict(
-            "attachments can only be added within 7 days of the feedback's creation",
-            {"createdAt": record.created_at},
+            "attachments can only be added within 7 days of the feedback's creation", {"createdAt": record.created_at}
         )
     if _count(record) >= MAX_ATTACHMENTS:
         raise Conflict(

@@ -12,12 +12,7 @@ ALLOWED_ATTRIBUTES = {"*": {"style"}, "a": {"href"}, "img": {"src", "alt"}, "ol"
 # nh3 keeps an allowlisted `style` as is. Its filter_style_properties option is left off: it doubled the
 # cost of this step and rewrites "a,b" as "a , b", spending the platform's 20,000-character budget. Nothing
 # untrusted reaches a style: account overrides are checked in themes.merged_variables.
-_CLEANER = nh3.Cleaner(
-    tags=ALLOWED_TAGS,
-    attributes=ALLOWED_ATTRIBUTES,
-    url_schemes={"http", "https"},
-    link_rel=None,
-)
+_CLEANER = nh3.Cleaner(tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https"}, link_rel=None)
 
 
 def sanitize(html: str) -> str:
