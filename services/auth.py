@@ -164,12 +164,6 @@ def authenticate(
     """
     username, ip = (username or "").strip()[:64], ip or ""
     keys = (f"{DEVICE_KEY}{device}"[:64],) * 2 if device else (username, ip)
-    return _authenticate(username, password, keys, max_failures, window_seconds, "a known device" if device else ip)
-
-
-def _authenticate(
-    username: str, password: str, keys: tuple[str, str], max_failures: int, window_seconds: int, origin: str
-) -> tuple[AdminUser | None, str | None]:
     if is_throttled(*keys, max_failures, window_seconds):
         return None, "too_many_attempts"
     user = AdminUser.get_or_none(AdminUser.username == username) if username else None
@@ -185,7 +179,7 @@ def _authenticate(
             LoginAttempt.delete().where(LoginAttempt.at < iso(utcnow() - timedelta(seconds=window_seconds))).execute()
             LoginAttempt.create(username=keys[0], ip=keys[1], at=now_iso())
     if not ok:
-        log.info("login failed for a user name from %s", origin)
+        log.info("login failed for a user name from %s", "a known device" if device else ip)
         return None, "invalid_credentials"
     return user, None
 
