@@ -1,9 +1,5 @@
 """Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
-each job's pass when due, and `claim()` is how a pass takes a due row for a while.
-
-A request that creates work calls `wake(name)`: that job's pass comes at once, not at its next look; a pass
-that sets a row due sooner than its job's next look calls `wake(name, after=seconds)`.
-Several processes share the store, never a row: a claim is a compare-and-set, exactly one process gets it.
+each job's pass when due (at once after `wake(name)`), and `claim()` is how a pass takes a due row for a while.
 """
 
 import logging
@@ -80,10 +76,9 @@ class Scheduler(threading.Thread):
 def claim(
     model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any], then: Callable[[Any], Any] | None = None
 ) -> Any:
-    """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status) by one
-    UPDATE ... WHERE id = ? AND `due`: taken by another process since it was read, the next is tried.
-    `then(row)` runs in the claim's transaction. The row as claimed, or None. The candidate is read
-    outside the write lock: an idle pass takes no lock."""
+    """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status), or None: taken by
+    another process since it was read, the next is tried. `then(row)` runs in the claim's transaction. The
+    candidate is read outside the write lock: an idle pass takes no lock."""
     for _ in range(3):
         candidate = model.select(model.id).where(due).order_by(*order).first()
         if candidate is None:

@@ -1,8 +1,6 @@
-"""Sample data for `python app.py --demo` and the browser tests: library and review images, review
-tasks for both accounts and both content types, and feedback with attachments.
-
-Everything goes through the same service functions (and schemas) as the API, so the samples obey
-every rule a real agent or client meets. Call inside `db.connection_context()`.
+"""Sample data for `python app.py --demo` and the browser tests, made through the same service functions (and
+schemas) as the API, so the samples obey every rule a real agent or client meets. Call inside
+`db.connection_context()`.
 """
 
 import functools
@@ -291,10 +289,8 @@ def seed_feedback(settings: Settings, admin_username: str | None = None) -> list
 
 
 def seed(settings: Settings, admin_username: str | None = None) -> dict[str, list]:
-    """Create the sample data once (a database that already holds tasks is left alone).
-
-    Returns {"tasks": [task JSON], "feedback": [FeedbackDetail], "library": [asset dict]}.
-    """
+    """Create the sample data once (a database that already holds tasks is left alone): {"tasks": [task JSON],
+    "feedback": [FeedbackDetail], "library": [asset dict]}."""
     if ReviewTask.select().exists():
         return {"tasks": [], "feedback": [], "library": []}
     uploads_root = settings.uploads_path

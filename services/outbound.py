@@ -1,10 +1,8 @@
 """Outbound HTTP within an overall deadline: reading a response's body, and a whole webhook attempt.
 
-requests' read timeout applies to each socket read, so a server sending a byte at a time never
-trips it, and iter_content waits for whole chunks: either way a trickling peer could hold a
-request thread (or a webhook sender) for as long as it keeps sending. `post` bounds the whole
-attempt, headers included: at its deadline the connection's socket is shut down, which wakes
-whatever read or write it is blocked in.
+requests' read timeout applies to each socket read, so a peer sending a byte at a time could hold a thread
+for as long as it keeps sending. `post` bounds the whole attempt, headers included: at its deadline the
+connection's socket is shut down, which wakes whatever read or write it is blocked in.
 """
 
 import contextlib
