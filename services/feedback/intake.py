@@ -26,23 +26,6 @@ from services.team.outbox import feedback_received
 
 log = logging.getLogger(__name__)
 
-ANONYMOUS_FIELDS = frozenset(
-    {
-        "type",
-        "title",
-        "content",
-        "appName",
-        "appVersion",
-        "platform",
-        "buildNumber",
-        "deviceModel",
-        "osVersion",
-        "pagePath",
-        "occurredAt",
-        "extra",
-    }
-)
-ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
 _KEY_MAX = 256  # longer values are not used as rate-limit keys (validation refuses them anyway)
 
 # payload key -> model field
@@ -65,6 +48,9 @@ FIELD_MAP = {
     "logText": "log_text",
     "extra": "extra",
 }
+# What an anonymous channel may send (docs/api.md §9): every field but the identifiers, contacts and log.
+ANONYMOUS_FIELDS = frozenset(FIELD_MAP) - {"userId", "contactEmail", "contactWechat", "deviceId", "logText"}
+ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
 
 
 class _Invalid:
