@@ -5,6 +5,7 @@ deviceId, appName and appVersion, so `parse_json` reads the body leniently once 
 import hashlib
 import json
 import logging
+import re
 import unicodedata
 from datetime import timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from models.writes import immediate
 from rules.client_input import load_json
 from rules.ids import iso, new_id, utcnow
 from rules.limits import duration
+from schemas.feedback import FeedbackCreateSchema
 from services.background import wake
 from services.errors import Conflict, RateLimited, StorageUnavailable, ValidationFailed
 from services.feedback.indexing import INDEXER
@@ -28,26 +30,8 @@ log = logging.getLogger(__name__)
 
 _KEY_MAX = 256  # longer values are not used as rate-limit keys (validation refuses them anyway)
 
-# payload key -> model field
-FIELD_MAP = {
-    "type": "type",
-    "title": "title",
-    "content": "content",
-    "appName": "app_name",
-    "appVersion": "app_version",
-    "platform": "platform",
-    "userId": "user_id",
-    "contactEmail": "contact_email",
-    "contactWechat": "contact_wechat",
-    "buildNumber": "build_number",
-    "deviceModel": "device_model",
-    "osVersion": "os_version",
-    "deviceId": "device_id",
-    "pagePath": "page_path",
-    "occurredAt": "occurred_at",
-    "logText": "log_text",
-    "extra": "extra",
-}
+# payload key (a field of the create schema) -> model field: appName -> app_name
+FIELD_MAP = {key: re.sub(r"([A-Z])", r"_\1", key).lower() for key in FeedbackCreateSchema().fields}
 # What an anonymous channel may send (docs/api.md §9): every field but the identifiers, contacts and log.
 ANONYMOUS_FIELDS = frozenset(FIELD_MAP) - {"userId", "contactEmail", "contactWechat", "deviceId", "logText"}
 ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
