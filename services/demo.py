@@ -58,6 +58,10 @@ def _image(uploads_root, scope, name, size, label, account):
     return asset_service.save_upload(png, scope=scope, file_name=name, uploads_root=uploads_root)[0]
 
 
+def _body(option_id, outline, focuses, content):
+    return {"id": option_id, "outline": outline, "focuses": focuses, "content": content}
+
+
 def _article(account, topic, title_list, summaries, authors, bodies, covers, body_images=None):
     candidates = {
         "titles": title_list,
@@ -118,6 +122,7 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
     run_alt = (
         "# 冬天也能跑得舒服\n\n先说结论：**慢一点，穿对，补水**。\n\n## 常见误区\n\n- 冬天不用补水\n- 穿得越厚越好\n"
     )
+    cool_text = "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n"
     return [
         _article(
             si,
@@ -126,13 +131,8 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
             ["从制程到封装，一次看懂芯片行业的新方向。", "先进封装、芯粒与硅光：未来十年的三条主线。"],
             ["硅基编辑部", "林一"],
             [
-                {"id": "chip-a", "outline": "背景|现状|展望", "focuses": ["先进封装", "芯粒"], "content": chip_text},
-                {
-                    "id": "chip-b",
-                    "outline": "为什么要关心封装|三个趋势",
-                    "focuses": ["混合键合", "共封装光学"],
-                    "content": chip_alt,
-                },
+                _body("chip-a", "背景|现状|展望", ["先进封装", "芯粒"], chip_text),
+                _body("chip-b", "为什么要关心封装|三个趋势", ["混合键合", "共封装光学"], chip_alt),
             ],
             chip_covers,
             [{"placeholderId": "figure-1", "options": [chip_body[0].url, chip_body[1].url]}],
@@ -144,8 +144,8 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
             ["低温跑步的热身、穿衣和配速建议。"],
             ["碳能教练组"],
             [
-                {"id": "run-a", "outline": "热身|穿衣|配速", "focuses": ["热身", "三层穿衣"], "content": run_text},
-                {"id": "run-b", "outline": "结论|常见误区", "focuses": ["补水"], "content": run_alt},
+                _body("run-a", "热身|穿衣|配速", ["热身", "三层穿衣"], run_text),
+                _body("run-b", "结论|常见误区", ["补水"], run_alt),
             ],
             [run_cover],
         ),
@@ -164,14 +164,7 @@ def sample_tasks(uploads_root: str) -> list[dict[str, Any]]:
             ["AI 芯片散热的新办法"],
             ["液冷、浸没式与微流道。"],
             [],
-            [
-                {
-                    "id": "cool-a",
-                    "outline": "问题|方案",
-                    "focuses": ["液冷"],
-                    "content": "## 问题\n\n单卡功耗突破 1000 W。\n\n## 方案\n\n液冷板与浸没式冷却。\n",
-                }
-            ],
+            [_body("cool-a", "问题|方案", ["液冷"], cool_text)],
             [img("cooling-cover.png", (960, 540), "cooling cover", si)],
         ),
     ]
@@ -181,6 +174,7 @@ def extra_samples(uploads_root: str) -> list[dict[str, Any]]:
     """The demo's own further samples (`python app.py --demo`, not seed-demo): one article with one option
     per field, which its chat card decides in one tap, and the day's three edition articles."""
     si, cf = "silicon-rise", "carbon-fitness"
+    long_text = "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n"
     return [
         _article(
             cf,
@@ -188,14 +182,7 @@ def extra_samples(uploads_root: str) -> list[dict[str, Any]]:
             [CHAT_TOPIC],
             ["补水、热身和一双合脚的鞋。"],
             ["碳能教练组"],
-            [
-                {
-                    "id": "long-a",
-                    "outline": "补水|热身|鞋",
-                    "focuses": ["补水"],
-                    "content": "## 补水\n\n跑前两小时喝 500 毫升水。\n\n## 热身\n\n慢跑 10 分钟。\n",
-                }
-            ],
+            [_body("long-a", "补水|热身|鞋", ["补水"], long_text)],
             [_image(uploads_root, "review", "long-run.png", (900, 500), "long run cover", cf)],
         ),
         *[
@@ -205,7 +192,7 @@ def extra_samples(uploads_root: str) -> list[dict[str, Any]]:
                 [topic],
                 [summary],
                 ["硅基编辑部"],
-                [{"id": f"day-{n}", "outline": "要点", "focuses": [topic], "content": f"## 要点\n\n{summary}\n"}],
+                [_body(f"day-{n}", "要点", [topic], f"## 要点\n\n{summary}\n")],
                 [_image(uploads_root, "review", f"day-{n}.png", (900, 500), f"edition article {n}", si)],
             )
             for n, (topic, summary) in enumerate(EDITION_SAMPLES, 1)
