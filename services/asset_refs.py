@@ -62,8 +62,7 @@ def _refs_of_selections(selections, out):
 
 
 def task_references(task: Any) -> list:
-    """Every image reference of a task, in order, each once: {"assetId"} dicts and URL strings
-    (what docs/api.md §8 scans)."""
+    """Every image reference of a task (docs/api.md §8), in order, each once: {"assetId"} dicts and URL strings."""
     refs: list = []
     candidates = task.candidates or {}
     refs.extend(candidates.get("coverImages") or [])

@@ -31,8 +31,7 @@ def use_hash_method(method: str) -> None:
 
 
 def _dummy_hash() -> str:
-    """A fixed hash of the configured method to compare against when the user does not exist, so timing
-    does not tell."""
+    """A fixed hash to check against when the user does not exist, so timing does not tell."""
     if not _hashing["dummy"]:
         _hashing["dummy"] = generate_password_hash("not-a-password", method=_hashing["method"])
     return _hashing["dummy"]

@@ -71,8 +71,7 @@ _BODY_PREVIEWS = SlidingWindowLimiter({"body_preview": [(BODY_PREVIEWS_PER_ADMIN
 
 
 def admit_body_preview(admin: str) -> None:
-    """POST /api/review/preview renders what it is sent: at most BODY_PREVIEWS_PER_ADMIN a minute per admin,
-    else 429 with Retry-After (docs/api.md §14)."""
+    """At most BODY_PREVIEWS_PER_ADMIN body previews a minute per admin, else 429 (docs/api.md §14)."""
     wait = _BODY_PREVIEWS.hit({"body_preview": admin})
     if wait is not None:
         raise RateLimited(

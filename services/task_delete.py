@@ -166,8 +166,7 @@ def recover_deletions(uploads_root: str | Path) -> int:
 
 
 def delete_task(task_id: str, settings: Settings, if_match: str | None = None) -> dict[str, Any]:
-    """Delete the task (404, 412, 409 while it is being published) and then its unshared review
-    files; the counts of docs/api.md §8."""
+    """Delete the task (404, 412, 409 while it is being published), then its unshared review files (§8)."""
     assets, unresolved = _delete_task_rows(task_id, if_match, stale_after(settings))
     review_root = _review_root(settings.uploads_path)
     deleted = sum(1 for asset in assets if _remove_asset(asset, review_root))

@@ -7,8 +7,7 @@ _FIELDS = {"feishu": AdminUser.feishu_open_id, "wecom": AdminUser.wecom_userid}
 
 
 def link_chat(username: str, feishu: str | None, wecom: str | None, unlink: bool = False) -> AdminUser:
-    """Set (or with `unlink`, remove) the admin's Feishu open_id and WeCom userid; an identity belongs to one
-    admin."""
+    """Set (or with `unlink`, remove) the admin's Feishu open_id and WeCom userid (docs/api.md §22)."""
     given = {"feishu": feishu, "wecom": wecom}
     if not unlink and not any(given.values()):
         raise ValidationFailed("give --feishu OPEN_ID, --wecom USERID or --unlink", {"identity": ["none given"]})

@@ -165,8 +165,7 @@ def schedule(
     actor_name: str | None,
     settings: Settings,
 ) -> dict[str, Any]:
-    """Send the edition now or at `at` (202, `scheduled`); 409 quota_exceeded when the account's quota for
-    that day or month is used up, naming the first moment a send is possible."""
+    """Send the edition now or at `at` (202, `scheduled`); 409 quota_exceeded past the quota (docs/api.md §21)."""
     moment = when(at)
     with immediate():
         edition = _row(edition_id, "send")

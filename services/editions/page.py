@@ -68,8 +68,7 @@ def draft_ready(account: str) -> list[dict[str, Any]]:
 
 
 def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The edition's dict with each article's title and cover beside its address, and why it failed in the
-    page's language."""
+    """The edition's dict with each article's title and cover, and why it failed in the page's language."""
     articles = []
     for article in edition["articles"]:
         task_id = article["taskId"]

@@ -53,8 +53,7 @@ def _options(record: dict[str, Any], field: str) -> list[str]:
 
 
 def preference_pairs(record: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(field, preferred, not preferred) of an approved task: the approved value over each rejected one,
-    then the picked option over each other option; each pair once."""
+    """(field, preferred, not preferred) of an approved task, each pair once (docs/api.md §20 `dpo`)."""
     if record["decision"] != "approved":
         return []
     final, pairs = record["final"], []

@@ -117,8 +117,7 @@ def normalize_text(value: str) -> str:
 
 
 def fingerprint(channel: str, data: dict[str, Any], client_ip: str | None) -> str:
-    """sha256 of channel, appName, platform, type, normalized title and content, and who sent it
-    (userId, else deviceId, else client IP)."""
+    """sha256 of the duplicate fingerprint (docs/api.md §9 "Duplicates")."""
     if data.get("userId"):
         who = ["user", data["userId"].strip()]
     elif data.get("deviceId"):

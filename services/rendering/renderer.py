@@ -81,8 +81,7 @@ def link_label_end(state: StateInline, start: int, disableNested: bool = False) 
 
 
 def bounded_table(state: Any, startLine: int, endLine: int, silent: bool) -> bool:
-    """GFM tables of at most MAX_TABLE_COLUMNS columns (docs/api.md §14): a wider one stays a paragraph
-    of text. Its delimiter row (the second line) says how many there are."""
+    """GFM tables of at most MAX_TABLE_COLUMNS columns, counted on the delimiter row (docs/api.md §14)."""
     if startLine + 1 < endLine:
         second = startLine + 1
         delimiter = state.src[state.bMarks[second] + state.tShift[second] : state.eMarks[second]]
@@ -92,8 +91,7 @@ def bounded_table(state: Any, startLine: int, endLine: int, silent: bool) -> boo
 
 
 def _bounded_helpers() -> ModuleType:
-    """markdown-it's link helpers with link_label_end (the link and image rules call them through
-    `md.helpers`)."""
+    """markdown-it's link helpers with link_label_end (the link and image rules call them via `md.helpers`)."""
     bounded = ModuleType(f"{__name__}.link_helpers")
     bounded.__dict__.update({name: getattr(helpers, name) for name in helpers.__all__})
     bounded.parseLinkLabel = link_label_end  # type: ignore[attr-defined]

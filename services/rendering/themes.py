@@ -187,8 +187,7 @@ def merged_variables(name: str, config: dict[str, Any] | None) -> dict[str, str]
 
 
 def theme_config(theme_template: str | None, account_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides; ValueError for an
-    unknown name or variable, or an unsafe value."""
+    """{"cssVariables": {...}}: the template's defaults overlaid by per-account overrides (else ValueError)."""
     name = resolve_name(theme_template)
     return {"cssVariables": merged_variables(name, account_overrides)}
 

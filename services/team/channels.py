@@ -52,8 +52,7 @@ def feishu_sign(secret: str, timestamp: int) -> str:
 
 
 def dingtalk_sign(secret: str, timestamp_ms: int) -> str:
-    """DingTalk: Base64 of HMAC-SHA256 keyed with the secret, over `timestamp + "\\n" + secret`
-    (URL-encoded when it joins the query)."""
+    """DingTalk: Base64 of HMAC-SHA256 keyed with the secret, over `timestamp + "\\n" + secret`."""
     mac = hmac.new(secret.encode(), f"{timestamp_ms}\n{secret}".encode(), hashlib.sha256)
     return base64.b64encode(mac.digest()).decode()
 
@@ -132,8 +131,7 @@ def dingtalk(robot: Robot) -> Send:
 
 
 def email(smtp: Smtp) -> Send:
-    """E-mail through SMTP: STARTTLS (the certificate checked against the system's authorities) when
-    SMTP_STARTTLS, then the login when SMTP_USER is set."""
+    """E-mail through SMTP (docs/api.md §15): STARTTLS when SMTP_STARTTLS, then the login when SMTP_USER is set."""
 
     def send(message: Message) -> str | None:
         mail = EmailMessage()

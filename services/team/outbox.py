@@ -63,8 +63,7 @@ def ask_in_chat(team: TeamSettings | None, task: Any, platforms: tuple[str, ...]
 
 
 def task_awaiting_review(team: TeamSettings | None, task: Any, kind: str) -> int:
-    """task.awaiting_review: `kind` "created" (by the agent) or "reworked" (back from rework); and the chat
-    apps' decision cards."""
+    """task.awaiting_review (`kind` "created" or "reworked"), and the chat apps' decision cards."""
     ask_in_chat(team, task)
     return _enqueue(
         team,
