@@ -69,9 +69,9 @@ def feishu_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool, 
         "text": {"tag": "plain_text", "content": gettext("Open review")},
         "behaviors": [{"type": "open_url", "default_url": shown["link"]}],
     }
-    if decided:
-        elements += [_line(decided), open_review]
-    elif buttons:
+    if decided or not buttons:
+        elements.append(_line(decided or gettext("Choices are left to make: decide on the page.")))
+    else:
         decide = [
             {
                 "tag": "button",
@@ -100,9 +100,7 @@ def feishu_card(task: ReviewTask, team: TeamSettings, zone: Any, buttons: bool, 
                 ],
             }
         )
-        elements.append(open_review)
-    else:
-        elements += [_line(gettext("Choices are left to make: decide on the page.")), open_review]
+    elements.append(open_review)
     return {
         "schema": "2.0",
         "config": {"update_multi": True},
