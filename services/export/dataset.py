@@ -87,10 +87,9 @@ def dataset_chunks(query: DatasetQuery) -> Iterator[str]:
 
 def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any]]:
     """One `raw` record per decided task, oldest decision first."""
-    # Only the moment of the decision narrows the SQL, so the page walks the decided_at index (a status or
-    # account condition would let the database prefer its own index and sort every match for each page);
-    # the few tasks back in review since a rejection, and other accounts, are skipped here.
-    # Decided once the export has begun: the next export's.
+    # Only the moment of the decision narrows the SQL, so the page walks the decided_at index (another
+    # condition would let the database sort every match for each page); other tasks are skipped here.
+    # Those decided once the export has begun are the next export's.
     conditions = [ReviewTask.decided_at.is_null(False), ReviewTask.decided_at <= now_iso()]
     if query.start:
         conditions.append(ReviewTask.decided_at >= query.start)

@@ -25,8 +25,7 @@ log = logging.getLogger(__name__)
 if Image.MAX_IMAGE_PIXELS is None or Image.MAX_IMAGE_PIXELS > MAX_PIXELS:
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 
-# Large images are decoded one at a time (smaller ones freely): eight uploads of 40-megapixel images
-# decoded at once took the process to 1.3 GB.
+# Large images are decoded one at a time (smaller ones freely), so a burst of uploads cannot pile them up.
 LARGE_PIXELS = 4_000_000
 _LARGE_DECODE = threading.Lock()
 _MALLOC_TRIM = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; musl and macOS have none
@@ -49,8 +48,7 @@ def decoding(width: int, height: int) -> Iterator[None]:
 
 def give_back(width: int, height: int) -> None:
     """After a large image is let go, return the freed pages to the system (docs/api.md §6): glibc keeps
-    what a thread freed in that thread's arena, and ten 6000x6000 WebP uploads left the process at 1.2 GB,
-    about a frame per server thread. Nothing where the C library has no malloc_trim."""
+    what a thread freed in that thread's arena. Nothing where the C library has no malloc_trim."""
     if width * height > LARGE_PIXELS and _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 

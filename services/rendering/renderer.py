@@ -103,9 +103,8 @@ def _build_parser(bounded=True):
     if bounded:  # bench/bench_bounds.py builds the unbounded one to compare
         md.helpers = _bounded_helpers()
         md.block.ruler.at("table", bounded_table, {"alt": ["paragraph", "reference"]})
-    # Keep link and image destinations exactly as written (after Markdown unescaping), so
-    # image_urls() and image_map keys agree with the Markdown text; the renderer percent-encodes
-    # them itself (normalize_link) when it writes href/src.
+    # Destinations stay as written (after unescaping), so image_urls() and image_map keys agree with the
+    # Markdown text; the renderer percent-encodes them itself (normalize_link) when it writes href/src.
     md.normalizeLink = lambda url: url  # type: ignore[method-assign]  # markdown-it's documented hook
     # Every destination is parsed as a link or image, whatever its scheme, so image_urls() finds
     # `![x](file:///…)` too and the review rules refuse it; nh3 (last) drops unsafe schemes.
@@ -187,11 +186,9 @@ class ArticleWriter:
     def _open_block(self, tok, parent, closers):
         s, kind = self.styles, tok.type
         if kind == "paragraph_open":
-            # WeChat's editor is known to rewrap bare text inside <li> in its own <p>/<span>
-            # (with its default margins and styles) and to pull a following nested list out of
-            # the item. Giving the text its own block (<section>), with the nested list after it
-            # in the same <li>, is the shape Markdown-to-WeChat tools use so both stay put.
-            # A tight list's hidden <p> becomes that section too.
+            # WeChat's editor rewraps bare text inside <li> in its own <p>/<span> and pulls a following
+            # nested list out of the item; text in its own <section>, the nested list after it in the same
+            # <li>, is the shape Markdown-to-WeChat tools use so both stay put (a tight list's <p> too).
             if parent == "li":
                 return _open("section", s["li_section"]), "</section>"
             return _open("p", s["quote_p" if parent == "blockquote" else "p"]), "</p>"
