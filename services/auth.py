@@ -70,11 +70,8 @@ def save_admin(username: str, password: str, permissions: str = "review,feedback
 
 
 def ensure_admin(username: str, password: str, permissions: str = "review,feedback") -> tuple[AdminUser, bool]:
-    """save_admin for settings read at every start; (user, changed).
-
-    An account that already matches is left as it is: rewriting it would change its session nonce
-    (signing that admin out at every restart) and undo a deactivation. Changed settings are applied.
-    """
+    """save_admin for settings read at every start; (user, changed). An account that already matches is left
+    as it is: rewriting it would change its session nonce (signing that admin out) and undo a deactivation."""
     user = AdminUser.get_or_none(AdminUser.username == username)
     if (
         user is not None

@@ -81,10 +81,8 @@ class Placement:
 def placed_file(
     uploads_root: str | os.PathLike, folder: str | os.PathLike, name: str, data: bytes
 ) -> Iterator["Placement"]:
-    """Write `data` to folder/name for a record inserted (with placement.settle()) in the block.
-
-    Any exception in the block removes the file and its journal entry again.
-    """
+    """Write `data` to folder/name for a record inserted (with placement.settle()) in the block; any exception
+    in the block removes the file and its journal entry again."""
     relative = str((Path(folder) / name).resolve().relative_to(Path(uploads_root).resolve()))
     with immediate():  # queue behind this process's writers, not in SQLite's busy handler
         entry = PendingFile.create(path=relative, pid=os.getpid(), created_at=now_iso())

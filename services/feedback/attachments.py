@@ -1,9 +1,6 @@
-"""Feedback attachments (docs/api.md §9): screenshots and log files uploaded after the record exists, stored
-as `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>` (never a client name) through services.files.
-
-Rules, checked in this order: anonymous channel 403; unknown feedback 404; another channel's feedback 403;
-too late 409 `invalid_state` (the record is closed for uploads, not the caller's rights); too many 409
-`attachment_limit`; then the file itself (400, 413).
+"""Feedback attachments (docs/api.md §9), stored as `<uploads>/feedback/<feedbackId>/<attachmentId>.<ext>`.
+Checked in this order: anonymous channel 403; unknown feedback 404; another channel's feedback 403; too late
+409 `invalid_state` (the record is closed, not the caller's rights); too many 409; then the file (400, 413).
 """
 
 import contextlib

@@ -90,11 +90,8 @@ def image_kind(data: bytes) -> str | None:
 
 
 def upload_name(filename: str | None, kind: str | None) -> str:
-    """A plain ASCII file name for the multipart header, ending in the image's own extension.
-
-    The platform refuses an upload whose name lacks an image extension (40113): a name of CJK
-    letters alone, or a synced material's media_id, must not lose or lack it.
-    """
+    """A plain ASCII file name for the multipart header, ending in the image's own extension: the platform
+    refuses a name without one (40113), as a name of CJK letters alone or a material's media_id would be."""
     stem, dot, ext = (filename or "").rsplit("/", 1)[-1].rpartition(".")
     if not dot:
         stem, ext = ext, ""
