@@ -117,7 +117,7 @@ def normalize_text(value: str) -> str:
 
 
 def fingerprint(channel: str, data: dict[str, Any], client_ip: str | None) -> str:
-    """sha256 of the duplicate fingerprint (docs/api.md §9 "Duplicates")."""
+    """sha256 of the duplicate fingerprint (docs/api.md §9, duplicates)."""
     if data.get("userId"):
         who = ["user", data["userId"].strip()]
     elif data.get("deviceId"):

@@ -1,4 +1,4 @@
-"""Administrators set a feedback's processing status (docs/api.md §9 "Status")."""
+"""Administrators set a feedback's processing status (docs/api.md §9, status)."""
 
 from typing import Any
 
