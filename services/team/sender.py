@@ -135,17 +135,13 @@ def retire(team: TeamSettings) -> int:
 def deliveries(team: TeamSettings, retry_delays: tuple[float, ...], language: str) -> list[tuple[Any, ...]]:
     """deliver()'s arguments for each configured channel (a robot's limiter shared by its passes)."""
     return [
-        (
-            channel,
-            send,
-            limit,
-            retry_delays,
-            language,
-            team.public_url,
-            None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE}),
-        )
+        (channel, send, limit, retry_delays, language, team.public_url, _robot_limiter(channel))
         for channel, (send, limit) in senders(team).items()
     ]
+
+
+def _robot_limiter(channel: str) -> SlidingWindowLimiter | None:
+    return None if channel == "email" else SlidingWindowLimiter({"robot": ROBOT_RATE})
 
 
 def jobs(settings: Settings) -> list[Job]:
