@@ -12,15 +12,14 @@ from tests.helpers.review import live_server
 @pytest.fixture
 def edition_settings(fake, request):
     """A test may add settings: @pytest.mark.parametrize("edition_settings", [{...}], indirect=True)."""
-    return platform_settings(
-        fake,
-        WECHAT_LIVE_WORKER_ENABLED=True,
-        WECHAT_PUBLISH_POLL_DELAYS="0.3,0.6,1.2,2.4",
-        WECHAT_SILICON_RISE_TOKEN=LIVE_TOKEN,
-        WECHAT_SILICON_RISE_AES_KEY=LIVE_AES_KEY,
-        NOTIFY_FEISHU_WEBHOOK_URL="https://open.feishu.cn/open-apis/bot/v2/hook/x",
-        **getattr(request, "param", {}),
-    )
+    defaults = {
+        "WECHAT_LIVE_WORKER_ENABLED": True,
+        "WECHAT_PUBLISH_POLL_DELAYS": "0.3,0.6,1.2,2.4",
+        "WECHAT_SILICON_RISE_TOKEN": LIVE_TOKEN,
+        "WECHAT_SILICON_RISE_AES_KEY": LIVE_AES_KEY,
+        "NOTIFY_FEISHU_WEBHOOK_URL": "https://open.feishu.cn/open-apis/bot/v2/hook/x",
+    }
+    return platform_settings(fake, **{**defaults, **getattr(request, "param", {})})
 
 
 @pytest.fixture

@@ -22,6 +22,8 @@ from tests.helpers.served import wait_until
 APPID = ACCOUNTS["silicon-rise"][0]
 
 
+# The poll waits: a mass/get answered SEND_FAIL before the event lands would give the plain "send failed".
+@pytest.mark.parametrize("edition_settings", [{"WECHAT_PUBLISH_POLL_DELAYS": "60"}], indirect=True)
 @pytest.mark.parametrize(
     ("status", "words"),
     [
