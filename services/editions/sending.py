@@ -270,6 +270,14 @@ def _failed(row: Edition, settings: Settings, code: str, detail: str | None = No
     return True
 
 
+def _refine_failure(row: Edition, code: str, detail: str | None) -> bool:
+    """mass/get says only SEND_FAIL: an edition a poll found failed takes the event's reason when it comes
+    (nobody is told twice)."""
+    with force_locale("en"):
+        reason = edition_failure(code, detail)
+    return _cas(row, {"fail_code": code, "fail_detail": detail, "fail_reason": reason}) is not None
+
+
 def _number(event: ET.Element, name: str) -> int | None:
     text = (event.findtext(name) or "").strip()
     return int(text) if text.isdigit() and len(text) <= 12 else None
@@ -277,7 +285,8 @@ def _number(event: ET.Element, name: str) -> int | None:
 
 def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     """MASSSENDJOBFINISH for one of the account's editions still sending (inside the event's immediate());
-    True when it changed something. A sent edition whose counts a poll could not give gets them now."""
+    True when it changed something. A sent edition whose counts a poll could not give gets them now, a failed
+    one its reason."""
     if (event.findtext("Event") or "").strip().upper() != "MASSSENDJOBFINISH":
         return False
     msg_id = (event.findtext("MsgID") or "").strip()
@@ -287,7 +296,10 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     status = (event.findtext("Status") or "").strip().lower()
     if status != "send success":
         code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
-        return row.status == "sending" and _failed(row, settings, code, None if code != "platform" else status[:200])
+        detail = None if code != "platform" else status[:200]
+        if row.status == "failed" and row.fail_code == "send_fail" and code != "send_fail":
+            return _refine_failure(row, code, detail)
+        return row.status == "sending" and _failed(row, settings, code, detail)
     counts = {key: _number(event, name) or 0 for key, name in _COUNTS.items()}
     urls: dict[int, str | None] = {}
     for item in event.findall("ArticleUrlResult/ResultList/item"):

@@ -45,6 +45,26 @@ def test_the_platforms_err_codes_fail_it_in_words(app, admin_client, agent_heade
     assert told["reasonCode"] in (status, "send_fail")
 
 
+def test_a_failure_a_poll_found_takes_the_events_reason_when_it_comes(
+    app, admin_client, agent_headers, fake, served_url
+):
+    fake.withhold_events = True
+    fake.finish_next_mass_with("err(20001)")
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    failed = wait_for_edition(admin_client, edition)
+    assert (failed["status"], failed["failReason"]) == ("failed", "the platform reported that the send failed")
+    assert fake.push_mass_event(int(failed["msgId"])) == (200, "success")
+    later = admin_client.get(f"/api/editions/{edition['id']}").get_json()
+    assert later["status"] == "failed" and "political" in later["failReason"], later
+    task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][0]}").get_json()
+    assert [e["type"] for e in task["timeline"]].count("edition_failed") == 1
+    assert len(outbox("edition.failed")) == 1
+    # The same event again (a new nonce) changes nothing more.
+    assert fake.push_mass_event(int(failed["msgId"])) == (200, "success")
+    assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["version"] == later["version"]
+
+
 @pytest.mark.parametrize(
     ("errcode", "words"), [(45028, "no mass-send quota is left"), (48001, "only verified accounts"), (40007, "40007")]
 )
