@@ -169,10 +169,10 @@ class FreePublishRoutes:
     def _finish_publish(self, publish_id):
         with self._lock:
             publish = self.publishes[publish_id]
-            publish["status"] = publish["outcome"]
-            if publish["status"] == 0:
+            if publish["outcome"] == 0:
                 publish["article_id"] = self._new_id("ARTICLE_")
                 publish["article_url"] = f"https://mp.weixin.qq.com/s/{publish['article_id']}"  # the platform's form
+            publish["status"] = publish["outcome"]  # last: a test that reads it without the lock sees it whole
             target = None if self.withhold_events else self.event_targets.get(publish["appid"])
         if target is not None:
             self.push_publish_event(publish_id, target)

@@ -95,14 +95,14 @@ def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent
         create_task(app.test_client(), AGENT, article_payload())
         first, outcome = in_thread(lambda: send_pass(app))  # one process's sender
         assert receiver.wait_for(1)
-        first.join(DEADLINE * 4)
+        first.join(TRICKLE * 3)  # a loaded machine may take longer than the deadline to record the failure
+        assert not first.is_alive()
         # Another process's sender, once the first one's claim has run out.
         later = utcnow() + timedelta(seconds=sender.CLAIM_SECONDS + 1)
         monkeypatch.setattr(sender, "utcnow", lambda: later)
         assert send_pass(app) == {"wecom": 0}
-        first.join(TRICKLE * 3)
         [row] = team_rows("wecom")
-    assert outcome["result"] == {"wecom": 0} and outcome["took"] < DEADLINE * 3, outcome
+    assert outcome["result"] == {"wecom": 0} and outcome["took"] < TRICKLE, outcome  # cut before the headers came
     assert receiver.requests == 1  # sent once, not again by the second sender
     assert (row.status, row.attempts, row.last_error) == ("pending", 1, "the robot timed out")  # retried later
 
@@ -128,12 +128,12 @@ def test_an_agent_receiver_trickling_its_headers_is_abandoned_by_the_deadline_an
 
         first, outcome = in_thread(one_pass)
         assert receiver.wait_for(1)
-        first.join(DEADLINE * 4)
+        first.join(TRICKLE * 3)  # a loaded machine may take longer than the deadline to record the failure
+        assert not first.is_alive()
         assert one_pass(now=utcnow() + timedelta(seconds=webhooks.CLAIM_SECONDS + 1)) == 0  # nothing due
-        first.join(TRICKLE * 3)
         with db.connection_context():
             [row] = list(webhooks.OutboxMessage.select())
-    assert outcome["result"] == 1 and outcome["took"] < DEADLINE * 3, outcome
+    assert outcome["result"] == 1 and outcome["took"] < TRICKLE, outcome  # cut before the headers came
     assert receiver.requests == 1
     assert (row.status, row.attempts, row.last_error) == ("pending", 1, "receiver timed out")
 
