@@ -1,11 +1,5 @@
-"""The account's server URL (docs/api.md §18): the platform's signed pushes, checked and opened.
-
-Plaintext, compatible and safe (AES) modes. The query's `signature` (token, timestamp, nonce) is always
-checked, its timestamp must be within WECHAT_EVENT_MAX_AGE of the clock and its (timestamp, nonce) new: the
-signature does not cover the body, so a query seen once (an access log keeps it) must not sign another. An
-account with an AES key takes only safe mode, whose `msg_signature` covers the body's `Encrypt`, opened the
-platform's way: AES-256-CBC with the key Base64-decoded from EncodingAESKey + "=", the IV its first 16 bytes,
-PKCS#7 padding to 32 bytes, and inside 16 random bytes, a 4-byte big-endian length, the XML, then the appid.
+"""The account's server URL: the platform's signed pushes, checked and opened (plaintext, compatible and safe
+modes; the signature, replay and AES rules are docs/api.md §18's).
 """
 
 import base64
@@ -85,13 +79,12 @@ def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
     Rows past twice the window go: a replay of them is refused by its timestamp."""
     now = utcnow()
     SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
-    inserted = (
+    return bool(
         SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
         .on_conflict_ignore()
         .as_rowcount()
         .execute()
     )
-    return bool(inserted)
 
 
 def _once(account: str, timestamp: int, nonce: str, settings: Settings) -> bool:

@@ -1,7 +1,5 @@
-"""Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18).
-
-Only rows are written here (LIVE_TABLE's `schedule` and `cancel`); the submission itself is the live
-job's (services/live/worker.py), so a schedule survives restarts and runs once across processes.
+"""Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18). Only rows are
+written here; the submission is the live job's (services/live/worker.py), so a schedule survives restarts.
 """
 
 from datetime import datetime, timedelta

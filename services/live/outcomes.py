@@ -1,8 +1,5 @@
 """Where a task's article stands on its way to readers, and who hears when that changes (docs/api.md §18).
-
-Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`,
-inside the caller's `immediate()`: the row (compare-and-set on the row as the caller read it), the task's
-version, the move's timeline events, and on `live`/`failed` the agent's webhook and the team's message.
+Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`.
 """
 
 import logging
