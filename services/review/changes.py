@@ -1,13 +1,9 @@
 """What the agent changed since the rejection (docs/api.md §15 "What changed since the rejection").
 
-record(selections, values) -> the `changes` ({key: {"before", "after"}}) of a rework PATCH, and
-`textDiff` ({key: [[op, length], ...] or None}) for its text elements: the diff is computed once, when
-the patch is recorded (before the write lock is taken, see services/review/patching.py), not on every
-page view. rework_rounds(task JSON) -> what the task page shows: the current round's changes per
-element and each rework event's own (earlier rounds, from the timeline). Text is diffed by line, then
-by character inside the changed lines (Chinese has no spaces between words, so by character is the
-only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§15);
-content is never turned into markup here.
+record() computes a rework PATCH's `changes` and `textDiff` once, when the patch is recorded (before the
+write lock, see services/review/patching.py); rework_rounds() is what the task page shows. Text is diffed
+by line, then by character (Chinese has no spaces between words), as difflib.SequenceMatcher would but
+within a bounded amount of work; content is never turned into markup here.
 """
 
 from bisect import bisect_left

@@ -1,9 +1,4 @@
-"""What the review page's selection form shows first, and the body preview (no Flask here).
-
-form_state(task JSON) -> (state, assets): saved selections, else the first candidate of each field,
-with the positions of the chosen images among their candidates. preview_body() renders as publishing
-does, showing a placeholder for every image that is no asset.
-"""
+"""What the review page's selection form shows first, and the body preview (no Flask here)."""
 
 from typing import Any
 

@@ -1,13 +1,6 @@
-"""Agent PATCH of elements (PATCH .../elements; docs/api.md §4 "States and what they allow").
-
-pending_review: any field of the content type; values into selections, body into bodyDraft,
-manualOverrides of patched keys cleared. rejected_rework: only keys still in rejectedElements
-(409 field_locked otherwise); the last one runs the approval-level check and returns the task to
-pending_review. Each rejected key a PATCH fixes must already pass the approval-level checks, so a
-rework can never end stuck on a key it has already given up. A whole-task rejection accepts any
-field and returns on the first valid PATCH. Required texts are never blank, as at creation.
-Images a PATCH brings in come from the material library (docs/api.md §4: material-library asset ids);
-those the task holds already (its candidates, its selections) may stay.
+"""Agent PATCH of elements (PATCH .../elements; docs/api.md §4 "States and what they allow"; the PATCH rulings
+in docs/review-states.md). Images a PATCH brings in come from the material library; those the task holds
+already (its candidates, its selections) may stay.
 """
 
 from typing import Any

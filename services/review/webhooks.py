@@ -1,9 +1,6 @@
-"""The agent's webhooks: an outbox message per event, delivered after commit by a background sender.
-
-Delivery is at-least-once with Standard Webhooks headers; the row survives restarts, and a
-failure never touches the decision that caused it (docs/api.md §4 "Agent notification"). Every event
-type of docs/api.md §13 is recorded; the sender sends the chosen ones (REVIEW_AGENT_WEBHOOK_EVENTS),
-one task's in the order they happened, and marks the others `not_sent`.
+"""The agent's webhooks: an outbox message per event, delivered after commit by a background sender
+(docs/api.md §4 "Agent notification"). Every event type is recorded; the sender sends the chosen ones
+(REVIEW_AGENT_WEBHOOK_EVENTS), one task's in order, and marks the others `not_sent`.
 """
 
 import base64
