@@ -55,8 +55,7 @@ def one(query: Query, name: str) -> str:
 
 
 def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
-    """(timestamp, nonce) of a query whose `signature` is the SHA-1 of the token, timestamp and nonce and
-    whose timestamp is within `max_age` seconds of the clock, either way; else 403."""
+    """(timestamp, nonce) of a query signed with the account's token and within `max_age` of the clock; else 403."""
     timestamp, nonce = one(query, "timestamp"), one(query, "nonce")
     expected = signature(keys.token, timestamp, nonce)
     if not hmac.compare_digest(one(query, "signature").encode(), expected.encode()):
@@ -65,8 +64,7 @@ def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
 
 
 def in_window(timestamp: str, nonce: str, max_age: int) -> int:
-    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock,
-    either way."""
+    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock."""
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
         raise Forbidden("timestamp and nonce must be given")
     if abs(time.time() - int(timestamp)) > max_age:
@@ -208,8 +206,7 @@ def receive(account: str, query: Query, body: bytes, settings: Settings, other: 
 
 
 def _publish_result(event: ET.Element) -> tuple[str | None, Any, str | None, str | None]:
-    """(publish_id, publish_status, article_id, first article_url) of a PUBLISHJOBFINISH; publish_id None
-    for any other message."""
+    """(publish_id, publish_status, article_id, first article_url) of a PUBLISHJOBFINISH, else all None."""
     if (_text(event, "Event") or "").upper() != PUBLISH_EVENT:
         return None, None, None, None
     info = event.find("PublishEventInfo")

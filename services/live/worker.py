@@ -67,8 +67,7 @@ def claim_poll() -> TaskLive | None:
 
 
 def submit(row: TaskLive, settings: Settings) -> None:
-    """freepublish/submit once, with no transaction open; then the outcome, applied only to the row as
-    claimed (move(): compare-and-set)."""
+    """freepublish/submit once, with no transaction open; the outcome applies only to the row as claimed."""
     try:  # the credentials and a token first: failing here, nothing reached the platform
         client = client_for(row.account, settings)
         client.access_token()

@@ -201,12 +201,8 @@ def _edit_of(assets, task, key, value, draft):
 def complete_overrides(
     assets: Any, task: Any, selections: Any, draft: dict[str, Any] | None, given: dict[str, Any] | None, skip: Any = ()
 ) -> dict[str, Any] | None:
-    """`given` plus an override for every reviewer edit it leaves out (spec decision rule 8).
-
-    An edit is a final value that is none of the candidates and not the value already stored (the
-    agent's PATCH puts values there that are not the reviewer's). A stored override whose value is
-    still the selection is kept. Keys in `skip` (being rejected) get none.
-    """
+    """`given` plus an override for every reviewer edit it leaves out (decision rule 8, as the rulings in
+    docs/review-states.md say); keys in `skip` (being rejected) get none."""
     overrides = dict(given or {})
     stored = {**(task.selections or {}), "body": (task.body_draft or {}).get("markdown")}
     for key in OVERRIDE_KEYS[task.content_type]:

@@ -11,8 +11,7 @@ from services.rendering import render_preview, theme_config
 def _task_assets(task):
     """{key: asset dict} for every image the task names, keyed by assetId and by URL."""
     candidates = task["candidates"]
-    refs: list = []
-    refs += candidates.get("coverImages") or []
+    refs: list = [*(candidates.get("coverImages") or [])]
     for placeholder in candidates.get("bodyImageCandidates") or []:
         refs += placeholder["options"]
     for group in candidates.get("imageGroups") or []:
@@ -26,8 +25,7 @@ def _task_assets(task):
     out = {}
     for asset in resolve_many(refs).values():
         if asset is not None:
-            data = asset_view(asset)
-            out[asset.asset_id] = out[asset.url] = data
+            out[asset.asset_id] = out[asset.url] = asset_view(asset)
     return out
 
 

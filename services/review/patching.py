@@ -129,11 +129,8 @@ def _rework_base(task_id: str, keys: list[str]) -> dict[str, Any] | None:
 def patch_elements(
     task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None
 ) -> dict[str, Any]:
-    """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide).
-
-    docs/api.md §15: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
-    taken, from the values read before it; inside the lock, the base is read again and must be the same,
-    else the diff is computed again outside (other writes never wait for it)."""
+    """Apply an agent PATCH; returns the task as JSON, read inside the write. The rework diff is computed
+    before the write lock and checked inside it (docs/api.md §15 "The rework diff is bounded")."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
     values = {key: patch[key] for key in keys}
     if isinstance(values.get("body"), str):

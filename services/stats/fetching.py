@@ -79,8 +79,7 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
 
 
 def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
-    """A detail_list entry's figures (an absent one stays null); None when one is not a whole number from 0
-    to MAX_FIGURE."""
+    """A detail_list entry's figures (absent: null); None unless each is a whole number from 0 to MAX_FIGURE."""
     values = {name: entry.get(name) for name in FIGURES}
     if any(value is not None and (type(value) is not int or not 0 <= value <= MAX_FIGURE) for value in values.values()):
         return None
@@ -234,8 +233,7 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
 
 
 def _unfinished(day: str) -> list[tuple[str, str]]:
-    """(account, day) of the CARRY_DAYS before `day` whose fetch failed, or whose process stopped during
-    it, with attempts left."""
+    """(account, day) of the CARRY_DAYS before `day` whose fetch failed or stopped, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
