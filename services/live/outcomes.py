@@ -70,19 +70,10 @@ def apply_status(
         url = checked_url(article_url)
         if article_url and url is None:
             log.warning("task row %s: the article address %.80r is not the platform's; not kept", row.id, article_url)
+        article_id = str(article_id)[:255] if article_id else None
+        cleared = dict.fromkeys(("next_poll_at", "fail_reason", "fail_code", "fail_detail"))
         return (
-            move(
-                row,
-                "published",
-                team,
-                article_id=str(article_id)[:255] if article_id else None,
-                article_url=url,
-                live_at=now_iso(),
-                next_poll_at=None,
-                fail_reason=None,
-                fail_code=None,
-                fail_detail=None,
-            )
+            move(row, "published", team, article_id=article_id, article_url=url, live_at=now_iso(), **cleared)
             is not None
         )
     if f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6

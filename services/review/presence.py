@@ -35,11 +35,7 @@ def heartbeat(
             )
         others = (
             TaskPresence.select()
-            .where(
-                (TaskPresence.task_id == task_id)
-                & (TaskPresence.username != username)
-                & (TaskPresence.seen_at > cutoff)
-            )
+            .where(TaskPresence.task_id == task_id, TaskPresence.username != username, TaskPresence.seen_at > cutoff)
             .order_by(TaskPresence.since, TaskPresence.username)
         )
         return [{"username": row.username, "since": row.since, "editing": row.editing} for row in others]
