@@ -90,4 +90,5 @@ def total_reads(task_ids: list[str]) -> dict[str, int]:
         .where(ReviewTask.task_id.in_(task_ids) & TaskDayStats.read_user.is_null(False))
         .group_by(ReviewTask.task_id)
     )
-    return {task_id: int(reads) for task_id, reads in query.tuples()}
+    rows: list[Any] = list(query.tuples())  # (task id, reads)
+    return {row[0]: int(row[1]) for row in rows}
