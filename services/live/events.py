@@ -1,11 +1,5 @@
-"""The account's server URL (docs/api.md §18): the platform's signed pushes, checked and opened.
-
-Plaintext, compatible and safe (AES) modes. The query's `signature` (token, timestamp, nonce) is always
-checked, its timestamp must be within WECHAT_EVENT_MAX_AGE of the clock and its (timestamp, nonce) new: the
-signature does not cover the body, so a query seen once (an access log keeps it) must not sign another. An
-account with an AES key takes only safe mode, whose `msg_signature` covers the body's `Encrypt`, opened the
-platform's way: AES-256-CBC with the key Base64-decoded from EncodingAESKey + "=", the IV its first 16 bytes,
-PKCS#7 padding to 32 bytes, and inside 16 random bytes, a 4-byte big-endian length, the XML, then the appid.
+"""The account's server URL: the platform's signed pushes, checked and opened (plaintext, compatible and safe
+modes; the signature, replay and AES rules are docs/api.md §18's).
 """
 
 import base64
@@ -61,8 +55,7 @@ def one(query: Query, name: str) -> str:
 
 
 def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
-    """(timestamp, nonce) of a query whose `signature` is the SHA-1 of the token, timestamp and nonce and
-    whose timestamp is within `max_age` seconds of the clock, either way; else 403."""
+    """(timestamp, nonce) of a query signed with the account's token and within `max_age` of the clock; else 403."""
     timestamp, nonce = one(query, "timestamp"), one(query, "nonce")
     expected = signature(keys.token, timestamp, nonce)
     if not hmac.compare_digest(one(query, "signature").encode(), expected.encode()):
@@ -71,8 +64,7 @@ def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
 
 
 def in_window(timestamp: str, nonce: str, max_age: int) -> int:
-    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock,
-    either way."""
+    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock."""
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
         raise Forbidden("timestamp and nonce must be given")
     if abs(time.time() - int(timestamp)) > max_age:
@@ -85,13 +77,12 @@ def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
     Rows past twice the window go: a replay of them is refused by its timestamp."""
     now = utcnow()
     SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
-    inserted = (
+    return bool(
         SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
         .on_conflict_ignore()
         .as_rowcount()
         .execute()
     )
-    return bool(inserted)
 
 
 def _once(account: str, timestamp: int, nonce: str, settings: Settings) -> bool:
@@ -215,8 +206,7 @@ def receive(account: str, query: Query, body: bytes, settings: Settings, other: 
 
 
 def _publish_result(event: ET.Element) -> tuple[str | None, Any, str | None, str | None]:
-    """(publish_id, publish_status, article_id, first article_url) of a PUBLISHJOBFINISH; publish_id None
-    for any other message."""
+    """(publish_id, publish_status, article_id, first article_url) of a PUBLISHJOBFINISH, else all None."""
     if (_text(event, "Event") or "").upper() != PUBLISH_EVENT:
         return None, None, None, None
     info = event.find("PublishEventInfo")

@@ -1,7 +1,5 @@
-"""Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18).
-
-Only rows are written here (LIVE_TABLE's `schedule` and `cancel`); the submission itself is the live
-job's (services/live/worker.py), so a schedule survives restarts and runs once across processes.
+"""Asking for a task to go live, now or at a time, and cancelling a schedule (docs/api.md §18). Only rows are
+written here; the submission is the live job's (services/live/worker.py), so a schedule survives restarts.
 """
 
 from datetime import datetime, timedelta
@@ -89,8 +87,7 @@ def go_live(
 def cancel_go_live(
     task_id: str, settings: Settings, if_match: str | None = None, actor_name: str | None = None
 ) -> dict[str, Any]:
-    """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON, its timeline
-    saying who cancelled it."""
+    """Cancel a scheduled going live (409 unless it is still scheduled); the task as JSON."""
     with immediate():
         task = load_for_update(task_id, if_match)
         row = TaskLive.get_or_none(TaskLive.task == task) or TaskLive(task=task)

@@ -1,8 +1,5 @@
 """Where a task's article stands on its way to readers, and who hears when that changes (docs/api.md §18).
-
-Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`,
-inside the caller's `immediate()`: the row (compare-and-set on the row as the caller read it), the task's
-version, the move's timeline events, and on `live`/`failed` the agent's webhook and the team's message.
+Every change of a TaskLive row is a move of LIVE_TABLE (services/review/state_machine.py) through `move()`.
 """
 
 import logging
@@ -73,19 +70,10 @@ def apply_status(
         url = checked_url(article_url)
         if article_url and url is None:
             log.warning("task row %s: the article address %.80r is not the platform's; not kept", row.id, article_url)
+        article_id = str(article_id)[:255] if article_id else None
+        cleared = dict.fromkeys(("next_poll_at", "fail_reason", "fail_code", "fail_detail"))
         return (
-            move(
-                row,
-                "published",
-                team,
-                article_id=str(article_id)[:255] if article_id else None,
-                article_url=url,
-                live_at=now_iso(),
-                next_poll_at=None,
-                fail_reason=None,
-                fail_code=None,
-                fail_detail=None,
-            )
+            move(row, "published", team, article_id=article_id, article_url=url, live_at=now_iso(), **cleared)
             is not None
         )
     if f"publish_status_{status}" in LIVE_FAILURE_LABELS:  # freepublish/get's and the event's 2-6

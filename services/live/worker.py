@@ -1,7 +1,6 @@
-"""Going live in the background (docs/api.md §18): submits what is due to freepublish, asks freepublish/get
-for what is still publishing, and reports submissions a stopped process left behind. A job of the
-process's scheduler (services/background.py); each row is claimed compare-and-set first, so several
-processes never submit or poll one twice. Every move is a row of LIVE_TABLE (outcomes.move()).
+"""Going live in the background (docs/api.md §18): submits what is due, polls freepublish/get, and reports
+submissions a stopped process left behind. Each row is claimed compare-and-set first, so several processes
+never submit or poll one twice; every move is a row of LIVE_TABLE (outcomes.move()).
 """
 
 import logging
@@ -67,8 +66,7 @@ def claim_poll() -> TaskLive | None:
 
 
 def submit(row: TaskLive, settings: Settings) -> None:
-    """freepublish/submit once, with no transaction open; then the outcome, applied only to the row as
-    claimed (move(): compare-and-set)."""
+    """freepublish/submit once, with no transaction open; the outcome applies only to the row as claimed."""
     try:  # the credentials and a token first: failing here, nothing reached the platform
         client = client_for(row.account, settings)
         client.access_token()

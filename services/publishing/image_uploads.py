@@ -1,8 +1,5 @@
-"""A job's image uploads to the platform, run concurrently: each asset uploaded once per account, then reused.
-
-Covers and image-post images become permanent materials (material/add_material -> media_id);
-images inside an article body go through media/uploadimg (-> URL). A library asset synced from
-the same account already is a material: its media_id and URL are used as they are.
+"""A job's image uploads to the platform, run concurrently: each asset uploaded once per account, then reused
+(materials and uploadimg: docs/api.md §5).
 """
 
 import logging
@@ -32,32 +29,19 @@ Needed = tuple[Asset, str, str]
 
 
 class JobImages:
-    """The uploads of one publish job on `client`'s account.
+    """The uploads of one publish job on `client`'s account; `touch()` renews the job's claim before every
+    platform call."""
 
-    `touch()` is called before every platform call (it renews the job's claim on the task).
-    """
-
-    def __init__(
-        self,
-        client,
-        *,
-        uploads_root,
-        remote_hosts=(),
-        allow_private=False,
-        timeout=20,
-        touch=None,
-        concurrency=1,
-        progress=None,
-    ):
+    def __init__(self, client, *, uploads_root, remote_hosts, allow_private, timeout, touch, concurrency, progress):
         self.client = client
         self.concurrency = max(1, int(concurrency))
-        self.progress = progress or (lambda done, total: None)
+        self.progress = progress
         self.account = client.account
         self.uploads_root = uploads_root
         self.remote_hosts = [host.lower() for host in remote_hosts]
         self.allow_private = allow_private
         self.timeout = timeout
-        self.touch = touch or (lambda: None)
+        self.touch = touch
         self.materials_used = []  # asset ids whose cached material this job sent
 
     def asset(self, ref: Any, what: str) -> Asset:

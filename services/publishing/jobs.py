@@ -1,14 +1,5 @@
-"""Publish jobs: claim, call the platform with no transaction open, record the outcome.
-
-    1. One IMMEDIATE transaction: If-Match, preconditions (409 invalid_state), the task's publish
-       claim (409 publish_in_progress), the snapshot, the job row; commit.
-    2. The platform calls (services/publishing/pipeline.py), no transaction open.
-    3. One IMMEDIATE transaction: job succeeded/failed with finishedAt, task published or still
-       approved (version + 1), timeline publish_succeeded/publish_failed, claim released.
-
-There are no intermediate job states (docs/api.md §5). The row written in step 1 therefore already says
-`failed`, with a lastError explaining that the publish has not finished: if the process dies
-during step 2 that record stays true and can be retried once the claim goes stale.
+"""Publish jobs: claim (one IMMEDIATE transaction), the platform calls with no transaction open, then the
+outcome (another). The job row says `failed` from the start (docs/decisions.md "Platform and publishing").
 """
 
 import logging
@@ -69,11 +60,7 @@ class Claim:
 def publish_task(
     task_id: str, trigger_mode: str, actor_name: str | None, settings: Settings, if_match: str | None = None
 ) -> dict[str, Any]:
-    """Publish the task's current selections as a new job; returns the updated task as JSON.
-
-    `trigger_mode` "manual" (POST .../publish-jobs); approve_and_publish() runs the
-    "auto_after_approval" one.
-    """
+    """Publish the task's current selections as a new job; returns the updated task as JSON."""
     if trigger_mode not in TRIGGER_MODES:
         raise ValueError(f"trigger_mode must be one of {TRIGGER_MODES}")
     return publish_claimed(_claim(task_id, if_match, settings, trigger_mode), actor_name, settings)
@@ -144,15 +131,9 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
         )
         save_task(task)
         draft = last_draft_job(task)
+        draft_id = draft.draft_media_id if draft else None
         return Claim(
-            task.id,
-            task.public_account,
-            task.content_type,
-            job_id,
-            snapshot,
-            draft.draft_media_id if draft else None,
-            problem,
-            settings.team,
+            task.id, task.public_account, task.content_type, job_id, snapshot, draft_id, problem, settings.team
         )
 
 

@@ -1,12 +1,7 @@
-"""The platform calls of one publish: images, the draft body, then draft/add or draft/update.
+"""The platform calls of one publish (docs/api.md §5): images, the draft body, then draft/add or draft/update.
 
-Runs with no database transaction open (only short cache writes between calls). Raises
-PlatformError, image_uploads.PublishFailed or ContentTooLarge, each one line for the job's lastError.
-
-Article draft (docs/api.md §5): title, author, digest, content, thumb_media_id; content is the
-snapshot's Markdown rendered again with the uploadimg URLs in place of the local ones.
-Image post: article_type newspic, title, content (the description as plain text),
-image_info.image_list, cover_info.crop_percent_list (coordinates as strings), comment flags 0/1.
+Runs with no database transaction open. Raises PlatformError, image_uploads.PublishFailed or
+ContentTooLarge, each one line for the job's lastError.
 """
 
 import logging
@@ -37,17 +32,15 @@ def needed_images(images: JobImages, content_type: str, snapshot: dict[str, Any]
             (images.asset({"assetId": image["assetId"]}, f"image {index}"), "material", f"image {index}")
             for index, image in enumerate(snapshot["images"], 1)
         ]
-    needed = [(images.asset(snapshot["coverImage"], "cover image"), "material", "cover image")]
-    for index, src in enumerate(image_urls(snapshot["bodyMarkdown"]), 1):
-        needed.append((images.asset(src, "body image"), "uploadimg", f"body image {index}"))
-    return needed
+    return [(images.asset(snapshot["coverImage"], "cover image"), "material", "cover image")] + [
+        (images.asset(src, "body image"), "uploadimg", f"body image {index}")
+        for index, src in enumerate(image_urls(snapshot["bodyMarkdown"]), 1)
+    ]
 
 
 def news_article(images: JobImages, snapshot: dict[str, Any]) -> dict[str, Any]:
     thumb_media_id = images.material_id(images.asset(snapshot["coverImage"], "cover image"))
-    image_map = {}
-    for src in image_urls(snapshot["bodyMarkdown"]):
-        image_map[src] = images.body_url(images.asset(src, "body image"))
+    image_map = {src: images.body_url(images.asset(src, "body image")) for src in image_urls(snapshot["bodyMarkdown"])}
     html = render_article(snapshot["bodyMarkdown"], snapshot["themeTemplate"], snapshot["themeConfig"], image_map)
     check_size(html)  # before the draft call: the platform would answer 45002 with less to go on
     article = {"title": snapshot["title"]}
@@ -58,10 +51,10 @@ def news_article(images: JobImages, snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 def image_post_article(images: JobImages, snapshot: dict[str, Any]) -> dict[str, Any]:
-    media_ids = []
-    for index, image in enumerate(snapshot["images"]):
-        asset = images.asset({"assetId": image["assetId"]}, f"image {index + 1}")
-        media_ids.append(images.material_id(asset))
+    media_ids = [
+        images.material_id(images.asset({"assetId": image["assetId"]}, f"image {index}"))
+        for index, image in enumerate(snapshot["images"], 1)
+    ]
     settings = snapshot["commentSettings"]
     return {
         "article_type": "newspic",

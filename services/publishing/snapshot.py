@@ -1,15 +1,5 @@
-"""The frozen content of a publish job, built once from the task's selections and bodyDraft.
-
-A retry publishes the snapshot of the job it retries, never the current selections, so the
-snapshot holds everything the pipeline needs: asset URLs (resolved to assets again at publish
-time), the theme with its resolved CSS variables, and the Markdown.
-
-Article (OpenAPI `PublishJob`, docs/api.md §5): title, author (when selected), summary, themeTemplate,
-themeConfig {cssVariables}, bodyMarkdown, bodyHtml (rendered with the local image URLs here; once
-the job has uploaded the body images, the HTML sent to the platform, with their URLs),
-bodyImages (URL strings), coverImage (URL string), sourceBodyCandidate, bodyEditedFromCandidate.
-Image post (docs/api.md §5): title, description, images [{assetId, url}], coverCrop, commentSettings.
-"""
+"""The frozen content of a publish job, built once from the task's selections and bodyDraft; a retry
+publishes the snapshot of the job it retries. Its fields: docs/api.md §5 ("Snapshot")."""
 
 from typing import Any
 
@@ -45,10 +35,6 @@ def _asset_of(ref, what):
     return asset
 
 
-def _url_of(ref, what):
-    return _asset_of(ref, what).url
-
-
 def _article(task, selections, account_theme_overrides):
     draft = task.body_draft
     if not draft or not isinstance(draft.get("markdown"), str) or not draft["markdown"].strip():
@@ -74,8 +60,8 @@ def _article(task, selections, account_theme_overrides):
             "themeConfig": config,
             "bodyMarkdown": draft["markdown"],
             "bodyHtml": html,
-            "bodyImages": [_url_of(ref, "body image") for ref in selections.get("bodyImages") or []],
-            "coverImage": _url_of(selections["coverImage"], "cover image"),
+            "bodyImages": [_asset_of(ref, "body image").url for ref in selections.get("bodyImages") or []],
+            "coverImage": _asset_of(selections["coverImage"], "cover image").url,
             "sourceBodyCandidate": draft.get("sourceBodyCandidate") or "",
             "bodyEditedFromCandidate": bool(draft.get("bodyEditedFromCandidate")),
         }

@@ -1,21 +1,6 @@
-"""The review workflow (no Flask here). What other areas call:
-
-    create_task(payload, idempotency_key)       -> (status, task JSON, replayed)
-    get_task(task_id)                           -> task JSON (404 NotFound)
-    list_tasks(filters)                         -> (task JSONs, total, next cursor)
-    status_counts(filters)                      -> {"all": n, status: n} (the list's other filters)
-    form_state(task JSON) / preview_body(markdown, theme, overrides)  (the review page)
-    patch_elements(task_id, patch, settings, if_match=)    -> task JSON (read inside the write)
-    decide(task_id, payload, settings, actor_name=, if_match=) -> task JSON (read inside the write)
-    apply_decision(…same…)                      -> ReviewTask row (inside a caller's immediate())
-    task_to_dict(row)                           -> task JSON
-
-Writers in other areas (publishing, delete) use, inside `models.immediate()`:
-    load_for_update(task_id, if_match)  (404, 412) -> row
-    state_machine.rule_for(row.status, trigger) / fire(row, trigger, actor, actor_name, data)  (409 invalid_state)
-    save_task(row)                      (version + 1, updatedAt)
-    add_event(row, type, actor, actor_name, data)
-The state table is services/review/state_machine.py (TABLE); docs/review-states.md is generated from it.
+"""The review workflow (no Flask here): what other areas call is imported below. Writers in other areas use,
+inside `models.immediate()`, load_for_update (404, 412), state_machine.rule_for / fire (409 invalid_state),
+save_task (version + 1) and add_event; the state table is services/review/state_machine.py.
 """
 
 from services.review.concurrency import load_for_update, save_task  # noqa: F401

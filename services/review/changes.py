@@ -1,13 +1,6 @@
-"""What the agent changed since the rejection (docs/api.md §15 "What changed since the rejection").
-
-record(selections, values) -> the `changes` ({key: {"before", "after"}}) of a rework PATCH, and
-`textDiff` ({key: [[op, length], ...] or None}) for its text elements: the diff is computed once, when
-the patch is recorded (before the write lock is taken, see services/review/patching.py), not on every
-page view. rework_rounds(task JSON) -> what the task page shows: the current round's changes per
-element and each rework event's own (earlier rounds, from the timeline). Text is diffed by line, then
-by character inside the changed lines (Chinese has no spaces between words, so by character is the
-only meaningful grain), as difflib.SequenceMatcher would, but with a bounded amount of work (§15);
-content is never turned into markup here.
+"""What the agent changed since the rejection: record() computes a rework PATCH's `changes` and `textDiff`
+once, rework_rounds() is what the task page shows. The bounded diff: docs/api.md §15 ("What changed since the
+rejection", "The rework diff is bounded"); content is never turned into markup here.
 """
 
 from bisect import bisect_left
@@ -147,14 +140,9 @@ def _char_ops(before: str, after: str, out: list, budget: _Budget) -> None:
 
 
 def text_ops(before: str, after: str, steps: int = DIFF_STEPS) -> list[list] | None:
-    """[[op, length], ...] with op "=" (kept), "-" (removed from before), "+" (added in after); None
-    when the texts are too large to compare within `steps` (docs/api.md §15).
-
-    Lines first (the common head and tail of lines cost next to nothing; a line making up over 1% of
-    the rest, such as the blank line between paragraphs, only extends matches, as difflib's autojunk),
-    then characters inside each changed block of lines: a long body costs the size of its changes,
-    not the square of its length. Characters are never "popular": in Chinese text the common
-    characters would otherwise be left out and the diff would miss them."""
+    """[[op, length], ...] with op "=" (kept), "-" (removed from before), "+" (added in after); None when
+    the texts are too large to compare within `steps`. Lines first, then characters inside each changed block
+    (docs/api.md §15): a long body costs the size of its changes, not the square of its length."""
     budget = _Budget(steps)
     out: list = []
     lines_a, lines_b = before.splitlines(keepends=True), after.splitlines(keepends=True)

@@ -1,10 +1,5 @@
-"""Versions and If-Match (docs/api.md §4): every write bumps `version`; a stale If-Match is 412.
-
-Writers use, inside one `immediate()` transaction:
-
-    task = load_for_update(task_id, if_match)   # 404, then 412
-    ...change task...
-    save_task(task)                             # version + 1, updatedAt now
+"""Versions and If-Match (docs/api.md §4): every write bumps `version`; a stale If-Match is 412. Writers call
+load_for_update(task_id, if_match), change the task, then save_task(task), inside one `immediate()`.
 """
 
 import re

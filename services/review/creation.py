@@ -1,9 +1,7 @@
 """Task creation by the agent, with Idempotency-Key replay (docs/api.md §4 "Identity and shape").
 
-The payload arrives loaded by schemas.review.CreateTaskSchema (shape rules); this module adds the
-database rules (image-group assets exist, local image paths are uploaded assets) and writes task,
-first event and idempotency record in one IMMEDIATE transaction, so two requests with one key cannot
-both create a task.
+The payload arrives loaded by schemas.review.CreateTaskSchema; this module adds the database rules and writes
+task, first event and idempotency record in one IMMEDIATE transaction, so one key cannot create two tasks.
 """
 
 import hashlib
@@ -46,12 +44,9 @@ def check_key(key: str | None) -> None:
 
 
 def _candidate_images(candidates):
-    """(refs, paths) to look up: image-group assets, and candidate image URLs that are no web address.
-
-    docs/api.md §4's creation rule 4: local images are uploaded first. A path that is no asset (`./cover.png`,
-    `file:///…`, `/uploads/review/nope.png`) would only show as a broken image to the reviewer.
-    Read from the payload alone, before the write lock (a body option may hold megabytes).
-    """
+    """(refs, paths) to look up: image-group assets, and candidate image URLs that are no web address
+    (docs/api.md §4's creation rule 4). Read from the payload alone, before the write lock (a body option may
+    hold megabytes)."""
     refs, paths = [], []
     for g_index, group in enumerate(candidates.get("imageGroups") or []):
         for i_index, image in enumerate(group["images"]):

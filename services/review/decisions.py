@@ -1,9 +1,5 @@
-"""Admin decisions on a pending_review task (POST .../decision; docs/api.md §4's decision rules).
-
-Validation runs in docs/api.md §4's order, one stage at a time: the action's need for selections and
-the complete selections object first, then the action-specific fields. Everything happens in
-one IMMEDIATE transaction with the If-Match check, so a concurrent PATCH either lands before
-(and this decision sees it) or after (and gets 409/412).
+"""Admin decisions on a pending_review task (POST .../decision; docs/api.md §4's decision rules), validated in
+stages (the rulings in docs/review-states.md) inside one IMMEDIATE transaction with the If-Match check.
 """
 
 from typing import Any
@@ -137,11 +133,8 @@ def decide(task_id: str, payload: dict[str, Any], settings: Settings, **options:
 def apply_decision(
     task_id: str, payload: dict[str, Any], settings: Settings, *, actor_name: str | None, if_match: str | None = None
 ) -> ReviewTask:
-    """The decision's write; returns the saved row.
-
-    approve_and_publish approves exactly like approve_without_publish; services.publishing's
-    approve_and_publish claims its job in the same transaction and runs it after the commit.
-    """
+    """The decision's write; returns the saved row. approve_and_publish approves like approve_without_publish
+    (services.publishing claims its job in the same transaction)."""
     action = payload["action"]
     with immediate():
         task = load_for_update(task_id, if_match)

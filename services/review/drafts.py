@@ -26,20 +26,12 @@ def _theme_problems(draft, problems):
 
 def _draft(option, markdown, keep_from=None):
     """A draft from body `option`; with None, a body written by hand on a task without body options."""
-    if option is None:
-        draft = {
-            "markdown": markdown,
-            "sourceBodyCandidateId": None,
-            "sourceBodyCandidate": None,
-            "bodyEditedFromCandidate": True,
-        }
-    else:
-        draft = {
-            "markdown": markdown,
-            "sourceBodyCandidateId": option["id"],
-            "sourceBodyCandidate": option["content"],
-            "bodyEditedFromCandidate": markdown != option["content"],
-        }
+    draft = {
+        "markdown": markdown,
+        "sourceBodyCandidateId": option["id"] if option else None,
+        "sourceBodyCandidate": option["content"] if option else None,
+        "bodyEditedFromCandidate": option is None or markdown != option["content"],
+    }
     for key in ("themeTemplate", "themeConfig"):
         if (keep_from or {}).get(key) is not None:
             draft[key] = keep_from[key]
@@ -169,17 +161,13 @@ TEXT_CANDIDATES = {"title": "titles", "summary": "summaries", "description": "de
 
 
 # Compared on their openings: the cost grows with the product of the lengths, and this runs inside
-# the decision's write transaction (50 descriptions of 2,000 characters took 0.5 s whole, ~5 ms so).
+# the decision's write transaction.
 SIMILARITY_PREFIX = 200
 
 
 def _closest(options, value):
     head = value[:SIMILARITY_PREFIX]
-    return (
-        max(options, key=lambda option: SequenceMatcher(None, option[:SIMILARITY_PREFIX], head).ratio())
-        if options
-        else ""
-    )
+    return max(options, key=lambda option: SequenceMatcher(None, option[:SIMILARITY_PREFIX], head).ratio(), default="")
 
 
 def _edit_of(assets, task, key, value, draft):
@@ -213,12 +201,8 @@ def _edit_of(assets, task, key, value, draft):
 def complete_overrides(
     assets: Any, task: Any, selections: Any, draft: dict[str, Any] | None, given: dict[str, Any] | None, skip: Any = ()
 ) -> dict[str, Any] | None:
-    """`given` plus an override for every reviewer edit it leaves out (spec decision rule 8).
-
-    An edit is a final value that is none of the candidates and not the value already stored (the
-    agent's PATCH puts values there that are not the reviewer's). A stored override whose value is
-    still the selection is kept. Keys in `skip` (being rejected) get none.
-    """
+    """`given` plus an override for every reviewer edit it leaves out (decision rule 8, as the rulings in
+    docs/review-states.md say); keys in `skip` (being rejected) get none."""
     overrides = dict(given or {})
     stored = {**(task.selections or {}), "body": (task.body_draft or {}).get("markdown")}
     for key in OVERRIDE_KEYS[task.content_type]:

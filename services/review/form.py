@@ -1,9 +1,4 @@
-"""What the review page's selection form shows first, and the body preview (no Flask here).
-
-form_state(task JSON) -> (state, assets): saved selections, else the first candidate of each field,
-with the positions of the chosen images among their candidates. preview_body() renders as publishing
-does, showing a placeholder for every image that is no asset.
-"""
+"""What the review page's selection form shows first, and the body preview (no Flask here)."""
 
 from typing import Any
 
@@ -16,8 +11,7 @@ from services.rendering import render_preview, theme_config
 def _task_assets(task):
     """{key: asset dict} for every image the task names, keyed by assetId and by URL."""
     candidates = task["candidates"]
-    refs: list = []
-    refs += candidates.get("coverImages") or []
+    refs: list = [*(candidates.get("coverImages") or [])]
     for placeholder in candidates.get("bodyImageCandidates") or []:
         refs += placeholder["options"]
     for group in candidates.get("imageGroups") or []:
@@ -31,8 +25,7 @@ def _task_assets(task):
     out = {}
     for asset in resolve_many(refs).values():
         if asset is not None:
-            data = asset_view(asset)
-            out[asset.asset_id] = out[asset.url] = data
+            out[asset.asset_id] = out[asset.url] = asset_view(asset)
     return out
 
 

@@ -1,13 +1,6 @@
-"""Agent PATCH of elements (PATCH .../elements; docs/api.md §4 "States and what they allow").
-
-pending_review: any field of the content type; values into selections, body into bodyDraft,
-manualOverrides of patched keys cleared. rejected_rework: only keys still in rejectedElements
-(409 field_locked otherwise); the last one runs the approval-level check and returns the task to
-pending_review. Each rejected key a PATCH fixes must already pass the approval-level checks, so a
-rework can never end stuck on a key it has already given up. A whole-task rejection accepts any
-field and returns on the first valid PATCH. Required texts are never blank, as at creation.
-Images a PATCH brings in come from the material library (docs/api.md §4: material-library asset ids);
-those the task holds already (its candidates, its selections) may stay.
+"""Agent PATCH of elements (PATCH .../elements; docs/api.md §4 "States and what they allow"; the PATCH rulings
+in docs/review-states.md). Images a PATCH brings in come from the material library; those the task holds
+already (its candidates, its selections) may stay.
 """
 
 from typing import Any
@@ -136,11 +129,8 @@ def _rework_base(task_id: str, keys: list[str]) -> dict[str, Any] | None:
 def patch_elements(
     task_id: str, patch: dict[str, Any], settings: Settings, *, if_match: str | None = None
 ) -> dict[str, Any]:
-    """Apply an agent PATCH; returns the task as JSON, read inside the write (see decide).
-
-    docs/api.md §15: the rework diff (up to DIFF_STEPS of work) is computed before the write lock is
-    taken, from the values read before it; inside the lock, the base is read again and must be the same,
-    else the diff is computed again outside (other writes never wait for it)."""
+    """Apply an agent PATCH; returns the task as JSON, read inside the write. The rework diff is computed
+    before the write lock and checked inside it (docs/api.md §15 "The rework diff is bounded")."""
     keys = [key for key in patch if key != "sourceBodyCandidateId"]
     values = {key: patch[key] for key in keys}
     if isinstance(values.get("body"), str):

@@ -1,9 +1,4 @@
-"""Who else has a task page open (docs/api.md §15 Presence), from the pages' heartbeats.
-
-heartbeat(task_id, username, editing, settings, now=, leaving=) records this admin on the task (or,
-leaving, removes them: the page's pagehide beacon, docs/api.md §15) and returns the other admins whose
-last heartbeat is less than REVIEW_PRESENCE_SECONDS old. `now` lets tests move the clock instead of waiting.
-"""
+"""Who else has a task page open (docs/api.md §15 Presence), from the pages' heartbeats."""
 
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,11 +21,9 @@ def heartbeat(
         get_task_row(task_id)
         TaskPresence.delete().where(TaskPresence.seen_at <= cutoff).execute()
         if leaving:
-            (
-                TaskPresence.delete()
-                .where((TaskPresence.task_id == task_id) & (TaskPresence.username == username))
-                .execute()
-            )
+            TaskPresence.delete().where(
+                (TaskPresence.task_id == task_id) & (TaskPresence.username == username)
+            ).execute()
         else:
             (
                 TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
@@ -42,11 +35,7 @@ def heartbeat(
             )
         others = (
             TaskPresence.select()
-            .where(
-                (TaskPresence.task_id == task_id)
-                & (TaskPresence.username != username)
-                & (TaskPresence.seen_at > cutoff)
-            )
+            .where(TaskPresence.task_id == task_id, TaskPresence.username != username, TaskPresence.seen_at > cutoff)
             .order_by(TaskPresence.since, TaskPresence.username)
         )
         return [{"username": row.username, "since": row.since, "editing": row.editing} for row in others]

@@ -64,8 +64,7 @@ def _conditions(filters, with_status=True):
         raise ValidationFailed("from must be earlier than or equal to to", {"from": ["is after to"]})
     # pending_review is the default only when neither status nor live is asked for (docs/api.md §4 Listing)
     status = filters.get("status") or ("all" if filters.get("live") else "pending_review")
-    # No placeholder condition: "id > 0" made SQLite count by walking the table (200 ms on 100k rows)
-    # instead of the smallest index.
+    # No placeholder condition ("id > 0"): SQLite would count by walking the table, not the smallest index.
     conditions = []
     if with_status and status != "all":
         conditions.append(ReviewTask.status == status)
@@ -87,11 +86,8 @@ def _conditions(filters, with_status=True):
 
 
 def list_tasks(filters: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str | None]:
-    """(task dicts, total matches, next cursor or None), newest updatedAt first.
-
-    `filters`: status ("all" or a status), publicAccount, from_, to, limit, cursor, and for the
-    agent externalContentId and updatedSince; each None when not given.
-    """
+    """(task dicts, total matches, next cursor or None), newest updatedAt first; `filters` are the query's
+    parameters (docs/api.md §4 Listing), each None when not given."""
     conditions = _conditions(filters)
     limit = filters.get("limit") or 200
     with db.atomic():

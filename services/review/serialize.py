@@ -13,8 +13,7 @@ _dump_task = dumper(TaskSchema)
 
 
 def _task_dict(task, events, jobs, live=None):
-    """The task as TaskSchema says (its jobs by queuedAt, its events in order of writing, `live` null
-    until going live is asked for)."""
+    """The task as TaskSchema says (`live` null until going live is asked for)."""
     return _dump_task(task, publishJobs=jobs, timeline=events, live=live)
 
 

@@ -1,13 +1,9 @@
 """THE review state machine: tables of (state, trigger) -> next state that code and docs read.
 
-TABLE holds the task's transitions and preconditions (publish, retry and delete included), JOB_TABLE
-those of a publish job, LIVE_TABLE those of a task's going live. Code asks `rule_for(state, trigger)` /
-`job_rule_for(job, trigger)` / `live_rule_for(state, trigger)` (409 invalid_state when the table has no
-row) and applies a task rule with `fire()`, which sets the status and writes the rule's timeline events
-(services/live/outcomes.py move() does the same for going live). Another table is one more tuple of
-rules, its index and its section in SECTIONS. The conditions that choose between triggers (e.g.
-"last rejected field") are evaluated by the service that fires. docs/review-states.md is generated
-from these tables: `python -m services.review > docs/review-states.md`.
+Code asks `rule_for` / `job_rule_for` / `live_rule_for` / `edition_rule_for` (409 invalid_state without a
+row) and applies a task rule with `fire()` (services/live/outcomes.py move() for going live); the service
+that fires evaluates the conditions that choose between triggers. docs/review-states.md is generated from
+these tables: `python -m services.review > docs/review-states.md`.
 """
 
 from collections.abc import Iterable

@@ -65,11 +65,7 @@ def same_value(assets: "Assets", key: str, left: Any, right: Any) -> bool:
 
 
 def check_foreign(
-    data: dict[str, Any],
-    allowed: Iterable[str],
-    content_type: str,
-    prefix: str,
-    problems: "Problems",
+    data: dict[str, Any], allowed: Iterable[str], content_type: str, prefix: str, problems: "Problems"
 ) -> None:
     for key in data or {}:
         if key not in allowed:
@@ -162,12 +158,9 @@ def check_values(
     context: dict[str, Any] | None = None,
     refs_only: bool = False,
 ) -> None:
-    """Value rules of the selection keys in `keys` (default: every key given).
-
-    `context` is the whole selections object the keys live in (for coverCrop vs images).
-    `refs_only`: only check that every asset reference resolves (for a rejected value, which may
-    fail the other rules: that can be why it is rejected).
-    """
+    """Value rules of the selection keys in `keys` (default: every key given); `context` is the whole
+    selections object (for coverCrop vs images); `refs_only` checks only that references resolve (a rejected
+    value may fail the other rules: that can be why it is rejected)."""
     context = context if context is not None else selections
     for key in keys if keys is not None else list(selections):
         if key not in selections:

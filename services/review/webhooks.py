@@ -1,9 +1,6 @@
-"""The agent's webhooks: an outbox message per event, delivered after commit by a background sender.
-
-Delivery is at-least-once with Standard Webhooks headers; the row survives restarts, and a
-failure never touches the decision that caused it (docs/api.md §4 "Agent notification"). Every event
-type of docs/api.md §13 is recorded; the sender sends the chosen ones (REVIEW_AGENT_WEBHOOK_EVENTS),
-one task's in the order they happened, and marks the others `not_sent`.
+"""The agent's webhooks: an outbox message per event, delivered after commit by a background sender
+(docs/api.md §4 "Agent notification"). Every event type is recorded; the sender sends the chosen ones
+(REVIEW_AGENT_WEBHOOK_EVENTS), one task's in order, and marks the others `not_sent`.
 """
 
 import base64
@@ -42,18 +39,21 @@ CLAIM_SECONDS = 60  # a claimed message is this sender's for longer than one att
 _DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items()}  # `data`, as documented
 
 
+def _row(event_type: str, task_id: str, source: Any, now: str, **extra: Any) -> dict[str, Any]:
+    """One webhook's outbox row, due at once; its `data` dumped from `source` as documented."""
+    return {
+        "message_id": new_id("msg_"),
+        "task_id": task_id,
+        "event_type": event_type,
+        "payload": {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)},
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+
+
 def _enqueue(event_type: str, task_id: str, source: Any, **extra: Any) -> OutboxMessage:
     """Record one webhook as an outbox message; call inside the transaction of what it reports."""
-    now = now_iso()
-    payload = {"type": event_type, "timestamp": now, "data": _DUMP[event_type](source, **extra)}
-    message = OutboxMessage.create(
-        message_id=new_id("msg_"),
-        task_id=task_id,
-        event_type=event_type,
-        payload=payload,
-        next_attempt_at=now,
-        created_at=now,
-    )
+    message = OutboxMessage.create(**_row(event_type, task_id, source, now_iso(), **extra))
     wake(SENDER)
     return message
 
@@ -85,20 +85,7 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
     services/stats/reading.py words them (docs/api.md §19): one batched insert, however many days."""
     now = now_iso()
     rows = [
-        {
-            "message_id": new_id("msg_"),
-            "task_id": task_id,
-            "event_type": "review_task.stats",
-            "payload": {
-                "type": "review_task.stats",
-                "timestamp": now,
-                "data": _DUMP["review_task.stats"](
-                    {"task_id": task_id, "date": day["date"], "day": day, "totals": totals}
-                ),
-            },
-            "next_attempt_at": now,
-            "created_at": now,
-        }
+        _row("review_task.stats", task_id, {"task_id": task_id, "date": day["date"], "day": day, "totals": totals}, now)
         for task_id, day, totals in days
     ]
     insert_rows(OutboxMessage, rows)
@@ -170,12 +157,8 @@ def deliver_due(
     now: datetime | None = None,
     events: frozenset[str] | tuple[str, ...] = DEFAULT_WEBHOOK_EVENTS,
 ) -> int:
-    """Attempt every pending message whose time has come; returns how many were attempted.
-
-    Only `events` types are sent (the rest become `not_sent`), and a message waits while an earlier
-    one of its task is pending, so the agent hears of one task's events in order. No transaction is
-    held during the HTTP call: read, commit, post, record the outcome.
-    """
+    """Attempt every pending message whose time has come; returns how many were attempted. Only `events`
+    types are sent (the rest become `not_sent`); no transaction is held during the HTTP call."""
     return _deliver(url, secret, retry_delays, now, events, math.inf)[0]
 
 
@@ -196,32 +179,20 @@ def _deliver(url, secret, retry_delays, now, events, until):
         attempted.append(message.id)
         failure = _post(url, secret, message)
         attempts = message.attempts + 1
+        data = {"messageId": message.message_id, "eventType": message.event_type, "attempt": attempts}
         with immediate():
             if failure is None:
                 OutboxMessage.update(status="sent", attempts=attempts, sent_at=now_iso(), last_error=None).where(
                     OutboxMessage.id == message.id
                 ).execute()
-                _record_timeline(
-                    message.task_id,
-                    "agent_notified",
-                    {"messageId": message.message_id, "eventType": message.event_type, "attempt": attempts},
-                )
+                _record_timeline(message.task_id, "agent_notified", data)
                 sent += 1
                 continue
             retry = record_failed_attempt(message, failure, retry_delays, utcnow())
             if retry is not None:
                 wake(SENDER, after=retry)
-            _record_timeline(
-                message.task_id,
-                "agent_notification_failed",
-                {
-                    "messageId": message.message_id,
-                    "eventType": message.event_type,
-                    "attempt": attempts,
-                    "error": failure,
-                    "willRetry": retry is not None,
-                },
-            )
+            data.update(error=failure, willRetry=retry is not None)
+            _record_timeline(message.task_id, "agent_notification_failed", data)
         log.warning("agent notification %s attempt %s failed: %s", message.message_id, attempts, failure)
     return len(attempted), sent
 

@@ -1,10 +1,5 @@
-"""Fetching what readers did (docs/api.md §19): every day at WECHAT_STATS_HOUR (in REVIEW_TIME_ZONE) the
-day before is asked of datacube/getarticletotaldetail for each account with an article that went live
-within WECHAT_STATS_DAYS; items are matched to tasks by msgid (`<msg_data_id>_<index>`). A day is one
-StatsFetch row per account, claimed in the write lock, so several processes fetch it once; an error is
-kept with its meaning and retried an hour later, at most 3 attempts in all (a day whose retries midnight
-cut short keeps them for the next two days).
-"""
+"""Fetching what readers did (docs/api.md §19): an account's day is one StatsFetch row, claimed in the write
+lock so several processes fetch it once."""
 
 import logging
 import math
@@ -84,14 +79,10 @@ def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
 
 
 def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
-    """A detail_list entry's figures; an absent one stays null, never 0. None when a figure given is not a
-    whole number from 0 to MAX_FIGURE (the entry is then skipped)."""
-    values: dict[str, int | None] = {}
-    for name in FIGURES:
-        value = entry.get(name)
-        if value is not None and (type(value) is not int or not 0 <= value <= MAX_FIGURE):
-            return None
-        values[name] = value
+    """A detail_list entry's figures (absent: null); None unless each is a whole number from 0 to MAX_FIGURE."""
+    values = {name: entry.get(name) for name in FIGURES}
+    if any(value is not None and (type(value) is not int or not 0 <= value <= MAX_FIGURE) for value in values.values()):
+        return None
     return values
 
 
@@ -112,9 +103,8 @@ def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
 
 def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[tuple[int, str], dict[str, Any]]:
     """{(task pk, day): figures} of the answer's entries matched to a live task of the account, read before
-    the write lock. An entry is kept only with a stat_date written YYYY-MM-DD from the day its article went
-    live to `day`, and whole figures from 0 to MAX_FIGURE; the rest are skipped and counted in the log.
-    ValueError when the answer is not the platform's shape (a list of items with detail lists)."""
+    the write lock; the entries docs/api.md §19 skips are counted in the log. ValueError when the answer is
+    not the platform's shape."""
     if not isinstance(items, list):
         raise ValueError("the answer's list is not a list")
     live = _live_days(account, settings)
@@ -155,13 +145,11 @@ def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[
 
 
 def _is_day(value: str) -> bool:
-    if not DAY.fullmatch(value):
-        return False
     try:
         date.fromisoformat(value)
     except ValueError:
         return False
-    return True
+    return bool(DAY.fullmatch(value))
 
 
 def store(kept: dict[tuple[int, str], dict[str, Any]], told_from: str) -> int:
@@ -245,8 +233,7 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
 
 
 def _unfinished(day: str) -> list[tuple[str, str]]:
-    """(account, day) of the CARRY_DAYS before `day` whose fetch failed, or whose process stopped during
-    it, with attempts left."""
+    """(account, day) of the CARRY_DAYS before `day` whose fetch failed or stopped, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
