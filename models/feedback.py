@@ -1,23 +1,11 @@
 """Client feedback records, their attachments, the per-day number sequence and the keyword index.
 
-`Feedback.id` is an integer row id (the FTS index points at it); the public id is `feedback_id`.
-On SQLite:
-- `feedback_fts`: external-content FTS5 with the trigram tokenizer (substring matching,
-  case-insensitive, works for Chinese text without word breaks) for keywords of 3+ characters;
-- `feedback_chars`: contentless FTS5 where every CJK character is a token, for the one- and
-  two-character Chinese keywords (闪退, 卡顿) trigrams cannot answer. Its tokenizer drops spaces
-  and punctuation, so each run of them is indexed as a marker token: "闪 退" and "闪，退" do not
-  hold the adjacent pair of "闪退", and a phrase match is a substring match;
-- `feedback_search_pending`: ids of rows not in those two indexes yet. A trigger queues each new
-  row in its own transaction; index_pending() moves queued rows into both indexes in batches,
-  after the request (per-row indexing in the request cost ~0.5 ms, in batches ~0.06 ms a row).
-  Searches test queued rows for the keyword directly, folding case as the trigram index does
-  (fold_case), so a new row is found at once, indexed or not;
-- `feedback_status_count`: per-status row counts kept by triggers, for the list's whole-table counts.
-
-The keyword search (keyword_match, count_keyword_matches) and counts_by_status read them through these
-models; on PostgreSQL, or before the index exists, the search is LIKE over the columns (ILIKE under
-pg_trgm indexes) and the counts a GROUP BY. bench/bench_feedback_search.py measures each path.
+`Feedback.id` is an integer row id (the FTS index points at it); the public id is `feedback_id`. On SQLite the
+search (docs/decisions.md "Feedback") reads `feedback_fts` (trigram, 3+ characters) and `feedback_chars` (one
+token per CJK character); `feedback_search_pending` queues new rows, which index_pending() moves into both after
+the request (batches cost ~0.06 ms a row, in the request ~0.5 ms), and a search tests queued rows directly.
+`feedback_status_count` holds trigger-kept per-status counts. On PostgreSQL, or before the index exists, the
+search is LIKE (ILIKE under pg_trgm indexes) and the counts a GROUP BY.
 """
 
 import logging

@@ -1,12 +1,8 @@
-"""Reading a backup archive safely (docs/api.md §16 "Restore, continued"): two passes over the stream.
+"""Reading a backup archive safely, in two passes (docs/operations.md "Backup and restore"; docs/api.md §16).
 
-The manifest is the archive's last member, so the first pass (`survey`) writes nothing: it reads
-every member's header (only plain files, only where a backup puts them, each name once), the
-manifest itself (bounded), and the stream to its very end, so that gzip checks its CRC and length
-and tarfile cannot stop quietly at a damaged header. The second pass (`unpack`) writes a member
-only after its header size has matched the manifest's, reads no more than that, and checks the
-SHA-256: a bomb stops before its first byte over; a sparse, linked or device entry is refused
-from its header. Folders are created 0700 and files 0600 (fsynced: a journal names them next).
+`survey` writes nothing; it reads the stream to its very end, so that gzip checks its CRC and length and tarfile
+cannot stop quietly at a damaged header. `unpack` writes a member only once its header size has matched the
+manifest's. Files are fsynced as written: a journal names them next.
 """
 
 import gzip

@@ -1,15 +1,9 @@
-"""Restore an archive of services.operations.backup (docs/api.md §11, §16): check everything, then swap.
+"""Restore an archive of services.operations.backup: check everything, then swap (docs/operations.md "Backup and
+restore"; docs/api.md §11, §16).
 
-The archive is read twice (services.operations.archive): once to check its members, its manifest
-and its gzip stream without writing anything, then to unpack what the manifest lists into `.restore/`
-folders inside the instance and uploads folders (same disks, so the swap is renames), bounded by
-the manifest's sizes and checked against its SHA-256s, the database's rows per table and schema
-version. `config.py` is unpacked only when asked for (it is code the next command runs). Only then
-does the journal (services.operations.restore_journal) take the swap over: the current files moved
-aside, the new ones moved in, on PostgreSQL the rows put into the DATABASE_URL database in one
-transaction; killed at any point, the next start or restore finishes it. A refused restore removes
-what it made. It refuses while a service process holds the instance (services.operations.service_lock)
-and holds it itself meanwhile, so no service starts before it is done.
+The archive is checked (services.operations.archive), unpacked into `.restore/` folders on the same disks (so the
+swap is renames), then the journal (services.operations.restore_journal) takes the swap over. The restore holds the
+instance (services.operations.service_lock) meanwhile, so no service starts before it is done.
 """
 
 import shutil

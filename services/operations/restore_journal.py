@@ -1,16 +1,9 @@
-"""The journal of a restore (docs/api.md §16 "Restore, continued"): killed at any point, a restore leaves
-the old instance or the new one, never a mix.
+"""The journal of a restore (docs/operations.md "Backup and restore"; docs/api.md §16 "Restore, continued"):
+killed at any point, a restore leaves the old instance or the new one, never a mix.
 
-A restore works in `.restore/` folders inside the instance and uploads folders (same disks: every
-step is a rename). Once the new set is unpacked, checked and on disk, `instance/.restore/journal.json`
-(fsynced) lists the steps: each current file or folder moved aside and its new one moved in, in
-order, then on PostgreSQL the archive's rows put into the database in one transaction. From then on
-the restore goes forward. Every step can be done again (a rename done is skipped; the rows replace
-what the database holds), so the next start (create_app) or the next restore finishes a journal it
-finds. A failure inside the restore (a refused rename, a database error) turns the journal "back"
-and undoes the renames instead. `.restore/` folders without a journal are the leftovers of an
-unpacking that never finished, or of a restore that had finished: they are removed. The instance's
-`.restore/` folder is locked (flock) while a restore or a recovery runs.
+Every step can be done again (a rename done is skipped; the rows replace what the database holds), so the next
+start or restore finishes a journal it finds; a failure inside the restore turns it "back" and undoes the renames.
+`.restore/` folders without a journal are leftovers and are removed.
 """
 
 import fcntl
