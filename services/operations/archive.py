@@ -13,6 +13,7 @@ import re
 import tarfile
 import zlib
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -189,14 +190,11 @@ def _check_shape(data: bytes, files: int) -> None:
 
 def _copy(source: IO[bytes], target: Path | None, size: int) -> str:
     """At most `size` bytes of `source` into the new file `target` (0600, fsynced); their SHA-256."""
-    digest = hashlib.sha256()
-    out = None
-    if target is not None:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.fchmod(fd, 0o600)  # whatever the umask
-        out = os.fdopen(fd, "wb")
-    try:
-        left = size
+    digest, left = hashlib.sha256(), size
+    out = None if target is None else os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
+    with out or nullcontext():
+        if out:
+            os.fchmod(out.fileno(), 0o600)  # whatever the umask
         while left and (chunk := source.read(min(CHUNK, left))):
             digest.update(chunk)
             left -= len(chunk)
@@ -205,9 +203,6 @@ def _copy(source: IO[bytes], target: Path | None, size: int) -> str:
         if out:
             out.flush()
             os.fsync(out.fileno())
-    finally:
-        if out:
-            out.close()
     return digest.hexdigest()
 
 

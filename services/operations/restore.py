@@ -142,23 +142,20 @@ def target_in_use(settings: Settings) -> str | None:
     return None
 
 
-def _moves(instance: Path, uploads: Path, new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
+def _moves(current: dict[str, Path], new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
     """[label, current, staged (None: only moved aside), aside]: an old database's WAL first."""
-    moves: list[list] = (
-        []
-        if rows
-        else [[f"instance/{name}", str(instance / name), None, str(old["instance"] / name)] for name in SIDE_FILES]
-    )
-    for name in INSTANCE_FILES:
-        if (new["instance"] / name).exists() and not (rows and name == "review.db"):
-            moves.append(
-                [f"instance/{name}", str(instance / name), str(new["instance"] / name), str(old["instance"] / name)]
-            )
-    for scope in SCOPES:
-        moves.append(
-            [f"uploads/{scope}", str(uploads / scope), str(new["uploads"] / scope), str(old["uploads"] / scope)]
-        )
-    return moves
+
+    def move(folder: str, name: str, staged: bool = True) -> list:
+        return [
+            f"{folder}/{name}",
+            str(current[folder] / name),
+            str(new[folder] / name) if staged else None,
+            str(old[folder] / name),
+        ]
+
+    aside = [] if rows else [move("instance", name, staged=False) for name in SIDE_FILES]
+    kept = [name for name in INSTANCE_FILES if (new["instance"] / name).exists() and not (rows and name == "review.db")]
+    return aside + [move("instance", name) for name in kept] + [move("uploads", scope) for scope in SCOPES]
 
 
 def _stage(
@@ -185,7 +182,7 @@ def _stage(
         private_folder(new["uploads"] / scope)
     for folder in work.values():
         fsync_tree(folder)
-    journal.moves = _moves(instance, uploads, new, old, bool(settings.database_url))
+    journal.moves = _moves({"instance": instance, "uploads": uploads}, new, old, bool(settings.database_url))
     journal.rows = str(new["instance"] / "review.db") if settings.database_url else None
     checkpoint("staged")
 

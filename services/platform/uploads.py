@@ -23,12 +23,11 @@ def _this(asset_id: str, account: str, kind: str) -> Any:
 
 def _store(asset_id: str, account: str, kind: str, media_id: str | None, url: str | None) -> None:
     """Insert or replace the row (a claim's holds neither media_id nor url); inside a write transaction."""
-    now = now_iso()
     PlatformUpload.insert(
-        asset_id=asset_id, account=account, kind=kind, media_id=media_id, url=url, created_at=now
+        asset_id=asset_id, account=account, kind=kind, media_id=media_id, url=url, created_at=now_iso()
     ).on_conflict(
         conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
-        update={PlatformUpload.media_id: media_id, PlatformUpload.url: url, PlatformUpload.created_at: now},
+        preserve=[PlatformUpload.media_id, PlatformUpload.url, PlatformUpload.created_at],
     ).execute()
 
 
