@@ -1,10 +1,7 @@
 """The database copy of backup and restore (docs/api.md §11): a consistent copy, row counts, the files rows name.
 
-The copy is SQLite's online backup of the bound database, taken while the service writes (writers
-go on; the copy is one moment); on PostgreSQL the rows of every table, read in one REPEATABLE READ
-transaction, are written into a new SQLite file of the same schema (docs/api.md §11: "the rows of every
-table"). The copy is thus always a plain SQLite file that the other functions read with sqlite3
-alone, without binding the service's database to it.
+The copy is always a plain SQLite file (on PostgreSQL, the rows of every table read in one REPEATABLE READ
+transaction), which the other functions read with sqlite3 alone, without binding the service's database to it.
 """
 
 import sqlite3

@@ -51,11 +51,8 @@ def stop_background() -> None:
 
 
 def init_database(database_url: str | None = None, sqlite_path: str | None = None) -> peewee.Database:
-    """Open the configured database (SQLite file by default) and bind the proxy to it.
-
-    SQLite connections are pooled: closing the last connection to a WAL database checkpoints
-    and deletes the WAL, which cost ~10 ms on every request when each request had its own.
-    """
+    """Open the configured database (SQLite file by default) and bind the proxy to it. SQLite connections are
+    pooled: closing the last connection to a WAL database checkpoints and deletes the WAL."""
     stop_background()
     if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_all"):
         db.obj.close_all()  # a re-initialised app (tests, CLI) does not keep the old pool's files open
@@ -88,11 +85,8 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
 
 
 def _switch_to_wal(path, timeout=10.0):
-    """Put the file in WAL mode once, before any pooled connection opens.
-
-    The switch needs the file to itself and SQLite does not wait for that in its busy handler: two
-    processes creating the same new file at once made one fail at connect ("database is locked").
-    """
+    """Put the file in WAL mode once, before any pooled connection opens. The switch needs the file to itself
+    and SQLite's busy handler does not wait for that: two processes creating one new file would fail at connect."""
     deadline = time.monotonic() + timeout
     while True:
         connection = sqlite3.connect(path, timeout=timeout)
@@ -111,21 +105,16 @@ class JSONField(peewee.TextField):
     """JSON stored as UTF-8 text; None stays NULL."""
 
     def db_value(self, value: Any) -> str | None:
-        if value is None:
-            return None
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def python_value(self, value: Any) -> Any:
-        if value is None:
-            return None
-        return json.loads(value)
+        return None if value is None else json.loads(value)
 
 
 def insert_rows(model: Any, rows: list[dict[str, Any]], conflict: tuple[str, ...] = ()) -> None:
-    """Insert many rows in one executemany (peewee builds each row in Python: ~0.25 ms a row, which a
-    20,000-row batch held the write lock for). With `conflict`, a row whose `conflict` columns exist
-    already updates its other columns instead (an upsert, on SQLite and PostgreSQL alike). Call inside a
-    transaction; values go through each field's db_value."""
+    """Insert many rows in one executemany (peewee building each row in Python held the write lock for long).
+    With `conflict`, a row whose `conflict` columns exist already updates its other columns instead (an upsert).
+    Call inside a transaction; values go through each field's db_value."""
     if not rows:
         return
     given = set(rows[0])

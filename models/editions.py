@@ -1,9 +1,6 @@
-"""Editions (docs/api.md §21): the day's articles sent to an account's followers as one message (群发).
-
-`status` moves draft -> scheduled -> sending -> sent | failed, or to canceled from scheduled. `sending`
-is written before message/mass/sendall is called, with the process that calls it (`owner`) and a lease
-(`next_at`); a process that died mid-call is found by the next pass and the call repeated with the same
-clientmsgid (the edition's id), which the platform answers 45065 when the first one went through.
+"""Editions (docs/api.md §21; states: docs/review-states.md "Editions"): the day's articles sent to an account's
+followers as one message (群发). `sending` is written before message/mass/sendall is called, with the caller
+(`owner`) and a lease (`next_at`), so a call repeated after a crash reuses the clientmsgid (the edition's id).
 """
 
 import peewee

@@ -1,9 +1,11 @@
-"""Client feedback records, their attachments, the per-day number sequence and the keyword index
-(docs/decisions.md "Feedback"). `Feedback.id` is the row id the FTS indexes point at; the public id is
-`feedback_id`. On SQLite `feedback_fts` (trigram) and `feedback_chars` (one token per CJK character) answer
-keywords; `feedback_search_pending` queues rows for index_pending(), and searches test queued rows directly,
-so a new row is found at once; `feedback_status_count` keeps the counts by status. On PostgreSQL the search
-is LIKE (ILIKE under pg_trgm) and the counts a GROUP BY.
+"""Client feedback records, their attachments, the per-day number sequence and the keyword index.
+
+`Feedback.id` is an integer row id (the FTS index points at it); the public id is `feedback_id`. On SQLite the
+search (docs/decisions.md "Feedback") reads `feedback_fts` (trigram, 3+ characters) and `feedback_chars` (one
+token per CJK character); `feedback_search_pending` queues new rows, which index_pending() moves into both after
+the request (batches cost ~0.06 ms a row, in the request ~0.5 ms), and a search tests queued rows directly.
+`feedback_status_count` holds trigger-kept per-status counts. On PostgreSQL, or before the index exists, the
+search is LIKE (ILIKE under pg_trgm indexes) and the counts a GROUP BY.
 """
 
 import logging

@@ -1,10 +1,6 @@
-"""Going live (docs/api.md §18): a task's published draft on its way to readers through freepublish.
-
-One row per task, written when an admin asks for it and kept after the article is live (the
-statistics of docs/api.md §19 find the article through it). A new request after a failure or a
-cancellation reuses the row. `status` moves scheduled -> submitting -> publishing -> live | failed;
-`submitting` is written before the platform is called, so a process that died in between is found
-at the next start and reported, never submitted again.
+"""Going live (docs/api.md §18; its states: docs/review-states.md "Going live"): a task's published draft on its
+way to readers through freepublish. One row per task, reused after a failure or a cancellation and kept once live
+(the statistics of docs/api.md §19 find the article through it).
 """
 
 import peewee

@@ -9,7 +9,6 @@ class PlatformToken(BaseModel):
     """The current access token of one account, shared by every thread and process."""
 
     id = peewee.AutoField()
-
     account = peewee.CharField(max_length=64, unique=True)
     access_token = peewee.TextField()
     expires_at = peewee.CharField(max_length=32)  # ISO UTC; the token is used until 5 min before
@@ -23,7 +22,6 @@ class PlatformUpload(BaseModel):
     """
 
     id = peewee.AutoField()
-
     asset_id = peewee.CharField(max_length=64)
     account = peewee.CharField(max_length=64)
     kind = peewee.CharField(max_length=16)

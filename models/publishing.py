@@ -1,10 +1,8 @@
 """The per-task publish claim: at most one publish of a task runs at a time (docs/api.md §5).
 
-A row exists while a publish of the task is between its two transactions (the platform calls run
-with no transaction open). It is a row, not a thread lock, so it holds across threads and server
-processes; `heartbeat_at` is renewed before every platform call, and a row whose heartbeat is
-older than the stale limit (a crashed process) may be taken over. `owner` names the process
-(host:pid), so that a restarted service ends its predecessor's claims at once instead.
+A row, not a thread lock, so it holds across processes while the platform calls run with no transaction open.
+`heartbeat_at` is renewed before every platform call; a stale row (a crashed process) may be taken over, and
+`owner` (host:pid) lets a restarted service end its predecessor's claims at once.
 """
 
 import peewee

@@ -1,7 +1,5 @@
-"""Review tasks, their timeline, publish jobs, and the idempotency keys of task creation.
-
-Filterable fields are indexed columns; nested parts (candidates, selections, overrides, drafts)
-are JSON. `version` goes up by one on every write and is the task's ETag (docs/api.md §4).
+"""Review tasks, their timeline, publish jobs, and the idempotency keys of task creation. `version` goes up by
+one on every write and is the task's ETag (docs/api.md §4).
 """
 
 import peewee
@@ -72,7 +70,6 @@ class IdempotencyKey(BaseModel):
     """One replayable task creation: same key and body -> same answer (rules.limits.IDEMPOTENCY_HOURS)."""
 
     id = peewee.AutoField()
-
     key = peewee.CharField(max_length=128, unique=True)
     body_hash = peewee.CharField(max_length=64)
     status = peewee.IntegerField()
@@ -81,9 +78,8 @@ class IdempotencyKey(BaseModel):
 
 
 # ---- the reads every task page and list make ------------------------------------------------------
-# Written as SQL for peewee's Model.raw(): building a select of every column costs peewee ~0.4 ms a
-# query, more than SQLite takes to answer it, and these run several times on every page and API read
-# (bench/run.py: task detail 1.7 -> 0.9 ms in process). Values are bound parameters (`db.param`).
+# Written as SQL for peewee's Model.raw(): building a select of every column costs peewee more than SQLite
+# takes to answer it, and these run several times on every page and API read. Values are bound parameters.
 
 
 def _placeholders(count: int) -> str:
@@ -106,11 +102,7 @@ def children_of(tasks: list[ReviewTask]) -> tuple[dict, dict]:
     pks, among = list(by_pk), _placeholders(len(by_pk))
     for event in TimelineEvent.raw(f"SELECT * FROM timeline_event WHERE task_id IN ({among}) ORDER BY id", *pks):  # noqa: S608
         events[event.task_id].append(event)
-    for job in PublishJob.raw(
-        f"SELECT * FROM publish_job WHERE task_id IN ({among}) "  # noqa: S608
-        "ORDER BY queued_at, id",
-        *pks,
-    ):
+    for job in PublishJob.raw(f"SELECT * FROM publish_job WHERE task_id IN ({among}) ORDER BY queued_at, id", *pks):  # noqa: S608
         job.task = by_pk[job.task_id]
         jobs[job.task_id].append(job)
     return events, jobs

@@ -1,10 +1,8 @@
-"""Copying an instance's rows to another database: `flask --app app copy-to DATABASE_URL`, and the
-backup and restore of a PostgreSQL instance (its rows into and out of the archive's SQLite file).
-Schema migrations are models/schema.py's.
+"""Copying an instance's rows to another database: `flask --app app copy-to DATABASE_URL`, and the rows of a
+PostgreSQL instance into and out of a backup's SQLite file.
 
-The target is given the schema exactly as a fresh start would (models.schema.upgrade), then every
-table is copied in batches, ids kept, each value passed through its field (SQLite's 0/1 become
-PostgreSQL's booleans, JSON text stays text); PostgreSQL's id sequences then continue after the
+The target gets the schema a fresh start makes (models.schema.upgrade), then every table is copied in batches,
+ids kept, each value passed through its field (SQLite's 0/1 become booleans); id sequences continue after the
 copied ids. The source is only read.
 """
 
@@ -55,13 +53,10 @@ def copy_rows(
     replace: bool = False,
     progress: Callable[[str, int], None] | None = None,
 ) -> dict[str, int]:
-    """Every row of `source` into `target`, whose schema is brought up to date first, in one transaction
-    of each (the source read is one consistent moment, even while a service writes to it). `target`
-    must hold no rows unless `replace`, which deletes them in the same transaction (a failure leaves
-    the target as it was). Every query names the database it runs on: the proxy `db` stays bound to
-    the service's database throughout, so the service's other threads go on reading their own rows.
-    Inserts ask for the row count: a query built on a model otherwise asks for RETURNING when `db`
-    (not the database it runs on) is PostgreSQL."""
+    """Every row of `source` into `target` (schema brought up to date first), in one transaction of each: the
+    source read is one moment; `target` must hold no rows unless `replace`, which deletes them in that transaction.
+    Every query names its database: the proxy `db` stays bound to the service's. Inserts ask for the row count,
+    else a model's query asks for RETURNING when `db` is PostgreSQL."""
     source.connect(reuse_if_open=True)
     try:
         if not replace:

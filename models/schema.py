@@ -48,12 +48,20 @@ class SchemaVersion(BaseModel):
     version = peewee.IntegerField()
 
 
-def _add_column_if_missing(model, field_name, database):
-    table = model._meta.table_name
-    if field_name in {c.name for c in database.get_columns(table)}:
-        return
-    field = model._meta.fields[field_name]
-    migrate(SchemaMigrator.from_database(database).add_column(table, field.column_name, field))
+def _columns(model, *names):
+    """A step adding `names` to `model`'s table where missing."""
+
+    def step(database):
+        table = model._meta.table_name
+        present = {column.name for column in database.get_columns(table)}
+        for field in (model._meta.fields[name] for name in names if name not in present):
+            migrate(SchemaMigrator.from_database(database).add_column(table, field.column_name, field))
+
+    return step
+
+
+def _nothing(database):
+    """A step whose new tables upgrade() creates whole."""
 
 
 def _feedback_exists(database):
@@ -76,9 +84,12 @@ def _respace_character_index(database):
         rebuild_character_index(database)
 
 
-def _drop_indexes(database, *names):
-    for name in names:
-        database.execute_sql(f"DROP INDEX IF EXISTS {name}")
+def _drop_indexes(*names):
+    def step(database):
+        for name in names:
+            database.execute_sql(f"DROP INDEX IF EXISTS {name}")
+
+    return step
 
 
 def _seed_publish_counts(database):
@@ -99,9 +110,8 @@ def _seed_publish_counts(database):
 # Inserts ask for the row count: built on a model, they would otherwise ask for RETURNING when `db`
 # (not the database upgraded) is PostgreSQL.
 def _add_failure_columns(database):
-    for name in ("fail_code", "fail_detail"):
-        _add_column_if_missing(TaskLive, name, database)
-    _add_column_if_missing(StatsFetch, "last_errcode", database)
+    _columns(TaskLive, "fail_code", "fail_detail")(database)
+    _columns(StatsFetch, "last_errcode")(database)
 
 
 def _clear_impossible_figures(database):
@@ -114,8 +124,7 @@ def _clear_impossible_figures(database):
 def _add_decision_columns(database):
     """review_task.context and decided_at (docs/api.md §20); a task decided before has its last decision's
     moment taken from its timeline, so the dataset export finds it."""
-    for name in ("context", "decided_at"):
-        _add_column_if_missing(ReviewTask, name, database)
+    _columns(ReviewTask, "context", "decided_at")(database)
     last = TimelineEvent.select(peewee.fn.MAX(TimelineEvent.at)).where(
         (TimelineEvent.task == ReviewTask.id) & TimelineEvent.type.in_(("approved", "rejected"))
     )
@@ -135,40 +144,28 @@ def _drop_foreign_addresses(database):
 
 
 MIGRATIONS = [
-    (1, "initial tables", lambda database: None),
-    (2, "admin_user.last_login_at", lambda database: _add_column_if_missing(AdminUser, "last_login_at", database)),
+    (1, "initial tables", _nothing),
+    (2, "admin_user.last_login_at", _columns(AdminUser, "last_login_at")),
     (3, "feedback search indexed after the request", _queue_feedback_search),
-    (
-        4,
-        "review_task indexes no query uses",
-        lambda database: _drop_indexes(database, "review_task_status", "review_task_content_type"),
-    ),
+    (4, "review_task indexes no query uses", _drop_indexes("review_task_status", "review_task_content_type")),
     (5, "CJK character index: separators kept as a marker token", _respace_character_index),
-    (6, "publish_lock.owner", lambda database: _add_column_if_missing(PublishLock, "owner", database)),
-    (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", lambda database: None),
-    (
-        8,
-        "publish_lock.progress: the step a running publish is at",
-        lambda database: _add_column_if_missing(PublishLock, "progress", database),
-    ),
-    (9, "rate_hit: feedback rate limits shared by every process (a new table)", lambda database: None),
+    (6, "publish_lock.owner", _columns(PublishLock, "owner")),
+    (7, "asset_cleanup: review files a task deletion still has to remove (a new table)", _nothing),
+    (8, "publish_lock.progress: the step a running publish is at", _columns(PublishLock, "progress")),
+    (9, "rate_hit: feedback rate limits shared by every process (a new table)", _nothing),
     (10, "PostgreSQL: trigram indexes for the feedback keyword search", create_trigram_indexes),
     (
         11,
         "event_counter: /metrics counters counted at the event, publish jobs seeded from the rows",
         _seed_publish_counts,
     ),
-    (
-        12,
-        "outbox_message.channel: team notifications beside the agent's",
-        lambda database: _add_column_if_missing(OutboxMessage, "channel", database),
-    ),
-    (13, "task_live: going live through freepublish (a new table)", lambda database: None),
-    (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", lambda database: None),
+    (12, "outbox_message.channel: team notifications beside the agent's", _columns(OutboxMessage, "channel")),
+    (13, "task_live: going live through freepublish (a new table)", _nothing),
+    (14, "task_day_stats, stats_fetch: what readers did, per day (new tables)", _nothing),
     (
         15,
         "task_live.fail_code, fail_detail, stats_fetch.last_errcode: failures in the reader's language",
-        lambda database: _add_failure_columns(database),
+        _add_failure_columns,
     ),
     (
         16,
@@ -180,14 +177,12 @@ MIGRATIONS = [
     (
         19,
         "edition (a new table); task_live.via, edition_id: articles sent to followers in an edition",
-        lambda database: [_add_column_if_missing(TaskLive, name, database) for name in ("via", "edition_id")],
+        _columns(TaskLive, "via", "edition_id"),
     ),
     (
         20,
         "chat_card (a new table); admin_user.feishu_open_id, wecom_userid: deciding from the team's chat",
-        lambda database: [
-            _add_column_if_missing(AdminUser, name, database) for name in ("feishu_open_id", "wecom_userid")
-        ],
+        _columns(AdminUser, "feishu_open_id", "wecom_userid"),
     ),
 ]
 LATEST = MIGRATIONS[-1][0]

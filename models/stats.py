@@ -1,8 +1,5 @@
-"""What readers did (docs/api.md §19): a live article's figures per day, and the daily fetches.
-
-`TaskDayStats` holds one row per task and day as the platform reported it (a refetch replaces it;
-a field the platform left out stays null). `StatsFetch` is one account's fetch of one day: the row
-is the claim that makes it run once across processes, and it keeps the error and attempts.
+"""What readers did (docs/api.md §19): a live article's figures per day, and the daily fetches. A `StatsFetch`
+row is the claim that makes one account's fetch of one day run once across processes.
 """
 
 import peewee

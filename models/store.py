@@ -1,9 +1,6 @@
 """The seam between the two stores: everything SQLite and PostgreSQL do differently, named here, so that
-other models modules call these operations and nothing outside models/ asks which store it runs on
-(docs/api.md §17; tests/test_architecture.py keeps the store classes in this module and models/base.py).
-
-Each operation works on the bound database `db` unless given another one (backup, restore and copy-to
-work on connections of their own and leave `db` bound to the service's database).
+nothing outside models/ asks which store it runs on (docs/api.md §17; tests/test_architecture.py checks it).
+Each operation works on the bound database `db` unless given another one (backup, restore and copy-to).
 """
 
 import os

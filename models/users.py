@@ -38,7 +38,6 @@ class LoginAttempt(BaseModel):
     """One failed login; throttle counts these per username and per IP over a window."""
 
     id = peewee.AutoField()
-
     username = peewee.CharField(max_length=64, index=True)
     ip = peewee.CharField(max_length=64, index=True)
     at = peewee.CharField(max_length=32, index=True)

@@ -1,8 +1,6 @@
-"""One writer at a time (the write lock every read-check-write takes) and WAL checkpoints.
-
-SQLite: this process's threads queue on _WRITE_LOCK, other processes on an flock, then BEGIN
-IMMEDIATE; PostgreSQL: a transaction-level advisory lock. Either way a read-check-write runs alone,
-across processes too.
+"""One writer at a time (the write lock every read-check-write takes, across processes too) and WAL checkpoints.
+SQLite: this process's threads queue on _WRITE_LOCK, other processes on an flock, then BEGIN IMMEDIATE;
+PostgreSQL: a transaction-level advisory lock.
 """
 
 import fcntl
@@ -20,38 +18,32 @@ RESTART_WAIT_MS = 50
 
 
 # Writers of this process queue here first: a thread waiting in SQLite's busy handler sleeps in
-# growing steps, while one waiting on this lock wakes the moment the writer before it is done
-# (write p99 under 16 connections: ~300 ms -> ~185 ms). Re-entrant for nested transactions.
+# growing steps, while one waiting on this lock wakes the moment the writer before it is done.
 _WRITE_LOCK = threading.RLock()
 
 
 # Writers of other processes on the same file queue on an flock of `<file>-writer`, taken after
-# _WRITE_LOCK: they wake the moment the writer before them commits, instead of sleeping in SQLite's
-# busy handler (two processes: write p99 0.8 s, max 2.2 s). One descriptor per file and process, used
-# only by the thread holding _WRITE_LOCK; `_held` counts nested transactions.
+# _WRITE_LOCK, for the same reason. One descriptor per file and process, used only by the thread
+# holding _WRITE_LOCK; `_held` counts nested transactions.
 _writer_files: dict[str, int] = {}
 _held = [0]
 
 
 @contextmanager
 def _process_writer_lock(path: str) -> Iterator[None]:
-    if path == ":memory:" or _held[0]:
-        _held[0] += 1
-        try:
-            yield
-        finally:
-            _held[0] -= 1
-        return
-    handle = _writer_files.get(path)
-    if handle is None:
-        handle = _writer_files[path] = os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(handle, fcntl.LOCK_EX)
+    handle = None
+    if path != ":memory:" and not _held[0]:
+        handle = _writer_files.get(path)
+        if handle is None:
+            handle = _writer_files[path] = os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(handle, fcntl.LOCK_EX)
     _held[0] += 1
     try:
         yield
     finally:
         _held[0] -= 1
-        fcntl.flock(handle, fcntl.LOCK_UN)
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -73,12 +65,8 @@ def immediate(database: Any = None) -> Iterator[None]:
 
 
 def checkpoint_wal(min_bytes: int = CHECKPOINT_AFTER_BYTES) -> bool:
-    """Copy the WAL back into the database once it holds `min_bytes`; True when a checkpoint ran.
-
-    Run off the request path: a checkpoint inside a commit (SQLite's default, every 1,000 pages)
-    made that request copy and fsync while every other writer queued behind it. PASSIVE never
-    waits for readers or writers; each page is copied once however often it was rewritten since.
-    """
+    """Copy the WAL back into the database once it holds `min_bytes`; True when a checkpoint ran. Run off the
+    request path: a checkpoint inside a commit made every other writer queue behind its copy and fsync."""
     path = sqlite_file()
     if path is None:
         return False
@@ -89,9 +77,8 @@ def checkpoint_wal(min_bytes: int = CHECKPOINT_AFTER_BYTES) -> bool:
     if size < min_bytes:
         return False
     db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")  # the bulk, while writers carry on
-    # A WAL only starts over once no reader still uses it, which never happens by itself under a
-    # steady mix of reads and writes: it grew to the 40 MiB safety net in the load test. So the
-    # rest is copied with the writers held back, waiting at most RESTART_WAIT_MS for readers.
+    # A WAL only starts over once no reader still uses it, which never happens by itself under a steady
+    # mix of reads and writes: the rest is copied with the writers held back, waiting RESTART_WAIT_MS at most.
     with _WRITE_LOCK:
         db.execute_sql(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
         try:

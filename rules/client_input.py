@@ -69,8 +69,7 @@ def _refuse_unpaired_surrogates(value):
 
 
 def _refuse_surrogate(text, where):
-    found = _SURROGATE.search(text)
-    if found:
+    if found := _SURROGATE.search(text):
         raise ValueError(
             f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "
             "a \\ud800-\\udfff escape must be half of a pair"

@@ -1,11 +1,6 @@
 """The words people see for the vocabulary's codes (docs/api.md §14: codes appear as words of the page's
-language), written once for pages, scripts, robots and e-mail (docs/api.md §14: one term per meaning).
-
-Lazy: each label is looked up in the gettext catalogue (translations/, docs/conventions.md) of the
-language in force where it is shown: a page's, or a team message's (services/team/words.py). A code
-missing from a table (a feedback type added to FEEDBACK_TYPES, say) is shown as it is. One English word
-with two meanings gets a context each: "Account" alone is a WeChat account, the feedback type `account`
-an app user's.
+language, one term per meaning), looked up lazily in the gettext catalogue (translations/, docs/conventions.md)
+of the language in force where shown. A code missing from a table is shown as it is.
 """
 
 from pathlib import Path
@@ -96,10 +91,14 @@ EDITION_FAILURE_LABELS = {
 }
 
 
-def edition_failure(code: str | None, detail: str | None = None) -> str:
-    """An edition's failure in the language in force."""
-    label = EDITION_FAILURE_LABELS.get(code or "")
+def _failure(labels: dict, code: str | None, detail: str | None) -> str:
+    """A known code's sentence in the language in force, else `detail` (the platform's own words)."""
+    label = labels.get(code or "")
     return str(label) % {"error": detail or ""} if label is not None else detail or ""
+
+
+def edition_failure(code: str | None, detail: str | None = None) -> str:
+    return _failure(EDITION_FAILURE_LABELS, code, detail)
 
 
 # Why a day's statistics could not be fetched (docs/api.md §19), by the platform's errcode.
@@ -221,6 +220,4 @@ EVENT_DATA_VALUES = {
 
 
 def live_failure(code: str | None, detail: str | None) -> str:
-    """Why going live failed, in the language in force: a known code's sentence, else the platform's own words."""
-    label = LIVE_FAILURE_LABELS.get(code or "")
-    return str(label) % {"error": detail or ""} if label is not None else detail or ""
+    return _failure(LIVE_FAILURE_LABELS, code, detail)

@@ -1,12 +1,8 @@
-"""Reading a backup archive safely (docs/api.md §16 "Restore, continued"): two passes over the stream.
+"""Reading a backup archive safely, in two passes (docs/operations.md "Backup and restore"; docs/api.md §16).
 
-The manifest is the archive's last member, so the first pass (`survey`) writes nothing: it reads
-every member's header (only plain files, only where a backup puts them, each name once), the
-manifest itself (bounded), and the stream to its very end, so that gzip checks its CRC and length
-and tarfile cannot stop quietly at a damaged header. The second pass (`unpack`) writes a member
-only after its header size has matched the manifest's, reads no more than that, and checks the
-SHA-256: a bomb stops before its first byte over; a sparse, linked or device entry is refused
-from its header. Folders are created 0700 and files 0600 (fsynced: a journal names them next).
+`survey` writes nothing; it reads the stream to its very end, so that gzip checks its CRC and length and tarfile
+cannot stop quietly at a damaged header. `unpack` writes a member only once its header size has matched the
+manifest's. Files are fsynced as written: a journal names them next.
 """
 
 import gzip
@@ -17,6 +13,7 @@ import re
 import tarfile
 import zlib
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -193,14 +190,11 @@ def _check_shape(data: bytes, files: int) -> None:
 
 def _copy(source: IO[bytes], target: Path | None, size: int) -> str:
     """At most `size` bytes of `source` into the new file `target` (0600, fsynced); their SHA-256."""
-    digest = hashlib.sha256()
-    out = None
-    if target is not None:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.fchmod(fd, 0o600)  # whatever the umask
-        out = os.fdopen(fd, "wb")
-    try:
-        left = size
+    digest, left = hashlib.sha256(), size
+    out = None if target is None else os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
+    with out or nullcontext():
+        if out:
+            os.fchmod(out.fileno(), 0o600)  # whatever the umask
         while left and (chunk := source.read(min(CHUNK, left))):
             digest.update(chunk)
             left -= len(chunk)
@@ -209,9 +203,6 @@ def _copy(source: IO[bytes], target: Path | None, size: int) -> str:
         if out:
             out.flush()
             os.fsync(out.fileno())
-    finally:
-        if out:
-            out.close()
     return digest.hexdigest()
 
 

@@ -1,10 +1,7 @@
-"""One archive of an instance (docs/api.md §11): the database, the secret key, config.py, the files rows name.
-
-Layout of the .tar.gz: `instance/review.db` (a consistent copy taken while the service writes),
-`instance/secret_key`, `instance/config.py` when present, `uploads/<scope>/...` for every file a row
-of that copy names (linked while deletions wait and read from the links, so no row in it points at
-a file the archive lacks; files no row names are left out), and `manifest.json` last: the schema version, rows
-per table, the file count and the SHA-256 and size of every other member.
+"""One archive of an instance (docs/api.md §11; README "Where data lives, backup and restore"): the database copy,
+the secret key, config.py, every file a row of that copy names (linked while deletions wait, so no row points at a
+file the archive lacks), and `manifest.json` last: schema version, rows per table, file count, each member's
+SHA-256 and size.
 """
 
 import hashlib

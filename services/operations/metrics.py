@@ -1,9 +1,6 @@
-"""Prometheus metrics (docs/api.md §11) through prometheus-client: requests by URL rule, and the store's state.
-
-Counters of this process (requests, durations, refused feedback) and the process collector (memory,
-open files) live in one registry per app; the store's numbers (tasks, jobs, outbox, feedback) are read
-from the database at each scrape, so they are the same whichever process answers and survive restarts.
-Counters of the store are counted at the event (models/counters.py), never from rows that can be deleted.
+"""Prometheus metrics (docs/api.md §11; docs/operations.md "Metrics") through prometheus-client. The store's
+numbers are read from the database at each scrape; its counters are counted at the event (models/counters.py),
+never from rows that can be deleted.
 """
 
 from collections.abc import Iterator

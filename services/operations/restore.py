@@ -1,7 +1,9 @@
-"""Restore an archive of services.operations.backup (docs/api.md §11, §16; docs/operations.md): the archive is
-read twice (services.operations.archive), checked without writing, then unpacked into `.restore/` folders on the
-same disks, so the swap the journal (services.operations.restore_journal) takes over is renames. A refused
-restore removes what it made. It refuses while a service holds the instance and holds it itself meanwhile.
+"""Restore an archive of services.operations.backup: check everything, then swap (docs/operations.md "Backup and
+restore"; docs/api.md §11, §16).
+
+The archive is checked (services.operations.archive), unpacked into `.restore/` folders on the same disks (so the
+swap is renames), then the journal (services.operations.restore_journal) takes the swap over. The restore holds the
+instance (services.operations.service_lock) meanwhile, so no service starts before it is done.
 """
 
 import shutil
@@ -140,23 +142,20 @@ def target_in_use(settings: Settings) -> str | None:
     return None
 
 
-def _moves(instance: Path, uploads: Path, new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
+def _moves(current: dict[str, Path], new: dict[str, Path], old: dict[str, Path], rows: bool) -> list[list]:
     """[label, current, staged (None: only moved aside), aside]: an old database's WAL first."""
-    moves: list[list] = (
-        []
-        if rows
-        else [[f"instance/{name}", str(instance / name), None, str(old["instance"] / name)] for name in SIDE_FILES]
-    )
-    for name in INSTANCE_FILES:
-        if (new["instance"] / name).exists() and not (rows and name == "review.db"):
-            moves.append(
-                [f"instance/{name}", str(instance / name), str(new["instance"] / name), str(old["instance"] / name)]
-            )
-    for scope in SCOPES:
-        moves.append(
-            [f"uploads/{scope}", str(uploads / scope), str(new["uploads"] / scope), str(old["uploads"] / scope)]
-        )
-    return moves
+
+    def move(folder: str, name: str, staged: bool = True) -> list:
+        return [
+            f"{folder}/{name}",
+            str(current[folder] / name),
+            str(new[folder] / name) if staged else None,
+            str(old[folder] / name),
+        ]
+
+    aside = [] if rows else [move("instance", name, staged=False) for name in SIDE_FILES]
+    kept = [name for name in INSTANCE_FILES if (new["instance"] / name).exists() and not (rows and name == "review.db")]
+    return aside + [move("instance", name) for name in kept] + [move("uploads", scope) for scope in SCOPES]
 
 
 def _stage(
@@ -183,7 +182,7 @@ def _stage(
         private_folder(new["uploads"] / scope)
     for folder in work.values():
         fsync_tree(folder)
-    journal.moves = _moves(instance, uploads, new, old, bool(settings.database_url))
+    journal.moves = _moves({"instance": instance, "uploads": uploads}, new, old, bool(settings.database_url))
     journal.rows = str(new["instance"] / "review.db") if settings.database_url else None
     checkpoint("staged")
 

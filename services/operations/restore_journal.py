@@ -1,8 +1,9 @@
-"""The journal of a restore (docs/operations.md, docs/api.md §16 "Restore, continued"): killed at any point,
-a restore leaves the old instance or the new one, never a mix. Every step can be done again (a rename done is
-skipped; the rows replace what the database holds), so the next start or restore finishes a journal it finds;
-a failure inside the restore turns it "back" and undoes the renames. `.restore/` folders without a journal
-are leftovers and go. The instance's `.restore/` folder is locked (flock) while a restore or recovery runs.
+"""The journal of a restore (docs/operations.md "Backup and restore"; docs/api.md §16 "Restore, continued"):
+killed at any point, a restore leaves the old instance or the new one, never a mix.
+
+Every step can be done again (a rename done is skipped; the rows replace what the database holds), so the next
+start or restore finishes a journal it finds; a failure inside the restore turns it "back" and undoes the renames.
+`.restore/` folders without a journal are leftovers and are removed.
 """
 
 import fcntl

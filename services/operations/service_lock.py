@@ -1,13 +1,6 @@
-"""Who serves an instance (docs/api.md §11): a restore or copy-to never races a running service.
-
-Every serving process (`python app.py`, `create_app()` with no config, `serving_app`) holds, for its
-whole life, a shared flock on the instance's `serving/` folder (a start waits while a restore runs)
-and an exclusive one on its own file in it, `<pid>@<host>`, so that whoever finds the folder held can
-name the holders. Processes on
-other hosts share a PostgreSQL database, not the folder: there each also holds a session-level
-advisory lock, shared, named by its session's application_name (models/store.py). A restore or
-copy-to takes both exclusively for its whole run, or refuses naming who holds them. The locks end
-with the process however it ends (a kill too): nothing stale is ever mistaken for a live service.
+"""Who serves an instance (docs/api.md §11; docs/operations.md "Backup and restore" says how the locks work): a
+restore or copy-to never races a running service. The locks end with the process however it ends (a kill too):
+nothing stale is ever mistaken for a live service.
 """
 
 import atexit

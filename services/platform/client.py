@@ -102,10 +102,8 @@ class PlatformClient:
         `stale` names the token the platform just rejected: when another thread has stored a
         different fresh one meanwhile, that one is used instead of forcing yet another refresh.
         """
-        if not force_refresh:
-            cached = self._cached_token()
-            if cached:
-                return cached
+        if not force_refresh and (cached := self._cached_token()):
+            return cached
         # Single flight: threads that find no token (or a rejected one) at once make one call.
         with _REFRESH_LOCKS[(self.base_url, self.account)]:
             cached = self._cached_token()
@@ -115,10 +113,7 @@ class PlatformClient:
 
     def _cached_token(self):
         row = PlatformToken.get_or_none(PlatformToken.account == self.account)
-        if row is None:
-            return None
-        expires_at = parse_iso(row.expires_at)
-        return row.access_token if expires_at - TOKEN_MARGIN > utcnow() else None
+        return row.access_token if row is not None and parse_iso(row.expires_at) - TOKEN_MARGIN > utcnow() else None
 
     def _fetch_token(self, force_refresh):
         payload = self._request(
@@ -137,18 +132,13 @@ class PlatformClient:
             expires_in = 0
         if not isinstance(token, str) or not token or expires_in <= 0:
             raise PlatformError(None, "platform error: stable_token answered without a usable token")
-        now = now_iso()
         expires_at = iso(utcnow() + timedelta(seconds=expires_in))
         with immediate():
             PlatformToken.insert(
-                account=self.account, access_token=token, expires_at=expires_at, updated_at=now
+                account=self.account, access_token=token, expires_at=expires_at, updated_at=now_iso()
             ).on_conflict(
                 conflict_target=[PlatformToken.account],
-                update={
-                    PlatformToken.access_token: token,
-                    PlatformToken.expires_at: expires_at,
-                    PlatformToken.updated_at: now,
-                },
+                preserve=[PlatformToken.access_token, PlatformToken.expires_at, PlatformToken.updated_at],
             ).execute()
         log.info(
             "platform %s: new access token (force_refresh=%s, expires_in=%s)", self.account, force_refresh, expires_in
@@ -259,9 +249,7 @@ class PlatformClient:
             params={"type": "image"},
             files={"media": (upload_name(filename, kind), data, content_type)},
         )
-        if not payload.get("media_id"):
-            raise PlatformError(None, "platform error: add_material answered without a media_id")
-        return {"media_id": payload["media_id"], "url": payload.get("url")}
+        return {"media_id": _needed(payload, "media_id", "add_material"), "url": payload.get("url")}
 
     def upload_body_image(self, filename: str, data: bytes, content_type: str | None = None) -> str:
         """Image inside an article body -> its platform URL. The image is first made a jpg/png
@@ -270,16 +258,11 @@ class PlatformClient:
         payload = self._call(
             "/cgi-bin/media/uploadimg", files={"media": (upload_name(filename, ext), data, content_type)}
         )
-        if not payload.get("url"):
-            raise PlatformError(None, "platform error: uploadimg answered without a url")
-        return payload["url"]
+        return _needed(payload, "url", "uploadimg")
 
     def add_draft(self, articles: list[dict[str, Any]]) -> str:
         """New draft from article dicts (platform field names) -> the draft's media_id."""
-        payload = self._call("/cgi-bin/draft/add", {"articles": list(articles)})
-        if not payload.get("media_id"):
-            raise PlatformError(None, "platform error: draft/add answered without a media_id")
-        return payload["media_id"]
+        return _needed(self._call("/cgi-bin/draft/add", {"articles": list(articles)}), "media_id", "draft/add")
 
     def update_draft(self, media_id: str, index: int, article: dict[str, Any]) -> None:
         """Replace article `index` of an existing draft (40007 when the draft is gone)."""
@@ -306,9 +289,10 @@ class PlatformClient:
                 "clientmsgid": client_msg_id,
             },
         )
-        if not payload.get("msg_id"):
-            raise PlatformError(None, "platform error: sendall answered without a msg_id")
-        return {"msg_id": str(payload["msg_id"]), "msg_data_id": str(payload.get("msg_data_id") or "") or None}
+        return {
+            "msg_id": str(_needed(payload, "msg_id", "sendall")),
+            "msg_data_id": str(payload.get("msg_data_id") or "") or None,
+        }
 
     def mass_status(self, msg_id: str) -> str:
         """message/mass/get: SEND_SUCCESS, SENDING, SEND_FAIL or DELETE."""
@@ -323,10 +307,8 @@ class PlatformClient:
         """freepublish/submit: publish draft `media_id` to readers -> {"publish_id", "msg_data_id"}
         (docs/api.md §18). Only a refused token repeats it (the platform took nothing then)."""
         payload = self._call("/cgi-bin/freepublish/submit", {"media_id": media_id})
-        if not payload.get("publish_id"):
-            raise PlatformError(None, "platform error: freepublish/submit answered without a publish_id")
         return {
-            "publish_id": str(payload["publish_id"]),
+            "publish_id": str(_needed(payload, "publish_id", "freepublish/submit")),
             "msg_data_id": str(payload["msg_data_id"]) if payload.get("msg_data_id") else None,
         }
 
@@ -380,6 +362,13 @@ def client_for(account: str, settings: Settings) -> "PlatformClient":
         settings.wechat_api_base,
         timeout=settings.wechat_timeout_seconds,
     )
+
+
+def _needed(payload, key, call):
+    """payload[key]; a PlatformError naming `call` when the platform left it out."""
+    if not payload.get(key):
+        raise PlatformError(None, f"platform error: {call} answered without a {key}")
+    return payload[key]
 
 
 def _name(path):

@@ -3,6 +3,7 @@ a claim row keeps two jobs (in any process on the database) from uploading one a
 
 import time
 from datetime import timedelta
+from typing import Any
 
 from models.platform import PlatformUpload
 from models.writes import immediate
@@ -13,40 +14,41 @@ CLAIM_SECONDS = 120  # an upload still unfinished after this (its process died) 
 POLL_SECONDS = 0.1
 
 
+def _this(asset_id: str, account: str, kind: str) -> Any:
+    """The condition picking this asset's upload on this account."""
+    if kind not in UPLOAD_KINDS:
+        raise ValueError(f"upload kind must be one of {', '.join(UPLOAD_KINDS)}, not {kind!r}")
+    return (PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account) & (PlatformUpload.kind == kind)
+
+
+def _store(asset_id: str, account: str, kind: str, media_id: str | None, url: str | None) -> None:
+    """Insert or replace the row (a claim's holds neither media_id nor url); inside a write transaction."""
+    PlatformUpload.insert(
+        asset_id=asset_id, account=account, kind=kind, media_id=media_id, url=url, created_at=now_iso()
+    ).on_conflict(
+        conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
+        preserve=[PlatformUpload.media_id, PlatformUpload.url, PlatformUpload.created_at],
+    ).execute()
+
+
 def cached_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | None:
     """The PlatformUpload row (media_id, url) of this asset on this account, or None."""
-    _check_kind(kind)
-    return PlatformUpload.get_or_none(
-        (PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account) & (PlatformUpload.kind == kind)
-    )
+    return PlatformUpload.get_or_none(_this(asset_id, account, kind))
 
 
 def remember_upload(
     asset_id: str, account: str, kind: str, media_id: str | None = None, url: str | None = None
 ) -> PlatformUpload | None:
     """Record (or replace) the upload of an asset; returns the stored row."""
-    _check_kind(kind)
+    _this(asset_id, account, kind)
     with immediate():
-        PlatformUpload.insert(
-            asset_id=asset_id, account=account, kind=kind, media_id=media_id, url=url, created_at=now_iso()
-        ).on_conflict(
-            conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
-            update={PlatformUpload.media_id: media_id, PlatformUpload.url: url, PlatformUpload.created_at: now_iso()},
-        ).execute()
+        _store(asset_id, account, kind, media_id, url)
     return cached_upload(asset_id, account, kind)
 
 
 def forget_upload(asset_id: str, account: str, kind: str) -> None:
     """Drop a cached upload the platform no longer knows (e.g. a deleted material: 40007)."""
-    _check_kind(kind)
-    PlatformUpload.delete().where(
-        (PlatformUpload.asset_id == asset_id) & (PlatformUpload.account == account) & (PlatformUpload.kind == kind)
-    ).execute()
-
-
-def _check_kind(kind):
-    if kind not in UPLOAD_KINDS:
-        raise ValueError(f"upload kind must be one of {', '.join(UPLOAD_KINDS)}, not {kind!r}")
+    PlatformUpload.delete().where(_this(asset_id, account, kind)).execute()
 
 
 def _finished(row: PlatformUpload | None, kind: str) -> bool:
@@ -57,35 +59,20 @@ def claim_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | Non
     """The finished upload of this asset on this account, or None: then the caller holds the claim
     and uploads it (remember_upload fills the row; release_claim gives it up on failure). While
     another job, in this process or another, holds a fresh claim, waits for its result."""
-    _check_kind(kind)
+    _this(asset_id, account, kind)
     while True:
         with immediate():
             row = cached_upload(asset_id, account, kind)
             if _finished(row, kind):
                 return row
             if row is None or row.created_at < iso(utcnow() - timedelta(seconds=CLAIM_SECONDS)):
-                PlatformUpload.insert(
-                    asset_id=asset_id, account=account, kind=kind, media_id=None, url=None, created_at=now_iso()
-                ).on_conflict(
-                    conflict_target=[PlatformUpload.asset_id, PlatformUpload.account, PlatformUpload.kind],
-                    update={
-                        PlatformUpload.media_id: None,
-                        PlatformUpload.url: None,
-                        PlatformUpload.created_at: now_iso(),
-                    },
-                ).execute()
+                _store(asset_id, account, kind, None, None)
                 return None
         time.sleep(POLL_SECONDS)  # another job is uploading it: its answer will do for this one too
 
 
 def release_claim(asset_id: str, account: str, kind: str) -> None:
     """Give up an unfinished claim (the upload failed), so the next job uploads the asset."""
-    _check_kind(kind)
+    unfinished = _this(asset_id, account, kind) & PlatformUpload.media_id.is_null() & PlatformUpload.url.is_null()
     with immediate():
-        PlatformUpload.delete().where(
-            (PlatformUpload.asset_id == asset_id)
-            & (PlatformUpload.account == account)
-            & (PlatformUpload.kind == kind)
-            & PlatformUpload.media_id.is_null()
-            & PlatformUpload.url.is_null()
-        ).execute()
+        PlatformUpload.delete().where(unfinished).execute()

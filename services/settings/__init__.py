@@ -58,36 +58,25 @@ def parse(config: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting of the merged `config`, typed (SettingsError names each it cannot run with); each
     account's own under "ACCOUNTS"."""
     values = _load(SETTINGS, config)
-    values["ACCOUNTS"] = {
-        code: Account(
-            **{
-                name.lower(): value
-                for name, value in _load(ACCOUNT, config, accounts.setting_prefix(code) + "_").items()
-            }
-        )
-        for code in values["WECHAT_ACCOUNTS"]
-    }
+    prefixes = {code: accounts.setting_prefix(code) + "_" for code in values["WECHAT_ACCOUNTS"]}
+    own = {code: _load(ACCOUNT, config, prefix) for code, prefix in prefixes.items()}
+    values["ACCOUNTS"] = {code: Account(**{name.lower(): v for name, v in read.items()}) for code, read in own.items()}
     return values
 
 
 def markdown_table() -> str:
     """The settings table of README.md and docs/api.md (`python -m services.settings` prints it)."""
-    rows = [(name, setting) for name, setting in SETTINGS.fields.items()]
-    at = [name for name, _ in rows].index("WECHAT_ACCOUNTS") + 1
+    rows = list(SETTINGS.fields.items())
+    at = list(SETTINGS.fields).index("WECHAT_ACCOUNTS") + 1
     rows[at:at] = [(f"WECHAT_<CODE>_{name}", setting) for name, setting in ACCOUNT.fields.items()]
 
     def shown(value: Any) -> str:
         return "unset" if value == "" else f"`{str(value).lower() if isinstance(value, bool) else value}`"
 
-    return "".join(
-        [
-            "| setting | meaning | value | default |\n|---|---|---|---|\n",
-            *(
-                f"| `{name}` | {setting.metadata['help']} | {setting.metadata['must'].removeprefix('must be ')} | "
-                f"{shown(setting.metadata['default'])} |\n"
-                for name, setting in rows
-            ),
-        ]
+    return "| setting | meaning | value | default |\n|---|---|---|---|\n" + "".join(
+        f"| `{name}` | {setting.metadata['help']} | {setting.metadata['must'].removeprefix('must be ')} | "
+        f"{shown(setting.metadata['default'])} |\n"
+        for name, setting in rows
     )
 
 
