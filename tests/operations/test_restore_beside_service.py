@@ -32,7 +32,7 @@ def archive(make_app, tmp_path):
 
 def _topics(base):
     answer = requests.get(f"{base}/api/review/agent/tasks", headers=AGENT, timeout=10)
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 200 and isinstance(answer.json(), list), (answer.headers, answer.text)
     return sorted(task["topic"] for task in answer.json())
 
 
