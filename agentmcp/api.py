@@ -152,13 +152,8 @@ def _api_error(status: int, body: Any) -> ApiError:
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
-    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16), at most `limit` of them.
-
-    The path is taken apart as written (`..` within it, an absolute path only under the root) and opened
-    one folder at a time from the root, no component followed as a symlink: a folder swapped for a symlink
-    meanwhile is refused, never followed, and nothing outside the root is opened or looked at, so the
-    answer never tells whether a file out there exists.
-    """
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT), at most `limit` of them; docs/api.md §16 "MCP
+    over HTTP" says how the path is opened. Nothing outside the root is opened or looked at."""
     parts = _parts_under(root, path)
     fd = _open_beneath(root, parts, path)
     try:

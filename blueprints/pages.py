@@ -184,10 +184,8 @@ def review_list():
 
 
 def _paging(trail, cursor, next_cursor, shown):
-    """Keyset pages only go forward, so links carry the cursors of the pages before (`trail`).
-
-    Page 1 has no cursor; page n has the cursor that led to it and `trail` = the cursors of pages 2..n-1.
-    """
+    """Keyset pages only go forward, so links carry the cursors of the pages before: page n > 1 has the cursor
+    that led to it and `trail`, the cursors of pages 2..n-1."""
     page = len(trail) + 2 if cursor else 1
     previous = None
     if cursor:
