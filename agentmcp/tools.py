@@ -21,6 +21,12 @@ TASK_ID = {
     "maxLength": 64,
     "description": "the task's id, as create_review_task returned it",
 }
+EDITION_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "description": "the edition's id, as propose_edition returned it",
+}
 
 
 @dataclass(frozen=True)
@@ -185,17 +191,7 @@ def build_tools() -> list[Tool]:
             "get_edition",
             "Read one edition: status (draft, scheduled, sending, sent, failed, canceled), when it is sent, the "
             "counts of followers reached, and each article's URL once sent.",
-            _object(
-                {
-                    "editionId": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 64,
-                        "description": "the edition's id, as propose_edition returned it",
-                    }
-                },
-                ("editionId",),
-            ),
+            _object({"editionId": EDITION_ID}, ("editionId",)),
             lambda api, arguments: api.get_edition(arguments["editionId"]),
         ),
         Tool(
