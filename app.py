@@ -82,11 +82,8 @@ def _state_path(config, name):
 
 
 def _secret_key(instance):
-    """Generated once into the instance folder (0600) and reused after restarts.
-
-    Written whole or not at all (a full disk or a crash left an empty file, and every sign-in then
-    failed); the first of two processes starting at once wins and both use its key.
-    """
+    """Generated once into the instance folder (0600) and reused. Written whole or not at all (an empty file
+    fails every sign-in); the first of two processes starting at once wins and both use its key."""
     path = instance / "secret_key"
     key = path.read_text().strip() if path.exists() else ""
     if key:
@@ -143,12 +140,7 @@ def _private_folder(folder):
 def _private_files(database):
     """review.db (and a -wal/-shm or config.py already there) readable by the owner only (0600)."""
     os.close(os.open(database, os.O_CREAT | os.O_RDWR, 0o600))
-    for path in (
-        database,
-        database.with_name("review.db-wal"),
-        database.with_name("review.db-shm"),
-        database.with_name("config.py"),
-    ):
+    for path in (database.with_name(name) for name in ("review.db", "review.db-wal", "review.db-shm", "config.py")):
         if path.exists():
             os.chmod(path, 0o600)
 
@@ -255,37 +247,16 @@ def _start_scheduler(app):
         scheduler.start()
 
 
-def _ensure_logging():
-    """Where nothing configured logging (`waitress-serve --call app:create_app`), log as `python app.py` does.
-
-    Without it the access log and start-up notes went nowhere: only warnings reached stderr.
-    """
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    logs.guard(logging.getLogger())  # request data cannot start a log line of its own
-
-
 def create_app(config=None, *, serve=None, hold=None):
-    """Build the app: settings, state folders, database (created/upgraded), auth, blueprints.
-
-    `serve`: this app will answer requests (`python app.py`, `serving_app`, the tests' servers): it
-    settles what a crash left, creates the admin the settings name and starts the background scheduler.
-    Without it (one-off `flask --app app …` commands) it does none of that, so a command run
-    beside the service never settles the service's uploads, deletions or publishes in flight.
-    `hold`: a serving process holds its instance for its life, so a restore refuses meanwhile
-    (docs/api.md §11); the tests' in-process apps do not.
-    Unset, both follow the call: any call with no config outside the flask command (`waitress-serve
-    --call app:create_app`, a script) serves and holds; a `flask --app app …` command
-    (FLASK_RUN_FROM_CLI) or a call with a config does neither.
-    """
+    """Build the app: settings, state folders, database (created/upgraded), auth, blueprints. `serve`, `hold`
+    and their defaults: docs/api.md §1; a one-off command never settles what the service has in flight."""
     if serve is None:
         serve = config is None and os.environ.get("FLASK_RUN_FROM_CLI") != "true"
     if hold is None:
         hold = serve and config is None
-    if serve:
-        _ensure_logging()
-    else:
-        logs.guard(logging.getLogger())
+    if serve and not logging.getLogger().handlers:  # `waitress-serve --call app:create_app` logs as `python app.py`
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    logs.guard(logging.getLogger())  # request data cannot start a log line of its own
     instance = _state_path(config, "REVIEW_INSTANCE_PATH")
     held = service_lock.hold(instance) if hold else None  # first: waits while a restore runs
     resumed = resume_restore(instance)  # a restore killed midway: finished or undone before config.py is read
@@ -325,8 +296,8 @@ def create_app(config=None, *, serve=None, hold=None):
     if serve:
         _bootstrap_admin(app)
         _start_scheduler(app)
-    if not app.config["REVIEW_AGENT_TOKEN"] and serve:  # one-off commands make no agent calls
-        log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
+        if not app.config["REVIEW_AGENT_TOKEN"]:  # one-off commands make no agent calls
+            log.warning("REVIEW_AGENT_TOKEN is not set: every agent call will be refused with 401")
     return app
 
 

@@ -1,14 +1,7 @@
-"""Serving the app with waitress (docs/api.md §1, §11): `python app.py` ends here.
-
-SIGTERM or SIGINT stops accepting connections at once; requests in flight finish and their answers
-are sent (up to SHUTDOWN_GRACE_SECONDS: a publish in flight completes and its job is recorded),
-then the background scheduler stops and the process exits 0. waitress writes answers from its main
-loop, so the loop keeps running while the requests drain instead of being interrupted.
-
-A body declared larger than the largest legitimate one is refused (413) before it is read, and
-`/healthz` runs on its own thread so it never queues behind the API's work (docs/api.md §16). These,
-and the drain, are the only places waitress is used past its public API.
-"""
+"""Serving the app with waitress: `python app.py` ends here. The connection limits, the early 413, `/healthz` on
+threads of its own and the drain on SIGTERM: docs/api.md §11 and docs/operations.md "Health checks and large
+bodies". These are the only places waitress is used past its public API; waitress writes answers from its main
+loop, so the loop keeps running while requests drain."""
 
 import json
 import logging
@@ -49,10 +42,8 @@ def open_file_limit() -> int:
 
 
 def connection_settings(idle_seconds: int, body_bytes: int = MAX_REQUEST_BODY_BYTES) -> dict:
-    """waitress's connection envelope (docs/api.md §11). Its defaults (100 connections, idle ones kept
-    120 s) let 100 idle sockets lock every client out. Connections are cheap here: waitress reads
-    headers in its poll loop, so an idle or slow connection holds no worker thread, only a file.
-    Its default body limit (1 GB) spooled a 300 MB POST to disk before the app could refuse it."""
+    """waitress's connection envelope (docs/api.md §11): its defaults let 100 idle sockets lock every client out,
+    and its 1 GB body limit spooled a large POST to disk. An idle connection holds no worker thread, only a file."""
     return {
         "connection_limit": max(100, open_file_limit() - RESERVED_FILES),
         "channel_timeout": idle_seconds,  # an idle keep-alive connection is closed after this
@@ -88,8 +79,7 @@ class _Channel(HTTPChannel):
 
 
 def _health_apart(server):
-    """Run `/healthz` on threads of its own: under a burst it waited seconds behind the API's queue
-    (past the container's health-check timeout). The same route and check, only not queued."""
+    """Run `/healthz` on threads of its own (docs/operations.md "Health checks and large bodies")."""
     health = ThreadedTaskDispatcher()
     health.set_thread_count(HEALTH_THREADS)
     queue_for_work = server.add_task

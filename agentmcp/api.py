@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -32,6 +33,11 @@ class ApiError(Exception):
 
     def as_dict(self) -> dict[str, Any]:
         return {"status": self.status, "code": self.code, "message": self.message, "details": self.details}
+
+    @classmethod
+    def invalid(cls, message: str, name: str, problem: str) -> "ApiError":
+        """A 400 validation_error about the argument `name`, as the service words its own."""
+        return cls(400, "validation_error", message, {name: [problem]})
 
 
 class ReviewApi:
@@ -71,13 +77,9 @@ class ReviewApi:
         with response:
             if response.status_code != 200:
                 raise _api_error(response.status_code, _json_or_none(response))
-            lines = []
             try:
-                for line in response.iter_lines():
-                    if line.strip():
-                        lines.append(json.loads(line))
-                    if len(lines) >= limit:
-                        break
+                given = (line for line in response.iter_lines() if line.strip())
+                lines = [json.loads(line) for line in islice(given, limit)]
             except (ValueError, requests.RequestException):
                 raise ApiError(
                     response.status_code, "unexpected_answer", "the dataset stream broke off mid-line; ask again"
@@ -93,11 +95,8 @@ class ReviewApi:
         scope: str = "review",
     ) -> dict[str, Any]:
         if (path is None) == (content_base64 is None):
-            raise ApiError(
-                400,
-                "validation_error",
-                "give either path or base64, not both or neither",
-                {"path": ["path or base64 is required"]},
+            raise ApiError.invalid(
+                "give either path or base64, not both or neither", "path", "path or base64 is required"
             )
         if path is not None:
             data = read_upload(self.upload_root, path)
@@ -106,9 +105,7 @@ class ReviewApi:
             try:
                 data = base64.b64decode(content_base64 or "", validate=True)
             except (binascii.Error, ValueError):
-                raise ApiError(
-                    400, "validation_error", "base64 is not valid base64", {"base64": ["not valid base64"]}
-                ) from None
+                raise ApiError.invalid("base64 is not valid base64", "base64", "not valid base64") from None
         return self._call(
             "POST", "/api/assets/upload", data={"scope": scope}, files={"file": (file_name or "image", data)}
         )
@@ -155,19 +152,14 @@ def _api_error(status: int, body: Any) -> ApiError:
 
 
 def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
-    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT, docs/api.md §16), at most `limit` of them.
-
-    The path is taken apart as written (`..` within it, an absolute path only under the root) and opened
-    one folder at a time from the root, no component followed as a symlink: a folder swapped for a symlink
-    meanwhile is refused, never followed, and nothing outside the root is opened or looked at, so the
-    answer never tells whether a file out there exists.
-    """
+    """The bytes of a regular file under `root` (MCP_UPLOAD_ROOT), at most `limit` of them; docs/api.md §16 "MCP
+    over HTTP" says how the path is opened. Nothing outside the root is opened or looked at."""
     parts = _parts_under(root, path)
     fd = _open_beneath(root, parts, path)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):  # a device such as /dev/zero, a FIFO, a folder
-            raise ApiError(400, "validation_error", f"{path} is not a regular file", {"path": ["not a regular file"]})
+            raise ApiError.invalid(f"{path} is not a regular file", "path", "not a regular file")
         # The size is checked before reading, and the read stops one byte past the limit: a file that
         # grows, or whose size is not what stat says (/proc), can never fill the memory.
         data = b"" if status.st_size > limit else _read_at_most(fd, limit + 1)
@@ -181,12 +173,8 @@ def read_upload(root: Path, path: str, limit: int = MAX_UPLOAD_BYTES) -> bytes:
 
 
 def _outside(root: Path) -> ApiError:
-    return ApiError(
-        400,
-        "validation_error",
-        f"path must name a file under MCP_UPLOAD_ROOT ({root}); symlinks are not followed",
-        {"path": ["not under MCP_UPLOAD_ROOT"]},
-    )
+    message = f"path must name a file under MCP_UPLOAD_ROOT ({root}); symlinks are not followed"
+    return ApiError.invalid(message, "path", "not under MCP_UPLOAD_ROOT")
 
 
 def _parts_under(root: Path, path: str) -> list[str]:
@@ -212,11 +200,8 @@ def _open_beneath(root: Path, parts: list[str], path: str) -> int:
             except OSError as exc:
                 if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(part, fd)):
                     raise _outside(root) from None  # a symlink, wherever it points
-                raise ApiError(
-                    400,
-                    "validation_error",
-                    f"cannot read {path}: {exc.strerror}",
-                    {"path": [exc.strerror or "unreadable"]},
+                raise ApiError.invalid(
+                    f"cannot read {path}: {exc.strerror}", "path", exc.strerror or "unreadable"
                 ) from None
             os.close(fd)
             fd = following

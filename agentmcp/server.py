@@ -3,7 +3,6 @@
 import hashlib
 import hmac
 import json
-import logging
 import socket
 import sys
 from typing import Any
@@ -13,9 +12,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from agentmcp.api import ApiError, ReviewApi
-from agentmcp.tools import Tool, build_tools
-
-log = logging.getLogger(__name__)
+from agentmcp.tools import build_tools
 
 INSTRUCTIONS = """\
 Tools of a content review service: upload images, create a review task for a human reviewer, then
@@ -42,7 +39,7 @@ def build_server(api: ReviewApi) -> Server:
             return _error(ApiError(404, "unknown_tool", f"no tool named {params.name!r}; see tools/list"))
         try:
             # The API client is blocking (requests): run it off the event loop.
-            result = await anyio.to_thread.run_sync(_run, tool, api, dict(params.arguments or {}))
+            result = await anyio.to_thread.run_sync(tool.run, api, dict(params.arguments or {}))
         except ApiError as exc:
             return _error(exc)
         return types.CallToolResult(
@@ -53,10 +50,6 @@ def build_server(api: ReviewApi) -> Server:
     return Server(
         "content-review", version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool
     )
-
-
-def _run(tool: Tool, api: ReviewApi, arguments: dict[str, Any]) -> Any:
-    return tool.run(api, arguments)
 
 
 def _error(error: ApiError) -> types.CallToolResult:

@@ -21,6 +21,12 @@ TASK_ID = {
     "maxLength": 64,
     "description": "the task's id, as create_review_task returned it",
 }
+EDITION_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "description": "the edition's id, as propose_edition returned it",
+}
 
 
 @dataclass(frozen=True)
@@ -72,10 +78,6 @@ def _patch(api: ReviewApi, arguments: dict[str, Any]) -> Any:
     return api.patch_elements(arguments.get("taskId", ""), arguments.get("elements") or {}, arguments.get("ifMatch"))
 
 
-def _list(api: ReviewApi, arguments: dict[str, Any]) -> Any:
-    return {"tasks": api.list_tasks(arguments)}
-
-
 def _upload(api: ReviewApi, arguments: dict[str, Any]) -> Any:
     return api.upload_image(
         path=arguments.get("path"),
@@ -92,12 +94,8 @@ DATASET_DEFAULT_LINES = 100
 def _dataset(api: ReviewApi, arguments: dict[str, Any]) -> Any:
     limit = arguments.get("limit", DATASET_DEFAULT_LINES)
     if type(limit) is not int or not 1 <= limit <= MAX_DATASET_TOOL_LINES:
-        raise ApiError(
-            400,
-            "validation_error",
-            f"limit must be a whole number from 1 to {MAX_DATASET_TOOL_LINES}",
-            {"limit": [f"must be 1 to {MAX_DATASET_TOOL_LINES}"]},
-        )
+        message = f"limit must be a whole number from 1 to {MAX_DATASET_TOOL_LINES}"
+        raise ApiError.invalid(message, "limit", f"must be 1 to {MAX_DATASET_TOOL_LINES}")
     filters = {key: arguments[key] for key in DATASET_FILTERS if arguments.get(key) is not None}
     return {"lines": api.dataset(filters, limit)}
 
@@ -193,17 +191,7 @@ def build_tools() -> list[Tool]:
             "get_edition",
             "Read one edition: status (draft, scheduled, sending, sent, failed, canceled), when it is sent, the "
             "counts of followers reached, and each article's URL once sent.",
-            _object(
-                {
-                    "editionId": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 64,
-                        "description": "the edition's id, as propose_edition returned it",
-                    }
-                },
-                ("editionId",),
-            ),
+            _object({"editionId": EDITION_ID}, ("editionId",)),
             lambda api, arguments: api.get_edition(arguments["editionId"]),
         ),
         Tool(
@@ -213,7 +201,7 @@ def build_tools() -> list[Tool]:
             _any_account(
                 json_schema(AgentTaskListQuerySchema, only=("status", "publicAccount", "live", "updatedSince"))
             ),
-            _list,
+            lambda api, arguments: {"tasks": api.list_tasks(arguments)},
         ),
         Tool(
             "patch_task_elements",

@@ -18,8 +18,7 @@ bp = Blueprint("assets", __name__)
 
 
 class AssetIdConverter(BaseConverter):
-    """Any path segment but `upload`: /api/assets/upload is the upload route only, so a GET or PUT
-    there is 405 with `Allow: POST` (it matched GET /api/assets/<asset_id> too, and Allow said GET)."""
+    """Any path segment but `upload`: /api/assets/upload is the upload route only (a GET there is 405, Allow: POST)."""
 
     regex = r"(?!upload$)[^/]+"
 
@@ -29,8 +28,6 @@ class AssetIdConverter(BaseConverter):
 def _asset_id_converter(state):
     state.app.url_map.converters.setdefault("asset_id", AssetIdConverter)
 
-
-# The guard sits above @bp.arguments so credentials are checked before the query is validated (401 before 400).
 
 SERVED_SCOPES = ("review", "library")  # feedback attachments have their own guarded route
 # Stored files never change (a new upload gets a new name), so clients may keep them; `private`
@@ -99,8 +96,6 @@ def serve_file(scope, name):
     path = real_file_inside(f"{settings().uploads_path}/{scope}", name)
     if path is None:  # missing, or a link out of the folder
         raise NotFound("no such file")
-    # send_from_directory sets Content-Type from the extension, ETag and Last-Modified, and answers
-    # conditional requests.
     mimetype = CONTENT_TYPES[name.rsplit(".", 1)[1]]
     response = send_from_directory(path.parent, path.name, mimetype=mimetype, max_age=FILE_CACHE_SECONDS)
     response.cache_control.private = True

@@ -26,23 +26,17 @@ def text_response(body: str, status: int = 200) -> Response:
 
 def task_response(task, status=200, headers=None):
     """A task (JSON, as the services return it) with `ETag: "<version>"`."""
-    response = jsonify(task)
-    response.status_code = status
-    response.headers["ETag"] = f'"{task["version"]}"'
-    response.headers.update(headers or {})
-    return response
+    return jsonify(task), status, {"ETag": f'"{task["version"]}"', **(headers or {})}
 
 
 def list_response(query):
     """Bare array; `X-Total-Count`, and `Link: <...>; rel="next"` when more exist."""
     items, total, next_cursor = review.list_tasks(query)
-    response = jsonify(items)
-    response.headers["X-Total-Count"] = str(total)
+    headers = {"X-Total-Count": str(total)}
     if next_cursor:
-        args = request.args.to_dict()
-        args["cursor"] = next_cursor
-        response.headers["Link"] = f'<{request.base_url}?{urlencode(args)}>; rel="next"'
-    return response
+        args = {**request.args.to_dict(), "cursor": next_cursor}
+        headers["Link"] = f'<{request.base_url}?{urlencode(args)}>; rel="next"'
+    return jsonify(items), headers
 
 
 # What task_response and list_response send, as the document names them (blueprints/openapi.py).

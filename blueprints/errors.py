@@ -63,12 +63,8 @@ def handle_unexpected(exc):
     if isinstance(exc, (peewee.OperationalError, peewee.InterfaceError)):
         # One line, no SQL or parameters: the operator gets the class and the place.
         log.error("storage failure %s at %s request_id=%s", type(exc).__name__, _where(exc), request_id)
-        return error_response(
-            500,
-            "storage_unavailable",
-            "the database could not be read or written; try again later",
-            {"requestId": request_id},
-        )
+        message = "the database could not be read or written; try again later"
+        return error_response(500, "storage_unavailable", message, {"requestId": request_id})
     log.error("unexpected %s at %s request_id=%s", type(exc).__name__, _where(exc), request_id)
     message = "something went wrong on the server; the request id helps the operator"
     return error_response(500, "internal_error", message, {"requestId": request_id})

@@ -26,11 +26,10 @@ def is_api_request():
 def check_same_origin():
     """Cookie-authenticated writes from another origin are refused (CSRF)."""
     origin = request.headers.get("Origin")
-    if request.method in STATE_CHANGING and origin and origin != "null":
-        parts = urlsplit(origin)
-        if f"{parts.scheme}://{parts.netloc}" != request.host_url.rstrip("/"):
-            raise Forbidden("cross-origin requests may not change state with the admin session")
-    elif request.method in STATE_CHANGING and origin == "null":
+    if request.method not in STATE_CHANGING or not origin:
+        return
+    parts = urlsplit(origin)
+    if origin == "null" or f"{parts.scheme}://{parts.netloc}" != request.host_url.rstrip("/"):
         raise Forbidden("cross-origin requests may not change state with the admin session")
 
 

@@ -1,13 +1,5 @@
-"""The admin pages' language and time zone (docs/api.md §14): Flask-Babel's two selectors, which
-create_app hands to Babel, and what the pages build on them.
-
-The language is zh-CN (the default) or en: the review_lang cookie (the switch on every page), then
-the browser's Accept-Language, then REVIEW_DEFAULT_LANGUAGE. Words come from the gettext catalogue in
-translations/ (docs/conventions.md: babel.cfg and pybabel; the compiled .mo is committed, so a fresh
-`pip install -e .` serves both languages). The zone is the viewer's, which static/words.js keeps in the
-review_tz cookie, else REVIEW_TIME_ZONE: the times the server writes and the lists' filter days are
-in it. The JSON API never asks: it keeps codes, English messages and UTC.
-"""
+"""The admin pages' language and time zone (docs/api.md §14 "Languages", "Times"): Flask-Babel's two selectors,
+which create_app hands to Babel, and what the pages build on them. The JSON API never asks."""
 
 from datetime import date, datetime, time, timedelta
 from urllib.parse import unquote
@@ -29,15 +21,14 @@ TIME_FORMAT = "yyyy-MM-dd HH:mm"  # Babel's pattern for YYYY-MM-DD HH:MM, as sta
 
 
 def _from_browser() -> str | None:
-    """Any zh the browser accepts gives zh-CN, else en if it accepts English (a language given q=0 it
-    refuses); None when it accepts neither."""
+    """zh-CN or en as Accept-Language has it (docs/api.md §14); None when it accepts neither."""
     if request.accept_languages.best_match(["zh"]):
         return "zh-CN"
     return "en" if request.accept_languages.best_match(["en"]) else None
 
 
 def language() -> str:
-    """ "zh-CN" or "en" for this request; once per request."""
+    """ "zh-CN" or "en" for this request, worked out once."""
     if "page_language" not in g:
         cookie = request.cookies.get(COOKIE)
         g.page_language = (
@@ -52,8 +43,7 @@ def locale() -> str:
 
 
 def viewer_zone() -> ZoneInfo:
-    """Flask-Babel's timezone selector: the browser's zone when review_tz names one (time_zone() refuses
-    folders of the zone database and overlong names, docs/api.md §14), else REVIEW_TIME_ZONE.
+    """Flask-Babel's timezone selector: review_tz's zone if it names one (docs/api.md §14), else REVIEW_TIME_ZONE.
     A ZoneInfo: Babel formats with it, and a filter day is combined with it (wall-clock days)."""
     named = unquote(request.cookies.get(ZONE_COOKIE, ""))
     return (time_zone(named) if named else None) or settings().time_zone
@@ -73,8 +63,7 @@ def login_wait() -> str:
 
 
 def local_time(value: str) -> str:
-    """A stored UTC time as YYYY-MM-DD HH:MM in the viewer's zone (the page script then shows the
-    browser's own, which is the same once the browser has told it)."""
+    """A stored UTC time as YYYY-MM-DD HH:MM in the viewer's zone (the page script then shows the browser's)."""
     return format_datetime(datetime.fromisoformat(str(value).replace("Z", "+00:00")), TIME_FORMAT)
 
 

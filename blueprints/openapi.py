@@ -246,9 +246,8 @@ class Api(flask_smorest.Api):
 
 
 class Document:
-    """The app's OpenAPI document (app.extensions["openapi"]), built on first use: documenting every route
-    costs ~50 ms, which each of the tests' many apps paid at start. `register_blueprint` serves a blueprint's
-    routes at once; `spec` documents them all on a copy of the app's routing (the same view functions)."""
+    """The app's OpenAPI document (app.extensions["openapi"]), built on first use, not at every app's start:
+    `spec` documents the routes on a copy of the app's routing (the same view functions)."""
 
     def __init__(self, app):
         app.extensions["openapi"] = self

@@ -1,9 +1,5 @@
-"""Admin HTML pages (docs/api.md §10): sign-in, review list and detail, feedback list and detail.
-
-Pages read through the same service functions as the JSON routes. Every change (decision,
-publish, retry, delete, feedback status) is made by the page's JavaScript through the JSON API,
-so the rules live in one place and the pages show the API's own error messages.
-"""
+"""Admin HTML pages (docs/api.md §10). They read through the JSON routes' service functions; every change is
+made by the page's script through the JSON API, so the rules live in one place and the pages show its errors."""
 
 import json
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -140,13 +136,9 @@ def login_page():
 @bp.get("/")
 def home():
     """The review list is the start page (the feedback list for an admin who may only triage feedback)."""
-    if (
-        current_user.is_authenticated
-        and not current_user.has_permission("review")
-        and current_user.has_permission("feedback")
-    ):
-        return redirect("/feedback", 302)
-    return redirect("/review", 302)
+    user = current_user
+    feedback_only = user.is_authenticated and not user.has_permission("review") and user.has_permission("feedback")
+    return redirect("/feedback" if feedback_only else "/review", 302)
 
 
 def _clean(args, names):
@@ -160,13 +152,7 @@ def review_list():
     """Tasks with filters (status, account, dates), counts per status, newest first, cursor paging."""
     args = _clean(request.args, ("status", "publicAccount", "live", "from", "to", "cursor", "trail"))
     status = args.get("status") or ("all" if args.get("live") else "pending_review")  # as the API reads it
-    shown = {
-        "status": status,
-        "publicAccount": args.get("publicAccount", ""),
-        "live": args.get("live", ""),
-        "from": args.get("from", ""),
-        "to": args.get("to", ""),
-    }
+    shown = {"status": status, **{name: args.get(name, "") for name in ("publicAccount", "live", "from", "to")}}
     trail = [c for c in args.get("trail", "").split(",") if c]
     tasks: list[dict] = []
     total, next_cursor, counts, errors, message = 0, None, {}, {}, None
@@ -198,10 +184,8 @@ def review_list():
 
 
 def _paging(trail, cursor, next_cursor, shown):
-    """Keyset pages only go forward, so links carry the cursors of the pages before (`trail`).
-
-    Page 1 has no cursor; page n has the cursor that led to it and `trail` = the cursors of pages 2..n-1.
-    """
+    """Keyset pages only go forward, so links carry the cursors of the pages before: page n > 1 has the cursor
+    that led to it and `trail`, the cursors of pages 2..n-1."""
     page = len(trail) + 2 if cursor else 1
     previous = None
     if cursor:

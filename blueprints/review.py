@@ -32,7 +32,6 @@ from services.ratelimit import admit_body_preview
 from services.review.presence import heartbeat
 
 bp = Blueprint("review", __name__)
-# Guards sit above @bp.arguments so credentials are checked before the body or query (401 before 400).
 
 
 @bp.get("/api/review/tasks")

@@ -1,11 +1,6 @@
-"""The messages of the pages' scripts, in the page's language (docs/api.md §14).
-
-base.html hands `script_words()` to the scripts as JSON; static/words.js looks them up by key
-(`T("key", {name: value})`, with `%(name)s` placeholders). tests/pages/test_i18n.py checks that every key a
-script uses is here. Error codes of the API (docs/api.md §2) have a sentence each, shown before the API's
-own English message, which stays as it came (the JSON API keeps English). How the two go together is the
-catalogue's to say, not the scripts': a Chinese page shows the sentence alone, never English (docs/api.md §14).
-"""
+"""The messages of the pages' scripts in the page's language (docs/api.md §14 "Words"): base.html hands
+`script_words()` to them as JSON; static/words.js looks them up by key (`T("key", {name: value})`, `%(name)s`
+placeholders). tests/pages/test_i18n.py checks that every key a script uses is here."""
 
 from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext as _p

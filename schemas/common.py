@@ -40,6 +40,13 @@ def timestamp(description=None, **kwargs):
     return fields.String(metadata=metadata, **kwargs)
 
 
+def day_or_moment(description, **kwargs):
+    """An ISO date or date-time query parameter, passed on as written (the service reads it)."""
+    return fields.String(
+        load_default=None, metadata={"format": "date or date-time", "description": description}, **kwargs
+    )
+
+
 class KnownAccount(validate.OneOf):
     """One of the accounts WECHAT_ACCOUNTS configures (rules.accounts: the request's app's), so the
     error and the OpenAPI enum name the team's accounts, not a list fixed at import (docs/api.md §18)."""

@@ -1,12 +1,6 @@
-"""Answers written by the response schemas themselves, through marshmallow's own dump(): one
-definition per shape.
-
-A response schema names, for each field, the model attribute it comes from (`attribute="task_id"`,
-dotted through a relation: `"task.task_id"`). `dumper(Schema)` gives `dump(row, **given)`, where
-`given` supplies by data key the values that are not attributes of the row (a task's jobs and
-events). A value that is None is left out of the answer unless the field allows None (then it is
-sent as null), in nested rows too.
-"""
+"""Answers written by the response schemas themselves, through marshmallow's own dump(): a field names the
+model attribute it comes from (`attribute="task.task_id"`), and None is left out unless the field allows it
+(docs/conventions.md), in nested rows too."""
 
 from collections.abc import Callable
 from functools import cache

@@ -18,9 +18,10 @@ from schemas.common import account
 from schemas.review.refs import AssetIdSchema, CommentSettingsSchema, not_blank
 
 
-def _texts(description):
+def _strings(max_length, description, required=False):
     return fields.List(
-        fields.String(validate=[validate.Length(max=MAX_TEXT), not_blank]),
+        fields.String(validate=[validate.Length(max=max_length), not_blank]),
+        required=required,
         validate=validate.Length(max=MAX_LIST),
         metadata={"description": description},
     )
@@ -32,15 +33,6 @@ APPROVABLE = (
     "approvable: other web addresses are stored but refused when a reviewer selects them, and a "
     "local path that is no asset is refused (400)"
 )
-
-
-def _urls(description, required=False):
-    return fields.List(
-        fields.String(validate=[validate.Length(max=MAX_URL), not_blank]),
-        required=required,
-        validate=validate.Length(max=MAX_LIST),
-        metadata={"description": description},
-    )
 
 
 class BodyOptionSchema(Schema):
@@ -73,7 +65,7 @@ class BodyOptionSchema(Schema):
 
 class BodyImageCandidateSchema(Schema):
     placeholderId = fields.String(required=True, validate=[validate.Length(max=MAX_ID), not_blank])
-    options = _urls(f"image URLs to choose from for this placeholder; {APPROVABLE}", required=True)
+    options = _strings(MAX_URL, f"image URLs to choose from for this placeholder; {APPROVABLE}", required=True)
 
 
 class ImageGroupSchema(Schema):
@@ -92,15 +84,15 @@ class ImageGroupSchema(Schema):
 class ArticleCandidatesSchema(Schema):
     """Candidates of an article task."""
 
-    authors = _texts("article")
-    titles = _texts("article and image_post")
-    summaries = _texts("article")
+    authors = _strings(MAX_TEXT, "article")
+    titles = _strings(MAX_TEXT, "article and image_post")
+    summaries = _strings(MAX_TEXT, "article")
     bodyOptions = fields.List(
         fields.Nested(BodyOptionSchema),
         validate=validate.Length(max=MAX_LIST),
         metadata={"description": "article; at least one; ids unique"},
     )
-    coverImages = _urls(f"article; cover image URLs; {APPROVABLE}")
+    coverImages = _strings(MAX_URL, f"article; cover image URLs; {APPROVABLE}")
     bodyImageCandidates = fields.List(
         fields.Nested(BodyImageCandidateSchema),
         validate=validate.Length(max=MAX_LIST),
@@ -111,8 +103,8 @@ class ArticleCandidatesSchema(Schema):
 class ImagePostCandidatesSchema(Schema):
     """Candidates of an image_post task: titles, descriptions and image groups are required."""
 
-    titles = _texts("article and image_post")
-    descriptions = _texts("image_post")
+    titles = _strings(MAX_TEXT, "article and image_post")
+    descriptions = _strings(MAX_TEXT, "image_post")
     imageGroups = fields.List(
         fields.Nested(ImageGroupSchema), validate=validate.Length(max=MAX_LIST), metadata={"description": "image_post"}
     )
@@ -137,11 +129,8 @@ class CandidatesSchema(ArticleCandidatesSchema, ImagePostCandidatesSchema):
 
     @validates_schema
     def unique_ids(self, data, **kwargs):
-        errors = {}
-        for name, key in (("bodyOptions", "id"), ("imageGroups", "id"), ("bodyImageCandidates", "placeholderId")):
-            found = _duplicates(data.get(name), key)
-            if found:
-                errors[name] = found
+        unique = (("bodyOptions", "id"), ("imageGroups", "id"), ("bodyImageCandidates", "placeholderId"))
+        errors = {name: found for name, key in unique if (found := _duplicates(data.get(name), key))}
         if errors:
             raise ValidationError(errors)
 

@@ -3,7 +3,7 @@
 from marshmallow import fields, validate
 
 from rules.vocabulary import DATASET_FORMATS
-from schemas.common import QuerySchema, account
+from schemas.common import QuerySchema, account, day_or_moment
 
 
 class DatasetQuerySchema(QuerySchema):
@@ -18,15 +18,8 @@ class DatasetQuerySchema(QuerySchema):
             "rejected false"
         },
     )
-    from_ = fields.String(
-        data_key="from",
-        load_default=None,
-        metadata={"format": "date or date-time", "description": "ISO date or datetime; decisions at or after it"},
-    )
-    to = fields.String(
-        load_default=None,
-        metadata={"format": "date or date-time", "description": "inclusive; a date-only value covers the day"},
-    )
+    from_ = day_or_moment("ISO date or datetime; decisions at or after it", data_key="from")
+    to = day_or_moment("inclusive; a date-only value covers the day")
     account = account(load_default=None, metadata={"description": "only this account's tasks"})
     limit = fields.Integer(
         load_default=None,

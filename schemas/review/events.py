@@ -3,13 +3,7 @@ services.review.webhooks and described under the OpenAPI document's `x-webhooks`
 
 from marshmallow import Schema, fields, validate
 
-from rules.vocabulary import (
-    ALL_ELEMENT_KEYS,
-    APPROVE_ACTIONS,
-    CONTENT_TYPES,
-    REJECTION_REASONS,
-    TRIGGER_MODES,
-)
+from rules.vocabulary import ALL_ELEMENT_KEYS, APPROVE_ACTIONS, CONTENT_TYPES, REJECTION_REASONS, TRIGGER_MODES
 from schemas.common import account, timestamp
 from schemas.review.stats import StatsFiguresSchema
 

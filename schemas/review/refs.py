@@ -10,6 +10,13 @@ ASSET_ID_OBJECT = {
     "additionalProperties": False,
     "properties": {"assetId": {"type": "string", "minLength": 1, "maxLength": 64}},
 }
+ASSET_URL = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": r"^\s*\S",
+    "maxLength": MAX_URL,
+    "description": "the url of an existing asset",
+}
 
 
 # A string with at least one non-space character; a Regexp, so the OpenAPI document states it as
@@ -46,22 +53,7 @@ class AssetRef(fields.Field):
 
     def __init__(self, *, allow_url=False, **kwargs):
         self.allow_url = allow_url
-        schema = (
-            {
-                "oneOf": [
-                    ASSET_ID_OBJECT,
-                    {
-                        "type": "string",
-                        "minLength": 1,
-                        "pattern": r"^\s*\S",
-                        "maxLength": MAX_URL,
-                        "description": "the url of an existing asset",
-                    },
-                ]
-            }
-            if allow_url
-            else ASSET_ID_OBJECT
-        )
+        schema = {"oneOf": [ASSET_ID_OBJECT, ASSET_URL]} if allow_url else ASSET_ID_OBJECT
         kwargs["metadata"] = {**schema, **kwargs.get("metadata", {})}
         super().__init__(**kwargs)
 
@@ -98,11 +90,11 @@ class CropPercentSchema(Schema):
 
     @validates_schema
     def ordered(self, data, **kwargs):
-        errors = {}
-        if data["x1"] >= data["x2"]:
-            errors["x2"] = ["must be greater than x1"]
-        if data["y1"] >= data["y2"]:
-            errors["y2"] = ["must be greater than y1"]
+        errors = {
+            high: [f"must be greater than {low}"]
+            for low, high in (("x1", "x2"), ("y1", "y2"))
+            if data[low] >= data[high]
+        }
         if errors:
             raise ValidationError(errors)
 

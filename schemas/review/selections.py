@@ -148,11 +148,7 @@ class DecisionSchema(Schema):
 
 
 class PatchElementsSchema(ArticleSelectionsSchema, ImagePostSelectionsSchema):
-    """PATCH /api/review/agent/tasks/{taskId}/elements: a partial selections object.
-
-    Images it brings in (coverImage, bodyImages, images, image links in body) are material-library
-    assets (GET /api/assets?scope=library); images the task already holds may stay.
-    """
+    """PATCH /api/review/agent/tasks/{taskId}/elements: a partial selections object (the route says which images)."""
 
     sourceBodyCandidateId = fields.String(
         validate=validate.Length(min=1, max=MAX_ID),

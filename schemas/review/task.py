@@ -12,7 +12,7 @@ from rules.vocabulary import (
     STATUSES,
     TRIGGER_MODES,
 )
-from schemas.common import QuerySchema, account, timestamp
+from schemas.common import QuerySchema, account, day_or_moment, timestamp
 from schemas.review.candidates import CandidatesSchema, TaskContextSchema
 from schemas.review.live import LiveSchema
 from schemas.review.selections import BodyDraftSchema, ManualOverridesSchema, SelectionsSchema
@@ -96,18 +96,8 @@ class TaskListQuerySchema(QuerySchema):
         validate=validate.OneOf(LIVE_STATUSES),
         metadata={"description": "only tasks whose article stands so on its way to readers"},
     )
-    from_ = fields.String(
-        data_key="from",
-        load_default=None,
-        metadata={
-            "format": "date or date-time",
-            "description": "ISO date or datetime; createdAt lower bound, inclusive",
-        },
-    )
-    to = fields.String(
-        load_default=None,
-        metadata={"format": "date or date-time", "description": "inclusive; a date-only value covers the day"},
-    )
+    from_ = day_or_moment("ISO date or datetime; createdAt lower bound, inclusive", data_key="from")
+    to = day_or_moment("inclusive; a date-only value covers the day")
     limit = fields.Integer(load_default=200, validate=validate.Range(min=1, max=1000))
     cursor = fields.String(
         load_default=None,
@@ -118,12 +108,7 @@ class TaskListQuerySchema(QuerySchema):
 
 class AgentTaskListQuerySchema(TaskListQuerySchema):
     externalContentId = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
-    updatedSince = fields.String(
-        load_default=None,
+    updatedSince = day_or_moment(
+        "ISO date or datetime; only tasks whose updatedAt is at or after it (what changed since the agent last looked)",
         validate=validate.Length(min=1, max=64),
-        metadata={
-            "format": "date or date-time",
-            "description": "ISO date or datetime; only tasks whose updatedAt is at or after it (what changed since "
-            "the agent last looked)",
-        },
     )
