@@ -86,19 +86,21 @@ def test_image_post_images_keep_their_order(app, admin_client, agent_headers, fa
 
 
 def test_concurrent_publish_takes_less_than_half_the_serial_time(app, admin_client, agent_headers, fake):
-    """12 images at 300 ms a call: serial is 14 round trips, concurrent (4) is 5."""
-    fake.set_latency(0.3)
-    images = [make_asset(app, 700 + i, 400) for i in range(12)]
+    """16 images at 300 ms a call: serial is 19 round trips, concurrent (8) is 5. The margin is wide
+    because the CPU work (the same in both, one core under load) adds to both times."""
+    images = [make_asset(app, 700 + i, 400) for i in range(16)]
     serial_task = article_with_images(app, admin_client, agent_headers, images)
     parallel_task = article_with_images(app, admin_client, agent_headers, images, account="carbon-fitness")
-    concurrency(app, 1)
-    started = time.perf_counter()
-    publish(admin_client, serial_task)
-    serial = time.perf_counter() - started
-    concurrency(app, 4)
-    started = time.perf_counter()
-    publish(admin_client, parallel_task)
-    parallel = time.perf_counter() - started
+    times, peaks = [], []
+    for task, n in ((serial_task, 1), (parallel_task, 8)):
+        concurrency(app, n)
+        fake.set_latency(0.3)
+        started = time.perf_counter()
+        publish(admin_client, task)
+        times.append(time.perf_counter() - started)
+        peaks.append(fake.peak_waiting["/cgi-bin/media/uploadimg"])
+    serial, parallel = times
+    assert peaks[0] == 1 and 2 <= peaks[1] <= 8, peaks  # side by side, never more than the setting
     assert parallel < serial / 2, (serial, parallel)
 
 
