@@ -77,10 +77,8 @@ UNAUTHORIZED = json.dumps(
 
 
 class BearerToken:
-    """ASGI middleware: every HTTP request needs `Authorization: Bearer <MCP_HTTP_TOKEN>` (docs/api.md §16).
-
-    Any local process can reach 127.0.0.1, and the tools act with the agent's token.
-    """
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <MCP_HTTP_TOKEN>` (docs/api.md §16): any
+    local process can reach 127.0.0.1, and the tools act with the agent's token."""
 
     def __init__(self, app: Any, token: str):
         self.app, self.digest = app, hashlib.sha256(token.encode()).digest()
