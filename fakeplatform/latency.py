@@ -1,6 +1,7 @@
 """The fake platform's wait before each answer, as the real one has from a server outside its region."""
 
 import random
+import threading
 import time
 from collections import Counter
 
@@ -8,6 +9,7 @@ from collections import Counter
 class Latency:
     """Mixed into FakePlatform; no wait until set_latency is called."""
 
+    _lock: threading.RLock
     _latency: tuple = (0.0, 0.0, {})  # fixed seconds, jitter seconds, {path suffix: (fixed, jitter)}
     _waiting: Counter = Counter()
     peak_waiting: Counter = Counter()  # path -> most calls to it waiting at once since set_latency

@@ -41,7 +41,7 @@ def test_closing_the_page_removes_its_reviewer_at_once(browser, live_server, con
         assert sorted(others_on(carol, task)) == ["alice", "bob"]
 
         bob_context.close()  # bob closes his tab: pagehide sends the leave beacon
-        deadline = time.monotonic() + 5  # a wide margin; without the beacon bob stays 60 s
+        deadline = time.monotonic() + 15  # a wide margin for a loaded machine; without the beacon bob stays 60 s
         while "bob" in others_on(carol, task) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert others_on(carol, task) == ["alice"]
