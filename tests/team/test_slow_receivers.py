@@ -49,7 +49,7 @@ class TricklingReceiver(ScriptedServer):
             conn.sendall(bytes([byte]))
         conn.sendall(b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(self.body) + self.body)
 
-    def wait_for(self, count, timeout=5):
+    def wait_for(self, count, timeout=15):  # only an upper bound: a loaded machine may start the sender late
         with self.arrived:
             return self.arrived.wait_for(lambda: self.requests >= count, timeout)
 
