@@ -248,7 +248,7 @@ def _publish(client, task):
 def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, platform, call):
     app, client = _platform_app(make_app, platform.base_url)
     task = _approved(app, client)
-    platform.hang_next(call, 8)
+    platform.hang_next(call, 20)
 
     response, seconds = _publish(client, task)
 
@@ -257,14 +257,14 @@ def test_a_hanging_platform_call_fails_the_job_within_the_timeout(make_app, plat
     assert failed["status"] == "approved"
     assert failed["publishJobs"][-1]["status"] == "failed"
     assert "timed out after 1 s" in failed["publishJobs"][-1]["lastError"]
-    assert seconds < 4, f"the publish took {seconds:.1f} s with a 1 s timeout"
+    assert seconds < 8, f"the publish took {seconds:.1f} s with a 1 s timeout"  # room for a loaded machine
     again, _ = _publish(client, failed)  # the claim was released: publishing works once the platform answers
     assert again.status_code == 200 and again.get_json()["status"] == "published", again.get_data(as_text=True)
 
 
 class TricklingServer(ScriptedServer):
-    """Answers its first request with a 200 whose body arrives one byte every 0.15 s (the token answer:
-    about 6 s in all), and closes every later connection at once."""
+    """Answers its first request with a 200 whose body arrives one byte every 0.4 s (the token answer:
+    about 15 s in all), and closes every later connection at once."""
 
     def __init__(self, body=b'{"access_token":"T","expires_in":7200}', content_type="application/json"):
         self.body, self.content_type = body, content_type
@@ -282,7 +282,7 @@ class TricklingServer(ScriptedServer):
             b"Content-Length: " + str(len(self.body)).encode() + b"\r\n\r\n"
         )
         for byte in self.body:
-            if stopping.wait(0.15):
+            if stopping.wait(0.4):
                 break
             conn.sendall(bytes([byte]))
 
@@ -297,7 +297,7 @@ def test_a_trickling_platform_fails_the_job_within_the_timeout(make_app):
         trickling.stop()
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.get_json()["publishJobs"][-1]["status"] == "failed"
-    assert seconds < 4, f"the publish took {seconds:.1f} s with a 1 s timeout"
+    assert seconds < 8, f"the publish took {seconds:.1f} s with a 1 s timeout"  # room for a loaded machine
 
 
 def test_a_trickling_image_host_is_cut_off_at_the_overall_limit():

@@ -52,9 +52,11 @@ def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
         try:
             with db.connection_context():
                 db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            for _ in range(6):  # 12 MiB again, with pauses for the worker's passes
+            for _ in range(6):  # 12 MiB again, with a pause for a whole pass of the worker after each 2 MiB
                 _write(2)
-                time.sleep(0.8)
+                wanted, deadline = PASSES["wal-checkpointer"] + 2, time.monotonic() + 30
+                while PASSES["wal-checkpointer"] < wanted and time.monotonic() < deadline:
+                    time.sleep(0.05)
             # Each pass copied the WAL back, so writers started it over instead of growing it.
             assert _wal_size(app) <= CHECKPOINT_AFTER_BYTES + 3 * CHUNK
         finally:

@@ -395,7 +395,7 @@ def test_image_materials_are_listed_page_by_page(client, fake_platform):
 def test_a_hanging_platform_times_out(fake_platform, database):
     client = PlatformClient(ACCOUNT, APPID, SECRET, fake_platform.base_url, timeout=1)
     token = client.access_token()
-    fake_platform.hang_next("draft/get", 3)
+    fake_platform.hang_next("draft/get", 10)
 
     started = time.monotonic()
     with pytest.raises(PlatformError) as caught:
@@ -404,7 +404,7 @@ def test_a_hanging_platform_times_out(fake_platform, database):
 
     assert str(caught.value) == "platform unreachable: timed out after 1 s (draft/get)"
     assert caught.value.errcode is None
-    assert elapsed < 2.5  # the fake would answer only after 3 s
+    assert elapsed < 5  # the fake would answer only after 10 s
     assert len(fake_platform.requests_to("draft/get")) == 1
     assert token not in "".join(traceback.format_exception(caught.value))
 

@@ -240,7 +240,7 @@ def test_a_forced_errcode_answers_without_sending(fake, token, draft, errcode, e
 def test_a_late_answer_comes_after_the_send_is_recorded(fake, token, draft):
     """A caller that gives up (or dies) mid-call finds on repeating that the send happened, once."""
     fake.withhold_events = True
-    fake.sendall_delay = 2
+    fake.sendall_delay = 10
     started = time.monotonic()
     with pytest.raises(requests.Timeout):
         sendall(fake, token, draft, timeout=0.2)
@@ -248,7 +248,7 @@ def test_a_late_answer_comes_after_the_send_is_recorded(fake, token, draft):
     # The repeat is answered at once, even while the first answer is still being held back.
     repeat = sendall(fake, token, draft)
     assert repeat["errcode"] == 45065 and repeat["msg_id"] == send["msg_id"]
-    assert time.monotonic() - started < 1.8 and fake.sendall_calls == 2 and len(fake.mass_sends) == 1
+    assert time.monotonic() - started < 5 and fake.sendall_calls == 2 and len(fake.mass_sends) == 1
 
 
 def test_a_repeat_too_soon_answers_45066_when_the_platform_is_told_to(fake, token, draft):

@@ -13,7 +13,7 @@ from models import db
 from models.publishing import PublishLock
 from models.review import ReviewTask
 from rules.ids import iso, utcnow
-from tests.helpers.app import ADMIN_PASSWORD, assert_error
+from tests.helpers.app import ADMIN_PASSWORD, assert_error, reload_settings
 from tests.helpers.publishing import approved_article, platform_settings, publish, publish_url
 from tests.helpers.review import live_server
 
@@ -34,6 +34,13 @@ class Answer:
         return self.text
 
 
+def hang_draft(app, fake):
+    """The next draft/add waits 8 s (room for the other requests on a loaded machine), inside the call's deadline."""
+    app.config["WECHAT_TIMEOUT_SECONDS"] = 30
+    reload_settings(app)
+    fake.hang_next("/draft/add", 8)
+
+
 def wait_until(condition, seconds=10):
     """Poll for a state the test needs (not a timing claim)."""
     deadline = time.monotonic() + seconds
@@ -47,7 +54,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
 ):
     task, _ = approved_article(app, admin_client, agent_headers)
     other, _ = approved_article(app, admin_client, agent_headers)
-    fake.hang_next("/draft/add", 2)
+    hang_draft(app, fake)
     with live_server(app) as base_url:
         session = requests.Session()
         login = session.post(
@@ -64,7 +71,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
         in_flight = session.get(f"{base_url}/api/review/tasks/{task['id']}").json()
         other_answer = session.post(base_url + f"/api/review/tasks/{other['id']}/publish-jobs")
         other_done_first = first.is_alive()  # a held write transaction would have made it wait for the first
-        first.join(timeout=20)
+        first.join(timeout=40)
 
     error = assert_error(second, 409, "publish_in_progress")
     assert error["details"]["jobId"] == [in_flight["publishJobs"][0]["id"]]
@@ -85,7 +92,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
 def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent_headers, fake):
     """Its draft would reach the platform with no job left to record it (and the publish answer 404)."""
     task, _ = approved_article(app, admin_client, agent_headers)
-    fake.hang_next("/draft/add", 2)
+    hang_draft(app, fake)
     with live_server(app) as base_url:
         session = requests.Session()
         session.post(
@@ -96,7 +103,7 @@ def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent
         first.start()
         wait_until(lambda: fake.requests_to("/draft/add"))  # the publish is inside the platform call
         refused = Answer(session.delete(f"{base_url}/api/review/tasks/{task['id']}"))
-        first.join(timeout=20)
+        first.join(timeout=40)
         deleted = session.delete(f"{base_url}/api/review/tasks/{task['id']}")
 
     error = assert_error(refused, 409, "publish_in_progress")
