@@ -4,7 +4,6 @@ import base64
 import hashlib
 import hmac
 import json
-import time
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -14,6 +13,7 @@ from models import OutboxMessage, db
 from rules.ids import utcnow
 from services.background import wake
 from services.review import webhooks as notifications
+from tests.helpers.served import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -224,12 +224,13 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
             ["title"],
             "标题再短一点",
         )
-        deadline = time.monotonic() + 15  # the timeline entry is written right after the delivery succeeds
-        while True:
-            timeline = client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent).get_json()["timeline"]
-            if any(event["type"] == "agent_notified" for event in timeline) or time.monotonic() > deadline:
-                break
-            receiver.wait_for(2, timeout=0.05)
+
+        def read_timeline():
+            return client.get(f"/api/review/agent/tasks/{task['id']}", headers=agent).get_json()["timeline"]
+
+        # The timeline entry is written right after the delivery succeeds.
+        wait_until(lambda: any(e["type"] == "agent_notified" for e in read_timeline()), 15, "no agent_notified entry")
+        timeline = read_timeline()
         types = [event["type"] for event in timeline]
         assert "rejected" in types and "agent_notified" in types
         notified = next(event for event in timeline if event["type"] == "agent_notified")

@@ -11,6 +11,7 @@ from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
 from rules.ids import now_iso
 from services.background import PASSES, Job, Scheduler, claim, wake
 from tests.helpers.app import built_app
+from tests.helpers.served import wait_until
 
 CHUNK = 1024 * 1024
 
@@ -54,9 +55,8 @@ def test_the_checkpointer_keeps_the_wal_bounded_under_writes(make_app):
                 db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
             for _ in range(6):  # 12 MiB again, with a pause for a whole pass of the worker after each 2 MiB
                 _write(2)
-                wanted, deadline = PASSES["wal-checkpointer"] + 2, time.monotonic() + 30
-                while PASSES["wal-checkpointer"] < wanted and time.monotonic() < deadline:
-                    time.sleep(0.05)
+                wanted = PASSES["wal-checkpointer"] + 2
+                wait_until(lambda: PASSES["wal-checkpointer"] >= wanted, 30, "the checkpointer made no pass")
             # Each pass copied the WAL back, so writers started it over instead of growing it.
             assert _wal_size(app) <= CHECKPOINT_AFTER_BYTES + 3 * CHUNK
         finally:
