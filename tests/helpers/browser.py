@@ -124,6 +124,7 @@ def axe_violations(page, impacts=("critical", "serious")):
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
+    page.wait_for_load_state("load")  # a page that has just reloaded may still be parsing
     if not page.evaluate("() => Boolean(window.axe)"):
         page.evaluate(AXE.read_text())  # through the DevTools protocol: the page's CSP allows no inline script
     # The rendered articles (the body options' drafts and the live preview) carry the publish theme's own
@@ -149,6 +150,7 @@ def axe_violations(page, impacts=("critical", "serious")):
 
 def sideways_overflow(page):
     """How many CSS px the page is wider than the window (0: no sideways scrolling)."""
+    page.wait_for_load_state("load")  # a page that has just reloaded may still lack its stylesheets
     return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
 
 
