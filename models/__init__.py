@@ -4,7 +4,7 @@ from models.assets import Asset
 from models.base import db, init_database  # noqa: F401
 from models.chat import ChatCard
 from models.counters import EventCounter
-from models.editions import Edition
+from models.editions import EarlyMassEvent, Edition
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence
 from models.files import AssetCleanup, PendingFile
 from models.live import TaskLive
@@ -42,6 +42,7 @@ ALL_MODELS = [
     EventCounter,
     TaskLive,
     Edition,
+    EarlyMassEvent,
     ChatCard,
     TaskDayStats,
     StatsFetch,

@@ -34,3 +34,17 @@ class Edition(BaseModel):
     created_at = peewee.CharField(max_length=32)
     updated_at = peewee.CharField(max_length=32)
     version = peewee.IntegerField(default=1)
+
+
+class EarlyMassEvent(BaseModel):
+    """A MASSSENDJOBFINISH that came before the sendall answer naming its msg_id (docs/api.md §21): kept while
+    a send of its account is in flight, and applied when that answer is recorded."""
+
+    id = peewee.AutoField()
+    account = peewee.CharField(max_length=64)
+    msg_id = peewee.CharField(max_length=64)
+    xml = peewee.TextField()  # the event as opened (at most 64 KiB, services/live/events.py)
+    received_at = peewee.CharField(max_length=32, index=True)  # ISO UTC
+
+    class Meta:
+        indexes = ((("account", "msg_id"), True),)

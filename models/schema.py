@@ -184,6 +184,7 @@ MIGRATIONS = [
         "chat_card (a new table); admin_user.feishu_open_id, wecom_userid: deciding from the team's chat",
         _columns(AdminUser, "feishu_open_id", "wecom_userid"),
     ),
+    (21, "early_mass_event: a send's result that came before its sendall answer (a new table)", _nothing),
 ]
 LATEST = MIGRATIONS[-1][0]
 

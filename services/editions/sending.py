@@ -8,10 +8,11 @@ import xml.etree.ElementTree as ET
 from datetime import timedelta
 from typing import Any
 
+from defusedxml.ElementTree import fromstring
 from flask_babel import force_locale
 
 from models import immediate
-from models.editions import Edition
+from models.editions import EarlyMassEvent, Edition
 from models.live import TaskLive
 from models.review import ReviewTask
 from rules.articles import article_url
@@ -114,8 +115,19 @@ def send(row: Edition, settings: Settings) -> None:
         return
     first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY.total_seconds()
     with immediate():
-        _cas(row, {**answer, "owner": None, "next_at": iso(utcnow() + timedelta(seconds=first))})
+        _recorded(row, {**answer, "owner": None, "next_at": iso(utcnow() + timedelta(seconds=first))}, settings)
     wake(JOB, after=first)
+
+
+def _recorded(row: Edition, changes: dict[str, Any], settings: Settings) -> None:
+    """The send's msg_id recorded (inside immediate()), and its event applied if it came first."""
+    if _cas(row, changes) is None:
+        return
+    key = (EarlyMassEvent.account == row.account) & (EarlyMassEvent.msg_id == changes["msg_id"])
+    early = EarlyMassEvent.get_or_none(key)
+    if early is not None:
+        early.delete_instance()
+        mass_finished(row.account, fromstring(early.xml), settings)
 
 
 def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
@@ -123,7 +135,7 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
         msg_id = exc.answer.get("msg_id")
         log.info("edition %s: the platform had it already (45065)", row.edition_id)
         if msg_id:
-            _cas(
+            _recorded(
                 row,
                 {
                     "msg_id": str(msg_id),
@@ -131,6 +143,7 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
                     "owner": None,
                     "next_at": now_iso(),
                 },
+                settings,
             )
         else:
             _sent(row, settings, None, {})
@@ -292,7 +305,7 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     msg_id = (event.findtext("MsgID") or "").strip()
     row = Edition.get_or_none((Edition.account == account) & (Edition.msg_id == msg_id)) if msg_id else None
     if row is None:
-        return False
+        return _keep_early(account, msg_id, event)
     status = (event.findtext("Status") or "").strip().lower()
     if status != "send success":
         code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
@@ -321,6 +334,18 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
             save_task(task)
         return True
     return False
+
+
+def _keep_early(account: str, msg_id: str, event: ET.Element) -> bool:
+    """An event for a send whose sendall answer is still to come (an edition of the account `sending` without
+    a msg_id): kept for that answer, since mass/get never gives the counts and addresses. A day at most."""
+    in_flight = (Edition.account == account) & (Edition.status == "sending") & Edition.msg_id.is_null()
+    if not msg_id or len(msg_id) > 64 or not Edition.select().where(in_flight).exists():
+        return False
+    EarlyMassEvent.delete().where(EarlyMassEvent.received_at < iso(utcnow() - POLL_FOR)).execute()
+    xml = ET.tostring(event, encoding="unicode")
+    row = EarlyMassEvent.insert(account=account, msg_id=msg_id, xml=xml, received_at=now_iso())
+    return bool(row.on_conflict_ignore().as_rowcount().execute())
 
 
 def step(settings: Settings, until: float) -> None:

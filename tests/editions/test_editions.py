@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from models import Edition, db
+from models import EarlyMassEvent, Edition, db
 from services.editions.drafts import combined_draft
 from services.platform.client import client_for
 from tests.helpers.app import assert_error
@@ -96,6 +96,68 @@ def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts
     version = later["version"]
     assert fake.push_mass_event(msg_id) == (200, "success")
     assert admin_client.get(f"/api/editions/{edition['id']}").get_json()["version"] == version
+
+
+@pytest.mark.parametrize("edition_settings", [{"WECHAT_TIMEOUT_SECONDS": 30}], indirect=True)
+def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
+    app, admin_client, agent_headers, fake, served_url
+):
+    """The platform may report the send before its sendall answer reaches the service (a loaded machine, a
+    slow network): the event is kept until the answer names its msg_id, so the counts and addresses, which
+    message/mass/get never gives, are not lost."""
+    fake.sendall_delay = 8  # the send is made and reported at once; its answer comes 8 s later
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
+    send_edition(admin_client, edition)
+    wait_until(lambda: fake.mass_event_answers, 10, "no event pushed")
+    assert [answer[1:] for answer in fake.mass_event_answers] == [(200, "success")]
+    with db.connection_context():
+        assert Edition.get(Edition.edition_id == edition["id"]).msg_id is None  # the answer is still to come
+    sent = wait_for_edition(admin_client, edition, seconds=30)
+    [send] = fake.mass_sends.values()
+    assert (sent["status"], sent["msgId"]) == ("sent", str(send["msg_id"]))
+    assert sent["counts"] == {
+        "total": send["counts"]["TotalCount"],
+        "filter": send["counts"]["FilterCount"],
+        "sent": send["counts"]["SentCount"],
+        "error": send["counts"]["ErrorCount"],
+    }
+    assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
+    task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][1]}").get_json()
+    assert task["live"]["articleUrl"] == send["article_urls"][1]
+    with db.connection_context():
+        assert EarlyMassEvent.select().count() == 0  # used, then gone
+    # An event no send in flight can claim is not kept: only the platform signs them, yet nothing piles up.
+    fake.sendall_delay = 0
+    fake.reset_mass_quota()
+    with app.app_context(), db.connection_context():
+        client = client_for("silicon-rise", app.extensions["settings"])
+        client.mass_send(combined_draft(client, edition["taskIds"]), "not-an-edition", None, False)
+    wait_until(lambda: len(fake.mass_event_answers) == 2, 10, "no second event")
+    assert fake.mass_event_answers[1][1:] == (200, "success")
+    with db.connection_context():
+        assert EarlyMassEvent.select().count() == 0
+
+
+def test_a_repeat_answered_45065_takes_the_event_the_lost_answer_left(
+    app, admin_client, agent_headers, fake, served_url
+):
+    """The first sendall's answer is lost (past WECHAT_TIMEOUT_SECONDS, 5 s here) while the platform reports
+    the send at once; the repeat a minute later is answered 45065 with the msg_id, and the kept event settles it."""
+    fake.sendall_delay = 8
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
+    send_edition(admin_client, edition)
+    wait_until(lambda: fake.mass_event_answers, 10, "no event pushed")
+    with db.connection_context():
+        wait_until(lambda: Edition.get(Edition.edition_id == edition["id"]).owner is None, 15, "still claimed")
+        row = Edition.get(Edition.edition_id == edition["id"])
+        assert (row.status, row.msg_id, EarlyMassEvent.select().count()) == ("sending", None, 1)
+        fake.sendall_delay = 0
+        Edition.update(next_at=row.updated_at).where(Edition.id == row.id).execute()  # the minute has passed
+    sent = wait_for_edition(admin_client, edition)
+    [send] = fake.mass_sends.values()
+    assert (sent["status"], sent["msgId"], fake.sendall_calls) == ("sent", str(send["msg_id"]), 2)
+    assert sent["counts"]["total"] == send["counts"]["TotalCount"]
+    assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
 
 
 def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake, served_url):
