@@ -112,6 +112,10 @@ def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
     assert [answer[1:] for answer in fake.mass_event_answers] == [(200, "success")]
     with db.connection_context():
         assert Edition.get(Edition.edition_id == edition["id"]).msg_id is None  # the answer is still to come
+    [early_id] = fake.mass_sends
+    assert fake.push_mass_event(early_id) == (200, "success")  # the platform's repeat (a new nonce) keeps one
+    with db.connection_context():
+        assert EarlyMassEvent.select().count() == 1
     sent = wait_for_edition(admin_client, edition, seconds=30)
     [send] = fake.mass_sends.values()
     assert (sent["status"], sent["msgId"]) == ("sent", str(send["msg_id"]))
