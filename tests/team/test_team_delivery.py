@@ -3,8 +3,10 @@ robot holds back no other channel and slows no request; a restart between a fail
 loses nothing; two processes send each message once; a burst reaches a robot in at most 20 messages
 a minute, folded into digests."""
 
+import json
 import re
 import time
+from collections import Counter
 from contextlib import contextmanager
 
 import pytest
@@ -65,6 +67,9 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
     with running(make_app, **robot_settings(robots, REVIEW_WEBHOOK_RETRY_DELAYS="3,3,3,3")) as app:
         client = app.test_client()
         create_timed(client, range(70, 72))
+        # The rest come after the first refusal, in another digest: what a loaded machine does when creating
+        # takes longer than a pass's settle (CI of stop 50's successor: 3 attempts where 4 were assumed).
+        assert until(lambda: robots["wecom"].attempts, 15)
         notified = create_timed(client, range(10))
         # Wide margin: writing three outbox rows costs little; waiting on the robot would cost 10 s or more.
         assert notified < 4 * baseline + 3, (notified, baseline)
@@ -72,9 +77,14 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
         assert until(lambda: all(topics_in(robots[k].texts) == wanted for k in ("feishu", "dingtalk")), 20)
         assert robots["wecom"].texts == []  # still refusing: nobody waited for it
         assert until(lambda: topics_in(robots["wecom"].texts) == wanted, 40)  # after the retries
-    assert [reply["errcode"] for _body, reply in robots["wecom"].attempts[:4]] == [45009, 45009, 45009, 0]
+    attempts = robots["wecom"].attempts
+    assert [reply["errcode"] for _body, reply in attempts] == [45009] * 3 + [0] * (len(attempts) - 3)
     assert {row.status for row in team_rows()} == {"sent"}
-    assert max(row.attempts for row in team_rows("wecom")) == 4
+    # Each message counts the attempts that carried it, however the refusals fell on the digests.
+    carried = Counter(topic for body, _ in attempts for topic in topics_in([json.dumps(body, ensure_ascii=False)]))
+    assert {row.payload["topic"]: row.attempts for row in team_rows("wecom")} == carried
+    first = topics_in([json.dumps(attempts[0][0], ensure_ascii=False)])
+    assert first == {"任务70号", "任务71号"} and carried["任务00号"] >= 2  # the two digests were each refused
 
 
 def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robots):
