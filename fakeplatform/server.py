@@ -30,7 +30,7 @@ from fakeplatform.rules import (
 from fakeplatform.threaded import Served
 
 TOKEN_TTL = 7200
-# stable_token's forced refresh (samples/stable_token.json): at most 20 a day, and one less than 30 s after
+# stable_token's forced refresh (fakeplatform/samples/stable_token.json): at most 20 a day, and one less than 30 s after
 # the last is not made (the current token is answered); the 21st in a day is refused with 45009.
 FORCED_PER_DAY = 20
 FORCED_SPACING = 30
@@ -322,8 +322,8 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                     renew = True
             if renew:
                 token = self._issue_token(appid)
-                info = self._tokens[token]
-            return {"access_token": token, "expires_in": max(0, round(info["expires_at"] - now))}
+            expires_at = self._tokens[token]["expires_at"]
+            return {"access_token": token, "expires_in": max(0, round(expires_at - now))}
 
     @staticmethod
     def _upload(record):

@@ -23,8 +23,8 @@ from models.feedback import (
     rebuild_character_index,
 )
 from models.live import TaskLive
-from models.platform import PlatformToken
 from models.outbox import OutboxMessage
+from models.platform import PlatformToken
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask, TimelineEvent
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats

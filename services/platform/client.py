@@ -1,8 +1,8 @@
 """Client of the WeChat Official Account API (docs/api.md §5): token, uploads, drafts, materials.
 
 Every call makes one HTTP request with a timeout; only a rejected access token (40001, 40014,
-42001) leads to one renewed token (normal mode first, docs/api.md §5 "Tokens") and one repeat of that call. Nothing else is repeated
-automatically: a POST that timed out may still have taken effect on the platform.
+42001) leads to one renewed token (normal mode first, docs/api.md §5 "Tokens") and one repeat of that
+call. Nothing else is repeated automatically: a POST that timed out may still have taken effect on the platform.
 Secrets (appsecret, access tokens) never reach exception messages or logs.
 """
 

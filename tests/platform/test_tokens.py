@@ -12,8 +12,8 @@ import requests
 
 from models.platform import PlatformToken
 from services.platform.client import PlatformClient, PlatformError, client_for
-from tests.helpers.publishing import ACCOUNTS, platform_settings
 from tests.helpers.images import png_bytes
+from tests.helpers.publishing import ACCOUNTS, platform_settings
 from tests.helpers.served import ROOT
 
 pytestmark = pytest.mark.both_stores
@@ -61,12 +61,15 @@ def test_a_token_another_tool_replaced_is_renewed_in_normal_mode_forcing_nothing
     assert asked == [False, True, False]  # the service's, the plugin's, the service's normal-mode ask
     assert [r["query"]["access_token"] for r in fake.requests_to("batchget_material")] == [mine, theirs]
     assert len(fake.forced_refreshes[APPID]) == 1
-    assert "errcode" not in requests.post(  # the plugin's token still works
-        f"{fake.base_url}/cgi-bin/material/batchget_material",
-        params={"access_token": theirs},
-        json={"type": "image", "offset": 0, "count": 1},
-        timeout=10,
-    ).json()
+    assert (
+        "errcode"
+        not in requests.post(  # the plugin's token still works
+            f"{fake.base_url}/cgi-bin/material/batchget_material",
+            params={"access_token": theirs},
+            json={"type": "image", "offset": 0, "count": 1},
+            timeout=10,
+        ).json()
+    )
 
 
 def test_two_processes_refused_the_same_token_at_once_force_one_refresh(make_app, fake, store, database_url, tmp_path):
