@@ -38,7 +38,8 @@ TITLE_MAX = 64  # the API's limit; the platform's documents give 32 since 2025-1
 
 def check_article(art, media_ok, title_max=TITLE_MAX, comments=True):
     """Raise Fault as the platform answers draft/add and draft/update for a bad article; `comments` False:
-    the account lacks the comment privilege, so need_open_comment 1 is 88000 (samples/errors_88000_45003.json)."""
+    the account lacks the comment privilege, so need_open_comment 1 is 88000
+    (fakeplatform/samples/errors_88000_45003.json)."""
     if not isinstance(art, dict):
         raise Fault(47001, "data format error")
     kind = art.get("article_type", "news")
