@@ -19,7 +19,14 @@ from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
 from rules.labels import THEME_LABELS, live_failure
-from rules.limits import APPROVAL_AUTHOR_MAX, APPROVAL_SUMMARY_MAX, MAX_TEXT, RENDER_INLINE_CHARS, TITLE_MAX
+from rules.limits import (
+    APPROVAL_AUTHOR_MAX,
+    APPROVAL_SUMMARY_MAX,
+    MAX_TEXT,
+    PLATFORM_TITLE_CHARS,
+    RENDER_INLINE_CHARS,
+    TITLE_MAX,
+)
 from rules.vocabulary import EDITION_MAX_ARTICLES, ELEMENT_KEYS, PAGE_LANGUAGES, REJECTION_REASONS, STATUSES
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import TaskListQuerySchema
@@ -36,7 +43,9 @@ from services.stats import task_stats, total_reads
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
 
-# The counters under the text fields show the limits a decision is checked against.
+# The counters under the text fields show the limits a decision is checked against, and warn past what
+# the platform's documents give (a title: docs/api.md §5 "Titles").
+FIELD_WARNINGS = {"title": PLATFORM_TITLE_CHARS}
 FIELD_LIMITS = {
     "title": TITLE_MAX,
     "summary": APPROVAL_SUMMARY_MAX,
@@ -56,6 +65,7 @@ def labels():
         **LABELS,
         "ACCOUNTS": settings().accounts,
         "FIELD_LIMITS": FIELD_LIMITS,
+        "FIELD_WARNINGS": FIELD_WARNINGS,
         "page_language": i18n.language(),
         "script_words": script_words,
         "ERROR_WORDS": ERROR_WORDS,
@@ -206,7 +216,7 @@ def review_detail(task_id):
     """One task: candidates side by side, the selection editor, decision, publishing, timeline, preview."""
     task = review.get_task(task_id)
     overrides = settings().theme_overrides_for(task["publicAccount"])
-    state, assets = review.form_state(task)
+    state, assets = review.form_state(task, task["publicAccount"] not in settings().comments_closed)
     # Long bodies come later, through the preview route, when the reviewer asks (docs/api.md §14).
     rendered = {
         o["id"]: review.preview_body(o["content"], "default", overrides)[0]

@@ -19,13 +19,18 @@ class DraftRoutes:
     _seq: int
     _new_id: Callable[[str], str]
     _media_ok: Callable[[str, Any], bool]
+    title_limit: int  # characters draft/add and draft/update take in a title (45003 past it)
+    without_comments: set[str]  # appids without the comment privilege (88000 to need_open_comment 1)
+
+    def _check(self, appid, art):
+        check_article(art, lambda m: self._media_ok(appid, m), self.title_limit, appid not in self.without_comments)
 
     def _draft_add(self, appid, body, _record=None):
         articles = body.get("articles")
         if not isinstance(articles, list) or not articles:
             raise Fault(47003, "argument invalid! hint: articles")
         for art in articles:
-            check_article(art, lambda m: self._media_ok(appid, m))
+            self._check(appid, art)
         media_id = self._new_id("DRAFT_")
         self.drafts[media_id] = {
             "appid": appid,
@@ -47,7 +52,7 @@ class DraftRoutes:
             raise Fault(47001, "data format error")
         if not isinstance(index, int) or not 0 <= index < len(draft["articles"]):
             raise Fault(47003, "argument invalid! hint: index")
-        check_article(article, lambda m: self._media_ok(appid, m))
+        self._check(appid, article)
         draft["articles"][index] = json.loads(json.dumps(article))
         draft["update_time"] = int(time.time())
         return {"errcode": 0, "errmsg": "ok"}

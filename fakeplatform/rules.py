@@ -33,8 +33,13 @@ def image_kind(data):
     return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
 
 
-def check_article(art, media_ok):
-    """Raise Fault as the platform answers draft/add and draft/update for a bad article."""
+TITLE_MAX = 64  # the API's limit; the platform's documents give 32 since 2025-12 (told: FakePlatform.title_limit)
+
+
+def check_article(art, media_ok, title_max=TITLE_MAX, comments=True):
+    """Raise Fault as the platform answers draft/add and draft/update for a bad article; `comments` False:
+    the account lacks the comment privilege, so need_open_comment 1 is 88000
+    (fakeplatform/samples/errors_88000_45003.json)."""
     if not isinstance(art, dict):
         raise Fault(47001, "data format error")
     kind = art.get("article_type", "news")
@@ -43,7 +48,7 @@ def check_article(art, media_ok):
     title = art.get("title")
     if not isinstance(title, str) or not title:
         raise Fault(47003, "argument invalid! hint: title")
-    if len(title) > 64:
+    if len(title) > title_max:
         raise Fault(45003, "title size out of limit")
     if len(art.get("author") or "") > 16:
         raise Fault(45110, "author size out of limit")
@@ -57,6 +62,8 @@ def check_article(art, media_ok):
     for flag in ("need_open_comment", "only_fans_can_comment"):
         if flag in art and (type(art[flag]) is not int or art[flag] not in (0, 1)):
             raise Fault(47003, f"argument invalid! hint: {flag}")
+    if art.get("need_open_comment") == 1 and not comments:
+        raise Fault(88000, "open comment without comment privilege")
     if kind == "news":
         if not media_ok(art.get("thumb_media_id")):
             raise Fault(40007, "invalid media_id")

@@ -18,10 +18,22 @@ from fakeplatform.drafts import DraftRoutes
 from fakeplatform.freepublish import FreePublishRoutes
 from fakeplatform.latency import Latency
 from fakeplatform.masssend import MassSendRoutes
-from fakeplatform.rules import BODY_IMAGE_MAX, CONTENT_TYPES, MATERIAL_IMAGE_MAX, Fault, check_upload_name, image_kind
+from fakeplatform.rules import (
+    BODY_IMAGE_MAX,
+    CONTENT_TYPES,
+    MATERIAL_IMAGE_MAX,
+    TITLE_MAX,
+    Fault,
+    check_upload_name,
+    image_kind,
+)
 from fakeplatform.threaded import Served
 
 TOKEN_TTL = 7200
+# stable_token's forced refresh (fakeplatform/samples/stable_token.json): at most 20 a day, and one less than 30 s after
+# the last is not made (the current token is answered); the 21st in a day is refused with 45009.
+FORCED_PER_DAY = 20
+FORCED_SPACING = 30
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
 
 
@@ -43,6 +55,8 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         self.body_images = {}  # file name -> bytes (media/uploadimg)
         self._tokens = {}  # token -> {"appid", "expires_at", "revoked"}
         self._current = {}  # appid -> token
+        self._refused_tokens = set()  # tokens answered 40001 although normal mode still hands them out
+        self.forced_refreshes = {}  # appid -> times (time.time()) of the forced refreshes made, oldest first
         self._faults = []  # [{"suffix", "kind", "remaining", ...}]
         self._lock = threading.RLock()
         self._seq = 0
@@ -51,6 +65,8 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         self.token_ttl = TOKEN_TTL
         self.previews = []  # {"appid", "towxname" | "touser", "media_id"} of each preview sent
         self.unfollowed = set()  # WeChat IDs / openids that do not follow the account: preview refused
+        self.title_limit = TITLE_MAX  # 32: the platform's documents since 2025-12 (45003 past it)
+        self.without_comments = set()  # appids without the comment privilege: need_open_comment 1 is 88000
         self._init_freepublish()
         self._init_masssend()
         self.app = self._build_app()
@@ -92,6 +108,12 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         with self._lock:
             for info in self._tokens.values():
                 info["expires_at"] = 0
+
+    def refuse_token(self, token):
+        """Calls with `token` get 40001 while stable_token's normal mode still answers it as current (the
+        platform's view of a token can differ from its holders'): only a forced refresh replaces it."""
+        with self._lock:
+            self._refused_tokens.add(token)
 
     def seed_image_material(self, name, data, appid=None):
         """An image material as if uploaded earlier (appid None: visible to every account)."""
@@ -159,7 +181,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         info = self._tokens.get(token or "")
         if not token:
             raise Fault(41001, "access_token missing")
-        if info is None or info["revoked"]:
+        if info is None or info["revoked"] or token in self._refused_tokens:
             raise Fault(40001, "invalid credential, access_token is invalid or not latest")
         if info["expires_at"] <= time.time():
             raise Fault(42001, "access_token expired")
@@ -289,10 +311,19 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 raise Fault(40125, "invalid appsecret")
             token = self._current.get(appid)
             info = self._tokens.get(token)
-            if body.get("force_refresh") or not info or info["expires_at"] <= time.time():
+            now = time.time()
+            renew = not info or info["expires_at"] <= now  # normal mode: the current token while it is valid
+            if body.get("force_refresh"):
+                forced = self.forced_refreshes.setdefault(appid, [])
+                if len([at for at in forced if at > now - 86400]) >= FORCED_PER_DAY:
+                    raise Fault(45009, "reach max api daily quota limit")
+                if not forced or now - forced[-1] >= FORCED_SPACING:
+                    forced.append(now)
+                    renew = True
+            if renew:
                 token = self._issue_token(appid)
-                info = self._tokens[token]
-            return {"access_token": token, "expires_in": max(0, round(info["expires_at"] - time.time()))}
+            expires_at = self._tokens[token]["expires_at"]
+            return {"access_token": token, "expires_in": max(0, round(expires_at - now))}
 
     @staticmethod
     def _upload(record):

@@ -3,6 +3,7 @@
 import peewee
 
 from models.base import BaseModel
+from models.writes import immediate
 
 
 class PlatformToken(BaseModel):
@@ -13,6 +14,21 @@ class PlatformToken(BaseModel):
     access_token = peewee.TextField()
     expires_at = peewee.CharField(max_length=32)  # ISO UTC; the token is used until 5 min before
     updated_at = peewee.CharField(max_length=32)
+    forced_at = peewee.CharField(max_length=32, null=True)  # the last forced stable_token refresh (any process)
+
+
+def claim_forced_refresh(account: str, now: str, earliest: str) -> bool:
+    """True for the one caller, of every thread and process, that may force a refresh of `account`'s token
+    now: none was forced since `earliest` (ISO UTC). A compare-and-set of forced_at under the write lock."""
+    with immediate():
+        free = PlatformToken.forced_at.is_null() | (PlatformToken.forced_at < earliest)
+        if PlatformToken.update(forced_at=now).where((PlatformToken.account == account) & free).execute():
+            return True
+        if PlatformToken.get_or_none(PlatformToken.account == account) is not None:
+            return False
+        # No token stored yet (nothing to compare): the claim is the row, with no usable token in it.
+        PlatformToken.insert(account=account, access_token="", expires_at=now, updated_at=now, forced_at=now).execute()
+        return True
 
 
 class PlatformUpload(BaseModel):

@@ -24,6 +24,7 @@ from models.feedback import (
 )
 from models.live import TaskLive
 from models.outbox import OutboxMessage
+from models.platform import PlatformToken
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask, TimelineEvent
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
@@ -185,6 +186,11 @@ MIGRATIONS = [
         _columns(AdminUser, "feishu_open_id", "wecom_userid"),
     ),
     (21, "early_mass_event: a send's result that came before its sendall answer (a new table)", _nothing),
+    (
+        22,
+        "platform_token.forced_at: one forced token refresh per account and 30 s, across processes",
+        _columns(PlatformToken, "forced_at"),
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -65,6 +65,26 @@ LIVE_FAILURE_LABELS = {
         "the platform gave no result within 24 hours of the submission: check the back office's publish records"
     ),
 }
+# Why a publish job's draft/add or draft/update was refused (docs/api.md §5), by the platform's errcode: the
+# job's lastError is the English, with the account's setting or the title and the platform's limit in it.
+PUBLISH_FAILURE_LABELS = {
+    "errcode_88000": _l(
+        "this account cannot open comments: the platform refused comments on (platform error 88000); set "
+        "%(setting)s=false to send its image posts with comments off, then retry"
+    ),
+    "errcode_45003": _l(
+        'the platform refused the title "%(title)s" (%(length)d characters): its documents give a '
+        "title at most %(limit)d characters (platform error 45003)"
+    ),
+}
+
+
+def publish_failure(code: str, **values: object) -> str:
+    """A refused draft's sentence in the language in force ("" for a code not in the table)."""
+    label = PUBLISH_FAILURE_LABELS.get(code)
+    return str(label) % values if label is not None else ""
+
+
 # Why an edition's mass send failed (docs/api.md §21): the platform's err(N) and errcodes.
 EDITION_FAILURE_LABELS = {
     "err(10001)": _l("the platform judged it advertising (err 10001)"),

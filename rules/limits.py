@@ -11,6 +11,9 @@ MAX_TOPIC = 500
 MAX_URL = 2048
 MAX_ID = 128  # client-chosen ids: body options, image groups, placeholders
 TITLE_MAX = 64
+# The platform's documents give a title 32 characters since 2025-12, while its API still takes TITLE_MAX:
+# the page warns past it, and a 45003 names it (docs/api.md §5 "Titles").
+PLATFORM_TITLE_CHARS = 32
 # A summary may be longer while it is being worked on; approval holds the 100-character limit (docs/api.md §4).
 PATCH_SUMMARY_MAX = 120
 APPROVAL_SUMMARY_MAX = 100

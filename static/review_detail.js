@@ -27,6 +27,11 @@
     const counter = $(`[data-count-for="${key}"]`);
     counter.textContent = String(input.value.length);
     counter.classList.toggle("over", input.value.length > Number(counter.dataset.limit));
+    // past what the platform's documents give (a title: 32), within what the API takes (docs/api.md §5)
+    const warned = input.value.length > Number(counter.dataset.warn) && !counter.classList.contains("over");
+    counter.classList.toggle("warn", warned);
+    const note = $(`[data-warn-for="${key}"]`);
+    if (note) note.hidden = !warned;
     $(`[data-edited-for="${key}"]`).hidden = !edited;
     textWasEdited[key] = edited;
   }

@@ -1,8 +1,8 @@
 """Client of the WeChat Official Account API (docs/api.md §5): token, uploads, drafts, materials.
 
 Every call makes one HTTP request with a timeout; only a rejected access token (40001, 40014,
-42001) leads to one forced token refresh and one repeat of that call. Nothing else is repeated
-automatically: a POST that timed out may still have taken effect on the platform.
+42001) leads to one renewed token (normal mode first, docs/api.md §5 "Tokens") and one repeat of that
+call. Nothing else is repeated automatically: a POST that timed out may still have taken effect on the platform.
 Secrets (appsecret, access tokens) never reach exception messages or logs.
 """
 
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from models.platform import PlatformToken
+from models.platform import PlatformToken, claim_forced_refresh
 from models.writes import immediate
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.errors import PlatformRefused, ServiceError
@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
-# One forced refresh at a time per account.
+FORCE_SPACING = timedelta(seconds=30)  # between forced stable_token refreshes of one account (docs/api.md §5)
+FORCE_POLL = 0.2  # seconds between looks for the token another process is forcing
+# One token call at a time per account and process.
 _REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)
 _RID = re.compile(r"\s*\brid:\s*(\S+)\s*$")
 _SECRET_PARAM = re.compile(r"\b(access_token|secret|appsecret)=[^&\s'\"]*", re.I)
@@ -96,26 +98,60 @@ class PlatformClient:
         return session
 
     # ---- access token --------------------------------------------------------------------------
-    def access_token(self, force_refresh: bool = False, stale: str | None = None) -> str:
-        """A valid token: the cached one unless it expires within 5 minutes or force_refresh.
-
-        `stale` names the token the platform just rejected: when another thread has stored a
-        different fresh one meanwhile, that one is used instead of forcing yet another refresh.
-        """
-        if not force_refresh and (cached := self._cached_token()):
+    # docs/api.md §5 "Tokens": a forced stable_token refresh invalidates the token of every other holder of
+    # the AppID (the team's other tools, other processes) and is allowed 20 times a day, 30 s apart; so a
+    # refused token is first asked for again in normal mode, and forced only when that answers the very
+    # token refused, at most once per account and FORCE_SPACING across processes.
+    def access_token(self) -> str:
+        """A valid token: the cached one unless it expires within 5 minutes, else normal mode's."""
+        if cached := self._cached_token():
             return cached
-        # Single flight: threads that find no token (or a rejected one) at once make one call.
+        # Single flight: threads that find no token at once make one call.
+        with _REFRESH_LOCKS[(self.base_url, self.account)]:
+            if cached := self._cached_token():
+                return cached
+            return self._store(*self._ask(force_refresh=False))
+
+    def renewed_token(self, refused: str) -> str:
+        """A token to repeat a call with, after the platform refused `refused` (40001, 40014, 42001)."""
         with _REFRESH_LOCKS[(self.base_url, self.account)]:
             cached = self._cached_token()
-            if cached and (not force_refresh or (stale and cached != stale)):
+            if cached and cached != refused:  # another thread or process has stored a new one meanwhile
                 return cached
-            return self._fetch_token(force_refresh)
+            token, expires_at = self._ask(force_refresh=False)
+            if token != refused:  # expired, or replaced by another holder: normal mode has the new one
+                return self._store(token, expires_at)
+            now = utcnow()
+            if claim_forced_refresh(self.account, iso(now), iso(now - FORCE_SPACING)):
+                return self._store(*self._ask(force_refresh=True))
+            return self._forced_elsewhere(refused)
+
+    def _forced_elsewhere(self, refused: str) -> str:
+        """Another process forced a refresh within FORCE_SPACING: the token it stores (its call ends within
+        the read timeout), else normal mode's; still the refused one: a failure, forcing nothing more."""
+        deadline = time.monotonic() + _seconds_of(self.timeout)
+        while time.monotonic() < deadline:
+            cached = self._cached_token()
+            if cached and cached != refused:
+                return cached
+            time.sleep(FORCE_POLL)
+        token, expires_at = self._ask(force_refresh=False)
+        if token != refused:
+            return self._store(token, expires_at)
+        raise PlatformError(
+            None,
+            f"platform error: the access token was refused, and a forced refresh was made less than "
+            f"{FORCE_SPACING.seconds} s ago (the platform allows one per {FORCE_SPACING.seconds} s): try again later",
+        )
 
     def _cached_token(self):
         row = PlatformToken.get_or_none(PlatformToken.account == self.account)
-        return row.access_token if row is not None and parse_iso(row.expires_at) - TOKEN_MARGIN > utcnow() else None
+        if row is None or not row.access_token:
+            return None
+        return row.access_token if parse_iso(row.expires_at) - TOKEN_MARGIN > utcnow() else None
 
-    def _fetch_token(self, force_refresh):
+    def _ask(self, force_refresh: bool) -> tuple[str, str]:
+        """stable_token in normal or forced mode -> (token, expires_at)."""
         payload = self._request(
             "/cgi-bin/stable_token",
             {
@@ -132,7 +168,10 @@ class PlatformClient:
             expires_in = 0
         if not isinstance(token, str) or not token or expires_in <= 0:
             raise PlatformError(None, "platform error: stable_token answered without a usable token")
-        expires_at = iso(utcnow() + timedelta(seconds=expires_in))
+        log.info("platform %s: access token (force_refresh=%s, expires_in=%s)", self.account, force_refresh, expires_in)
+        return token, iso(utcnow() + timedelta(seconds=expires_in))
+
+    def _store(self, token: str, expires_at: str) -> str:
         with immediate():
             PlatformToken.insert(
                 account=self.account, access_token=token, expires_at=expires_at, updated_at=now_iso()
@@ -140,14 +179,11 @@ class PlatformClient:
                 conflict_target=[PlatformToken.account],
                 preserve=[PlatformToken.access_token, PlatformToken.expires_at, PlatformToken.updated_at],
             ).execute()
-        log.info(
-            "platform %s: new access token (force_refresh=%s, expires_in=%s)", self.account, force_refresh, expires_in
-        )
         return token
 
     # ---- transport ------------------------------------------------------------------------------
     def _call(self, path, json_body=None, files=None, params=None, method="POST"):
-        """An authenticated call; a rejected token is refreshed once and the call repeated once."""
+        """An authenticated call; a refused token is renewed once and the call repeated once."""
         token = self.access_token()
         try:
             return self._request(path, json_body, files, params, token, method)
@@ -155,9 +191,9 @@ class PlatformClient:
             if exc.errcode not in TOKEN_ERRORS:
                 raise
             log.warning(
-                "platform %s: %s rejected the token (%s); refreshing it once", self.account, _name(path), exc.errcode
+                "platform %s: %s refused the token (%s); renewing it once", self.account, _name(path), exc.errcode
             )
-        token = self.access_token(force_refresh=True, stale=token)
+        token = self.renewed_token(token)
         return self._request(path, json_body, files, params, token, method)
 
     def _request(self, path, json_body=None, files=None, params=None, token=None, method="POST"):
@@ -373,6 +409,11 @@ def _needed(payload, key, call):
 
 def _name(path):
     return path.removeprefix("/cgi-bin/")
+
+
+def _seconds_of(timeout) -> float:
+    """The read timeout of a (connect, read) pair or a single number."""
+    return float(timeout[1] if isinstance(timeout, (tuple, list)) else timeout)
 
 
 def _seconds(timeout, connect):

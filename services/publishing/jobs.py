@@ -20,7 +20,7 @@ from services.errors import Conflict, NotFound
 from services.platform.client import PlatformError, client_for
 from services.publishing.image_uploads import JobImages, PublishFailed
 from services.publishing.owners import gone, this_process
-from services.publishing.pipeline import build_article, save_draft
+from services.publishing.pipeline import build_article, refusal, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge
 from services.review import add_event, apply_decision, fire, load_for_update, save_task, task_to_dict
@@ -252,12 +252,15 @@ def publish_claimed(claim: Any, actor_name: str | None, settings: Settings) -> d
                     claim, {"step": "uploading_images", "done": done, "total": total}
                 ),
             )
-            article = build_article(images, claim.content_type, claim.snapshot)
+            comments = claim.account not in settings.comments_closed
+            article = build_article(images, claim.content_type, claim.snapshot, comments)
             if claim.content_type == "article":
                 sent_html = article["content"]  # the body with the platform's image URLs
             _heartbeat(claim, {"step": "saving_draft"})
             draft_media_id = save_draft(images, article, claim.draft_media_id)
-        except (PlatformError, PublishFailed, ContentTooLarge) as exc:
+        except PlatformError as exc:
+            error = refusal(exc, claim.account, claim.snapshot)
+        except (PublishFailed, ContentTooLarge) as exc:
             error = str(exc)
         except Exception as exc:  # a bug must not leave the task claimed: record it, log the trace
             log.exception("publish job %s failed unexpectedly", claim.job_id)

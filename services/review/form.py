@@ -51,7 +51,7 @@ def _text_field(key, options, selections, overrides, optional):
     return {"key": key, "options": options, "value": value, "chosen": chosen}
 
 
-def _initial_state(task):
+def _initial_state(task, comments=True):
     """What the selection form shows first: saved selections, else the first candidate of each field."""
     candidates, selections = task["candidates"], task.get("selections") or {}
     overrides = task.get("manualOverrides") or {}
@@ -90,14 +90,16 @@ def _initial_state(task):
     state["group"] = group["id"] if group else None
     state["images"] = images if images is not None else (group["images"] if group else [])
     state["coverCrop"] = selections.get("coverCrop")
-    # The review page defaults to comments on and not fans-only, whatever the candidates say.
-    state["comments"] = selections.get("commentSettings") or {"needOpenComment": True, "onlyFansCanComment": False}
+    # The review page defaults to comments on (off for an account without the comment privilege,
+    # docs/api.md §5) and not fans-only, whatever the candidates say.
+    state["comments"] = selections.get("commentSettings") or {"needOpenComment": comments, "onlyFansCanComment": False}
     return state
 
 
-def form_state(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(state, assets): the form's first values and the task's images ({assetId or url: asset dict})."""
-    state, assets = _initial_state(task), _task_assets(task)
+def form_state(task: dict[str, Any], comments: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(state, assets): the form's first values and the task's images ({assetId or url: asset dict});
+    `comments`: the account has the comment privilege (WECHAT_<CODE>_COMMENTS)."""
+    state, assets = _initial_state(task, comments), _task_assets(task)
     state["cover_index"] = _index_of(assets, state["cover"], task["candidates"].get("coverImages") or [])
     state["body_image_index"] = [
         _index_of(assets, chosen, placeholder["options"])

@@ -95,6 +95,7 @@ class Account:
     aes_key: str = field(repr=False)
     mass_quota: tuple[int, str]  # (1, "day"): mass sends per day or per month
     mass_protection: bool
+    comments: bool = True  # the comment privilege: false sends need_open_comment 0 (docs/api.md §5)
 
 
 EventKeys = Account  # what checks and opens an account's pushed events: its token and aes_key (docs/api.md §18)
@@ -188,6 +189,11 @@ class Settings:
     def mass_protected(self) -> frozenset[str]:
         """The accounts with 群发保护: an administrator confirms each send in WeChat."""
         return frozenset(code for code, account in self.wechat_accounts.items() if account.mass_protection)
+
+    @property
+    def comments_closed(self) -> frozenset[str]:
+        """The accounts without the comment privilege (WECHAT_<CODE>_COMMENTS=false, docs/api.md §5)."""
+        return frozenset(code for code, account in self.wechat_accounts.items() if not account.comments)
 
     @property
     def wechat_event_keys(self) -> dict[str, Account]:

@@ -278,3 +278,8 @@ class AccountSchema(Schema):
         "must be N/day or N/month",
     )
     MASS_PROTECTION = flag(False, "mass-send protection is on: an administrator confirms each send in WeChat")
+    COMMENTS = flag(
+        True,
+        "the account has the comment privilege; `false`: image posts default to comments off and are sent "
+        "with `need_open_comment` 0 (the platform answers 88000 otherwise, §5)",
+    )

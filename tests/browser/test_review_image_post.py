@@ -105,15 +105,15 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     assert saved["manualOverrides"] == {"images": {"basedOn": [{"assetId": a} for a in group], "value": final}}
     assert saved["selections"]["coverCrop"]["assetId"] == group[1]
 
-    live_server.platform.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    live_server.platform.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
     page.get_by_role("button", name="Publish to WeChat drafts").click()
     # A failed job is an error (announced as an alert), not a success notice.
-    expect(page.get_by_role("alert")).to_contain_text("Publishing failed: platform error 45003")
+    expect(page.get_by_role("alert")).to_contain_text("Publishing failed: platform error 45004")
     expect(page.locator("#page-error")).to_have_class("notice error")
     expect(page.locator("#page-message")).to_be_hidden()
     failed = page.locator("table.jobs tbody tr").first
     expect(failed).to_contain_text("Failed")
-    expect(failed.locator(".job-error")).to_contain_text("45003")
+    expect(failed.locator(".job-error")).to_contain_text("45004")
     expect(page.locator("#task-status")).to_have_text("Approved")
     page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     screenshot(page, "review-image-post-failed-job")
@@ -139,7 +139,7 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
 def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_error(page, demo, live_server, console):
     task = task_by_topic(demo, "一周力量训练打卡")
     sign_in(page, f"/review/{task['id']}")
-    live_server.platform.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    live_server.platform.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
     page.get_by_label("Approve and publish").check()
     page.get_by_role("button", name="Submit decision").click()
 
@@ -147,7 +147,7 @@ def test_approve_and_publish_states_the_approval_and_shows_the_failed_job_as_an_
     page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     expect(page.get_by_role("status")).to_have_text("Approved.")
     alert = page.get_by_role("alert")
-    expect(alert).to_contain_text("Publishing failed: platform error 45003")
+    expect(alert).to_contain_text("Publishing failed: platform error 45004")
     expect(alert).to_contain_text("Fix the cause and retry the job.")
     expect(alert).to_have_class("notice error")
     screenshot(page, "review-image-post-approved-publish-failed")

@@ -11,6 +11,7 @@ import pytest
 
 from models import ReviewTask, db
 from tests.helpers.app import create_admin, login
+from tests.helpers.review import article_payload, create_task
 
 PAGES = ["/review", "/review?status=all", "/feedback"]
 
@@ -66,6 +67,20 @@ def test_the_text_counters_show_the_limits_a_decision_is_checked_against(admin_c
     html = admin_client.get(f"/review/{article['id']}").get_data(as_text=True)
     limits = dict(re.findall(r'data-count-for="(\w+)" data-limit="(\d+)"', html))
     assert limits == {"title": "64", "summary": "100", "author": "16"}
+
+
+@pytest.mark.parametrize(("title", "warned"), [("芯" * 32, False), ("芯" * 33, True)], ids=["32", "33"])
+def test_the_title_counter_warns_past_the_platforms_documented_32(admin_client, agent_headers, title, warned):
+    # docs/api.md §5 "Titles": the API takes 64, the platform's documents give 32 since 2025-12
+    payload = article_payload()
+    payload["candidates"]["titles"] = [title]
+    task = create_task(admin_client, agent_headers, payload)
+    html = admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
+    assert re.search(f'data-count-for="title" data-limit="64" data-warn="32">{len(title)}<', html)
+    [note] = re.findall(r'<span class="warn-flag" data-warn-for="title" ?(hidden)?>([^<]*)</span>', html)
+    assert note[0] == ("" if warned else "hidden")
+    assert "documents give a title 32 characters: the platform may refuse a longer one" in note[1]
+    assert 'data-count-for="summary" data-limit="100" data-warn="100"' in html  # no warning of its own
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,7 @@ def test_token_within_five_minutes_of_expiry_is_refreshed(client, fake_platform)
     assert refreshed.expires_at > iso(utcnow() + timedelta(hours=1))
 
 
-def test_rejected_token_is_refreshed_once_and_the_call_repeated_once(client, fake_platform):
+def test_rejected_token_is_renewed_once_and_the_call_repeated_once(client, fake_platform):
     old = client.access_token()
     fake_platform.seed_image_material("a.png", png_bytes())
     fake_platform.expire_tokens()  # the platform answers 42001 to the cached token
@@ -118,7 +118,8 @@ def test_rejected_token_is_refreshed_once_and_the_call_repeated_once(client, fak
     assert page["total_count"] == 1
     paths = [r["path"].rsplit("/", 1)[-1] for r in fake_platform.requests]
     assert paths == ["stable_token", "batchget_material", "stable_token", "batchget_material"]
-    assert stable_token_calls(fake_platform)[-1]["force_refresh"] is True
+    # expired: normal mode answers a new token, and nothing is forced (docs/api.md §5 "Tokens")
+    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, False]
     batchgets = fake_platform.requests_to("batchget_material")
     assert batchgets[0]["query"]["access_token"] == old
     new = batchgets[1]["query"]["access_token"]
@@ -126,7 +127,7 @@ def test_rejected_token_is_refreshed_once_and_the_call_repeated_once(client, fak
     assert PlatformToken.get(PlatformToken.account == ACCOUNT).access_token == new
 
 
-def test_errcode_40001_refreshes_and_repeats_exactly_once(client, fake_platform):
+def test_errcode_40001_renews_and_repeats_exactly_once(client, fake_platform):
     client.access_token()
     fake_platform.fail_next("draft/get", errcode=40001, errmsg="invalid credential", times=2)
 
@@ -135,18 +136,19 @@ def test_errcode_40001_refreshes_and_repeats_exactly_once(client, fake_platform)
 
     assert caught.value.errcode == 40001
     assert len(fake_platform.requests_to("draft/get")) == 2
-    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, True]
+    # normal mode answered the very token refused: only then is a refresh forced
+    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, False, True]
 
 
-def test_a_token_refreshed_meanwhile_by_someone_else_is_used_without_forcing_again(client, fake_platform):
+def test_a_token_refreshed_meanwhile_by_someone_else_is_used_without_asking_again(client, fake_platform):
     first = client.access_token()
-    second = client.access_token(force_refresh=True, stale=first)  # first was rejected: force
+    second = client.renewed_token(first)  # first was refused, and normal mode answers it: forced
     assert second != first
-    assert client.access_token(force_refresh=True, stale=first) == second  # already replaced
-    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, True]
+    assert client.renewed_token(first) == second  # already replaced: no call
+    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, False, True]
 
 
-def test_concurrent_calls_with_a_rejected_token_force_one_refresh(fake_platform, database):
+def test_concurrent_calls_with_a_rejected_token_renew_it_once(fake_platform, database):
     PlatformClient(ACCOUNT, APPID, SECRET, fake_platform.base_url).access_token()
     fake_platform.seed_image_material("a.png", png_bytes())
     fake_platform.expire_tokens()
@@ -159,7 +161,7 @@ def test_concurrent_calls_with_a_rejected_token_force_one_refresh(fake_platform,
         totals = list(pool.map(list_materials, range(6)))
 
     assert totals == [1] * 6
-    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, True]
+    assert [c["force_refresh"] for c in stable_token_calls(fake_platform)] == [False, False]
 
 
 def test_a_failing_post_is_not_repeated(client, fake_platform):

@@ -91,7 +91,7 @@ def test_approve_without_publish_calls_no_platform(app, admin_client, agent_head
 
 
 def test_a_failed_auto_publish_keeps_the_approval_and_can_be_retried(app, admin_client, agent_headers, fake):
-    fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    fake.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
 
     task, _ = approved_article(app, admin_client, agent_headers, action="approve_and_publish")
 
@@ -100,7 +100,7 @@ def test_a_failed_auto_publish_keeps_the_approval_and_can_be_retried(app, admin_
     assert (job["status"], job["triggerMode"], job["lastError"]) == (
         "failed",
         "auto_after_approval",
-        "platform error 45003: title size out of limit",
+        "platform error 45004: description size out of limit",
     )
     retried = admin_client.post(retry_url(task, job)).get_json()
     assert retried["status"] == "published"

@@ -57,11 +57,11 @@ def signed_in(app):
 def test_platform_errcode_fails_the_job_and_the_retry_publishes(app, admin_client, agent_headers, fake):
     image = make_asset(app, 300, 200)
     task, _ = approved_article(app, admin_client, agent_headers, body=f"# 标题\n\n![图]({image['url']})\n")
-    fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    fake.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
 
     failed = publish(admin_client, task).get_json()
 
-    job = assert_failed(failed, "platform error 45003: title size out of limit")
+    job = assert_failed(failed, "platform error 45004: description size out of limit")
     assert failed["version"] > task["version"] and failed["updatedAt"] > task["updatedAt"]
     assert fake.drafts == {}
     # the body was rendered for the platform before draft/add failed: the snapshot keeps what was sent
@@ -157,7 +157,7 @@ def test_a_material_deleted_on_the_platform_is_uploaded_again_by_the_retry(app, 
 
 def test_retry_publishes_the_source_snapshot_not_the_current_selections(app, admin_client, agent_headers, fake):
     task, _ = approved_article(app, admin_client, agent_headers)
-    fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    fake.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
     job = publish(admin_client, task).get_json()["publishJobs"][0]
     with db.connection_context():
         row = ReviewTask.get(ReviewTask.task_id == task["id"])
@@ -174,7 +174,7 @@ def test_retry_publishes_the_source_snapshot_not_the_current_selections(app, adm
 def test_retry_preconditions(app, admin_client, agent_headers, fake, case):
     task, _ = approved_article(app, admin_client, agent_headers)
     other, _ = approved_article(app, admin_client, agent_headers)
-    fake.fail_next("/draft/add", errcode=45003, errmsg="title size out of limit")
+    fake.fail_next("/draft/add", errcode=45004, errmsg="description size out of limit")
     failed = publish(admin_client, task).get_json()["publishJobs"][0]
     if case == "succeeded job":
         target_task, job = task, retry(admin_client, task, failed)["publishJobs"][1]

@@ -128,7 +128,7 @@ def test_token_is_fetched_once_cached_and_refreshed_when_the_platform_rejects_it
 
     assert published["status"] == "published"
     calls = [r["json"] for r in fake.requests_to("/stable_token")]
-    assert [call["force_refresh"] for call in calls] == [False, True]
+    assert [call["force_refresh"] for call in calls] == [False, False]  # expired: normal mode has a new one
     assert len(fake.drafts) == 3
 
 

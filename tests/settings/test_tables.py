@@ -44,4 +44,4 @@ def test_every_declared_setting_is_read():
     )
     unread = [name for name in SETTINGS.fields if name not in typed and not re.search(rf"\b{name}\b", code)]
     assert unread == []
-    assert set(ACCOUNT.fields) == {"APPID", "SECRET", "TOKEN", "AES_KEY", "MASS_QUOTA", "MASS_PROTECTION"}
+    assert set(ACCOUNT.fields) == {"APPID", "SECRET", "TOKEN", "AES_KEY", "MASS_QUOTA", "MASS_PROTECTION", "COMMENTS"}
