@@ -1,4 +1,4 @@
-"""Drafts after use (docs/api.md §12, §18; CONTRACT §26): the platform removes a draft once it is published
+"""Drafts after use (docs/api.md §12, §21): the platform removes a draft once it is published
 or mass-sent, and so does the fake. Every path that reuses the task's `draftMediaId` afterwards is driven
 against that."""
 
