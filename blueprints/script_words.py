@@ -198,6 +198,7 @@ ERROR_WORDS = {
     "internal_error": _l("Something went wrong on the server."),
     "http_error": _l("The request failed."),
     "no_draft": _l("There is no WeChat draft to preview yet; publish first."),
+    "draft_gone": _l("WeChat removed this draft once it was published or sent: there is nothing left to preview."),
     "platform_error": _l("The WeChat platform refused the request."),
 }
 

@@ -8,6 +8,27 @@ from typing import Any
 
 from fakeplatform.rules import Fault, check_article
 
+# What draft/get answers for an article whatever draft/add was given (fakeplatform/samples/draft_get.json).
+NEWS_DEFAULTS = {
+    "article_type": "news",
+    "author": "",
+    "digest": "",
+    "content_source_url": "",
+    "show_cover_pic": 0,
+    "need_open_comment": 0,
+    "only_fans_can_comment": 0,
+}
+NEWSPIC_DEFAULTS = {"article_type": "newspic", "need_open_comment": 0, "only_fans_can_comment": 0}
+
+
+def stored_article(article):
+    """An article as draft/get gives it back: the platform's defaults filled in; an image post's cover
+    (thumb_media_id) is its first image."""
+    if article.get("article_type") == "newspic":
+        images = (article.get("image_info") or {}).get("image_list") or [{}]
+        return {**NEWSPIC_DEFAULTS, "thumb_media_id": images[0].get("image_media_id", ""), **article}
+    return {**NEWS_DEFAULTS, **article}
+
 
 class DraftRoutes:
     """Mixed into FakePlatform, which provides drafts, previews, unfollowed, base_url, _new_id and _media_ok."""
@@ -59,8 +80,16 @@ class DraftRoutes:
 
     def _draft_get(self, appid, body, _record=None):
         draft = self._draft(appid, body.get("media_id"))
-        items = [dict(a, url=f"{self.base_url}/s/{body['media_id']}/{i}") for i, a in enumerate(draft["articles"])]
+        items = [
+            dict(stored_article(a), url=f"{self.base_url}/s/{body['media_id']}/{i}")
+            for i, a in enumerate(draft["articles"])
+        ]
         return {"news_item": items, "create_time": draft["update_time"], "update_time": draft["update_time"]}
+
+    def _remove_draft(self, media_id):
+        """The platform removes a draft once it is published or mass-sent (draft/add's page): draft/get,
+        draft/update, freepublish/submit, preview and sendall of it then answer 40007."""
+        self.drafts.pop(media_id, None)
 
     def _preview(self, appid, body, _record=None):
         """message/mass/preview: a draft (mpnews) sent to one follower's phone, by WeChat ID or openid."""

@@ -3,6 +3,7 @@ signed event push to an account's server URL in plaintext, compatible or safe (A
 platform does it (a publish finishes a moment after its submission)."""
 
 import base64
+import copy
 import hashlib
 import os
 import secrets
@@ -103,11 +104,13 @@ class FreePublishRoutes:
     _lock: threading.RLock
     _seq: int
     _new_id: Callable[[str], str]
+    _remove_draft: Callable[[str], None]
 
     def _init_freepublish(self):
         self.publishes = {}  # publish_id -> {"appid", "media_id", "status", "article_id", "article_url", ...}
         self.event_targets = {}  # appid -> {"url", "token", "aes_key", "mode"}
         self.event_answers = []  # (publish_id, HTTP status, body) of each push
+        self.pushed_events = []  # the XML of every event pushed (publish and mass send), oldest first
         self.publish_seconds = 0.3  # how long a submission stays "publishing" (1)
         self.withhold_events = False  # finish without pushing (the service then learns it by polling)
         self._outcomes = []  # publish_status the next submissions finish with (default 0: live)
@@ -127,6 +130,22 @@ class FreePublishRoutes:
         with self._lock:
             self._outcomes.extend([status] * times)
 
+    def check_server_url(self, appid, echostr=None):
+        """The platform's check of an account's server URL (fakeplatform/samples/server_url_check.json): a GET
+        signed with the token, carrying `echostr`, which the server answers as it is; (status, text, the query)."""
+        with self._lock:
+            target = dict(self.event_targets[appid])
+        echostr = echostr or str(secrets.randbelow(10**18))
+        timestamp, nonce = str(int(time.time())), str(secrets.randbelow(10**9))
+        query = {
+            "signature": sha1_sorted(target["token"], timestamp, nonce),
+            "timestamp": timestamp,
+            "nonce": nonce,
+            "echostr": echostr,
+        }
+        response = requests.get(target["url"], params=query, timeout=5)
+        return response.status_code, response.text, query
+
     # ---- routes ------------------------------------------------------------------------------
     def _freepublish_submit(self, appid, body, _record=None):
         media_id = body.get("media_id")
@@ -145,6 +164,7 @@ class FreePublishRoutes:
             "article_id": None,
             "article_url": None,
             "title": draft["articles"][0].get("title", ""),
+            "articles": copy.deepcopy(draft["articles"]),  # the draft goes once published
         }
         timer = threading.Timer(self.publish_seconds, self._finish_publish, args=(publish_id,))
         timer.daemon = True
@@ -173,6 +193,8 @@ class FreePublishRoutes:
                 publish["article_id"] = self._new_id("ARTICLE_")
                 publish["article_url"] = f"https://mp.weixin.qq.com/s/{publish['article_id']}"  # the platform's form
             publish["status"] = publish["outcome"]  # last: a test that reads it without the lock sees it whole
+            if publish["status"] == 0:
+                self._remove_draft(publish["media_id"])
             target = None if self.withhold_events else self.event_targets.get(publish["appid"])
         if target is not None:
             self.push_publish_event(publish_id, target)
@@ -183,6 +205,8 @@ class FreePublishRoutes:
             publish = dict(self.publishes[publish_id])
             target = target or self.event_targets[publish["appid"]]
         xml = publish_event_xml(publish_id, publish["status"], publish["article_id"], publish["article_url"], event)
+        with self._lock:
+            self.pushed_events.append(xml)
         try:
             response = signed_push(
                 target["url"], target["token"], xml, target["mode"], target["aes_key"], publish["appid"]
@@ -240,8 +264,7 @@ class FreePublishRoutes:
         """What a reader opens: the published article (title and body) at its URL."""
         with self._lock:
             found = [p for p in self.publishes.values() if p["article_id"] == article_id]
-            draft = self.drafts.get(found[0]["media_id"]) if found else None
-            article = draft["articles"][0] if draft else self._other_article(article_id)
+            article = found[0]["articles"][0] if found else self._other_article(article_id)
         if article is None:
             return None
         return (

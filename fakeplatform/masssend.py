@@ -48,12 +48,21 @@ def mass_event_xml(msg_id: int, status: str, counts: dict[str, int] | None, urls
         f"<item><ArticleIdx>{i}</ArticleIdx><ArticleUrl><![CDATA[{url}]]></ArticleUrl></item>"
         for i, url in enumerate(urls, 1)
     )
+    # One copyright check per article, as the platform writes it for an article nobody declared original
+    # (fakeplatform/samples/MASSSENDJOBFINISH.xml): not a reprint, sent as it is.
+    checks = "".join(
+        f"<item><ArticleIdx>{i}</ArticleIdx><UserDeclareState>0</UserDeclareState><AuditState>0</AuditState>"
+        "<OriginalArticleUrl><![CDATA[]]></OriginalArticleUrl><OriginalArticleType>0</OriginalArticleType>"
+        "<CanReprint>1</CanReprint><NeedReplaceContent>0</NeedReplaceContent>"
+        "<NeedShowReprintSource>0</NeedShowReprintSource></item>"
+        for i in range(1, len(urls) + 1)
+    )
     return (
         f"<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]>"
         f"</FromUserName><CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
         f"<Event><![CDATA[MASSSENDJOBFINISH]]></Event><MsgID>{msg_id}</MsgID>"
         f"<Status><![CDATA[{status}]]></Status>{numbers}"
-        "<CopyrightCheckResult><Count>0</Count><ResultList></ResultList><CheckState>1</CheckState>"
+        f"<CopyrightCheckResult><Count>{len(urls)}</Count><ResultList>{checks}</ResultList><CheckState>1</CheckState>"
         f"</CopyrightCheckResult><ArticleUrlResult><Count>{len(urls)}</Count><ResultList>{items}</ResultList>"
         "</ArticleUrlResult></xml>"
     ).encode()
@@ -69,6 +78,8 @@ class MassSendRoutes(FreePublishRoutes):
 
     requests_to: Callable[[str], list[dict[str, Any]]]
     fail_next: Callable[..., None]
+    _remove_draft: Callable[[str], None]
+    pushed_events: list[bytes]
 
     def _init_masssend(self):
         self.mass_sends = {}  # msg_id (int) -> the send: see _sendall
@@ -121,6 +132,8 @@ class MassSendRoutes(FreePublishRoutes):
         xml = mass_event_xml(
             send["msg_id"], status or send["result"] or "send success", send["counts"], send["article_urls"]
         )
+        with self._lock:
+            self.pushed_events.append(xml)
         try:
             response = signed_push(
                 target["url"], target["token"], xml, target["mode"], target["aes_key"], send["appid"]
@@ -245,6 +258,7 @@ class MassSendRoutes(FreePublishRoutes):
                 send["article_ids"] = [self._new_id("ARTICLE_") for _ in send["articles"]]
                 send["article_urls"] = [f"https://mp.weixin.qq.com/s/{a}" for a in send["article_ids"]]
                 send["status"] = "SEND_SUCCESS"
+                self._remove_draft(send["media_id"])  # a sent draft is gone (draft/add's page)
             else:
                 send["counts"] = {"TotalCount": total, "FilterCount": 0, "SentCount": 0, "ErrorCount": 0}
                 send["status"] = "SEND_FAIL"

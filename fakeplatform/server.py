@@ -221,6 +221,9 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         def answer(payload, content_type="application/json; encoding=utf-8"):
             if "errcode" in payload and payload["errcode"] != 0:
                 payload["errmsg"] += f" rid: {secrets.token_hex(4)}-{secrets.token_hex(8)}"
+            kept = request.environ.get("fakeplatform.record")
+            if kept is not None:  # what was answered, beside what was received (tests/platform/test_fake_samples.py)
+                kept["answer"] = json.loads(json.dumps(payload))
             return Response(json.dumps(payload, ensure_ascii=False).encode("utf-8"), content_type=content_type)
 
         @app.route("/datacube/<path:name>", methods=["GET", "POST"])
@@ -250,6 +253,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
             }
             with self._lock:
                 self.requests.append(record)
+            request.environ["fakeplatform.record"] = record
             self._delay(path)
             hang = self._take_fault(path, "hang")
             if hang:

@@ -67,6 +67,7 @@ ERROR_CODES = (
     "internal_error",
     "http_error",
     "no_draft",
+    "draft_gone",
     "platform_error",
     "quota_exceeded",
 )

@@ -14,7 +14,7 @@ from rules.labels import edition_failure
 from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
 from services.background import wake
 from services.editions import quota
-from services.editions.drafts import combined_draft
+from services.editions.drafts import DraftGone, combined_draft
 from services.editions.sending import JOB
 from services.errors import Conflict, NotFound, ValidationFailed
 from services.live.golive import when
@@ -213,6 +213,8 @@ def preview(edition_id: str, wechat_id: str, settings: Settings) -> dict[str, An
         client.send_preview(media_id, wechat_name=wechat_id)
     except PlatformError as exc:
         raise exc.refused("the preview") from None
+    except DraftGone as exc:
+        raise Conflict(str(exc), {"taskIds": [exc.task_id]}, code="draft_gone") from None
     except LookupError as exc:
         raise Conflict(str(exc), {"taskIds": [str(exc)]}) from None
     with immediate():

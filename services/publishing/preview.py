@@ -8,6 +8,7 @@ from rules.limits import PREVIEW_WINDOW_SECONDS, PREVIEWS_PER_TASK
 from services.errors import Conflict, NotFound, RateLimited
 from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
+from services.publishing.pipeline import INVALID_MEDIA_ID
 from services.ratelimit import SlidingWindowLimiter
 from services.review import add_event, load_for_update, task_to_dict
 from services.settings import Settings
@@ -39,6 +40,13 @@ def send_preview(
             media_id, wechat_name=recipient.get("wechatName"), open_id=recipient.get("openId")
         )
     except PlatformError as exc:
+        if exc.errcode == INVALID_MEDIA_ID:  # the platform removes a draft once published or sent (docs/api.md §12)
+            raise Conflict(
+                "the task's platform draft is gone: the platform removes a draft once it is published or sent, "
+                "so there is nothing left to preview",
+                {"draftMediaId": media_id},
+                code="draft_gone",
+            ) from None
         raise exc.refused("the preview") from None
     with immediate():
         current = task_by_id(task_id)

@@ -165,7 +165,8 @@ def test_a_clientmsgid_sends_once_and_its_repeat_answers_45065_with_the_msg_id(f
     # A day later the clientmsgid is free again (and needs quota).
     fake.mass_sends[first["msg_id"]]["time"] -= 24 * 3600 + 1
     fake.reset_mass_quota(APPID)
-    later = sendall(fake, token, draft, clientmsgid="edition-7")
+    assert draft not in fake.drafts  # a sent draft is gone (fakeplatform/samples/draft_deleted.json)
+    later = sendall(fake, token, make_draft(fake, token), clientmsgid="edition-7")
     assert later["errcode"] == 0 and later["msg_id"] != first["msg_id"] and len(fake.mass_sends) == 3
 
 
@@ -173,16 +174,16 @@ def test_the_quota_runs_out_with_45028_and_a_new_day_gives_it_back(fake, token, 
     fake.withhold_events = True
     assert fake.mass_quota_left[APPID] == 1 and fake.mass_quota_per_day == 1
     assert sendall(fake, token, draft, clientmsgid="a")["errcode"] == 0
-    refused = sendall(fake, token, draft, clientmsgid="b")
+    refused = sendall(fake, token, make_draft(fake, token), clientmsgid="b")  # a sent draft is gone
     assert refused["errcode"] == 45028 and refused["errmsg"].startswith("has no masssend quota")
     assert "msg_id" not in refused and len(fake.mass_sends) == 1 and fake.mass_quota_left[APPID] == 0
     # Another account has its own quota.
     other = token_for(fake.base_url, OTHER_APPID, OTHER_SECRET)
     assert sendall(fake, other, make_draft(fake, other, appid=OTHER_APPID), clientmsgid="b")["errcode"] == 0
     fake.reset_mass_quota()
-    assert sendall(fake, token, draft, clientmsgid="b")["errcode"] == 0
+    assert sendall(fake, token, make_draft(fake, token), clientmsgid="b")["errcode"] == 0
     fake.mass_quota_left[APPID] = 2  # a test may give more
-    assert [sendall(fake, token, draft, clientmsgid=c)["errcode"] for c in "cde"] == [0, 0, 45028]
+    assert [sendall(fake, token, make_draft(fake, token), clientmsgid=c)["errcode"] for c in "cde"] == [0, 0, 45028]
 
 
 @pytest.mark.parametrize(
@@ -339,7 +340,9 @@ def test_the_finished_send_is_pushed_signed_to_the_server_url(fake, token, draft
     assert counts == send["counts"] and counts["TotalCount"] == fake.followers[APPID]
     assert items == [(1, send["article_urls"][0]), (2, send["article_urls"][1]), (3, send["article_urls"][2])]
     assert root.findtext("ArticleUrlResult/Count") == "3"
-    assert [root.findtext(f"CopyrightCheckResult/{k}") for k in ("Count", "CheckState")] == ["0", "1"]
+    # One copyright check per article, as the platform's sample (fakeplatform/samples/MASSSENDJOBFINISH.xml).
+    assert [root.findtext(f"CopyrightCheckResult/{k}") for k in ("Count", "CheckState")] == ["3", "1"]
+    assert [i.findtext("ArticleIdx") for i in root.findall("CopyrightCheckResult/ResultList/item")] == ["1", "2", "3"]
     deadline = time.monotonic() + 10  # the fake notes the answer after the receiver has the push
     while not fake.mass_event_answers:
         assert time.monotonic() < deadline

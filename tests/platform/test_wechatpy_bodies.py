@@ -1,0 +1,152 @@
+"""The service's request bodies against wechatpy's for the same content (docs/api.md §5 "Documents, samples
+and this service"): both clients call the fake platform over real HTTP, and the fake keeps what each sent.
+wechatpy (a mature SDK, test extra) has no image post (newspic) draft: that body is checked against the
+draft/add page's fields in tests/platform/test_fake_samples.py only."""
+
+import pytest
+from wechatpy import WeChatClient
+from wechatpy.exceptions import WeChatClientException
+
+from fakeplatform import FakePlatform
+from fakeplatform.drafts import stored_article
+from models.base import db, init_database
+from models.platform import PlatformToken, PlatformUpload
+from services.platform.client import PlatformClient, PlatformError
+from tests.helpers.review import png_bytes
+
+APPID, SECRET = "wx-silicon-rise", "secret-silicon-rise-0123456789"
+
+
+@pytest.fixture
+def fake():
+    platform = FakePlatform({APPID: SECRET})
+    platform.mass_quota_per_day = 10
+    platform.start()
+    yield platform
+    platform.stop()
+
+
+@pytest.fixture
+def service(fake, tmp_path):
+    init_database(sqlite_path=str(tmp_path / "t.db"))
+    db.create_tables([PlatformToken, PlatformUpload])
+    yield PlatformClient("silicon-rise", APPID, SECRET, fake.base_url, timeout=(2, 5))
+    db.close()
+
+
+@pytest.fixture
+def sdk(fake, service):
+    client = WeChatClient(APPID, SECRET, access_token=service.access_token())
+    client.API_BASE_URL = f"{fake.base_url}/cgi-bin/"
+    return client
+
+
+def last(fake, path, count=2):
+    """The last `count` requests to `path`: the service's, then wechatpy's."""
+    found = fake.requests_to(path)[-count:]
+    assert len(found) == count, found
+    return found
+
+
+def quietly(call):
+    """wechatpy raises on a refusal (a repeated clientmsgid); the request it sent is what is compared."""
+    try:
+        call()
+    except WeChatClientException:
+        pass
+
+
+def test_draft_add_of_an_article_is_wechatpys(fake, service, sdk):
+    thumb = service.add_material_image("cover.png", png_bytes(900, 500), "image/png")["media_id"]
+    article = {
+        "title": "芯片的未来",
+        "author": "作者",
+        "digest": "摘要",
+        "content": "<p>正文</p>",
+        "thumb_media_id": thumb,
+    }
+    service.add_draft([article])
+    sdk.draft.add([article])
+    ours, theirs = (r["json"]["articles"] for r in last(fake, "draft/add"))
+    # wechatpy writes the platform's defaults (empty source URL, comments off); the service leaves them out:
+    # the same article once the platform fills in its defaults (what draft/get gives back).
+    assert [stored_article(a) for a in ours] == [stored_article(a) for a in theirs]
+    assert set(ours[0]) <= set(theirs[0])
+
+
+def test_freepublish_submit_is_wechatpys(fake, service, sdk):
+    media_id = service.add_draft(
+        [
+            {
+                "title": "t",
+                "content": "<p>c</p>",
+                "thumb_media_id": fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"],
+            }
+        ]
+    )
+    service.submit_publish(media_id)
+    quietly(lambda: sdk.freepublish.submit(media_id))
+    ours, theirs = last(fake, "freepublish/submit")
+    assert ours["json"] == theirs["json"] == {"media_id": media_id}
+
+
+def test_sendall_and_preview_are_wechatpys(fake, service, sdk):
+    thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
+    media_id = service.add_draft([{"title": "t", "content": "<p>c</p>", "thumb_media_id": thumb}])
+    service.send_preview(media_id, wechat_name="reviewer-wx")
+    sdk.message.send_mass_article(media_id, "reviewer-wx", preview=True)
+    service.send_preview(media_id, open_id="oAbCdEfGhIjKlMnOpQrStUvWxYz0")
+    sdk.message.send_mass_article(media_id, "oAbCdEfGhIjKlMnOpQrStUvWxYz0", preview=True)
+    previews = [r["json"] for r in fake.requests_to("message/mass/preview")]
+    # wechatpy adds send_ignore_reprint to a preview, which the preview page does not name.
+    assert [previews[0], previews[2]] == [
+        {k: v for k, v in p.items() if k != "send_ignore_reprint"} for p in (previews[1], previews[3])
+    ]
+    service.mass_send(media_id, "edition-1", 100, True)
+    quietly(
+        lambda: sdk.message.send_mass_article(
+            media_id, 100, is_to_all=False, send_ignore_reprint=1, client_msg_id="edition-1"
+        )
+    )
+    ours, theirs = last(fake, "message/mass/sendall")
+    assert ours["json"] == theirs["json"]
+    other = service.add_draft([{"title": "t2", "content": "<p>c</p>", "thumb_media_id": thumb}])
+    service.mass_send(other, "edition-2", None, False)
+    quietly(lambda: sdk.message.send_mass_article(other, None, is_to_all=True, client_msg_id="edition-2"))
+    ours, theirs = last(fake, "message/mass/sendall")
+    # To everyone: wechatpy also writes "tag_id": null, which the page says is ignored with is_to_all.
+    assert ours["json"] == {**theirs["json"], "filter": {"is_to_all": True}}
+
+
+def test_tags_get_is_wechatpys(fake, service, sdk):
+    assert service.follower_tags() == sdk.tag.get()
+    ours, theirs = last(fake, "tags/get")
+    assert (ours["method"], ours["body"], ours["query"].keys()) == (
+        theirs["method"],
+        theirs["body"],
+        theirs["query"].keys(),
+    )
+    assert ours["method"] == "GET"
+
+
+def test_uploads_are_wechatpys_multipart(fake, service, sdk):
+    image = png_bytes(120, 80)
+    service.upload_body_image("body.png", image)
+    sdk.media.upload_image(("body.png", image, "image/png"))
+    service.add_material_image("cover.png", image, "image/png")
+    sdk.material.add("image", ("cover.png", image, "image/png"))
+    for path in ("media/uploadimg", "material/add_material"):
+        ours, theirs = last(fake, path)
+        assert (list(ours["files"]), ours["form"]) == (list(theirs["files"]), theirs["form"]) == (["media"], {})
+        assert {k: v for k, v in ours["query"].items() if k != "access_token"} == {
+            k: v for k, v in theirs["query"].items() if k != "access_token"
+        }
+        assert ours["files"]["media"]["data"] == theirs["files"]["media"]["data"] == image
+
+
+def test_a_draft_gone_is_the_same_refusal_for_both(fake, service, sdk):
+    with pytest.raises(PlatformError) as ours:
+        service.get_draft("DRAFT_UNKNOWN")
+    with pytest.raises(WeChatClientException) as theirs:
+        sdk.draft.get("DRAFT_UNKNOWN")
+    assert ours.value.errcode == theirs.value.errcode == 40007
