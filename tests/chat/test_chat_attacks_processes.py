@@ -17,7 +17,8 @@ from tests.helpers.live_processes import AGENT, process_settings, service
 from tests.helpers.review import article_payload, png_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
-UNREADABLE = "已拒绝：无法读取这个请求。"  # the catalogue's zh-CN words: the team's language is the default
+# The catalogue's zh-CN words: the team's language is the default.
+UNREADABLE, STALE = "已拒绝：无法读取这个请求。", "卡片发出后任务已有变化，请打开任务查看。"
 
 
 def _task(base):
@@ -57,19 +58,21 @@ def test_unreadable_callbacks_and_replayed_queries_change_nothing(tmp_path, fake
     settings = {**process_settings("", fake), **chat_settings(chat_apps)}
     with service(tmp_path, settings) as (base, session, _process):
         task = _task(base)
+        _link(tmp_path, settings, "--feishu", "ou_li")
         url = f"{base}/feishu/card"
         # 1,000-deep nesting, no credentials needed: a 400 in words, not a 500.
         status, answer = post_feishu(url, b"[" * 1000 + b"]" * 1000, {"Content-Type": "application/json"})
         assert status == 400 and answer["error"]["code"] == "validation_error", answer
         assert answer["toast"] == {"type": "error", "content": UNREADABLE}
-        # Signed clicks the strict reader refuses (a version past float's range, a lone surrogate in the note)
-        # are a 400 and leave their (timestamp, nonce) free: the platform's retry of it is taken.
+        # Signed clicks by a linked editor the strict reader refuses (a version past float's range, a lone
+        # surrogate in the note, once a 500 with the nonce spent) are a 400 and leave their (timestamp, nonce)
+        # free: a click with it is taken after them.
         stale = {"taskId": task["id"], "action": "approve_without_publish", "version": 0}
         harmless = json.dumps(chat_apps.feishu_callback_body("om_1", stale, "ou_li", FEISHU_TOKEN))
-        value = {"taskId": task["id"], "action": "reject_rework", "version": 777}
+        value = {"taskId": task["id"], "action": "reject_rework", "version": task["version"]}
         click = json.dumps(chat_apps.feishu_callback_body("om_1", value, "ou_li", FEISHU_TOKEN, {"note": "NOTE"}))
         for nonce, bad in (
-            ("n-range", click.replace('"version": 777', '"version": 1e400')),
+            ("n-range", click.replace(f'"version": {task["version"]}', '"version": 1e400')),
             ("n-surrogate", click.replace('"NOTE"', '"\\ud800"')),
         ):
             stamp = str(int(time.time()))
@@ -77,12 +80,12 @@ def test_unreadable_callbacks_and_replayed_queries_change_nothing(tmp_path, fake
             assert status == 400 and answer["error"]["code"] == "validation_error", (nonce, answer)
             assert answer["toast"]["content"] == UNREADABLE
             status, answer = _feishu(chat_apps, url, harmless, stamp, nonce)
-            assert status == 200 and answer["toast"]["type"] == "error", (nonce, answer)  # answered: not linked
+            assert (status, answer["toast"]) == (200, {"type": "error", "content": STALE}), (nonce, answer)
             status, answer = _feishu(chat_apps, url, harmless, stamp, nonce)
             assert status == 403 and answer["error"]["code"] == "forbidden"  # now it is spent
             assert "飞书" in answer["toast"]["content"]
         assert _status(base, session, task) == "pending_review"
-        # WeCom: li clicks approve before being linked (answered, changes nothing)...
+        # WeCom: li clicks approve before being linked in WeCom (answered, changes nothing)...
         key = f"approve_without_publish:{task['id']}:{task['version']}"
         xml = wecom_event_xml(chat_apps.corp_id, "li", key, task["id"], "code-1", chat_apps.agent_id)
         now = int(time.time())
@@ -91,7 +94,7 @@ def test_unreadable_callbacks_and_replayed_queries_change_nothing(tmp_path, fake
         )
         events = f"{base}/wecom/events"
         assert requests.post(events, params=query, data=body, timeout=10).status_code == 200
-        _link(tmp_path, settings)
+        _link(tmp_path, settings, "--wecom", "li")
         # ...then the captured query, timestamp and nonce swapped, signs the same and is as taken.
         swapped = {**query, "timestamp": query["nonce"], "nonce": query["timestamp"]}
         assert requests.post(events, params=swapped, data=body, timeout=10).status_code == 403
@@ -105,7 +108,7 @@ def test_unreadable_callbacks_and_replayed_queries_change_nothing(tmp_path, fake
         assert _status(base, session, task) == "approved"
 
 
-def _link(tmp_path, settings):
+def _link(tmp_path, settings, *identity):
     env = {
         **os.environ,
         "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
@@ -113,7 +116,7 @@ def _link(tmp_path, settings):
         **settings,
     }
     linked = subprocess.run(
-        [sys.executable, "-m", "flask", "--app", "app", "link-chat", "admin", "--wecom", "li"],
+        [sys.executable, "-m", "flask", "--app", "app", "link-chat", "admin", *identity],
         cwd=ROOT,
         env=env,
         capture_output=True,
