@@ -2,6 +2,8 @@
 that opens the page, one body image option leaves nothing to choose, and a card that fails for any reason is
 counted, ends `failed` after its attempts and holds back no other card."""
 
+import logging
+
 import pytest
 
 from models import ChatCard, db
@@ -100,3 +102,15 @@ def test_a_card_failing_for_any_reason_ends_failed_and_holds_back_no_other(app, 
     state, attempts, error = _cards()[(task["id"], "feishu")]
     assert attempts == 8 and "tenant_access_token" in error
     assert _cards()[(task["id"], "wecom")][0] == "sent"
+
+
+def test_an_answer_the_strict_reader_refuses_is_a_failed_call_in_words(app, client, agent_headers, chat_apps, caplog):
+    """Feishu's send answered with 1,000-deep nesting (a RecursionError out of json.loads once): a failed call
+    that says why, tried again, and the card then comes."""
+    caplog.set_level(logging.WARNING, logger="services.chat.worker")
+    chat_apps.fail_next("im/v1/messages", b"[" * 1000 + b"]" * 1000)
+    task = one_option_task(app, client, agent_headers)
+    wait_for(lambda: _feishu_card(chat_apps, task), 30, "the Feishu card, sent again")
+    assert len(chat_apps.requests_to("im/v1/messages")) == 2
+    said = [r.getMessage() for r in caplog.records if r.name == "services.chat.worker"]
+    assert any("JSON that cannot be read (the JSON document is nested too deeply)" in line for line in said), said
