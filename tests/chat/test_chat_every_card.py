@@ -71,7 +71,7 @@ def test_a_title_longer_than_a_selection_takes_gets_a_card_that_opens_the_page(a
     # The pass went on: a task after it gets its card with the buttons.
     after = one_option_task(app, client, agent_headers, title="下一个")
     assert _buttons(wait_for(lambda: _feishu_card(chat_apps, after), 30, "the next card")) == DECISIONS
-    assert {state for state, _attempts, _error in _cards().values()} == {"sent"}
+    wait_for(lambda: {state for state, _attempts, _error in _cards().values()} == {"sent"}, 30, "all four cards sent")
 
 
 def test_one_body_image_option_leaves_nothing_to_choose(app, client, agent_headers, chat_apps):
