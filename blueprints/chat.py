@@ -7,7 +7,7 @@ from flask import Blueprint, jsonify, request
 
 from blueprints.common import settings, text_response
 from services.chat import callbacks
-from services.chat.service import feishu_answer, wecom_click
+from services.chat.service import feishu_answer, feishu_refusal, wecom_click
 from services.errors import NotFound, ServiceError
 
 bp = Blueprint("chat", __name__)
@@ -26,7 +26,7 @@ def feishu_card():
             return jsonify(opened)
         return jsonify(feishu_answer(opened, settings()))
     except ServiceError as err:
-        return jsonify({"toast": {"type": "error", "content": err.message}}), err.status
+        return jsonify(feishu_refusal(err, settings())), err.status
 
 
 @bp.route("/wecom/events", methods=["GET", "POST"])
@@ -34,7 +34,7 @@ def wecom_events():
     """WeCom's URL check (the decrypted echostr) and card clicks (answered at once; the card follows)."""
     app = settings().team.chat.wecom
     request.max_content_length = callbacks.MAX_CALLBACK_BYTES
-    query = request.args.to_dict()
+    query = request.args.to_dict(flat=False)  # every copy: one given twice is refused (docs/api.md §22)
     try:
         if app is None:
             raise NotFound("no WeCom app is configured (WECOM_CORP_ID …)")

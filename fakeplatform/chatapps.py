@@ -342,8 +342,9 @@ class FakeChatApps:
         self.app = self._build_app()
 
     # ---- control ---------------------------------------------------------------------------------------------
-    def fail_next(self, path_suffix: str, payload: dict, status: int = 200, times: int = 1) -> None:
-        """The next `times` requests whose path ends with path_suffix are answered with payload (and status)."""
+    def fail_next(self, path_suffix: str, payload: dict | bytes, status: int = 200, times: int = 1) -> None:
+        """The next `times` requests whose path ends with path_suffix are answered with payload (and status);
+        bytes are sent as they are (an answer json.dumps would never write)."""
         with self._lock:
             self._scripted.append({"suffix": path_suffix, "payload": payload, "status": status, "remaining": times})
 
@@ -813,6 +814,8 @@ class FakeChatApps:
                     }
                 )
             scripted = self._scripted_answer(request.path)
+            if scripted and isinstance(scripted["payload"], bytes):
+                return Response(scripted["payload"], status=scripted["status"], content_type="application/json")
             if scripted:
                 return answer(dict(scripted["payload"]), scripted["status"])
             try:

@@ -5,7 +5,6 @@
 import base64
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +14,9 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from models import immediate
+from rules.client_input import load_json
 from services.errors import Forbidden, ValidationFailed
-from services.live.events import decrypt, first_time, in_window, signature
+from services.live.events import Query, decrypt, first_time, in_window, one, signature
 from services.settings.chat import FeishuApp, WeComApp
 
 MAX_CALLBACK_BYTES = 64 * 1024
@@ -34,19 +34,29 @@ class Click:
     response_code: str | None = None  # WeCom's, to update the card once
 
 
-def _fresh(scope: str, timestamp: str, nonce: str, max_age: int) -> None:
-    """403 unless the timestamp is within the window and (timestamp, nonce) is new."""
+def _fresh(scope: str, timestamp: str, nonce: str, max_age: int, signed: str | None = None) -> None:
+    """403 unless the timestamp is within the window and the request is new: its `signed` signature where that
+    sorts timestamp and nonce with the rest (WeCom), else its (timestamp, nonce) (services/live/events.py)."""
     when = in_window(timestamp, nonce, max_age)
     with immediate():
-        if not first_time(scope, when, nonce, max_age):
+        fresh = first_time(scope, signed, max_age) if signed else first_time(scope, nonce, max_age, when)
+        if not fresh:
             raise Forbidden("this (timestamp, nonce) was already taken")
 
 
-def _feishu_open(app: FeishuApp, body: bytes) -> dict[str, Any]:
+def _json(raw: bytes) -> Any:
+    """The strict reader of client input (docs/api.md §2): deep nesting, NaN, 1e400 or a lone surrogate is a
+    400 before the once-only (timestamp, nonce) is spent, never a 500 after."""
     try:
-        outer = json.loads(body)
-    except ValueError:
-        raise ValidationFailed("the body is not JSON", {"body": ["not JSON"]}) from None
+        return load_json(raw)
+    except ValueError as exc:
+        raise ValidationFailed(f"the body is not JSON the service can read: {exc}", {"body": [str(exc)]}) from None
+
+
+def _feishu_open(app: FeishuApp, body: bytes, signed: bool) -> dict[str, Any]:
+    """The event; with a key, sealed in `encrypt`. What opens with the key yet is not JSON it can read is a 400
+    when X-Lark-Signature holds (`signed`), else 403: a wrong key's bytes are no body of the app's."""
+    outer = _json(body)
     if not isinstance(outer, dict):
         raise ValidationFailed("the body is not a JSON object", {"body": ["not an object"]})
     if not app.encrypt_key:
@@ -61,8 +71,13 @@ def _feishu_open(app: FeishuApp, body: bytes) -> dict[str, Any]:
         plain = decryptor.update(data[16:]) + decryptor.finalize()
         if not 1 <= plain[-1] <= 16:
             raise ValueError("no valid padding")
-        opened = json.loads(plain[: -plain[-1]])
     except ValueError:
+        raise Forbidden("the body does not open with FEISHU_ENCRYPT_KEY") from None
+    try:
+        opened = _json(plain[: -plain[-1]])
+    except ValidationFailed:
+        if signed:
+            raise
         raise Forbidden("the body does not open with FEISHU_ENCRYPT_KEY") from None
     if not isinstance(opened, dict):
         raise Forbidden("the opened body is not a JSON object")
@@ -73,17 +88,19 @@ def feishu(app: FeishuApp, headers: Mapping[str, str], body: bytes, max_age: int
     """`{"challenge"}` for the URL check, else the click; 403 for what the app did not sign or send."""
     if len(body) > MAX_CALLBACK_BYTES:
         raise ValidationFailed("the callback is too large", {"body": ["too large"]})
-    event = _feishu_open(app, body)
+    timestamp = headers.get("X-Lark-Request-Timestamp", "")
+    nonce = headers.get("X-Lark-Request-Nonce", "")
+    expected = hashlib.sha256(timestamp.encode() + nonce.encode() + app.encrypt_key.encode() + body).hexdigest()
+    signed = bool(app.encrypt_key) and hmac.compare_digest(
+        headers.get("X-Lark-Signature", "").encode(), expected.encode()
+    )
+    event = _feishu_open(app, body, signed)
     if event.get("type") == "url_verification":
         if not hmac.compare_digest(str(event.get("token") or "").encode(), app.verification_token.encode()):
             raise Forbidden("the verification token does not match FEISHU_VERIFICATION_TOKEN")
         return {"challenge": str(event.get("challenge") or "")}
-    timestamp = headers.get("X-Lark-Request-Timestamp", "")
-    nonce = headers.get("X-Lark-Request-Nonce", "")
-    if app.encrypt_key:
-        expected = hashlib.sha256(timestamp.encode() + nonce.encode() + app.encrypt_key.encode() + body).hexdigest()
-        if not hmac.compare_digest(headers.get("X-Lark-Signature", "").encode(), expected.encode()):
-            raise Forbidden("X-Lark-Signature does not match FEISHU_ENCRYPT_KEY")
+    if app.encrypt_key and not signed:
+        raise Forbidden("X-Lark-Signature does not match FEISHU_ENCRYPT_KEY")
     header = _object(event, "header")
     if not hmac.compare_digest(str(header.get("token") or "").encode(), app.verification_token.encode()):
         raise Forbidden("the verification token does not match FEISHU_VERIFICATION_TOKEN")
@@ -116,32 +133,34 @@ def _click(platform: str, identity: Any, task_id: Any, action: Any, version: Any
         raise ValidationFailed("the click names no one, no task or no action", {"action": ["incomplete"]})
     try:
         number = int(version)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValidationFailed("the click carries no task version", {"version": ["not a number"]}) from None
     note = extra.get("note")
     extra["note"] = str(note)[:2000] if note is not None else None
     return Click(platform, identity[:128], task_id[:64], action[:32], number, **extra)
 
 
-def _wecom_signed(app: WeComApp, query: Mapping[str, str], sealed: str, max_age: int) -> bytes:
-    timestamp, nonce = query.get("timestamp", ""), query.get("nonce", "")
+def _wecom_signed(app: WeComApp, query: Query, sealed: str, max_age: int) -> bytes:
+    """What `sealed` opens to, when msg_signature holds and is new; a parameter given twice is 403 (as on the
+    server URL: which copy would be checked?)."""
+    timestamp, nonce = one(query, "timestamp"), one(query, "nonce")
     expected = signature(app.token, timestamp, nonce, sealed)
-    if not hmac.compare_digest(query.get("msg_signature", "").encode(), expected.encode()):
+    if not hmac.compare_digest(one(query, "msg_signature").encode(), expected.encode()):
         raise Forbidden("msg_signature does not match WECOM_TOKEN")
     try:
         opened = decrypt(app.aes_key, sealed, app.corp_id)
     except ValueError as exc:
         raise Forbidden(f"the message does not open with WECOM_AES_KEY ({exc})") from None
-    _fresh("wecom", timestamp, nonce, max_age)
+    _fresh("wecom", timestamp, nonce, max_age, signed=expected)
     return opened
 
 
-def wecom_check(app: WeComApp, query: Mapping[str, str], max_age: int) -> str:
+def wecom_check(app: WeComApp, query: Query, max_age: int) -> str:
     """GET: the callback URL check; the decrypted echostr."""
-    return _wecom_signed(app, query, query.get("echostr", ""), max_age).decode("utf-8", "replace")
+    return _wecom_signed(app, query, one(query, "echostr"), max_age).decode("utf-8", "replace")
 
 
-def wecom(app: WeComApp, query: Mapping[str, str], body: bytes, max_age: int) -> Click | None:
+def wecom(app: WeComApp, query: Query, body: bytes, max_age: int) -> Click | None:
     """POST: a template_card_event click; None for another message (answered and ignored)."""
     if len(body) > MAX_CALLBACK_BYTES:
         raise ValidationFailed("the callback is too large", {"body": ["too large"]})

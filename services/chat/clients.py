@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 import requests
 
+from rules.client_input import load_json
 from services import outbound
 from services.settings.chat import FeishuApp, WeComApp
 
@@ -33,13 +34,23 @@ def _call(method: str, url: str, body: Any = None, headers: dict[str, str] | Non
         raise ChatError(f"{where} timed out") from None
     except requests.RequestException as exc:
         raise ChatError(f"{where} is unreachable ({type(exc).__name__})") from None
-    try:
-        answer = json.loads(raw) if len(raw) <= ANSWER_MAX else None
-    except ValueError:
-        answer = None
+    if len(raw) > ANSWER_MAX:
+        raise ChatError(f"{where} answered HTTP {status} with more than {ANSWER_MAX // 1024} KiB")
+    try:  # the strict reader of client input (docs/api.md §2): an outside answer is no safer
+        answer = load_json(raw)
+    except ValueError as exc:
+        raise ChatError(f"{where} answered HTTP {status} with JSON that cannot be read ({exc})") from None
     if not isinstance(answer, dict):
         raise ChatError(f"{where} answered HTTP {status} without a JSON object")
     return answer
+
+
+def _token_of(answer: dict[str, Any], key: str, expiry: str, where: str) -> tuple[str, float]:
+    """(token, seconds it lasts) of a token answer; ChatError when it has no token or no readable expiry."""
+    token, seconds = answer.get(key), answer.get(expiry) or 0
+    if not isinstance(token, str) or not token or isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ChatError(f"{where} answered without a {key} and its {expiry}")
+    return token, float(min(seconds, 10**9))  # a number past float's range would not convert
 
 
 def _cached(key: tuple[str, str], fetch, stale: str | None = None) -> str:
@@ -69,7 +80,8 @@ def _with_token(call, token, codes: frozenset[int], code_key: str) -> dict[str, 
     """`call(token)`; once more with a fresh token when the platform refused that one."""
     first = token()
     answer = call(first)
-    if answer.get(code_key) in codes:
+    code = answer.get(code_key)
+    if isinstance(code, int) and code in codes:  # an answer's code may be anything: a list is unhashable
         answer = call(token(stale=first))
     return answer
 
@@ -83,7 +95,7 @@ class Feishu:
             url = f"{self.app.api_base}/open-apis/auth/v3/tenant_access_token/internal"
             credentials = {"app_id": self.app.app_id, "app_secret": self.app.app_secret}
             answer = _feishu_checked(_call("POST", url, credentials), "token")
-            return str(answer["tenant_access_token"]), float(answer.get("expire") or 0)
+            return _token_of(answer, "tenant_access_token", "expire", "Feishu token")
 
         return _cached(("feishu", self.app.api_base + self.app.app_id), fetch, stale)
 
@@ -103,8 +115,9 @@ class Feishu:
             "content": json.dumps(card, ensure_ascii=False),
         }
         answer = self._api("POST", "/open-apis/im/v1/messages?receive_id_type=chat_id", body, "send")
-        message_id = (answer.get("data") or {}).get("message_id")
-        if not message_id:
+        data = answer.get("data")
+        message_id = data.get("message_id") if isinstance(data, dict) else None
+        if not isinstance(message_id, str) or not message_id:
             raise ChatError("Feishu send answered without a message_id")
         return str(message_id)
 
@@ -121,7 +134,7 @@ class WeCom:
         def fetch():
             query = urlencode({"corpid": self.app.corp_id, "corpsecret": self.app.secret})
             answer = _wecom_checked(_call("GET", f"{self.app.api_base}/cgi-bin/gettoken?{query}"), "gettoken")
-            return str(answer["access_token"]), float(answer.get("expires_in") or 0)
+            return _token_of(answer, "access_token", "expires_in", "WeCom gettoken")
 
         return _cached(("wecom", self.app.api_base + self.app.corp_id + str(self.app.agent_id)), fetch, stale)
 
@@ -141,7 +154,8 @@ class WeCom:
             "agentid": self.app.agent_id,
             "template_card": card,
         }
-        return str(self._api("/cgi-bin/message/send", body, "send").get("response_code") or "")
+        code = self._api("/cgi-bin/message/send", body, "send").get("response_code")
+        return code if isinstance(code, str) else ""
 
     def update(self, response_code: str, replace_name: str) -> None:
         """The card's buttons become one grey line: what was decided."""

@@ -12,6 +12,7 @@ from services.chat import cards
 from services.chat.callbacks import Click
 from services.chat.deciding import decide
 from services.chat.worker import card_state, wake_cards
+from services.errors import Forbidden, NotFound, ServiceError, ValidationFailed
 from services.settings import Settings
 from services.team.words import speaking
 
@@ -35,6 +36,24 @@ def feishu_answer(click: Click, settings: Settings) -> dict[str, Any]:
                     (ChatCard.platform == "feishu") & (ChatCard.message_id == click.message_id)
                 ).execute()
         return answer
+
+
+def feishu_refusal(err: ServiceError, settings: Settings) -> dict[str, Any]:
+    """A refused callback: the error of docs/api.md §2 (in English, for logs and tools) and the toast the
+    clicker reads, in the team's language (docs/api.md §22)."""
+    with speaking(settings.default_language):
+        if isinstance(err, Forbidden):
+            toast = gettext("Refused: the team's Feishu app did not sign this request, or it is old or taken before.")
+        elif isinstance(err, ValidationFailed):
+            toast = gettext("Refused: this request cannot be read.")
+        elif isinstance(err, NotFound):
+            toast = gettext("No Feishu app is configured for this service.")
+        else:
+            toast = gettext("Refused: the service could not take this request.")
+    return {
+        "error": {"code": err.code, "message": err.message, "details": err.details},
+        "toast": {"type": "error", "content": toast},
+    }
 
 
 def wecom_click(click: Click, settings: Settings) -> bool:

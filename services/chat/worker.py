@@ -77,35 +77,44 @@ def send(row: ChatCard, settings: Settings) -> None:
             changes["card_id"] = f"{task.task_id}-{task.version}"
         else:
             raise ChatError(f"the {row.platform} app is not configured")
-    except ChatError as exc:
-        log.warning("a %s card for task %s was not sent: %s", row.platform, task.task_id, exc)
-        failed = row.attempts >= MAX_ATTEMPTS
-        with immediate():
-            ChatCard.update(
-                last_error=str(exc),
-                state="failed" if failed else "to_send",
-                next_attempt_at=_retry_at(row.attempts, settings),
-                updated_at=now_iso(),
-            ).where(ChatCard.id == row.id).execute()
+    except Exception as exc:  # any failure counts an attempt (docs/api.md §22): none keeps a card waiting for good
+        _logged(exc, "a %s card for task %s was not sent", row.platform, task.task_id)
+        _settle(row, last_error=_in_words(exc), **_failure(row, settings))
         return
+    _settle(row, state="sent", version=task.version, shown=shown, last_error=None, next_attempt_at=now_iso(), **changes)
+
+
+def _logged(exc: Exception, what: str, *args: Any) -> None:
+    """A ChatError is a line in words; anything else is unexpected, so its traceback goes to the log."""
+    if isinstance(exc, ChatError):
+        log.warning(what + ": %s", *args, exc)
+    else:
+        log.exception(what, *args)
+
+
+def _in_words(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ChatError) else f"an unexpected {type(exc).__name__} (see the service's log)"
+
+
+def _failure(row: ChatCard, settings: Settings) -> dict[str, Any]:
+    failed = row.attempts >= MAX_ATTEMPTS
+    return {"state": "failed" if failed else "to_send", "next_attempt_at": _retry_at(row.attempts, settings)}
+
+
+def _settle(row: ChatCard, **changes: Any) -> None:
+    """The outcome of the send `row` claimed, unless its lease ran out and another pass claimed it since."""
     with immediate():
-        ChatCard.update(
-            state="sent",
-            version=task.version,
-            shown=shown,
-            last_error=None,
-            next_attempt_at=now_iso(),
-            updated_at=now_iso(),
-            **changes,
-        ).where(ChatCard.id == row.id).execute()
+        ChatCard.update(updated_at=now_iso(), **changes).where(
+            (ChatCard.id == row.id) & (ChatCard.state == "to_send") & (ChatCard.attempts == row.attempts)
+        ).execute()
 
 
 def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
     """A sent card whose task's version moved on: redrawn when what it would say differs."""
     team = settings.team
-    buttons, shown = card_state(task, settings)
-    changes: dict[str, Any] = {"version": task.version, "shown": shown, "updated_at": now_iso()}
     try:
+        buttons, shown = card_state(task, settings)
+        changes: dict[str, Any] = {"version": task.version, "shown": shown, "updated_at": now_iso()}
         if shown != row.shown and row.platform == "feishu" and team.chat.feishu is not None and row.message_id:
             Feishu(team.chat.feishu).redraw(row.message_id, cards.feishu_card(task, team, settings.time_zone, buttons))
         elif shown != row.shown and row.platform == "wecom" and team.chat.wecom is not None:
@@ -113,11 +122,13 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
             note = shown["verdict"] or gettext("Changed: see the new card")
             if row.response_code:
                 WeCom(team.chat.wecom).update(row.response_code, cards.wecom_done(note))
-    except ChatError as exc:
-        log.warning("the %s card of task %s was not redrawn: %s", row.platform, task.task_id, exc)
+    except Exception as exc:  # as in send(): counted, and the other cards of the pass go on
+        _logged(exc, "the %s card of task %s was not redrawn", row.platform, task.task_id)
         with immediate():
             ChatCard.update(
-                last_error=str(exc), next_attempt_at=_retry_at(row.attempts + 1, settings), attempts=row.attempts + 1
+                last_error=_in_words(exc),
+                next_attempt_at=_retry_at(row.attempts + 1, settings),
+                attempts=row.attempts + 1,
             ).where(ChatCard.id == row.id).execute()
         return
     with immediate():

@@ -54,13 +54,15 @@ def one(query: Query, name: str) -> str:
     return values[0] if values else ""
 
 
-def check_query(keys: EventKeys, query: Query, max_age: int) -> tuple[int, str]:
-    """(timestamp, nonce) of a query signed with the account's token and within `max_age` of the clock; else 403."""
+def check_query(keys: EventKeys, query: Query, max_age: int) -> str:
+    """The signature of a query signed with the account's token and within `max_age` of the clock (its once-only
+    key: see first_time); else 403."""
     timestamp, nonce = one(query, "timestamp"), one(query, "nonce")
     expected = signature(keys.token, timestamp, nonce)
     if not hmac.compare_digest(one(query, "signature").encode(), expected.encode()):
         raise Forbidden("the signature does not match this account's token")
-    return in_window(timestamp, nonce, max_age), nonce
+    in_window(timestamp, nonce, max_age)
+    return expected
 
 
 def in_window(timestamp: str, nonce: str, max_age: int) -> int:
@@ -72,24 +74,27 @@ def in_window(timestamp: str, nonce: str, max_age: int) -> int:
     return int(timestamp)
 
 
-def first_time(scope: str, timestamp: int, nonce: str, max_age: int) -> bool:
-    """Remember (timestamp, nonce) for `scope` (inside immediate()); False when it was taken before.
-    Rows past twice the window go: a replay of them is refused by its timestamp."""
+def first_time(scope: str, key: str, max_age: int, timestamp: int = 0) -> bool:
+    """Remember `key` for `scope` (inside immediate()); False when it was taken before. The key of a query
+    whose signature sorts its parts is that signature: timestamp and nonce swapped sign the same, so a pair
+    kept in order would let a captured query through again (docs/api.md §18). Where the order is signed
+    (Feishu), the key is the nonce with its `timestamp`. Rows past twice the window go: a replay of them is
+    refused by its timestamp."""
     now = utcnow()
     SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
     return bool(
-        SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=nonce[:64], seen_at=iso(now))
+        SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=key[:64], seen_at=iso(now))
         .on_conflict_ignore()
         .as_rowcount()
         .execute()
     )
 
 
-def _once(account: str, timestamp: int, nonce: str, settings: Settings) -> bool:
-    """(timestamp, nonce) taken for the first time (inside immediate()), logged when it was not."""
-    if first_time(f"wechat:{account}", timestamp, nonce, settings.event_max_age):
+def _once(account: str, key: str, settings: Settings) -> bool:
+    """The query's signature taken for the first time (inside immediate()), logged when it was not."""
+    if first_time(f"wechat:{account}", key, settings.event_max_age):
         return True
-    log.warning("account %s: a (timestamp, nonce) already taken changed nothing", account)
+    log.warning("account %s: a signed query already taken changed nothing", account)
     return False
 
 
@@ -97,10 +102,10 @@ def verify(account: str, query: Query, settings: Settings) -> str:
     """GET: the platform checks the server URL; answer `echostr` when the signature and timestamp hold and
     the (timestamp, nonce) is new. It is remembered, so a captured GET query cannot sign a push."""
     keys = keys_for(account, settings)
-    timestamp, nonce = check_query(keys, query, settings.event_max_age)
+    key = check_query(keys, query, settings.event_max_age)
     with immediate():
-        if not _once(account, timestamp, nonce, settings):
-            raise Forbidden("this (timestamp, nonce) was already taken")
+        if not _once(account, key, settings):
+            raise Forbidden("this signed (timestamp, nonce) was already taken")
     return one(query, "echostr")
 
 
@@ -184,7 +189,7 @@ def receive(account: str, query: Query, body: bytes, settings: Settings, other: 
     replayed (timestamp, nonce), unknown or settled publish ids, a body the service cannot read) changes
     nothing and is answered success; unsigned, stale or (with a key) unsealed ones are 403."""
     keys = keys_for(account, settings)
-    timestamp, nonce = check_query(keys, query, settings.event_max_age)
+    key = check_query(keys, query, settings.event_max_age)
     try:
         event: ET.Element | None = open_event(account, keys, query, body, settings)
     except ValidationFailed as exc:  # signed by the account's token, yet unreadable: nothing to change
@@ -194,7 +199,7 @@ def receive(account: str, query: Query, body: bytes, settings: Settings, other: 
         event = None
     publish_id, status, article_id, url = _publish_result(event) if event is not None else (None,) * 4
     with immediate():  # the query is spent even when its body was unreadable
-        if not _once(account, timestamp, nonce, settings):
+        if not _once(account, key, settings):
             return False
         if publish_id is None:
             return event is not None and other is not None and other(account, event, settings)

@@ -48,6 +48,14 @@ def test_a_captured_query_forges_and_replays_nothing(tmp_path, settings, fake):
             requests.post(url, params=old, data=publish_event_xml(publish_id, 4, None, None), timeout=5).status_code
             == 403
         )
+        # The signature sorts token, timestamp and nonce: the same query with the two swapped signs the same,
+        # so it is as taken as the first (docs/api.md §18).
+        now = int(time.time())
+        first = {"signature": sha1_sorted(TOKEN, str(now), str(now + 1)), "timestamp": str(now), "nonce": str(now + 1)}
+        assert requests.post(url, params=first, data=hello, timeout=5).text == "success"
+        swapped = {**first, "timestamp": str(now + 1), "nonce": str(now)}
+        forged = publish_event_xml(publish_id, 0, "X", "https://mp.weixin.qq.com/s/forged")
+        assert requests.post(url, params=swapped, data=forged, timeout=5).text == "success"
         assert live_of(base, session, task)["status"] == "publishing"
         # The platform's own event, new timestamp and nonce, still settles it.
         wait_until(lambda: fake.publishes[publish_id]["status"] == 0, 10, "the fake did not finish")

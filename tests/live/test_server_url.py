@@ -186,8 +186,8 @@ def test_a_replayed_or_stale_query_changes_nothing(admin_client, fake, served_ur
     _unchanged(admin_client, task)
     from models import SeenNonce, db
 
-    with db.connection_context():
-        assert SeenNonce.select().where(SeenNonce.nonce == nonce).count() == 1
+    with db.connection_context():  # the once-only key is the query's signature (docs/api.md §18)
+        assert SeenNonce.select().where(SeenNonce.nonce == sha1_sorted(PLAIN_TOKEN, query_time, nonce)).count() == 1
 
 
 @pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
