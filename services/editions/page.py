@@ -107,7 +107,11 @@ def task_offer(task: dict[str, Any], settings: Settings) -> dict[str, Any] | Non
     "composing": the account's newest draft edition it could join (None when there is none or it is full),
     "quota": the sends left}; None for anything else, which no edition takes."""
     live = task.get("live") or {}
-    if task["contentType"] != "article" or task["status"] != "published" or live.get("status") in (*LIVE_PENDING, "live"):
+    if (
+        task["contentType"] != "article"
+        or task["status"] != "published"
+        or live.get("status") in (*LIVE_PENDING, "live")
+    ):
         return None
     account = task["publicAccount"]
     held = (
