@@ -32,6 +32,7 @@ from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import TaskListQuerySchema
 from services import review
 from services.editions.page import page_data as edition_page_data
+from services.editions.page import task_offer
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.live import failure_words
@@ -255,6 +256,7 @@ def _readers(task):
         "chart": reads_chart(stats["days"]) if stats else None,
         "stats_failure": stats_failure_words(task["id"]) if stats and stats["lastError"] else None,
         "live_failure": failure_words(task["id"]) if standing == "failed" else None,
+        "edition_offer": task_offer(task, settings()),
         "stats_hour": settings().stats_hour,
     }
 

@@ -58,7 +58,7 @@ WORDS = {
     "publish.uploading": _l("Uploading images: %(done)s of %(total)s…"),
     "publish.saving": _l("Saving the draft on WeChat…"),
     "publish.starting": _l("Starting the publish…"),
-    "publish.done": _l("Published as WeChat draft %(draft)s."),
+    "publish.done": _l("Published as WeChat draft."),
     "publish.failed": _l("Publishing failed: %(error)s. Fix the cause and retry the job."),
     "publish.no_reason": _l("no reason given"),
     "publish.finished": _l("Publish attempt finished."),
@@ -92,9 +92,11 @@ WORDS = {
     "deleted": _l('Deleted the task "%(topic)s" (%(count)s files removed).'),
     # static/review_live.js (docs/api.md §18)
     "live.confirm_now": _l(
-        'Publish "%(topic)s" to the account\'s readers now? Readers see it at once; only '
-        "WeChat's back office can take it down."
+        'Publish "%(topic)s" to the account\'s readers now? It gets its address at once, but followers are not '
+        "notified, and it can no longer join an edition; only WeChat's back office can take it down."
     ),
+    "live.in_edition": _l("“%(topic)s” is in today's edition: send it to followers here."),
+    "busy.adding": _l("Adding…"),
     "live.asked": _l("Sent to WeChat for publishing; the result appears here when WeChat reports it."),
     "live.scheduled": _l("Scheduled for readers at %(when)s."),
     "live.canceled": _l("The schedule was canceled."),

@@ -19,12 +19,13 @@ import requests
 
 from fakeplatform import FakePlatform
 from fakeplatform.chatapps import FakeChatApps, describe_card
+from fakeplatform.freepublish import encoding_aes_key
 from fakeplatform.robots import FakeRobot
 from models import db
 from rules import accounts
 from services.auth import save_admin
 from services.chat.linking import link_chat
-from services.demo import seed, seed_edition, seed_live
+from services.demo import seed, seed_edition, seed_live, task_count
 from services.settings import configured_accounts
 
 DEMO_ADMIN = "demo"
@@ -76,14 +77,52 @@ def start_fake_platform():
     return fake, fake.start()
 
 
-def push_events_to(fake, public_url):
-    """The fake platform tells the demo when an article went live, at each account's server URL."""
+def safe_mode_settings(codes=None):
+    """One account in safe mode (docs/api.md §18): the last of two or more gets a new EncodingAESKey, so the
+    demo tries both modes; the others stay plaintext."""
+    codes = tuple(codes or demo_accounts())
+    if len(codes) < 2:
+        return {}
+    return {accounts.setting_prefix(codes[-1]) + "_AES_KEY": encoding_aes_key()}
+
+
+def push_events_to(fake, public_url, aes_keys=None):
+    """The fake platform tells the demo when an article went live, at each account's server URL: encrypted
+    for an account with an EncodingAESKey in `aes_keys` (safe_mode_settings), plaintext otherwise."""
     settings = platform_settings("")
     for code in demo_accounts():
         prefix = accounts.setting_prefix(code)
+        key = (aes_keys or {}).get(prefix + "_AES_KEY", "")
         fake.send_events_to(
-            settings[prefix + "_APPID"], f"{public_url}/wechat/{code}/events", settings[prefix + "_TOKEN"]
+            settings[prefix + "_APPID"],
+            f"{public_url}/wechat/{code}/events",
+            settings[prefix + "_TOKEN"],
+            aes_key=key,
+            mode="aes" if key else "plain",
         )
+
+
+def callback_lines(url, config):
+    """What a tester points at the demo (the demo's own secrets, never an instance's): each account's server
+    URL with its token and, in safe mode, its EncodingAESKey (docs/api.md §18), and the chat apps' callbacks
+    (docs/api.md §22)."""
+    lines = ["  Server URL  each account's platform pushes its results here (its server configuration):"]
+    for code in demo_accounts():
+        prefix = accounts.setting_prefix(code)
+        key = config.get(prefix + "_AES_KEY")
+        mode = f"EncodingAESKey {key}   (safe mode)" if key else "(plaintext mode)"
+        lines.append(
+            f"              {url}/wechat/{code}/events   AppID {config[prefix + '_APPID']}   "
+            f"Token {config[prefix + '_TOKEN']}   {mode}"
+        )
+    return [
+        *lines,
+        "  Callbacks   the chat apps' button clicks:",
+        f"              Feishu {url}/feishu/card   Verification Token {config['FEISHU_VERIFICATION_TOKEN']}   "
+        f"Encrypt Key {config['FEISHU_ENCRYPT_KEY']}",
+        f"              WeCom  {url}/wecom/events   Token {config['WECOM_TOKEN']}   "
+        f"EncodingAESKey {config['WECOM_AES_KEY']}   CorpID {config['WECOM_CORP_ID']}",
+    ]
 
 
 def mcp_lines(url: str, token: str) -> list[str]:
@@ -211,6 +250,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         "REVIEW_UPLOADS_PATH": str(folder / "uploads"),
         "DATABASE_URL": "",
         **platform_settings(base_url),
+        **safe_mode_settings(),
         "NOTIFY_WECOM_WEBHOOK_URL": robot.url,
     }
     # Its own tokens too: the banner prints them, and a real token from the environment must not be.
@@ -231,8 +271,9 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         live = seed_live(app.extensions["settings"], DEMO_ADMIN) if worker else None
         edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
         link_chat(DEMO_ADMIN, DEMO_FEISHU, DEMO_WECOM)
+        tasks = task_count()  # the list's: the samples and the demo's further ones (seed_edition)
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"
-    push_events_to(fake, url)  # going live reaches a (fake) article URL
+    push_events_to(fake, url, app.config)  # going live reaches a (fake) article URL
     threading.Thread(target=_when_listening, args=(fake, chat, url, edition), daemon=True).start()
     banner = [
         "",
@@ -240,7 +281,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"  Open        {url}/login",
         f"  User name   {DEMO_ADMIN}",
         f"  Password    {password}   (shown only now)",
-        f"  Sample data {len(created['tasks'])} review tasks, {len(created['feedback'])} feedback records, "
+        f"  Sample data {tasks} review tasks, {len(created['feedback'])} feedback records, "
         f"{len(created['library'])} library images",
         f"  WeChat      fake platform at {base_url} (drafts are kept in memory; each call takes "
         f"{latency[0] * 1000:g} ms ± {latency[1] * 1000:g} ms, as from afar)",
@@ -252,12 +293,14 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         f"the demo taps one (printed here) as {DEMO_ADMIN}, linked with link-chat",
         *(
             [
-                f"  Followers   an edition of {len(edition['taskIds'])} articles was sent to the fake platform's "
-                f"followers (its counts and links arrive in a moment): {url}/editions"
+                f"  Followers   yesterday's edition of {len(edition['taskIds'])} articles was sent to the fake "
+                f"platform's followers (its counts and links arrive in a moment): {url}/editions; today's send "
+                "is still free: approve and publish an article, then add it to today's edition from its page"
             ]
             if edition
             else []
         ),
+        *callback_lines(url, app.config),
         *(
             [
                 f'  Readers     "{live["topic"]}" is live on the fake platform ({live["live"]["articleUrl"]}), with a '

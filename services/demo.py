@@ -12,10 +12,11 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from models.assets import Asset
+from models.editions import Edition
 from models.live import TaskLive
 from models.review import ReviewTask
 from models.writes import immediate
-from rules.ids import iso, utcnow
+from rules.ids import iso, parse_iso, utcnow
 from schemas.feedback import FeedbackCreateSchema
 from schemas.review import CreateTaskSchema, DecisionSchema
 from services import assets as asset_service
@@ -337,7 +338,20 @@ def seed_edition(settings: Settings, admin_username: str) -> dict[str, Any] | No
         if time.monotonic() > deadline:
             return None
         time.sleep(0.2)
-    return edition if edition["status"] == "sent" else None
+    if edition["status"] != "sent":
+        return None
+    # The sample's story: yesterday's edition. Sent today it would spend the account's one send of the day
+    # (docs/api.md §21, the quota counts by sendAt), and the tester could send nothing from /editions.
+    with immediate():
+        Edition.update(send_at=iso(parse_iso(edition["sendAt"]) - timedelta(days=1))).where(
+            Edition.edition_id == edition["id"]
+        ).execute()
+    return editions.get_edition(proposed["id"])
+
+
+def task_count() -> int:
+    """The tasks the review list shows: the samples and the demo's further ones."""
+    return ReviewTask.select().count()
 
 
 def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[str, Any] | None:

@@ -62,7 +62,7 @@
     const job = added[added.length - 1];
     if (!job) return {};
     return job.status === "succeeded"
-      ? { ok: T("publish.done", { draft: job.draftMediaId }) }
+      ? { ok: T("publish.done") }  // the draft's media id is the jobs table's, small: it means nothing here
       : { failure: T("publish.failed", { error: job.lastError || T("publish.no_reason") }) };
   }
 

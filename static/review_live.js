@@ -27,6 +27,33 @@
     window.location.reload();
   }
 
+  /* The day's edition first (docs/api.md §21): the article joins the account's draft edition (or starts
+     one) through /api/editions, and the editor goes on to the Send to followers page to send it. */
+  const offer = document.getElementById("edition-offer");
+  const add = document.getElementById("edition-add");
+  if (offer && add) {
+    add.addEventListener("click", async () => {
+      error.hidden = true;
+      const editionId = offer.dataset.editionId;
+      const before = add.textContent;
+      add.disabled = true;
+      add.textContent = T("busy.adding");
+      const result = editionId
+        ? await window.Api.call("PATCH", `/api/editions/${encodeURIComponent(editionId)}`,
+          { taskIds: [...JSON.parse(offer.dataset.editionTasks || "[]"), task.id] })
+        : await window.Api.call("POST", "/api/editions", { account: offer.dataset.account, taskIds: [task.id] });
+      if (!result.ok) {
+        add.disabled = false;
+        add.textContent = before;
+        window.Api.showMessage(error, window.Api.describe(result.error));
+        return;
+      }
+      window.Api.flash(T("live.in_edition", { topic: task.topic }));
+      const query = new URLSearchParams({ account: offer.dataset.account, edition: result.data.id });
+      window.location.assign(`/editions?${query}`);
+    });
+  }
+
   const now = document.getElementById("live-now");
   if (now) {
     now.addEventListener("click", () => {

@@ -8,7 +8,7 @@ from typing import Any
 from models.editions import Edition
 from models.live import TaskLive
 from models.review import PublishJob, ReviewTask
-from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
+from rules.vocabulary import EDITION_HOLDS, EDITION_MAX_ARTICLES, LIVE_PENDING
 from services import editions
 from services.asset_refs import resolve_many
 from services.settings import Settings
@@ -97,5 +97,33 @@ def page_data(account: str, settings: Settings, edition_id: str | None = None) -
         "candidates": draft_ready(account),
         "composing": _with_articles(composing, known) if composing else None,
         "editions": [_with_articles(edition, known) for edition in listed],
+        "quota": editions.quota_left(account, settings),
+    }
+
+
+def task_offer(task: dict[str, Any], settings: Settings) -> dict[str, Any] | None:
+    """What the task page offers to reach followers (docs/api.md §18 "Pages", §21): for a published article
+    not live nor going live, {"holding": the edition that holds it (draft, scheduled or sending) or None,
+    "composing": the account's newest draft edition it could join (None when there is none or it is full),
+    "quota": the sends left}; None for anything else, which no edition takes."""
+    live = task.get("live") or {}
+    if (
+        task["contentType"] != "article"
+        or task["status"] != "published"
+        or live.get("status") in (*LIVE_PENDING, "live")
+    ):
+        return None
+    account = task["publicAccount"]
+    held = (
+        Edition.select()
+        .where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
+        .order_by(Edition.id.desc())
+    )
+    holding = next((edition for edition in held if task["id"] in (edition.task_ids or [])), None)
+    drafts = [edition for edition in held if edition.status == "draft"]
+    composing = drafts[0] if drafts and len(drafts[0].task_ids or []) < EDITION_MAX_ARTICLES else None
+    return {
+        "holding": editions.edition_to_dict(holding) if holding is not None else None,
+        "composing": editions.edition_to_dict(composing) if composing is not None and holding is None else None,
         "quota": editions.quota_left(account, settings),
     }

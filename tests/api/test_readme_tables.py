@@ -57,3 +57,44 @@ def test_every_mcp_tool_has_its_row_with_its_arguments():
         if tool.name == "create_review_task":  # "the creation body": the API's own, documented there
             properties = {"idempotencyKey"}
         assert properties <= named, (tool.name, properties - named)
+
+
+def test_the_team_settings_table_gives_the_declared_defaults():
+    """The "Tell the team" table's defaults are the settings table's (services/settings/declaration.py), an
+    explanation after a colon aside: `NOTIFY_EVENTS` said "all five" when seven events were told."""
+    from services.settings import markdown_table
+
+    declared = {}
+    for line in markdown_table().splitlines()[2:]:
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        for name in re.findall(r"`([A-Z][\w<>]*)`", cells[0]):
+            declared[name] = cells[-1]
+    start = README.index("\n## Tell the team")
+    section = README[start : README.index("\n## ", start + 1)]
+    rows = re.findall(r"^\| (`[A-Z].*?) \| .* \| (.*?) \|$", section, re.M)
+    assert len(rows) >= 8, rows
+    for names_cell, default in rows:
+        names = re.findall(r"`([A-Z][\w<>]*)`", names_cell)
+        said = {part.split(":")[0].strip() for part in default.split(", ")}
+        assert said == {declared[name] for name in names}, (names, default)
+
+
+def test_the_quick_start_says_which_tests_are_skipped_until_their_programs_are_installed():
+    """A fresh clone skips the browser, PostgreSQL and nginx tests; the Quick start says so, with the packages
+    the tests' own skip reasons name (tests/browser/conftest.py, tests/conftest.py,
+    tests/operations/test_deploy_nginx.py, tests/helpers/browser.py)."""
+    start = README.index("\n## Quick start")
+    quick = README[start : README.index("\n## ", start + 1)]
+    assert re.findall(r"```sh\n(.*?)\n```", quick, re.S)[:2] == [
+        "pip install -e . && python app.py",
+        "pip install -e '.[test]' && python -m pytest",
+    ]  # the two commands stay as they are
+    for said in (
+        "skips",
+        ".ci/run",
+        "apt-get install chromium",
+        "axe-core@4.11.4",
+        "apt-get install\npostgresql",
+        "apt-get install\nnginx",
+    ):
+        assert said in quick, said

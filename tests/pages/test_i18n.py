@@ -187,3 +187,14 @@ def test_error_pages_speak_the_page_language(make_app):
     login(client)
     page = client.get("/review/no-such-task").get_data(as_text=True)
     assert '<html lang="zh-CN">' in page and "要找的内容不存在或已删除。" in page and "返回审核列表" in page
+
+
+def test_the_api_docs_page_is_named_in_the_pages_language(admin_client):
+    """Its title and headings are the page's words (接口文档 on a Chinese page); the document itself is the
+    API's, in English (docs/api.md §14)."""
+    admin_client.set_cookie("review_lang", "zh-CN")
+    html = admin_client.get("/api/docs").get_data(as_text=True)
+    assert "<h1>接口文档</h1>" in html and "<title>接口文档 · " in html, html[:600]
+    assert "<h2>Webhooks</h2>" not in html
+    admin_client.set_cookie("review_lang", "en")
+    assert "<h1>API</h1>" in admin_client.get("/api/docs").get_data(as_text=True)

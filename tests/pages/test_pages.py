@@ -241,7 +241,7 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
     # The day's edition of three articles went to the fake platform's followers (docs/api.md §21).
     [edition] = client.get("/api/editions").get_json()
     assert edition["status"] == "sent" and len(edition["taskIds"]) == 3, edition
-    assert "/editions" in text and "an edition of 3 articles" in text
+    assert "/editions" in text and "yesterday's edition of 3 articles" in text
     sent = app.test_client().post(
         "/api/feedbacks",
         headers={"x-feedback-client-token": client_token},
