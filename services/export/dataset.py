@@ -65,10 +65,24 @@ def dataset_lines(query: DatasetQuery) -> Iterator[str]:
     count = 0
     for record in raw_records(query):
         for line in [record] if shape is None else shape(record):
-            yield json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+            yield json_line(line)
             count += 1
             if query.limit is not None and count >= query.limit:
                 return
+
+
+# Characters that end a line for a reader splitting the Unicode way (str.splitlines) but that json.dumps
+# writes as they are: escaped, so each record stays one line (docs/api.md §20). Only strings hold them.
+_LINE_ENDS = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\u0085"))
+
+
+def json_line(value: Any) -> str:
+    """`value` as one JSON Lines line, its newline included."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for end, escaped in _LINE_ENDS:
+        if end in text:  # rare: a scan, not a copy of a long line
+            text = text.replace(end, escaped)
+    return text + "\n"
 
 
 def dataset_chunks(query: DatasetQuery) -> Iterator[str]:

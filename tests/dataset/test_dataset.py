@@ -276,6 +276,33 @@ def test_kto_labels_approved_articles_true_and_rejected_values_false(story, admi
     ]
 
 
+def test_line_separators_in_the_texts_leave_one_record_a_line(app, client, admin_client, agent_headers):
+    """docs/api.md §20: U+2028, U+2029 and U+0085 are written escaped; before, a reader splitting the Unicode
+    way (str.splitlines, as Python's text readers do) read each record as several lines."""
+    separators = "\u2028\u2029\x85"
+    cover = make_asset(app, 900, 500)
+    prompts = [f"第{number}段{separators}第二段" for number in range(3)]
+    for prompt in prompts:
+        payload = article_payload([cover["url"]], context={"prompt": prompt})
+        payload["candidates"]["titles"][0] = f"标题{separators}续"
+        payload["candidates"]["bodyOptions"][0]["content"] = f"# 芯片\n\n正文{separators}A"
+        task = create_task(client, agent_headers, payload)
+        ok(
+            admin_client.post(
+                decision_url(task),
+                json={"action": "approve_without_publish", "selections": article_selections(task, cover)},
+            )
+        )
+    for name, count in (("raw", 3), ("sft", 3), ("dpo", 6), ("kto", 3)):
+        text = admin_client.get("/api/review/dataset", query_string={"format": name}).get_data(as_text=True)
+        assert not set(separators) & set(text), name
+        lines = text.splitlines()
+        assert len(lines) == text.count("\n") == count, (name, len(lines))
+        records = [json.loads(line) for line in lines]
+        assert separators in json.dumps(records, ensure_ascii=False), name  # the characters themselves come back
+    assert [record["context"]["prompt"] for record in export(admin_client, "raw")] == prompts
+
+
 def test_filters_credentials_and_refusals(story, app, client, admin_client, agent_headers):
     main = story["main"]
     day = decided_at(main)[:10]
