@@ -268,6 +268,34 @@ def test_dpo_prefers_the_approved_replacement_and_the_picked_option(story, admin
     ]
 
 
+def is_conversational_preference(line):
+    """TRL's test for a conversational preference example (trl.data_utils.is_conversational, for DPOTrainer):
+    `prompt`, `chosen` and `rejected` are lists of {role, content} messages; TRL itself is not a dependency."""
+    return set(line) == {"prompt", "chosen", "rejected"} and all(
+        isinstance(line[key], list)
+        and line[key]
+        and all(isinstance(message, dict) and set(message) == {"role", "content"} for message in line[key])
+        for key in line
+    )
+
+
+def test_trl_dpo_is_the_dpo_pairs_in_trls_conversational_shape(story, admin_client):
+    """docs/api.md §20: TRL does not recognise `dpo` (OpenAI's) as conversational; `trl-dpo` is its shape."""
+    lines, pairs = export(admin_client, "trl-dpo"), export(admin_client, "dpo")
+    assert not any(is_conversational_preference(line) for line in pairs)
+    assert all(is_conversational_preference(line) for line in lines) and len(lines) == len(pairs) == 2
+    for line, pair in zip(lines, pairs, strict=True):
+        assert [message["role"] for message in line["prompt"]] == ["user"]
+        assert line["chosen"] == pair["preferred_output"] and line["rejected"] == pair["non_preferred_output"]
+        assert [message["role"] for message in line["chosen"] + line["rejected"]] == ["assistant", "assistant"]
+        assert line["prompt"] == pair["input"]["messages"]
+    assert lines[0] == {
+        "prompt": [{"role": "user", "content": f"{PROMPT}\n\n[title]"}],
+        "chosen": [{"role": "assistant", "content": NEW_TITLE}],
+        "rejected": [{"role": "assistant", "content": REJECTED_TITLE}],
+    }
+
+
 def test_kto_labels_approved_articles_true_and_rejected_values_false(story, admin_client):
     assert export(admin_client, "kto") == [
         {"prompt": PROMPT, "completion": f"# {NEW_TITLE}\n\n{EDITED}", "label": True},
@@ -293,7 +321,7 @@ def test_line_separators_in_the_texts_leave_one_record_a_line(app, client, admin
                 json={"action": "approve_without_publish", "selections": article_selections(task, cover)},
             )
         )
-    for name, count in (("raw", 3), ("sft", 3), ("dpo", 6), ("kto", 3)):
+    for name, count in (("raw", 3), ("sft", 3), ("dpo", 6), ("trl-dpo", 6), ("kto", 3)):
         text = admin_client.get("/api/review/dataset", query_string={"format": name}).get_data(as_text=True)
         assert not set(separators) & set(text), name
         lines = text.splitlines()
@@ -401,8 +429,8 @@ def test_the_readmes_examples_have_each_formats_shape(story, admin_client):
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Decisions as data")
     blocks = re.findall(r"```jsonl\n(.*?)```", readme[start : readme.index("\n## ", start + 1)], re.S)
-    assert len(blocks) == 4
-    for name, block in zip(("raw", "sft", "dpo", "kto"), blocks, strict=True):
+    assert len(blocks) == 5
+    for name, block in zip(("raw", "sft", "dpo", "trl-dpo", "kto"), blocks, strict=True):
         shown = [json.loads(line) for line in block.splitlines()]
         real = export(admin_client, name)
         assert len(shown) == 3 and all(set(line) == set(real[0]) for line in shown), name
