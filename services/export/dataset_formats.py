@@ -2,7 +2,7 @@
 one `raw` record (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 TEXT_FIELDS = ("title", "summary", "description", "body")
@@ -73,33 +73,31 @@ def preference_pairs(record: dict[str, Any]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def _messages(record: dict[str, Any]) -> list[tuple[list[dict[str, str]], ...]]:
-    """Per preference pair: (the user's message, the preferred answer, the other), each a list of messages."""
+def _messages(record: dict[str, Any]) -> Iterator[tuple[list[dict[str, str]], ...]]:
+    """Per preference pair: (the user's message, the preferred answer, the other), each a list of messages.
+    One pair at a time: a long article's pairs, each with its body written out, are not all held at once."""
     prompt = _prompt(record)
     if not prompt:
-        return []
-    return [
-        (
+        return
+    for field, preferred, other in preference_pairs(record):
+        yield (
             [{"role": "user", "content": field_prompt(prompt, field)}],
             [{"role": "assistant", "content": _text(record, field, preferred)}],
             [{"role": "assistant", "content": _text(record, field, other)}],
         )
-        for field, preferred, other in preference_pairs(record)
-    ]
 
 
-def dpo(record: dict[str, Any]) -> list[dict[str, Any]]:
+def dpo(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """OpenAI's preference fine-tuning file."""
-    return [
-        {"input": {"messages": user}, "preferred_output": preferred, "non_preferred_output": other}
-        for user, preferred, other in _messages(record)
-    ]
+    for user, preferred, other in _messages(record):
+        yield {"input": {"messages": user}, "preferred_output": preferred, "non_preferred_output": other}
 
 
-def trl_dpo(record: dict[str, Any]) -> list[dict[str, Any]]:
+def trl_dpo(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The same pairs in TRL's conversational preference format (prompt, chosen and rejected as message
     lists), which its DPOTrainer reads and OpenAI's format does not give it."""
-    return [{"prompt": user, "chosen": preferred, "rejected": other} for user, preferred, other in _messages(record)]
+    for user, preferred, other in _messages(record):
+        yield {"prompt": user, "chosen": preferred, "rejected": other}
 
 
 def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,7 +125,7 @@ def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
-FORMATTERS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+FORMATTERS: dict[str, Callable[[dict[str, Any]], Iterable[dict[str, Any]]]] = {
     "sft": sft,
     "dpo": dpo,
     "trl-dpo": trl_dpo,
