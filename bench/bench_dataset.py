@@ -1,6 +1,12 @@
 """Memory of the dataset export (docs/api.md §20, docs/performance.md) as the decided tasks grow.
 
-    python bench/bench_dataset.py [--counts 1000,10000] [--formats raw,sft,dpo,kto]
+    python bench/bench_dataset.py [--size small|big] [--counts 1000,10000] [--formats raw,sft,dpo,trl-dpo,kto]
+                                  [--served]
+
+`--size big` builds the template as teams meet tasks (~350 KB stored: four long body options, 50 titles and
+summaries, the body rejected twice and replaced; counts 50,200 by default); `--served` then measures, after
+each count, the resident memory of a fresh `python app.py` on the same database while it streams each
+format and four `raw` exports at once over HTTP.
 
 One article is decided through the HTTP API the way an editor and the agent do it: created with a prompt,
 its title rejected and replaced by the agent's PATCH, its body edited, approved, then live with 7 days of
@@ -14,19 +20,24 @@ The streamed peaks stay flat from the first count to the last; the list grows wi
 
 import argparse
 import io
+import json
 import logging
+import os
+import subprocess
 import sys
 import time
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
+import requests
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app import create_app
-from bench.common import work_folder
+from bench.common import ROOT, free_port, work_folder
 from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG
 from models import ReviewTask, TaskDayStats, TaskLive, TimelineEvent, db
 from rules.ids import iso, parse_iso
@@ -99,8 +110,13 @@ def decided_article(app):
     for step in steps:
         if step.status_code != 200:
             raise SystemExit(f"building the template failed: {step.status_code} {step.get_data(as_text=True)[:300]}")
+    return live_with_days(created["id"])
+
+
+def live_with_days(task_id):
+    """The decided task live, with 7 days of readers' figures; returns its row id."""
     with db.connection_context():
-        task = ReviewTask.get(ReviewTask.task_id == created["id"])
+        task = ReviewTask.get(ReviewTask.task_id == task_id)
         now = task.decided_at
         TaskLive.create(
             task=task,
@@ -129,6 +145,96 @@ def decided_article(app):
                 fetched_at=now,
             )
         return task.id
+
+
+def _paragraphs(seed, chars):
+    """Markdown of about `chars` characters, different for each seed (so no two options are the same)."""
+    line = f"第{seed}稿：" + "半导体产业正在经历新的变化，先进封装把几颗芯片装进一个壳里，散热和良率成了新的难题。"
+    return "# 背景\n\n" + "\n\n".join(f"{number}. {line}" for number in range(chars // (len(line) + 6)))
+
+
+def decided_big_article(app, body_chars=10_000, options=4, rounds=2):
+    """A task of the size teams meet (~350 KB stored): `options` long body options, 50 titles and 50
+    summaries, the body rejected `rounds` times and replaced by the agent each time (the history holds
+    each before/after and its diff), then edited and approved; returns its row id."""
+    client, admin = app.test_client(), app.test_client()
+    with db.connection_context():
+        save_admin(ADMIN[0], ADMIN[1], "review,feedback")
+    admin.post("/api/auth/login", data={"username": ADMIN[0], "password": ADMIN[1]})
+    png = io.BytesIO()
+    Image.new("RGB", (900, 500), (40, 90, 160)).save(png, "PNG")
+    cover = client.post("/api/assets/upload", headers=AGENT, data={"file": (io.BytesIO(png.getvalue()), "c.png")})
+    cover = cover.get_json()
+    bodies = [_paragraphs(number, body_chars) for number in range(options)]
+    created = client.post(
+        "/api/review/agent/tasks",
+        headers=AGENT,
+        json={
+            "publicAccount": "silicon-rise",
+            "topic": "芯片的下一个十年",
+            "context": {"prompt": "写一篇芯片科普，" + "要讲清楚先进封装。" * 200, "model": "m"},
+            "candidates": {
+                "titles": [f"芯片的下一个十年（第{n}版）" for n in range(50)],
+                "summaries": [f"第{n}版摘要：" + "从制程到封装，一次看懂。" * 7 for n in range(50)],
+                "bodyOptions": [
+                    {"id": f"b{n}", "outline": "背景|展望", "focuses": ["封装"], "content": body}
+                    for n, body in enumerate(bodies)
+                ],
+                "coverImages": [cover["url"]],
+            },
+        },
+    ).get_json()
+    selections = {
+        "title": "芯片的下一个十年（第0版）",
+        "summary": created["candidates"]["summaries"][0],
+        "body": bodies[0],
+        "coverImage": {"assetId": cover["assetId"]},
+    }
+    steps, body = [], bodies[0]
+    for number in range(rounds):
+        steps.append(
+            admin.post(
+                f"/api/review/tasks/{created['id']}/decision",
+                json={
+                    "action": "reject_rework",
+                    "rejectedElements": ["body"],
+                    "rejectionReason": "content_quality",
+                    "rejectionNote": "再展开一些",
+                    "selections": {**selections, "body": body},
+                    "lockedSelections": {k: v for k, v in selections.items() if k != "body"},
+                },
+            )
+        )
+        body = _paragraphs(100 + number, body_chars)
+        steps.append(
+            client.patch(f"/api/review/agent/tasks/{created['id']}/elements", headers=AGENT, json={"body": body})
+        )
+    edited = body + "\n\n编辑补上了一句。"
+    steps.append(
+        admin.post(
+            f"/api/review/tasks/{created['id']}/decision",
+            json={
+                "action": "approve_without_publish",
+                "bodyDraft": {"sourceBodyCandidateId": "b0", "markdown": edited},
+                "selections": {**selections, "body": edited},
+            },
+        )
+    )
+    for step in steps:
+        if step.status_code != 200:
+            raise SystemExit(f"building the template failed: {step.status_code} {step.get_data(as_text=True)[:300]}")
+    return live_with_days(created["id"])
+
+
+def stored_kib(pk):
+    """The template's stored size: its row's text columns and its events' data, UTF-8."""
+    with db.connection_context():
+        task = ReviewTask.get_by_id(pk)
+        texts = [ReviewTask._meta.fields[name].db_value(getattr(task, name)) for name in ReviewTask._meta.fields]
+        texts += [
+            json.dumps(e.data, ensure_ascii=False) for e in TimelineEvent.select().where(TimelineEvent.task == pk)
+        ]
+        return sum(len(text.encode()) for text in texts if isinstance(text, str)) / 1024
 
 
 def _rows(model, where):
@@ -185,12 +291,76 @@ def peak(run):
         tracemalloc.stop()
 
 
+def memory(pid):
+    """(VmRSS, VmHWM) of a process, in MiB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            found[name] = int(value.split()[0]) / 1024
+    return found["VmRSS"], found["VmHWM"]
+
+
+def served_growth(work, formats, at_once=4):
+    """Each format exported once, then `raw` by `at_once` clients together, from a fresh `python app.py` on
+    the prepared database, read over HTTP: {label: (resident MiB before, peak MiB, MiB after)} of that process
+    (VmRSS, VmHWM), what an operator sees."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "REVIEW_INSTANCE_PATH": str(work / "instance"),
+        "REVIEW_UPLOADS_PATH": str(work / "uploads"),
+        "PORT": str(port),
+        "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
+        "WEBHOOK_SENDER_ENABLED": "false",
+        "WECHAT_LIVE_WORKER_ENABLED": "false",
+        "WECHAT_STATS_ENABLED": "false",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def export(name):
+        with requests.get(f"{base}/api/review/dataset?format={name}", headers=AGENT, stream=True, timeout=600) as r:
+            return sum(len(chunk) for chunk in r.iter_content(64 * 1024))
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the service did not start")
+            time.sleep(0.2)
+        export("sft")  # the first request's imports and caches are not the export's
+        found = {}
+        for label, names in [*((name, [name]) for name in formats), (f"raw x{at_once}", ["raw"] * at_once)]:
+            before = memory(server.pid)[0]
+            Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # VmHWM starts again from VmRSS
+            with ThreadPoolExecutor(len(names)) as pool:
+                list(pool.map(export, names))
+            rss, hwm = memory(server.pid)
+            found[label] = (before, hwm, rss)
+        return found
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--counts", default="1000,10000", help="decided tasks to export, in growing order")
-    parser.add_argument("--formats", default="raw,sft,dpo,kto")
+    parser.add_argument("--counts", default=None, help="decided tasks to export, in growing order")
+    parser.add_argument("--formats", default="raw,sft,dpo,trl-dpo,kto")
+    parser.add_argument(
+        "--size", choices=("small", "big"), default="small", help="small: ~18 KB tasks; big: ~350 KB (long bodies)"
+    )
+    parser.add_argument("--served", action="store_true", help="also the memory of a served python app.py")
     args = parser.parse_args(argv)
-    counts = [int(value) for value in args.counts.split(",")]
+    counts = [int(value) for value in (args.counts or ("1000,10000" if args.size == "small" else "50,200")).split(",")]
     formats = args.formats.split(",")
     logging.basicConfig(level=logging.WARNING)
     work = work_folder("review-dataset-")
@@ -204,11 +374,12 @@ def main(argv=None):
         },
         serve=True,
     )  # no background thread allocating meanwhile
-    template = decided_article(app)
+    template = decided_article(app) if args.size == "small" else decided_big_article(app)
+    print(f"one task: {stored_kib(template):.0f} KiB stored (its row's JSON and its events' data)")
     client = app.test_client()
     have = 1
     print(
-        f"{'tasks':>6} {'format':6} {'lines':>6} {'MiB out':>8} {'route s':>8} {'route peak':>11} "
+        f"{'tasks':>6} {'format':7} {'lines':>6} {'MiB out':>8} {'route s':>8} {'route peak':>11} "
         f"{'service peak':>13} {'list peak (baseline)':>21}"
     )
     for count in counts:
@@ -241,9 +412,17 @@ def main(argv=None):
             listed, list_peak = peak(as_list)
             assert lines == streamed == listed, (lines, streamed, listed)
             print(
-                f"{count:6d} {name:6} {lines:6d} {size / MIB:8.1f} {seconds:8.2f} {route_peak:9.1f} MiB "
+                f"{count:6d} {name:7} {lines:6d} {size / MIB:8.1f} {seconds:8.2f} {route_peak:9.1f} MiB "
                 f"{service_peak:9.1f} MiB {list_peak:17.1f} MiB"
             )
+
+        if args.served:
+            db.close()
+            for label, (before, peak_mib, after) in served_growth(work, formats).items():
+                print(
+                    f"{count:6d} served {label:9} resident {before:5.0f} MiB, peak {peak_mib:5.0f} MiB "
+                    f"(+{peak_mib - before:.0f}), after {after:5.0f} MiB"
+                )
 
 
 if __name__ == "__main__":

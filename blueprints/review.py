@@ -98,7 +98,7 @@ def preview(body):
 @bp.arguments(DatasetQuerySchema, location="query")
 @bp.answers(200, media="application/x-ndjson")
 def dataset(query):
-    """Decided tasks as JSON Lines for training and evaluation (raw, sft, dpo, kto), oldest decision first.
+    """Decided tasks as JSON Lines for training and evaluation (raw, sft, dpo, trl-dpo, kto), oldest decision first.
 
     What the agent offered, what the editors chose, edited and rejected (with reasons, before and after),
     and what readers did (docs/api.md §20). Streamed: any number of tasks in constant memory."""

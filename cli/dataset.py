@@ -1,5 +1,5 @@
-"""`flask --app app export-dataset --format raw|sft|dpo|kto [--from --to --account] [--output FILE]`: the lines
-of GET /api/review/dataset (docs/api.md §20), to a file or standard output; what it wrote goes to stderr."""
+"""`flask --app app export-dataset --format raw|sft|dpo|trl-dpo|kto [--from --to --account] [--output FILE]`:
+the lines of GET /api/review/dataset (docs/api.md §20), to a file or standard output; what it wrote goes to stderr."""
 
 import click
 
@@ -18,7 +18,7 @@ def register(app, where):
         "format_",
         required=True,
         type=click.Choice(DATASET_FORMATS),
-        help="raw (every decided task), sft, dpo or kto",
+        help="raw (every decided task), sft, dpo, trl-dpo or kto",
     )
     @click.option("--from", "from_", help="decisions on or after this date (2026-11-01) or moment, UTC")
     @click.option("--to", help="decisions up to this date (the whole day) or moment, UTC")

@@ -92,7 +92,7 @@ EDITION_MAX_ARTICLES = 8
 LIVE_VIA = ("freepublish", "mass_send")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).
-DATASET_FORMATS = ("raw", "sft", "dpo", "kto")
+DATASET_FORMATS = ("raw", "sft", "dpo", "trl-dpo", "kto")
 # Body themes (docs/api.md §5); services.rendering.themes holds their styles, in this order.
 THEME_NAMES = ("default", "tech-blue", "warm-paper")
 

@@ -14,8 +14,8 @@ class DatasetQuerySchema(QuerySchema):
         validate=validate.OneOf(DATASET_FORMATS),
         metadata={
             "description": "raw: one line per decided task; sft: prompt and approved article (OpenAI chat "
-            "fine-tuning); dpo: preference pairs (OpenAI preference fine-tuning); kto: approved true, "
-            "rejected false"
+            "fine-tuning); dpo: preference pairs (OpenAI preference fine-tuning); trl-dpo: the same pairs "
+            "as TRL's conversational prompt/chosen/rejected; kto: approved true, rejected false"
         },
     )
     from_ = day_or_moment("ISO date or datetime; decisions at or after it", data_key="from")

@@ -16,7 +16,7 @@ from services.background import wake
 from services.editions import quota
 from services.editions.drafts import DraftGone, combined_draft
 from services.editions.sending import JOB
-from services.errors import Conflict, NotFound, ValidationFailed
+from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
 from services.live.golive import when
 from services.platform.client import PlatformError, client_for
 from services.publishing.jobs import last_draft_job
@@ -259,10 +259,25 @@ def follower_tags(account: str, settings: Settings) -> list[dict[str, Any]]:
         tags = client_for(account, settings).follower_tags()
     except PlatformError as exc:
         raise exc.refused("tags/get") from None
-    return [
-        {"id": int(tag.get("id", 0)), "name": str(tag.get("name", "")), "count": int(tag.get("count", 0))}
-        for tag in tags
-    ]
+    return [_tag(tag) for tag in tags]
+
+
+# What a tag of tags/get holds (docs/api.md §21): anything else is the platform's 502 in words, not our 500.
+_TAG_SHAPE = {
+    "id": ("a whole number from 0 to 2147483647", lambda v: type(v) is int and 0 <= v <= 2**31 - 1),
+    "name": ("a text", lambda v: isinstance(v, str)),
+    "count": ("a whole number of followers", lambda v: type(v) is int and v >= 0),
+}
+
+
+def _tag(tag: dict[str, Any]) -> dict[str, Any]:
+    for key, (expected, fits) in _TAG_SHAPE.items():
+        value = tag.get(key)
+        if not fits(value):
+            shown = "missing" if key not in tag else "null" if value is None else repr(value)[:40]
+            message = f"the platform's tags/get answered a tag whose {key} is {shown}, not {expected}"
+            raise PlatformRefused(message, {"errcode": None, "errmsg": message})
+    return {key: tag[key] for key in _TAG_SHAPE}
 
 
 def quota_left(account: str, settings: Settings) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from peewee import fn
+
 from models import db
 from models.live import TaskLive
 from models.review import ReviewTask, TimelineEvent
@@ -25,9 +27,17 @@ FORMATS = DATASET_FORMATS
 DECIDED = {"approved": "approved", "published": "approved", "rejected_rework": "rejected"}  # status -> decision
 PAGE = 100  # tasks whose order is read at a time (their id, moment, status and account)
 FULL_ROWS = 10  # whole tasks read at a time, with their events, going live and days
+FULL_CHARS = 128 * 1024  # ... and at most this many stored characters of them (a bigger task is read alone)
 CHUNK_CHARS = 64 * 1024  # lines are sent in chunks of about this size
 _EVENTS = ("rejected", "rework_submitted", "approved")
 _dump_live = dumper(LiveSchema)
+# A task's stored size in characters, its large JSON columns (docs/performance.md "The dataset export").
+_SIZE = (
+    fn.COALESCE(fn.LENGTH(ReviewTask.candidates), 0)
+    + fn.COALESCE(fn.LENGTH(ReviewTask.selections), 0)
+    + fn.COALESCE(fn.LENGTH(ReviewTask.body_draft), 0)
+    + fn.COALESCE(fn.LENGTH(ReviewTask.manual_overrides), 0)
+)
 
 
 @dataclass(frozen=True)
@@ -59,28 +69,67 @@ def dataset_query(
     return DatasetQuery(format, start, end, account, limit)
 
 
-def dataset_lines(query: DatasetQuery) -> Iterator[str]:
-    """Each line of the export, with its newline, oldest decision first (at most query.limit)."""
+def _lines(query: DatasetQuery) -> Iterator[Iterator[str]]:
+    """Each line of the export as its pieces, oldest decision first (at most query.limit)."""
     shape = FORMATTERS.get(query.format)
     count = 0
     for record in raw_records(query):
         for line in [record] if shape is None else shape(record):
-            yield json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+            yield json_pieces(line)
             count += 1
             if query.limit is not None and count >= query.limit:
                 return
 
 
+def dataset_lines(query: DatasetQuery) -> Iterator[str]:
+    """Each line of the export, with its newline, oldest decision first (at most query.limit)."""
+    for pieces in _lines(query):
+        yield "".join(pieces)
+
+
+# Characters that end a line for a reader splitting the Unicode way (str.splitlines) but that json.dumps
+# writes as they are: escaped, so each record stays one line (docs/api.md §20). Only strings hold them.
+_LINE_ENDS = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\u0085"))
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for end, escaped in _LINE_ENDS:
+        if end in text:  # rare: a scan, not a copy
+            text = text.replace(end, escaped)
+    return text
+
+
+def json_pieces(value: Any) -> Iterator[str]:
+    """`value` as one JSON Lines line, newline included, in pieces: an object's members one by one, so the
+    line of a task of hundreds of KB is not built, nor copied on its way out, as one string."""
+    if not isinstance(value, dict) or not value:
+        yield _json(value) + "\n"
+        return
+    opening = "{"
+    for key, member in value.items():
+        yield f"{opening}{_json(str(key))}:{_json(member)}"
+        opening = ","
+    yield "}\n"
+
+
+def json_line(value: Any) -> str:
+    """`value` as one JSON Lines line, its newline included."""
+    return "".join(json_pieces(value))
+
+
 def dataset_chunks(query: DatasetQuery) -> Iterator[str]:
-    """dataset_lines() joined into chunks of about CHUNK_CHARS (fewer, larger writes to the client)."""
+    """The lines' pieces joined into chunks of about CHUNK_CHARS (fewer, larger writes to the client); a
+    piece larger than that goes alone."""
     pending: list[str] = []
     size = 0
-    for line in dataset_lines(query):
-        pending.append(line)
-        size += len(line)
-        if size >= CHUNK_CHARS:
-            yield "".join(pending)
-            pending, size = [], 0
+    for pieces in _lines(query):
+        for piece in pieces:
+            if size and size + len(piece) > CHUNK_CHARS:
+                yield "".join(pending)
+                pending, size = [], 0
+            pending.append(piece)
+            size += len(piece)
     if pending:
         yield "".join(pending)
 
@@ -104,13 +153,15 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
                 (ReviewTask.decided_at > after[0]) | (ReviewTask.id > after[1]),
             ]
         keys = list(
-            ReviewTask.select(ReviewTask.id, ReviewTask.decided_at, ReviewTask.status, ReviewTask.public_account)
+            ReviewTask.select(
+                ReviewTask.id, ReviewTask.decided_at, ReviewTask.status, ReviewTask.public_account, _SIZE.alias("size")
+            )
             .where(*where)
             .order_by(ReviewTask.decided_at, ReviewTask.id)
             .limit(page)
         )
         wanted = {
-            key.id: key.decided_at
+            key.id: (key.decided_at, getattr(key, "size", 0) or 0)  # the _SIZE column
             for key in keys
             if key.status in DECIDED and query.account in (None, key.public_account)
         }
@@ -120,22 +171,37 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
         after = (keys[-1].decided_at, keys[-1].id)
 
 
-def _records(wanted: dict[int, str | None]) -> Iterator[dict[str, Any]]:
-    """The records of the tasks `wanted` ({pk: decided_at as paged}), in that order, read FULL_ROWS at a
-    time: a whole task (its candidates may be 2 MiB) is the big part of the page."""
-    ids = list(wanted)
-    for first in range(0, len(ids), FULL_ROWS):
+def _batches(wanted: dict[int, tuple[str | None, int]]) -> Iterator[list[int]]:
+    """The ids of `wanted` in order, in reads of at most FULL_ROWS tasks and FULL_CHARS stored characters (a
+    task larger than that alone): ten small tasks at a time, one or two of the sizes teams meet."""
+    batch: list[int] = []
+    size = 0
+    for pk, (_, chars) in wanted.items():
+        if batch and (len(batch) == FULL_ROWS or size + chars > FULL_CHARS):
+            yield batch
+            batch, size = [], 0
+        batch.append(pk)
+        size += chars
+    if batch:
+        yield batch
+
+
+def _records(wanted: dict[int, tuple[str | None, int]]) -> Iterator[dict[str, Any]]:
+    """The records of the tasks `wanted` ({pk: (decided_at as paged, stored size)}), in that order, read whole
+    a few at a time (_batches): a whole task (its candidates may be 2 MiB) is the big part of the page."""
+    for ids in _batches(wanted):
         with db.atomic():  # a task and its parts agree; no transaction is held while the lines are written
             tasks = [
                 task
                 for task in ReviewTask.select()
-                .where(ReviewTask.id.in_(ids[first : first + FULL_ROWS]))
+                .where(ReviewTask.id.in_(ids))
                 .order_by(ReviewTask.decided_at, ReviewTask.id)
-                if task.status in DECIDED and task.decided_at == wanted[task.id]
+                if task.status in DECIDED and task.decided_at == wanted[task.id][0]
             ]  # not decided again since
             parts = _parts(tasks)
-        for task in tasks:
-            yield record(task, *(part.get(task.id) for part in parts))
+        while tasks:  # each record let go once written: a batch of big tasks is not held to its end
+            task = tasks.pop(0)
+            yield record(task, *(part.pop(task.id, None) for part in parts))
 
 
 def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:

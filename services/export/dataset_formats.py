@@ -1,8 +1,8 @@
-"""The dataset's training formats `sft`, `dpo` and `kto` (docs/api.md §20), each a function of one `raw`
-record (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
+"""The dataset's training formats `sft`, `dpo`, `trl-dpo` and `kto` (docs/api.md §20), each a function of
+one `raw` record (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 TEXT_FIELDS = ("title", "summary", "description", "body")
@@ -73,18 +73,31 @@ def preference_pairs(record: dict[str, Any]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def dpo(record: dict[str, Any]) -> list[dict[str, Any]]:
+def _messages(record: dict[str, Any]) -> Iterator[tuple[list[dict[str, str]], ...]]:
+    """Per preference pair: (the user's message, the preferred answer, the other), each a list of messages.
+    One pair at a time: a long article's pairs, each with its body written out, are not all held at once."""
     prompt = _prompt(record)
     if not prompt:
-        return []
-    return [
-        {
-            "input": {"messages": [{"role": "user", "content": field_prompt(prompt, field)}]},
-            "preferred_output": [{"role": "assistant", "content": _text(record, field, preferred)}],
-            "non_preferred_output": [{"role": "assistant", "content": _text(record, field, other)}],
-        }
-        for field, preferred, other in preference_pairs(record)
-    ]
+        return
+    for field, preferred, other in preference_pairs(record):
+        yield (
+            [{"role": "user", "content": field_prompt(prompt, field)}],
+            [{"role": "assistant", "content": _text(record, field, preferred)}],
+            [{"role": "assistant", "content": _text(record, field, other)}],
+        )
+
+
+def dpo(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """OpenAI's preference fine-tuning file."""
+    for user, preferred, other in _messages(record):
+        yield {"input": {"messages": user}, "preferred_output": preferred, "non_preferred_output": other}
+
+
+def trl_dpo(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The same pairs in TRL's conversational preference format (prompt, chosen and rejected as message
+    lists), which its DPOTrainer reads and OpenAI's format does not give it."""
+    for user, preferred, other in _messages(record):
+        yield {"prompt": user, "chosen": preferred, "rejected": other}
 
 
 def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -112,4 +125,9 @@ def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
-FORMATTERS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {"sft": sft, "dpo": dpo, "kto": kto}
+FORMATTERS: dict[str, Callable[[dict[str, Any]], Iterable[dict[str, Any]]]] = {
+    "sft": sft,
+    "dpo": dpo,
+    "trl-dpo": trl_dpo,
+    "kto": kto,
+}

@@ -21,6 +21,7 @@ import requests
 
 from models.platform import PlatformToken, claim_forced_refresh
 from models.writes import immediate
+from rules.client_input import load_json
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.errors import PlatformRefused, ServiceError
 from services.images.platform_format import KIND_TYPES, image_kind, prepare_body_image, upload_name
@@ -230,10 +231,16 @@ class PlatformClient:
             raise PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})") from None
         if resp.status_code != 200:
             raise PlatformError(None, f"platform error: HTTP {resp.status_code} from {name}")
+        # The strict reader of client input (docs/api.md §5): a body it refuses (nested too deeply, NaN,
+        # a number out of range, a lone surrogate) is a failed call in words, never an exception escaping.
         try:
-            payload = json.loads(content.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            payload = load_json(content)
+        except json.JSONDecodeError:
             payload = None
+        except ValueError as exc:
+            raise PlatformError(
+                None, f"platform error: {name} answered a body that cannot be read as JSON: {exc}"
+            ) from None
         if not isinstance(payload, dict):
             ctype = resp.headers.get("Content-Type", "no content type")
             raise PlatformError(None, f"platform error: {name} answered with something other than JSON ({ctype})")

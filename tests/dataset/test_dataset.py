@@ -3,6 +3,7 @@ and the agent's replacement, an edited body, an approval, readers' figures — a
 
 import json
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.review import (
     article_payload,
     article_selections,
+    body_option,
     create_task,
     decision_url,
     locked_except,
@@ -268,12 +270,143 @@ def test_dpo_prefers_the_approved_replacement_and_the_picked_option(story, admin
     ]
 
 
+def is_conversational_preference(line):
+    """TRL's test for a conversational preference example (trl.data_utils.is_conversational, for DPOTrainer):
+    `prompt`, `chosen` and `rejected` are lists of {role, content} messages; TRL itself is not a dependency."""
+    return set(line) == {"prompt", "chosen", "rejected"} and all(
+        isinstance(line[key], list)
+        and line[key]
+        and all(isinstance(message, dict) and set(message) == {"role", "content"} for message in line[key])
+        for key in line
+    )
+
+
+def test_trl_dpo_is_the_dpo_pairs_in_trls_conversational_shape(story, admin_client):
+    """docs/api.md §20: TRL does not recognise `dpo` (OpenAI's) as conversational; `trl-dpo` is its shape."""
+    lines, pairs = export(admin_client, "trl-dpo"), export(admin_client, "dpo")
+    assert not any(is_conversational_preference(line) for line in pairs)
+    assert all(is_conversational_preference(line) for line in lines) and len(lines) == len(pairs) == 2
+    for line, pair in zip(lines, pairs, strict=True):
+        assert [message["role"] for message in line["prompt"]] == ["user"]
+        assert line["chosen"] == pair["preferred_output"] and line["rejected"] == pair["non_preferred_output"]
+        assert [message["role"] for message in line["chosen"] + line["rejected"]] == ["assistant", "assistant"]
+        assert line["prompt"] == pair["input"]["messages"]
+    assert lines[0] == {
+        "prompt": [{"role": "user", "content": f"{PROMPT}\n\n[title]"}],
+        "chosen": [{"role": "assistant", "content": NEW_TITLE}],
+        "rejected": [{"role": "assistant", "content": REJECTED_TITLE}],
+    }
+
+
 def test_kto_labels_approved_articles_true_and_rejected_values_false(story, admin_client):
     assert export(admin_client, "kto") == [
         {"prompt": PROMPT, "completion": f"# {NEW_TITLE}\n\n{EDITED}", "label": True},
         {"prompt": f"{PROMPT}\n\n[title]", "completion": REJECTED_TITLE, "label": False},
         {"prompt": "另一篇\n\n[title]", "completion": REJECTED_TITLE, "label": False},
     ]
+
+
+def test_line_separators_in_the_texts_leave_one_record_a_line(app, client, admin_client, agent_headers):
+    """docs/api.md §20: U+2028, U+2029 and U+0085 are written escaped; before, a reader splitting the Unicode
+    way (str.splitlines, as Python's text readers do) read each record as several lines."""
+    separators = "\u2028\u2029\x85"
+    cover = make_asset(app, 900, 500)
+    prompts = [f"第{number}段{separators}第二段" for number in range(3)]
+    for prompt in prompts:
+        payload = article_payload([cover["url"]], context={"prompt": prompt})
+        payload["candidates"]["titles"][0] = f"标题{separators}续"
+        payload["candidates"]["bodyOptions"][0]["content"] = f"# 芯片\n\n正文{separators}A"
+        task = create_task(client, agent_headers, payload)
+        ok(
+            admin_client.post(
+                decision_url(task),
+                json={"action": "approve_without_publish", "selections": article_selections(task, cover)},
+            )
+        )
+    for name, count in (("raw", 3), ("sft", 3), ("dpo", 6), ("trl-dpo", 6), ("kto", 3)):
+        text = admin_client.get("/api/review/dataset", query_string={"format": name}).get_data(as_text=True)
+        assert not set(separators) & set(text), name
+        lines = text.splitlines()
+        assert len(lines) == text.count("\n") == count, (name, len(lines))
+        records = [json.loads(line) for line in lines]
+        assert separators in json.dumps(records, ensure_ascii=False), name  # the characters themselves come back
+    assert [record["context"]["prompt"] for record in export(admin_client, "raw")] == prompts
+
+
+def _paragraphs(seed, chars):
+    line = f"第{seed}稿：" + "半导体产业正在经历新的变化，先进封装把几颗芯片装进一个壳里，散热和良率成了新的难题。"
+    return "# 背景\n\n" + "\n\n".join(f"{number}. {line}" for number in range(chars // (len(line) + 6)))
+
+
+def big_decided_task(app, client, admin_client, agent_headers):
+    """A task of the size teams meet (bench/bench_dataset.py --size big): four long body options, 50 titles
+    and summaries, its body rejected twice and replaced by the agent, then approved; its stored bytes."""
+    cover = make_asset(app, 900, 500)
+    payload = article_payload([cover["url"]], context={"prompt": "写一篇芯片科普，" + "要讲清楚先进封装。" * 200})
+    payload["candidates"]["titles"] = [f"芯片的下一个十年（第{n}版）" for n in range(50)]
+    payload["candidates"]["summaries"] = [f"第{n}版：" + "从制程到封装，一次看懂。" * 7 for n in range(50)]
+    payload["candidates"]["bodyOptions"] = [body_option(f"long-{n}", _paragraphs(n, 10_000)) for n in range(4)]
+    task = create_task(client, agent_headers, payload)
+    selections = article_selections(task, cover)
+    for number in range(2):
+        ok(
+            admin_client.post(
+                decision_url(task),
+                json={
+                    "action": "reject_rework",
+                    "rejectedElements": ["body"],
+                    "rejectionReason": "content_quality",
+                    "selections": selections,
+                    "lockedSelections": locked_except(selections, ["body"]),
+                },
+            )
+        )
+        body = _paragraphs(100 + number, 10_000)
+        task = ok(client.patch(patch_url(task), json={"body": body}, headers=agent_headers))
+        selections = {**selections, "body": body}
+    ok(admin_client.post(decision_url(task), json={"action": "approve_without_publish", "selections": selections}))
+    with db.connection_context():
+        row = ReviewTask.get(ReviewTask.task_id == task["id"])
+        texts = [field.db_value(getattr(row, name)) for name, field in ReviewTask._meta.fields.items()]
+        texts += [
+            json.dumps(event.data, ensure_ascii=False)
+            for event in TimelineEvent.select().where(TimelineEvent.task == row)
+        ]
+        return row, sum(len(text.encode()) for text in texts if isinstance(text, str))
+
+
+def test_the_exports_memory_stays_within_a_few_tasks_of_the_sizes_teams_meet(app, client, admin_client, agent_headers):
+    """docs/performance.md "Tasks of the size teams meet": tasks of ~350 KB are read one at a time (a bound on stored
+    characters per read, not only ten rows), their lines written member by member and their pairs one by one;
+    before, ten whole tasks at a time held ~16 times a task."""
+    template, stored = big_decided_task(app, client, admin_client, agent_headers)
+    assert 250_000 < stored < 600_000, stored
+    with db.connection_context():
+        fields = [name for name in ReviewTask._meta.fields if name != "id"]
+        events = list(TimelineEvent.select().where(TimelineEvent.task == template))
+        for number in range(24):
+            values = {name: getattr(template, name) for name in fields}
+            values.update(task_id=f"clone{number:04d}", decided_at=f"2020-01-01T00:00:{number:02d}.000Z")
+            clone = ReviewTask.create(**values)
+            for index, event in enumerate(events):
+                TimelineEvent.create(
+                    **{
+                        **{name: getattr(event, name) for name in TimelineEvent._meta.fields if name != "id"},
+                        "task": clone,
+                        "event_id": f"clone{number}-{index}",
+                    }
+                )
+    for name in ("raw", "dpo", "trl-dpo"):
+        tracemalloc.start()
+        try:
+            answer = admin_client.get(f"/api/review/dataset?format={name}", buffered=False)
+            lines = sum(chunk.count(b"\n" if isinstance(chunk, bytes) else "\n") for chunk in answer.response)
+            answer.close()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert lines == 25 if name == "raw" else lines > 25 * 50, (name, lines)  # every task was written
+        assert peak < 8 * stored, (name, peak / stored)
 
 
 def test_filters_credentials_and_refusals(story, app, client, admin_client, agent_headers):
@@ -374,8 +507,8 @@ def test_the_readmes_examples_have_each_formats_shape(story, admin_client):
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Decisions as data")
     blocks = re.findall(r"```jsonl\n(.*?)```", readme[start : readme.index("\n## ", start + 1)], re.S)
-    assert len(blocks) == 4
-    for name, block in zip(("raw", "sft", "dpo", "kto"), blocks, strict=True):
+    assert len(blocks) == 5
+    for name, block in zip(("raw", "sft", "dpo", "trl-dpo", "kto"), blocks, strict=True):
         shown = [json.loads(line) for line in block.splitlines()]
         real = export(admin_client, name)
         assert len(shown) == 3 and all(set(line) == set(real[0]) for line in shown), name

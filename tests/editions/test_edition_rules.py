@@ -87,6 +87,35 @@ def test_sending_to_a_tag_and_the_tags(app, admin_client, agent_headers, fake, s
     assert call["json"]["filter"] == {"is_to_all": False, "tag_id": 100} and call["json"]["send_ignore_reprint"] == 1
 
 
+def test_an_answer_nested_too_deeply_fails_the_edition_in_words(app, admin_client, agent_headers, fake, served_url):
+    """docs/api.md §5: before, 100,000 '[' from draft/add escaped the pass as a RecursionError and the edition
+    stayed `sending` until its lease; now it fails at once, saying why."""
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    fake.fail_next("draft/add", status=200, body="[" * 100_000, content_type="application/json")
+    send_edition(admin_client, edition)
+    failed = wait_for_edition(admin_client, edition, seconds=30)
+    assert failed["status"] == "failed" and "nested too deeply" in failed["failReason"], failed
+    assert fake.requests_to("message/mass/sendall") == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "words"),
+    [
+        ({"id": "abc", "name": "会员", "count": 3}, "id is 'abc', not a whole number"),
+        ({"id": 100, "name": "会员", "count": None}, "count is null, not a whole number"),
+        ({"id": 100, "name": "会员"}, "count is missing"),
+        ({"id": 2**40, "name": "会员", "count": 3}, "id is 1099511627776"),
+        ({"id": 100, "name": ["会员"], "count": 3}, "name is ['会员'], not a text"),
+    ],
+)
+def test_a_tags_answer_of_the_wrong_shape_is_a_502_in_words(admin_client, fake, tag, words):
+    """docs/api.md §21: before, `id: "abc"` or `count: null` from tags/get was a 500."""
+    fake.tags[APPID] = [{"id": 2, "name": "星标组", "count": 1}, tag]
+    answer = admin_client.get("/api/editions/tags?account=silicon-rise")
+    error = assert_error(answer, 502, "platform_error")
+    assert "tags/get" in error["message"] and words in error["message"], error
+
+
 @pytest.mark.parametrize("edition_settings", [{"WECHAT_SILICON_RISE_MASS_QUOTA": "2/month"}], indirect=True)
 def test_a_monthly_quota_counts_the_month(app, admin_client, agent_headers, fake):
     tasks = published_articles(app, admin_client, agent_headers, 3)

@@ -426,6 +426,29 @@ def test_http_500_and_non_json_answers_are_platform_errors(client, fake_platform
     assert caught.value.errcode is None
 
 
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("[" * 100_000, "the JSON document is nested too deeply"),
+        ('{"media_id": NaN}', "NaN is not JSON"),
+        ('{"media_id": "m", "n": 1e400}', "the number 1e400 is too large"),
+        (
+            '{"media_id": "\\ud800"}',
+            "unpaired surrogate \\ud800 in media_id; a \\ud800-\\udfff escape must be half of a pair",
+        ),
+    ],
+)
+def test_an_answer_the_strict_reader_refuses_is_a_failed_call_in_words(client, fake_platform, body, reason):
+    """docs/api.md §5: every answer goes through the client input's strict reader; before, 100,000 '['
+    escaped as a RecursionError (and left an edition `sending` until its lease)."""
+    client.access_token()
+    fake_platform.fail_next("draft/add", status=200, body=body, content_type="application/json")
+    with pytest.raises(PlatformError) as caught:
+        client.add_draft([news_article("MEDIA_x")])
+    assert str(caught.value) == f"platform error: draft/add answered a body that cannot be read as JSON: {reason}"
+    assert caught.value.errcode is None
+
+
 def test_an_unreachable_platform_is_named(database):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
