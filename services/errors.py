@@ -69,4 +69,5 @@ ERROR_CODES = (
     "no_draft",
     "platform_error",
     "quota_exceeded",
+    "in_edition",
 )

@@ -19,6 +19,7 @@ from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
 from services.background import Job, wake
+from services.editions.checks import refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -55,8 +56,9 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
     return Edition.get_by_id(row.id)
 
 
-def _claim_send() -> Edition | None:
-    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours."""
+def _claim_send(settings: Settings) -> Edition | None:
+    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours; or,
+    when one of its tasks went live alone or changed since it was scheduled, that edition `failed`."""
     now = now_iso()
     with immediate():
         row = (
@@ -81,6 +83,13 @@ def _claim_send() -> Edition | None:
             )
         if row is None:
             return None
+        # One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
+        # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
+        if row.status == "scheduled" or row.draft_media_id is None:
+            if refused := refusals(row.account, row.task_ids, besides=row.id):
+                detail = "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items())
+                _failed(row, settings, "tasks_changed", detail[:1000])
+                return Edition.get_by_id(row.id)
         changes = {
             "status": "sending",
             "owner": this_process(),
@@ -357,8 +366,9 @@ def step(settings: Settings, until: float) -> None:
     )
     if not Edition.select().where(due).exists():
         return
-    while time.monotonic() < until and (row := _claim_send()) is not None:
-        send(row, settings)
+    while time.monotonic() < until and (row := _claim_send(settings)) is not None:
+        if row.status == "sending":
+            send(row, settings)
     while time.monotonic() < until and (row := _claim_poll()) is not None:
         poll(row, settings)
 
