@@ -38,8 +38,10 @@ RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same client
 MAX_ATTEMPTS = 5
 POLL_FOR = timedelta(hours=24)
 HOURLY = timedelta(hours=1)
-# The edition's counts, from MASSSENDJOBFINISH's elements.
+# The edition's counts, from MASSSENDJOBFINISH's elements; one that is not a number from 0 to COUNT_MAX is
+# stored as null, not as 0 (docs/api.md §21 "The result").
 _COUNTS = {"total": "TotalCount", "filter": "FilterCount", "sent": "SentCount", "error": "ErrorCount"}
+COUNT_MAX = 2**31 - 1
 
 
 def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
@@ -208,7 +210,7 @@ def _tasks(row: Edition) -> list[ReviewTask]:
     return [found[task_id] for task_id in row.task_ids if task_id in found]
 
 
-def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls: dict[int, str | None]) -> bool:
+def _sent(row: Edition, settings: Settings, counts: dict[str, int | None] | None, urls: dict[int, str | None]) -> bool:
     """The edition is sent: each task live through it, the agent told per task, the team once."""
     if find_edition_rule(row.status, "sent") is None:
         return False
@@ -301,8 +303,11 @@ def _refine_failure(row: Edition, code: str, detail: str | None) -> bool:
 
 
 def _number(event: ET.Element, name: str) -> int | None:
+    """The element's whole number from 0 to COUNT_MAX, else None (ASCII digits only: "²" is a digit to
+    str.isdigit, not to int; the length first, as int refuses thousands of digits)."""
     text = (event.findtext(name) or "").strip()
-    return int(text) if text.isdigit() and len(text) <= 12 else None
+    digits = text.isascii() and text.isdigit() and len(text) <= len(str(COUNT_MAX))
+    return int(text) if digits and int(text) <= COUNT_MAX else None
 
 
 def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
@@ -322,7 +327,7 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
         if row.status == "failed" and row.fail_code == "send_fail" and code != "send_fail":
             return _refine_failure(row, code, detail)
         return row.status == "sending" and _failed(row, settings, code, detail)
-    counts = {key: _number(event, name) or 0 for key, name in _COUNTS.items()}
+    counts = {key: _number(event, name) for key, name in _COUNTS.items()}
     urls: dict[int, str | None] = {}
     for item in event.findall("ArticleUrlResult/ResultList/item"):
         index, url = _number(item, "ArticleIdx"), (item.findtext("ArticleUrl") or "").strip()

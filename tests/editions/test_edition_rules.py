@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from fakeplatform.freepublish import signed_push
 from models import Edition, db
 from models.live import TaskLive
 from rules.ids import iso, utcnow
@@ -307,3 +308,28 @@ def test_an_edition_whose_task_went_live_alone_meanwhile_fails_and_sends_nothing
     assert admin_client.get(f"/api/review/tasks/{tasks[0]['id']}").get_json()["live"] is None
     admin_client.set_cookie("review_lang", "zh-CN")
     assert "单独发表" in admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
+
+
+def test_an_event_count_out_of_range_is_stored_as_null(app, admin_client, agent_headers, fake, served_url):
+    """Issue 52 item 5: a count that is not a number from 0 to 2^31 - 1 was stored as 0 (or as the number,
+    up to 12 digits; "²" broke the event)."""
+    fake.withhold_events = True
+    fake.mass_seconds = 3600  # it stays sending until the test's event
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"], 10, "no msg_id")
+    msg_id = admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"]
+    xml = (
+        "<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]></FromUserName>"
+        "<CreateTime>1</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[MASSSENDJOBFINISH]]></Event>"
+        f"<MsgID>{msg_id}</MsgID><Status><![CDATA[send success]]></Status><TotalCount>-5</TotalCount>"
+        "<FilterCount>2147483648</FilterCount><SentCount>\u00b2</SentCount><ErrorCount>2147483647</ErrorCount>"
+        "<ArticleUrlResult><Count>0</Count><ResultList></ResultList></ArticleUrlResult></xml>"
+    ).encode()
+    url = f"{served_url}/wechat/silicon-rise/events"
+    assert signed_push(url, LIVE_TOKEN, xml, "aes", LIVE_AES_KEY, APPID).text == "success"
+    sent = admin_client.get(f"/api/editions/{edition['id']}").get_json()
+    assert sent["status"] == "sent", sent
+    assert sent["counts"] == {"total": None, "filter": None, "sent": None, "error": 2147483647}
+    [told] = outbox("edition.sent")
+    assert told["counts"] == sent["counts"]
