@@ -185,6 +185,10 @@ ERROR_WORDS = {
     "method_not_allowed": _l("This action is not available here."),
     "invalid_state": _l("The task's current status does not allow this."),
     "quota_exceeded": _l("The account's mass-send quota is used up."),
+    "in_edition": _l(
+        "This article is in an edition that is scheduled or sending: it reaches readers with that edition. "
+        "Cancel the edition's send first to publish it alone."
+    ),
     "field_locked": _l("This field is locked and cannot be changed now."),
     "publish_in_progress": _l("A publish of this task is already running; wait for it to finish."),
     "idempotency_conflict": _l("The same request was already sent with other content."),

@@ -36,6 +36,15 @@ class Edition(BaseModel):
     version = peewee.IntegerField(default=1)
 
 
+def holding(task_id: str, statuses: tuple[str, ...]) -> Edition | None:
+    """The oldest edition in one of `statuses` whose tasks include `task_id` (few editions are open at once,
+    and `task_ids` is a JSON list, so they are looked through here)."""
+    for edition in Edition.select().where(Edition.status.in_(statuses)).order_by(Edition.id):
+        if task_id in edition.task_ids:
+            return edition
+    return None
+
+
 class EarlyMassEvent(BaseModel):
     """A MASSSENDJOBFINISH that came before the sendall answer naming its msg_id (docs/api.md §21): kept while
     a send of its account is in flight, and applied when that answer is recorded."""

@@ -107,6 +107,10 @@ EDITION_FAILURE_LABELS = {
     ),
     "no_result": _l("the platform gave no result within 24 hours of the send: check the back office's sent messages"),
     "draft": _l("the edition's combined draft could not be made (%(error)s); nothing was sent"),
+    "tasks_changed": _l(
+        "an article of the edition went live alone or changed after the edition was scheduled (%(error)s); "
+        "nothing was sent"
+    ),
     "platform": _l("the platform refused the send (%(error)s)"),
 }
 

@@ -88,6 +88,7 @@ LIVE_PENDING = ("scheduled", "submitting", "publishing")  # on its way: it joins
 EDITION_STATUSES = ("draft", "scheduled", "sending", "sent", "failed", "canceled")
 EDITION_HOLDS = ("draft", "scheduled", "sending", "sent")  # a task in such an edition joins no other
 EDITION_QUOTA = ("scheduled", "sending", "sent")  # what counts against the account's mass-send quota
+EDITION_ON_ITS_WAY = ("scheduled", "sending")  # its tasks reach readers with it, never alone (docs/api.md §18)
 EDITION_MAX_ARTICLES = 8
 LIVE_VIA = ("freepublish", "mass_send")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")

@@ -65,10 +65,12 @@ class EditionTagsQuerySchema(QuerySchema):
 
 
 class EditionCountsSchema(Schema):
-    total = fields.Integer(required=True)
-    filter = fields.Integer(required=True)
-    sent = fields.Integer(required=True)
-    error = fields.Integer(required=True)
+    """null: the event's count was not a number in range (docs/api.md §21 "The result")."""
+
+    total = fields.Integer(required=True, allow_none=True)
+    filter = fields.Integer(required=True, allow_none=True)
+    sent = fields.Integer(required=True, allow_none=True)
+    error = fields.Integer(required=True, allow_none=True)
 
 
 class EditionArticleSchema(Schema):

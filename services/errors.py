@@ -70,4 +70,5 @@ ERROR_CODES = (
     "draft_gone",
     "platform_error",
     "quota_exceeded",
+    "in_edition",
 )

@@ -7,19 +7,18 @@ from typing import Any
 
 from models import immediate
 from models.editions import Edition
-from models.live import TaskLive
 from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, parse_iso
 from rules.labels import edition_failure
-from rules.vocabulary import EDITION_HOLDS, LIVE_PENDING
 from services.background import wake
 from services.editions import quota
 from services.editions.drafts import DraftGone, combined_draft
+from services.editions.checks import check_tasks
+from services.editions.drafts import combined_draft
 from services.editions.sending import JOB
 from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
 from services.live.golive import when
 from services.platform.client import PlatformError, client_for
-from services.publishing.jobs import last_draft_job
 from services.review.state_machine import edition_rule_for
 from services.review.timeline import add_event
 from services.settings import Settings
@@ -70,52 +69,12 @@ def _save(edition: Edition, **changes: Any) -> Edition:
     return edition
 
 
-def _refusals(account: str, task_ids: list[str], besides: int | None) -> dict[str, list[str]]:
-    """{task id: [why it cannot go in this edition]} (docs/api.md §21); empty when all can."""
-    tasks = {task.task_id: task for task in ReviewTask.select().where(ReviewTask.task_id.in_(task_ids))}
-    lives = {row.task_id: row for row in TaskLive.select().where(TaskLive.task.in_([t.id for t in tasks.values()]))}
-    held = {}
-    others = Edition.select().where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
-    for other in others:  # draft, scheduled, sending: few; a sent edition's tasks are live
-        if other.id != besides:
-            held.update(dict.fromkeys(other.task_ids, other.edition_id))
-    refused: dict[str, list[str]] = {}
-    for task_id in task_ids:
-        task = tasks.get(task_id)
-        live = lives.get(task.id) if task is not None else None
-        if task is None:
-            why = "no such task"
-        elif task.public_account != account:
-            why = f"belongs to account {task.public_account}"
-        elif task.content_type != "article":
-            why = "an image post goes live alone (go-live), not in an edition"
-        elif task.status != "published" or last_draft_job(task) is None:
-            why = f"is {task.status}, without a platform draft: publish it first"
-        elif live is not None and (live.status in LIVE_PENDING or live.status == "live"):
-            why = "is already live" if live.status == "live" else f"is going live ({live.status})"
-        elif task_id in held:
-            why = f"is in edition {held[task_id]}"
-        else:
-            continue
-        refused[task_id] = [why]
-    return refused
-
-
-def _check_tasks(account: str, task_ids: list[str], besides: int | None = None) -> None:
-    if refused := _refusals(account, task_ids, besides):
-        raise Conflict(
-            "these tasks cannot go in the edition: "
-            + "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items()),
-            refused,
-        )
-
-
 def propose(account: str, task_ids: list[str], actor_name: str | None, settings: Settings) -> dict[str, Any]:
     """A new `draft` edition of `task_ids` in order (201); the agent's proposal or an editor's."""
     if account not in settings.accounts:
         raise ValidationFailed(f"unknown account {account}", {"account": [f"one of {', '.join(settings.accounts)}"]})
     with immediate():
-        _check_tasks(account, task_ids)
+        check_tasks(account, task_ids)
         now = now_iso()
         edition = Edition.create(
             edition_id=new_id("ed_"),
@@ -146,7 +105,7 @@ def reorder(edition_id: str, task_ids: list[str]) -> dict[str, Any]:
     """PATCH: another choice or order of tasks for a `draft` edition (the same rules as proposing)."""
     with immediate():
         edition = _row(edition_id, "reorder")
-        _check_tasks(edition.account, task_ids, besides=edition.id)
+        check_tasks(edition.account, task_ids, besides=edition.id)
         return edition_to_dict(_save(edition, task_ids=task_ids, draft_media_id=None))
 
 
@@ -169,7 +128,7 @@ def schedule(
     moment = when(at)
     with immediate():
         edition = _row(edition_id, "send")
-        _check_tasks(edition.account, edition.task_ids, besides=edition.id)
+        check_tasks(edition.account, edition.task_ids, besides=edition.id)
         remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
         if remaining < 1:
             limit, period = settings.mass_quotas.get(edition.account, (1, "day"))

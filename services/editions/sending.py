@@ -19,6 +19,7 @@ from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
 from services.background import Job, wake
+from services.editions.checks import refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -37,8 +38,10 @@ RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same client
 MAX_ATTEMPTS = 5
 POLL_FOR = timedelta(hours=24)
 HOURLY = timedelta(hours=1)
-# The edition's counts, from MASSSENDJOBFINISH's elements.
+# The edition's counts, from MASSSENDJOBFINISH's elements; one that is not a number from 0 to COUNT_MAX is
+# stored as null, not as 0 (docs/api.md §21 "The result").
 _COUNTS = {"total": "TotalCount", "filter": "FilterCount", "sent": "SentCount", "error": "ErrorCount"}
+COUNT_MAX = 2**31 - 1
 
 
 def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
@@ -55,8 +58,9 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
     return Edition.get_by_id(row.id)
 
 
-def _claim_send() -> Edition | None:
-    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours."""
+def _claim_send(settings: Settings) -> Edition | None:
+    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours; or,
+    when one of its tasks went live alone or changed since it was scheduled, that edition `failed`."""
     now = now_iso()
     with immediate():
         row = (
@@ -81,6 +85,13 @@ def _claim_send() -> Edition | None:
             )
         if row is None:
             return None
+        # One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
+        # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
+        if row.status == "scheduled" or row.draft_media_id is None:
+            if refused := refusals(row.account, row.task_ids, besides=row.id):
+                detail = "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items())
+                _failed(row, settings, "tasks_changed", detail[:1000])
+                return Edition.get_by_id(row.id)
         changes = {
             "status": "sending",
             "owner": this_process(),
@@ -199,7 +210,7 @@ def _tasks(row: Edition) -> list[ReviewTask]:
     return [found[task_id] for task_id in row.task_ids if task_id in found]
 
 
-def _sent(row: Edition, settings: Settings, counts: dict[str, int] | None, urls: dict[int, str | None]) -> bool:
+def _sent(row: Edition, settings: Settings, counts: dict[str, int | None] | None, urls: dict[int, str | None]) -> bool:
     """The edition is sent: each task live through it, the agent told per task, the team once."""
     if find_edition_rule(row.status, "sent") is None:
         return False
@@ -292,8 +303,11 @@ def _refine_failure(row: Edition, code: str, detail: str | None) -> bool:
 
 
 def _number(event: ET.Element, name: str) -> int | None:
+    """The element's whole number from 0 to COUNT_MAX, else None (ASCII digits only: "²" is a digit to
+    str.isdigit, not to int; the length first, as int refuses thousands of digits)."""
     text = (event.findtext(name) or "").strip()
-    return int(text) if text.isdigit() and len(text) <= 12 else None
+    digits = text.isascii() and text.isdigit() and len(text) <= len(str(COUNT_MAX))
+    return int(text) if digits and int(text) <= COUNT_MAX else None
 
 
 def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
@@ -313,7 +327,7 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
         if row.status == "failed" and row.fail_code == "send_fail" and code != "send_fail":
             return _refine_failure(row, code, detail)
         return row.status == "sending" and _failed(row, settings, code, detail)
-    counts = {key: _number(event, name) or 0 for key, name in _COUNTS.items()}
+    counts = {key: _number(event, name) for key, name in _COUNTS.items()}
     urls: dict[int, str | None] = {}
     for item in event.findall("ArticleUrlResult/ResultList/item"):
         index, url = _number(item, "ArticleIdx"), (item.findtext("ArticleUrl") or "").strip()
@@ -357,8 +371,9 @@ def step(settings: Settings, until: float) -> None:
     )
     if not Edition.select().where(due).exists():
         return
-    while time.monotonic() < until and (row := _claim_send()) is not None:
-        send(row, settings)
+    while time.monotonic() < until and (row := _claim_send(settings)) is not None:
+        if row.status == "sending":
+            send(row, settings)
     while time.monotonic() < until and (row := _claim_poll()) is not None:
         poll(row, settings)
 

@@ -6,10 +6,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from models import immediate
+from models.editions import holding
 from models.live import TaskLive
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
 from rules.labels import live_failure
+from rules.vocabulary import EDITION_ON_ITS_WAY
 from services.background import wake
 from services.errors import Conflict, ValidationFailed
 from services.live.outcomes import move
@@ -59,6 +61,16 @@ def go_live(
                 + ("" if row.status == "live" else "; cancel the schedule first to choose another time"),
                 {"live.status": [row.status]},
                 code="invalid_state",
+            )
+        # One way to readers per article (docs/api.md §18 "Go live"): an edition on its way sends this task
+        # to followers; alone as well, they would get it twice.
+        edition = holding(task.task_id, EDITION_ON_ITS_WAY)
+        if edition is not None:
+            raise Conflict(
+                f"the task is in edition {edition.edition_id}, which is {edition.status} and takes it to readers; "
+                "cancel the edition's send first to publish the task alone",
+                {"editionId": [edition.edition_id], "editionStatus": [edition.status]},
+                code="in_edition",
             )
         now = now_iso()
         fresh = {

@@ -280,6 +280,14 @@ EDITION_TABLE = (
     Rule("scheduled", "cancel", "an editor (DELETE .../send)", "canceled", (), "-"),
     Rule(
         "scheduled",
+        "failed",
+        "`sendAt` has come, but a task went live alone or can no longer go in an edition (the rules of propose)",
+        "failed",
+        ("edition_failed",),
+        "the reason naming the tasks (`tasks_changed`); nothing sent; the team told",
+    ),
+    Rule(
+        "scheduled",
         "claim",
         "`sendAt` has come",
         "sending",
@@ -313,7 +321,8 @@ EDITION_TABLE = (
     Rule(
         "sending",
         "failed",
-        "45028, 48001, another errcode, `send fail`, `err(N)`, DELETE, no result in 24 h",
+        "45028, 48001, another errcode, `send fail`, `err(N)`, DELETE, no result in 24 h; "
+        "a repeat before any draft was recorded whose tasks changed",
         "failed",
         ("edition_failed",),
         "the reason; the team told",

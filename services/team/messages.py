@@ -102,11 +102,11 @@ def _edition(facts):
         detail = inert(one_line(reason, ERROR_CHARS))
         return gettext("Edition not sent: %(detail)s. %(titles)s", detail=detail, titles=titles)
     counts = facts.get("counts") or {}
-    if counts:
+    if isinstance(counts.get("sent"), int) and isinstance(counts.get("total"), int):  # null: out of range
         return gettext(
             "Sent to followers (%(sent)s of %(total)s received it): %(titles)s",
-            sent=counts.get("sent", 0),
-            total=counts.get("total", 0),
+            sent=counts["sent"],
+            total=counts["total"],
             titles=titles,
         )
     return gettext("Sent to followers: %(titles)s", titles=titles)

@@ -5,9 +5,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from fakeplatform.freepublish import signed_push
+from models import Edition, db
+from models.live import TaskLive
+from rules.ids import iso, utcnow
 from tests.helpers.app import assert_error
 from tests.helpers.editions import outbox, propose, published_articles, send_edition, wait_for_edition
-from tests.helpers.publishing import ACCOUNTS, LIVE_AES_KEY, LIVE_TOKEN, go_live_url, published_article
+from tests.helpers.publishing import (
+    ACCOUNTS,
+    LIVE_AES_KEY,
+    LIVE_TOKEN,
+    go_live_url,
+    published_article,
+    wait_for_live,
+)
 from tests.helpers.review import (
     approve_image_post,
     article_payload,
@@ -285,3 +296,69 @@ def test_every_err_code_of_the_platform_has_its_meaning_in_both_languages(app):
             with force_locale(LOCALES["zh-CN"]):
                 chinese = edition_failure(f"err({code})")
                 assert str(code) in chinese and word not in chinese, chinese
+
+
+def test_an_edition_whose_task_went_live_alone_meanwhile_fails_and_sends_nothing(
+    app, admin_client, agent_headers, fake, served_url
+):
+    """Issue 52 item 2: the edition did not look at its tasks again when it claimed its send. Here one went
+    live alone after the edition was scheduled (the platform's word on a submission the service had given up
+    on); the edition fails saying so, and nothing reaches the platform."""
+    fake.withhold_events = True
+    fake.publish_seconds = 3600  # the platform keeps saying "publishing"
+    tasks = published_articles(app, admin_client, agent_headers, 2)
+    alone = tasks[1]
+    assert admin_client.post(go_live_url(alone), json={}).status_code == 202
+    publish_id = wait_for_live(admin_client, alone, statuses=("publishing",))["live"]["publishId"]
+    with db.connection_context():  # a day later (docs/api.md §18 "Polling"): the service stops waiting
+        TaskLive.update(submitted_at=iso(utcnow() - timedelta(hours=25)), next_poll_at=iso(utcnow())).execute()
+    assert wait_for_live(admin_client, alone)["live"]["status"] == "failed"  # so it may join an edition
+    edition = propose(admin_client, tasks)
+    send_edition(admin_client, edition, at=(datetime.now(UTC) + timedelta(hours=1)).isoformat())
+    # The platform's word comes after all: the task is live alone.
+    with fake._lock:
+        fake.publishes[publish_id].update(status=0, article_id="ARTICLE_ALONE", article_url=f"{fake.base_url}/s/A")
+    assert fake.push_publish_event(publish_id) == (200, "success")
+    assert admin_client.get(f"/api/review/tasks/{alone['id']}").get_json()["live"]["status"] == "live"
+    drafts_made = len(fake.requests_to("draft/add"))
+    with db.connection_context():  # the edition's time comes (moved, as a clock would be)
+        Edition.update(send_at=iso(utcnow())).where(Edition.edition_id == edition["id"]).execute()
+    failed = wait_for_edition(admin_client, edition, seconds=60)
+    assert failed["status"] == "failed", failed
+    assert "went live alone or changed" in failed["failReason"] and alone["id"] in failed["failReason"], failed
+    assert "nothing was sent" in failed["failReason"]
+    assert fake.sendall_calls == 0 and len(fake.requests_to("draft/add")) == drafts_made  # nothing sent
+    assert fake.mass_sends == {}
+    [told] = outbox("edition.failed")
+    assert told["reasonCode"] == "tasks_changed", told
+    timeline = admin_client.get(f"/api/review/tasks/{tasks[0]['id']}").get_json()["timeline"]
+    assert [e["type"] for e in timeline][-1] == "edition_failed"
+    # The other task was never sent: it may go live alone or in another edition.
+    assert admin_client.get(f"/api/review/tasks/{tasks[0]['id']}").get_json()["live"] is None
+    admin_client.set_cookie("review_lang", "zh-CN")
+    assert "单独发表" in admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
+
+
+def test_an_event_count_out_of_range_is_stored_as_null(app, admin_client, agent_headers, fake, served_url):
+    """Issue 52 item 5: a count that is not a number from 0 to 2^31 - 1 was stored as 0 (or as the number,
+    up to 12 digits; "²" broke the event)."""
+    fake.withhold_events = True
+    fake.mass_seconds = 3600  # it stays sending until the test's event
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"], 10, "no msg_id")
+    msg_id = admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"]
+    xml = (
+        "<xml><ToUserName><![CDATA[gh_fake]]></ToUserName><FromUserName><![CDATA[oFakePlatform]]></FromUserName>"
+        "<CreateTime>1</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[MASSSENDJOBFINISH]]></Event>"
+        f"<MsgID>{msg_id}</MsgID><Status><![CDATA[send success]]></Status><TotalCount>-5</TotalCount>"
+        "<FilterCount>2147483648</FilterCount><SentCount>\u00b2</SentCount><ErrorCount>2147483647</ErrorCount>"
+        "<ArticleUrlResult><Count>0</Count><ResultList></ResultList></ArticleUrlResult></xml>"
+    ).encode()
+    url = f"{served_url}/wechat/silicon-rise/events"
+    assert signed_push(url, LIVE_TOKEN, xml, "aes", LIVE_AES_KEY, APPID).text == "success"
+    sent = admin_client.get(f"/api/editions/{edition['id']}").get_json()
+    assert sent["status"] == "sent", sent
+    assert sent["counts"] == {"total": None, "filter": None, "sent": None, "error": 2147483647}
+    [told] = outbox("edition.sent")
+    assert told["counts"] == sent["counts"]

@@ -69,3 +69,48 @@ def test_a_send_a_killed_process_left_is_repeated_never_sent_twice(tmp_path, set
     assert fake.sendall_calls == 2 and len(fake.mass_sends) == 1
     [first, repeat] = fake.requests_to("message/mass/sendall")
     assert first["json"]["clientmsgid"] == repeat["json"]["clientmsgid"] == edition["id"]
+
+
+def _go_live(base, session, task_id, **body):
+    return session.post(f"{base}/api/review/tasks/{task_id}/go-live", json=body, timeout=10)
+
+
+def _task(base, session, task_id):
+    return session.get(f"{base}/api/review/tasks/{task_id}", timeout=10).json()
+
+
+def test_a_task_in_an_edition_on_its_way_never_goes_live_alone(tmp_path, settings, fake):
+    """Issue 52 item 1: a task of a scheduled edition went live alone (202) and the edition sent it too, so
+    followers got it twice. Scheduled or sending, the edition holds it: 409 in_edition, nothing changes."""
+    with service(tmp_path, settings) as (base, session, _process):
+        edition = _proposed(base, session, 2)
+        later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+        answer = session.post(f"{base}/api/editions/{edition['id']}/send", json={"at": later}, timeout=10)
+        assert answer.status_code == 202, answer.text
+        held = edition["taskIds"][1]
+        before = _task(base, session, held)
+        for body in ({}, {"at": (datetime.now(UTC) + timedelta(minutes=5)).isoformat()}):
+            refused = _go_live(base, session, held, **body)
+            assert refused.status_code == 409, refused.text
+            error = refused.json()["error"]
+            assert error["code"] == "in_edition" and edition["id"] in error["message"], error
+            assert error["details"] == {"editionId": [edition["id"]], "editionStatus": ["scheduled"]}
+        assert _task(base, session, held) == before  # live still null, the same version
+        assert _edition(base, session, edition)["status"] == "scheduled"
+        # Once the edition's send is canceled, the task may go live alone.
+        assert session.delete(f"{base}/api/editions/{edition['id']}/send", timeout=10).status_code == 200
+        assert _go_live(base, session, held).status_code == 202
+        # While an edition is sending (its sendall answer on its way), the same.
+        fake.sendall_delay = 8
+        second = _proposed(base, session, 2)
+        assert session.post(f"{base}/api/editions/{second['id']}/send", json={}, timeout=10).status_code == 202
+        wait_until(lambda: fake.sendall_calls == 1, 30, "no sendall")
+        assert _edition(base, session, second)["status"] == "sending"
+        refused = _go_live(base, session, second["taskIds"][0])
+        assert refused.status_code == 409 and refused.json()["error"]["details"]["editionStatus"] == ["sending"]
+        wait_until(lambda: _edition(base, session, second)["status"] == "sent", 60, "not sent")
+        for task_id in second["taskIds"]:
+            assert live_of(base, session, {"id": task_id})["via"] == "mass_send"
+    submitted = [call["json"]["media_id"] for call in fake.requests_to("freepublish/submit")]
+    assert len(submitted) == 1  # the task let go by the canceled edition only
+    assert fake.sendall_calls == 1 and len(fake.mass_sends) == 1
