@@ -141,3 +141,21 @@ def test_an_answer_that_cannot_be_read_is_one_line_and_not_asked_again(
         assert fetching.daily_step(app.extensions["settings"]) == []  # not retried as a store failure would be
         assert StatsFetch.get(StatsFetch.day == day).status == "failed"
     assert len(fake.requests_to("getarticletotaldetail")) == 1
+
+
+def test_the_demos_live_article_has_its_link_and_a_week_of_figures(app, admin_client, fake):
+    """`python app.py --demo` (services/demo.py): the sample article went live a week ago here and on the
+    platform, so its week of figures comes from the answers for its publish day (issue 53, done when)."""
+    from services.auth import save_admin
+    from services.demo import seed, seed_live
+
+    settings = app.extensions["settings"]
+    with app.app_context(), db.connection_context():
+        save_admin("demo", "demo-password-123", "review,feedback")
+        seed(settings, "demo")
+        task = seed_live(settings, "demo", fake.set_publish_day)
+    assert task is not None and task["live"]["articleUrl"].startswith("https://mp.weixin.qq.com/s?__biz=")
+    figures = _stats(admin_client, task)
+    assert len(figures["days"]) == 7 and all(day["readUser"] > 0 for day in figures["days"])
+    [publish_day] = {c["json"]["begin_date"] for c in fake.requests_to("getarticletotaldetail")}
+    assert publish_day == figures["days"][0]["date"]
