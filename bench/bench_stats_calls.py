@@ -14,7 +14,7 @@ import argparse
 import logging
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -72,7 +72,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     fake, base_url = start_fake_platform()
-    print(f"{'articles':>9}{'publish days':>14}{'calls':>7}{'per article':>13}{'ratio':>8}{'calls/article':>15}{'ms':>8}")
+    print(
+        f"{'articles':>9}{'publish days':>14}{'calls':>7}{'per article':>13}{'ratio':>8}{'calls/article':>15}{'ms':>8}"
+    )
     try:
         for days in (int(d) for d in args.days.split(",")):
             for count in (int(a) for a in args.articles.split(",")):

@@ -19,7 +19,7 @@ APPID = ACCOUNTS["silicon-rise"][0]
 
 def shown(urls):
     """The addresses as the service shows them: MASSSENDJOBFINISH writes them in plain http, as the platform
-    does, and they are kept as https (docs/api.md §21, CONTRACT §26)."""
+    does, and they are kept as https (docs/api.md §18, §21)."""
     assert all(url.startswith("http://mp.weixin.qq.com/s/") for url in urls), urls
     return ["https://" + url.removeprefix("http://") for url in urls]
 

@@ -61,7 +61,7 @@ def test_with_events_withheld_polling_finds_the_result(app, admin_client, agent_
     live = wait_for_live(admin_client, task)["live"]
     assert fake.event_answers == []
     assert len(fake.requests_to("freepublish/get")) >= 1
-    # freepublish/get answers the address in plain http, as the platform does (CONTRACT §26): kept as https
+    # freepublish/get answers the address in plain http, as the platform does (docs/api.md §18): kept as https
     # on the task and in the agent's webhook (issue 53, 1).
     [publish] = fake.publishes.values()
     assert publish["article_url"].startswith("http://mp.weixin.qq.com/s?__biz=")

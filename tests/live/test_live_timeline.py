@@ -48,7 +48,9 @@ def test_going_live_now_tells_who_asked_the_submission_and_the_link(app, admin_c
     assert f'href="{done["live"]["articleUrl"].replace("&", "&amp;")}"' in zh
     assert "已提交微信发表" in _shown(zh, "live_submitted")
     en = _timeline_html(admin_client, done, "en")
-    assert "Published to readers" in _shown(en, "live") and "Link: https://mp.weixin.qq.com/s?__biz=" in _shown(en, "live")
+    assert "Published to readers" in _shown(en, "live") and "Link: https://mp.weixin.qq.com/s?__biz=" in _shown(
+        en, "live"
+    )
 
 
 def test_a_schedule_and_its_cancelling_say_who_and_for_when(app, admin_client, agent_headers):

@@ -116,7 +116,7 @@ def test_safe_and_compatible_mode_move_the_task_live(admin_client, fake, served_
     ],
 )
 def test_the_platforms_http_address_is_kept_as_https(admin_client, fake, served_url, publishing, sent):
-    """Real PUBLISHJOBFINISH events write the address in plain http (CONTRACT §26): kept, shown as https,
+    """Real PUBLISHJOBFINISH events write the address in plain http (docs/api.md §18): kept, shown as https,
     and the agent's webhook carries the same (issue 53, 1)."""
     from models import OutboxMessage, db
 

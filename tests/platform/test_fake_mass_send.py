@@ -142,7 +142,7 @@ def test_a_send_is_recorded_with_its_draft_and_answers_its_ids(fake, token, draf
     total = fake.followers[APPID]
     assert send["counts"]["TotalCount"] == total
     assert send["counts"]["FilterCount"] == send["counts"]["SentCount"] + send["counts"]["ErrorCount"] <= total
-    # MASSSENDJOBFINISH's ArticleUrl in plain http, as the platform writes it (CONTRACT §26)
+    # MASSSENDJOBFINISH's ArticleUrl in plain http, as the platform writes it (docs/api.md §18)
     assert [u.startswith("http://mp.weixin.qq.com/s/") for u in send["article_urls"]] == [True] * 3
     # Each article's page is served by the fake at its id, as a freepublished one is.
     page = requests.get(f"{fake.base_url}/s/{send['article_ids'][1]}", timeout=5)

@@ -1,4 +1,4 @@
-"""Readers' figures as the platform gives them (docs/api.md §19, CONTRACT §26, issue 53 item 2):
+"""Readers' figures as the platform gives them (docs/api.md §19, issue 53 item 2):
 getarticletotaldetail answers the contents PUBLISHED on the days asked, each detail_list entry the running
 total from the publish day. So the service asks once per publish day of its live articles, stores each day's
 own figure as the difference of two running totals, asks a day marked is_delay again, and an answer it cannot
