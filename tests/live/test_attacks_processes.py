@@ -5,12 +5,11 @@ event, a late freepublish/get answer never lands on the next submission, and a d
 import json
 import time
 from contextlib import ExitStack
-from datetime import timedelta
 
 import requests
 
 from fakeplatform.freepublish import publish_event_xml, sha1_sorted, signed_push
-from tests.helpers.live_processes import live_of, published, service
+from tests.helpers.live_processes import live_of, published, service, went_live_yesterday
 from tests.helpers.served import wait_until
 
 TOKEN = "late-answer-event-token"
@@ -93,21 +92,6 @@ def test_a_late_poll_answer_never_lands_on_the_next_submission(tmp_path, setting
         assert live_of(base, session, task)["articleUrl"] == "https://mp.weixin.qq.com/s/ARTICLE_P2"
 
 
-def _went_live_yesterday(tmp_path, settings, fake):
-    """The one live article went live yesterday, in the processes' store and on the platform."""
-    from playhouse.db_url import connect
-
-    from fakeplatform.freepublish import beijing_day
-    from models import TaskLive
-    from rules.ids import iso, utcnow
-
-    database = connect(settings["DATABASE_URL"] or f"sqlite:///{tmp_path / 'instance' / 'review.db'}")
-    with database.bind_ctx([TaskLive]), database.connection_context():
-        TaskLive.update(live_at=iso(utcnow() - timedelta(days=1))).execute()
-    [publish] = fake.publishes.values()
-    fake.set_publish_day(publish["msg_data_id"], beijing_day(-1))
-
-
 def test_a_datacube_answer_past_4_mib_fails_the_fetch_and_holds_no_write(tmp_path, settings, fake):
     fake.publish_seconds = 0.05
     with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}) as (base, session, _process):
@@ -124,7 +108,7 @@ def test_a_datacube_answer_past_4_mib_fails_the_fetch_and_holds_no_write(tmp_pat
         fake.fail_next("getarticletotaldetail", status=200, body=body, content_type="application/json")
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
-        _went_live_yesterday(tmp_path, settings, fake)  # datacube answers only for days before today
+        went_live_yesterday(tmp_path, settings, fake)  # datacube answers only for days before today
         # A second process looks at the statistics as it starts (the first looks once a minute).
         with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}):
             wait_until(lambda: fake.requests_to("getarticletotaldetail"), 30, "no fetch")
