@@ -152,7 +152,8 @@ def test_compatible_mode_reads_only_what_is_sealed(admin_client, fake, served_ur
     answer = requests.post(f"{served_url}/wechat/silicon-rise/events", params=query, data=body, timeout=5)
     assert (answer.status_code, answer.text) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
-    assert live["status"] == "live" and live["articleUrl"] == fake.publishes[publish_id]["article_url"]
+    sent = fake.publishes[publish_id]["article_url"]
+    assert live["status"] == "live" and live["articleUrl"] == "https://" + sent.removeprefix("http://")
 
 
 @pytest.mark.parametrize("forgery", ["signature", "msg_signature", "key", "appid"])
