@@ -268,7 +268,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         save_admin(DEMO_ADMIN, password, "review,feedback")
         created = seed(app.extensions["settings"], DEMO_ADMIN)
         worker = app.config["WECHAT_LIVE_WORKER_ENABLED"]
-        live = seed_live(app.extensions["settings"], DEMO_ADMIN) if worker else None
+        live = seed_live(app.extensions["settings"], DEMO_ADMIN, fake.set_publish_day) if worker else None
         edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
         link_chat(DEMO_ADMIN, DEMO_FEISHU, DEMO_WECOM)
         tasks = task_count()  # the list's: the samples and the demo's further ones (seed_edition)

@@ -11,6 +11,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from datetime import date, timedelta
 from typing import Any
 
 import requests
@@ -19,6 +20,21 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from fakeplatform.rules import Fault
 
 EVENT_MODES = ("plain", "compatible", "aes")
+BEIJING = 8 * 3600  # the platform's day is Beijing's
+DATACUBE_DAYS = 30  # a getarticletotaldetail detail_list covers at most 30 days from the publish day
+
+
+def beijing_day(offset_days: int = 0) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() + BEIJING + offset_days * 86400))
+
+
+def publish_url(appid: str, msg_data_id: str, article_id: str) -> str:
+    """A published article's address as real PUBLISHJOBFINISH events and freepublish/get answers write it:
+    plain http, `/s?__biz=<account>&mid=<msg_data_id>&idx=1&sn=<signature>#rd` (samples on the platform's
+    community pages; the service keeps it as https, docs/api.md §18)."""
+    biz = base64.b64encode(str(int(hashlib.sha1(appid.encode()).hexdigest()[:8], 16)).encode()).decode()  # noqa: S324
+    sn = hashlib.sha1(article_id.encode()).hexdigest()[:32]  # noqa: S324
+    return f"http://mp.weixin.qq.com/s?__biz={biz}&mid={msg_data_id}&idx=1&sn={sn}#rd"
 
 
 def encoding_aes_key() -> str:
@@ -114,7 +130,8 @@ class FreePublishRoutes:
         self.publish_seconds = 0.3  # how long a submission stays "publishing" (1)
         self.withhold_events = False  # finish without pushing (the service then learns it by polling)
         self._outcomes = []  # publish_status the next submissions finish with (default 0: live)
-        self.day_figures = {}  # (article_id, "YYYY-MM-DD") -> the detail_list entry's figures, set by a test
+        self.day_figures = {}  # (article_id, "YYYY-MM-DD") -> what readers did that day, set by a test
+        self.delay_days = set()  # stat_dates not final yet: an answer holding one says is_delay true
         self.extra_totals = []  # items a test adds to every getarticletotaldetail answer, as they are
 
     # ---- control -----------------------------------------------------------------------------
@@ -124,6 +141,14 @@ class FreePublishRoutes:
             raise ValueError(f"mode must be one of {EVENT_MODES}")
         with self._lock:
             self.event_targets[appid] = {"url": url, "token": token, "aes_key": aes_key, "mode": mode}
+
+    def set_publish_day(self, msg_data_id, day):
+        """The day (YYYY-MM-DD, the platform's) a publish or a mass send went out, as datacube counts it:
+        e.g. an article published days ago, for a test or the demo."""
+        with self._lock:
+            for record in [*self.publishes.values(), *getattr(self, "mass_sends", {}).values()]:
+                if str(record["msg_data_id"]) == str(msg_data_id):
+                    record["day"] = day
 
     def finish_next_publish_with(self, status, times=1):
         """The next `times` submissions end with this publish_status (2-6: failures)."""
@@ -191,7 +216,8 @@ class FreePublishRoutes:
             publish = self.publishes[publish_id]
             if publish["outcome"] == 0:
                 publish["article_id"] = self._new_id("ARTICLE_")
-                publish["article_url"] = f"https://mp.weixin.qq.com/s/{publish['article_id']}"  # the platform's form
+                publish["article_url"] = publish_url(publish["appid"], publish["msg_data_id"], publish["article_id"])
+                publish["day"] = beijing_day()  # the day its figures count from (datacube's ref_date)
             publish["status"] = publish["outcome"]  # last: a test that reads it without the lock sees it whole
             if publish["status"] == 0:
                 self._remove_draft(publish["media_id"])
@@ -219,29 +245,51 @@ class FreePublishRoutes:
         return answer[1:]
 
     def _article_totals(self, appid, body, _record=None):
-        """datacube/getarticletotaldetail: each live article of the account, with the day's figures
-        (made up from the article and the day unless a test set them in day_figures)."""
+        """datacube/getarticletotaldetail as the platform's page "获取发表内容发表详细数据" describes it
+        (fakeplatform/samples/datacube_getarticletotaldetail.json): the contents PUBLISHED from begin_date to
+        end_date (end_date at most yesterday), each with a detail_list of running totals — an entry for
+        every stat_date from the publish day (ref_date) to yesterday, at most DATACUBE_DAYS of them, each
+        the sum of the days' figures up to it. `is_delay` is true when an entry's day is in delay_days."""
         begin, end = body.get("begin_date"), body.get("end_date")
         if not all(isinstance(d, str) and len(d) == 10 and d[4] == d[7] == "-" for d in (begin, end)):
             raise Fault(61500, "date format error")
-        if begin != end:
+        yesterday = beijing_day(-1)
+        if begin > end or end > yesterday:
             raise Fault(61501, "date range error")
-        items = []
-        for publish in self.publishes.values():
-            if publish["appid"] != appid or publish["status"] != 0:
+        items, delayed = [], False
+        for msgid, article_id, day in self._published(appid):
+            if not begin <= day <= end:
                 continue
-            items.append(
-                {
-                    "ref_date": begin,
-                    "msgid": f"{publish['msg_data_id']}_1",
-                    "title": publish["title"],
-                    "detail_list": [{"stat_date": begin, **self._figures(publish["article_id"], begin)}],
-                }
-            )
-        return {"list": items + self._more_totals(appid, begin) + list(self.extra_totals)}
+            entries = self._running_totals(article_id, day, yesterday)
+            delayed = delayed or any(entry["stat_date"] in self.delay_days for entry in entries)
+            items.append({"ref_date": day, "msgid": msgid, "publish_type": 0, "detail_list": entries})
+        return {"list": items + list(self.extra_totals), "is_delay": delayed}
+
+    def _published(self, appid) -> list[tuple[str, str, str]]:
+        """(msgid, article_id, publish day) of the account's live contents: its freepublish articles
+        (`<msg_data_id>_1`) and those of its mass sends."""
+        return [
+            (f"{publish['msg_data_id']}_1", publish["article_id"], publish["day"])
+            for publish in self.publishes.values()
+            if publish["appid"] == appid and publish["status"] == 0 and publish.get("day")
+        ] + self._more_published(appid)
+
+    def _running_totals(self, article_id, first, last) -> list[dict[str, Any]]:
+        """One entry per day from `first` to `last` (at most DATACUBE_DAYS): each figure summed from `first`;
+        a figure no day had so far is left out, as the platform leaves out what it does not count."""
+        entries: list[dict[str, Any]] = []
+        sums: dict[str, int] = {}
+        day = date.fromisoformat(first)
+        while day.isoformat() <= last and len(entries) < DATACUBE_DAYS:
+            for name, value in self._figures(article_id, day.isoformat()).items():
+                sums[name] = sums.get(name, 0) + value
+            entries.append({"stat_date": day.isoformat(), **sums})
+            day += timedelta(days=1)
+        return entries
 
     def _figures(self, article_id, day):
-        """The day's figures of one article: a test's (day_figures), else made up from the article and the day."""
+        """What readers did on one day with one article: a test's (day_figures), else made up from the
+        article and the day."""
         figures = self.day_figures.get((article_id, day))
         if figures is None:
             seed = int(hashlib.sha1(f"{article_id}{day}".encode()).hexdigest()[:8], 16)  # noqa: S324
@@ -256,8 +304,8 @@ class FreePublishRoutes:
             }
         return figures
 
-    def _more_totals(self, _appid, _day) -> list[dict[str, Any]]:
-        """Items of the account's other messages (mass sends override this)."""
+    def _more_published(self, _appid) -> list[tuple[str, str, str]]:
+        """The account's contents live by other means (mass sends override this)."""
         return []
 
     def _article_page(self, article_id):

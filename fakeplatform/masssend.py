@@ -11,7 +11,7 @@ from typing import Any
 
 import requests
 
-from fakeplatform.freepublish import FreePublishRoutes, signed_push
+from fakeplatform.freepublish import FreePublishRoutes, beijing_day, signed_push
 from fakeplatform.rules import Fault
 
 SENDALL_PATH = "/cgi-bin/message/mass/sendall"
@@ -33,7 +33,6 @@ SENDALL_ERRMSG = {
     45066: "same clientmsgid retry too fast",
     48001: "api unauthorized",
 }
-BEIJING = 8 * 3600  # the platform's day is Beijing's
 
 
 def mass_event_xml(msg_id: int, status: str, counts: dict[str, int] | None, urls: list[str]) -> bytes:
@@ -68,10 +67,6 @@ def mass_event_xml(msg_id: int, status: str, counts: dict[str, int] | None, urls
     ).encode()
 
 
-def _beijing_day() -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(time.time() + BEIJING))
-
-
 class MassSendRoutes(FreePublishRoutes):
     """Mixed into FakePlatform (before FreePublishRoutes, whose event targets, withhold_events and figures it
     shares), which provides requests_to and fail_next."""
@@ -93,7 +88,7 @@ class MassSendRoutes(FreePublishRoutes):
         self.tags: defaultdict[str, list[dict[str, Any]]] = defaultdict(lambda: copy.deepcopy(list(DEFAULT_TAGS)))
         self.mass_event_answers = []  # (msg_id, HTTP status or None, body or error name) of each push
         self._mass_outcomes = []  # the Status the next sends finish with (default "send success")
-        self._quota_day = _beijing_day()
+        self._quota_day = beijing_day()
 
     # ---- control -----------------------------------------------------------------------------
     @property
@@ -168,8 +163,8 @@ class MassSendRoutes(FreePublishRoutes):
         reprint = body.get("send_ignore_reprint", 0)
         if type(reprint) is not int or reprint not in (0, 1):
             raise Fault(47003, "argument invalid! hint: send_ignore_reprint")
-        if self._quota_day != _beijing_day():
-            self._quota_day = _beijing_day()
+        if self._quota_day != beijing_day():
+            self._quota_day = beijing_day()
             self.mass_quota_left.clear()
         if self.mass_quota_left[appid] <= 0:
             raise Fault(45028, SENDALL_ERRMSG[45028])
@@ -256,7 +251,9 @@ class MassSendRoutes(FreePublishRoutes):
                     "ErrorCount": errors,
                 }
                 send["article_ids"] = [self._new_id("ARTICLE_") for _ in send["articles"]]
-                send["article_urls"] = [f"https://mp.weixin.qq.com/s/{a}" for a in send["article_ids"]]
+                # MASSSENDJOBFINISH's ArticleUrl is plain http, as the platform writes it
+                send["article_urls"] = [f"http://mp.weixin.qq.com/s/{a}" for a in send["article_ids"]]
+                send["day"] = beijing_day()
                 send["status"] = "SEND_SUCCESS"
                 self._remove_draft(send["media_id"])  # a sent draft is gone (draft/add's page)
             else:
@@ -266,18 +263,13 @@ class MassSendRoutes(FreePublishRoutes):
         if target is not None:
             self.push_mass_event(msg_id, target)
 
-    def _more_totals(self, appid, day):
+    def _more_published(self, appid):
         """datacube: each article of the account's successful sends, msgid <msg_data_id>_<index> (1-based)."""
         return [
-            {
-                "ref_date": day,
-                "msgid": f"{send['msg_data_id']}_{index}",
-                "title": article.get("title", ""),
-                "detail_list": [{"stat_date": day, **self._figures(article_id, day)}],
-            }
+            (f"{send['msg_data_id']}_{index}", article_id, send["day"])
             for send in self.mass_sends.values()
             if send["appid"] == appid and send["status"] == "SEND_SUCCESS"
-            for index, (article, article_id) in enumerate(zip(send["articles"], send["article_ids"], strict=True), 1)
+            for index, article_id in enumerate(send["article_ids"], 1)
         ]
 
     def _other_article(self, article_id):

@@ -32,7 +32,7 @@ class StatsFetch(BaseModel):
     id = peewee.AutoField()
     account = peewee.CharField(max_length=64)
     day = peewee.CharField(max_length=10)
-    status = peewee.CharField(max_length=16)  # running | done | failed
+    status = peewee.CharField(max_length=16)  # running | done | delayed (is_delay: asked again) | failed
     attempts = peewee.IntegerField(default=0)
     last_error = peewee.TextField(null=True)  # the API's English
     last_errcode = peewee.IntegerField(null=True)  # the platform's, for the pages' words (rules/labels.py)

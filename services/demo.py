@@ -6,6 +6,7 @@ schemas) as the API, so the samples obey every rule a real agent or client meets
 import functools
 import io
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -354,10 +355,16 @@ def task_count() -> int:
     return ReviewTask.select().count()
 
 
-def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[str, Any] | None:
+def seed_live(
+    settings: Settings,
+    admin_username: str,
+    published_on: Callable[[str, str], None] | None = None,
+    days: int = 7,
+) -> dict[str, Any] | None:
     """The demo's article already live on the (fake) platform with a week of reader figures, so its
     page shows the link and the chart at once (docs/api.md §18, §19). The running live worker submits it
-    and learns the result; None when it does not go live in time."""
+    and learns the result; None when it does not go live in time. `published_on(msg_data_id, day)` tells
+    the platform it was published that day too: datacube answers by publish day (§19)."""
     task = ReviewTask.get_or_none(ReviewTask.topic == LIVE_TOPIC)
     if task is None:
         return None
@@ -375,6 +382,8 @@ def seed_live(settings: Settings, admin_username: str, days: int = 7) -> dict[st
         TaskLive.update(live_at=iso(went_live)).where(TaskLive.id == live.id).execute()
         ReviewTask.update(created_at=iso(went_live - timedelta(hours=3))).where(ReviewTask.id == task.id).execute()
     today = datetime.now(settings.time_zone).date()
+    if published_on is not None and live.msg_data_id:
+        published_on(live.msg_data_id, (today - timedelta(days=days)).isoformat())
     for back in range(days, 0, -1):
         fetch_day(live.account, (today - timedelta(days=back)).isoformat(), settings, force=True)
     return review.get_task(task.task_id)

@@ -359,14 +359,12 @@ class PlatformClient:
         """freepublish/get: where a submission stands ({"publish_status", "article_id", "article_detail", ...})."""
         return self._call("/cgi-bin/freepublish/get", {"publish_id": publish_id})
 
-    def article_totals(self, day: str) -> list[Any]:
-        """datacube/getarticletotaldetail for one day (YYYY-MM-DD): the account's articles, each with a
-        `msgid` and a `detail_list` of days' figures (docs/api.md §19)."""
-        payload = self._call("/datacube/getarticletotaldetail", {"begin_date": day, "end_date": day})
-        items = payload.get("list", [])
-        if not isinstance(items, list):
-            raise PlatformError(None, "platform error: getarticletotaldetail answered without a list")
-        return items
+    def article_totals(self, publish_day: str) -> dict[str, Any]:
+        """datacube/getarticletotaldetail for the contents published on one day (YYYY-MM-DD, begin = end):
+        {"list": each with a `msgid` and a `detail_list` of running totals from that day, "is_delay"}, as
+        answered; services/stats/fetching.py reads them (docs/api.md §19)."""
+        payload = self._call("/datacube/getarticletotaldetail", {"begin_date": publish_day, "end_date": publish_day})
+        return {"list": payload.get("list", []), "is_delay": payload.get("is_delay", False)}
 
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""

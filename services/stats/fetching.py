@@ -30,6 +30,7 @@ RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
+PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # stat_date exactly (fromisoformat alone takes 20261126 and week dates)
 
 
@@ -50,10 +51,22 @@ def due_day(settings: Settings, now: datetime | None = None) -> str | None:
     return (local.date() - timedelta(days=1)).isoformat()
 
 
+def first_publish_day(settings: Settings, day: str) -> str:
+    """The earliest publish day whose articles still count on `day`: WECHAT_STATS_DAYS days up to and
+    including it, at most the platform's PLATFORM_DAYS (docs/api.md §19)."""
+    return (date.fromisoformat(day) - timedelta(days=min(settings.stats_days, PLATFORM_DAYS) - 1)).isoformat()
+
+
 def accounts_with_live(settings: Settings, day: str) -> list[str]:
-    """Accounts with an article that went live within WECHAT_STATS_DAYS before the end of `day`."""
-    since = iso(datetime.fromisoformat(day).replace(tzinfo=settings.time_zone) - timedelta(days=settings.stats_days))
-    rows = TaskLive.select(TaskLive.account).where((TaskLive.status == "live") & (TaskLive.live_at >= since)).distinct()
+    """Accounts with an article that went live from first_publish_day to the end of `day` (REVIEW_TIME_ZONE)."""
+    zone = settings.time_zone
+    since = iso(datetime.fromisoformat(first_publish_day(settings, day)).replace(tzinfo=zone))
+    until = iso(datetime.fromisoformat(day).replace(tzinfo=zone) + timedelta(days=1))
+    rows = (
+        TaskLive.select(TaskLive.account)
+        .where((TaskLive.status == "live") & (TaskLive.live_at >= since) & (TaskLive.live_at < until))
+        .distinct()
+    )
     return sorted(row.account for row in rows if row.account in settings.accounts)
 
 
@@ -101,18 +114,49 @@ def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
     }
 
 
-def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[tuple[int, str], dict[str, Any]]:
-    """{(task pk, day): figures} of the answer's entries matched to a live task of the account, read before
-    the write lock; the entries docs/api.md §19 skips are counted in the log. ValueError when the answer is
-    not the platform's shape."""
+class UnreadableAnswer(ValueError):
+    """An answer that is not the platform's shape: the fetch fails with this reason and is not asked again
+    by the job, since the same question brings the same answer (docs/api.md §19)."""
+
+
+def publish_days(live: dict[str, tuple[int, str]], first: str, day: str) -> list[str]:
+    """The distinct days from `first` to `day` on which the live articles went live: one call each."""
+    return sorted({went_live for _task, went_live in live.values() if first <= went_live <= day})
+
+
+def daily_figures(totals: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """{stat_date: that day's own figures} of one article's running totals (docs/api.md §19): each figure
+    the difference from the highest total before it (the publish day: the total itself), never below 0, so
+    the days add up to the latest total; a figure the entry leaves out is null that day."""
+    highest: dict[str, int] = {}
+    days: dict[str, dict[str, Any]] = {}
+    for stat_date, figures in sorted(totals, key=lambda entry: entry[0]):
+        own: dict[str, Any] = {}
+        for name, value in figures.items():
+            if value is None:
+                own[name] = None
+                continue
+            own[name] = max(0, value - highest.get(name, 0))
+            highest[name] = max(highest.get(name, 0), value)
+        days[stat_date] = own
+    return days
+
+
+def read_answer(
+    account: str, day: str, items: Any, settings: Settings, live: dict[str, tuple[int, str]] | None = None
+) -> dict[tuple[int, str], dict[str, Any]]:
+    """{(task pk, day): that day's own figures} of one answer's items matched to a live task of the account,
+    from the article's first day to `day` (entries after it are its own fetch's), read before the write
+    lock; the entries docs/api.md §19 skips are counted in the log. UnreadableAnswer when the answer is not
+    the platform's shape."""
     if not isinstance(items, list):
-        raise ValueError("the answer's list is not a list")
-    live = _live_days(account, settings)
+        raise UnreadableAnswer("its list is not a list")
+    live = _live_days(account, settings) if live is None else live
     kept: dict[tuple[int, str], dict[str, Any]] = {}
     skipped = 0
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("detail_list", []), list):
-            raise ValueError("an item of the answer is not an object with a detail_list")
+            raise UnreadableAnswer("an item is not an object with a detail_list")
         msgid = str(item.get("msgid") or "")
         msg_data_id, _, index = msgid.partition("_")
         # An edition's article is kept by its whole msgid; a task live alone is its message's first article.
@@ -120,22 +164,19 @@ def read_answer(account: str, day: str, items: Any, settings: Settings) -> dict[
         if found is None:
             continue
         task_pk, first_day = found
+        totals = []
         for entry in item.get("detail_list") or []:
             stat_date = entry.get("stat_date") if isinstance(entry, dict) else None
             figures = _figures(entry) if isinstance(entry, dict) else None
-            if (
-                figures is None
-                or not isinstance(stat_date, str)
-                or not _is_day(stat_date)
-                or not first_day <= stat_date <= day
-            ):
+            if figures is None or not isinstance(stat_date, str) or not _is_day(stat_date) or stat_date < first_day:
                 skipped += 1
-                continue
-            kept[(task_pk, stat_date)] = figures
+            elif stat_date <= day:
+                totals.append((stat_date, figures))
+        kept.update({(task_pk, stat_date): own for stat_date, own in daily_figures(totals).items()})
     if skipped:
         log.warning(
-            "statistics of %s for %s: %s entries skipped (a date not YYYY-MM-DD, outside the article's "
-            "days, or a figure not a whole number from 0 to %s)",
+            "statistics of %s for %s: %s entries skipped (a date not YYYY-MM-DD or before the article went "
+            "live, or a figure not a whole number from 0 to %s)",
             account,
             day,
             skipped,
@@ -205,31 +246,46 @@ def _finish(row: StatsFetch, **changes: Any) -> bool:
 
 
 def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -> dict[str, Any] | None:
-    """Fetch one account's day: {"account", "day", "stored", "error"}; None when another process has it
-    (or it is done and not forced). Whatever goes wrong ends the row `failed` with a reason, never `running`."""
+    """Fetch one account's day: {"account", "day", "stored", "error", "calls"}; None when another process has
+    it (or it is done and not forced). One getarticletotaldetail per publish day of the account's live
+    articles within the window, each day's own figure the difference of two running totals (docs/api.md
+    §19). An answer marked is_delay leaves the day `delayed`, asked again at the next pass. Whatever goes
+    wrong ends the row `failed` with a reason, never `running`."""
     row = _claim(account, day, force)
     if row is None:
         return None
-    errcode = None
+    errcode, calls, retry = None, 0, True
     try:
-        kept = read_answer(account, day, client_for(account, settings).article_totals(day), settings)
+        client = client_for(account, settings)
+        live = _live_days(account, settings)
+        kept: dict[tuple[int, str], dict[str, Any]] = {}
+        delayed = False
+        for publish_day in publish_days(live, first_publish_day(settings, day), day):
+            answer = client.article_totals(publish_day)
+            calls += 1
+            delayed = delayed or answer["is_delay"] is True
+            kept.update(read_answer(account, day, answer["list"], settings, live))
         with immediate():
             told_from = (date.fromisoformat(day) - timedelta(days=settings.stats_days - 1)).isoformat()
             # The claim first: a fetch taken over meanwhile stores nothing (the other one will).
-            done = _finish(row, status="done", last_error=None, last_errcode=None, next_attempt_at=None)
+            ending = {"status": "delayed", "attempts": 0} if delayed else {"status": "done"}
+            done = _finish(row, **ending, last_error=None, last_errcode=None, next_attempt_at=None)
             stored = store(kept, told_from) if done else 0
-        return {"account": account, "day": day, "stored": stored, "error": None}
+        return {"account": account, "day": day, "stored": stored, "error": None, "calls": calls}
     except PlatformError as exc:
         error, errcode = error_text(exc), exc.errcode
-    except Exception as exc:  # a malformed answer, or a store that failed: the row must not stay running
+    except UnreadableAnswer as exc:  # the platform's doing, not ours: one line, and not asked again by the job
+        error, retry = f"the platform's answer could not be read: {exc}", False
+    except Exception as exc:  # a store that failed: the row must not stay running
         log.exception("statistics of %s for %s could not be stored", account, day)
-        error = f"the platform's answer could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+        error = f"the figures could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
     log.warning("statistics of %s for %s: %s (attempt %s)", account, day, error, row.attempts)
+    again = {"next_attempt_at": iso(utcnow() + RETRY_AFTER) if retry else None}
+    if not retry:
+        again["attempts"] = MAX_ATTEMPTS
     with immediate():
-        _finish(
-            row, status="failed", last_error=error, last_errcode=errcode, next_attempt_at=iso(utcnow() + RETRY_AFTER)
-        )
-    return {"account": account, "day": day, "stored": 0, "error": error}
+        _finish(row, status="failed", last_error=error, last_errcode=errcode, **again)
+    return {"account": account, "day": day, "stored": 0, "error": error, "calls": calls}
 
 
 def _unfinished(day: str) -> list[tuple[str, str]]:

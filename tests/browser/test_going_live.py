@@ -86,9 +86,9 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
         f"() => document.querySelector('#live-status')?.textContent.trim() === {words['live']!r}", timeout=20_000
     )
     link = page.get_by_role("link", name=words["link"])
-    assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s/")
+    assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s?__biz=")
     # Three days of figures, as the daily job or the backfill command stores them (for days since it went live).
-    went_live_days_ago(task["id"], 4)
+    went_live_days_ago(task["id"], 4, live_server.platform)
     runner = live_server.app.test_cli_runner()
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
     for back in (3, 2, 1):

@@ -120,7 +120,7 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
         f"() => document.querySelector('#live-status')?.textContent.trim() === {words['live']!r}", timeout=20_000
     )
     assert page.locator("#task-status").text_content() == words["live"]  # one badge, not the draft's beside it
-    went_live_days_ago(task["id"], 4)
+    went_live_days_ago(task["id"], 4, live_server.platform)
     runner = live_server.app.test_cli_runner()
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
     for back in (3, 2, 1):
@@ -133,7 +133,7 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
     assert words["submitted"] in timeline.locator('li[data-event="live_submitted"]').text_content()
     link = timeline.locator('li[data-event="live"] a')
     assert words["published"] in timeline.locator('li[data-event="live"]').text_content()
-    assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s/")
+    assert link.get_attribute("href").startswith("https://mp.weixin.qq.com/s?__biz=")
     # One date format in the whole page (the article under review aside): the table's days, the chart's,
     # the times of the timeline and the head.
     shown = page.evaluate(SHOWN_TEXT)

@@ -10,11 +10,18 @@ from services.editions.drafts import combined_draft
 from services.platform.client import client_for
 from tests.helpers.app import assert_error
 from tests.helpers.editions import outbox, propose, published_articles, send_edition, wait_for_edition
-from tests.helpers.publishing import ACCOUNTS
+from tests.helpers.publishing import ACCOUNTS, went_live_days_ago
 from tests.helpers.served import wait_until
 
 pytestmark = pytest.mark.both_stores
 APPID = ACCOUNTS["silicon-rise"][0]
+
+
+def shown(urls):
+    """The addresses as the service shows them: MASSSENDJOBFINISH writes them in plain http, as the platform
+    does, and they are kept as https (docs/api.md §18, §21)."""
+    assert all(url.startswith("http://mp.weixin.qq.com/s/") for url in urls), urls
+    return ["https://" + url.removeprefix("http://") for url in urls]
 
 
 def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(
@@ -60,17 +67,18 @@ def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(
         "sent": counts["SentCount"],
         "error": counts["ErrorCount"],
     }
-    assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
+    assert [a["articleUrl"] for a in sent["articles"]] == shown(send["article_urls"])
     # Each task is live through the edition, with its own address.
     for index, task_id in enumerate(order):
         live = admin_client.get(f"/api/review/tasks/{task_id}").get_json()
         assert live["live"]["status"] == "live" and live["live"]["via"] == "mass_send"
         assert live["live"]["editionId"] == proposed["id"]
-        assert live["live"]["articleUrl"] == send["article_urls"][index]
+        assert live["live"]["articleUrl"] == shown(send["article_urls"])[index]
         assert [e["type"] for e in live["timeline"]][-2:] == ["edition_scheduled", "edition_sent"]
     # The agent hears each task; the team hears the edition once, titles in order.
     webhooks = outbox("review_task.live")
     assert [w["data"]["taskId"] for w in webhooks] == order
+    assert [w["data"]["articleUrl"] for w in webhooks] == shown(send["article_urls"])
     assert {(w["data"]["via"], w["data"]["editionId"]) for w in webhooks} == {("mass_send", proposed["id"])}
     [told] = outbox("edition.sent")
     assert told["titles"] == [a["title"] for a in combined] and told["account"] == "silicon-rise"
@@ -89,9 +97,9 @@ def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts
     assert fake.push_mass_event(msg_id) == (200, "success")
     later = admin_client.get(f"/api/editions/{edition['id']}").get_json()
     assert later["counts"]["total"] == fake.mass_sends[msg_id]["counts"]["TotalCount"]
-    assert [a["articleUrl"] for a in later["articles"]] == fake.mass_sends[msg_id]["article_urls"]
+    assert [a["articleUrl"] for a in later["articles"]] == shown(fake.mass_sends[msg_id]["article_urls"])
     task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][1]}").get_json()
-    assert task["live"]["articleUrl"] == fake.mass_sends[msg_id]["article_urls"][1]
+    assert task["live"]["articleUrl"] == shown(fake.mass_sends[msg_id]["article_urls"])[1]
     # The same event again (a new nonce) changes nothing more.
     version = later["version"]
     assert fake.push_mass_event(msg_id) == (200, "success")
@@ -125,9 +133,9 @@ def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
         "sent": send["counts"]["SentCount"],
         "error": send["counts"]["ErrorCount"],
     }
-    assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
+    assert [a["articleUrl"] for a in sent["articles"]] == shown(send["article_urls"])
     task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][1]}").get_json()
-    assert task["live"]["articleUrl"] == send["article_urls"][1]
+    assert task["live"]["articleUrl"] == shown(send["article_urls"])[1]
     with db.connection_context():
         assert EarlyMassEvent.select().count() == 0  # used, then gone
     # An event no send in flight can claim is not kept: only the platform signs them, yet nothing piles up.
@@ -161,7 +169,7 @@ def test_a_repeat_answered_45065_takes_the_event_the_lost_answer_left(
     [send] = fake.mass_sends.values()
     assert (sent["status"], sent["msgId"], fake.sendall_calls) == ("sent", str(send["msg_id"]), 2)
     assert sent["counts"]["total"] == send["counts"]["TotalCount"]
-    assert [a["articleUrl"] for a in sent["articles"]] == send["article_urls"]
+    assert [a["articleUrl"] for a in sent["articles"]] == shown(send["article_urls"])
 
 
 def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake, served_url):
@@ -223,7 +231,9 @@ def test_readers_figures_land_on_each_article_of_the_edition(app, admin_client, 
     send_edition(admin_client, edition)
     wait_until(lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["counts"], 15, "not sent")
     send = next(iter(fake.mass_sends.values()))
-    day = datetime.now(app.extensions["settings"].time_zone).date().isoformat()
+    for task_id in edition["taskIds"]:  # sent yesterday: the platform's figures end yesterday
+        went_live_days_ago(task_id, 1, fake)
+    day = (datetime.now(app.extensions["settings"].time_zone).date() - timedelta(days=1)).isoformat()
     for reads, article_id in zip((70, 30), send["article_ids"], strict=True):
         fake.day_figures[(article_id, day)] = {"read_user": reads}
     result = app.test_cli_runner().invoke(args=["fetch-stats", "--date", day, "--account", "silicon-rise"])

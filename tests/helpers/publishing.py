@@ -155,23 +155,30 @@ def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
         time.sleep(0.05)
 
 
-def live_task(app, admin_client, agent_headers, days_ago=3):
-    """A task live on the fake platform since `days_ago` days (figures are kept only for days since then)."""
+def live_task(app, admin_client, agent_headers, days_ago=3, fake=None):
+    """A task live on the fake platform since `days_ago` days (figures are kept only for days since then;
+    with `fake`, the platform publishes it that day too, so datacube answers for it then)."""
     task = published_article(app, admin_client, agent_headers)
     assert admin_client.post(go_live_url(task), json={}).status_code == 202
     live = wait_for_live(admin_client, task)
     assert live["live"]["status"] == "live", live["live"]
-    went_live_days_ago(task["id"], days_ago)
+    went_live_days_ago(task["id"], days_ago, fake)
     return live
 
 
-def went_live_days_ago(task_id, days):
+def went_live_days_ago(task_id, days, fake=None):
+    """The task went live `days` ago here and (with `fake`) on the platform: datacube's publish day."""
     from models import ReviewTask, TaskLive, db
     from rules.ids import iso, utcnow
 
     with db.connection_context():
         task_pk = ReviewTask.get(ReviewTask.task_id == task_id).id
         TaskLive.update(live_at=iso(utcnow() - timedelta(days=days))).where(TaskLive.task == task_pk).execute()
+        msg_data_id = TaskLive.get(TaskLive.task == task_pk).msg_data_id
+    if fake is not None:
+        from fakeplatform.freepublish import beijing_day
+
+        fake.set_publish_day(str(msg_data_id).partition("_")[0], beijing_day(-days))
 
 
 def yesterday(app):

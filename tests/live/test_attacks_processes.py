@@ -9,7 +9,7 @@ from contextlib import ExitStack
 import requests
 
 from fakeplatform.freepublish import publish_event_xml, sha1_sorted, signed_push
-from tests.helpers.live_processes import live_of, published, service
+from tests.helpers.live_processes import live_of, published, service, went_live_yesterday
 from tests.helpers.served import wait_until
 
 TOKEN = "late-answer-event-token"
@@ -61,7 +61,7 @@ def test_a_captured_query_forges_and_replays_nothing(tmp_path, settings, fake):
         wait_until(lambda: fake.publishes[publish_id]["status"] == 0, 10, "the fake did not finish")
         assert fake.push_publish_event(publish_id, _target(base)) == (200, "success")
         live = live_of(base, session, task)
-        assert live["status"] == "live" and live["articleUrl"].startswith("https://mp.weixin.qq.com/s/")
+        assert live["status"] == "live" and live["articleUrl"].startswith("https://mp.weixin.qq.com/s?__biz=")
 
 
 def test_a_late_poll_answer_never_lands_on_the_next_submission(tmp_path, settings, fake):
@@ -116,6 +116,7 @@ def test_a_datacube_answer_past_4_mib_fails_the_fetch_and_holds_no_write(tmp_pat
         fake.fail_next("getarticletotaldetail", status=200, body=body, content_type="application/json")
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
+        went_live_yesterday(tmp_path, settings, fake)  # datacube answers only for days before today
         # A second process looks at the statistics as it starts (the first looks once a minute).
         with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}):
             wait_until(lambda: fake.requests_to("getarticletotaldetail"), 30, "no fetch")

@@ -103,8 +103,34 @@ def test_safe_and_compatible_mode_move_the_task_live(admin_client, fake, served_
     }
     assert fake.push_publish_event(publish_id, target) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
-    assert live["status"] == "live" and live["articleUrl"] == fake.publishes[publish_id]["article_url"]
-    assert live["articleUrl"].startswith("https://mp.weixin.qq.com/s/")
+    sent = fake.publishes[publish_id]["article_url"]  # the platform's own spelling: plain http
+    assert live["status"] == "live" and live["articleUrl"] == "https://" + sent.removeprefix("http://")
+    assert live["articleUrl"].startswith("https://mp.weixin.qq.com/s?__biz=")
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "http://mp.weixin.qq.com/s?__biz=MzA5NjU1NjA2MQ==&mid=2650000001&idx=1&sn=5a808babb1652ebc1fc768bb90e9691c#rd",
+        "http://mp.weixin.qq.com/s/YIpdZXAJnouoMDBfHxQG1A",
+    ],
+)
+def test_the_platforms_http_address_is_kept_as_https(admin_client, fake, served_url, publishing, sent):
+    """Real PUBLISHJOBFINISH events write the address in plain http (docs/api.md §18): kept, shown as https,
+    and the agent's webhook carries the same (issue 53, 1)."""
+    from models import OutboxMessage, db
+
+    task, publish_id = publishing
+    url = f"{served_url}/wechat/silicon-rise/events"
+    answer = signed_push(url, LIVE_TOKEN, _event(fake, publish_id, url=sent), "aes", LIVE_AES_KEY, APPID)
+    assert answer.text == "success"
+    shown = "https://" + sent.removeprefix("http://")
+    live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
+    assert (live["status"], live["articleUrl"]) == ("live", shown)
+    with db.connection_context():
+        [webhook] = [m.payload for m in OutboxMessage.select().where(OutboxMessage.event_type == "review_task.live")]
+    assert webhook["data"]["articleUrl"] == shown
+    assert shown.replace("&", "&amp;") in admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
 
 
 @pytest.mark.parametrize("publishing", ["carbon-fitness"], indirect=True)
@@ -126,7 +152,8 @@ def test_compatible_mode_reads_only_what_is_sealed(admin_client, fake, served_ur
     answer = requests.post(f"{served_url}/wechat/silicon-rise/events", params=query, data=body, timeout=5)
     assert (answer.status_code, answer.text) == (200, "success")
     live = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]
-    assert live["status"] == "live" and live["articleUrl"] == fake.publishes[publish_id]["article_url"]
+    sent = fake.publishes[publish_id]["article_url"]
+    assert live["status"] == "live" and live["articleUrl"] == "https://" + sent.removeprefix("http://")
 
 
 @pytest.mark.parametrize("forgery", ["signature", "msg_signature", "key", "appid"])
@@ -249,7 +276,13 @@ def test_masssendjobfinish_does_not_settle_a_submission(admin_client, fake, serv
     [
         "javascript:alert(1)",
         "https://evil.example/s/a",
-        "http://mp.weixin.qq.com/s/a",
+        "http://mp.weixin.qq.com:80/s/a",  # a port
+        "https://mp.weixin.qq.com:8443/s/a",
+        "http://user@mp.weixin.qq.com/s/a",  # user info
+        "http://mp.weixin.qq.com@evil.example/s/a",
+        "ftp://mp.weixin.qq.com/s/a",
+        "//mp.weixin.qq.com/s/a",
+        "http://mp.weixin.qq.com.evil/s/a",
         "https://mp.weixin.qq.com/s/a\n<@all>",
         "https://mp.weixin.qq.com.evil/s/a",
         "https://mp.weixin.qq.com/s/a)[click](https://evil.example/x",

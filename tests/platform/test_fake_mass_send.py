@@ -16,7 +16,7 @@ import pytest
 import requests
 from werkzeug.wrappers import Request, Response
 
-from fakeplatform.freepublish import encoding_aes_key, sha1_sorted
+from fakeplatform.freepublish import beijing_day, encoding_aes_key, sha1_sorted
 from fakeplatform.masssend import mass_event_xml
 from fakeplatform.threaded import Served
 from services.live.events import decrypt
@@ -142,7 +142,8 @@ def test_a_send_is_recorded_with_its_draft_and_answers_its_ids(fake, token, draf
     total = fake.followers[APPID]
     assert send["counts"]["TotalCount"] == total
     assert send["counts"]["FilterCount"] == send["counts"]["SentCount"] + send["counts"]["ErrorCount"] <= total
-    assert [u.startswith("https://mp.weixin.qq.com/s/") for u in send["article_urls"]] == [True] * 3
+    # MASSSENDJOBFINISH's ArticleUrl in plain http, as the platform writes it (docs/api.md §18)
+    assert [u.startswith("http://mp.weixin.qq.com/s/") for u in send["article_urls"]] == [True] * 3
     # Each article's page is served by the fake at its id, as a freepublished one is.
     page = requests.get(f"{fake.base_url}/s/{send['article_ids'][1]}", timeout=5)
     assert page.status_code == 200 and "<h1>Second</h1>" in page.text
@@ -417,26 +418,45 @@ def test_tags_get_answers_the_accounts_tags_and_a_tag_send_reaches_its_followers
 
 # ---- readers' figures -----------------------------------------------------------------------------
 def test_each_sent_article_has_figures_by_msg_data_id_and_index(fake, token, draft):
+    """As the platform's page "获取发表内容发表详细数据" says: the contents published within the dates, each
+    detail_list entry the running total from the publish day to its stat_date, at most 30 days, end_date
+    at most yesterday, is_delay while a day is not final (fakeplatform/samples/)."""
     fake.withhold_events = True
     fake.mass_quota_left[APPID] = 2
     answer = sendall(fake, token, draft, clientmsgid="sent")
     fake.finish_next_mass_with("send fail")
     failed = sendall(fake, token, draft, clientmsgid="failed")["msg_id"]
     send, _ = wait_finished(fake, answer["msg_id"]), wait_finished(fake, failed)
-    day = "2026-11-20"
-    fake.day_figures[(send["article_ids"][1], day)] = {"read_user": 77}
-    totals = call(fake.base_url, "/datacube/getarticletotaldetail", token, {"begin_date": day, "end_date": day})
+    day, after, yesterday = beijing_day(-3), beijing_day(-2), beijing_day(-1)
+    fake.set_publish_day(answer["msg_data_id"], day)
+    for stat_date, reads in ((day, 77), (after, 5), (yesterday, 3)):
+        fake.day_figures[(send["article_ids"][1], stat_date)] = {"read_user": reads}
+
+    def asked(begin, end=None, who=token):
+        return call(
+            fake.base_url, "/datacube/getarticletotaldetail", who, {"begin_date": begin, "end_date": end or begin}
+        )
+
+    totals = asked(day)
     items = {item["msgid"]: item for item in totals["list"]}
     data_id = answer["msg_data_id"]
     assert list(items) == [f"{data_id}_1", f"{data_id}_2", f"{data_id}_3"]  # the failed send has none
-    assert [items[m]["title"] for m in items] == ["Headline", "Second", "Third"]
-    assert items[f"{data_id}_2"]["detail_list"] == [{"stat_date": day, "read_user": 77}]
+    assert totals["is_delay"] is False
+    assert {key for item in items.values() for key in item} == {"ref_date", "msgid", "publish_type", "detail_list"}
+    assert items[f"{data_id}_2"]["detail_list"] == [
+        {"stat_date": day, "read_user": 77},
+        {"stat_date": after, "read_user": 82},
+        {"stat_date": yesterday, "read_user": 85},
+    ]
     assert items[f"{data_id}_1"]["detail_list"][0]["read_user"] > 0 and items[f"{data_id}_1"]["ref_date"] == day
-    other = token_for(fake.base_url, OTHER_APPID, OTHER_SECRET)
-    assert (
-        call(fake.base_url, "/datacube/getarticletotaldetail", other, {"begin_date": day, "end_date": day})["list"]
-        == []
-    )
+    assert asked(after)["list"] == [] and len(asked(day, yesterday)["list"]) == 3  # by the day it was published
+    assert asked(day, who=token_for(fake.base_url, OTHER_APPID, OTHER_SECRET))["list"] == []
+    assert asked(beijing_day(0))["errcode"] == 61501  # end_date at most yesterday
+    fake.delay_days.add(yesterday)
+    assert asked(day)["is_delay"] is True
+    fake.set_publish_day(answer["msg_data_id"], beijing_day(-40))
+    [entries] = {len(item["detail_list"]) for item in asked(beijing_day(-40))["list"]}
+    assert entries == 30  # at most 30 days from the publish day
 
 
 def test_mass_and_freepublish_items_come_together_before_a_tests_extra_ones(fake, token, draft):
@@ -451,10 +471,11 @@ def test_mass_and_freepublish_items_come_together_before_a_tests_extra_ones(fake
     while fake.publishes[publish_id]["status"] == 1:
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    fake.extra_totals.append({"ref_date": "2026-11-20", "msgid": "extra_1", "detail_list": []})
-    listed = call(
-        fake.base_url, "/datacube/getarticletotaldetail", token, {"begin_date": "2026-11-20", "end_date": "2026-11-20"}
-    )["list"]
+    day = beijing_day(-2)
+    fake.set_publish_day(fake.publishes[publish_id]["msg_data_id"], day)
+    fake.set_publish_day(answer["msg_data_id"], day)
+    fake.extra_totals.append({"ref_date": day, "msgid": "extra_1", "detail_list": []})
+    listed = call(fake.base_url, "/datacube/getarticletotaldetail", token, {"begin_date": day, "end_date": day})["list"]
     assert [item["msgid"] for item in listed] == [
         f"{fake.publishes[publish_id]['msg_data_id']}_1",
         *(f"{answer['msg_data_id']}_{i}" for i in (1, 2, 3)),

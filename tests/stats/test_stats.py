@@ -36,7 +36,8 @@ def article_id(task, admin_client):
 def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(
     app, admin_client, agent_headers, fake, receiver
 ):
-    first, second = live_task(app, admin_client, agent_headers), live_task(app, admin_client, agent_headers)
+    first = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
+    second = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     fake.day_figures[(first["live"]["articleId"], day)] = {
         "read_user": 120,
@@ -82,7 +83,7 @@ def test_the_daily_job_fetches_yesterday_once_and_figures_land_on_their_tasks(
 
 
 def test_a_refetch_replaces_and_never_double_counts(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     runner = app.test_cli_runner()
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 10}
@@ -98,7 +99,7 @@ def test_a_refetch_replaces_and_never_double_counts(app, admin_client, agent_hea
 
 
 def test_the_command_backfills_a_given_day(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=3, fake=fake)
     runner = app.test_cli_runner()
     today = datetime.now(app.extensions["settings"].time_zone).date()  # the team's day, not the machine's
     days = [(today - timedelta(days=n)).isoformat() for n in (3, 2)]
@@ -119,7 +120,7 @@ def test_the_command_backfills_a_given_day(app, admin_client, agent_headers, fak
 def test_errors_are_recorded_with_their_meaning_and_retried_at_most_three_times(
     app, admin_client, agent_headers, fake, monkeypatch, errcode, meaning
 ):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     monkeypatch.setattr(fetching, "RETRY_AFTER", timedelta(0))  # retries come at once here
     fake.fail_next("getarticletotaldetail", errcode=errcode, errmsg="refused", times=10)
     settings = app.extensions["settings"]
@@ -141,7 +142,7 @@ def test_a_task_that_never_went_live_has_no_days_and_an_unknown_one_is_404(app, 
 
 
 def test_nothing_is_fetched_before_the_hour(app, admin_client, agent_headers, fake):
-    live_task(app, admin_client, agent_headers)
+    live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     settings = app.extensions["settings"]
     late = datetime.now(settings.time_zone).replace(hour=8, minute=59)
     assert fetching.due_day(settings.__class__.from_config({**app.config, "WECHAT_STATS_HOUR": 9}), late) is None

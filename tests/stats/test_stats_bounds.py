@@ -36,16 +36,16 @@ def _fetch(app, day, account="silicon-rise"):
 
 
 def test_only_plain_dates_in_the_articles_days_and_bounded_figures_are_kept(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers, days_ago=3)
+    task = live_task(app, admin_client, agent_headers, days_ago=3)  # only the item below is in the answer
     day = yesterday(app)
     shift = lambda n: (date.fromisoformat(day) + timedelta(days=n)).isoformat()  # noqa: E731
-    fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 7}
     fake.extra_totals.append(
         {
-            "ref_date": day,
+            "ref_date": shift(-2),
             "msgid": _msgid(task),
-            "detail_list": [
-                {"stat_date": shift(-1), "read_user": 10**12},  # the largest figure taken
+            "detail_list": [  # running totals: each day's own figure is the difference
+                {"stat_date": shift(-1), "read_user": 10**12 - 7},
+                {"stat_date": day, "read_user": 10**12},  # the largest figure taken
                 {"stat_date": shift(-2).replace("-", ""), "read_user": 1},  # 20261125
                 {"stat_date": "2026-W48-3", "read_user": 1},
                 {"stat_date": shift(-30), "read_user": 1},  # before the article went live
@@ -62,7 +62,7 @@ def test_only_plain_dates_in_the_articles_days_and_bounded_figures_are_kept(app,
     )
     result = _fetch(app, day)
     assert result["error"] is None and result["stored"] == 2, result
-    assert _days(admin_client, task) == [(shift(-1), 10**12), (day, 7)]
+    assert _days(admin_client, task) == [(shift(-1), 10**12 - 7), (day, 7)]
     assert admin_client.get("/review?status=all").status_code == 200
 
 
@@ -79,12 +79,12 @@ def test_a_malformed_answer_fails_the_fetch_and_the_other_accounts_go_on(
 ):
     from tests.helpers.publishing import go_live_url, published_article, wait_for_live, went_live_days_ago
 
-    live_task(app, admin_client, agent_headers)  # silicon-rise; carbon-fitness below
+    live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)  # silicon-rise; carbon-fitness below
 
     carbon = published_article(app, admin_client, agent_headers, account="carbon-fitness")
     assert admin_client.post(go_live_url(carbon), json={}).status_code == 202
     assert wait_for_live(admin_client, carbon)["live"]["status"] == "live"
-    went_live_days_ago(carbon["id"], 3)
+    went_live_days_ago(carbon["id"], 1, fake)
     day = yesterday(app)
     fake.fail_next("getarticletotaldetail", status=200, body=json.dumps(answer), content_type="application/json")
     with db.connection_context():
@@ -99,7 +99,7 @@ def test_a_malformed_answer_fails_the_fetch_and_the_other_accounts_go_on(
 
 
 def test_an_answer_over_4_mib_is_a_failed_fetch(app, admin_client, agent_headers, fake):
-    live_task(app, admin_client, agent_headers)
+    live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     padding = [{"msgid": f"{n}_1", "detail_list": []} for n in range(120_000)]
     body = json.dumps({"list": padding})
@@ -112,7 +112,7 @@ def test_an_answer_over_4_mib_is_a_failed_fetch(app, admin_client, agent_headers
 
 
 def test_one_webhook_per_task_and_day_ever(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     for reads in (5, 6, 7):
         fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": reads}

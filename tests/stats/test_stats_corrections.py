@@ -33,24 +33,18 @@ def _webhooks():
 
 
 def test_each_days_webhook_carries_the_totals_up_to_that_day(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=3, fake=fake)
     day = yesterday(app)
     earlier = [(date.fromisoformat(day) - timedelta(days=n)).isoformat() for n in (2, 1)]
-    fake.extra_totals.append(
-        {
-            "ref_date": day,
-            "msgid": f"{_msg_data_id(app, task)}_1",
-            "detail_list": [{"stat_date": earlier[0], "read_user": 1}, {"stat_date": earlier[1], "read_user": 10}],
-        }
-    )
-    fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 100}
+    for stat_date, reads in zip((*earlier, day), (1, 10, 100), strict=True):  # readers' days; datacube sums them
+        fake.day_figures[(task["live"]["articleId"], stat_date)] = {"read_user": reads}
     assert app.test_cli_runner().invoke(args=["fetch-stats", "--date", day]).exit_code == 0
-    sent = {data["date"]: data["totals"]["readUser"] for data in _webhooks()}
-    assert sent == {earlier[0]: 1, earlier[1]: 11, day: 111}, sent
+    sent = {data["date"]: (data["day"]["readUser"], data["totals"]["readUser"]) for data in _webhooks()}
+    assert sent == {earlier[0]: (1, 1), earlier[1]: (10, 11), day: (100, 111)}, sent
 
 
 def test_only_the_messages_first_article_is_the_tasks(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 5}
     other_day = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
@@ -68,14 +62,14 @@ def test_only_the_messages_first_article_is_the_tasks(app, admin_client, agent_h
 
 @pytest.mark.parametrize("value", ["20261125", "2026-W48-3", "2026-11-25T00:00", " 2026-11-25"])
 def test_the_command_takes_only_a_plain_date(app, admin_client, agent_headers, fake, value):
-    live_task(app, admin_client, agent_headers)
+    live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     refused = app.test_cli_runner().invoke(args=["fetch-stats", "--date", value])
     assert refused.exit_code != 0 and "not a date like 2026-11-25" in refused.output, refused.output
     assert fake.requests_to("getarticletotaldetail") == []
 
 
 def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     with db.connection_context():  # a failure of the account's long before this article went live
         StatsFetch.create(
             account="silicon-rise",
@@ -103,7 +97,7 @@ def test_a_failed_fetch_is_told_in_the_pages_language_and_only_since_going_live(
 
 @pytest.mark.parametrize("left", ["failed", "running"])
 def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_headers, fake, left):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=2, fake=fake)
     day = yesterday(app)
     before = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
     with db.connection_context():  # the day before's fetch failed once late in its day, or its process stopped
@@ -119,8 +113,8 @@ def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_h
         )
         fetching.daily_step(app.extensions["settings"])
         assert StatsFetch.get(StatsFetch.day == before).status == "done"
-    asked = sorted(call["json"]["begin_date"] for call in fake.requests_to("getarticletotaldetail"))
-    assert asked == [before, day]
+    asked = [call["json"] for call in fake.requests_to("getarticletotaldetail")]  # each its publish day
+    assert asked == [{"begin_date": before, "end_date": before}] * 2
     assert [d["date"] for d in admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]] == [
         before,
         day,
@@ -130,7 +124,7 @@ def test_retries_cut_short_by_midnight_are_still_made(app, admin_client, agent_h
 def test_a_fetch_taken_over_meanwhile_stores_nothing(app, admin_client, agent_headers, fake, monkeypatch):
     from models import TaskDayStats
 
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     fake.day_figures[(task["live"]["articleId"], day)] = {"read_user": 7}
     read_answer = fetching.read_answer
@@ -147,7 +141,7 @@ def test_a_fetch_taken_over_meanwhile_stores_nothing(app, admin_client, agent_he
 
 
 def test_a_stopped_fetch_out_of_attempts_ends_failed(app, admin_client, agent_headers, fake):
-    live_task(app, admin_client, agent_headers)
+    live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     day = yesterday(app)
     with db.connection_context():  # its process stopped during the last attempt
         StatsFetch.create(

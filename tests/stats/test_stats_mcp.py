@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_get_task_stats_and_the_task_shape_match_the_api(app, admin_client, agent_headers, fake):
-    task = live_task(app, admin_client, agent_headers)
+    task = live_task(app, admin_client, agent_headers, days_ago=1, fake=fake)
     fake.day_figures[(task["live"]["articleId"], yesterday(app))] = {"read_user": 77, "comment_count": 4}
     with db.connection_context():
         fetching.daily_step(app.extensions["settings"])
