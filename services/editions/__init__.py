@@ -12,9 +12,8 @@ from rules.ids import iso, new_id, now_iso, parse_iso
 from rules.labels import edition_failure
 from services.background import wake
 from services.editions import quota
-from services.editions.drafts import DraftGone, combined_draft
 from services.editions.checks import check_tasks
-from services.editions.drafts import combined_draft
+from services.editions.drafts import DraftGone, combined_draft
 from services.editions.sending import JOB
 from services.errors import Conflict, NotFound, PlatformRefused, ValidationFailed
 from services.live.golive import when

@@ -362,3 +362,5 @@ def test_an_event_count_out_of_range_is_stored_as_null(app, admin_client, agent_
     assert sent["counts"] == {"total": None, "filter": None, "sent": None, "error": 2147483647}
     [told] = outbox("edition.sent")
     assert told["counts"] == sent["counts"]
+    page = admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
+    assert 'data-count="total">–<' in page and 'data-count="error">2147483647<' in page and ">None<" not in page
