@@ -79,11 +79,13 @@ def start_fake_platform():
 
 def safe_mode_settings(codes=None):
     """One account in safe mode (docs/api.md §18): the last of two or more gets a new EncodingAESKey, so the
-    demo tries both modes; the others stay plaintext."""
+    demo tries both modes; the others stay plaintext. Every account's key is the demo's own, empty where
+    plaintext: a WECHAT_<CODE>_AES_KEY from the environment is neither printed nor used (docs/api.md §1)."""
     codes = tuple(codes or demo_accounts())
-    if len(codes) < 2:
-        return {}
-    return {accounts.setting_prefix(codes[-1]) + "_AES_KEY": encoding_aes_key()}
+    keys = {accounts.setting_prefix(code) + "_AES_KEY": "" for code in codes}
+    if len(codes) >= 2:
+        keys[accounts.setting_prefix(codes[-1]) + "_AES_KEY"] = encoding_aes_key()
+    return keys
 
 
 def push_events_to(fake, public_url, aes_keys=None):

@@ -4,7 +4,8 @@ Each checks a message as its platform documents it: the path and key, the JSON s
 for Feishu and DingTalk the HMAC-SHA256 signature (computed here on its own, not with the service's
 code). It answers as the platform does, HTTP 200 with a code in the body (0: delivered), including
 its refusals: a bad signature, a bad shape, and more than its rate a minute (WeCom 45009 "api freq
-out of limit", DingTalk 410100; Feishu 11232 past 100 a minute). `fail_next` scripts refusals.
+out of limit", DingTalk 410100; Feishu 11232 past 100 a minute). `fail_next` scripts refusals, and
+replies no platform writes (bytes, answered as they are).
 What a delivered message would make live in the chat is kept too: `mentions` (any platform's mention
 syntax, and the body's mention fields) and `links` (what a chat client links: addresses with a
 scheme, www., bare domains), from the text and, for DingTalk, the title.
@@ -80,7 +81,7 @@ class FakeRobot:
         self.texts = []  # the text of every message delivered, oldest first
         self.mentions, self.links = [], []  # what the delivered messages made live (the module's docstring)
         self.attempts = []  # (request body or None, reply) of every request
-        self.scripted: deque[dict] = deque()  # replies to give before delivering again
+        self.scripted: deque[dict | bytes] = deque()  # replies to give before delivering again
         self.delay = 0.0  # seconds before each answer: a slow robot
         self.arrived = threading.Condition()
         self._sent_at: deque[float] = deque()  # time.monotonic() of each delivery in the last minute
@@ -96,7 +97,8 @@ class FakeRobot:
         }[self.kind]
 
     def fail_next(self, times=1, reply=None):
-        """The next `times` messages are refused with `reply` (default: the kind's rate refusal)."""
+        """The next `times` messages are refused with `reply` (default: the kind's rate refusal); a `bytes`
+        reply is answered as it is, HTTP 200 (a body json.dumps would never write)."""
         with self.arrived:
             self.scripted.extend([reply or REFUSALS[self.kind]["rate"]] * times)
 
@@ -131,6 +133,8 @@ class FakeRobot:
                 self._live(body, text)
                 self.on_message(text)
             self.arrived.notify_all()
+        if isinstance(reply, bytes):
+            return Response(reply, 200, mimetype="application/json")
         return Response(json.dumps(reply or OK[self.kind], ensure_ascii=False), 200, mimetype="application/json")
 
     def _check(self, request, body):

@@ -79,9 +79,19 @@ def send(row: ChatCard, settings: Settings) -> None:
             raise ChatError(f"the {row.platform} app is not configured")
     except Exception as exc:  # any failure counts an attempt (docs/api.md §22): none keeps a card waiting for good
         _logged(exc, "a %s card for task %s was not sent", row.platform, task.task_id)
-        _settle(row, last_error=_in_words(exc), **_failure(row, settings))
+        _settle(row, last_error=_in_words(exc), **_failure(row.attempts, settings, "to_send"))
         return
-    _settle(row, state="sent", version=task.version, shown=shown, last_error=None, next_attempt_at=now_iso(), **changes)
+    # Its attempts start again from 0: each redraw gets MAX_ATTEMPTS of its own (docs/api.md §22).
+    _settle(
+        row,
+        state="sent",
+        version=task.version,
+        shown=shown,
+        last_error=None,
+        next_attempt_at=now_iso(),
+        attempts=0,
+        **changes,
+    )
 
 
 def _logged(exc: Exception, what: str, *args: Any) -> None:
@@ -96,9 +106,15 @@ def _in_words(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ChatError) else f"an unexpected {type(exc).__name__} (see the service's log)"
 
 
-def _failure(row: ChatCard, settings: Settings) -> dict[str, Any]:
-    failed = row.attempts >= MAX_ATTEMPTS
-    return {"state": "failed" if failed else "to_send", "next_attempt_at": _retry_at(row.attempts, settings)}
+def _failure(attempts: int, settings: Settings, waiting: str) -> dict[str, Any]:
+    """After the `attempts`-th failed send or redraw: `failed` (given up) once MAX_ATTEMPTS are spent, else
+    `waiting` for its retry (docs/api.md §22)."""
+    failed = attempts >= MAX_ATTEMPTS
+    return {
+        "state": "failed" if failed else waiting,
+        "attempts": attempts,
+        "next_attempt_at": _retry_at(attempts, settings),
+    }
 
 
 def _settle(row: ChatCard, **changes: Any) -> None:
@@ -122,14 +138,14 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
             note = shown["verdict"] or gettext("Changed: see the new card")
             if row.response_code:
                 WeCom(team.chat.wecom).update(row.response_code, cards.wecom_done(note))
-    except Exception as exc:  # as in send(): counted, and the other cards of the pass go on
+    except Exception as exc:  # as in send(): counted, given up after MAX_ATTEMPTS, the other cards go on
         _logged(exc, "the %s card of task %s was not redrawn", row.platform, task.task_id)
         with immediate():
             ChatCard.update(
-                last_error=_in_words(exc),
-                next_attempt_at=_retry_at(row.attempts + 1, settings),
-                attempts=row.attempts + 1,
-            ).where(ChatCard.id == row.id).execute()
+                last_error=_in_words(exc), updated_at=now_iso(), **_failure(row.attempts + 1, settings, "sent")
+            ).where(  # another process's pass may have redrawn or counted it meanwhile
+                (ChatCard.id == row.id) & (ChatCard.state == "sent") & (ChatCard.attempts == row.attempts)
+            ).execute()
         return
     with immediate():
         updated = (

@@ -21,6 +21,7 @@ from urllib.parse import quote_plus
 
 import requests
 
+from rules.client_input import load_json
 from services import outbound
 from services.settings.team import Robot, Smtp, TeamSettings
 from services.team.messages import Message, one_line
@@ -73,10 +74,10 @@ def _post(url: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         return {}, "the robot's reply is too large"
     if not 200 <= status < 300:
         return {}, f"the robot answered HTTP {status}"
-    try:
-        reply = json.loads(raw)
-    except ValueError:
-        reply = None
+    try:  # the strict reader of client input (docs/api.md §2, §15): a deep reply is a failed attempt, not a crash
+        reply = load_json(raw)
+    except ValueError as exc:
+        return {}, f"the robot's reply cannot be read as JSON ({one_line(exc, 120)})"
     if not isinstance(reply, dict):
         return {}, "the robot's reply is not a JSON object"
     return reply, None

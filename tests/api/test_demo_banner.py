@@ -23,6 +23,8 @@ INSTANCE_SECRETS = {
     "WECHAT_SILICON_RISE_TOKEN": "instance-token-never-printed",
     "FEISHU_ENCRYPT_KEY": "instance-feishu-key-never-printed",
     "WECOM_SECRET": "instance-wecom-secret-never-printed",
+    # A plaintext account's key from the environment: the demo sets every account's own (docs/api.md §1).
+    "WECHAT_SILICON_RISE_AES_KEY": "InstanceAesKeyNeverPrintedNorUsed0123456789",
 }
 
 
@@ -108,3 +110,23 @@ def test_the_banner_prints_the_chat_callbacks_and_the_wecom_check_passes(demo):
     assert (status, answer) == (200, plain)
     for secret in INSTANCE_SECRETS.values():  # the demo prints its own secrets, never the environment's
         assert secret not in banner
+
+
+def test_an_aes_key_from_the_environment_is_neither_printed_nor_used(demo):
+    """silicon-rise stays in plaintext mode (with the environment's key it would refuse a plaintext push, 403),
+    and the key appears nowhere in the banner."""
+    _base, banner = demo
+    instance_key = INSTANCE_SECRETS["WECHAT_SILICON_RISE_AES_KEY"]
+    assert instance_key not in banner
+    url, _appid, token = banner_value_groups(
+        banner, r"(\S+/wechat/silicon-rise/events) +AppID (\S+) +Token (\S+) +\(plaintext mode\)"
+    )
+    xml = publish_event_xml("no-such-publish-id", 0, None, None)  # of no submission: answered, changes nothing
+    answer = signed_push(url, token, xml)
+    assert (answer.status_code, answer.text) == (200, "success")
+
+
+def banner_value_groups(banner, pattern):
+    found = re.search(pattern, banner)
+    assert found, (pattern, banner[:3000])
+    return found.groups()

@@ -1,16 +1,17 @@
 """Cards for every waiting task (docs/api.md §22): a task its candidates cannot approve as they stand gets a card
 that opens the page, one body image option leaves nothing to choose, and a card that fails for any reason is
-counted, ends `failed` after its attempts and holds back no other card."""
+counted, ends `failed` after its attempts (a redraw too) and holds back no other card."""
 
 import logging
 
 import pytest
 
 from models import ChatCard, db
+from services.chat import cards
 from tests.helpers.app import built_app
 from tests.helpers.chat import chat_settings, one_option_task, wait_for
 from tests.helpers.publishing import platform_settings
-from tests.helpers.review import article_payload, create_task, make_asset
+from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
 
 DECISIONS = ["approve_and_publish", "approve_without_publish", "reject_rework"]
 
@@ -114,3 +115,41 @@ def test_an_answer_the_strict_reader_refuses_is_a_failed_call_in_words(app, clie
     assert len(chat_apps.requests_to("im/v1/messages")) == 2
     said = [r.getMessage() for r in caplog.records if r.name == "services.chat.worker"]
     assert any("JSON that cannot be read (the JSON document is nested too deeply)" in line for line in said), said
+
+
+def test_a_card_failing_for_an_unexpected_exception_ends_failed_and_the_next_card_goes_out(
+    app, client, agent_headers, chat_apps, monkeypatch
+):
+    """A bug in building one task's card (a RuntimeError: no outside system, so patched in): each attempt is
+    counted, the card ends `failed` after 8 in words naming it, and the next task's card goes out meanwhile."""
+    build = cards.feishu_card
+
+    def broken(task, *args, **kwargs):
+        if task.topic == "坏掉的卡片":
+            raise RuntimeError("a bug in the card builder")
+        return build(task, *args, **kwargs)
+
+    monkeypatch.setattr(cards, "feishu_card", broken)
+    bad = one_option_task(app, client, agent_headers, title="坏掉的卡片")
+    after = one_option_task(app, client, agent_headers, title="下一个")
+    wait_for(lambda: _feishu_card(chat_apps, after), 30, "the next task's card")
+    wait_for(lambda: _cards()[(bad["id"], "feishu")][0] == "failed", 60, "the broken card failed")
+    state, attempts, error = _cards()[(bad["id"], "feishu")]
+    assert attempts == 8 and error == "an unexpected RuntimeError (see the service's log)", (attempts, error)
+    assert _cards()[(bad["id"], "wecom")][0] == "sent" and _feishu_card(chat_apps, bad) is None
+
+
+def test_a_card_whose_redraw_keeps_failing_ends_failed_in_words(app, client, admin_client, agent_headers, chat_apps):
+    """Feishu refuses every update of a sent card: each redraw is counted, and after 8 the card ends `failed`
+    with the reason, no longer tried (before, it stayed `sent` and was redrawn at the last delay for ever)."""
+    task = one_option_task(app, client, agent_headers)
+    wait_for(lambda: {state for state, _attempts, _error in _cards().values()} == {"sent"}, 30, "both cards sent")
+    message_id = next(m for m in chat_apps.feishu_messages if task["id"] in str(chat_apps.feishu_cards[m]["card"]))
+    chat_apps.fail_next(message_id, {"code": 99991400, "msg": "request trigger frequency limit"}, 400, times=100)
+    answer = admin_client.post(decision_url(task), json=approve_article(task, make_asset(app, 900, 500)))
+    assert answer.status_code == 200, answer.get_json()
+    wait_for(lambda: _cards()[(task["id"], "feishu")][0] == "failed", 60, "the Feishu card failed")
+    state, attempts, error = _cards()[(task["id"], "feishu")]
+    assert attempts == 8 and "99991400" in error, (attempts, error)
+    assert len(chat_apps.requests_to(message_id)) == 8 and chat_apps.feishu_cards[message_id]["updates"] == []
+    assert _cards()[(task["id"], "wecom")][0] == "closed"  # WeCom's card was updated meanwhile

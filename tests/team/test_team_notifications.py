@@ -119,6 +119,22 @@ def test_a_message_is_given_up_after_the_retry_schedule(make_app, robots):
     assert "45009" in row.last_error
 
 
+@pytest.mark.parametrize(
+    "reply", [b"[" * 20_000 + b"]" * 20_000, b'{"errcode": NaN}', b'{"errcode": 1e400}', b'{"errmsg": "\\ud800"}']
+)
+def test_a_reply_the_strict_reader_refuses_is_a_failed_attempt_given_up_after_the_retries(make_app, robots, reply):
+    """A 20,000-deep reply fits the 64 KiB a reply may take; json.loads raised RecursionError out of the pass, so
+    the claimed message was never recorded and came back every claim period for ever (docs/api.md §15)."""
+    robots["wecom"].fail_next(10, reply=reply)
+    with built_app(make_app, **robot_settings(robots, REVIEW_WEBHOOK_RETRY_DELAYS="0,0")) as app:
+        create_task(app.test_client(), AGENT, article_payload())
+        assert [send_pass(app, ["wecom"]) for _ in range(4)] == [{"wecom": 0}] * 4
+    [row] = team_rows("wecom")
+    assert (row.status, row.attempts, robots["wecom"].texts) == ("gave_up", 3, [])
+    assert len(robots["wecom"].attempts) == 3  # given up: not claimed again
+    assert row.last_error.startswith("the robot's reply cannot be read as JSON ("), row.last_error
+
+
 def test_back_from_rework_publish_failed_and_feedback_each_tell_the_team(make_app, robots):
     settings = robot_settings(robots, FEEDBACK_RATE_LIMIT_PER_IP="", FEEDBACK_RATE_LIMIT_PER_DEVICE="")
     with built_app(make_app, **settings) as app:
