@@ -38,7 +38,7 @@ def refusals(account: str, task_ids: list[str], besides: int | None) -> dict[str
 
 
 def refusal_words(refused: dict[str, list[str]]) -> str:
-    """"<task id> <why>; …": how refusals read in a 409 and in an edition's fail_detail (docs/api.md §21)."""
+    """How refusals read in a 409 and in an edition's fail_detail, "<task id> <why>; …" (docs/api.md §21)."""
     return "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items())
 
 
