@@ -82,6 +82,8 @@ class MassSendRoutes(FreePublishRoutes):
         self.mass_quota_left = defaultdict(lambda: self.mass_quota_per_day)  # appid -> sends left today
         self.mass_seconds = 0.05  # how long a send stays SENDING
         self.sendall_delay = 0.0  # seconds sendall waits before answering, after the send is recorded
+        self._sendall_held: threading.Event | None = None  # set: hold_sendall's answers go (release_sendall)
+        self.sendall_hold_max = 60.0  # seconds a held answer waits at most: a forgotten release hangs nothing for good
         self.sendall_retry_window = 0.0  # a clientmsgid repeated this soon after its send: 45066, not 45065
         self.followers = defaultdict(lambda: DEFAULT_FOLLOWERS)  # appid -> followers (is_to_all's TotalCount)
         # appid -> tags/get's tags (a test may replace an account's list)
@@ -99,6 +101,19 @@ class MassSendRoutes(FreePublishRoutes):
     def fail_next_sendall(self, errcode, errmsg=None, times=1):
         """The next `times` sendall calls answer errcode (48001, 45066, 40001 ...) and send nothing."""
         self.fail_next(SENDALL_PATH, errcode, errmsg or SENDALL_ERRMSG.get(errcode, "system error"), times)
+
+    def hold_sendall(self):
+        """From now on sendall answers wait, after the send is recorded, until release_sendall (sendall_hold_max
+        seconds at most): a test sees the service while the answer is on its way, for as long as its checks take."""
+        with self._lock:
+            self._sendall_held = threading.Event()
+
+    def release_sendall(self):
+        """The held sendall answers go, and the next ones are not held."""
+        with self._lock:
+            held, self._sendall_held = self._sendall_held, None
+        if held is not None:
+            held.set()
 
     def finish_next_mass_with(self, status, times=1):
         """The next `times` sends end with this Status: "send success", "send fail" or "err(N)"."""
@@ -193,7 +208,8 @@ class MassSendRoutes(FreePublishRoutes):
         timer.daemon = True
         timer.start()
         # The send is recorded: an answer that comes late (or never) cannot undo it.
-        record["answer_after"] = self.sendall_delay
+        held, most = self._sendall_held, self.sendall_hold_max
+        record["answer_after"] = (lambda: held.wait(most)) if held is not None else self.sendall_delay
         return {"errcode": 0, "errmsg": "send job submission success", "msg_id": msg_id, "msg_data_id": msg_data_id}
 
     def _mass_get(self, appid, body, _record=None):

@@ -143,6 +143,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 m["url"] = f"{base_url}/mmbiz/{m['file']}"
 
     def stop(self):
+        self.release_sendall()
         if self._served is not None:
             self._served.stop()
             self._served = None
@@ -274,8 +275,10 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
                 with self._lock:
                     appid = self._appid_for(request.args.get("access_token"))
                     result = handler(appid, body if isinstance(body, dict) else {}, record)
-                late = record.get("answer_after")  # handled, answered late (mass/sendall's sendall_delay)
-                if isinstance(late, int | float) and late > 0:
+                late = record.get("answer_after")  # handled, answered late (sendall_delay, or held: hold_sendall)
+                if callable(late):
+                    late()
+                elif isinstance(late, int | float) and late > 0:
                     time.sleep(late)
                 # draft/get answers as text/plain without a charset, as some real endpoints do
                 return answer(

@@ -36,13 +36,24 @@ class Edition(BaseModel):
     version = peewee.IntegerField(default=1)
 
 
-def holding(task_id: str, statuses: tuple[str, ...]) -> Edition | None:
-    """The oldest edition in one of `statuses` whose tasks include `task_id` (few editions are open at once,
-    and `task_ids` is a JSON list, so they are looked through here)."""
-    for edition in Edition.select().where(Edition.status.in_(statuses)).order_by(Edition.id):
-        if task_id in edition.task_ids:
-            return edition
-    return None
+def holders(
+    statuses: tuple[str, ...], task_ids: list[str] | None, account: str | None = None, besides: int | None = None
+) -> dict[str, Edition]:
+    """{task id: the oldest edition in one of `statuses` whose tasks include it} for those of `task_ids` (None:
+    every task) an edition holds; only `account`'s editions when given, never the edition `besides` (its own tasks). Few
+    editions are open at once, and `task_ids` is a JSON list, so they are looked through here."""
+    query = Edition.select().where(Edition.status.in_(statuses))
+    if account is not None:
+        query = query.where(Edition.account == account)
+    if besides is not None:
+        query = query.where(Edition.id != besides)
+    wanted = set(task_ids) if task_ids is not None else None
+    held: dict[str, Edition] = {}
+    for edition in query.order_by(Edition.id):
+        for task_id in edition.task_ids or []:
+            if wanted is None or task_id in wanted:
+                held.setdefault(task_id, edition)
+    return held
 
 
 class EarlyMassEvent(BaseModel):

@@ -83,10 +83,11 @@ TEAM_EVENTS = (
 )
 # Going live (docs/api.md §18): a task's article on its way to readers, and where it stands.
 LIVE_STATUSES = ("scheduled", "submitting", "publishing", "live", "failed", "canceled")
-LIVE_PENDING = ("scheduled", "submitting", "publishing")  # on its way: it joins no edition (docs/api.md §21)
+LIVE_PENDING = ("scheduled", "submitting", "publishing")  # on its way to readers alone
+LIVE_TAKEN = (*LIVE_PENDING, "live")  # live or going live: it joins no edition (docs/api.md §21)
 # Editions (docs/api.md §21): the day's articles sent to followers as one message.
 EDITION_STATUSES = ("draft", "scheduled", "sending", "sent", "failed", "canceled")
-EDITION_HOLDS = ("draft", "scheduled", "sending", "sent")  # a task in such an edition joins no other
+EDITION_HOLDS = ("draft", "scheduled", "sending")  # a task in such an edition joins no other (a sent one's are live)
 EDITION_QUOTA = ("scheduled", "sending", "sent")  # what counts against the account's mass-send quota
 EDITION_ON_ITS_WAY = ("scheduled", "sending")  # its tasks reach readers with it, never alone (docs/api.md §18)
 EDITION_MAX_ARTICLES = 8

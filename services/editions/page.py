@@ -5,10 +5,10 @@ goes through /api/editions, so the rules stay in services/editions/__init__.py.
 
 from typing import Any
 
-from models.editions import Edition
+from models.editions import Edition, holders
 from models.live import TaskLive
 from models.review import PublishJob, ReviewTask
-from rules.vocabulary import EDITION_HOLDS, EDITION_MAX_ARTICLES, LIVE_PENDING
+from rules.vocabulary import EDITION_HOLDS, EDITION_MAX_ARTICLES, LIVE_TAKEN
 from services import editions
 from services.asset_refs import resolve_many
 from services.settings import Settings
@@ -35,12 +35,6 @@ def _articles(tasks: list[ReviewTask]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _held(account: str) -> set[str]:
-    """Tasks in the account's editions that are draft, scheduled or sending."""
-    rows = Edition.select(Edition.task_ids).where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
-    return {task_id for row in rows for task_id in row.task_ids or []}
-
-
 def draft_ready(account: str) -> list[dict[str, Any]]:
     """The account's articles that can join an edition (as POST /api/editions checks them): published with a
     platform draft, not live nor going live, in no other edition that is draft, scheduled or sending.
@@ -48,7 +42,7 @@ def draft_ready(account: str) -> list[dict[str, Any]]:
     with_draft = PublishJob.select(PublishJob.task).where(
         (PublishJob.status == "succeeded") & PublishJob.draft_media_id.is_null(False)
     )
-    going = TaskLive.select(TaskLive.task).where(TaskLive.status.in_((*LIVE_PENDING, "live")))
+    going = TaskLive.select(TaskLive.task).where(TaskLive.status.in_(LIVE_TAKEN))
     tasks = list(
         ReviewTask.select()
         .where(
@@ -61,7 +55,7 @@ def draft_ready(account: str) -> list[dict[str, Any]]:
         .order_by(ReviewTask.updated_at.desc(), ReviewTask.id.desc())
         .limit(CANDIDATES_SHOWN + 8 * 4)
     )
-    held = _held(account)
+    held = holders(EDITION_HOLDS, None, account)
     chosen = [task for task in tasks if task.task_id not in held][:CANDIDATES_SHOWN]
     articles = _articles(chosen)
     return [articles[task.task_id] for task in chosen]
@@ -107,21 +101,17 @@ def task_offer(task: dict[str, Any], settings: Settings) -> dict[str, Any] | Non
     "composing": the account's newest draft edition it could join (None when there is none or it is full),
     "quota": the sends left}; None for anything else, which no edition takes."""
     live = task.get("live") or {}
-    if (
-        task["contentType"] != "article"
-        or task["status"] != "published"
-        or live.get("status") in (*LIVE_PENDING, "live")
-    ):
+    if task["contentType"] != "article" or task["status"] != "published" or live.get("status") in LIVE_TAKEN:
         return None
     account = task["publicAccount"]
-    held = (
+    holding = holders(EDITION_HOLDS, [task["id"]], account).get(task["id"])
+    newest = (
         Edition.select()
-        .where((Edition.account == account) & Edition.status.in_(EDITION_HOLDS[:-1]))
+        .where((Edition.account == account) & (Edition.status == "draft"))
         .order_by(Edition.id.desc())
+        .first()
     )
-    holding = next((edition for edition in held if task["id"] in (edition.task_ids or [])), None)
-    drafts = [edition for edition in held if edition.status == "draft"]
-    composing = drafts[0] if drafts and len(drafts[0].task_ids or []) < EDITION_MAX_ARTICLES else None
+    composing = newest if newest is not None and len(newest.task_ids or []) < EDITION_MAX_ARTICLES else None
     return {
         "holding": editions.edition_to_dict(holding) if holding is not None else None,
         "composing": editions.edition_to_dict(composing) if composing is not None and holding is None else None,

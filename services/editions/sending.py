@@ -19,7 +19,7 @@ from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
 from services.background import Job, wake
-from services.editions.checks import refusals
+from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -89,8 +89,7 @@ def _claim_send(settings: Settings) -> Edition | None:
         # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
         if row.status == "scheduled" or row.draft_media_id is None:
             if refused := refusals(row.account, row.task_ids, besides=row.id):
-                detail = "; ".join(f"{task_id} {why[0]}" for task_id, why in refused.items())
-                _failed(row, settings, "tasks_changed", detail[:1000])
+                _failed(row, settings, "tasks_changed", refusal_words(refused)[:1000])
                 return Edition.get_by_id(row.id)
         changes = {
             "status": "sending",

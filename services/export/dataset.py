@@ -113,11 +113,6 @@ def json_pieces(value: Any) -> Iterator[str]:
     yield "}\n"
 
 
-def json_line(value: Any) -> str:
-    """`value` as one JSON Lines line, its newline included."""
-    return "".join(json_pieces(value))
-
-
 def dataset_chunks(query: DatasetQuery) -> Iterator[str]:
     """The lines' pieces joined into chunks of about CHUNK_CHARS (fewer, larger writes to the client); a
     piece larger than that goes alone."""

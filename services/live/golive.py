@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from models import immediate
-from models.editions import holding
+from models.editions import holders
 from models.live import TaskLive
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
@@ -64,7 +64,7 @@ def go_live(
             )
         # One way to readers per article (docs/api.md §18 "Go live"): an edition on its way sends this task
         # to followers; alone as well, they would get it twice.
-        edition = holding(task.task_id, EDITION_ON_ITS_WAY)
+        edition = holders(EDITION_ON_ITS_WAY, [task.task_id]).get(task.task_id)
         if edition is not None:
             raise Conflict(
                 f"the task is in edition {edition.edition_id}, which is {edition.status} and takes it to readers; "

@@ -130,7 +130,7 @@ class PlatformClient:
     def _forced_elsewhere(self, refused: str) -> str:
         """Another process forced a refresh within FORCE_SPACING: the token it stores (its call ends within
         the read timeout), else normal mode's; still the refused one: a failure, forcing nothing more."""
-        deadline = time.monotonic() + _seconds_of(self.timeout)
+        deadline = time.monotonic() + _seconds(self.timeout, connect=False)
         while time.monotonic() < deadline:
             cached = self._cached_token()
             if cached and cached != refused:
@@ -222,7 +222,7 @@ class PlatformClient:
         except requests.Timeout as exc:
             connect = isinstance(exc, requests.ConnectTimeout)
             raise PlatformError(
-                None, f"platform unreachable: timed out after {_seconds(self.timeout, connect)} s ({name})"
+                None, f"platform unreachable: timed out after {_seconds(self.timeout, connect):g} s ({name})"
             ) from None
         except requests.ConnectionError:
             host = urlsplit(self.base_url).netloc
@@ -416,12 +416,8 @@ def _name(path):
     return path.removeprefix("/cgi-bin/")
 
 
-def _seconds_of(timeout) -> float:
-    """The read timeout of a (connect, read) pair or a single number."""
-    return float(timeout[1] if isinstance(timeout, (tuple, list)) else timeout)
-
-
-def _seconds(timeout, connect):
+def _seconds(timeout, connect) -> float:
+    """The connect or read timeout of a (connect, read) pair or a single number."""
     if isinstance(timeout, (tuple, list)):
         timeout = timeout[0] if connect else timeout[1]
-    return f"{timeout:g}"
+    return float(timeout)

@@ -100,14 +100,17 @@ def test_a_task_in_an_edition_on_its_way_never_goes_live_alone(tmp_path, setting
         # Once the edition's send is canceled, the task may go live alone.
         assert session.delete(f"{base}/api/editions/{edition['id']}/send", timeout=10).status_code == 200
         assert _go_live(base, session, held).status_code == 202
-        # While an edition is sending (its sendall answer on its way), the same.
-        fake.sendall_delay = 8
+        # While an edition is sending (its sendall answer held on its way until the checks are done), the same.
+        fake.hold_sendall()
         second = _proposed(base, session, 2)
         assert session.post(f"{base}/api/editions/{second['id']}/send", json={}, timeout=10).status_code == 202
         wait_until(lambda: fake.sendall_calls == 1, 30, "no sendall")
-        assert _edition(base, session, second)["status"] == "sending"
-        refused = _go_live(base, session, second["taskIds"][0])
-        assert refused.status_code == 409 and refused.json()["error"]["details"]["editionStatus"] == ["sending"]
+        try:
+            assert _edition(base, session, second)["status"] == "sending"
+            refused = _go_live(base, session, second["taskIds"][0])
+            assert refused.status_code == 409 and refused.json()["error"]["details"]["editionStatus"] == ["sending"]
+        finally:
+            fake.release_sendall()
         wait_until(lambda: _edition(base, session, second)["status"] == "sent", 60, "not sent")
         for task_id in second["taskIds"]:
             assert live_of(base, session, {"id": task_id})["via"] == "mass_send"

@@ -1,5 +1,5 @@
 """The fake platform's mass send over real HTTP: message/mass/sendall (once per clientmsgid, the day's quota,
-forced answers, a late answer), message/mass/get, tags/get, the MASSSENDJOBFINISH push in each mode, the
+forced answers, a late or held answer), message/mass/get, tags/get, the MASSSENDJOBFINISH push in each mode, the
 readers' figures of each sent article, and the fake standing alone."""
 
 import json
@@ -21,6 +21,7 @@ from fakeplatform.masssend import mass_event_xml
 from fakeplatform.threaded import Served
 from services.live.events import decrypt
 from tests.helpers.publishing import ACCOUNTS
+from tests.helpers.served import wait_until
 
 APPID, SECRET = ACCOUNTS["silicon-rise"]
 OTHER_APPID, OTHER_SECRET = ACCOUNTS["carbon-fitness"]
@@ -251,6 +252,38 @@ def test_a_late_answer_comes_after_the_send_is_recorded(fake, token, draft):
     repeat = sendall(fake, token, draft)
     assert repeat["errcode"] == 45065 and repeat["msg_id"] == send["msg_id"]
     assert time.monotonic() - started < 5 and fake.sendall_calls == 2 and len(fake.mass_sends) == 1
+
+
+def _answered_later(fake, token, draft):
+    """sendall called on a thread: (the thread, [its answer once it comes])."""
+    answers = []
+    caller = threading.Thread(target=lambda: answers.append(sendall(fake, token, draft, timeout=30)), daemon=True)
+    caller.start()
+    return caller, answers
+
+
+def test_a_held_answer_goes_when_released_and_the_send_is_recorded_meanwhile(fake, token, draft):
+    fake.withhold_events = True
+    fake.hold_sendall()
+    caller, answers = _answered_later(fake, token, draft)
+    wait_until(lambda: len(fake.mass_sends) == 1, 10, "the send was not recorded")
+    caller.join(0.5)  # an upper bound: the answer is held, so the thread must still be waiting
+    assert caller.is_alive() and answers == []
+    fake.release_sendall()
+    caller.join(10)
+    [send] = fake.mass_sends.values()
+    assert answers and answers[0]["errcode"] == 0 and answers[0]["msg_id"] == send["msg_id"]
+    assert sendall(fake, token, draft, timeout=5)["errcode"] == 45065  # released: the next is not held
+
+
+def test_a_held_answer_forgotten_goes_after_sendall_hold_max(fake, token, draft):
+    fake.withhold_events = True
+    fake.sendall_hold_max = 1.0
+    fake.hold_sendall()
+    started = time.monotonic()
+    caller, answers = _answered_later(fake, token, draft)
+    caller.join(20)
+    assert answers and answers[0]["errcode"] == 0 and time.monotonic() - started >= 1.0
 
 
 def test_a_repeat_too_soon_answers_45066_when_the_platform_is_told_to(fake, token, draft):
