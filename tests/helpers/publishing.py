@@ -2,6 +2,7 @@
 (the fake platform itself is the `fake` fixture of tests/conftest.py)."""
 
 import base64
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
 from fakeplatform.freepublish import encoding_aes_key
@@ -166,12 +167,15 @@ def live_task(app, admin_client, agent_headers, days_ago=3, fake=None):
     return live
 
 
-def went_live_days_ago(task_id, days, fake=None):
-    """The task went live `days` ago here and (with `fake`) on the platform: datacube's publish day."""
-    from models import ReviewTask, TaskLive, db
+def went_live_days_ago(task_id, days, fake=None, database=None):
+    """The task went live `days` ago in the store (`database`: another one than the tests' app's, e.g. the
+    `python app.py` processes' of tests/helpers/live_processes.py) and (with `fake`) on the platform:
+    datacube's publish day."""
+    from models import ReviewTask, TaskLive
     from rules.ids import iso, utcnow
 
-    with db.connection_context():
+    bound = nullcontext() if database is None else database.bind_ctx([ReviewTask, TaskLive])
+    with bound, (db if database is None else database).connection_context():
         task_pk = ReviewTask.get(ReviewTask.task_id == task_id).id
         TaskLive.update(live_at=iso(utcnow() - timedelta(days=days))).where(TaskLive.task == task_pk).execute()
         msg_data_id = TaskLive.get(TaskLive.task == task_pk).msg_data_id
