@@ -3,9 +3,9 @@
 
 import base64
 from contextlib import nullcontext
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from fakeplatform.freepublish import encoding_aes_key
+from fakeplatform.freepublish import beijing_day, encoding_aes_key
 from models import db
 from models.platform import PlatformUpload
 from tests.helpers.review import (
@@ -180,11 +180,9 @@ def went_live_days_ago(task_id, days, fake=None, database=None):
         TaskLive.update(live_at=iso(utcnow() - timedelta(days=days))).where(TaskLive.task == task_pk).execute()
         msg_data_id = TaskLive.get(TaskLive.task == task_pk).msg_data_id
     if fake is not None:
-        from fakeplatform.freepublish import beijing_day
-
         fake.set_publish_day(str(msg_data_id).partition("_")[0], beijing_day(-days))
 
 
 def yesterday(app):
-    settings = app.extensions["settings"]
-    return (datetime.now(settings.time_zone).date() - timedelta(days=1)).isoformat()
+    """The platform's yesterday (Beijing's, whatever the app's REVIEW_TIME_ZONE): the last day it has figures of."""
+    return beijing_day(-1)
