@@ -1,6 +1,6 @@
 """`flask --app app fetch-stats --date YYYY-MM-DD [--account CODE]`: fetch a day's figures of the live
-articles now, e.g. the days the service was down (docs/api.md §19). It prints the database it works on
-(run from another folder, it is another instance) and what it stored."""
+articles now, e.g. the days the service was down, up to the platform's yesterday (docs/api.md §19). It
+prints the database it works on (run from another folder, it is another instance) and what it stored."""
 
 import re
 from datetime import date
@@ -9,7 +9,7 @@ import click
 
 from models import db
 from services.stats import fetch_day
-from services.stats.fetching import accounts_with_live
+from services.stats.fetching import accounts_with_live, platform_yesterday
 
 
 def register(app, where):
@@ -26,6 +26,12 @@ def register(app, where):
             date.fromisoformat(day)
         except ValueError:
             raise click.BadParameter(f"{day!r} is not a date like 2026-11-25", param_hint="--date") from None
+        last = platform_yesterday()
+        if day > last:  # the platform answers 61501 for it: asked of nobody (docs/api.md §19)
+            raise click.BadParameter(
+                f"{day} has no figures yet: the platform gives them up to its yesterday, {last} (Beijing time)",
+                param_hint="--date",
+            )
         if account is not None and account not in settings.accounts:
             raise click.BadParameter(
                 f"{account!r} is not one of {', '.join(settings.accounts)}", param_hint="--account"

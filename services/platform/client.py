@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 import requests
 
@@ -35,6 +36,9 @@ TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
 FORCE_SPACING = timedelta(seconds=30)  # between forced stable_token refreshes of one account (docs/api.md §5)
+# The platform counts its days in Beijing's time, whatever REVIEW_TIME_ZONE is: the publish day datacube
+# answers by, its stat_date and "yesterday" (docs/api.md §19).
+PLATFORM_ZONE = ZoneInfo("Asia/Shanghai")
 FORCE_POLL = 0.2  # seconds between looks for the token another process is forcing
 # One token call at a time per account and process.
 _REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)

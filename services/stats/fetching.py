@@ -18,7 +18,7 @@ from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
 from services.background import Job
-from services.platform.client import PlatformError, client_for
+from services.platform.client import PLATFORM_ZONE, PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
 from services.settings import Settings
@@ -43,12 +43,25 @@ def error_text(exc: PlatformError) -> str:
         return str(label)
 
 
+def platform_day(moment: datetime) -> str:
+    """The platform's day (Beijing's, PLATFORM_ZONE) of a moment: what a publish day and a stat_date are."""
+    return moment.astimezone(PLATFORM_ZONE).date().isoformat()
+
+
+def platform_yesterday(now: datetime | None = None) -> str:
+    """The last day the platform gives figures for (datacube's end_date at most yesterday, Beijing's)."""
+    return (date.fromisoformat(platform_day(now or utcnow())) - timedelta(days=1)).isoformat()
+
+
 def due_day(settings: Settings, now: datetime | None = None) -> str | None:
-    """The day to fetch now (yesterday in the team's zone), or None before WECHAT_STATS_HOUR."""
-    local = (now or utcnow()).astimezone(settings.time_zone)
+    """The day to fetch now: yesterday in the team's zone from WECHAT_STATS_HOUR there (None before it), but
+    never after the platform's yesterday: east of Beijing the team's yesterday can be its today (docs/api.md
+    §19)."""
+    now = now or utcnow()
+    local = now.astimezone(settings.time_zone)
     if local.hour < settings.stats_hour:
         return None
-    return (local.date() - timedelta(days=1)).isoformat()
+    return min((local.date() - timedelta(days=1)).isoformat(), platform_yesterday(now))
 
 
 def first_publish_day(settings: Settings, day: str) -> str:
@@ -58,8 +71,8 @@ def first_publish_day(settings: Settings, day: str) -> str:
 
 
 def accounts_with_live(settings: Settings, day: str) -> list[str]:
-    """Accounts with an article that went live from first_publish_day to the end of `day` (REVIEW_TIME_ZONE)."""
-    zone = settings.time_zone
+    """Accounts with an article that went live from first_publish_day to the end of `day` (the platform's days)."""
+    zone = PLATFORM_ZONE
     since = iso(datetime.fromisoformat(first_publish_day(settings, day)).replace(tzinfo=zone))
     until = iso(datetime.fromisoformat(day).replace(tzinfo=zone) + timedelta(days=1))
     rows = (
@@ -99,19 +112,13 @@ def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
     return values
 
 
-def _live_days(account: str, settings: Settings) -> dict[str, tuple[int, str]]:
-    """{msg_data_id: (task pk, the day it went live in REVIEW_TIME_ZONE)} of the account's live articles (an
-    edition's article: `<msg_data_id>_<index>`, docs/api.md §21)."""
+def _live_days(account: str) -> dict[str, tuple[int, str]]:
+    """{msg_data_id: (task pk, the platform's day it went live on, Beijing's)} of the account's live articles
+    (an edition's article: `<msg_data_id>_<index>`, docs/api.md §21)."""
     rows = TaskLive.select(TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at).where(
         (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False)
     )
-    return {
-        str(row.msg_data_id): (
-            row.task_id,
-            parse_iso(row.live_at or row.updated_at).astimezone(settings.time_zone).date().isoformat(),
-        )
-        for row in rows
-    }
+    return {str(row.msg_data_id): (row.task_id, platform_day(parse_iso(row.live_at or row.updated_at))) for row in rows}
 
 
 class UnreadableAnswer(ValueError):
@@ -151,7 +158,7 @@ def read_answer(
     the platform's shape."""
     if not isinstance(items, list):
         raise UnreadableAnswer("its list is not a list")
-    live = _live_days(account, settings) if live is None else live
+    live = _live_days(account) if live is None else live
     kept: dict[tuple[int, str], dict[str, Any]] = {}
     skipped = 0
     for item in items:
@@ -257,7 +264,7 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
     errcode, calls, retry = None, 0, True
     try:
         client = client_for(account, settings)
-        live = _live_days(account, settings)
+        live = _live_days(account)
         kept: dict[tuple[int, str], dict[str, Any]] = {}
         delayed = False
         for publish_day in publish_days(live, first_publish_day(settings, day), day):

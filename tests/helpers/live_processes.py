@@ -1,9 +1,9 @@
 """`python app.py` processes going live on one store, the fake platform in the test (tests/live)."""
 
 from contextlib import contextmanager
-from datetime import timedelta
 
 import requests
+from playhouse.db_url import connect
 
 from tests.helpers.publishing import ACCOUNTS
 from tests.helpers.review import article_payload, png_bytes
@@ -77,17 +77,6 @@ def live_of(base, session, task):
     return session.get(f"{base}/api/review/tasks/{task['id']}", timeout=10).json()["live"]
 
 
-def went_live_yesterday(tmp_path, settings, fake):
-    """The one live article went live yesterday, in the processes' store and on the platform: datacube answers
-    only for days before today (docs/api.md §19)."""
-    from playhouse.db_url import connect
-
-    from fakeplatform.freepublish import beijing_day
-    from models import TaskLive
-    from rules.ids import iso, utcnow
-
-    database = connect(settings["DATABASE_URL"] or f"sqlite:///{tmp_path / 'instance' / 'review.db'}")
-    with database.bind_ctx([TaskLive]), database.connection_context():
-        TaskLive.update(live_at=iso(utcnow() - timedelta(days=1))).execute()
-    [publish] = fake.publishes.values()
-    fake.set_publish_day(publish["msg_data_id"], beijing_day(-1))
+def store_of(tmp_path, settings):
+    """The processes' database (theirs, not the test app's), for a test to change what they stored."""
+    return connect(settings["DATABASE_URL"] or f"sqlite:///{tmp_path / 'instance' / 'review.db'}")

@@ -2,9 +2,10 @@
 (the fake platform itself is the `fake` fixture of tests/conftest.py)."""
 
 import base64
-from datetime import datetime, timedelta
+from contextlib import nullcontext
+from datetime import timedelta
 
-from fakeplatform.freepublish import encoding_aes_key
+from fakeplatform.freepublish import beijing_day, encoding_aes_key
 from models import db
 from models.platform import PlatformUpload
 from tests.helpers.review import (
@@ -166,21 +167,22 @@ def live_task(app, admin_client, agent_headers, days_ago=3, fake=None):
     return live
 
 
-def went_live_days_ago(task_id, days, fake=None):
-    """The task went live `days` ago here and (with `fake`) on the platform: datacube's publish day."""
-    from models import ReviewTask, TaskLive, db
+def went_live_days_ago(task_id, days, fake=None, database=None):
+    """The task went live `days` ago in the store (`database`: another one than the tests' app's, e.g. the
+    `python app.py` processes' of tests/helpers/live_processes.py) and (with `fake`) on the platform:
+    datacube's publish day."""
+    from models import ReviewTask, TaskLive
     from rules.ids import iso, utcnow
 
-    with db.connection_context():
+    bound = nullcontext() if database is None else database.bind_ctx([ReviewTask, TaskLive])
+    with bound, (db if database is None else database).connection_context():
         task_pk = ReviewTask.get(ReviewTask.task_id == task_id).id
         TaskLive.update(live_at=iso(utcnow() - timedelta(days=days))).where(TaskLive.task == task_pk).execute()
         msg_data_id = TaskLive.get(TaskLive.task == task_pk).msg_data_id
     if fake is not None:
-        from fakeplatform.freepublish import beijing_day
-
         fake.set_publish_day(str(msg_data_id).partition("_")[0], beijing_day(-days))
 
 
 def yesterday(app):
-    settings = app.extensions["settings"]
-    return (datetime.now(settings.time_zone).date() - timedelta(days=1)).isoformat()
+    """The platform's yesterday (Beijing's, whatever the app's REVIEW_TIME_ZONE): the last day it has figures of."""
+    return beijing_day(-1)

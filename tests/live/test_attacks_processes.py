@@ -9,7 +9,8 @@ from contextlib import ExitStack
 import requests
 
 from fakeplatform.freepublish import publish_event_xml, sha1_sorted, signed_push
-from tests.helpers.live_processes import live_of, published, service, went_live_yesterday
+from tests.helpers.live_processes import live_of, published, service, store_of
+from tests.helpers.publishing import went_live_days_ago
 from tests.helpers.served import wait_until
 
 TOKEN = "late-answer-event-token"
@@ -116,7 +117,8 @@ def test_a_datacube_answer_past_4_mib_fails_the_fetch_and_holds_no_write(tmp_pat
         fake.fail_next("getarticletotaldetail", status=200, body=body, content_type="application/json")
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
-        went_live_yesterday(tmp_path, settings, fake)  # datacube answers only for days before today
+        # Datacube answers only for days before today.
+        went_live_days_ago(task["id"], 1, fake, store_of(tmp_path, settings))
         # A second process looks at the statistics as it starts (the first looks once a minute).
         with service(tmp_path, {**settings, "WECHAT_STATS_HOUR": "0"}):
             wait_until(lambda: fake.requests_to("getarticletotaldetail"), 30, "no fetch")

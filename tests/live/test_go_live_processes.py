@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.helpers.live_processes import live_of, published, service, went_live_yesterday
+from tests.helpers.live_processes import live_of, published, service, store_of
+from tests.helpers.publishing import went_live_days_ago
 from tests.helpers.served import wait_for_passes, wait_until
 
 pytestmark = pytest.mark.both_stores
@@ -72,7 +73,8 @@ def test_several_processes_fetch_a_days_statistics_once(tmp_path, settings, fake
         task = published(base, session)
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task)["status"] == "live", 30, "not live")
-        went_live_yesterday(tmp_path, settings, fake)  # so yesterday's figures are the platform's to give
+        # So yesterday's figures are the platform's to give.
+        went_live_days_ago(task["id"], 1, fake, store_of(tmp_path, settings))
         # Two more processes start now: each one's worker looks at the statistics at once.
         with ExitStack() as stack:
             others = [

@@ -167,6 +167,7 @@ def test_a_clientmsgid_sends_once_and_its_repeat_answers_45065_with_the_msg_id(f
     # A day later the clientmsgid is free again (and needs quota).
     fake.mass_sends[first["msg_id"]]["time"] -= 24 * 3600 + 1
     fake.reset_mass_quota(APPID)
+    wait_finished(fake, first["msg_id"])  # the draft goes when the send succeeds, mass_seconds after it
     assert draft not in fake.drafts  # a sent draft is gone (fakeplatform/samples/draft_deleted.json)
     later = sendall(fake, token, make_draft(fake, token), clientmsgid="edition-7")
     assert later["errcode"] == 0 and later["msg_id"] != first["msg_id"] and len(fake.mass_sends) == 3
@@ -317,9 +318,10 @@ def test_mass_get_follows_the_send(fake, token, draft):
     assert mass_status(fake, token, slow) == {"msg_id": slow, "msg_status": "SENDING"}
     assert call(fake.base_url, "/cgi-bin/message/mass/get", token, {"msg_id": slow})["msg_status"] == "SENDING"
     fake.mass_seconds = 0.05
-    sent = sendall(fake, token, draft, clientmsgid="sent")["msg_id"]
+    # Each send its own draft: a successful send removes its draft, so a second send of it may meet 40007.
+    sent = sendall(fake, token, make_draft(fake, token), clientmsgid="sent")["msg_id"]
     fake.finish_next_mass_with("err(20001)")
-    refused = sendall(fake, token, draft, clientmsgid="refused")["msg_id"]
+    refused = sendall(fake, token, make_draft(fake, token), clientmsgid="refused")["msg_id"]
     wait_finished(fake, sent)
     wait_finished(fake, refused)
     assert mass_status(fake, token, sent)["msg_status"] == "SEND_SUCCESS"
@@ -458,7 +460,8 @@ def test_each_sent_article_has_figures_by_msg_data_id_and_index(fake, token, dra
     fake.mass_quota_left[APPID] = 2
     answer = sendall(fake, token, draft, clientmsgid="sent")
     fake.finish_next_mass_with("send fail")
-    failed = sendall(fake, token, draft, clientmsgid="failed")["msg_id"]
+    # Its own draft: the first send's is removed once that send succeeds (perhaps before this call).
+    failed = sendall(fake, token, make_draft(fake, token), clientmsgid="failed")["msg_id"]
     send, _ = wait_finished(fake, answer["msg_id"]), wait_finished(fake, failed)
     day, after, yesterday = beijing_day(-3), beijing_day(-2), beijing_day(-1)
     fake.set_publish_day(answer["msg_data_id"], day)

@@ -1,5 +1,8 @@
 """The service's request bodies against wechatpy's for the same content (docs/api.md §5 "Documents, samples
 and this service"): both clients call the fake platform over real HTTP, and the fake keeps what each sent.
+Every call the service makes that wechatpy 2.0 has: draft/add, /update (index from 0) and /get, freepublish/
+submit and /get, message/mass/preview, /sendall and /get, tags/get, media/uploadimg, material/add_material and
+/batchget_material (it has no datacube/getarticletotaldetail and no stable_token).
 wechatpy (a mature SDK, test extra) has no image post (newspic) draft: that body is checked against the
 draft/add page's fields in tests/platform/test_fake_samples.py only."""
 
@@ -150,3 +153,62 @@ def test_a_draft_gone_is_the_same_refusal_for_both(fake, service, sdk):
     with pytest.raises(WeChatClientException) as theirs:
         sdk.draft.get("DRAFT_UNKNOWN")
     assert ours.value.errcode == theirs.value.errcode == 40007
+
+
+def test_draft_update_is_wechatpys_and_its_index_counts_from_0(fake, service, sdk):
+    thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
+    first, second = ({"title": t, "content": f"<p>{t}</p>", "thumb_media_id": thumb} for t in ("one", "two"))
+    media_id = service.add_draft([first, second])
+    # The draft/update page and wechatpy both count `index` from 0: 1 is the second article.
+    changed = {**second, "title": "two, changed"}
+    service.update_draft(media_id, 1, changed)
+    sdk.draft.update(media_id, 1, changed)
+    ours, theirs = last(fake, "draft/update")
+    assert ours["json"] == theirs["json"] == {"media_id": media_id, "index": 1, "articles": changed}
+    titles = [a["title"] for a in service.get_draft(media_id)["news_item"]]
+    assert titles == ["one", "two, changed"]
+    service.update_draft(media_id, 0, {**first, "title": "one, changed"})  # the pipeline's: its draft's only one
+    sdk.draft.update(media_id, 0, {**first, "title": "one, changed"})
+    ours, theirs = last(fake, "draft/update")
+    assert ours["json"] == theirs["json"] and ours["json"]["index"] == 0
+    assert [a["title"] for a in sdk.draft.get(media_id)["news_item"]] == ["one, changed", "two, changed"]
+
+
+def test_draft_get_is_wechatpys(fake, service, sdk):
+    thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
+    media_id = service.add_draft([{"title": "t", "content": "<p>c</p>", "thumb_media_id": thumb}])
+    assert service.get_draft(media_id) == sdk.draft.get(media_id)
+    ours, theirs = last(fake, "draft/get")
+    assert ours["json"] == theirs["json"] == {"media_id": media_id}
+
+
+def test_freepublish_get_is_wechatpys(fake, service, sdk):
+    fake.withhold_events = True
+    thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
+    media_id = service.add_draft([{"title": "t", "content": "<p>c</p>", "thumb_media_id": thumb}])
+    publish_id = service.submit_publish(media_id)["publish_id"]
+    service.publish_status(publish_id)
+    sdk.freepublish.get(publish_id)
+    ours, theirs = last(fake, "freepublish/get")
+    assert ours["json"] == theirs["json"] == {"publish_id": publish_id}
+
+
+def test_mass_get_is_wechatpys(fake, service, sdk):
+    fake.withhold_events = True
+    thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
+    media_id = service.add_draft([{"title": "t", "content": "<p>c</p>", "thumb_media_id": thumb}])
+    msg_id = str(service.mass_send(media_id, "edition-get", None, False)["msg_id"])  # the service keeps it as text
+    assert service.mass_status(msg_id) == sdk.message.get_mass(msg_id)["msg_status"]
+    ours, theirs = last(fake, "message/mass/get")
+    assert ours["json"] == theirs["json"] == {"msg_id": msg_id}
+
+
+def test_material_batchget_of_images_is_wechatpys(fake, service, sdk):
+    for n in range(3):
+        fake.seed_image_material(f"m{n}.png", png_bytes(9 + n, 9))
+    assert service.batchget_images(1, 2)["item"] == sdk.material.batchget("image", 1, 2)["item"]
+    ours, theirs = last(fake, "material/batchget_material")
+    assert ours["json"] == theirs["json"] == {"type": "image", "offset": 1, "count": 2}
+    assert [item["name"] for item in service.iter_image_materials(page_size=2)] == [
+        item["name"] for page in (0, 2) for item in sdk.material.batchget("image", page, 2)["item"]
+    ]

@@ -8,7 +8,13 @@ from tests.helpers.publishing import STATS_SECRET, platform_settings
 
 
 @pytest.fixture
-def app(make_app, fake, receiver):
+def team_zone():
+    """REVIEW_TIME_ZONE of the app (a test parametrizes it to be far from the platform's Beijing)."""
+    return "Asia/Shanghai"
+
+
+@pytest.fixture
+def app(make_app, fake, receiver, team_zone):
     fake.withhold_events = True
     fake.publish_seconds = 0.05
     with built_app(
@@ -18,6 +24,7 @@ def app(make_app, fake, receiver):
         WECHAT_STATS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="0.1,0.2,0.4,0.8,1.6",  # a backoff, as the default: a late fake is asked again
         WECHAT_STATS_HOUR=0,
+        REVIEW_TIME_ZONE=team_zone,
         WEBHOOK_SENDER_ENABLED=True,
         REVIEW_AGENT_WEBHOOK_URL=receiver.url,
         REVIEW_AGENT_WEBHOOK_SECRET=STATS_SECRET,
