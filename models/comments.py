@@ -17,7 +17,7 @@ class ReaderComment(BaseModel):
     task_id: int  # the key itself (peewee names it so); declared for the type checker
     account = peewee.CharField(max_length=64)
     msg_data_id = peewee.CharField(max_length=64)  # the send's, without an edition's `_<index>`
-    index = peewee.IntegerField()  # the article's place in the send, from 0 (the platform's)
+    article_index = peewee.IntegerField()  # the article's place in the send, from 0 (the platform's)
     user_comment_id = peewee.BigIntegerField()
     openid = peewee.CharField(max_length=128)  # never dumped (docs/api.md §23 "Readers")
     reader = peewee.CharField(max_length=16)  # the pseudonym
@@ -32,7 +32,7 @@ class ReaderComment(BaseModel):
     fetched_at = peewee.CharField(max_length=32)
 
     class Meta:
-        indexes = ((("account", "msg_data_id", "index", "user_comment_id"), True),)
+        indexes = ((("account", "msg_data_id", "article_index", "user_comment_id"), True),)
 
 
 class CommentProposal(BaseModel):
@@ -51,7 +51,7 @@ class CommentFetch(BaseModel):
     task_id: int
     account = peewee.CharField(max_length=64)
     msg_data_id = peewee.CharField(max_length=64)
-    index = peewee.IntegerField()
+    article_index = peewee.IntegerField()
     open = peewee.BooleanField(null=True)  # as last set here; None: as the platform has it
     status = peewee.CharField(max_length=16, default="idle")  # idle | running
     owner = peewee.CharField(max_length=300, null=True)
@@ -62,4 +62,4 @@ class CommentFetch(BaseModel):
     updated_at = peewee.CharField(max_length=32)
 
     class Meta:
-        indexes = ((("account", "msg_data_id", "index"), True),)
+        indexes = ((("account", "msg_data_id", "article_index"), True),)

@@ -175,7 +175,7 @@ def set_open(task_id: str, open_: bool, admin: str, settings: Settings) -> dict[
                 task=task,
                 account=article.account,
                 msg_data_id=article.msg_data_id,
-                index=article.index,
+                article_index=article.index,
                 open=open_,
                 status="idle",
                 next_at=now,

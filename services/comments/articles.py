@@ -2,15 +2,16 @@
 from 0. A task live alone is its send's only article; an edition's task keeps `<msg_data_id>_<n>` with n from 1
 (docs/api.md §21), the platform's comment calls count from 0."""
 
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import NamedTuple
 
 from models.live import TaskLive
 from rules.ids import iso, utcnow
 from services.settings import Settings
 
 
-class Article(NamedTuple):
+@dataclass(frozen=True)
+class Article:
     task_pk: int
     account: str
     msg_data_id: str

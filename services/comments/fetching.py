@@ -38,10 +38,10 @@ def _ensure_rows(articles: list[Article]) -> None:
     if not articles:
         return
     known = {
-        (row.account, row.msg_data_id, row.index)
-        for row in CommentFetch.select(CommentFetch.account, CommentFetch.msg_data_id, CommentFetch.index).where(
-            CommentFetch.task.in_([article.task_pk for article in articles])
-        )
+        (row.account, row.msg_data_id, row.article_index)
+        for row in CommentFetch.select(
+            CommentFetch.account, CommentFetch.msg_data_id, CommentFetch.article_index
+        ).where(CommentFetch.task.in_([article.task_pk for article in articles]))
     }
     missing = [a for a in articles if (a.account, a.msg_data_id, a.index) not in known]
     if not missing:
@@ -52,7 +52,7 @@ def _ensure_rows(articles: list[Article]) -> None:
             "task": a.task_pk,
             "account": a.account,
             "msg_data_id": a.msg_data_id,
-            "index": a.index,
+            "article_index": a.index,
             "status": "idle",
             "next_at": now,
             "updated_at": now,
@@ -130,7 +130,7 @@ def store(row: CommentFetch, article: Article, found: dict[int, dict[str, Any]],
         for comment in ReaderComment.select().where(
             (ReaderComment.account == article.account)
             & (ReaderComment.msg_data_id == article.msg_data_id)
-            & (ReaderComment.index == article.index)
+            & (ReaderComment.article_index == article.index)
         )
     }
     fresh = [
@@ -140,7 +140,7 @@ def store(row: CommentFetch, article: Article, found: dict[int, dict[str, Any]],
             "task": article.task_pk,
             "account": article.account,
             "msg_data_id": article.msg_data_id,
-            "index": article.index,
+            "article_index": article.index,
             "removed": False,
             "announced": False,
             "reply_by": None,
@@ -217,7 +217,7 @@ def _finish(row: CommentFetch, settings: Settings, error: str | None) -> bool:
 def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
     """One claimed article's fetch: {"account", "taskPk", "stored", "error", "calls"}. Whatever goes wrong ends
     the row idle with its reason, never running."""
-    article = Article(row.task_id, row.account, row.msg_data_id, row.index)
+    article = Article(row.task_id, row.account, row.msg_data_id, row.article_index)
     error, stored = None, 0
     try:
         client = client_for(row.account, settings)
@@ -235,7 +235,7 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
             log.exception("comments of %s/%s could not be stored", row.account, row.msg_data_id)
             error = f"the comments could not be stored ({type(exc).__name__})"
     if error is not None:
-        log.warning("comments of %s/%s_%s: %s", row.account, row.msg_data_id, row.index, error)
+        log.warning("comments of %s/%s_%s: %s", row.account, row.msg_data_id, row.article_index, error)
         with immediate():
             _finish(row, settings, error)
     return {"account": row.account, "taskPk": row.task_id, "stored": stored, "error": error}

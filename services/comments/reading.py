@@ -76,15 +76,14 @@ def unanswered(limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     """The comments not answered yet and not removed, across tasks and accounts, oldest first; each with its
     task's taskId, topic and account."""
     rows = list(
-        ReaderComment.select(ReaderComment, ReviewTask.task_id.alias("task_code"), ReviewTask.topic)
-        .join(ReviewTask, on=(ReaderComment.task == ReviewTask.id))
+        ReaderComment.select(ReaderComment, ReviewTask.task_id, ReviewTask.topic)
+        .join(ReviewTask)
         .where(ReaderComment.reply_content.is_null() & (ReaderComment.removed == False))  # noqa: E712 - SQL
         .order_by(ReaderComment.created_at, ReaderComment.id)
         .limit(limit)
         .offset(offset)
-        .objects()
     )
     return [
-        {**comment, "taskId": row.task_code, "topic": row.topic, "account": row.account}
+        {**comment, "taskId": row.task.task_id, "topic": row.task.topic, "account": row.account}
         for comment, row in zip(_with_proposals(rows), rows, strict=True)
     ]
