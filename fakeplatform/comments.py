@@ -197,7 +197,9 @@ class CommentRoutes:
     def _comment_key(self, msg_data_id, index, appid) -> tuple[str, str, int]:
         """(appid, msg_data_id, index) of a send the fake made; appid None: the account that made it."""
         msg_data_id = str(msg_data_id)
-        appids = [appid] if appid else sorted({r["appid"] for r in [*self.publishes.values(), *self.mass_sends.values()]})
+        appids = (
+            [appid] if appid else sorted({r["appid"] for r in [*self.publishes.values(), *self.mass_sends.values()]})
+        )
         for candidate in appids:
             articles = self._sent_articles(candidate, msg_data_id)
             if articles is not None:
