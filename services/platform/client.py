@@ -35,7 +35,9 @@ TOKEN_ERRORS = frozenset({40001, 40014, 42001})
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
 FORCE_SPACING = timedelta(seconds=30)  # between forced stable_token refreshes of one account (docs/api.md §5)
-COMMENTS_PAGE_MAX = 50  # comment/list refuses a count of 50 or more (docs/api.md §23)
+COMMENTS_PAGE_MAX = (
+    50  # comment/list refuses a count of 50 or more (docs/api.md §5 "Documents, samples and this service")
+)
 FORCE_POLL = 0.2  # seconds between looks for the token another process is forcing
 # One token call at a time per account and process.
 _REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)
@@ -367,8 +369,9 @@ class PlatformClient:
         payload = self._call("/datacube/getarticletotaldetail", {"begin_date": publish_day, "end_date": publish_day})
         return {"list": payload.get("list", []), "is_delay": payload.get("is_delay", False)}
 
-    # ---- readers' comments (docs/api.md §23): keyed by a send's msg_data_id and the article's index in it,
-    # counted from 0; the platform refuses a page of 50 or more (88010), so the client never asks for one.
+    # ---- readers' comments (docs/api.md §5 "Documents, samples and this service"): keyed by a send's
+    # msg_data_id and the article's index in it, counted from 0; the platform refuses a page of 50 or more
+    # (88010), so the client never asks for one.
     def list_comments(self, msg_data_id: str, index: int, begin: int, count: int, type_: int = 0) -> dict[str, Any]:
         """comment/list: one page of an article's comments, as answered ({"total", "comment": [{"user_comment_id",
         "openid", "create_time", "content", "comment_type", "reply"?}]}); type_ 0 all, 1 ordinary, 2 featured."""
