@@ -6,6 +6,7 @@ import os
 import secrets
 import sys
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from blueprints import (
     assets,
     auth,
     chat,
+    comments,
     editions,
     errors,
     feedback,
@@ -49,6 +51,7 @@ from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
 from services.background import Job, Scheduler
 from services.chat.worker import chat_job
+from services.comments.fetching import comments_job
 from services.editions.sending import edition_job
 from services.export.package import sweep_stale
 from services.feedback.indexing import indexer
@@ -214,6 +217,7 @@ BLUEPRINTS = (
     wechat,
     editions,
     chat,
+    comments,
 )
 
 
@@ -233,6 +237,7 @@ JOBS = (
     ("FEEDBACK_INDEXER_ENABLED", lambda _s: [indexer()]),
     ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [live_job(s)]),  # going live, and its result (docs/api.md §18)
     ("WECHAT_STATS_ENABLED", lambda s: [stats_job(s)]),  # what readers did, daily (docs/api.md §19)
+    ("WECHAT_COMMENTS_ENABLED", lambda s: [comments_job(s)]),  # readers' comments (docs/api.md §23)
     ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
     # Decision cards in the team's chat (docs/api.md §22), when an app is set.
     ("WEBHOOK_SENDER_ENABLED", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
@@ -265,6 +270,8 @@ def create_app(config=None, *, serve=None, hold=None):
     app.json = JSONProvider(app)
     load_settings(app, config)
     app.config["SECRET_KEY"] = (config or {}).get("SECRET_KEY") or _secret_key(instance)
+    # The readers' pseudonyms are keyed by it (docs/api.md §23).
+    app.extensions["settings"] = replace(app.extensions["settings"], secret_key=app.config["SECRET_KEY"])
     accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
     use_hash_method(app.extensions["settings"].hash_method)
     if held:  # on PostgreSQL, before the database is written

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from cli import assets, backup, copy_to, dataset, demo, stats
+from cli import assets, backup, comments, copy_to, dataset, demo, stats
 from models import AdminUser, db
 from services.auth import save_admin, set_active
 from services.chat.linking import link_chat
@@ -75,3 +75,4 @@ def register_commands(app):
         module.register(app)
     stats.register(app, _where)  # it says which database it works on, as the admin commands do
     dataset.register(app, _where)  # it says which database it read, as the admin commands do
+    comments.register(app, _where)  # it says which database it wrote to, as the admin commands do

@@ -14,6 +14,7 @@ import time
 from flask import Flask, Response, abort, request
 from werkzeug.serving import WSGIRequestHandler
 
+from fakeplatform.comments import CommentRoutes
 from fakeplatform.drafts import DraftRoutes
 from fakeplatform.freepublish import FreePublishRoutes
 from fakeplatform.latency import Latency
@@ -44,7 +45,7 @@ class _QuietTokenHandler(WSGIRequestHandler):
         super().log(type, "%s", _TOKEN_PARAM.sub(r"\1***", message % args if args else message))
 
 
-class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
+class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes, Latency):
     """The platform for a set of accounts (appid -> secret); state lives in memory."""
 
     def __init__(self, accounts=None):
@@ -69,6 +70,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
         self.without_comments = set()  # appids without the comment privilege: need_open_comment 1 is 88000
         self._init_freepublish()
         self._init_masssend()
+        self._init_comments()
         self.app = self._build_app()
 
     # ---- control -----------------------------------------------------------------------------
@@ -217,6 +219,14 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, Latency):
             "/cgi-bin/freepublish/submit": self._freepublish_submit,
             "/cgi-bin/freepublish/get": self._freepublish_get,
             "/datacube/getarticletotaldetail": self._article_totals,
+            "/cgi-bin/comment/list": self._comment_list,
+            "/cgi-bin/comment/open": self._comment_open,
+            "/cgi-bin/comment/close": self._comment_close,
+            "/cgi-bin/comment/markelect": self._comment_markelect,
+            "/cgi-bin/comment/unmarkelect": self._comment_unmarkelect,
+            "/cgi-bin/comment/delete": self._comment_delete,
+            "/cgi-bin/comment/reply/add": self._comment_reply_add,
+            "/cgi-bin/comment/reply/delete": self._comment_reply_delete,
         }
 
         def answer(payload, content_type="application/json; encoding=utf-8"):

@@ -3,6 +3,7 @@
 from models.assets import Asset
 from models.base import db, init_database  # noqa: F401
 from models.chat import ChatCard
+from models.comments import CommentFetch, CommentProposal, ReaderComment
 from models.counters import EventCounter
 from models.editions import EarlyMassEvent, Edition
 from models.feedback import Feedback, FeedbackAttachment, FeedbackDaySequence
@@ -47,4 +48,7 @@ ALL_MODELS = [
     TaskDayStats,
     StatsFetch,
     SeenNonce,
+    ReaderComment,
+    CommentProposal,
+    CommentFetch,
 ]

@@ -191,6 +191,7 @@ MIGRATIONS = [
         "platform_token.forced_at: one forced token refresh per account and 30 s, across processes",
         _columns(PlatformToken, "forced_at"),
     ),
+    (23, "reader_comment, comment_proposal, comment_fetch: readers' comments (new tables)", _nothing),
 ]
 LATEST = MIGRATIONS[-1][0]
 

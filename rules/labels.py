@@ -132,6 +132,12 @@ STATS_ERROR_LABELS = {
     48001: _l("the account may not read statistics through the API (48001: no permission)"),
     45009: _l("the account used up today's API quota (45009); tried again later"),
 }
+# The comment calls' refusals by their meaning (docs/api.md §23); other errcodes are shown in the platform's words.
+COMMENT_ERROR_LABELS = {
+    88000: _l("the account has no comment privilege"),
+    88001: _l("the platform knows no such send (msg_data_id) or article"),
+    88002: _l("the article or the comment is limited for safety"),
+}
 FEEDBACK_LABELS = {
     "all": _l("All"),
     "unprocessed": _l("Unprocessed"),
@@ -192,6 +198,14 @@ EVENT_LABELS = {
     "edition_sent": _l("Sent to followers"),
     "edition_failed": _l("Edition not sent"),
     "decided_in_chat": _l("Decided in the team's chat"),
+    "comment_reply_proposed": _l("Reply to a reader proposed"),
+    "comment_replied": _l("Reader answered"),
+    "comment_reply_deleted": _l("Reply to a reader deleted"),
+    "comment_featured": _l("Comment featured"),
+    "comment_unfeatured": _l("Comment no longer featured"),
+    "comment_deleted": _l("Comment deleted"),
+    "comments_opened": _l("Comments opened"),
+    "comments_closed": _l("Comments closed"),
 }
 ACTION_LABELS = {
     "approve_and_publish": _l("Approve and publish"),

@@ -17,6 +17,7 @@ PLATFORM_TITLE_CHARS = 32
 # A summary may be longer while it is being worked on; approval holds the 100-character limit (docs/api.md §4).
 PATCH_SUMMARY_MAX = 120
 APPROVAL_SUMMARY_MAX = 100
+COMMENT_REPLY_MAX = 1000  # characters of a reply to a reader, proposed or sent (docs/api.md §23)
 # The platform refuses longer authors (errcode 45110); an approved task can no longer be edited and
 # its failed publish only retries, so approval holds the platform's limit.
 APPROVAL_AUTHOR_MAX = 16

@@ -55,7 +55,17 @@ EVENT_TYPES = (
     "edition_failed",
     # a decision taken from a card in the team's chat (docs/api.md §22): the platform and the admin
     "decided_in_chat",
+    # readers' comments (docs/api.md §23): the agent's proposed reply, and what an editor did
+    "comment_reply_proposed",
+    "comment_replied",
+    "comment_reply_deleted",
+    "comment_featured",
+    "comment_unfeatured",
+    "comment_deleted",
+    "comments_opened",
+    "comments_closed",
 )
+PROPOSAL_STATES = ("proposed", "sent", "edited", "discarded")  # an agent's proposed reply (docs/api.md §23)
 CHAT_PLATFORMS = ("feishu", "wecom")
 ACTORS = ("agent", "admin", "system")
 TRIGGER_MODES = ("manual", "auto_after_approval")  # of publish jobs
@@ -69,6 +79,7 @@ WEBHOOK_EVENTS = (
     "review_task.live",
     "review_task.live_failed",
     "review_task.stats",
+    "review_task.comments",
 )
 DEFAULT_WEBHOOK_EVENTS = ("review_task.rejected",)
 # Team notifications (docs/api.md §15): what NOTIFY_EVENTS may choose, and where they go.

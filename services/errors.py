@@ -71,4 +71,5 @@ ERROR_CODES = (
     "platform_error",
     "quota_exceeded",
     "in_edition",
+    "not_live",
 )

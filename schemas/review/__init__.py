@@ -9,6 +9,14 @@ from schemas.review.actions import (  # noqa: F401
     PublishProgressSchema,
 )
 from schemas.review.candidates import CreateTaskSchema  # noqa: F401
+from schemas.review.comments import (  # noqa: F401
+    CommentSchema,
+    FeaturedBodySchema,
+    OpenBodySchema,
+    ProposalBodySchema,
+    ReplyBodySchema,
+    TaskCommentsSchema,
+)
 from schemas.review.dataset import DatasetQuerySchema  # noqa: F401
 from schemas.review.live import GoLiveSchema  # noqa: F401
 from schemas.review.selections import DecisionSchema, PatchElementsSchema  # noqa: F401

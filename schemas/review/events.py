@@ -61,6 +61,17 @@ class StatsDataSchema(TaskEventDataSchema):
     totals = fields.Nested(StatsFiguresSchema, required=True, metadata={"description": "over every day fetched so far"})
 
 
+class NewCommentSchema(Schema):
+    id = fields.String(attribute="comment_id", required=True)
+    reader = fields.String(required=True, metadata={"description": "the reader's pseudonym (never the openid)"})
+    content = fields.String(required=True)
+    createdAt = timestamp(attribute="created_at", required=True)
+
+
+class CommentsDataSchema(TaskEventDataSchema):
+    comments = fields.List(fields.Nested(NewCommentSchema), required=True, metadata={"description": "oldest first"})
+
+
 def _webhook(event_type: str, data: type[Schema], doc: str) -> type[Schema]:
     body = {
         "type": fields.String(required=True, validate=validate.OneOf([event_type])),
@@ -82,5 +93,6 @@ WEBHOOKS: dict[str, tuple[type[Schema], type[Schema], str]] = {
         ("review_task.live", LiveDataSchema, "the article went live: readers can open articleUrl"),
         ("review_task.live_failed", LiveDataSchema, "going live failed (failReason says why)"),
         ("review_task.stats", StatsDataSchema, "a live article's figures of a day were fetched (once per day)"),
+        ("review_task.comments", CommentsDataSchema, "readers' new comments of a live article (each once)"),
     )
 }

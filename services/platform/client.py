@@ -39,6 +39,9 @@ FORCE_SPACING = timedelta(seconds=30)  # between forced stable_token refreshes o
 # The platform counts its days in Beijing's time, whatever REVIEW_TIME_ZONE is: the publish day datacube
 # answers by, its stat_date and "yesterday" (docs/api.md §19).
 PLATFORM_ZONE = ZoneInfo("Asia/Shanghai")
+COMMENTS_PAGE_MAX = (
+    50  # comment/list refuses a count of 50 or more (docs/api.md §5 "Documents, samples and this service")
+)
 FORCE_POLL = 0.2  # seconds between looks for the token another process is forcing
 # One token call at a time per account and process.
 _REFRESH_LOCKS: defaultdict[tuple, threading.Lock] = defaultdict(threading.Lock)
@@ -370,6 +373,47 @@ class PlatformClient:
         payload = self._call("/datacube/getarticletotaldetail", {"begin_date": publish_day, "end_date": publish_day})
         return {"list": payload.get("list", []), "is_delay": payload.get("is_delay", False)}
 
+    # ---- readers' comments (docs/api.md §5 "Documents, samples and this service"): keyed by a send's
+    # msg_data_id and the article's index in it, counted from 0; the platform refuses a page of 50 or more
+    # (88010), so the client never asks for one.
+    def list_comments(self, msg_data_id: str, index: int, begin: int, count: int, type_: int = 0) -> dict[str, Any]:
+        """comment/list: one page of an article's comments, as answered ({"total", "comment": [{"user_comment_id",
+        "openid", "create_time", "content", "comment_type", "reply"?}]}); type_ 0 all, 1 ordinary, 2 featured."""
+        if not 0 < count < COMMENTS_PAGE_MAX:
+            raise ValueError(f"count must be 1 to {COMMENTS_PAGE_MAX - 1} (the platform refuses 50 or more)")
+        return self._call(
+            "/cgi-bin/comment/list",
+            {"msg_data_id": _msg_data_id(msg_data_id), "index": index, "begin": begin, "count": count, "type": type_},
+        )
+
+    def open_comments(self, msg_data_id: str, index: int) -> None:
+        """comment/open: readers may comment on the article."""
+        self._call("/cgi-bin/comment/open", _article(msg_data_id, index))
+
+    def close_comments(self, msg_data_id: str, index: int) -> None:
+        """comment/close: readers may no longer comment on the article."""
+        self._call("/cgi-bin/comment/close", _article(msg_data_id, index))
+
+    def mark_elect(self, msg_data_id: str, index: int, user_comment_id: int) -> None:
+        """comment/markelect: feature a comment (comment_type 1)."""
+        self._call("/cgi-bin/comment/markelect", _comment(msg_data_id, index, user_comment_id))
+
+    def unmark_elect(self, msg_data_id: str, index: int, user_comment_id: int) -> None:
+        """comment/unmarkelect: a featured comment becomes an ordinary one."""
+        self._call("/cgi-bin/comment/unmarkelect", _comment(msg_data_id, index, user_comment_id))
+
+    def delete_comment(self, msg_data_id: str, index: int, user_comment_id: int) -> None:
+        """comment/delete: the comment is gone from the article."""
+        self._call("/cgi-bin/comment/delete", _comment(msg_data_id, index, user_comment_id))
+
+    def reply_comment(self, msg_data_id: str, index: int, user_comment_id: int, content: str) -> None:
+        """comment/reply/add: the account's one reply to a comment (88005 when it has one already)."""
+        self._call("/cgi-bin/comment/reply/add", {**_comment(msg_data_id, index, user_comment_id), "content": content})
+
+    def delete_reply(self, msg_data_id: str, index: int, user_comment_id: int) -> None:
+        """comment/reply/delete: the account's reply to a comment is removed."""
+        self._call("/cgi-bin/comment/reply/delete", _comment(msg_data_id, index, user_comment_id))
+
     def get_draft(self, media_id: str) -> dict[str, Any]:
         """The platform's answer for one draft: {"news_item": [...], ...}."""
         return self._call("/cgi-bin/draft/get", {"media_id": media_id})
@@ -414,6 +458,19 @@ def _needed(payload, key, call):
     if not payload.get(key):
         raise PlatformError(None, f"platform error: {call} answered without a {key}")
     return payload[key]
+
+
+def _msg_data_id(msg_data_id) -> int:
+    """The platform's msg_data_id is a number (Uint32 in the documents); the service keeps it as text."""
+    return int(str(msg_data_id))
+
+
+def _article(msg_data_id, index) -> dict[str, int]:
+    return {"msg_data_id": _msg_data_id(msg_data_id), "index": int(index)}
+
+
+def _comment(msg_data_id, index, user_comment_id) -> dict[str, int]:
+    return {**_article(msg_data_id, index), "user_comment_id": int(user_comment_id)}
 
 
 def _name(path):

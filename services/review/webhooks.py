@@ -94,6 +94,11 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
     return len(rows)
 
 
+def enqueue_comments(task_id: str, comments: list[Any]) -> OutboxMessage:
+    """review_task.comments: a task's comments new since the last (docs/api.md §23), without the readers' openids."""
+    return _enqueue("review_task.comments", task_id, {"task_id": task_id, "comments": comments})
+
+
 def discard_for_task(task_id: str) -> int:
     """Unsent webhooks of a deleted task go with it."""
     return (

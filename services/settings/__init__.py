@@ -135,6 +135,9 @@ class Settings:
     event_max_age: int = _of("WECHAT_EVENT_MAX_AGE")  # seconds, either way, between a push's timestamp and the clock
     stats_hour: int = _of("WECHAT_STATS_HOUR")
     stats_days: int = _of("WECHAT_STATS_DAYS")
+    comments_minutes: int = _of("WECHAT_COMMENTS_MINUTES")
+    comments_days: int = _of("WECHAT_COMMENTS_DAYS")
+    comments_max: int = _of("WECHAT_COMMENTS_MAX")
     wechat_timeout_seconds: float = _of("WECHAT_TIMEOUT_SECONDS")
     wechat_upload_concurrency: int = _of("WECHAT_UPLOAD_CONCURRENCY")
     wechat_theme_overrides: dict[str, dict[str, str]] = _of("WECHAT_THEME_OVERRIDES")
@@ -147,6 +150,8 @@ class Settings:
     presence_seconds: int = _of("REVIEW_PRESENCE_SECONDS")  # docs/api.md §15 Presence: how long a heartbeat counts
     default_language: str = _of("REVIEW_DEFAULT_LANGUAGE")  # of the admin pages: zh-CN or en
     time_zone: ZoneInfo = _of("REVIEW_TIME_ZONE")  # of the times in the pages' HTML
+    # The instance's SECRET_KEY (create_app sets it once known): the key of the readers' pseudonyms (docs/api.md §23).
+    secret_key: str = field(default="", repr=False)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Settings":

@@ -163,6 +163,10 @@ class SettingsSchema(Schema):
     WECHAT_STATS_ENABLED = flag(True, "the statistics thread: the daily fetch of what readers did (§19)")
     WECHAT_STATS_HOUR = whole(9, "the hour (`REVIEW_TIME_ZONE`) from which the day before is fetched (§19)", 0, 23)
     WECHAT_STATS_DAYS = whole(7, "how many days after going live an article's figures are fetched (§19)", 1, 365)
+    WECHAT_COMMENTS_ENABLED = flag(True, "the comments job: readers' comments of live articles fetched (§23)")
+    WECHAT_COMMENTS_MINUTES = whole(10, "minutes between two fetches of a live article's comments (§23)", 1, 1440)
+    WECHAT_COMMENTS_DAYS = whole(14, "how many days after going live an article's comments are fetched (§23)", 1, 365)
+    WECHAT_COMMENTS_MAX = whole(5000, "comments of one article read in one fetch, at most (§23)", 49, 100000)
     WECHAT_TIMEOUT_SECONDS = number(20.0, "time limit of each platform call (connecting, and the whole answer)", 600)
     WECHAT_UPLOAD_CONCURRENCY = whole(4, "images of one publish uploaded at once (§12)", 1, 32)
     WECHAT_PREVIEW_RECIPIENTS = parsed(

@@ -31,6 +31,7 @@ SECTIONS = [
     "Decisions as data",
     "Editions",
     "Deciding from the team's chat",
+    "Readers' comments",
 ]
 
 

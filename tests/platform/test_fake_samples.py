@@ -172,7 +172,27 @@ def checked_calls(fake, client, served):
         fake.set_publish_day(record["msg_data_id"], beijing_day(-2))
     client.article_totals(beijing_day(-2))
     pairs["datacube_getarticletotaldetail"] = fake.requests_to("datacube/getarticletotaldetail")[-1]["answer"]
+    # Readers' comments on the article just published (index 0): each call once, in an order that succeeds.
+    msg_data_id = submitted["msg_data_id"]
+    comment_id = fake.add_comment(msg_data_id, 0, "写得好")
+    for name, call in (
+        ("comment_open", lambda: client.open_comments(msg_data_id, 0)),
+        ("comment_markelect", lambda: client.mark_elect(msg_data_id, 0, comment_id)),
+        ("comment_reply_add", lambda: client.reply_comment(msg_data_id, 0, comment_id, "谢谢")),
+        ("comment_list", lambda: client.list_comments(msg_data_id, 0, 0, 49)),
+        ("comment_unmarkelect", lambda: client.unmark_elect(msg_data_id, 0, comment_id)),
+        ("comment_reply_delete", lambda: client.delete_reply(msg_data_id, 0, comment_id)),
+        ("comment_delete", lambda: client.delete_comment(msg_data_id, 0, comment_id)),
+        ("comment_close", lambda: client.close_comments(msg_data_id, 0)),
+    ):
+        call()
+        pairs[name] = comment_request(fake, name)["answer"]
     return {name: (answer, sample(name)) for name, answer in pairs.items()}
+
+
+def comment_request(fake, name):
+    """The last request the fake received for comment call `name` (comment_reply_add -> comment/reply/add)."""
+    return fake.requests_to("/cgi-bin/" + name.replace("_", "/", 1).replace("reply_", "reply/"))[-1]
 
 
 EVENTS = ("PUBLISHJOBFINISH", "MASSSENDJOBFINISH")
@@ -191,6 +211,14 @@ CHECKED = {
     "freepublish_submit",
     "freepublish_get",
     "datacube_getarticletotaldetail",
+    "comment_list",
+    "comment_open",
+    "comment_close",
+    "comment_markelect",
+    "comment_unmarkelect",
+    "comment_delete",
+    "comment_reply_add",
+    "comment_reply_delete",
     *EVENTS,
     "server_url_check",
 }
@@ -221,6 +249,19 @@ def test_the_fakes_answers_have_the_samples_fields_and_types(fake, client, serve
     newspic = client.get_draft(client.add_draft([post]))
     expected = {k: v for k, v in sample("draft_get")["news_item"][1].items() if k != "product_info"}
     problems["draft_get newspic"] = shape_problems(newspic["news_item"][0], expected, "answer.news_item[0]")
+    assert {name: found for name, found in problems.items() if found} == {}
+
+
+def test_the_comment_requests_have_the_documents_fields_and_types(fake, client, served):
+    """The service's comment bodies against the documents' request examples (msg_data_id and ids numbers)."""
+    checked_calls(fake, client, served)
+    problems = {}
+    for name in sorted(n for n in CHECKED if n.startswith("comment_")):
+        kept = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+        body = comment_request(fake, name)["json"]
+        problems[name] = shape_problems(body, kept["request"], "request") + [
+            f"request.{key} not in the documents" for key in body if key not in kept["request"]
+        ]
     assert {name: found for name, found in problems.items() if found} == {}
 
 
