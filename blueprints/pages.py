@@ -31,6 +31,7 @@ from rules.vocabulary import EDITION_MAX_ARTICLES, ELEMENT_KEYS, PAGE_LANGUAGES,
 from schemas.feedback import FeedbackListQuerySchema
 from schemas.review import TaskListQuerySchema
 from services import review
+from services.comments.reading import task_comments, unanswered
 from services.editions.page import page_data as edition_page_data
 from services.editions.page import task_offer
 from services.errors import ValidationFailed
@@ -43,6 +44,7 @@ from services.stats import task_stats, total_reads
 
 bp = Blueprint("pages", __name__)
 PAGE_SIZE = 20
+COMMENTS_PAGE = 50
 
 # The counters under the text fields show the limits a decision is checked against, and warn past what
 # the platform's documents give (a title: docs/api.md §5 "Titles").
@@ -258,7 +260,43 @@ def _readers(task):
         "live_failure": failure_words(task["id"]) if standing == "failed" else None,
         "edition_offer": task_offer(task, settings()),
         "stats_hour": settings().stats_hour,
+        **_comments(task),
     }
+
+
+# The task page's comment filters (docs/api.md §23): which of the task's comments the 留言 section lists.
+COMMENT_FILTERS = {
+    "all": lambda comment: True,
+    "unanswered": lambda comment: comment["reply"] is None and not comment["removed"],
+    "featured": lambda comment: comment["featured"],
+}
+
+
+def _comments(task):
+    """The readers' comments of a live task (docs/api.md §23), filtered as the query asks; none before."""
+    standing = task["live"]["status"] if task["live"] else None
+    found = task_comments(task["id"]) if standing == "live" else None
+    shown = request.args.get("comments", "all")
+    shown = shown if shown in COMMENT_FILTERS else "all"
+    if found is not None:
+        found["shown"] = [comment for comment in found["comments"] if COMMENT_FILTERS[shown](comment)]
+    return {"comments": found, "comment_filter": shown}
+
+
+@bp.get("/comments")
+@admin_required("review")
+def comments_page():
+    """The readers' comments not answered yet across tasks and accounts, oldest first (docs/api.md §23)."""
+    offset = request.args.get("offset", "0")
+    offset = int(offset) if offset.isdigit() else 0
+    found = unanswered(COMMENTS_PAGE + 1, offset)
+    return render_template(
+        "comments.html",
+        comments=found[:COMMENTS_PAGE],
+        offset=offset,
+        more=len(found) > COMMENTS_PAGE,
+        page_size=COMMENTS_PAGE,
+    )
 
 
 @bp.get("/editions")

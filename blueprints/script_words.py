@@ -7,6 +7,7 @@ from flask_babel import lazy_pgettext as _p
 
 from rules.labels import (
     ACTOR_LABELS,
+    COMMENT_ERROR_LABELS,
     ELEMENT_LABELS,
     EVENT_DATA_LABELS,
     EVENT_LABELS,
@@ -155,6 +156,19 @@ WORDS = {
     "edition.canceled": _l("The scheduled send was canceled."),
     "edition.confirm_delete": _l("Delete this edition? Its articles stay as they are."),
     "edition.deleted": _l("The edition was deleted."),
+    # static/comments.js (docs/api.md §23): readers' comments on the task page and on /comments
+    "comments.empty": _l("Write the reply first."),
+    "comments.replied": _l("The reply was sent to the reader."),
+    "comments.reply_deleted": _l("The reply was deleted."),
+    "comments.featured": _l("The comment is featured for readers."),
+    "comments.unfeatured": _l("The comment is no longer featured."),
+    "comments.deleted": _l("The comment was deleted for readers."),
+    "comments.opened": _l("The article's comments are open."),
+    "comments.closed": _l("The article's comments are closed."),
+    "comments.confirm_delete_reply": _l("Delete the reply? Readers no longer see it."),
+    "comments.confirm_delete": _l("Delete this comment for readers? It stays here, marked removed."),
+    "comments.refused": _l("WeChat refused: %(reason)s (WeChat errcode %(errcode)s). Nothing was changed."),
+    **{f"comments.errcode.{code}": label for code, label in COMMENT_ERROR_LABELS.items()},
     # static/feedback_detail.js
     "feedback.choose": _l("Choose a status."),
     "feedback.choose_one": _l("Choose one of the three statuses."),
