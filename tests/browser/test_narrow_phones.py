@@ -34,6 +34,7 @@ def pages(demo):
         ("review list", "/review?status=all"),
         ("article task", f"/review/{article['id']}"),
         ("image post task", f"/review/{post['id']}"),
+        ("comments", "/comments"),
         ("feedback list", "/feedback"),
         ("feedback detail", f"/feedback/{feedback['id']}"),
         ("error page", "/review/no-such-task"),

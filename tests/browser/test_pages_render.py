@@ -13,7 +13,7 @@ def test_every_page_renders_without_console_errors(page, demo, console):
     page.goto("/login")
     screenshot(page, "login")
     sign_in(page, "/review")
-    pages = [("review-pending", "/review"), ("feedback-all", "/feedback")]
+    pages = [("review-pending", "/review"), ("comments", "/comments"), ("feedback-all", "/feedback")]
     pages += [(f"task-{n}-{t['contentType']}", f"/review/{t['id']}") for n, t in enumerate(demo["tasks"], 1)]
     pages += [(f"feedback-{n}", f"/feedback/{f['id']}") for n, f in enumerate(demo["feedback"], 1)]
     for name, path in pages:

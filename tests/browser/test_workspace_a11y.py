@@ -23,6 +23,7 @@ def workspace_pages(demo):
         ("review-list", "/review?status=all"),
         ("article-task", f"/review/{article['id']}"),
         ("image-post-task", f"/review/{post['id']}"),
+        ("comments", "/comments"),
         ("feedback-list", "/feedback"),
         ("feedback-detail", f"/feedback/{feedback['id']}"),
     ]
