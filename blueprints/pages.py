@@ -287,8 +287,8 @@ def _comments(task):
 @admin_required("review")
 def comments_page():
     """The readers' comments not answered yet across tasks and accounts, oldest first (docs/api.md §23)."""
-    offset = request.args.get("offset", "0")
-    offset = int(offset) if offset.isdigit() else 0
+    asked = request.args.get("offset", "0")
+    offset = min(int(asked), 10**6) if asked.isdigit() else 0  # a page far past the end is empty
     found = unanswered(COMMENTS_PAGE + 1, offset)
     return render_template(
         "comments.html",

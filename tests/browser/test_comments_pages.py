@@ -86,9 +86,7 @@ def check_fits(page, where):
 
 @pytest.mark.parametrize("size", ["phone", "wide"])
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
-def test_a_proposal_sent_in_one_tap_a_filter_and_the_unanswered_list(
-    open_page, live_server, console, language, size
-):
+def test_a_proposal_sent_in_one_tap_a_filter_and_the_unanswered_list(open_page, live_server, console, language, size):
     words, fake = WORDS[language], live_server.platform
     task, client, ids = live_with_comments(live_server, f"留言 {language} {size}")
     page = open_page(language, size)
