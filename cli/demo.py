@@ -25,7 +25,7 @@ from models import db
 from rules import accounts
 from services.auth import save_admin
 from services.chat.linking import link_chat
-from services.demo import seed, seed_edition, seed_live, task_count
+from services.demo import seed, seed_comments, seed_edition, seed_live, task_count
 from services.settings import configured_accounts
 
 DEMO_ADMIN = "demo"
@@ -271,6 +271,7 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         created = seed(app.extensions["settings"], DEMO_ADMIN)
         worker = app.config["WECHAT_LIVE_WORKER_ENABLED"]
         live = seed_live(app.extensions["settings"], DEMO_ADMIN, fake.set_publish_day) if worker else None
+        comments = seed_comments(app.extensions["settings"], live, fake.add_comment) if live else None
         edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
         link_chat(DEMO_ADMIN, DEMO_FEISHU, DEMO_WECOM)
         tasks = task_count()  # the list's: the samples and the demo's further ones (seed_edition)
@@ -309,6 +310,15 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
                 f"week of reader figures: {url}/review/{live['id']}; publish another from its page"
             ]
             if live
+            else []
+        ),
+        *(
+            [
+                f"  Comments    {len(comments['comments'])} readers' comments on it (one featured, one answered), the "
+                f"newest with the agent's proposed reply waiting for an editor: "
+                f"{url}/api/review/tasks/{live['id']}/comments"
+            ]
+            if live and comments and comments["comments"]
             else []
         ),
         "",

@@ -58,22 +58,28 @@ class CommentRoutes:
         self.reply_max = 1000  # characters of a reply (88007 past it; the pages give no number)
 
     # ---- control -----------------------------------------------------------------------------
-    def add_comment(self, msg_data_id, index, content, openid=None, create_time=None, appid=None) -> int:
-        """A reader's comment on article `index` (from 0) of a send the fake made -> its user_comment_id."""
+    def add_comment(
+        self, msg_data_id, index, content, openid=None, create_time=None, appid=None, featured=False, reply=None
+    ) -> int:
+        """A reader's comment on article `index` (from 0) of a send the fake made -> its user_comment_id;
+        `featured` and `reply` (its text) as if the account had featured or answered it in the back office."""
         with self._lock:
             key = self._comment_key(msg_data_id, index, appid)
             found = self.comments.setdefault(key, [])
             comment_id = max((c["user_comment_id"] for c in found), default=0) + 1
-            found.append(
-                {
-                    "user_comment_id": comment_id,
-                    "openid": openid or f"oReader{secrets.token_hex(10)}",
-                    "create_time": int(time.time()) if create_time is None else int(create_time),
-                    "content": content,
-                    "comment_type": 0,
-                    "deleted": None,
-                }
-            )
+            created = int(time.time()) if create_time is None else int(create_time)
+            comment = {
+                "user_comment_id": comment_id,
+                "openid": openid or f"oReader{secrets.token_hex(10)}",
+                "create_time": created,
+                "content": content,
+                "comment_type": 1 if featured else 0,
+                "deleted": None,
+            }
+            if reply is not None:
+                answered = min(created + 3600, max(created, int(time.time())))  # an hour later, never ahead
+                comment["reply"] = {"content": reply, "create_time": answered}
+            found.append(comment)
             return comment_id
 
     def add_comments(self, msg_data_id, index, n, appid=None) -> list[int]:

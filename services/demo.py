@@ -23,6 +23,8 @@ from schemas.review import CreateTaskSchema, DecisionSchema
 from services import assets as asset_service
 from services import editions, review
 from services.assets import asset_view
+from services.comments import actions, fetching, reading
+from services.comments.articles import article_of
 from services.feedback import attachments, intake, queries, triage
 from services.live import go_live
 from services.publishing import approve_and_publish
@@ -387,3 +389,41 @@ def seed_live(
     for back in range(days, 0, -1):
         fetch_day(live.account, (today - timedelta(days=back)).isoformat(), settings, force=True)
     return review.get_task(task.task_id)
+
+
+# Readers' comments on the demo's live article (docs/api.md §23): (content, hours ago, featured, the account's
+# reply). The last one waits with the agent's proposal (DEMO_PROPOSAL); the others show a featured comment
+# and one answered in the back office.
+DEMO_COMMENTS = (
+    ("浸没式冷却的液体多久要换一次？成本能算清楚吗？", 150, True, None),
+    ("我们机房刚上了液冷板，维护比想象中麻烦。", 120, False, "谢谢分享！下周我们会写一篇液冷运维的经验。"),
+    ("1000 W 的单卡，普通机柜还撑得住吗？", 60, False, None),
+    ("写得很清楚，转给团队了。", 30, False, None),
+    ("液冷板和浸没式，哪个更适合中小机房？", 5, False, None),
+)
+DEMO_PROPOSAL = "中小机房通常先上液冷板：改造小、维护熟悉；机柜功率很高时再考虑浸没式。我们会在下一篇里比较两者的成本。"
+
+
+def seed_comments(
+    settings: Settings, live: dict[str, Any], add_comment: Callable[..., int] | None = None
+) -> dict[str, Any]:
+    """Readers' comments on the demo's live article: `add_comment(msg_data_id, index, content, create_time=,
+    featured=, reply=)` puts them on the (fake) platform, the service fetches them as its job would, and the
+    agent proposes a reply to the newest (never sent by itself). The task's comments answer."""
+    task = ReviewTask.get(ReviewTask.task_id == live["id"])
+    article = article_of(TaskLive.get(TaskLive.task == task))
+    if article is None:
+        return reading.task_comments(live["id"])
+    if add_comment is not None:
+        now = utcnow()
+        for content, hours, featured, reply in DEMO_COMMENTS:
+            created = int((now - timedelta(hours=hours)).timestamp())
+            add_comment(
+                article.msg_data_id, article.index, content, create_time=created, featured=featured, reply=reply
+            )
+    fetching.fetch(settings, article.account, force=True)
+    waiting = reading.task_comments(live["id"])["comments"]
+    newest = next((c for c in waiting if c["content"] == DEMO_COMMENTS[-1][0]), None)
+    if newest is not None and not newest["proposals"]:
+        actions.propose(live["id"], newest["id"], DEMO_PROPOSAL)
+    return reading.task_comments(live["id"])

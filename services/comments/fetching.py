@@ -1,11 +1,13 @@
 """Fetching readers' comments (docs/api.md §23): each live article's comments listed page by page (at most 49
 a call, until `total`), kept once per (account, msg_data_id, index, user_comment_id). One CommentFetch row per
 article is claimed with a lease (services.background.claim), so of several processes one fetches it; the
-platform is asked outside the write lock, and what it said is written in one short transaction."""
+platform is asked and what it said is compared with what is kept outside the write lock; inside it, one short
+transaction only writes (docs/performance.md "Fetching readers' comments")."""
 
 import logging
 import math
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +21,7 @@ from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import this_process
-from services.review.webhooks import enqueue_comments
+from services.review.webhooks import comments_message, enqueue_built
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -121,68 +123,76 @@ def list_all(client: Any, article: Article, limit: int, secret_key: str) -> tupl
             return found, False
 
 
-def store(row: CommentFetch, article: Article, found: dict[int, dict[str, Any]], complete: bool) -> int:
-    """Write one article's comments (inside immediate()): new ones inserted, changed ones updated, ones gone
-    from a complete list marked removed; the task's new comments told to the agent once. Linear in the list."""
+@dataclass
+class Plan:
+    """What one fetch writes, worked out before the write lock (docs/api.md §23): inside it only the writes."""
+
+    fresh: list[dict[str, Any]] = field(default_factory=list)  # new comments' rows, already told
+    changes: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (row id, changed columns)
+    message: dict[str, Any] | None = None  # review_task.comments' outbox row for the fresh ones
+
+
+KEPT = ("content", "featured", "reply_content", "reply_created_at")  # what a fetch updates of a known comment
+
+
+def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], complete: bool) -> Plan:
+    """The rows to insert and update, and the webhook of the new ones, read and built outside the lock: only a
+    fetch holding the article's claim adds its comments (checked again inside the lock by _finish, and by the
+    unique index), so what is known here stays known. Linear in the list."""
     now = now_iso()
-    existing = {
-        comment.user_comment_id: comment
-        for comment in ReaderComment.select().where(
-            (ReaderComment.account == article.account)
-            & (ReaderComment.msg_data_id == article.msg_data_id)
-            & (ReaderComment.article_index == article.index)
-        )
-    }
-    fresh = [
-        {
-            **fields,
-            "comment_id": new_id("cm_"),
-            "task": article.task_pk,
-            "account": article.account,
-            "msg_data_id": article.msg_data_id,
-            "article_index": article.index,
-            "removed": False,
-            "announced": False,
-            "reply_by": None,
-            "fetched_at": now,
-        }
-        for key, fields in found.items()
-        if key not in existing
-    ]
-    insert_rows(ReaderComment, fresh)
-    for key, comment in existing.items():
-        fields = found.get(key)
-        if fields is None:
-            if complete and not comment.removed:
-                ReaderComment.update(removed=True, fetched_at=now).where(ReaderComment.id == comment.id).execute()
+    columns = (ReaderComment.id, ReaderComment.user_comment_id, ReaderComment.removed) + tuple(
+        getattr(ReaderComment, name) for name in KEPT
+    )
+    rows: Any = ReaderComment.select(*columns).where(
+        (ReaderComment.account == article.account)
+        & (ReaderComment.msg_data_id == article.msg_data_id)
+        & (ReaderComment.article_index == article.index)
+    )
+    known: dict[int, tuple[Any, ...]] = {values[1]: values for values in rows.tuples()}
+    result = Plan()
+    for key, fields in found.items():
+        if key not in known:
+            row = {
+                **fields,
+                "comment_id": new_id("cm_"),
+                "task": article.task_pk,
+                "account": article.account,
+                "msg_data_id": article.msg_data_id,
+                "article_index": article.index,
+                "removed": False,
+                "announced": True,  # told by `message`, written in the same transaction
+                "reply_by": None,
+                "fetched_at": now,
+            }
+            result.fresh.append(row)
+    for key, (row_id, _, removed, *values) in known.items():
+        if key not in found:
+            if complete and not removed:
+                result.changes.append((row_id, {"removed": True, "fetched_at": now}))
             continue
-        changes = {
-            name: fields[name]
-            for name in ("content", "featured", "reply_content", "reply_created_at")
-            if getattr(comment, name) != fields[name]
-        }
-        if comment.removed:
+        fields = found[key]
+        changes = {name: fields[name] for name, value in zip(KEPT, values, strict=True) if value != fields[name]}
+        if removed:
             changes["removed"] = False
         if "reply_content" in changes and fields["reply_content"] is None:
             changes["reply_by"] = None
         if changes:
-            ReaderComment.update(**changes, fetched_at=now).where(ReaderComment.id == comment.id).execute()
-    _announce(article.task_pk)
-    return len(fresh)
+            result.changes.append((row_id, {**changes, "fetched_at": now}))
+    if result.fresh:
+        told = sorted(result.fresh, key=lambda row: (row["created_at"], row["user_comment_id"]))
+        result.message = comments_message(task_id, told)
+    return result
 
 
-def _announce(task_pk: int) -> None:
-    """review_task.comments with the task's comments not told yet (inside immediate()): each comment once."""
-    new = list(
-        ReaderComment.select()
-        .where((ReaderComment.task == task_pk) & (ReaderComment.announced == False))  # noqa: E712 - SQL
-        .order_by(ReaderComment.created_at, ReaderComment.id)
-    )
-    if not new:
-        return
-    task = ReviewTask.get_by_id(task_pk)
-    enqueue_comments(task.task_id, new)
-    ReaderComment.update(announced=True).where(ReaderComment.id.in_([c.id for c in new])).execute()
+def store(writes: Plan) -> int:
+    """Write one article's comments (inside immediate()): the new ones in one insert with their webhook, the
+    changed ones updated, ones gone from a complete list marked removed. Each comment is told once."""
+    insert_rows(ReaderComment, writes.fresh)
+    for row_id, changes in writes.changes:
+        ReaderComment.update(**changes).where(ReaderComment.id == row_id).execute()
+    if writes.message is not None:
+        enqueue_built(writes.message)
+    return len(writes.fresh)
 
 
 def _finish(row: CommentFetch, settings: Settings, error: str | None) -> bool:
@@ -228,9 +238,10 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
         error = f"the platform's answer could not be read: {exc}"
     if error is None:
         try:
+            writes = plan(article, ReviewTask.get_by_id(row.task_id).task_id, found, complete)
             with immediate():
                 if _finish(row, settings, None):  # the claim first: a fetch taken over stores nothing
-                    stored = store(row, article, found, complete)
+                    stored = store(writes)
         except Exception as exc:  # a store that failed: the row must not stay running
             log.exception("comments of %s/%s could not be stored", row.account, row.msg_data_id)
             error = f"the comments could not be stored ({type(exc).__name__})"

@@ -94,9 +94,18 @@ def enqueue_stats(days: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> int
     return len(rows)
 
 
-def enqueue_comments(task_id: str, comments: list[Any]) -> OutboxMessage:
-    """review_task.comments: a task's comments new since the last (docs/api.md §23), without the readers' openids."""
-    return _enqueue("review_task.comments", task_id, {"task_id": task_id, "comments": comments})
+def comments_message(task_id: str, comments: list[Any]) -> dict[str, Any]:
+    """review_task.comments' outbox row: a task's comments new since the last (docs/api.md §23), without the
+    readers' openids. Built before the write lock (dumping thousands of comments is not quick); `enqueue_built`
+    records it inside the transaction of what it reports."""
+    return _row("review_task.comments", task_id, {"task_id": task_id, "comments": comments}, now_iso())
+
+
+def enqueue_built(row: dict[str, Any]) -> OutboxMessage:
+    """Record an outbox row built beforehand (comments_message); call inside the transaction it reports."""
+    message = OutboxMessage.create(**row)
+    wake(SENDER)
+    return message
 
 
 def discard_for_task(task_id: str) -> int:

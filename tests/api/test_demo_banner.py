@@ -130,3 +130,25 @@ def banner_value_groups(banner, pattern):
     found = re.search(pattern, banner)
     assert found, (pattern, banner[:3000])
     return found.groups()
+
+
+def test_the_live_article_has_readers_comments_one_with_a_proposal_waiting(demo):
+    """docs/api.md §23: the demo's live article hears its readers, fetched from the fake platform; one
+    comment is featured, one answered, and the newest waits with the agent's proposal, sent to nobody."""
+    base, banner = demo
+    url = banner_value(banner, r"  Comments    .*?: (\S+/comments)\b")
+    task_id = banner_value(banner, r"  Readers .*?/review/(\S+);")
+    assert url == f"{base}/api/review/tasks/{task_id}/comments"
+    answer = signed_in(base, banner).get(url, timeout=10)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    comments = body["comments"]
+    assert len(comments) == 5 and body["lastError"] is None and body["lastFetchedAt"]
+    assert all(re.search(r"[\u4e00-\u9fff]", c["content"]) for c in comments)  # in Chinese
+    assert [c["createdAt"] for c in comments] == sorted((c["createdAt"] for c in comments), reverse=True)
+    assert sum(c["featured"] for c in comments) == 1
+    assert [c["reply"]["by"] for c in comments if c["reply"]] == [None]  # answered in the back office
+    newest = comments[0]
+    assert newest["reply"] is None and [p["state"] for p in newest["proposals"]] == ["proposed"]
+    assert not any(c["proposals"] for c in comments[1:])
+    assert "openid" not in answer.text and "oReader" not in answer.text

@@ -4,6 +4,7 @@ platform (MASSSENDJOBFINISH pushed to it over real HTTP for editions) and a webh
 import pytest
 
 from tests.helpers.app import built_app
+from tests.helpers.live_processes import process_settings
 from tests.helpers.publishing import ACCOUNTS, LIVE_AES_KEY, LIVE_TOKEN, STATS_SECRET, platform_settings
 from tests.helpers.review import live_server
 
@@ -36,3 +37,9 @@ def served_url(app, fake):
             ACCOUNTS["silicon-rise"][0], f"{base}/wechat/silicon-rise/events", LIVE_TOKEN, LIVE_AES_KEY, "aes"
         )
         yield base
+
+
+@pytest.fixture
+def settings(database_url, fake):
+    """The settings of `python app.py` processes (tests/helpers/live_processes.py)."""
+    return process_settings(database_url, fake)
