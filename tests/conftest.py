@@ -132,6 +132,7 @@ def make_app(tmp_path, database_url, sqlite_template):
             "WAL_CHECKPOINTER_ENABLED": False,
             "WECHAT_LIVE_WORKER_ENABLED": False,  # tests of going live turn it on (tests/live/)
             "WECHAT_STATS_ENABLED": False,  # tests of readers' figures turn it on (tests/stats/)
+            "WECHAT_COMMENTS_ENABLED": False,  # readers' comments are fetched when a test says (tests/comments/)
             # The pages' checks read English; tests of the Chinese pages ask for zh-CN (docs/api.md §14).
             "REVIEW_DEFAULT_LANGUAGE": "en",
         }
