@@ -75,9 +75,10 @@ def test_the_tools_with_the_api_schemas(app):
     )
     reply = tools["propose_reply"].input_schema
     assert set(reply["required"]) == {"taskId", "commentId", "content"}
-    assert reply["properties"]["content"]["maxLength"] == document["components"]["schemas"]["ProposalBody"][
-        "properties"
-    ]["content"]["maxLength"]
+    assert (
+        reply["properties"]["content"]["maxLength"]
+        == document["components"]["schemas"]["ProposalBody"]["properties"]["content"]["maxLength"]
+    )
     for tool in tools.values():
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         assert tool.description
