@@ -186,9 +186,10 @@ def build_tools() -> list[Tool]:
             "export_dataset",
             "What the editors chose, changed and rejected, and what readers did, as training data, oldest decision "
             "first: format raw (one decided task each: candidates, choices, final content, edits, rework with "
-            "reasons and before/after, readers' figures), sft (prompt and approved article), dpo (preferred and "
-            "not preferred answers, OpenAI's format), trl-dpo (the same pairs as TRL's prompt/chosen/rejected message "
-            "lists) or kto (answers labelled true or false); from/to are dates of the decisions. "
+            "reasons and before/after, readers' figures, readers' comments with your proposed replies and the "
+            "replies sent), sft (prompt and approved article), dpo (preferred and not preferred answers, the "
+            "article's and the replies', OpenAI's format), trl-dpo (the same pairs as TRL's prompt/chosen/rejected "
+            "message lists) or kto (answers labelled true or false); from/to are dates of the decisions. "
             "Only tasks created with context.prompt give sft, dpo, trl-dpo and kto lines.",
             _with(
                 _any_account(json_schema(DatasetQuerySchema, only=("format", "from_", "to", "account")), "account"),

@@ -224,6 +224,7 @@ def test_raw_is_one_line_per_decided_task_oldest_decision_first(story, admin_cli
                 "commentCount": 2,
             },
         },
+        "comments": [],  # none fetched (tests/dataset/test_dataset_comments.py has them)
     }
     assert lines[1]["live"]["articleUrl"] == "https://mp.weixin.qq.com/s/art-1"
     # The decision's moment: between the rework and the approval's event.
