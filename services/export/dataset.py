@@ -177,21 +177,18 @@ def _with_comment_sizes(wanted: dict[int, tuple[str | None, int]]) -> dict[int, 
     if not wanted:
         return wanted
     sizes = dict.fromkeys(wanted, 0)
-    for task_pk, chars in (
-        ReaderComment.select(ReaderComment.task, fn.SUM(_COMMENT_SIZE))
-        .where(ReaderComment.task.in_(list(wanted)))
-        .group_by(ReaderComment.task)
-        .tuples()
+    pks = list(wanted)
+    for own in (
+        ReaderComment.select(ReaderComment.task, fn.SUM(_COMMENT_SIZE).alias("chars"))
+        .where(ReaderComment.task.in_(pks))
+        .group_by(ReaderComment.task),
+        ReaderComment.select(ReaderComment.task, fn.SUM(fn.LENGTH(CommentProposal.content)).alias("chars"))
+        .join(CommentProposal)
+        .where(ReaderComment.task.in_(pks))
+        .group_by(ReaderComment.task),
     ):
-        sizes[task_pk] += int(chars or 0)
-    for task_pk, chars in (
-        CommentProposal.select(ReaderComment.task, fn.SUM(fn.LENGTH(CommentProposal.content)))
-        .join(ReaderComment)
-        .where(ReaderComment.task.in_(list(wanted)))
-        .group_by(ReaderComment.task)
-        .tuples()
-    ):
-        sizes[task_pk] += int(chars or 0)
+        for row in own:
+            sizes[row.task_id] += int(getattr(row, "chars", 0) or 0)  # the SUM column
     return {pk: (moment, size + sizes[pk]) for pk, (moment, size) in wanted.items()}
 
 

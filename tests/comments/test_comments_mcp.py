@@ -7,12 +7,13 @@ import json
 import pytest
 from mcp import Client
 
-from tests.comments.test_comments import OPENID, article, fetch
+from tests.helpers.comments import article, fetch
 from tests.helpers.mcp import call, run, stdio_params
 from tests.helpers.publishing import live_task
 from tests.helpers.review import live_server
 
 pytestmark = pytest.mark.both_stores
+OPENID = "oReaderSecretOpenid"
 
 
 def test_the_agent_lists_comments_and_proposes_a_reply_through_mcp(app, admin_client, agent_headers, fake):

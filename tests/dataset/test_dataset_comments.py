@@ -11,9 +11,8 @@ import pytest
 
 from models import CommentProposal, ReaderComment, ReviewTask, db
 from rules.ids import now_iso
-from tests.comments.test_comments import article, fetch
-from tests.dataset.test_dataset import export
 from tests.helpers.app import AGENT_TOKEN, built_app
+from tests.helpers.comments import article, export, fetch
 from tests.helpers.publishing import live_task, platform_settings
 
 pytestmark = pytest.mark.both_stores
