@@ -120,6 +120,13 @@ class ReviewApi:
     def task_stats(self, task_id: str) -> Any:
         return self._call("GET", f"/api/review/tasks/{_segment(task_id)}/stats")
 
+    def task_comments(self, task_id: str) -> Any:
+        return self._call("GET", f"/api/review/agent/tasks/{_segment(task_id)}/comments")
+
+    def propose_reply(self, task_id: str, comment_id: str, content: str) -> Any:
+        path = f"/api/review/agent/tasks/{_segment(task_id)}/comments/{_segment(comment_id)}/proposals"
+        return self._call("POST", path, json={"content": content})
+
     def list_tasks(self, filters: dict[str, Any]) -> Any:
         return self._call("GET", "/api/review/agent/tasks", params={k: v for k, v in filters.items() if v is not None})
 

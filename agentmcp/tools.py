@@ -11,6 +11,7 @@ from schemas.assets import AssetUploadFormSchema
 from schemas.editions import EditionCreateSchema
 from schemas.openapi import json_schema
 from schemas.review.candidates import CreateTaskSchema
+from schemas.review.comments import ProposalBodySchema
 from schemas.review.dataset import DatasetQuerySchema
 from schemas.review.selections import PatchElementsSchema
 from schemas.review.task import AgentTaskListQuerySchema
@@ -20,6 +21,12 @@ TASK_ID = {
     "minLength": 1,
     "maxLength": 64,
     "description": "the task's id, as create_review_task returned it",
+}
+COMMENT_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "description": "the comment's id, as list_comments returned it",
 }
 EDITION_ID = {
     "type": "string",
@@ -158,12 +165,31 @@ def build_tools() -> list[Tool]:
             lambda api, arguments: api.task_stats(arguments["taskId"]),
         ),
         Tool(
+            "list_comments",
+            "Read what readers wrote under a task's live article, newest first: each comment's id, reader (a "
+            "stable pseudonym, never the reader's WeChat id), content, createdAt, featured, removed, the reply an "
+            "editor sent (or null) and your proposals with their state (proposed, sent, edited by the editor, "
+            "discarded); also whether comments are open and the last fetch. A task never live has none.",
+            _object({"taskId": TASK_ID}, ("taskId",)),
+            lambda api, arguments: api.task_comments(arguments["taskId"]),
+        ),
+        Tool(
+            "propose_reply",
+            "Propose a reply to a reader's comment (commentId from list_comments). It never reaches readers by "
+            "itself: an editor sends it, as it is or edited, or answers otherwise. Returns the comment.",
+            _with(
+                json_schema(ProposalBodySchema), {"taskId": TASK_ID, "commentId": COMMENT_ID}, ("taskId", "commentId")
+            ),
+            lambda api, arguments: api.propose_reply(arguments["taskId"], arguments["commentId"], arguments["content"]),
+        ),
+        Tool(
             "export_dataset",
             "What the editors chose, changed and rejected, and what readers did, as training data, oldest decision "
             "first: format raw (one decided task each: candidates, choices, final content, edits, rework with "
-            "reasons and before/after, readers' figures), sft (prompt and approved article), dpo (preferred and "
-            "not preferred answers, OpenAI's format), trl-dpo (the same pairs as TRL's prompt/chosen/rejected message "
-            "lists) or kto (answers labelled true or false); from/to are dates of the decisions. "
+            "reasons and before/after, readers' figures, readers' comments with your proposed replies and the "
+            "replies sent), sft (prompt and approved article), dpo (preferred and not preferred answers, the "
+            "article's and the replies', OpenAI's format), trl-dpo (the same pairs as TRL's prompt/chosen/rejected "
+            "message lists) or kto (answers labelled true or false); from/to are dates of the decisions. "
             "Only tasks created with context.prompt give sft, dpo, trl-dpo and kto lines.",
             _with(
                 _any_account(json_schema(DatasetQuerySchema, only=("format", "from_", "to", "account")), "account"),

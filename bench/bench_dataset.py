@@ -10,7 +10,9 @@ format and four `raw` exports at once over HTTP.
 
 One article is decided through the HTTP API the way an editor and the agent do it: created with a prompt,
 its title rejected and replaced by the agent's PATCH, its body edited, approved, then live with 7 days of
-readers' figures. It is cloned in bulk (the task, its timeline, going live, the days) up to each count,
+readers' figures and 5 readers' comments, each with the agent's proposal (two sent as they were, two edited,
+one waiting) and the reply. It is cloned in bulk (the task, its timeline, going live, the days, the
+comments and proposals) up to each count,
 and every format is exported: through GET /api/review/dataset read as it streams (the route; timed without
 tracemalloc, then again under it), and under tracemalloc through the service's generator
 (services/export/dataset.py) and, as the baseline measured in the same run, with the same lines gathered
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app import create_app
 from bench.common import ROOT, free_port, work_folder
 from bench.settings import ADMIN, AGENT_TOKEN, BENCH_CONFIG
-from models import ReviewTask, TaskDayStats, TaskLive, TimelineEvent, db
+from models import CommentProposal, ReaderComment, ReviewTask, TaskDayStats, TaskLive, TimelineEvent, db
 from rules.ids import iso, parse_iso
 from services.auth import save_admin
 from services.export.dataset import dataset_lines, dataset_query
@@ -143,6 +145,26 @@ def live_with_days(task_id):
                 collection_user=1,
                 comment_count=0,
                 fetched_at=now,
+            )
+        for number, state in enumerate(("sent", "edited", "sent", "edited", "proposed")):
+            proposal = f"谢谢你的留言，第{number}个问题我们下一篇会展开。"
+            reply = {"sent": proposal, "edited": proposal + "（编辑补充）", "proposed": None}[state]
+            comment = ReaderComment.create(
+                comment_id=f"cm_bench{number}",
+                task=task,
+                account="silicon-rise",
+                msg_data_id="1",
+                article_index=0,
+                user_comment_id=number + 1,
+                openid=f"oBenchReader{number}",
+                reader=f"{number:08x}",
+                content=f"第{number}个问题：" + "先进封装的散热怎么解决？" * 5,
+                created_at=now,
+                reply_content=reply,
+                fetched_at=now,
+            )
+            CommentProposal.create(
+                proposal_id=f"cp_bench{number}", comment=comment, content=proposal, created_at=now, state=state
             )
         return task.id
 
@@ -251,6 +273,11 @@ def grow(template_pk, have, want, chunk=500):
     events = _rows(TimelineEvent, TimelineEvent.task == template_pk)
     live = _rows(TaskLive, TaskLive.task == template_pk)[0]
     days = _rows(TaskDayStats, TaskDayStats.task == template_pk)
+    comments = _rows(ReaderComment, ReaderComment.task == template_pk)
+    proposals = {
+        row.comment_id: _rows(CommentProposal, CommentProposal.comment == row.id)
+        for row in ReaderComment.select().where(ReaderComment.task == template_pk)
+    }
     start = parse_iso(task["decided_at"]) - timedelta(days=30)  # decided before the export begins
     with db.atomic():
         for first in range(have, want, chunk):
@@ -271,6 +298,23 @@ def grow(template_pk, have, want, chunk=500):
                 ).execute()
                 TaskLive.insert({**live, "task": pk}).execute()
                 TaskDayStats.insert_many([{**day, "task": pk} for day in days]).execute()
+                clone_comments(pk, n, comments, proposals)
+
+
+def clone_comments(pk, n, comments, proposals):
+    """The template's comments and their proposals, as clone `n`'s (task row `pk`)."""
+    ReaderComment.insert_many(
+        [{**c, "task": pk, "comment_id": f"{c['comment_id']}_{n}", "msg_data_id": f"b{n}"} for c in comments]
+    ).execute()
+    ids = dict(
+        ReaderComment.select(ReaderComment.comment_id, ReaderComment.id).where(ReaderComment.task == pk).tuples()
+    )
+    rows = [
+        {**p, "comment": ids[f"{c}_{n}"], "proposal_id": f"{p['proposal_id']}_{n}"}
+        for c, listed in proposals.items()
+        for p in listed
+    ]
+    CommentProposal.insert_many(rows).execute()
 
 
 def timed(run):
@@ -315,6 +359,7 @@ def served_growth(work, formats, at_once=4):
         "WEBHOOK_SENDER_ENABLED": "false",
         "WECHAT_LIVE_WORKER_ENABLED": "false",
         "WECHAT_STATS_ENABLED": "false",
+        "WECHAT_COMMENTS_ENABLED": "false",
     }
     server = subprocess.Popen(
         [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -371,6 +416,7 @@ def main(argv=None):
             "REVIEW_UPLOADS_PATH": str(work / "uploads"),
             "WECHAT_LIVE_WORKER_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
+            "WECHAT_COMMENTS_ENABLED": False,
         },
         serve=True,
     )  # no background thread allocating meanwhile

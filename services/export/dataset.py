@@ -1,6 +1,7 @@
 """Decisions as data (docs/api.md §20): every decided task as one `raw` record; dataset_formats.py turns
 each into the lines of `sft`, `dpo` or `kto`. Tasks are keyset-paged in the order of their last decision
-(`decided_at`, then id), then read whole a few at a time, each few in one short read transaction.
+(`decided_at`, then id), then read whole, readers' comments included, a few at a time, each few in one short
+read transaction.
 """
 
 import json
@@ -11,6 +12,7 @@ from typing import Any
 from peewee import fn
 
 from models import db
+from models.comments import CommentProposal, ReaderComment
 from models.live import TaskLive
 from models.review import ReviewTask, TimelineEvent
 from models.stats import TaskDayStats
@@ -26,8 +28,9 @@ from services.stats.reading import day_dict, totals
 FORMATS = DATASET_FORMATS
 DECIDED = {"approved": "approved", "published": "approved", "rejected_rework": "rejected"}  # status -> decision
 PAGE = 100  # tasks whose order is read at a time (their id, moment, status and account)
-FULL_ROWS = 10  # whole tasks read at a time, with their events, going live and days
-FULL_CHARS = 128 * 1024  # ... and at most this many stored characters of them (a bigger task is read alone)
+FULL_ROWS = 10  # whole tasks read at a time, with their events, going live, days and comments
+FULL_CHARS = 128 * 1024  # ... and at most this many stored characters of them, comments included (a bigger
+# task is read alone)
 CHUNK_CHARS = 64 * 1024  # lines are sent in chunks of about this size
 _EVENTS = ("rejected", "rework_submitted", "approved")
 _dump_live = dumper(LiveSchema)
@@ -38,6 +41,8 @@ _SIZE = (
     + fn.COALESCE(fn.LENGTH(ReviewTask.body_draft), 0)
     + fn.COALESCE(fn.LENGTH(ReviewTask.manual_overrides), 0)
 )
+# ... and of its readers' comments with their replies and proposals.
+_COMMENT_SIZE = fn.LENGTH(ReaderComment.content) + fn.COALESCE(fn.LENGTH(ReaderComment.reply_content), 0)
 
 
 @dataclass(frozen=True)
@@ -160,10 +165,31 @@ def raw_records(query: DatasetQuery, page: int = PAGE) -> Iterator[dict[str, Any
             for key in keys
             if key.status in DECIDED and query.account in (None, key.public_account)
         }
-        yield from _records(wanted)
+        yield from _records(_with_comment_sizes(wanted))
         if len(keys) < page:
             return
         after = (keys[-1].decided_at, keys[-1].id)
+
+
+def _with_comment_sizes(wanted: dict[int, tuple[str | None, int]]) -> dict[int, tuple[str | None, int]]:
+    """`wanted` with each task's size grown by its comments' (two grouped queries for the page), so a task
+    with many comments is read with fewer others, or alone (docs/performance.md "The dataset export")."""
+    if not wanted:
+        return wanted
+    sizes = dict.fromkeys(wanted, 0)
+    pks = list(wanted)
+    for own in (
+        ReaderComment.select(ReaderComment.task, fn.SUM(_COMMENT_SIZE).alias("chars"))
+        .where(ReaderComment.task.in_(pks))
+        .group_by(ReaderComment.task),
+        ReaderComment.select(ReaderComment.task, fn.SUM(fn.LENGTH(CommentProposal.content)).alias("chars"))
+        .join(CommentProposal)
+        .where(ReaderComment.task.in_(pks))
+        .group_by(ReaderComment.task),
+    ):
+        for row in own:
+            sizes[row.task_id] += int(getattr(row, "chars", 0) or 0)  # the SUM column
+    return {pk: (moment, size + sizes[pk]) for pk, (moment, size) in wanted.items()}
 
 
 def _batches(wanted: dict[int, tuple[str | None, int]]) -> Iterator[list[int]]:
@@ -183,7 +209,8 @@ def _batches(wanted: dict[int, tuple[str | None, int]]) -> Iterator[list[int]]:
 
 def _records(wanted: dict[int, tuple[str | None, int]]) -> Iterator[dict[str, Any]]:
     """The records of the tasks `wanted` ({pk: (decided_at as paged, stored size)}), in that order, read whole
-    a few at a time (_batches): a whole task (its candidates may be 2 MiB) is the big part of the page."""
+    a few at a time (_batches): a whole task (its candidates may be 2 MiB, its comments many) is the big part
+    of the page."""
     for ids in _batches(wanted):
         with db.atomic():  # a task and its parts agree; no transaction is held while the lines are written
             tasks = [
@@ -199,13 +226,14 @@ def _records(wanted: dict[int, tuple[str | None, int]]) -> Iterator[dict[str, An
             yield record(task, *(part.pop(task.id, None) for part in parts))
 
 
-def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
-    """({pk: decision events in order}, {pk: TaskLive}, {pk: readers' days ascending}) in three queries."""
+def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict, dict]:
+    """({pk: decision events in order}, {pk: TaskLive}, {pk: readers' days ascending}, {pk: readers'
+    comments oldest first}) in five queries."""
     pks = [task.id for task in tasks]
     events: dict[int, list] = {}
     days: dict[int, list] = {}
     if not pks:
-        return events, {}, days
+        return events, {}, days, {}
     for event in (
         TimelineEvent.select(TimelineEvent.task, TimelineEvent.type, TimelineEvent.data)
         .where(TimelineEvent.task.in_(pks) & TimelineEvent.type.in_(_EVENTS))
@@ -215,13 +243,39 @@ def _parts(tasks: list[ReviewTask]) -> tuple[dict, dict, dict]:
     lives = {live.task_id: live for live in TaskLive.select().where(TaskLive.task.in_(pks))}
     for row in TaskDayStats.select().where(TaskDayStats.task.in_(pks)).order_by(TaskDayStats.task, TaskDayStats.day):
         days.setdefault(row.task_id, []).append(day_dict(row))
-    return events, lives, days
+    return events, lives, days, _comments(pks)
+
+
+def _comments(pks: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """{pk: the record's `comments`}: each comment's text, the agent's proposals (oldest first, with their
+    state) and the reply's text; no reader is named, not even by pseudonym (docs/api.md §20 `raw`)."""
+    rows = list(
+        ReaderComment.select(ReaderComment.id, ReaderComment.task, ReaderComment.content, ReaderComment.reply_content)
+        .where(ReaderComment.task.in_(pks))
+        .order_by(ReaderComment.task, ReaderComment.created_at, ReaderComment.user_comment_id)
+    )
+    proposals: dict[int, list[dict[str, Any]]] = {row.id: [] for row in rows}
+    if rows:
+        for proposal in (
+            CommentProposal.select(CommentProposal.comment, CommentProposal.content, CommentProposal.state)
+            .join(ReaderComment)
+            .where(ReaderComment.task.in_(pks))
+            .order_by(CommentProposal.created_at, CommentProposal.id)
+        ):
+            proposals[proposal.comment_id].append({"content": proposal.content, "state": proposal.state})
+    comments: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        entry = {"content": row.content, "proposals": proposals.pop(row.id), "reply": row.reply_content}
+        comments.setdefault(row.task_id, []).append(entry)
+    return comments
 
 
 # ---- one task's record ---------------------------------------------------------------------------
 
 
-def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: list | None) -> dict[str, Any]:
+def record(
+    task: ReviewTask, events: list | None, live: TaskLive | None, days: list | None, comments: list | None
+) -> dict[str, Any]:
     """The `raw` line of a decided task (docs/api.md §20)."""
     decision = DECIDED[task.status]
     held = held_values(task)
@@ -242,6 +296,7 @@ def record(task: ReviewTask, events: list | None, live: TaskLive | None, days: l
         "rework": rework(events or [], held, open_round=decision == "rejected"),
         "live": _dump_live(live) if live is not None else None,
         "readers": {"totals": totals(days), "days": days} if went_live or days else None,
+        "comments": comments or [],
     }
 
 

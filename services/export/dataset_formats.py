@@ -1,11 +1,13 @@
 """The dataset's training formats `sft`, `dpo`, `trl-dpo` and `kto` (docs/api.md §20), each a function of
-one `raw` record (services/export/dataset.py) to its lines. A record without `context.prompt` gives none.
+one `raw` record (services/export/dataset.py) to its lines: the editors' choices of the article, then of the
+agent's replies to readers. A record without `context.prompt` gives none.
 """
 
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 TEXT_FIELDS = ("title", "summary", "description", "body")
+REPLY_LABELS = {"sent": True, "edited": False, "discarded": False}  # a proposal's state -> kto's label
 OPTIONS = {"title": "titles", "summary": "summaries", "description": "descriptions", "body": "bodyOptions"}
 
 
@@ -27,6 +29,33 @@ def _title(record: dict[str, Any]) -> Any:
 
 def field_prompt(prompt: str, field: str) -> str:
     return prompt if field == "body" else f"{prompt}\n\n[{field}]"
+
+
+def reply_prompt(prompt: str, comment: str) -> str:
+    """The user message of a reply to a reader: the prompt, a blank line, `[reply]` and the comment on the
+    next line (docs/api.md §20 `dpo`)."""
+    return f"{prompt}\n\n[reply]\n{comment}"
+
+
+def reply_pairs(record: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(the comment, the reply the editor sent, the agent's proposal it replaced): each proposal `edited`
+    whose text the reply standing differs from (docs/api.md §20 `dpo`)."""
+    for comment in record.get("comments") or []:
+        reply = comment["reply"]
+        if not isinstance(reply, str):  # none sent, or taken back
+            continue
+        replaced = {p["content"] for p in comment["proposals"] if p["state"] == "edited" and p["content"] != reply}
+        for proposal in sorted(replaced, key=[p["content"] for p in comment["proposals"]].index):  # each once
+            yield comment["content"], reply, proposal
+
+
+def reply_labels(record: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
+    """(the comment, a proposal, its label): sent unchanged true, edited or discarded false, one still
+    waiting none (docs/api.md §20 `kto`)."""
+    for comment in record.get("comments") or []:
+        for proposal in comment["proposals"]:
+            if proposal["state"] in REPLY_LABELS:
+                yield comment["content"], proposal["content"], REPLY_LABELS[proposal["state"]]
 
 
 def _text(record: dict[str, Any], field: str, value: str) -> str:
@@ -85,6 +114,12 @@ def _messages(record: dict[str, Any]) -> Iterator[tuple[list[dict[str, str]], ..
             [{"role": "assistant", "content": _text(record, field, preferred)}],
             [{"role": "assistant", "content": _text(record, field, other)}],
         )
+    for comment, reply, proposal in reply_pairs(record):
+        yield (
+            [{"role": "user", "content": reply_prompt(prompt, comment)}],
+            [{"role": "assistant", "content": reply}],
+            [{"role": "assistant", "content": proposal}],
+        )
 
 
 def dpo(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -122,6 +157,11 @@ def kto(record: dict[str, Any]) -> list[dict[str, Any]]:
             }
             if line not in lines:
                 lines.append(line)
+    seen = set()  # a set, not `in lines`: an article may have thousands of proposals
+    for comment, proposal, label in reply_labels(record):
+        if (comment, proposal, label) not in seen:
+            seen.add((comment, proposal, label))
+            lines.append({"prompt": reply_prompt(prompt, comment), "completion": proposal, "label": label})
     return lines
 
 

@@ -39,6 +39,8 @@ TOOLS = {
     "export_dataset",
     "propose_edition",
     "get_edition",
+    "list_comments",
+    "propose_reply",
 }
 
 
@@ -70,6 +72,12 @@ def test_the_tools_with_the_api_schemas(app):
     assert patch["required"] == ["taskId", "elements"]
     assert set(patch["properties"]["elements"]["properties"]) == set(
         document["components"]["schemas"]["PatchElements"]["properties"]
+    )
+    reply = tools["propose_reply"].input_schema
+    assert set(reply["required"]) == {"taskId", "commentId", "content"}
+    assert (
+        reply["properties"]["content"]["maxLength"]
+        == document["components"]["schemas"]["ProposalBody"]["properties"]["content"]["maxLength"]
     )
     for tool in tools.values():
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)

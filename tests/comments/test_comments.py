@@ -7,8 +7,9 @@ import json
 import pytest
 from standardwebhooks import Webhook
 
-from models import ReviewTask, TaskLive, db
+from models import db
 from tests.helpers.app import AGENT_TOKEN, assert_error
+from tests.helpers.comments import article, fetch
 from tests.helpers.editions import propose, published_articles, send_edition
 from tests.helpers.publishing import STATS_SECRET, live_task, published_article
 from tests.helpers.served import wait_until
@@ -16,20 +17,6 @@ from tests.helpers.served import wait_until
 pytestmark = pytest.mark.both_stores
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 OPENID = "oReaderSecretOpenid"
-
-
-def article(task):
-    """(msg_data_id, index from 0) of a live task, as the platform's comment calls name it."""
-    with db.connection_context():
-        live = TaskLive.get(TaskLive.task == ReviewTask.get(ReviewTask.task_id == task["id"]).id)
-    base, _, place = str(live.msg_data_id).partition("_")
-    return base, int(place) - 1 if place else 0
-
-
-def fetch(app, *args):
-    result = app.test_cli_runner().invoke(args=["fetch-comments", *args])
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def comments(client, task, headers=None):

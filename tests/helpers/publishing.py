@@ -72,10 +72,12 @@ def approved_article(
     account="silicon-rise",
     cover=None,
     body_draft=None,
+    context=None,
 ):
-    """An approved article task whose body is `body` (Markdown, may link assets); returns (task, cover)."""
+    """An approved article task whose body is `body` (Markdown, may link assets), created with the agent's
+    `context` if given; returns (task, cover)."""
     cover = cover or make_asset(app, 900, 500)
-    payload = article_payload(publicAccount=account)
+    payload = article_payload(publicAccount=account, **({"context": context} if context is not None else {}))
     if body is not None:
         payload["candidates"]["bodyOptions"] = [body_option("opt-a", body)]
     task = create_task(admin_client, agent_headers, payload)
@@ -136,9 +138,11 @@ def go_live_url(task):
     return f"/api/review/tasks/{task['id']}/go-live"
 
 
-def published_article(app, admin_client, agent_headers, account="silicon-rise"):
+def published_article(app, admin_client, agent_headers, account="silicon-rise", context=None):
     """An article task published as a platform draft (approve_and_publish); returns the task JSON."""
-    task, _cover = approved_article(app, admin_client, agent_headers, action="approve_and_publish", account=account)
+    task, _cover = approved_article(
+        app, admin_client, agent_headers, action="approve_and_publish", account=account, context=context
+    )
     assert task["status"] == "published", task["publishJobs"]
     return task
 
@@ -156,10 +160,11 @@ def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
         time.sleep(0.05)
 
 
-def live_task(app, admin_client, agent_headers, days_ago=3, fake=None):
+def live_task(app, admin_client, agent_headers, days_ago=3, fake=None, context=None):
     """A task live on the fake platform since `days_ago` days (figures are kept only for days since then;
-    with `fake`, the platform publishes it that day too, so datacube answers for it then)."""
-    task = published_article(app, admin_client, agent_headers)
+    with `fake`, the platform publishes it that day too, so datacube answers for it then); `context`: the
+    agent's, as created."""
+    task = published_article(app, admin_client, agent_headers, context=context)
     assert admin_client.post(go_live_url(task), json={}).status_code == 202
     live = wait_for_live(admin_client, task)
     assert live["live"]["status"] == "live", live["live"]
