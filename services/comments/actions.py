@@ -110,53 +110,72 @@ def reply(
     return one_comment(ReaderComment.get_by_id(comment.id))
 
 
+def _change(
+    task_id: str,
+    comment_id: str,
+    admin: str,
+    settings: Settings,
+    what: str,
+    call: Callable[[PlatformClient, Article, ReaderComment], Any],
+    changes: dict[Any, Any],
+    event: str,
+) -> dict[str, Any]:
+    """The platform is asked first; only once it agreed are the comment's `changes` and the timeline's
+    `event` written (a refusal changes nothing here)."""
+    task, article, comment = _comment(task_id, comment_id)
+    _ask(settings, article, what, lambda client: call(client, article, comment))
+    with immediate():
+        ReaderComment.update(changes).where(ReaderComment.id == comment.id).execute()
+        add_event(task, event, "admin", admin, {"commentId": comment_id})
+    return one_comment(ReaderComment.get_by_id(comment.id))
+
+
 def delete_reply(task_id: str, comment_id: str, admin: str, settings: Settings) -> dict[str, Any]:
     """An editor takes the reply back (comment/reply/delete); the proposals keep their states."""
-    task, article, comment = _comment(task_id, comment_id)
-    _ask(
+    return _change(
+        task_id,
+        comment_id,
+        admin,
         settings,
-        article,
         "deleting the reply",
-        lambda client: client.delete_reply(article.msg_data_id, article.index, comment.user_comment_id),
+        lambda client, article, comment: client.delete_reply(
+            article.msg_data_id, article.index, comment.user_comment_id
+        ),
+        {ReaderComment.reply_content: None, ReaderComment.reply_created_at: None, ReaderComment.reply_by: None},
+        "comment_reply_deleted",
     )
-    with immediate():
-        ReaderComment.update(reply_content=None, reply_created_at=None, reply_by=None).where(
-            ReaderComment.id == comment.id
-        ).execute()
-        add_event(task, "comment_reply_deleted", "admin", admin, {"commentId": comment_id})
-    return one_comment(ReaderComment.get_by_id(comment.id))
 
 
 def set_featured(task_id: str, comment_id: str, featured: bool, admin: str, settings: Settings) -> dict[str, Any]:
     """Feature the comment or stop featuring it (comment/markelect, comment/unmarkelect)."""
-    task, article, comment = _comment(task_id, comment_id)
-
-    def call(client: PlatformClient) -> None:
-        mark = client.mark_elect if featured else client.unmark_elect
-        mark(article.msg_data_id, article.index, comment.user_comment_id)
-
-    _ask(settings, article, "featuring the comment" if featured else "unfeaturing the comment", call)
-    with immediate():
-        ReaderComment.update(featured=featured).where(ReaderComment.id == comment.id).execute()
-        add_event(
-            task, "comment_featured" if featured else "comment_unfeatured", "admin", admin, {"commentId": comment_id}
-        )
-    return one_comment(ReaderComment.get_by_id(comment.id))
+    return _change(
+        task_id,
+        comment_id,
+        admin,
+        settings,
+        "featuring the comment" if featured else "unfeaturing the comment",
+        lambda client, article, comment: (client.mark_elect if featured else client.unmark_elect)(
+            article.msg_data_id, article.index, comment.user_comment_id
+        ),
+        {ReaderComment.featured: featured},
+        "comment_featured" if featured else "comment_unfeatured",
+    )
 
 
 def delete(task_id: str, comment_id: str, admin: str, settings: Settings) -> dict[str, Any]:
     """Delete the comment for readers (comment/delete): kept here, marked removed."""
-    task, article, comment = _comment(task_id, comment_id)
-    _ask(
+    return _change(
+        task_id,
+        comment_id,
+        admin,
         settings,
-        article,
         "deleting the comment",
-        lambda client: client.delete_comment(article.msg_data_id, article.index, comment.user_comment_id),
+        lambda client, article, comment: client.delete_comment(
+            article.msg_data_id, article.index, comment.user_comment_id
+        ),
+        {ReaderComment.removed: True},
+        "comment_deleted",
     )
-    with immediate():
-        ReaderComment.update(removed=True).where(ReaderComment.id == comment.id).execute()
-        add_event(task, "comment_deleted", "admin", admin, {"commentId": comment_id})
-    return one_comment(ReaderComment.get_by_id(comment.id))
 
 
 def set_open(task_id: str, open_: bool, admin: str, settings: Settings) -> dict[str, Any]:
