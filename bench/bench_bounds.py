@@ -133,6 +133,7 @@ def page_views(runs):
             "WEBHOOK_SENDER_ENABLED": False,
             "WECHAT_LIVE_WORKER_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
+            "WECHAT_COMMENTS_ENABLED": False,
             "REVIEW_DEFAULT_LANGUAGE": "en",
         },
         serve=True,

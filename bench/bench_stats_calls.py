@@ -87,6 +87,7 @@ def main(argv=None):
                         "REVIEW_UPLOADS_PATH": str(work / "uploads"),
                         "WECHAT_LIVE_WORKER_ENABLED": False,
                         "WECHAT_STATS_ENABLED": False,
+                        "WECHAT_COMMENTS_ENABLED": False,
                         "WECHAT_STATS_DAYS": max(days, 7),
                         "REVIEW_TIME_ZONE": "Asia/Shanghai",
                     },

@@ -53,6 +53,7 @@ def _config(tmp_path):
         "WAL_CHECKPOINTER_ENABLED": False,
         "WECHAT_LIVE_WORKER_ENABLED": False,
         "WECHAT_STATS_ENABLED": False,
+        "WECHAT_COMMENTS_ENABLED": False,
         "FEEDBACK_RATE_LIMIT_PER_IP": "",
         "FEEDBACK_RATE_LIMIT_PER_DEVICE": "",
     }

@@ -51,6 +51,7 @@ def _app(root, **overrides):
             "WAL_CHECKPOINTER_ENABLED": False,
             "WECHAT_LIVE_WORKER_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
+            "WECHAT_COMMENTS_ENABLED": False,
             **overrides,
         },
         serve=True,
