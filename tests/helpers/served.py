@@ -3,6 +3,7 @@ limits, health, connections, shutdown."""
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -50,7 +51,8 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
         **{key: str(value) for key, value in settings.items()},
     }
     env.pop("FLASK_RUN_FROM_CLI", None)
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # closed below
+    log_path = log_path or tmp_path / f"service-{port}.log"  # shown below if the process dies on its own
+    log = open(log_path, "ab")  # closed below
     server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -65,10 +67,13 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
             time.sleep(0.1)
         yield base, port, server
     finally:
+        died = server.poll()  # before being told to stop (a test that kills it expects this)
         server.terminate()
         server.wait(timeout=30)
-        if log_path:
-            log.close()
+        log.close()
+        if died not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):  # a crash, or an exit in error
+            tail = Path(log_path).read_bytes()[-4000:].decode(errors="replace")
+            raise AssertionError(f"the service on port {port} exited by itself ({died}); its log ends:\n{tail}")
 
 
 @contextmanager
