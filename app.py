@@ -229,23 +229,24 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
-# (the setting that enables them, the jobs of the process's scheduler; services/background.py)
+# (the setting that enables them, the jobs of the process's scheduler; services/background.py): a switch per kind
 JOBS = (
-    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s), *sender.jobs(s)]),  # the agent's outbox, the team's
+    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s)]),  # the agent's outbox (docs/api.md §16)
+    ("TEAM_MESSAGES_ENABLED", lambda s: sender.jobs(s)),  # the team's robots and e-mail, a job per channel
     # Keeps the WAL short from outside the requests (models.writes.checkpoint_wal).
     ("WAL_CHECKPOINTER_ENABLED", lambda _s: [Job("wal-checkpointer", lambda _until: checkpoint_wal(), 0.5)]),
     ("FEEDBACK_INDEXER_ENABLED", lambda _s: [indexer()]),
     ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [live_job(s)]),  # going live, and its result (docs/api.md §18)
     ("WECHAT_STATS_ENABLED", lambda s: [stats_job(s)]),  # what readers did, daily (docs/api.md §19)
     ("WECHAT_COMMENTS_ENABLED", lambda s: [comments_job(s)]),  # readers' comments (docs/api.md §23)
-    ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
+    ("WECHAT_EDITIONS_ENABLED", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
     # Decision cards in the team's chat (docs/api.md §22), when an app is set.
-    ("WEBHOOK_SENDER_ENABLED", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
+    ("CHAT_CARDS_ENABLED", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
 )
 
 
 def _start_scheduler(app):
-    """One scheduler thread runs every enabled job of this app (app.extensions["scheduler"])."""
+    """Every enabled job of this app, each on its own thread (app.extensions["scheduler"])."""
     jobs = [job for setting, make in JOBS if app.config[setting] for job in make(app.extensions["settings"])]
     if jobs:
         app.extensions["scheduler"] = scheduler = Scheduler(jobs)

@@ -108,6 +108,7 @@ def measure(fake, base_url, articles, comments, clock):
             "REVIEW_INSTANCE_PATH": str(work / "instance"),
             "REVIEW_UPLOADS_PATH": str(work / "uploads"),
             "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_EDITIONS_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
             "WECHAT_COMMENTS_ENABLED": False,
         },

@@ -357,7 +357,10 @@ def served_growth(work, formats, at_once=4):
         "PORT": str(port),
         "REVIEW_AGENT_TOKEN": AGENT_TOKEN,
         "WEBHOOK_SENDER_ENABLED": "false",
+        "TEAM_MESSAGES_ENABLED": "false",
+        "CHAT_CARDS_ENABLED": "false",
         "WECHAT_LIVE_WORKER_ENABLED": "false",
+        "WECHAT_EDITIONS_ENABLED": "false",
         "WECHAT_STATS_ENABLED": "false",
         "WECHAT_COMMENTS_ENABLED": "false",
     }
@@ -415,6 +418,7 @@ def main(argv=None):
             "REVIEW_INSTANCE_PATH": str(work / "instance"),
             "REVIEW_UPLOADS_PATH": str(work / "uploads"),
             "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_EDITIONS_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
             "WECHAT_COMMENTS_ENABLED": False,
         },

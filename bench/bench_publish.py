@@ -152,6 +152,8 @@ def main(argv=None):
             "REVIEW_INSTANCE_PATH": str(work / "instance"),
             "REVIEW_UPLOADS_PATH": str(work / "uploads"),
             "WEBHOOK_SENDER_ENABLED": False,
+            "TEAM_MESSAGES_ENABLED": False,
+            "CHAT_CARDS_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False,
             "WAL_CHECKPOINTER_ENABLED": False,
             **platform_settings(base_url),

@@ -75,6 +75,7 @@ def main(argv=None):
             "REVIEW_INSTANCE_PATH": str(work / "instance"),
             "REVIEW_UPLOADS_PATH": str(work / "uploads"),
             "WECHAT_LIVE_WORKER_ENABLED": False,
+            "WECHAT_EDITIONS_ENABLED": False,
             "WECHAT_STATS_ENABLED": False,
             "WECHAT_COMMENTS_ENABLED": False,
             "REVIEW_TIME_ZONE": "UTC",

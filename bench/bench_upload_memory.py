@@ -90,6 +90,8 @@ def serve(work):
         "PORT": str(port),
         "REVIEW_AGENT_TOKEN": TOKEN,
         "WEBHOOK_SENDER_ENABLED": "false",
+        "TEAM_MESSAGES_ENABLED": "false",
+        "CHAT_CARDS_ENABLED": "false",
     }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

@@ -1,5 +1,5 @@
-"""Work in the background (docs/conventions.md "Background work"): one scheduler thread per process runs
-each job's pass when due (at once after `wake(name)`), and `claim()` is how a pass takes a due row for a while.
+"""Work in the background (docs/conventions.md "Background work"): a scheduler per process runs each job's
+pass on its own thread when due (at once after `wake(name)`), and `claim()` is how a pass takes a due row for a while.
 """
 
 import logging
@@ -32,43 +32,62 @@ def wake(name: str, after: float = 0.0) -> None:
     """Job `name`'s next pass in this process comes within `after` seconds (or its settle time, if longer)."""
     at = time.monotonic() + after
     for scheduler in list(_SCHEDULERS):
-        scheduler.woken[name] = min(at, scheduler.woken.get(name, at))
-        scheduler.bell.set()
+        scheduler.wake(name, at)
 
 
-class Scheduler(threading.Thread):
-    """Runs the jobs' passes one after another on its own database connection, until stopped: with the
-    app in the tests, at shutdown (serving.py), and before `db` is bound anew (models.base)."""
+class Scheduler:
+    """Runs each job's passes on a thread of its own, with its own database connection, until stopped: with
+    the app in the tests, at shutdown (serving.py), and before `db` is bound anew (models.base). A thread per
+    job, so a pass that waits on a slow receiver holds back no other kind of work."""
 
     def __init__(self, jobs: list[Job]):
-        super().__init__(name="scheduler", daemon=True)
-        self.jobs, self.woken, self.bell, self.stopping = jobs, dict[str, float](), threading.Event(), threading.Event()
+        assert len({job.name for job in jobs}) == len(jobs), "a job's name is its wake-up address"
+        self.jobs, self.woken, self.lock, self.stopping = jobs, dict[str, float](), threading.Lock(), threading.Event()
+        self.bells = {job.name: threading.Event() for job in jobs}
+        self.threads = [threading.Thread(target=self._run, args=(job,), name=job.name, daemon=True) for job in jobs]
 
     def start(self) -> None:
         _SCHEDULERS.append(self)
         register_background(lambda: self.stop(timeout=60))  # passes are bounded by their own time
-        super().start()
+        for thread in self.threads:
+            thread.start()
 
-    def run(self) -> None:
+    def wake(self, name: str, at: float) -> None:
+        if name in self.bells:
+            with self.lock:
+                self.woken[name] = min(at, self.woken.get(name, at))
+            self.bells[name].set()
+
+    def _run(self, job: Job) -> None:
+        bell = self.bells[job.name]
         while not self.stopping.is_set():
-            self.bell.clear()  # before reading `woken`: a wake-up after this rings again
-            for job in self.jobs:
-                if job.name in self.woken:
-                    job.due = min(job.due, max(self.woken.pop(job.name), time.monotonic() + job.settle))
-                if job.due <= time.monotonic() and not self.stopping.is_set():
-                    try:
-                        with db.connection_context():
-                            job.run(time.monotonic() + job.seconds)
-                    except Exception:  # the scheduler must survive anything and try again
-                        log.exception("%s pass failed", job.name)
-                    PASSES[job.name] += 1
-                    job.due = time.monotonic() + job.every
-            self.bell.wait(max(0.0, min(job.due for job in self.jobs) - time.monotonic()))
+            bell.clear()  # before reading `woken`: a wake-up after this rings again
+            with self.lock:
+                woken = self.woken.pop(job.name, None)
+            if woken is not None:
+                job.due = min(job.due, max(woken, time.monotonic() + job.settle))
+            if job.due <= time.monotonic():
+                try:
+                    with db.connection_context():
+                        job.run(time.monotonic() + job.seconds)
+                except Exception:  # the thread must survive anything and try again
+                    log.exception("%s pass failed", job.name)
+                PASSES[job.name] += 1
+                job.due = time.monotonic() + job.every
+            bell.wait(max(0.0, job.due - time.monotonic()))
+
+    def is_alive(self) -> bool:
+        return any(thread.is_alive() for thread in self.threads)
 
     def stop(self, timeout: float = 5) -> None:
+        """Every thread asked at once, then each waited for within what is left of `timeout`."""
         self.stopping.set()
-        self.bell.set()
-        self.join(timeout=timeout)
+        for bell in self.bells.values():
+            bell.set()
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            if thread.ident is not None:
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if self in _SCHEDULERS:
             _SCHEDULERS.remove(self)
 

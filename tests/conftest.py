@@ -128,9 +128,12 @@ def make_app(tmp_path, database_url, sqlite_template):
             "FEEDBACK_CLIENT_TOKENS": "web=client-web-token,miniprogram=client-mini-token",
             "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
             "WEBHOOK_SENDER_ENABLED": False,
+            "TEAM_MESSAGES_ENABLED": False,
+            "CHAT_CARDS_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False,  # tests index with indexing.drain() where it matters
             "WAL_CHECKPOINTER_ENABLED": False,
             "WECHAT_LIVE_WORKER_ENABLED": False,  # tests of going live turn it on (tests/live/)
+            "WECHAT_EDITIONS_ENABLED": False,  # tests of editions turn it on (tests/editions/)
             "WECHAT_STATS_ENABLED": False,  # tests of readers' figures turn it on (tests/stats/)
             "WECHAT_COMMENTS_ENABLED": False,  # readers' comments are fetched when a test says (tests/comments/)
             # The pages' checks read English; tests of the Chinese pages ask for zh-CN (docs/api.md §14).

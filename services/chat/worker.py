@@ -28,8 +28,12 @@ MAX_ATTEMPTS = 8
 
 
 def _retry_at(attempts: int, settings: Settings) -> str:
+    """When the card is tried again after its `attempts`-th failure; the job's next pass comes then, not at
+    its next look."""
     delays = settings.webhook_retry_delays or (10.0,)
-    return iso(utcnow() + timedelta(seconds=delays[min(attempts, len(delays)) - 1]))
+    delay = delays[min(attempts, len(delays)) - 1]
+    wake(CARDS_JOB, after=delay)
+    return iso(utcnow() + timedelta(seconds=delay))
 
 
 def _claim() -> ChatCard | None:

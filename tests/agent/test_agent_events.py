@@ -37,6 +37,8 @@ def served(make_app, fake, receiver, events):
     return make_app(
         **platform_settings(fake),
         WEBHOOK_SENDER_ENABLED=True,
+        TEAM_MESSAGES_ENABLED=True,
+        CHAT_CARDS_ENABLED=True,
         REVIEW_AGENT_WEBHOOK_URL=receiver.url,
         REVIEW_AGENT_WEBHOOK_SECRET=SECRET,
         REVIEW_AGENT_WEBHOOK_EVENTS=events,

@@ -145,6 +145,8 @@ def test_background_sender_delivers_and_resumes_after_restart(make_app, receiver
     receiver.fail_statuses = [500]
     config = {
         "WEBHOOK_SENDER_ENABLED": True,
+        "TEAM_MESSAGES_ENABLED": True,
+        "CHAT_CARDS_ENABLED": True,
         "REVIEW_AGENT_WEBHOOK_URL": receiver.url,
         "REVIEW_AGENT_WEBHOOK_SECRET": SECRET,
         "REVIEW_WEBHOOK_RETRY_DELAYS": "30",
@@ -193,7 +195,11 @@ def test_a_real_rejection_reaches_the_agent_and_is_recorded_in_the_timeline(make
     )
 
     app = make_app(
-        WEBHOOK_SENDER_ENABLED=True, REVIEW_AGENT_WEBHOOK_URL=receiver.url, REVIEW_AGENT_WEBHOOK_SECRET=SECRET
+        WEBHOOK_SENDER_ENABLED=True,
+        TEAM_MESSAGES_ENABLED=True,
+        CHAT_CARDS_ENABLED=True,
+        REVIEW_AGENT_WEBHOOK_URL=receiver.url,
+        REVIEW_AGENT_WEBHOOK_SECRET=SECRET,
     )
     try:
         agent = {"x-review-agent-token": AGENT_TOKEN}

@@ -445,6 +445,8 @@ def test_secrets_and_tokens_never_reach_the_logs(make_app, caplog, level):
             REVIEW_WEBHOOK_RETRY_DELAYS="0,0",
             WECHAT_TIMEOUT_SECONDS=5,
             WEBHOOK_SENDER_ENABLED=True,
+            TEAM_MESSAGES_ENABLED=True,
+            CHAT_CARDS_ENABLED=True,
         )
         agent = {"x-review-agent-token": SECRETS["REVIEW_AGENT_TOKEN"]}
         client = app.test_client()

@@ -387,6 +387,8 @@ def test_state_files_are_private(tmp_path):
             "REVIEW_INSTANCE_PATH": str(instance),
             "REVIEW_UPLOADS_PATH": str(uploads),
             "WEBHOOK_SENDER_ENABLED": False,
+            "TEAM_MESSAGES_ENABLED": False,
+            "CHAT_CARDS_ENABLED": False,
             "FEEDBACK_INDEXER_ENABLED": False,
             "WAL_CHECKPOINTER_ENABLED": False,
         },

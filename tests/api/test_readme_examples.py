@@ -172,6 +172,8 @@ def _start_output(tmp_path, **settings):
         REVIEW_INSTANCE_PATH=str(tmp_path / "instance"),
         REVIEW_UPLOADS_PATH=str(tmp_path / "uploads"),
         WEBHOOK_SENDER_ENABLED="false",
+        TEAM_MESSAGES_ENABLED="false",
+        CHAT_CARDS_ENABLED="false",
         **settings,
     )
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)

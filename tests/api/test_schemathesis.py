@@ -95,6 +95,8 @@ def _config(base, **extra):
         "FEEDBACK_CLIENT_TOKENS": f"web={CLIENT_TOKEN},miniprogram=client-mini-token",
         "FEEDBACK_ANONYMOUS_CHANNELS": "miniprogram",
         "WEBHOOK_SENDER_ENABLED": False,
+        "TEAM_MESSAGES_ENABLED": False,
+        "CHAT_CARDS_ENABLED": False,
         "FEEDBACK_INDEXER_ENABLED": False,
         "WAL_CHECKPOINTER_ENABLED": False,
         **extra,

@@ -25,6 +25,8 @@ def app(make_app, fake, chat_apps):
         **platform_settings(fake),
         **chat_settings(chat_apps),
         WEBHOOK_SENDER_ENABLED=True,
+        TEAM_MESSAGES_ENABLED=True,
+        CHAT_CARDS_ENABLED=True,
         REVIEW_DEFAULT_LANGUAGE="en",
         REVIEW_PUBLIC_URL="https://review.example",
     ) as application:

@@ -24,6 +24,8 @@ def app(make_app, fake, chat_apps):
         **platform_settings(fake),
         **chat_settings(chat_apps),
         WEBHOOK_SENDER_ENABLED=True,
+        TEAM_MESSAGES_ENABLED=True,
+        CHAT_CARDS_ENABLED=True,
         REVIEW_DEFAULT_LANGUAGE="en",
         REVIEW_PUBLIC_URL="https://review.example",
         REVIEW_WEBHOOK_RETRY_DELAYS="0.05",

@@ -46,6 +46,8 @@ def test_a_card_decides_a_task_in_a_running_service(tmp_path, fake, chat_apps):
         **process_settings("", fake),
         **chat_settings(chat_apps),
         "WEBHOOK_SENDER_ENABLED": "true",
+        "TEAM_MESSAGES_ENABLED": "true",
+        "CHAT_CARDS_ENABLED": "true",
         "REVIEW_DEFAULT_LANGUAGE": "en",
     }
     with service(tmp_path, settings) as (base, session, _process):

@@ -31,6 +31,8 @@ def comment_settings(settings, receiver):
         "REVIEW_AGENT_WEBHOOK_EVENTS": "review_task.comments",
         "REVIEW_WEBHOOK_RETRY_DELAYS": "0.2",
         "WEBHOOK_SENDER_ENABLED": "true",
+        "TEAM_MESSAGES_ENABLED": "true",
+        "CHAT_CARDS_ENABLED": "true",
     }
 
 

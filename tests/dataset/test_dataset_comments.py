@@ -29,6 +29,7 @@ def app(make_app, fake):
         make_app,
         **platform_settings(fake),
         WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="0.1,0.2,0.4,0.8,1.6",
         WECHAT_COMMENTS_ENABLED=False,  # fetched by the command
     ) as application:

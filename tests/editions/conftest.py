@@ -14,6 +14,7 @@ def edition_settings(fake, request):
     """A test may add settings: @pytest.mark.parametrize("edition_settings", [{...}], indirect=True)."""
     defaults = {
         "WECHAT_LIVE_WORKER_ENABLED": True,
+        "WECHAT_EDITIONS_ENABLED": True,
         "WECHAT_PUBLISH_POLL_DELAYS": "0.3,0.6,1.2,2.4",
         "WECHAT_SILICON_RISE_TOKEN": LIVE_TOKEN,
         "WECHAT_SILICON_RISE_AES_KEY": LIVE_AES_KEY,

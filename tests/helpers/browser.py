@@ -161,7 +161,11 @@ def serve_with_workers(make_app, **settings):
     fake, base_url = start_fake_platform()
     fake.publish_seconds = 0.2
     app = make_app(
-        **platform_settings(base_url), WECHAT_LIVE_WORKER_ENABLED=True, WECHAT_PUBLISH_POLL_DELAYS="1,1,2,4", **settings
+        **platform_settings(base_url),
+        WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
+        WECHAT_PUBLISH_POLL_DELAYS="1,1,2,4",
+        **settings,
     )
     served = Served(app, handler=QuietHandler)
     url = served.url

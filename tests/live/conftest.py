@@ -16,6 +16,7 @@ def live_settings(fake):
     return platform_settings(
         fake,
         WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="0.3",
         WECHAT_SILICON_RISE_TOKEN=TOKEN,
         WECHAT_SILICON_RISE_AES_KEY=AES_KEY,

@@ -28,6 +28,7 @@ def app(make_app, fake):
         **platform_settings(fake),
         **THIRD,
         WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="0.3,0.6,1.2,2.4",
     ) as application:
         yield application

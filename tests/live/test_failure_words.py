@@ -98,6 +98,7 @@ def test_the_robot_says_why_in_the_teams_language(make_app, fake, robot, languag
         "NOTIFY_EVENTS": "live_failed",
         "REVIEW_DEFAULT_LANGUAGE": language,
         "WECHAT_LIVE_WORKER_ENABLED": True,
+        "WECHAT_EDITIONS_ENABLED": True,
     }
     fake.fail_next("freepublish/submit", errcode=53504, errmsg="need publish in mp")
     with built_app(make_app, **settings) as app:

@@ -180,6 +180,7 @@ def test_a_poll_refused_with_45009_waits_for_the_next_delay(make_app, fake):
         make_app,
         **platform_settings(fake),
         WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="0.2,0.2,0.2,0.2",
     ) as application:
         admin = signed_in_admin(application)

@@ -30,6 +30,7 @@ def live_settings(fake):
     return platform_settings(
         fake,
         WECHAT_LIVE_WORKER_ENABLED=True,
+        WECHAT_EDITIONS_ENABLED=True,
         WECHAT_PUBLISH_POLL_DELAYS="3600",
         WECHAT_SILICON_RISE_TOKEN=LIVE_TOKEN,
         WECHAT_SILICON_RISE_AES_KEY=LIVE_AES_KEY,

@@ -28,6 +28,7 @@ def test_live_and_live_failed_reach_the_robot_with_the_accounts_name(make_app, f
         "NOTIFY_EVENTS": "live,live_failed",
         "REVIEW_DEFAULT_LANGUAGE": "zh-CN",
         "WECHAT_LIVE_WORKER_ENABLED": True,
+        "WECHAT_EDITIONS_ENABLED": True,
         "WECHAT_PUBLISH_POLL_DELAYS": "0.1",
     }
     with built_app(make_app, **settings) as app:

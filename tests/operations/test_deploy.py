@@ -46,7 +46,8 @@ def test_the_image_runs_from_exactly_what_the_dockerfile_copies(tmp_path):
         source = ROOT / path
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, tmp_path / path)
     script = (
-        "from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False}, serve=True); "
+        "from app import create_app; app = create_app({'WEBHOOK_SENDER_ENABLED': False, "
+        "'TEAM_MESSAGES_ENABLED': False, 'CHAT_CARDS_ENABLED': False}, serve=True); "
         "print(app.test_client().get('/healthz').status_code, app.test_client().get('/login').status_code)"
     )
     env = {

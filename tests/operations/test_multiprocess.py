@@ -32,6 +32,8 @@ def service(tmp_path, database_url, **settings):
         REVIEW_ADMIN_USERNAME="admin",
         REVIEW_ADMIN_PASSWORD=PASSWORD,
         WEBHOOK_SENDER_ENABLED="true",
+        TEAM_MESSAGES_ENABLED="true",
+        CHAT_CARDS_ENABLED="true",
         **settings,
     ) as (base, _port):
         yield base

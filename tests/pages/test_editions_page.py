@@ -17,7 +17,9 @@ from tests.helpers.review import article_payload, create_task
 @pytest.fixture
 def app(make_app, fake, request):
     extra = getattr(request, "param", {})
-    with built_app(make_app, **platform_settings(fake, WECHAT_LIVE_WORKER_ENABLED=False, **extra)) as application:
+    with built_app(
+        make_app, **platform_settings(fake, WECHAT_LIVE_WORKER_ENABLED=False, WECHAT_EDITIONS_ENABLED=False, **extra)
+    ) as application:
         yield application
 
 

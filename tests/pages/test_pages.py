@@ -221,7 +221,11 @@ def test_demo_mode_starts_a_fake_platform_an_admin_and_sample_data(capsys, monke
     from cli.demo import build_demo_app
 
     monkeypatch.setenv("REVIEW_AGENT_TOKEN", "a-real-production-token")  # never used nor printed by the demo
-    app, banner = build_demo_app(create_app, {"WEBHOOK_SENDER_ENABLED": False}, exit_on_sigterm=False)
+    app, banner = build_demo_app(
+        create_app,
+        {"WEBHOOK_SENDER_ENABLED": False, "TEAM_MESSAGES_ENABLED": False, "CHAT_CARDS_ENABLED": False},
+        exit_on_sigterm=False,
+    )
     text = "\n".join(banner)
     assert "a-real-production-token" not in text and app.config["REVIEW_AGENT_TOKEN"] in text
     client_token = re.search(r"Client token\s+(\S+)", text).group(1)

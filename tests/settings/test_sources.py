@@ -61,7 +61,13 @@ def test_default_state_folders_are_in_the_working_directory(tmp_path, monkeypatc
     for name in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     app = create_app(
-        {"WEBHOOK_SENDER_ENABLED": False, "FEEDBACK_INDEXER_ENABLED": False, "WAL_CHECKPOINTER_ENABLED": False},
+        {
+            "WEBHOOK_SENDER_ENABLED": False,
+            "TEAM_MESSAGES_ENABLED": False,
+            "CHAT_CARDS_ENABLED": False,
+            "FEEDBACK_INDEXER_ENABLED": False,
+            "WAL_CHECKPOINTER_ENABLED": False,
+        },
         serve=True,
     )
     assert (tmp_path / "instance" / "review.db").exists()

@@ -29,7 +29,7 @@ AGENT = {"x-review-agent-token": AGENT_TOKEN}
 @contextmanager
 def running(make_app, **settings):
     """The app with its outbox senders running; they stop (and the connection closes) afterwards."""
-    app = make_app(WEBHOOK_SENDER_ENABLED=True, **settings)
+    app = make_app(WEBHOOK_SENDER_ENABLED=True, TEAM_MESSAGES_ENABLED=True, CHAT_CARDS_ENABLED=True, **settings)
     try:
         yield app
     finally:
@@ -112,6 +112,8 @@ def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
         "NOTIFY_FEISHU_WEBHOOK_URL": robots["feishu"].url,
         "NOTIFY_FEISHU_SECRET": team_helpers.FEISHU_SECRET,
         "WEBHOOK_SENDER_ENABLED": "true",
+        "TEAM_MESSAGES_ENABLED": "true",
+        "CHAT_CARDS_ENABLED": "true",
         "DATABASE_URL": database_url,
         "METRICS_TOKEN": METRICS_TOKEN,
     }
