@@ -113,7 +113,7 @@ def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
     """The platform may report the send before its sendall answer reaches the service (a loaded machine, a
     slow network): the event is kept until the answer names its msg_id, so the counts and addresses, which
     message/mass/get never gives, are not lost."""
-    fake.sendall_delay = 8  # the send is made and reported at once; its answer comes 8 s later
+    fake.hold_sendall()  # the send is made and reported at once; its answer waits for the checks below
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 2))
     send_edition(admin_client, edition)
     wait_until(lambda: fake.mass_event_answers, 10, "no event pushed")
@@ -124,6 +124,7 @@ def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
     assert fake.push_mass_event(early_id) == (200, "success")  # the platform's repeat (a new nonce) keeps one
     with db.connection_context():
         assert EarlyMassEvent.select().count() == 1
+    fake.release_sendall()
     sent = wait_for_edition(admin_client, edition, seconds=30)
     [send] = fake.mass_sends.values()
     assert (sent["status"], sent["msgId"]) == ("sent", str(send["msg_id"]))
@@ -139,7 +140,6 @@ def test_an_event_that_comes_before_the_sendall_answer_is_kept_for_it(
     with db.connection_context():
         assert EarlyMassEvent.select().count() == 0  # used, then gone
     # An event no send in flight can claim is not kept: only the platform signs them, yet nothing piles up.
-    fake.sendall_delay = 0
     fake.reset_mass_quota()
     with app.app_context(), db.connection_context():
         client = client_for("silicon-rise", app.extensions["settings"])

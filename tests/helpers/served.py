@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,8 +52,11 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
         **{key: str(value) for key, value in settings.items()},
     }
     env.pop("FLASK_RUN_FROM_CLI", None)
-    log_path = log_path or tmp_path / f"service-{port}.log"  # shown below if the process dies on its own
-    log = open(log_path, "ab")  # closed below
+    own_log = log_path is None  # a file of ours, outside the test's folders (restore tests read them whole)
+    if own_log:
+        handle, log_path = tempfile.mkstemp(prefix=f"service-{port}-", suffix=".log")
+        os.close(handle)
+    log = open(log_path, "ab")  # closed below; shown if the process dies on its own
     server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -71,8 +75,10 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
         server.terminate()
         server.wait(timeout=30)
         log.close()
+        tail = Path(log_path).read_bytes()[-4000:].decode(errors="replace")
+        if own_log:
+            os.unlink(log_path)
         if died not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):  # a crash, or an exit in error
-            tail = Path(log_path).read_bytes()[-4000:].decode(errors="replace")
             raise AssertionError(f"the service on port {port} exited by itself ({died}); its log ends:\n{tail}")
 
 

@@ -1,4 +1,4 @@
-"""No kind of background work waits behind another (CONTRACT §29, docs/conventions.md "Background work"):
+"""No kind of background work waits behind another (docs/conventions.md "Background work"):
 a `python app.py` whose agent webhook receiver hangs on every delivery still goes live at once."""
 
 import base64
