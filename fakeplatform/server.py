@@ -102,8 +102,17 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
 
     def hang_next(self, path_suffix, seconds, times=1):
         """Sleep before handling the next request(s) to path_suffix; the request is then handled."""
+        self.hold_next(path_suffix, seconds, times)
+
+    def hold_next(self, path_suffix, most=60.0, times=1):
+        """The next request(s) to path_suffix wait before being handled until the returned event is set
+        (`most` seconds at most): a test sees the service mid-call for as long as its checks take."""
+        released = threading.Event()
         with self._lock:
-            self._faults.append({"suffix": path_suffix, "kind": "hang", "remaining": times, "seconds": seconds})
+            self._faults.append(
+                {"suffix": path_suffix, "kind": "hang", "remaining": times, "seconds": most, "released": released}
+            )
+        return released
 
     def expire_tokens(self):
         """Every token issued so far expires now (the platform then answers 42001)."""
@@ -268,7 +277,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
             self._delay(path)
             hang = self._take_fault(path, "hang")
             if hang:
-                time.sleep(hang["seconds"])
+                hang["released"].wait(hang["seconds"])
             fault = self._take_fault(path, "fail")
             if fault and fault["errcode"] is None:
                 return Response(fault["body"] or "", status=fault["status"], content_type=fault["content_type"])

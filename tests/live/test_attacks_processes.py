@@ -71,7 +71,7 @@ def test_a_late_poll_answer_never_lands_on_the_next_submission(tmp_path, setting
     fake.withhold_events = True
     fake.publish_seconds = 0.05
     fake.finish_next_publish_with(4)  # P1: refused by the platform's review
-    fake.hang_next("freepublish/get", 6)  # P1's first poll answers late
+    late_answer = fake.hold_next("freepublish/get", 60)  # P1's first poll answers after P2 is submitted
     values = {**settings, "WECHAT_SILICON_RISE_TOKEN": TOKEN}
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     with ExitStack() as stack:
@@ -86,6 +86,7 @@ def test_a_late_poll_answer_never_lands_on_the_next_submission(tmp_path, setting
         assert session.post(f"{base}/api/review/tasks/{task['id']}/go-live", json={}, timeout=10).status_code == 202
         wait_until(lambda: live_of(base, session, task).get("publishId") not in (None, first), 30, "no P2")
         second = live_of(base, session, task)["publishId"]
+        late_answer.set()
         wait_until(
             lambda: any("a late result was dropped" in log.read_text() for log in logs if log.exists()),
             30,

@@ -35,10 +35,11 @@ class Answer:
 
 
 def hang_draft(app, fake):
-    """The next draft/add waits 8 s (room for the other requests on a loaded machine), inside the call's deadline."""
+    """The next draft/add waits until the returned event is set (the test's other requests are done), inside
+    the call's deadline."""
     app.config["WECHAT_TIMEOUT_SECONDS"] = 30
     reload_settings(app)
-    fake.hang_next("/draft/add", 8)
+    return fake.hold_next("/draft/add", 20)
 
 
 def wait_until(condition, seconds=10):
@@ -54,7 +55,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
 ):
     task, _ = approved_article(app, admin_client, agent_headers)
     other, _ = approved_article(app, admin_client, agent_headers)
-    hang_draft(app, fake)
+    draft_answers = hang_draft(app, fake)
     with live_server(app) as base_url:
         session = requests.Session()
         login = session.post(
@@ -71,6 +72,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
         in_flight = session.get(f"{base_url}/api/review/tasks/{task['id']}").json()
         other_answer = session.post(base_url + f"/api/review/tasks/{other['id']}/publish-jobs")
         other_done_first = first.is_alive()  # a held write transaction would have made it wait for the first
+        draft_answers.set()
         first.join(timeout=40)
 
     error = assert_error(second, 409, "publish_in_progress")
@@ -92,7 +94,7 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
 def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent_headers, fake):
     """Its draft would reach the platform with no job left to record it (and the publish answer 404)."""
     task, _ = approved_article(app, admin_client, agent_headers)
-    hang_draft(app, fake)
+    draft_answers = hang_draft(app, fake)
     with live_server(app) as base_url:
         session = requests.Session()
         session.post(
@@ -103,6 +105,7 @@ def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent
         first.start()
         wait_until(lambda: fake.requests_to("/draft/add"))  # the publish is inside the platform call
         refused = Answer(session.delete(f"{base_url}/api/review/tasks/{task['id']}"))
+        draft_answers.set()
         first.join(timeout=40)
         deleted = session.delete(f"{base_url}/api/review/tasks/{task['id']}")
 
