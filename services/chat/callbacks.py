@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
@@ -68,13 +69,12 @@ def _feishu_open(app: FeishuApp, body: bytes, signed: bool) -> dict[str, Any]:
         decryptor = Cipher(
             algorithms.AES(hashlib.sha256(app.encrypt_key.encode()).digest()), modes.CBC(data[:16])
         ).decryptor()
-        plain = decryptor.update(data[16:]) + decryptor.finalize()
-        if not 1 <= plain[-1] <= 16:
-            raise ValueError("no valid padding")
+        unpadder = padding.PKCS7(128).unpadder()
+        plain = unpadder.update(decryptor.update(data[16:]) + decryptor.finalize()) + unpadder.finalize()
     except ValueError:
         raise Forbidden("the body does not open with FEISHU_ENCRYPT_KEY") from None
     try:
-        opened = _json(plain[: -plain[-1]])
+        opened = _json(plain)
     except ValidationFailed:
         if signed:
             raise

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
@@ -123,11 +124,13 @@ def decrypt(encoding_aes_key: str, encrypted: str, appid: str) -> bytes:
     if not data or len(data) % 16:
         raise ValueError("Encrypt is not whole AES blocks")
     decryptor = Cipher(algorithms.AES(key), modes.CBC(key[:16])).decryptor()
-    plain = decryptor.update(data) + decryptor.finalize()
-    pad = plain[-1]
-    if not 1 <= pad <= 32 or len(plain) < 20 + pad:
+    unpadder = padding.PKCS7(256).unpadder()  # the platform pads to 32 bytes (WXBizMsgCrypt), not AES's 16
+    try:
+        plain = unpadder.update(decryptor.update(data) + decryptor.finalize()) + unpadder.finalize()
+    except ValueError:
+        raise ValueError("Encrypt has no valid padding") from None
+    if len(plain) < 20:  # random(16) and the length come before the message
         raise ValueError("Encrypt has no valid padding")
-    plain = plain[:-pad]
     (length,) = struct.unpack(">I", plain[16:20])
     xml, from_appid = plain[20 : 20 + length], plain[20 + length :]
     if len(xml) != length or from_appid.decode(errors="replace") != appid:
