@@ -1,5 +1,5 @@
 """The chat apps' callbacks, checked and opened: Feishu's card request URL and WeCom's callback URL
-(docs/api.md §22 "Clicks"; the once-only (timestamp, nonce) is remembered as services/live/events.py does).
+(docs/api.md §22 "Clicks"; what they share with the server URL is services/platform/pushes.py's).
 """
 
 import base64
@@ -17,7 +17,7 @@ from defusedxml.ElementTree import fromstring
 from models import immediate
 from rules.client_input import load_json
 from services.errors import Forbidden, ValidationFailed
-from services.live.events import Query, decrypt, first_time, in_window, one, signature
+from services.platform.pushes import Query, decrypt, first_time, in_window, one, signature
 from services.settings.chat import FeishuApp, WeComApp
 
 MAX_CALLBACK_BYTES = 64 * 1024
@@ -37,7 +37,7 @@ class Click:
 
 def _fresh(scope: str, timestamp: str, nonce: str, max_age: int, signed: str | None = None) -> None:
     """403 unless the timestamp is within the window and the request is new: its `signed` signature where that
-    sorts timestamp and nonce with the rest (WeCom), else its (timestamp, nonce) (services/live/events.py)."""
+    sorts timestamp and nonce with the rest (WeCom), else its (timestamp, nonce) (pushes.first_time)."""
     when = in_window(timestamp, nonce, max_age)
     with immediate():
         fresh = first_time(scope, signed, max_age) if signed else first_time(scope, nonce, max_age, when)

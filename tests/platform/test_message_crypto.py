@@ -15,7 +15,7 @@ from fakeplatform.chatapps import feishu_encrypt
 from fakeplatform.freepublish import encoding_aes_key, encrypt
 from services.chat.callbacks import feishu
 from services.errors import Forbidden
-from services.live.events import decrypt
+from services.platform.pushes import decrypt
 from services.settings.chat import FeishuApp
 
 APPID = "wx-padding"
