@@ -37,6 +37,7 @@ from services.editions.page import task_offer
 from services.errors import ValidationFailed
 from services.feedback import queries as feedback_queries
 from services.live import failure_words
+from services.publishing import retryable_jobs
 from services.rendering import THEMES
 from services.review.changes import rework_rounds
 from services.stats import failure_words as stats_failure_words
@@ -245,6 +246,7 @@ def review_detail(task_id):
         now_iso=now_iso(),
         preview_recipients=settings().wechat_preview_recipients.get(task["publicAccount"], ()),
         rework=rework_rounds(task),
+        retryable=retryable_jobs(task),
         presence_seconds=settings().presence_seconds,
     )
 

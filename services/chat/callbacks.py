@@ -1,5 +1,5 @@
 """The chat apps' callbacks, checked and opened: Feishu's card request URL and WeCom's callback URL
-(docs/api.md §22 "Clicks"; the once-only (timestamp, nonce) is remembered as services/live/events.py does).
+(docs/api.md §22 "Clicks"; what they share with the server URL is services/platform/pushes.py's).
 """
 
 import base64
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
@@ -16,7 +17,7 @@ from defusedxml.ElementTree import fromstring
 from models import immediate
 from rules.client_input import load_json
 from services.errors import Forbidden, ValidationFailed
-from services.live.events import Query, decrypt, first_time, in_window, one, signature
+from services.platform.pushes import Query, decrypt, first_time, in_window, one, signature
 from services.settings.chat import FeishuApp, WeComApp
 
 MAX_CALLBACK_BYTES = 64 * 1024
@@ -36,7 +37,7 @@ class Click:
 
 def _fresh(scope: str, timestamp: str, nonce: str, max_age: int, signed: str | None = None) -> None:
     """403 unless the timestamp is within the window and the request is new: its `signed` signature where that
-    sorts timestamp and nonce with the rest (WeCom), else its (timestamp, nonce) (services/live/events.py)."""
+    sorts timestamp and nonce with the rest (WeCom), else its (timestamp, nonce) (pushes.first_time)."""
     when = in_window(timestamp, nonce, max_age)
     with immediate():
         fresh = first_time(scope, signed, max_age) if signed else first_time(scope, nonce, max_age, when)
@@ -68,13 +69,12 @@ def _feishu_open(app: FeishuApp, body: bytes, signed: bool) -> dict[str, Any]:
         decryptor = Cipher(
             algorithms.AES(hashlib.sha256(app.encrypt_key.encode()).digest()), modes.CBC(data[:16])
         ).decryptor()
-        plain = decryptor.update(data[16:]) + decryptor.finalize()
-        if not 1 <= plain[-1] <= 16:
-            raise ValueError("no valid padding")
+        unpadder = padding.PKCS7(128).unpadder()
+        plain = unpadder.update(decryptor.update(data[16:]) + decryptor.finalize()) + unpadder.finalize()
     except ValueError:
         raise Forbidden("the body does not open with FEISHU_ENCRYPT_KEY") from None
     try:
-        opened = _json(plain[: -plain[-1]])
+        opened = _json(plain)
     except ValidationFailed:
         if signed:
             raise

@@ -130,7 +130,7 @@ def schedule(
         check_tasks(edition.account, edition.task_ids, besides=edition.id)
         remaining, possible = quota.left(edition.account, moment, settings, besides=edition.id)
         if remaining < 1:
-            limit, period = settings.mass_quotas.get(edition.account, (1, "day"))
+            limit, period = settings.mass_quota(edition.account)
             raise Conflict(
                 f"{settings.accounts.get(edition.account, edition.account)} may mass send {limit} time(s) "
                 f"a {period} and that is used up; the first possible send is at {iso(possible)}",
@@ -240,7 +240,7 @@ def _tag(tag: dict[str, Any]) -> dict[str, Any]:
 
 def quota_left(account: str, settings: Settings) -> dict[str, Any]:
     """For the page: sends left today (or this month) and the quota."""
-    limit, period = settings.mass_quotas.get(account, (1, "day"))
+    limit, period = settings.mass_quota(account)
     remaining, possible = quota.left(account, parse_iso(now_iso()), settings)
     return {
         "limit": limit,

@@ -39,7 +39,7 @@ def used(account: str, start: datetime, end: datetime, besides: int | None = Non
 
 def left(account: str, at: datetime, settings: Settings, besides: int | None = None) -> tuple[int, datetime]:
     """(sends left in `at`'s window, the first moment at or after `at` when one is possible)."""
-    limit, period = settings.mass_quotas.get(account, (1, "day"))
+    limit, period = settings.mass_quota(account)
     start, end = window(at, period, settings)
     remaining = max(0, limit - used(account, start, end, besides))
     moment = at

@@ -2,40 +2,27 @@
 modes; the signature, replay and AES rules are docs/api.md §18's).
 """
 
-import base64
-import hashlib
 import hmac
 import logging
-import struct
-import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Callable
 from typing import Any
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from models import immediate
 from models.live import TaskLive
-from models.nonces import SeenNonce
-from rules.ids import iso, utcnow
 from services.errors import Forbidden, NotFound, ValidationFailed
 from services.live.outcomes import apply_status
+from services.platform.pushes import Query, decrypt, first_time, in_window, one, signature
 from services.settings import EventKeys, Settings
 
 log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 64 * 1024  # a publish event is about 1 KiB
 PUBLISH_EVENT = "PUBLISHJOBFINISH"  # freepublish's; MASSSENDJOBFINISH is a mass send's, not a submission's
-Query = Mapping[str, Sequence[str]]  # every value of each parameter, as sent
 # What reads another event (an edition's MASSSENDJOBFINISH), inside the push's transaction: True if it changed.
 OtherEvent = Callable[[str, ET.Element, Settings], bool]
-
-
-def signature(*parts: str) -> str:
-    """SHA-1 of the parts sorted and joined: the platform's `signature` and `msg_signature`."""
-    return hashlib.sha1("".join(sorted(parts)).encode()).hexdigest()  # noqa: S324 - the platform's scheme
 
 
 def keys_for(account: str, settings: Settings) -> EventKeys:
@@ -44,14 +31,6 @@ def keys_for(account: str, settings: Settings) -> EventKeys:
     if keys is None:
         raise NotFound(f"no server URL is configured for account {account}")
     return keys
-
-
-def one(query: Query, name: str) -> str:
-    """The parameter's value ("" when absent); 403 when it is given twice (which copy would be checked?)."""
-    values = query.get(name) or ()
-    if len(values) > 1:
-        raise Forbidden(f"{name} is given more than once")
-    return values[0] if values else ""
 
 
 def check_query(keys: EventKeys, query: Query, max_age: int) -> str:
@@ -63,31 +42,6 @@ def check_query(keys: EventKeys, query: Query, max_age: int) -> str:
         raise Forbidden("the signature does not match this account's token")
     in_window(timestamp, nonce, max_age)
     return expected
-
-
-def in_window(timestamp: str, nonce: str, max_age: int) -> int:
-    """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock."""
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
-        raise Forbidden("timestamp and nonce must be given")
-    if abs(time.time() - int(timestamp)) > max_age:
-        raise Forbidden(f"the timestamp is more than {max_age} seconds from the service's clock")
-    return int(timestamp)
-
-
-def first_time(scope: str, key: str, max_age: int, timestamp: int = 0) -> bool:
-    """Remember `key` for `scope` (inside immediate()); False when it was taken before. The key of a query
-    whose signature sorts its parts is that signature: timestamp and nonce swapped sign the same, so a pair
-    kept in order would let a captured query through again (docs/api.md §18). Where the order is signed
-    (Feishu), the key is the nonce with its `timestamp`. Rows past twice the window go: a replay of them is
-    refused by its timestamp."""
-    now = utcnow()
-    SeenNonce.delete().where(SeenNonce.seen_at < iso(now - timedelta(seconds=2 * max_age))).execute()
-    return bool(
-        SeenNonce.insert(scope=scope, timestamp=timestamp, nonce=key[:64], seen_at=iso(now))
-        .on_conflict_ignore()
-        .as_rowcount()
-        .execute()
-    )
 
 
 def _once(account: str, key: str, settings: Settings) -> bool:
@@ -107,32 +61,6 @@ def verify(account: str, query: Query, settings: Settings) -> str:
         if not _once(account, key, settings):
             raise Forbidden("this signed (timestamp, nonce) was already taken")
     return one(query, "echostr")
-
-
-def aes_key(encoding_aes_key: str) -> bytes:
-    return base64.b64decode(encoding_aes_key + "=")
-
-
-def decrypt(encoding_aes_key: str, encrypted: str, appid: str) -> bytes:
-    """`Encrypt` -> the inner XML; ValueError when it does not open, or names another appid."""
-    key = aes_key(encoding_aes_key)
-    try:
-        data = base64.b64decode(encrypted, validate=True)
-    except ValueError:
-        raise ValueError("Encrypt is not Base64") from None
-    if not data or len(data) % 16:
-        raise ValueError("Encrypt is not whole AES blocks")
-    decryptor = Cipher(algorithms.AES(key), modes.CBC(key[:16])).decryptor()
-    plain = decryptor.update(data) + decryptor.finalize()
-    pad = plain[-1]
-    if not 1 <= pad <= 32 or len(plain) < 20 + pad:
-        raise ValueError("Encrypt has no valid padding")
-    plain = plain[:-pad]
-    (length,) = struct.unpack(">I", plain[16:20])
-    xml, from_appid = plain[20 : 20 + length], plain[20 + length :]
-    if len(xml) != length or from_appid.decode(errors="replace") != appid:
-        raise ValueError("Encrypt was not made for this account")
-    return xml
 
 
 def _parse(body: bytes) -> ET.Element:

@@ -2,5 +2,11 @@
 §5, §12). Modules: snapshot (frozen content), image_uploads, pipeline (the platform calls), jobs (lifecycle).
 """
 
-from services.publishing.jobs import approve_and_publish, publish_progress, publish_task, retry_job  # noqa: F401
+from services.publishing.jobs import (  # noqa: F401
+    approve_and_publish,
+    publish_progress,
+    publish_task,
+    retry_job,
+    retryable_jobs,
+)
 from services.publishing.preview import send_preview  # noqa: F401

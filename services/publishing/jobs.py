@@ -6,6 +6,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import peewee
@@ -101,7 +102,8 @@ def _claim(task_id, if_match, settings, trigger_mode, source_job_id=None):
     with immediate():
         task = load_for_update(task_id, if_match)
         source = _source_job(task, source_job_id) if source_job_id else None
-        rule_for(task.status, "retry" if source else TRIGGERS[trigger_mode])  # 409 unless the task is approved
+        if source is None:
+            rule_for(task.status, TRIGGERS[trigger_mode])  # 409 unless the task is approved
         problem = None
         if source is not None:
             snapshot = source.snapshot
@@ -141,14 +143,35 @@ def _source_job(task, job_id):
     job = PublishJob.get_or_none((PublishJob.job_id == job_id) & (PublishJob.task == task))
     if job is None:
         raise NotFound(f"task {task.task_id} has no publish job {job_id}")
-    job_rule_for(job, "retry")  # 409 unless the job failed
-    if job.snapshot is None:
+    check_retry(task.status, job, job.snapshot is not None)
+    return job
+
+
+def check_retry(task_status: str | None, job: Any, snapshot_built: bool) -> None:
+    """409 invalid_state unless a retry may start from `job` (a row, or anything with its job_id, status and
+    finished_at): the job failed, it got as far as its snapshot, and the task is approved. The retry route
+    refuses by it and the task page shows a Retry button by it, so the button never offers a 409."""
+    job_rule_for(job, "retry")  # the job failed
+    if not snapshot_built:
         raise Conflict(
-            f"job {job_id} failed before its snapshot was built; publish the task again instead",
-            {"jobId": [job_id]},
+            f"job {job.job_id} failed before its snapshot was built; publish the task again instead",
+            {"jobId": [job.job_id]},
             code="invalid_state",
         )
-    return job
+    rule_for(task_status, "retry")  # the task is approved
+
+
+def retryable_jobs(task: dict[str, Any]) -> frozenset[str]:
+    """The ids of the jobs of `task` (as task_to_dict shows it) that check_retry lets retry now."""
+    allowed = set()
+    for job in task["publishJobs"]:
+        row = SimpleNamespace(job_id=job["id"], status=job["status"], finished_at=job.get("finishedAt"))
+        try:
+            check_retry(task["status"], row, "snapshot" in job)
+        except Conflict:
+            continue
+        allowed.add(job["id"])
+    return frozenset(allowed)
 
 
 def refuse_while_publishing(

@@ -60,8 +60,13 @@ def parse(config: Mapping[str, Any]) -> dict[str, Any]:
     values = _load(SETTINGS, config)
     prefixes = {code: accounts.setting_prefix(code) + "_" for code in values["WECHAT_ACCOUNTS"]}
     own = {code: _load(ACCOUNT, config, prefix) for code, prefix in prefixes.items()}
-    values["ACCOUNTS"] = {code: Account(**{name.lower(): v for name, v in read.items()}) for code, read in own.items()}
+    values["ACCOUNTS"] = {code: _account(read) for code, read in own.items()}
     return values
+
+
+def _account(read: Mapping[str, Any]) -> "Account":
+    """An account from `_load(ACCOUNT, ...)`'s values."""
+    return Account(**{name.lower(): v for name, v in read.items()})
 
 
 def markdown_table() -> str:
@@ -93,10 +98,13 @@ class Account:
     secret: str = field(repr=False)
     token: str = field(repr=False)
     aes_key: str = field(repr=False)
-    mass_quota: tuple[int, str]  # (1, "day"): mass sends per day or per month
+    mass_quota: tuple[int, str]  # (sends, "day" | "month")
     mass_protection: bool
     comments: bool = True  # the comment privilege: false sends need_open_comment 0 (docs/api.md §5)
 
+
+# An account with no settings of its own: every WECHAT_<CODE>_* at its declared default (its quota 1/day).
+UNCONFIGURED = _account(_load(ACCOUNT, {}))
 
 EventKeys = Account  # what checks and opens an account's pushed events: its token and aes_key (docs/api.md §18)
 
@@ -185,10 +193,10 @@ class Settings:
         """The accounts with both an AppID and its secret."""
         return {code: account for code, account in self.wechat_accounts.items() if account.appid and account.secret}
 
-    @property
-    def mass_quotas(self) -> dict[str, tuple[int, str]]:
-        """account -> (sends, "day" | "month") in REVIEW_TIME_ZONE (docs/api.md §21)."""
-        return {code: account.mass_quota for code, account in self.wechat_accounts.items()}
+    def mass_quota(self, account: str) -> tuple[int, str]:
+        """The account's (sends, "day" | "month") in REVIEW_TIME_ZONE (docs/api.md §21); an account not
+        configured has WECHAT_<CODE>_MASS_QUOTA's declared default."""
+        return self.wechat_accounts.get(account, UNCONFIGURED).mass_quota
 
     @property
     def mass_protected(self) -> frozenset[str]:

@@ -79,6 +79,10 @@ def test_tampered_body_does_not_verify(app, receiver):
 
 def test_plain_string_secret_and_unsigned(app, receiver):
     assert notifications.signing_key("plain-secret") == b"plain-secret"
+    assert notifications.signing_key("whsec_not base64!") == b"whsec_not base64!"
+    # `whsec_` with no key after it is a string like any other (the signing library refuses an empty key)
+    assert notifications.signing_key("whsec_") == b"whsec_"
+    assert notifications.sign("whsec_", "msg_1", "1700000000", b"{}").startswith("v1,")
     enqueue()
     with db.connection_context():
         notifications.deliver_due(receiver.url, "")

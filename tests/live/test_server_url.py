@@ -357,7 +357,7 @@ VECTOR = {
 
 
 def test_the_platforms_published_sample_opens(make_app, fake):
-    from services.live.events import decrypt, signature
+    from services.platform.pushes import decrypt, signature
 
     v = VECTOR
     assert signature(v["token"], v["timestamp"], v["nonce"], v["encrypt"]) == v["msg_signature"]

@@ -17,7 +17,7 @@ from werkzeug.wrappers import Request, Response
 from fakeplatform import FakeChatApps, describe_card
 from fakeplatform.freepublish import encoding_aes_key
 from fakeplatform.threaded import Served
-from services.live.events import decrypt, signature
+from services.platform.pushes import decrypt, signature
 
 APP_ID, APP_SECRET = "cli_test_app", "feishu-secret"
 CORP_ID, CORP_SECRET, AGENT_ID = "wwtestcorp", "wecom-secret", 1000005

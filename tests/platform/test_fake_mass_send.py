@@ -19,7 +19,7 @@ from werkzeug.wrappers import Request, Response
 from fakeplatform.freepublish import beijing_day, encoding_aes_key, sha1_sorted
 from fakeplatform.masssend import mass_event_xml
 from fakeplatform.threaded import Served
-from services.live.events import decrypt
+from services.platform.pushes import decrypt
 from tests.helpers.publishing import ACCOUNTS
 from tests.helpers.served import wait_until
 

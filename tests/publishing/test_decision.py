@@ -1,7 +1,10 @@
 """approve_and_publish: the decision commits with its job's claim, then the job runs in the same request."""
 
+import re
 import threading
 
+from models.review import PublishJob, ReviewTask
+from rules.ids import now_iso
 from services.publishing import jobs
 from tests.helpers.app import assert_error, create_admin, login, reload_settings
 from tests.helpers.publishing import (
@@ -14,6 +17,12 @@ from tests.helpers.publishing import (
     retry_url,
 )
 from tests.helpers.review import make_asset
+
+
+def retry_buttons(admin_client, task):
+    """The job ids of the Retry buttons the task page shows."""
+    page = admin_client.get(f"/review/{task['id']}").get_data(as_text=True)
+    return re.findall(r'<button type="button" class="retry-btn" data-job-id="([^"]+)"', page)
 
 
 def test_approve_and_publish_creates_the_draft_and_publishes_the_task(app, admin_client, agent_headers, fake):
@@ -102,9 +111,31 @@ def test_a_failed_auto_publish_keeps_the_approval_and_can_be_retried(app, admin_
         "auto_after_approval",
         "platform error 45004: description size out of limit",
     )
+    assert retry_buttons(admin_client, task) == [job["id"]]  # the retry below is accepted
     retried = admin_client.post(retry_url(task, job)).get_json()
     assert retried["status"] == "published"
     assert (retried["publishJobs"][1]["triggerMode"], retried["publishJobs"][1]["attemptCount"]) == ("manual", 2)
+    assert retry_buttons(admin_client, task) == []  # the task is published: a retry is refused
+
+
+def test_a_job_still_running_offers_no_retry(app, admin_client, agent_headers, fake):
+    """A job reads `failed` from its start (it says so if the service stops): until it finishes, a retry is
+    refused and the page shows none."""
+    task, _ = approved_article(app, admin_client, agent_headers)
+    with app.app_context():
+        PublishJob.create(
+            job_id="running-job",
+            task=ReviewTask.get(ReviewTask.task_id == task["id"]),
+            status="failed",
+            trigger_mode="manual",
+            queued_at=now_iso(),
+            started_at=now_iso(),
+            snapshot={"title": "t"},
+        )
+
+    assert retry_buttons(admin_client, task) == []
+    error = assert_error(admin_client.post(retry_url(task, {"id": "running-job"})), 409, "invalid_state")
+    assert error["details"]["jobStatus"] == ["running"]
 
 
 def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_approval(make_app, fake, agent_headers):
@@ -120,7 +151,8 @@ def test_an_unusable_theme_setting_fails_the_auto_job_instead_of_undoing_the_app
     assert job["status"] == "failed" and "snapshot" not in job
     assert job["lastError"].startswith("the theme cannot be applied: unknown CSS variable '--no-such-thing'")
     assert fake.requests == []
-    # nothing to retry from; a manual publish says why while the setting is wrong
+    # nothing to retry from, and the page offers no Retry; a manual publish says why while the setting is wrong
+    assert retry_buttons(admin_client, task) == []
     assert_error(admin_client.post(retry_url(task, job)), 409, "invalid_state")
     error = assert_error(admin_client.post(publish_url(task)), 409, "invalid_state")
     assert "--no-such-thing" in error["message"]

@@ -84,6 +84,8 @@ def test_each_accounts_own_settings():
     moon = settings.wechat_accounts["moon-walk"]
     assert (moon.mass_quota, moon.mass_protection) == ((4, "month"), True)
     assert settings.wechat_accounts["silicon-rise"].mass_quota == (1, "day")
+    assert settings.mass_quota("moon-walk") == (4, "month")
+    assert settings.mass_quota("carbon-fitness") == (1, "day")  # not configured: WECHAT_<CODE>_MASS_QUOTA's default
     assert set(settings.wechat_credentials) == {"moon-walk"}  # an AppID without its secret is no credential
     assert settings.wechat_event_keys["moon-walk"].token == "tok" and "silicon-rise" not in settings.wechat_event_keys
     assert settings.accounts["silicon-rise"] == "硅基崛起" == settings.team.account_name("silicon-rise")
