@@ -288,6 +288,8 @@ def index_pending(limit: int = INDEX_BATCH) -> int:
     """Move up to `limit` queued rows into both search indexes in one transaction; returns how many."""
     if not search_index_ready():
         return 0
+    if not FeedbackSearchQueue.select().exists():  # a plain read first: an idle pass takes no write lock
+        return 0
     with immediate():
         rows = db.execute_sql(_PENDING_ROWS, (limit,)).fetchall()
         if rows:

@@ -6,7 +6,7 @@ PostgreSQL: a transaction-level advisory lock.
 import fcntl
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,12 +46,44 @@ def _process_writer_lock(path: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# What is to run once this thread's outermost immediate() has ended (after_write()); None outside one.
+_after = threading.local()
+
+
+def after_write(action: Callable[[], Any]) -> None:
+    """`action()` once this thread's outermost immediate() has ended (committed or not), at once outside
+    one: a background pass woken for a row written here reads it outside the write lock, so it must not
+    look before the row is committed (services.background.wake)."""
+    pending = getattr(_after, "actions", None)
+    if pending is None:
+        action()
+    else:
+        pending.append(action)
+
+
 @contextmanager
 def immediate(database: Any = None) -> Iterator[None]:
     """Transaction that takes the write lock up front (reads that lead to writes): SQLite's IMMEDIATE,
     or on PostgreSQL an advisory lock, so a read-check-write runs alone on both stores, across
     processes too (READ COMMITTED then reads everything committed before the lock was granted).
     On the bound database unless given another (a copy's target, an archive being upgraded)."""
+    if getattr(_after, "actions", None) is not None:  # nested: the outermost runs what comes after
+        with _write_transaction(database):
+            yield
+        return
+    pending: list[Callable[[], Any]] = []
+    _after.actions = pending
+    try:
+        with _write_transaction(database):
+            yield
+    finally:
+        _after.actions = None
+        for action in pending:
+            action()
+
+
+@contextmanager
+def _write_transaction(database: Any) -> Iterator[None]:
     database = db if database is None else database
     if not on_sqlite(database):
         with database.atomic():

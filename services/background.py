@@ -12,6 +12,7 @@ from typing import Any
 
 from models import db, immediate
 from models.base import register_background
+from models.writes import after_write
 
 log = logging.getLogger(__name__)
 PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
@@ -29,7 +30,13 @@ class Job:
 
 
 def wake(name: str, after: float = 0.0) -> None:
-    """Job `name`'s next pass in this process comes within `after` seconds (or its settle time, if longer)."""
+    """Job `name`'s next pass in this process comes within `after` seconds (or its settle time, if longer);
+    called inside immediate(), once it has ended: the pass reads its rows outside the write lock, so woken
+    before the commit it would find nothing and wait its whole `every`."""
+    after_write(lambda: _ring(name, after))
+
+
+def _ring(name: str, after: float) -> None:
     at = time.monotonic() + after
     for scheduler in list(_SCHEDULERS):
         scheduler.wake(name, at)

@@ -13,7 +13,7 @@ from models import immediate
 from models.chat import ChatCard
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
-from services.background import Job, wake
+from services.background import Job, claim, wake
 from services.chat import cards
 from services.chat.choices import approval
 from services.chat.clients import ChatError, Feishu, WeCom
@@ -37,19 +37,13 @@ def _retry_at(attempts: int, settings: Settings) -> str:
 
 
 def _claim() -> ChatCard | None:
-    with immediate():
-        row = (
-            ChatCard.select()
-            .where((ChatCard.state == "to_send") & (ChatCard.next_attempt_at <= now_iso()))
-            .order_by(ChatCard.id)
-            .first()
-        )
-        if row is None:
-            return None
-        ChatCard.update(attempts=row.attempts + 1, next_attempt_at=iso(utcnow() + LEASE)).where(
-            ChatCard.id == row.id
-        ).execute()
-        return ChatCard.get_by_id(row.id)
+    """The next card due, its attempt counted and leased; read outside the write lock (an idle pass takes none)."""
+    return claim(
+        ChatCard,
+        (ChatCard.state == "to_send") & (ChatCard.next_attempt_at <= now_iso()),
+        (ChatCard.id,),
+        {ChatCard.attempts: ChatCard.attempts + 1, ChatCard.next_attempt_at: iso(utcnow() + LEASE)},
+    )
 
 
 def card_state(task: ReviewTask, settings: Settings) -> tuple[bool, dict[str, Any]]:

@@ -18,7 +18,7 @@ from models.review import ReviewTask
 from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
-from services.background import Job, wake
+from services.background import Job, claim, wake
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
@@ -58,48 +58,52 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
     return Edition.get_by_id(row.id)
 
 
-def _claim_send(settings: Settings) -> Edition | None:
-    """One edition whose send is due (its time came, a repeat is due, or its sender stopped), now ours; or,
-    when one of its tasks went live alone or changed since it was scheduled, that edition `failed`."""
-    now = now_iso()
-    with immediate():
-        row = (
-            Edition.select()
-            .where(
-                ((Edition.status == "scheduled") & (Edition.send_at <= now))
-                | ((Edition.status == "sending") & Edition.msg_id.is_null() & (Edition.next_at <= now))
-            )
-            .order_by(Edition.send_at)
-            .first()
+def _due_send(now: str) -> Edition | None:
+    """The edition whose send is due (its time came, a repeat is due, or its sender stopped), as read now."""
+    row = (
+        Edition.select()
+        .where(
+            ((Edition.status == "scheduled") & (Edition.send_at <= now))
+            | ((Edition.status == "sending") & Edition.msg_id.is_null() & (Edition.next_at <= now))
         )
-        if row is None:
-            row = next(
-                (
-                    r
-                    for r in Edition.select().where(
-                        (Edition.status == "sending") & Edition.msg_id.is_null() & Edition.owner.is_null(False)
-                    )
-                    if gone(r.owner, r.updated_at)
-                ),
-                None,
-            )
-        if row is None:
+        .order_by(Edition.send_at)
+        .first()
+    )
+    if row is not None:
+        return row
+    stopped = (Edition.status == "sending") & Edition.msg_id.is_null() & Edition.owner.is_null(False)
+    return next((r for r in Edition.select().where(stopped) if gone(r.owner, r.updated_at)), None)
+
+
+def _claim_send(settings: Settings) -> Edition | None:
+    """One edition whose send is due, now ours; or, when one of its tasks went live alone or changed since it
+    was scheduled, that edition `failed`. The candidate is read outside the write lock (an idle pass takes
+    none); inside it, the edition must still be at the version read (every change moves it), so what made it
+    due still holds, else the next is tried (services.background.claim does the same)."""
+    for _ in range(3):
+        seen = _due_send(now_iso())
+        if seen is None:
             return None
-        # One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
-        # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
-        if row.status == "scheduled" or row.draft_media_id is None:
-            if refused := refusals(row.account, row.task_ids, besides=row.id):
-                _failed(row, settings, "tasks_changed", refusal_words(refused)[:1000])
-                return Edition.get_by_id(row.id)
-        changes = {
-            "status": "sending",
-            "owner": this_process(),
-            "next_at": iso(utcnow() + LEASE),
-            "attempts": row.attempts + 1,
-        }
-        if row.status == "scheduled":
-            changes["draft_media_id"] = None  # the tasks' drafts as they are now, not as previewed
-        return _cas(row, changes)
+        with immediate():
+            row = Edition.get_or_none((Edition.id == seen.id) & (Edition.version == seen.version))
+            if row is None:  # taken, or changed, by another process since it was read
+                continue
+            # One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
+            # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
+            if row.status == "scheduled" or row.draft_media_id is None:
+                if refused := refusals(row.account, row.task_ids, besides=row.id):
+                    _failed(row, settings, "tasks_changed", refusal_words(refused)[:1000])
+                    return Edition.get_by_id(row.id)
+            changes = {
+                "status": "sending",
+                "owner": this_process(),
+                "next_at": iso(utcnow() + LEASE),
+                "attempts": row.attempts + 1,
+            }
+            if row.status == "scheduled":
+                changes["draft_media_id"] = None  # the tasks' drafts as they are now, not as previewed
+            return _cas(row, changes)
+    return None
 
 
 def send(row: Edition, settings: Settings) -> None:
@@ -169,14 +173,19 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
 
 
 def _claim_poll() -> Edition | None:
-    with immediate():
-        row = (
-            Edition.select()
-            .where((Edition.status == "sending") & Edition.msg_id.is_null(False) & (Edition.next_at <= now_iso()))
-            .order_by(Edition.next_at)
-            .first()
-        )
-        return None if row is None else _cas(row, {"polls": row.polls + 1, "next_at": iso(utcnow() + HOURLY)})
+    """One edition whose mass/get is due, its next an hour on until this one is answered (so another process
+    does not ask too); read outside the write lock, claimed compare-and-set on what made it due."""
+    return claim(
+        Edition,
+        (Edition.status == "sending") & Edition.msg_id.is_null(False) & (Edition.next_at <= now_iso()),
+        (Edition.next_at,),
+        {
+            Edition.polls: Edition.polls + 1,
+            Edition.next_at: iso(utcnow() + HOURLY),
+            Edition.version: Edition.version + 1,  # as _cas(): a late answer about the edition as read is dropped
+            Edition.updated_at: now_iso(),
+        },
+    )
 
 
 def poll(row: Edition, settings: Settings) -> None:

@@ -185,15 +185,21 @@ def _deliver(url, secret, retry_delays, now, events, until):
     if not url:
         return 0, 0  # recorded but not sent until a webhook URL is configured
     now = now or utcnow()
-    with immediate():
-        OutboxMessage.update(status="not_sent").where(
-            (OutboxMessage.status == "pending")
-            & (OutboxMessage.channel == AGENT_CHANNEL)
-            & OutboxMessage.event_type.not_in(list(events))
-        ).execute()
+    unsent = (
+        (OutboxMessage.status == "pending")
+        & (OutboxMessage.channel == AGENT_CHANNEL)
+        & OutboxMessage.event_type.not_in(list(events))
+    )
+    if OutboxMessage.select().where(unsent).exists():  # a plain read first: an idle pass takes no write lock
+        with immediate():
+            OutboxMessage.update(status="not_sent").where(unsent).execute()
     attempted: list[int] = []
     sent = 0
-    while len(attempted) < BATCH and time.monotonic() < until and (message := _claim_next(now, attempted)) is not None:
+    while (
+        len(attempted) < BATCH
+        and time.monotonic() < until
+        and (message := _claim_next(now, attempted, events)) is not None
+    ):
         attempted.append(message.id)
         failure = _post(url, secret, message)
         attempts = message.attempts + 1
@@ -215,22 +221,26 @@ def _deliver(url, secret, retry_delays, now, events, until):
     return len(attempted), sent
 
 
-def _claim_next(now: datetime, skip: list[int]) -> OutboxMessage | None:
-    """The next due message, leased to this sender for CLAIM_SECONDS: no other sender, in this process
-    or another one on the same database, takes it meanwhile, and a sender that dies mid-send leaves it
-    due again afterwards (at least once). A message waits while an earlier one of its task is pending.
-    Only the agent's messages: the team's channels have their own jobs (services/team)."""
+def _claim_next(now: datetime, skip: list[int], events: frozenset[str] | tuple[str, ...]) -> OutboxMessage | None:
+    """The next due message of `events`' types, leased to this sender for CLAIM_SECONDS: no other sender, in
+    this process or another one on the same database, takes it meanwhile, and a sender that dies mid-send
+    leaves it due again afterwards (at least once). A message waits while an earlier one of its task is
+    pending. Only the agent's messages: the team's channels have their own jobs (services/team). The types
+    are part of the claim, not only of the `not_sent` marking before it: that reads outside the write lock,
+    so a message committed just after it is never sent either."""
     earlier = OutboxMessage.alias()
     waiting = earlier.select(earlier.id).where(
         (earlier.task_id == OutboxMessage.task_id)
         & (earlier.status == "pending")
         & (earlier.id < OutboxMessage.id)
         & (earlier.channel == AGENT_CHANNEL)
+        & earlier.event_type.in_(list(events))  # one never sent holds nothing back
     )
     due = (
         (OutboxMessage.status == "pending")
         & (OutboxMessage.next_attempt_at <= iso(now))
         & (OutboxMessage.channel == AGENT_CHANNEL)
+        & OutboxMessage.event_type.in_(list(events))
         & ~peewee.fn.EXISTS(waiting)
     )
     if skip:  # attempted in this pass already: once per pass

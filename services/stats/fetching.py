@@ -83,21 +83,35 @@ def accounts_with_live(settings: Settings, day: str) -> list[str]:
     return sorted(row.account for row in rows if row.account in settings.accounts)
 
 
+def _move(row: StatsFetch, force: bool, now: str) -> str | None:
+    """What _claim() does to the day's row as it is: "take" it, mark "stopped" a fetch whose process stopped
+    during its last attempt, or nothing (done, running elsewhere, out of attempts, not yet due for a retry)."""
+    if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
+        return None
+    if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
+        return "stopped" if row.status == "running" else None
+    return "take"
+
+
 def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
     """The day's fetch row for the account, now running and ours; None when it is done, running
     elsewhere, out of attempts or not yet due for a retry (`force`: the CLI's backfill takes it anyway
     unless another process runs it)."""
+
+    def read() -> StatsFetch:
+        found = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
+        return found or StatsFetch(account=account, day=day, attempts=0)
+
+    if _move(read(), force, now_iso()) is None:  # a plain read first: a day with nothing to do takes no write lock
+        return None
     now = now_iso()
     with immediate():
-        row = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day)) or StatsFetch(
-            account=account, day=day, attempts=0
-        )
-        if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
-            return None
-        if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
-            if row.status == "running":  # its process stopped during the last attempt: not running for ever
-                row.status, row.last_error, row.updated_at = "failed", "the process stopped", now
-                row.save()
+        row = read()
+        move = _move(row, force, now)
+        if move == "stopped":  # not running for ever
+            row.status, row.last_error, row.updated_at = "failed", "the process stopped", now
+            row.save()
+        if move != "take":
             return None
         row.status, row.owner, row.updated_at, row.attempts = "running", this_process(), now, row.attempts + 1
         row.save()

@@ -7,8 +7,9 @@ import threading
 import time
 
 from models import OutboxMessage, db
-from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
+from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal, immediate
 from rules.ids import now_iso
+from services import background
 from services.background import PASSES, Job, Scheduler, claim, wake
 from tests.helpers.app import built_app
 from tests.helpers.served import wait_until
@@ -98,6 +99,25 @@ def test_a_pass_can_ask_for_the_next_one_sooner_and_only_sooner(app):
         assert ran - asked >= 0.3
     finally:
         scheduler.stop()
+
+
+def test_a_wake_up_in_a_write_rings_once_it_has_ended(app):
+    """A pass reads its rows outside the write lock (an idle one takes none): woken from inside the writing
+    transaction it would look before the commit, find nothing, and wait its whole `every`."""
+    scheduler = Scheduler([Job("woken", lambda _until: None, 3600)])  # not started: only its wake-ups are read
+    background._SCHEDULERS.append(scheduler)
+    try:
+        with db.connection_context():
+            with immediate():
+                with immediate():  # a nested one ends inside the outer transaction: still not committed
+                    wake("woken")
+                assert "woken" not in scheduler.woken and not scheduler.bell.is_set()
+            assert "woken" in scheduler.woken and scheduler.bell.is_set()
+            scheduler.woken.clear()
+            wake("woken")  # outside any write: at once
+            assert "woken" in scheduler.woken
+    finally:
+        background._SCHEDULERS.remove(scheduler)
 
 
 def test_of_several_claimers_exactly_one_gets_each_row(app):
