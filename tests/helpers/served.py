@@ -2,6 +2,7 @@
 limits, health, connections, shutdown."""
 
 import os
+import random
 import re
 import signal
 import socket
@@ -41,7 +42,35 @@ SERVERS = {
 def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
     """`python app.py` (or another of SERVERS) on a free port with the agent's token and `settings`;
     yields (base URL, port, Popen). Its log goes to `log_path` when given."""
-    port = free_port()
+    own_log = log_path is None  # a file of ours, outside the test's folders (restore tests read them whole)
+    if own_log:
+        handle, log_path = tempfile.mkstemp(prefix="service-", suffix=".log")
+        os.close(handle)
+    log = open(log_path, "ab")  # closed below; shown if the process dies on its own
+    server = None
+    try:
+        for _ in range(3):  # a port taken between its probe and the service's bind: another port
+            port = free_port()
+            server = _started(tmp_path, settings, server_kind, port, log)
+            if server is not None:
+                break
+        assert server is not None, "the service did not start: its port was taken three times"
+        yield f"http://127.0.0.1:{port}", port, server
+    finally:
+        died = server.poll() if server is not None else None  # before being told to stop (a kill is expected)
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+        log.close()
+        tail = Path(log_path).read_bytes()[-4000:].decode(errors="replace")
+        if own_log:
+            os.unlink(log_path)
+        if died not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):  # a crash, or an exit in error
+            raise AssertionError(f"the service exited by itself ({died}); its log ends:\n{tail}")
+
+
+def _started(tmp_path, settings, server_kind, port, log):
+    """The process once it answers /healthz, or None when its port was taken before it could bind it."""
     env = {
         **os.environ,
         "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
@@ -52,34 +81,23 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
         **{key: str(value) for key, value in settings.items()},
     }
     env.pop("FLASK_RUN_FROM_CLI", None)
-    own_log = log_path is None  # a file of ours, outside the test's folders (restore tests read them whole)
-    if own_log:
-        handle, log_path = tempfile.mkstemp(prefix=f"service-{port}-", suffix=".log")
-        os.close(handle)
-    log = open(log_path, "ab")  # closed below; shown if the process dies on its own
+    start = log.tell()
     server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
-            time.sleep(0.1)
-        yield base, port, server
-    finally:
-        died = server.poll()  # before being told to stop (a test that kills it expects this)
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
-        tail = Path(log_path).read_bytes()[-4000:].decode(errors="replace")
-        if own_log:
-            os.unlink(log_path)
-        if died not in (None, 0, -signal.SIGKILL, -signal.SIGTERM):  # a crash, or an exit in error
-            raise AssertionError(f"the service on port {port} exited by itself ({died}); its log ends:\n{tail}")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        if server.poll() is not None:
+            log.flush()
+            with open(log.name, "rb") as written:
+                written.seek(start)
+                if b"Address already in use" in written.read():
+                    return None
+        assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
+        time.sleep(0.1)
 
 
 @contextmanager
@@ -106,9 +124,17 @@ ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections t
 
 
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port free now, below Linux's ephemeral range (32768-60999), where the fakes and receivers that bind
+    port 0 get theirs: a port probed, released and then bound by the service is not taken by them meanwhile."""
+    for _ in range(100):
+        port = random.randrange(20000, 32768)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port between 20000 and 32767")
 
 
 @contextmanager
