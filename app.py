@@ -49,7 +49,7 @@ from rules.client_input import load_json
 from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
-from services.background import Job, Scheduler
+from services.background import POLICY, Scheduler, job
 from services.chat.worker import chat_job
 from services.comments.fetching import comments_job
 from services.editions.sending import edition_job
@@ -229,25 +229,27 @@ def _register_blueprints(app):
             module.init_app(app)
 
 
-# (the setting that enables them, the jobs of the process's scheduler; services/background.py): a switch per kind
+# Every kind of background work (its switch, looks, lease and attempts: services.background.POLICY), and the
+# jobs it makes for the process's scheduler.
 JOBS = (
-    ("WEBHOOK_SENDER_ENABLED", lambda s: [sender_job(s)]),  # the agent's outbox (docs/api.md §16)
-    ("TEAM_MESSAGES_ENABLED", lambda s: sender.jobs(s)),  # the team's robots and e-mail, a job per channel
+    ("webhook-sender", lambda s: [sender_job(s)]),  # the agent's outbox (docs/api.md §4)
+    ("team", lambda s: sender.jobs(s)),  # the team's robots and e-mail, a job per channel
     # Keeps the WAL short from outside the requests (models.writes.checkpoint_wal).
-    ("WAL_CHECKPOINTER_ENABLED", lambda _s: [Job("wal-checkpointer", lambda _until: checkpoint_wal(), 0.5)]),
-    ("FEEDBACK_INDEXER_ENABLED", lambda _s: [indexer()]),
-    ("WECHAT_LIVE_WORKER_ENABLED", lambda s: [live_job(s)]),  # going live, and its result (docs/api.md §18)
-    ("WECHAT_STATS_ENABLED", lambda s: [stats_job(s)]),  # what readers did, daily (docs/api.md §19)
-    ("WECHAT_COMMENTS_ENABLED", lambda s: [comments_job(s)]),  # readers' comments (docs/api.md §23)
-    ("WECHAT_EDITIONS_ENABLED", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
+    ("wal-checkpointer", lambda _s: [job("wal-checkpointer", lambda _until: checkpoint_wal())]),
+    ("feedback-indexer", lambda _s: [indexer()]),
+    ("live-worker", lambda s: [live_job(s)]),  # going live, and its result (docs/api.md §18)
+    ("stats", lambda s: [stats_job(s)]),  # what readers did, daily (docs/api.md §19)
+    ("comments", lambda s: [comments_job(s)]),  # readers' comments (docs/api.md §23)
+    ("edition", lambda s: [edition_job(s)]),  # editions sent to followers (docs/api.md §21)
     # Decision cards in the team's chat (docs/api.md §22), when an app is set.
-    ("CHAT_CARDS_ENABLED", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
+    ("chat-cards", lambda s: [chat_job(s)] if s.team.chat.platforms else []),
 )
 
 
 def _start_scheduler(app):
     """Every enabled job of this app, each on its own thread (app.extensions["scheduler"])."""
-    jobs = [job for setting, make in JOBS if app.config[setting] for job in make(app.extensions["settings"])]
+    settings = app.extensions["settings"]
+    jobs = [each for kind, make in JOBS if app.config[POLICY[kind].switch] for each in make(settings)]
     if jobs:
         app.extensions["scheduler"] = scheduler = Scheduler(jobs)
         scheduler.start()

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from models import db, immediate
@@ -17,6 +18,84 @@ from models.writes import after_write
 log = logging.getLogger(__name__)
 PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
 _SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several apps in one process)
+
+
+HOURLY = 3600.0  # seconds between polls once a kind's own delays are spent
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one kind of work is switched, looked for, held and given up (docs/conventions.md "Background work",
+    which prints POLICY)."""
+
+    switch: str  # the setting that runs it in a process
+    every: float  # seconds between looks when nothing wakes it
+    lease: timedelta | None  # a taken row is the pass's this long, past every call's deadline; None: none held
+    attempts: int | None  # failed attempts before a row is given up; None: as `retry` says
+    retry: str  # when a failure is tried again, in words
+    settle: float = 0.0  # seconds after a wake-up, so a burst goes out in one pass
+
+
+_DELAYS = "after each of `REVIEW_WEBHOOK_RETRY_DELAYS`"
+POLICY = {
+    "webhook-sender": Policy("WEBHOOK_SENDER_ENABLED", 1.0, timedelta(seconds=60), None, _DELAYS + ", then given up"),
+    "team": Policy("TEAM_MESSAGES_ENABLED", 1.0, timedelta(seconds=60), None, _DELAYS + ", then given up", settle=0.3),
+    "chat-cards": Policy("CHAT_CARDS_ENABLED", 2.0, timedelta(seconds=60), 8, _DELAYS + " (the last repeated)"),
+    "live-worker": Policy(
+        "WECHAT_LIVE_WORKER_ENABLED",
+        1.0,
+        timedelta(minutes=10),
+        None,
+        "a submission is never repeated; its result polled after each of `WECHAT_PUBLISH_POLL_DELAYS`, then "
+        "hourly, for 24 h",
+    ),
+    "edition": Policy(
+        "WECHAT_EDITIONS_ENABLED",
+        1.0,
+        timedelta(minutes=10),
+        5,
+        "sendall a minute on with the same `clientmsgid` (45066, or no answer); polled as going live",
+    ),
+    "stats": Policy("WECHAT_STATS_ENABLED", 60.0, timedelta(minutes=10), 3, "an hour on"),
+    "comments": Policy(
+        "WECHAT_COMMENTS_ENABLED", 60.0, timedelta(minutes=5), None, "at the next fetch, `WECHAT_COMMENTS_MINUTES` on"
+    ),
+    "feedback-indexer": Policy("FEEDBACK_INDEXER_ENABLED", 5.0, None, None, "at the next pass", settle=0.2),
+    "wal-checkpointer": Policy("WAL_CHECKPOINTER_ENABLED", 0.5, None, None, "at the next pass"),
+}
+
+
+def lease_of(kind: str) -> timedelta:
+    lease = POLICY[kind].lease
+    assert lease is not None, f"{kind} holds no row"
+    return lease
+
+
+def attempts_of(kind: str) -> int:
+    attempts = POLICY[kind].attempts
+    assert attempts is not None, f"{kind} gives up as its retry says"
+    return attempts
+
+
+def poll_delay(delays: tuple[float, ...], polls: int) -> float:
+    """Seconds before the poll after `polls` polls: the kind's delays, then hourly."""
+    return delays[polls] if polls < len(delays) else HOURLY
+
+
+def policy_table() -> str:
+    """POLICY as the Markdown table docs/conventions.md carries (tests/operations/test_background.py)."""
+    rows = ["| work | switch | looks every | a taken row held | attempts | tried again |", "|" + " --- |" * 6]
+    for kind, policy in POLICY.items():
+        held = f"{policy.lease.total_seconds() / 60:g} min" if policy.lease else "–"
+        every = f"{policy.every:g} s" + (f" (settles {policy.settle:g} s)" if policy.settle else "")
+        rows.append(f"| `{kind}` | `{policy.switch}` | {every} | {held} | {policy.attempts or '–'} | {policy.retry} |")
+    return "\n".join(rows) + "\n"
+
+
+def job(kind: str, run: Callable[[float], Any], name: str | None = None, every: float | None = None) -> "Job":
+    """A Job of `kind` (a row of POLICY): `name` for a kind with a job per channel, `every` a shorter look."""
+    policy = POLICY[kind]
+    return Job(name or kind, run, min(policy.every, every or policy.every), settle=policy.settle)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from models import immediate
 from models.chat import ChatCard
 from models.review import ReviewTask
 from rules.ids import iso, now_iso, utcnow
-from services.background import Job, claim, wake
+from services.background import Job, attempts_of, claim, job, lease_of, wake
 from services.chat import cards
 from services.chat.choices import approval
 from services.chat.clients import ChatError, Feishu, WeCom
@@ -22,9 +22,8 @@ from services.team.outbox import CARDS_JOB, ask_in_chat
 from services.team.words import speaking
 
 log = logging.getLogger(__name__)
-POLL_SECONDS = 2.0
-LEASE = timedelta(seconds=60)  # a claimed card's send, bounded by services.outbound's deadline (30 s)
-MAX_ATTEMPTS = 8
+LEASE = lease_of(CARDS_JOB)  # a claimed card's send, bounded by services.outbound's deadline (30 s)
+MAX_ATTEMPTS = attempts_of(CARDS_JOB)
 
 
 def _retry_at(attempts: int, settings: Settings) -> str:
@@ -175,7 +174,7 @@ def step(settings: Settings, until: float) -> None:
 
 def chat_job(settings: Settings) -> Job:
     """The decision cards (docs/api.md §22), when a chat app is configured."""
-    return Job(CARDS_JOB, lambda until: step(settings, until), POLL_SECONDS)
+    return job(CARDS_JOB, lambda until: step(settings, until))
 
 
 def wake_cards() -> None:

@@ -16,7 +16,7 @@ from models.base import insert_rows
 from models.comments import CommentFetch, ReaderComment
 from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
-from services.background import Job, claim
+from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
 from services.platform.client import PlatformError, client_for
@@ -26,7 +26,7 @@ from services.settings import Settings
 
 log = logging.getLogger(__name__)
 PAGE = 49  # the platform refuses a count of 50 or more
-LEASE = timedelta(minutes=5)  # a fetch whose process stopped is taken again after this
+LEASE = lease_of("comments")  # a fetch whose process stopped is taken again after this
 JOB = "comments"
 MAX_TEXT = 10_000  # characters of a comment or reply kept (the platform's are far shorter)
 
@@ -289,9 +289,6 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
     return summary
 
 
-COMMENTS_EVERY = 60.0  # seconds between looks for an article due (each is due WECHAT_COMMENTS_MINUTES after its last)
-
-
 def comments_job(settings: Settings) -> Job:
     """Readers' comments (WECHAT_COMMENTS_ENABLED): a look at start, then once a minute."""
-    return Job(JOB, lambda until: fetch(settings, until=until), min(COMMENTS_EVERY, settings.comments_minutes * 60.0))
+    return job(JOB, lambda until: fetch(settings, until=until), every=settings.comments_minutes * 60.0)

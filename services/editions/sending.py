@@ -18,7 +18,7 @@ from models.review import ReviewTask
 from rules.articles import article_url
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
-from services.background import Job, claim, wake
+from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, poll_delay, wake
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import PlatformError, client_for
@@ -32,12 +32,10 @@ from services.team.outbox import edition_ended
 
 log = logging.getLogger(__name__)
 JOB = "edition"  # the scheduler's job (services/background.py); wake(JOB) when an editor sends one now
-POLL_SECONDS = 1.0
-LEASE = timedelta(minutes=10)  # a send claimed this long ago without an answer is repeated
+LEASE = lease_of(JOB)  # a send claimed this long ago without an answer is repeated
 RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same clientmsgid
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = attempts_of(JOB)
 POLL_FOR = timedelta(hours=24)
-HOURLY = timedelta(hours=1)
 # The edition's counts, from MASSSENDJOBFINISH's elements; one that is not a number from 0 to COUNT_MAX is
 # stored as null, not as 0 (docs/api.md §21 "The result").
 _COUNTS = {"total": "TotalCount", "filter": "FilterCount", "sent": "SentCount", "error": "ErrorCount"}
@@ -127,7 +125,7 @@ def send(row: Edition, settings: Settings) -> None:
         with immediate():
             _refused(row, settings, exc)
         return
-    first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY.total_seconds()
+    first = poll_delay(settings.publish_poll_delays, 0)
     with immediate():
         _recorded(row, {**answer, "owner": None, "next_at": iso(utcnow() + timedelta(seconds=first))}, settings)
     wake(JOB, after=first)
@@ -181,7 +179,7 @@ def _claim_poll() -> Edition | None:
         (Edition.next_at,),
         {
             Edition.polls: Edition.polls + 1,
-            Edition.next_at: iso(utcnow() + HOURLY),
+            Edition.next_at: iso(utcnow() + timedelta(seconds=HOURLY)),
             Edition.version: Edition.version + 1,  # as _cas(): a late answer about the edition as read is dropped
             Edition.updated_at: now_iso(),
         },
@@ -203,8 +201,7 @@ def poll(row: Edition, settings: Settings) -> None:
         elif utcnow() - parse_iso(row.send_at or row.updated_at) > POLL_FOR:
             _failed(row, settings, "no_result")
         else:
-            delays = settings.publish_poll_delays
-            delay = delays[row.polls] if row.polls < len(delays) else HOURLY.total_seconds()
+            delay = poll_delay(settings.publish_poll_delays, row.polls)
             _cas(row, {"next_at": iso(utcnow() + timedelta(seconds=delay))})
             wake(JOB, after=delay)
 
@@ -387,5 +384,5 @@ def step(settings: Settings, until: float) -> None:
 
 
 def edition_job(settings: Settings) -> Job:
-    """Editions (WECHAT_LIVE_WORKER_ENABLED, as going live): a pass every second, and at once when sent now."""
-    return Job(JOB, lambda until: step(settings, until), POLL_SECONDS)
+    """Editions (WECHAT_EDITIONS_ENABLED): a pass every second, and at once when sent now."""
+    return job(JOB, lambda until: step(settings, until))

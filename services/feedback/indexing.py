@@ -4,11 +4,9 @@ import math
 import time
 
 from models.feedback import INDEX_BATCH, index_pending
-from services.background import Job
+from services.background import Job, job
 
 INDEXER = "feedback-indexer"
-POLL_SECONDS = 5.0  # also picks up rows queued while no indexer ran (a crash, another process)
-SETTLE_SECONDS = 0.2  # after a wake-up, so one transaction indexes a burst of submissions
 
 
 def drain(until: float = math.inf) -> int:
@@ -23,4 +21,4 @@ def drain(until: float = math.inf) -> int:
 
 
 def indexer() -> Job:
-    return Job(INDEXER, drain, POLL_SECONDS, settle=SETTLE_SECONDS)
+    return job(INDEXER, drain)  # its looks also find rows queued while no indexer ran

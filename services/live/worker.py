@@ -11,7 +11,7 @@ from typing import Any
 from models import immediate
 from models.live import TaskLive
 from rules.ids import iso, now_iso, parse_iso, utcnow
-from services.background import Job, claim, wake
+from services.background import HOURLY, Job, claim, job, lease_of, poll_delay, wake
 from services.live.outcomes import apply_status, failure, move, moved, submit_failure
 from services.platform.client import PlatformError, client_for
 from services.publishing.owners import gone, this_process
@@ -20,12 +20,10 @@ from services.settings import Settings
 
 log = logging.getLogger(__name__)
 WORKER = "live-worker"  # the job's name: /metrics and wake()
-POLL_SECONDS = 1.0
 POLL_FOR = timedelta(hours=24)  # after the submission; then the result is reported as unknown
-HOURLY = 3600.0
 # A submission whose process is elsewhere gives no sign of life: this long after it began it is
 # reported (a submit call is bounded by WECHAT_TIMEOUT_SECONDS, far below).
-STALE = timedelta(minutes=10)
+STALE = lease_of(WORKER)
 
 
 def settle_interrupted(settings: Settings) -> None:
@@ -82,7 +80,7 @@ def submit(row: TaskLive, settings: Settings) -> None:
         with immediate():
             move(row, "refused", settings.team, **submit_failure(exc.errcode, str(exc)))
         return
-    first = settings.publish_poll_delays[0] if settings.publish_poll_delays else HOURLY
+    first = poll_delay(settings.publish_poll_delays, 0)
     with immediate():
         move(
             row,
@@ -118,8 +116,7 @@ def poll(row: TaskLive, settings: Settings) -> None:
         if utcnow() - parse_iso(row.submitted_at or row.updated_at) > POLL_FOR:
             move(row, "no_result", settings.team, **failure("no_result"), next_poll_at=None)
             return
-        delays = settings.publish_poll_delays
-        delay = delays[row.polls] if row.polls < len(delays) else HOURLY
+        delay = poll_delay(settings.publish_poll_delays, row.polls)
         move(row, "wait", settings.team, next_poll_at=iso(utcnow() + timedelta(seconds=delay)))
     wake(WORKER, after=delay)
 
@@ -136,4 +133,4 @@ def step(settings: Settings, until: float) -> None:
 
 def live_job(settings: Settings) -> Job:
     """Going live (WECHAT_LIVE_WORKER_ENABLED): a pass every second, and at once when an admin asks."""
-    return Job(WORKER, lambda until: step(settings, until), POLL_SECONDS)
+    return job(WORKER, lambda until: step(settings, until))

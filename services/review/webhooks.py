@@ -24,7 +24,7 @@ from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
 from schemas.dump import dumper
 from schemas.review.events import WEBHOOKS
 from services import outbound
-from services.background import Job, claim, wake
+from services.background import Job, claim, job, lease_of, wake
 from services.review.timeline import add_event
 from services.settings import Settings
 from services.settings.values import DEFAULT_RETRY_DELAYS
@@ -32,7 +32,9 @@ from services.settings.values import DEFAULT_RETRY_DELAYS
 log = logging.getLogger(__name__)
 
 BATCH = 50  # messages attempted per pass
-CLAIM_SECONDS = 60  # a claimed message is this sender's for longer than one attempt can take (outbound.ATTEMPT_SECONDS)
+CLAIM_SECONDS = lease_of(
+    "webhook-sender"
+).total_seconds()  # a claimed message is this sender's for longer than one attempt can take (outbound.ATTEMPT_SECONDS)
 
 
 _DUMP = {event_type: dumper(data) for event_type, (data, _, _) in WEBHOOKS.items()}  # `data`, as documented
@@ -265,4 +267,4 @@ def sender_job(settings: Settings) -> Job:
         while _deliver(*args, settings.webhook_events, until)[1] and time.monotonic() < until:
             pass
 
-    return Job(SENDER, run, 1.0)
+    return job(SENDER, run)

@@ -17,7 +17,7 @@ from models.review import ReviewTask
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
-from services.background import Job
+from services.background import Job, attempts_of, job, lease_of
 from services.platform.client import PLATFORM_ZONE, PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
@@ -25,9 +25,9 @@ from services.settings import Settings
 from services.stats.reading import day_dict, running_totals
 
 log = logging.getLogger(__name__)
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = attempts_of("stats")
 RETRY_AFTER = timedelta(hours=1)
-STALE_RUN = timedelta(minutes=10)  # a fetch whose process stopped is taken again after this
+STALE_RUN = lease_of("stats")  # a fetch whose process stopped is taken again after this
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
 PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
@@ -342,9 +342,6 @@ def daily_step(settings: Settings, until: float = math.inf) -> list[dict[str, An
     return results
 
 
-STATS_EVERY = 60.0  # seconds between looks at the daily statistics
-
-
 def stats_job(settings: Settings) -> Job:
     """The daily statistics (WECHAT_STATS_ENABLED): a look at start, then once a minute."""
-    return Job("stats", lambda until: daily_step(settings, until), STATS_EVERY)
+    return job("stats", lambda until: daily_step(settings, until))

@@ -14,7 +14,7 @@ from models import OutboxMessage, db, immediate
 from models.counters import count_event
 from models.outbox import AGENT_CHANNEL, record_failed_attempt
 from rules.ids import iso, utcnow
-from services.background import Job, wake
+from services.background import Job, job, lease_of, wake
 from services.ratelimit import SlidingWindowLimiter
 from services.settings import Settings
 from services.settings.team import TeamSettings
@@ -24,10 +24,10 @@ from services.team.messages import Message, render
 log = logging.getLogger(__name__)
 
 ROBOT_RATE = [(20, 60)]  # WeCom's limit (20 a minute), kept for all three robots
-CLAIM_SECONDS = 60  # longer than one attempt can take (HTTP: connect 5 s + outbound.ATTEMPT_SECONDS; SMTP 40 s)
+CLAIM_SECONDS = lease_of(
+    "team"
+).total_seconds()  # longer than one attempt can take (HTTP: connect 5 s + outbound.ATTEMPT_SECONDS; SMTP 40 s)
 FOLD_MAX = 100  # due messages read per pass; those that do not fit wait for the next
-POLL_SECONDS = 1.0
-SETTLE_SECONDS = 0.3  # after a wake-up, so a burst of tasks goes out as one digest
 # Each attempt's outcome for each message it carried, by channel and outcome (docs/api.md §16).
 NOTIFICATIONS = "review_team_notifications"
 OUTCOMES = ("sent", "failed", "given_up")
@@ -150,11 +150,14 @@ def jobs(settings: Settings) -> list[Job]:
     with db.connection_context():
         retire(settings.team)
 
-    def job(args: tuple[Any, ...]) -> Job:
+    def channel_job(args: tuple[Any, ...]) -> Job:
         def run(until: float) -> None:
             while deliver(*args) and time.monotonic() < until:
                 pass
 
-        return Job(f"team-{args[0]}", run, POLL_SECONDS, settle=SETTLE_SECONDS)
+        return job("team", run, name=f"team-{args[0]}")  # settles: a burst of tasks goes out as one digest
 
-    return [job(args) for args in deliveries(settings.team, settings.webhook_retry_delays, settings.default_language)]
+    return [
+        channel_job(args)
+        for args in deliveries(settings.team, settings.webhook_retry_delays, settings.default_language)
+    ]

@@ -5,12 +5,15 @@ import os
 import queue
 import threading
 import time
+from pathlib import Path
 
+import app as service
 from models import OutboxMessage, db
 from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal, immediate
 from rules.ids import now_iso
 from services import background
-from services.background import PASSES, Job, Scheduler, claim, wake
+from services.background import PASSES, POLICY, Job, Scheduler, claim, policy_table, wake
+from services.settings import SETTINGS
 from tests.helpers.app import built_app
 from tests.helpers.served import wait_until
 
@@ -111,8 +114,8 @@ def test_a_wake_up_in_a_write_rings_once_it_has_ended(app):
             with immediate():
                 with immediate():  # a nested one ends inside the outer transaction: still not committed
                     wake("woken")
-                assert "woken" not in scheduler.woken and not scheduler.bell.is_set()
-            assert "woken" in scheduler.woken and scheduler.bell.is_set()
+                assert "woken" not in scheduler.woken and not scheduler.bells["woken"].is_set()
+            assert "woken" in scheduler.woken and scheduler.bells["woken"].is_set()
             scheduler.woken.clear()
             wake("woken")  # outside any write: at once
             assert "woken" in scheduler.woken
@@ -157,3 +160,14 @@ def test_of_several_claimers_exactly_one_gets_each_row(app):
     for thread in threads:
         thread.join(timeout=30)
     assert sorted(taken) == sorted(f"m{n}" for n in range(20))
+
+
+def test_every_kind_of_work_is_one_row_of_the_policy_the_docs_print():
+    """services.background.POLICY is the one table: app.JOBS makes a job for each row and no other, each
+    switch is a declared setting, and docs/conventions.md carries the table as printed."""
+    assert sorted(kind for kind, _make in service.JOBS) == sorted(POLICY)
+    assert {policy.switch for policy in POLICY.values()} <= set(SETTINGS.fields)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text(encoding="utf-8")
+    carried = "\n".join(line.strip() for line in docs.splitlines() if line.strip().startswith("| `"))
+    for row in policy_table().splitlines()[2:]:
+        assert row in carried, f"docs/conventions.md: paste services.background.policy_table() in ({row})"
