@@ -6,7 +6,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import requests
 
 from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.feedback import UNLIMITED
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
@@ -54,15 +54,12 @@ def _serve(tmp_path, settings, server_kind="app.py", log_path=None):
     server = subprocess.Popen(SERVERS[server_kind](port), cwd=ROOT, env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "the service did not start"
-            time.sleep(0.1)
+
+        def started():
+            assert server.poll() is None, "the service ended as it started"
+            return answers_ok(f"{base}/healthz")
+
+        wait_until(started, 60, "the service did not start", every=0.1)
         yield base, port, server
     finally:
         server.terminate()
@@ -91,6 +88,17 @@ def peak_memory(pid):
     raise AssertionError("no VmHWM in /proc/<pid>/status")
 
 
+def sockets_held(pid):
+    """How many sockets the process has open: its listener and the connections it has accepted."""
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            held += os.readlink(fd).startswith("socket:")
+        except FileNotFoundError:  # closed meanwhile
+            pass
+    return held
+
+
 ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections timed out (120 s)
 
 
@@ -107,11 +115,10 @@ def served(tmp_path, **settings):
         yield base, port
 
 
-def wait_until(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+def listening(port):
+    """Whether a process accepts connections on 127.0.0.1:`port` (one just started is ready to be called)."""
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def answers_ok(url):

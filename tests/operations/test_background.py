@@ -11,7 +11,7 @@ from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal
 from rules.ids import now_iso
 from services.background import PASSES, Job, Scheduler, claim, wake
 from tests.helpers.app import built_app
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 CHUNK = 1024 * 1024
 
