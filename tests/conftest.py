@@ -12,7 +12,6 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from werkzeug.routing.rules import Rule
 
 from app import create_app
 from fakeplatform import FakePlatform
@@ -25,6 +24,7 @@ from tests.helpers.postgres import Cluster, binaries
 from tests.helpers.publishing import ACCOUNTS, platform_settings
 from tests.helpers.receivers import WebhookReceiver
 from tests.helpers.review import article_payload, create_task, image_post_payload, make_asset
+from tests.helpers.routing import shared_routes
 
 STORES = ("sqlite", "postgresql")
 # Passwords hashed cheaply under test (docs/api.md §1 PASSWORD_HASH_METHOD): scrypt is most of a test's setup.
@@ -32,27 +32,6 @@ STORES = ("sqlite", "postgresql")
 os.environ.setdefault("PASSWORD_HASH_METHOD", "pbkdf2:sha256:1")
 # The service processes tests start (hundreds) reuse compiled modules instead of compiling every one.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-
-
-def _lazy_builder(compile_builder):
-    """Werkzeug compiles two URL builders for each of an app's ~60 routes as it is built: a third
-    of a test's setup, for the few URLs a test builds. Under test they are compiled when first used."""
-
-    def lazy(rule, append_unknown=True):
-        compiled = None
-
-        def build(bound_rule, *args, **kwargs):
-            nonlocal compiled
-            if compiled is None:
-                compiled = compile_builder(rule, append_unknown)
-            return compiled(bound_rule, *args, **kwargs)
-
-        return build
-
-    return lazy
-
-
-Rule._compile_builder = _lazy_builder(Rule._compile_builder)
 
 
 def pytest_generate_tests(metafunc):
@@ -140,7 +119,8 @@ def make_app(tmp_path, database_url, sqlite_template):
             "REVIEW_DEFAULT_LANGUAGE": "en",
         }
         config.update(overrides)
-        application = create_app(config, serve=True)
+        with shared_routes():  # the worker's URL map, bound once (tests/helpers/routing.py)
+            application = create_app(config, serve=True)
         response_check.install(application)
         return application
 

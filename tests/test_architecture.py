@@ -170,6 +170,40 @@ def test_no_peewee_private_members_anywhere():
     assert leaks == []
 
 
+# No test replaces a private member of the web framework: it would test a framework that ships nowhere, and
+# an upgrade changes one without notice (tests/helpers/routing.py does what such a patch once did).
+FRAMEWORKS = ("flask", "werkzeug")
+
+
+def _framework_patches(path):
+    """`X._name = …` or `setattr(X, "_name", …)` (monkeypatch's too) on a name imported from the framework."""
+    tree = ast.parse(path.read_text())
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in FRAMEWORKS
+        for alias in node.names
+    }
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        patched = [(target.value, target.attr) for target in targets if isinstance(target, ast.Attribute)]
+        calls_setattr = isinstance(node, ast.Call) and "setattr" in (
+            getattr(node.func, "attr", None),
+            getattr(node.func, "id", None),
+        )
+        if calls_setattr and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            patched.append((node.args[0], node.args[1].value))
+        for receiver, name in patched:
+            private = isinstance(name, str) and name.startswith("_") and not name.endswith("__")
+            if private and isinstance(receiver, ast.Name) and receiver.id in imported:
+                yield f"{path.relative_to(ROOT)}:{node.lineno}: {receiver.id}.{name}"
+
+
+def test_no_test_patches_a_private_member_of_the_framework():
+    patches = [patch for path in sorted((ROOT / "tests").rglob("*.py")) for patch in _framework_patches(path)]
+    assert patches == []
+
+
 # Where the store classes may be named (docs/api.md §17): models/base.py builds the database from the
 # settings, models/store.py is the seam every other module asks (on_sqlite(), the search, the write
 # lock's PostgreSQL part, the copy's snapshot and id sequences, a backup archive's SQLite file).

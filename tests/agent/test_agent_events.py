@@ -6,7 +6,6 @@ Signatures are checked with the `standardwebhooks` library's own Webhook.verify,
 import base64
 import json
 import socket
-import time
 
 import pytest
 from standardwebhooks import Webhook
@@ -25,6 +24,7 @@ from tests.helpers.review import (
     make_asset,
     patch_url,
 )
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -48,11 +48,9 @@ def served(make_app, fake, receiver, events):
 
 def settled_outbox(app, timeout=10):
     """{event type: status} once the running sender has nothing pending."""
-    deadline = time.monotonic() + timeout
     with app.app_context(), db.connection_context():
-        while OutboxMessage.select().where(OutboxMessage.status == "pending").exists():
-            assert time.monotonic() < deadline, "the sender did not settle the outbox"
-            time.sleep(0.05)
+        pending = OutboxMessage.select().where(OutboxMessage.status == "pending")
+        wait_until(lambda: not pending.exists(), timeout, "the sender did not settle the outbox")
         return {m.event_type: m.status for m in OutboxMessage.select()}
 
 

@@ -2,10 +2,8 @@
 against the service on a real HTTP server."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -27,6 +25,8 @@ from tests.helpers.review import (
     locked_except,
     png_bytes,
 )
+from tests.helpers.served import free_port, listening
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {
@@ -169,12 +169,6 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     assert too_large[0] and too_large[1]["error"]["code"] == "payload_too_large"
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 HTTP_TOKEN = "mcp-http-token-for-tests"
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -201,10 +195,12 @@ def test_streamable_http_transport_needs_the_bearer_token(app):
             text=True,
         )
         try:
-            deadline = time.monotonic() + 20
-            while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
-                time.sleep(0.1)
+
+            def started():
+                assert server.poll() is None, server.stderr.read()
+                return listening(port)
+
+            wait_until(started, 20, "the MCP server did not start", every=0.1)
             url = f"http://127.0.0.1:{port}/mcp"
             accept = {"Accept": "application/json, text/event-stream"}
             refused = [

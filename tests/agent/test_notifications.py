@@ -13,7 +13,7 @@ from models import OutboxMessage, db
 from rules.ids import utcnow
 from services.background import wake
 from services.review import webhooks as notifications
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 

@@ -25,6 +25,7 @@ from blueprints.openapi import Blueprint
 from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -681,7 +682,9 @@ def test_a_logout_during_a_reread_of_the_records_is_not_lost(guarded, monkeypatc
         def where(self, *conditions):
             rows = list(self.query.where(*conditions))  # read before the logout commits ...
             reading.set()
-            time.sleep(0.3)  # ... and assigned after it
+            wait_until(lambda: select().exists(), 10, "the logout recorded nothing")  # ... assigned after it
+            # The room a logout not held back would have to add its id in memory too: a proof of absence.
+            time.sleep(0.3)
             return rows
 
     monkeypatch.setattr(auth_module.EndedSession, "select", lambda *a: SlowQuery(select(*a)))

@@ -16,7 +16,8 @@ import requests
 
 from fakeplatform.chatapps import FakeChatApps
 from fakeplatform.freepublish import publish_event_xml, sha1_sorted, signed_push
-from tests.helpers.served import answers_ok, free_port, wait_until
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1].parent
 INSTANCE_SECRETS = {

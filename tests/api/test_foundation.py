@@ -18,6 +18,8 @@ from models import AdminUser, db
 from models.schema import LATEST, current_version
 from services.errors import Conflict, PreconditionFailed, RateLimited
 from tests.helpers.app import assert_error
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 
 def test_state_folders_and_secret_key_reused(make_app, tmp_path):
@@ -269,13 +271,8 @@ def test_cli_commands_do_not_warn_about_the_agent_token(tmp_path):
 def _served_stderr(tmp_path, command, **settings):
     """Run a server command on a free port until /healthz answers 200, stop it; its stderr."""
     import signal
-    import socket
-    import time
-    import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "REVIEW_INSTANCE_PATH": str(tmp_path / "instance"),
@@ -292,15 +289,7 @@ def _served_stderr(tmp_path, command, **settings):
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
-                    assert answer.status == 200
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
+        wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the server did not start", every=0.2)
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # the reloader's child too
         _, stderr = server.communicate(timeout=30)

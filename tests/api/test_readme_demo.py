@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.served import answers_ok, free_port, wait_until
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1].parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -22,7 +22,8 @@ from cli.demo import mcp_lines
 from rules.ids import new_id
 from tests.helpers.app import AGENT_TOKEN, signed_in_admin
 from tests.helpers.review import article_selections, decision_url, live_server, locked_except, png_bytes
-from tests.helpers.served import answers_ok, free_port, wait_until
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

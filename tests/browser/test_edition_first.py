@@ -17,7 +17,7 @@ from tests.helpers.browser import (
     sign_in_as,
 )
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 

@@ -1,13 +1,12 @@
 """Presence ends when the page does (docs/api.md §15): a reviewer who closes the task page is gone from the
 other reviewer's page at once, not REVIEW_PRESENCE_SECONDS later (the page's pagehide beacon)."""
 
-import time
-
 from playwright.sync_api import expect
 
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
 from tests.helpers.browser import sign_in
 from tests.helpers.review import article_payload, create_task
+from tests.helpers.waiting import wait_for
 
 
 def reviewer(browser, live_server, console, username, path):
@@ -43,10 +42,9 @@ def test_closing_the_page_removes_its_reviewer_at_once(browser, live_server, con
         # bob closes his tab: pagehide sends the leave beacon. His browser stays open, as a reviewer's does;
         # closing the whole context could drop the beacon before it leaves (a loaded machine).
         bob.close()
-        deadline = time.monotonic() + 15  # a wide margin for a loaded machine; without the beacon bob stays 60 s
-        while "bob" in others_on(carol, task) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert others_on(carol, task) == ["alice"]
+        # A wide margin for a loaded machine; without the beacon bob stays 60 s.
+        others = wait_for(lambda: others_on(carol, task), lambda others: "bob" not in others, 15, "bob still on")
+        assert others == ["alice"]
 
         alice.locator("#final-title").fill("爱丽丝改的标题")  # her first edit sends a heartbeat at once
         expect(presence).to_have_text("Also open by carol.")

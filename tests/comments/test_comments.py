@@ -12,7 +12,7 @@ from tests.helpers.app import AGENT_TOKEN, assert_error
 from tests.helpers.comments import article, fetch
 from tests.helpers.editions import propose, published_articles, send_edition
 from tests.helpers.publishing import STATS_SECRET, live_task, published_article
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 AGENT = {"x-review-agent-token": AGENT_TOKEN}

@@ -15,7 +15,8 @@ from models.comments import CommentFetch
 from rules.ids import iso, utcnow
 from tests.helpers.live_processes import live_of, published, service, store_of
 from tests.helpers.publishing import STATS_SECRET
-from tests.helpers.served import wait_for_passes, wait_until
+from tests.helpers.served import wait_for_passes
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 JOB = "comments"

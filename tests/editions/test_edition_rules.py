@@ -28,7 +28,7 @@ from tests.helpers.review import (
     live_server,
     make_asset,
 )
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 APPID = ACCOUNTS["silicon-rise"][0]
 

@@ -11,7 +11,7 @@ from services.platform.client import client_for
 from tests.helpers.app import assert_error
 from tests.helpers.editions import outbox, propose, published_articles, send_edition, wait_for_edition
 from tests.helpers.publishing import ACCOUNTS, went_live_days_ago
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 APPID = ACCOUNTS["silicon-rise"][0]

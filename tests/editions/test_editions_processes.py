@@ -11,7 +11,8 @@ import pytest
 import requests
 
 from tests.helpers.live_processes import AGENT, live_of, published, service
-from tests.helpers.served import wait_for_passes, wait_until
+from tests.helpers.served import wait_for_passes
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 

@@ -3,7 +3,6 @@
 import logging
 import re
 import sqlite3
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from models.store import fold_case
 from services.feedback import indexing
 from tests.helpers.app import built_app, create_admin, login
 from tests.helpers.feedback import UNLIMITED, created
+from tests.helpers.waiting import wait_until
 
 QUEUED = "SELECT COUNT(*) FROM feedback_search_pending"
 
@@ -101,10 +101,7 @@ def test_the_indexer_drains_the_queue_after_submissions(make_app):
         try:
             client = app.test_client()
             record = created(client, content="indexed by the worker")
-            deadline = time.monotonic() + 10
-            while rows(QUEUED) != [(0,)]:
-                assert time.monotonic() < deadline, "the queue was not drained"
-                time.sleep(0.05)
+            wait_until(lambda: rows(QUEUED) == [(0,)], 10, "the queue was not drained")
             assert rows("SELECT rowid FROM feedback_fts WHERE feedback_fts MATCH '\"by the worker\"'") == rows(
                 "SELECT id FROM feedback WHERE feedback_id = ?", (record["id"],)
             )
@@ -120,10 +117,7 @@ def test_rows_queued_before_a_restart_are_indexed_when_the_indexer_starts(make_a
     with built_app(make_app, FEEDBACK_INDEXER_ENABLED=True, **UNLIMITED) as app:
         worker = app.extensions["scheduler"]
         try:
-            deadline = time.monotonic() + 10
-            while rows(QUEUED) != [(0,)]:
-                assert time.monotonic() < deadline, "the queue was not drained at start"
-                time.sleep(0.05)
+            wait_until(lambda: rows(QUEUED) == [(0,)], 10, "the queue was not drained at start")
         finally:
             worker.stop()
         assert rows("SELECT COUNT(*) FROM feedback_chars") == [(1,)]

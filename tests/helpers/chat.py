@@ -1,9 +1,8 @@
 """Tasks for the chat's decision cards (docs/api.md §22): one option per field, or choices left."""
 
-import time
-
 from fakeplatform.freepublish import encoding_aes_key
 from tests.helpers.review import article_payload, create_task, make_asset
+from tests.helpers.waiting import wait_until
 
 FEISHU_TOKEN, FEISHU_KEY, CHAT_ID = "feishu-verification-token", "feishu-encrypt-key", "oc_team_group"
 WECOM_TOKEN, WECOM_KEY = "wecom-callback-token", encoding_aes_key()
@@ -50,8 +49,4 @@ def link(app, username, feishu=None, wecom=None):
 
 
 def wait_for(predicate, seconds=15, what="the card"):
-    deadline = time.monotonic() + seconds
-    while not (found := predicate()):
-        assert time.monotonic() < deadline, f"{what} did not come"
-        time.sleep(0.05)
-    return found
+    return wait_until(predicate, seconds, f"{what} did not come")

@@ -1,9 +1,8 @@
 """Editions (docs/api.md §21): published articles to put in one, proposing and sending it, waiting for its end."""
 
-import time
-
 from models import OutboxMessage, db
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
+from tests.helpers.waiting import wait_for
 
 
 def published_articles(app, admin_client, agent_headers, count, account="silicon-rise"):
@@ -23,13 +22,12 @@ def published_articles(app, admin_client, agent_headers, count, account="silicon
 
 def wait_for_edition(client, edition, statuses=("sent", "failed"), seconds=15, **kwargs):
     """The edition once its status is one of `statuses`."""
-    deadline = time.monotonic() + seconds
-    while True:
-        current = client.get(f"/api/editions/{edition['id']}", **kwargs).get_json()
-        if current["status"] in statuses:
-            return current
-        assert time.monotonic() < deadline, current
-        time.sleep(0.05)
+    return wait_for(
+        lambda: client.get(f"/api/editions/{edition['id']}", **kwargs).get_json(),
+        lambda current: current["status"] in statuses,
+        seconds,
+        f"the edition not {' or '.join(statuses)}",
+    )
 
 
 def outbox(event_type):

@@ -18,6 +18,7 @@ from tests.helpers.review import (
     image_post_payload,
     make_asset,
 )
+from tests.helpers.waiting import wait_for
 
 ACCOUNTS = {
     "silicon-rise": ("wx-silicon-rise", "secret-silicon-rise-123"),
@@ -149,15 +150,12 @@ def published_article(app, admin_client, agent_headers, account="silicon-rise", 
 
 def wait_for_live(admin_client, task, statuses=("live", "failed"), seconds=15):
     """The task once its `live.status` is one of `statuses` (the live worker and events move it)."""
-    import time
-
-    deadline = time.monotonic() + seconds
-    while True:
-        current = admin_client.get(f"/api/review/tasks/{task['id']}").get_json()
-        if current["live"] and current["live"]["status"] in statuses:
-            return current
-        assert time.monotonic() < deadline, current["live"]
-        time.sleep(0.05)
+    return wait_for(
+        lambda: admin_client.get(f"/api/review/tasks/{task['id']}").get_json(),
+        lambda current: current["live"] and current["live"]["status"] in statuses,
+        seconds,
+        f"going live not {' or '.join(statuses)}",
+    )
 
 
 def live_task(app, admin_client, agent_headers, days_ago=3, fake=None, context=None):

@@ -17,6 +17,7 @@ import requests
 
 from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.feedback import UNLIMITED
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
@@ -120,6 +121,17 @@ def peak_memory(pid):
     raise AssertionError("no VmHWM in /proc/<pid>/status")
 
 
+def sockets_held(pid):
+    """How many sockets the process has open: its listener and the connections it has accepted."""
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            held += os.readlink(fd).startswith("socket:")
+        except FileNotFoundError:  # closed meanwhile
+            pass
+    return held
+
+
 ANSWER_TIMEOUT = 5  # seconds; the old service hung until the idle connections timed out (120 s)
 
 
@@ -144,11 +156,10 @@ def served(tmp_path, **settings):
         yield base, port
 
 
-def wait_until(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+def listening(port):
+    """Whether a process accepts connections on 127.0.0.1:`port` (one just started is ready to be called)."""
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def answers_ok(url):

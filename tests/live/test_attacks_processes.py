@@ -11,7 +11,7 @@ import requests
 from fakeplatform.freepublish import publish_event_xml, sha1_sorted, signed_push
 from tests.helpers.live_processes import live_of, published, service, store_of
 from tests.helpers.publishing import went_live_days_ago
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 TOKEN = "late-answer-event-token"
 

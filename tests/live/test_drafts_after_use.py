@@ -5,7 +5,7 @@ against that."""
 from tests.helpers.app import assert_error
 from tests.helpers.editions import propose
 from tests.helpers.publishing import go_live_url, published_article, wait_for_live
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 
 def preview_url(task):

@@ -8,7 +8,7 @@ from models import OutboxMessage, db
 from tests.helpers.app import assert_error
 from tests.helpers.publishing import go_live_url, published_article, wait_for_live
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 

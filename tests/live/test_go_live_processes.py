@@ -11,7 +11,8 @@ import pytest
 
 from tests.helpers.live_processes import live_of, published, service, store_of
 from tests.helpers.publishing import went_live_days_ago
-from tests.helpers.served import wait_for_passes, wait_until
+from tests.helpers.served import wait_for_passes
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores
 

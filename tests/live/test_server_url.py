@@ -19,6 +19,7 @@ from tests.helpers.publishing import (
     published_article,
     wait_for_live,
 )
+from tests.helpers.waiting import wait_until
 
 APPID = ACCOUNTS["silicon-rise"][0]
 PLAIN_TOKEN = "event-token-carbon-fitness"  # carbon-fitness has a token and no key: plaintext is its mode
@@ -77,10 +78,7 @@ def publishing(app, admin_client, agent_headers, fake, served_url, request):
 
 
 def wait_until_finished(fake, publish_id):
-    deadline = time.monotonic() + 10
-    while fake.publishes[publish_id]["status"] == 1:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(lambda: fake.publishes[publish_id]["status"] != 1, what="the publish never finished", every=0.02)
 
 
 def _unchanged(admin_client, task):

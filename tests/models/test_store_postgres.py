@@ -2,12 +2,12 @@
 rule across connections (the API rules themselves run on both stores in the modules marked both_stores)."""
 
 import threading
-import time
 
 import pytest
 
 from models import db, immediate
 from tests.helpers.feedback import UNLIMITED, payload, submit
+from tests.helpers.waiting import wait_until
 
 
 @pytest.fixture
@@ -54,6 +54,10 @@ def test_keyword_search_reads_the_trigram_indexes(pg_app):
     assert admin.get("/api/feedbacks", query_string={"keyword": "REPORT 7"}).get_json()["pagination"]["total"] == 1
 
 
+# The second writer waiting for immediate()'s lock (models/store.py take_pg_write_lock) that the first holds.
+A_WRITER_WAITS = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)"
+
+
 def test_one_writer_at_a_time_across_connections(pg_app):
     """immediate() holds every other writer (another process's too) until it commits."""
     order = []
@@ -62,7 +66,7 @@ def test_one_writer_at_a_time_across_connections(pg_app):
     def first():
         with db.connection_context(), immediate():
             entered.set()
-            time.sleep(0.5)
+            wait_until(lambda: db.execute_sql(A_WRITER_WAITS).fetchone()[0], 10, "the second writer did not wait")
             order.append("first done")
 
     def second():

@@ -15,7 +15,7 @@ from services import background
 from services.background import PASSES, POLICY, Job, Scheduler, claim, policy_table, wake
 from services.settings import SETTINGS
 from tests.helpers.app import built_app
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 CHUNK = 1024 * 1024
 

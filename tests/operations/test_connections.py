@@ -9,12 +9,14 @@ import socket
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 from tests.helpers.app import AGENT_TOKEN
-from tests.helpers.served import ANSWER_TIMEOUT, served
+from tests.helpers.served import ANSWER_TIMEOUT, served, served_process, sockets_held
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 IDLE_SECONDS = 3
@@ -48,10 +50,10 @@ def answers(base):
 @pytest.mark.timeout(180)
 def test_a_thousand_idle_connections_do_not_lock_the_service_out(tmp_path):
     raise_open_file_limit(4096)
-    with served(tmp_path, CONNECTION_IDLE_SECONDS=60) as (base, port):
-        idle = open_sockets(port, 1000)
+    with served_process(tmp_path, CONNECTION_IDLE_SECONDS=60) as (base, server):
+        idle = open_sockets(urlsplit(base).port, 1000)
         try:
-            time.sleep(0.5)  # the server has accepted them all
+            wait_until(lambda: sockets_held(server.pid) > 1000, 30, "the server did not accept them all")
             assert answers(base) == (200, 200)
         finally:
             for sock in idle:
@@ -63,7 +65,7 @@ def test_two_hundred_slow_header_senders_do_not_lock_the_service_out(tmp_path):
     raise_open_file_limit(4096)
     with served(tmp_path, CONNECTION_IDLE_SECONDS=60) as (base, port):
         slow = open_sockets(port, 200)
-        stop = threading.Event()
+        stop, sent = threading.Event(), [0]  # bytes sent on every connection
         request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 4096
 
         def trickle():
@@ -75,13 +77,15 @@ def test_two_hundred_slow_header_senders_do_not_lock_the_service_out(tmp_path):
                         sock.send(request[offset : offset + 1])
                     except OSError:
                         pass
+                sent[0] += 1
 
         sender = threading.Thread(target=trickle, daemon=True)
         sender.start()
         try:
-            time.sleep(2.5)  # a few bytes in: every slow connection is mid-headers
+            wait_until(lambda: sent[0] >= 2, 30, "no bytes sent")  # a few bytes in: every connection is mid-headers
             assert answers(base) == (200, 200)
-            time.sleep(1)
+            later = sent[0] + 1
+            wait_until(lambda: sent[0] >= later, 30, "no more bytes sent")  # and on, a byte a second
             assert answers(base) == (200, 200)
         finally:
             stop.set()

@@ -5,14 +5,14 @@ address its rate limits count against by sending its own X-Forwarded-For."""
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
 from tests.helpers.app import AGENT_TOKEN
-from tests.helpers.served import free_port, served
+from tests.helpers.served import answers_ok, free_port, served
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -69,15 +69,13 @@ def nginx_in_front(tmp_path):
         )
         started.append(process)
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    return base
-            except requests.RequestException:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
-            time.sleep(0.1)
+
+        def passing_on():
+            assert process.poll() is None, process.stderr.read()
+            return answers_ok(f"{base}/healthz")
+
+        wait_until(passing_on, 20, "nginx did not pass the service on", every=0.1)
+        return base
 
     started = []
     yield start

@@ -5,11 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from services.logs import escape_controls
-from tests.helpers.served import answers_ok, free_port, wait_until
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FORGED = "2026-11-24 23:59:59,000 INFO review admin account mallory created"
@@ -29,16 +30,27 @@ def test_a_newline_in_a_request_path_cannot_start_a_log_line(tmp_path):
         "REVIEW_UPLOADS_PATH": str(tmp_path / "uploads"),
     }
     server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    lines = []
+
+    def read():
+        for line in server.stderr:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         wait_until(lambda: answers_ok(f"http://127.0.0.1:{port}/healthz"), 60, "the service did not start")
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request("GET", "/api/x%0A" + FORGED.replace(" ", "%20") + "%0D%1B[2J")
         assert connection.getresponse().status == 404
         connection.close()
-        time.sleep(0.3)  # the access line is written after the answer
+        # The access line is written after the answer.
+        wait_until(lambda: any("GET /api/x" in line for line in lines), 10, "no access line for the request")
     finally:
         os.kill(server.pid, signal.SIGTERM)
-        stderr = server.communicate(timeout=30)[1]
+        server.wait(timeout=30)
+        reader.join(10)
+    stderr = "".join(lines)
     lines = stderr.splitlines()
     assert not any(line.startswith("2026-11-24 23:59:59") for line in lines)
     assert any(

@@ -15,7 +15,8 @@ from models.review import ReviewTask
 from rules.limits import LOG_MAX_BYTES, MAX_REQUEST_BODY_BYTES
 from tests.helpers.app import built_app
 from tests.helpers.review import article_payload, body_option
-from tests.helpers.served import AGENT, ANSWER_TIMEOUT, CLIENT, served_process
+from tests.helpers.served import AGENT, ANSWER_TIMEOUT, CLIENT, served_process, sockets_held
+from tests.helpers.waiting import wait_until
 
 
 def _raw(port, request):
@@ -97,7 +98,7 @@ def _seed(make_app):
 
 def test_healthz_does_not_wait_behind_a_burst_of_work(tmp_path, make_app):
     _seed(make_app)
-    with served_process(tmp_path, THREADS=4) as (base, _server):
+    with served_process(tmp_path, THREADS=4) as (base, server):
 
         def listing(_):
             started = time.monotonic()
@@ -107,7 +108,8 @@ def test_healthz_does_not_wait_behind_a_burst_of_work(tmp_path, make_app):
 
         with ThreadPoolExecutor(BURST) as pool:
             burst = pool.map(listing, range(BURST))
-            time.sleep(0.5)  # the API threads are busy and the queue is long
+            # The API threads are busy and the queue is long: the server holds every call's connection.
+            wait_until(lambda: sockets_held(server.pid) > BURST, 60, "the burst did not reach the server")
             health = []
             for _ in range(3):
                 started = time.monotonic()

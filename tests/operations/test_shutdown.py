@@ -15,7 +15,8 @@ from models import PublishJob, PublishLock, db
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin
 from tests.helpers.publishing import platform_settings
 from tests.helpers.review import approve_article, article_payload, create_task, decision_url, make_asset
-from tests.helpers.served import answers_ok, free_port, wait_until
+from tests.helpers.served import answers_ok, free_port
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GRACE = 20

@@ -30,6 +30,8 @@ from services.platform.client import (
 )
 from services.settings import Settings
 from tests.helpers.images import encoded, noise_image, png_bytes
+from tests.helpers.served import listening
+from tests.helpers.waiting import wait_until
 
 APPID, SECRET = "wx-silicon-rise", "secret-silicon-rise-0123456789"
 ACCOUNT = "silicon-rise"
@@ -556,20 +558,13 @@ def test_fake_runs_standalone_and_prints_its_settings():
             "REVIEW_REMOTE_IMAGE_HOSTS": "127.0.0.1",
             "REVIEW_REMOTE_IMAGE_ALLOW_PRIVATE": "true",
         }
-        answer = None
-        for _ in range(50):
-            try:
-                answer = requests.post(
-                    f"http://127.0.0.1:{port}/cgi-bin/stable_token",
-                    timeout=2,
-                    data=json.dumps(
-                        {"grant_type": "client_credential", "appid": "wx-carbon-fitness", "secret": "from-env"}
-                    ),
-                )
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        assert answer is not None and answer.json()["expires_in"] == 7200
+        wait_until(lambda: listening(port), 10, "the fake did not start")
+        answer = requests.post(
+            f"http://127.0.0.1:{port}/cgi-bin/stable_token",
+            timeout=2,
+            data=json.dumps({"grant_type": "client_credential", "appid": "wx-carbon-fitness", "secret": "from-env"}),
+        )
+        assert answer.json()["expires_in"] == 7200
     finally:
         proc.terminate()
         proc.wait(timeout=10)

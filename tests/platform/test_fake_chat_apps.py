@@ -353,7 +353,7 @@ def test_feishu_url_verification(fake, receiver):
 
 def test_a_slow_answer_is_a_timeout(fake, receiver):
     def slow(_request):
-        time.sleep(0.6)
+        time.sleep(0.6)  # an answer slower than the 0.3 s the caller waits: the timeout under test
         return Response("{}")
 
     receiver.reply = slow

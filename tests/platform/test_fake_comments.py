@@ -12,7 +12,7 @@ from models.base import db, init_database
 from models.platform import PlatformToken, PlatformUpload
 from services.platform.client import PlatformClient, PlatformError
 from tests.helpers.review import png_bytes
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 APPID, SECRET = "wx-silicon-rise", "secret-silicon-rise-0123456789"
 OTHER_APPID, OTHER_SECRET = "wx-carbon-fitness", "secret-carbon-fitness-0123456789"

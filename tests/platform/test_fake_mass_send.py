@@ -21,7 +21,8 @@ from fakeplatform.masssend import mass_event_xml
 from fakeplatform.threaded import Served
 from services.platform.pushes import decrypt
 from tests.helpers.publishing import ACCOUNTS
-from tests.helpers.served import wait_until
+from tests.helpers.served import listening
+from tests.helpers.waiting import wait_until
 
 APPID, SECRET = ACCOUNTS["silicon-rise"]
 OTHER_APPID, OTHER_SECRET = ACCOUNTS["carbon-fitness"]
@@ -103,10 +104,7 @@ def mass_status(fake, token, msg_id):
 
 
 def wait_finished(fake, msg_id, timeout=10):
-    deadline = time.monotonic() + timeout
-    while fake.mass_sends[msg_id]["status"] == "SENDING":
-        assert time.monotonic() < deadline, "the send never finished"
-        time.sleep(0.02)
+    wait_until(lambda: fake.mass_sends[msg_id]["status"] != "SENDING", timeout, "the send never finished", every=0.02)
     return fake.mass_sends[msg_id]
 
 
@@ -379,10 +377,8 @@ def test_the_finished_send_is_pushed_signed_to_the_server_url(fake, token, draft
     # One copyright check per article, as the platform's sample (fakeplatform/samples/MASSSENDJOBFINISH.xml).
     assert [root.findtext(f"CopyrightCheckResult/{k}") for k in ("Count", "CheckState")] == ["3", "1"]
     assert [i.findtext("ArticleIdx") for i in root.findall("CopyrightCheckResult/ResultList/item")] == ["1", "2", "3"]
-    deadline = time.monotonic() + 10  # the fake notes the answer after the receiver has the push
-    while not fake.mass_event_answers:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    # The fake notes the answer after the receiver has the push.
+    wait_until(lambda: fake.mass_event_answers, what="the push's answer not noted", every=0.02)
     assert fake.mass_event_answers == [(msg_id, 200, "success")]
 
 
@@ -503,10 +499,7 @@ def test_mass_and_freepublish_items_come_together_before_a_tests_extra_ones(fake
     ]
     answer = sendall(fake, token, draft)
     wait_finished(fake, answer["msg_id"])
-    deadline = time.monotonic() + 10
-    while fake.publishes[publish_id]["status"] == 1:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(lambda: fake.publishes[publish_id]["status"] != 1, what="the publish never finished", every=0.02)
     day = beijing_day(-2)
     fake.set_publish_day(fake.publishes[publish_id]["msg_data_id"], day)
     fake.set_publish_day(answer["msg_data_id"], day)
@@ -538,12 +531,8 @@ def test_the_standalone_fake_mass_sends_and_pushes_to_the_service(events):
         lines = [proc.stdout.readline() for _ in range(11)]
         exports = dict(line.strip().removeprefix("export ").split("=", 1) for line in lines if "export" in line)
         base = f"http://127.0.0.1:{port}"
-        for _ in range(50):
-            try:
-                token = token_for(base, "wx-silicon-rise", "secret-silicon-rise")
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
+        wait_until(lambda: listening(port), 10, "the fake did not start")
+        token = token_for(base, "wx-silicon-rise", "secret-silicon-rise")
         thumb = requests.post(
             f"{base}/cgi-bin/material/add_material?type=image&access_token={token}",
             timeout=5,

@@ -17,7 +17,7 @@ from services.platform.client import PlatformError, client_for
 from tests.helpers.app import built_app
 from tests.helpers.publishing import ACCOUNTS, platform_settings
 from tests.helpers.review import live_server, png_bytes
-from tests.helpers.served import wait_until
+from tests.helpers.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "fakeplatform" / "samples"

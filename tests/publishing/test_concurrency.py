@@ -2,7 +2,6 @@
 
 import os
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from rules.ids import iso, utcnow
 from tests.helpers.app import ADMIN_PASSWORD, assert_error, reload_settings
 from tests.helpers.publishing import approved_article, platform_settings, publish, publish_url
 from tests.helpers.review import live_server
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -42,14 +42,6 @@ def hang_draft(app, fake):
     return fake.hold_next("/draft/add", 20)
 
 
-def wait_until(condition, seconds=10):
-    """Poll for a state the test needs (not a timing claim)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
-
-
 def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_made(
     app, admin_client, agent_headers, fake
 ):
@@ -65,7 +57,9 @@ def test_a_second_publish_while_one_is_in_flight_is_refused_and_one_draft_is_mad
         answers = {}
         first = threading.Thread(target=lambda: answers.update(first=session.post(base_url + publish_url(task))))
         first.start()
-        wait_until(lambda: fake.requests_to("/draft/add"))  # the first publish is inside the platform call
+        wait_until(
+            lambda: fake.requests_to("/draft/add"), what="no draft/add", every=0.01
+        )  # the first publish is inside the platform call
 
         second = Answer(session.post(base_url + publish_url(task)))
         # no transaction is held during the platform call: other writes and reads go through meanwhile
@@ -103,7 +97,9 @@ def test_a_task_being_published_is_not_deleted_under_it(app, admin_client, agent
         answers = {}
         first = threading.Thread(target=lambda: answers.update(publish=session.post(base_url + publish_url(task))))
         first.start()
-        wait_until(lambda: fake.requests_to("/draft/add"))  # the publish is inside the platform call
+        wait_until(
+            lambda: fake.requests_to("/draft/add"), what="no draft/add", every=0.01
+        )  # the publish is inside the platform call
         refused = Answer(session.delete(f"{base_url}/api/review/tasks/{task['id']}"))
         draft_answers.set()
         first.join(timeout=40)

@@ -178,10 +178,9 @@ def test_the_page_can_follow_a_publish_while_it_runs(app, admin_client, agent_he
             db.close()
 
     threading.Thread(target=run).start()
-    seen = []
-    while not finished.is_set():
+    seen = [admin_client.get(url).get_json()]
+    while not finished.wait(0.05):  # a reading every 50 ms while the publish runs
         seen.append(admin_client.get(url).get_json())
-        time.sleep(0.05)
     steps = [(s.get("step"), s.get("done"), s.get("total")) for s in seen if s["running"]]
     uploading = [(done, total) for step, done, total in steps if step == "uploading_images"]
     assert uploading and {total for _, total in uploading} == {9}  # 8 body images and the cover

@@ -20,6 +20,7 @@ from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.served import METRICS_TOKEN, served, wait_for_passes
 from tests.helpers.team import robot_settings, send_pass, sender_of, team_rows
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -42,13 +43,6 @@ def topics_in(texts):
     return {topic for text in texts for topic in re.findall(r"】(任务\d{2}号)", text)}
 
 
-def until(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
-
-
 def create_timed(client, numbers):
     """Seconds spent creating a task for each of `numbers` (topic 任务NN号)."""
     started = time.perf_counter()
@@ -69,14 +63,16 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
         create_timed(client, range(70, 72))
         # The rest come after the first refusal, in another digest: what a loaded machine does when creating
         # takes longer than a pass's settle (CI of stop 50's successor: 3 attempts where 4 were assumed).
-        assert until(lambda: robots["wecom"].attempts, 15)
+        wait_until(lambda: robots["wecom"].attempts, 15, "no attempt at the slow robot")
         notified = create_timed(client, range(10))
         # Wide margin: writing three outbox rows costs little; waiting on the robot would cost 10 s or more.
         assert notified < 4 * baseline + 3, (notified, baseline)
         wanted = {f"任务{n:02d}号" for n in (*range(70, 72), *range(10))}
-        assert until(lambda: all(topics_in(robots[k].texts) == wanted for k in ("feishu", "dingtalk")), 20)
+        wait_until(
+            lambda: all(topics_in(robots[k].texts) == wanted for k in ("feishu", "dingtalk")), 20, "the others' texts"
+        )
         assert robots["wecom"].texts == []  # still refusing: nobody waited for it
-        assert until(lambda: topics_in(robots["wecom"].texts) == wanted, 40)  # after the retries
+        wait_until(lambda: topics_in(robots["wecom"].texts) == wanted, 40, "wecom's texts")  # after the retries
     attempts = robots["wecom"].attempts
     assert [reply["errcode"] for _body, reply in attempts] == [45009] * 3 + [0] * (len(attempts) - 3)
     assert {row.status for row in team_rows()} == {"sent"}
@@ -128,7 +124,9 @@ def test_two_processes_send_each_message_once(tmp_path, database_url, robots):
             assert answer.status_code == 201, answer.text
         wanted = {f"任务{n:02d}号" for n in range(12)}
         for kind in ("wecom", "feishu"):
-            assert until(lambda kind=kind: topics_in(robots[kind].texts) == wanted, 30), robots[kind].texts
+            wait_until(
+                lambda kind=kind: topics_in(robots[kind].texts) == wanted, 30, lambda kind=kind: robots[kind].texts
+            )
         for kind in ("wecom", "feishu"):  # a second delivery, were there one, would have come by then
             wait_for_passes((first, second), f"team-{kind}")
     for kind in ("wecom", "feishu"):
@@ -140,7 +138,7 @@ def test_a_burst_of_25_tasks_reaches_a_robot_in_at_most_20_messages(make_app, ro
     with running(make_app, NOTIFY_WECOM_WEBHOOK_URL=robots["wecom"].url, REVIEW_DEFAULT_LANGUAGE="zh-CN") as app:
         create_timed(app.test_client(), range(25))
         wanted = {f"任务{n:02d}号" for n in range(25)}
-        assert until(lambda: topics_in(robots["wecom"].texts) == wanted, 90)
+        wait_until(lambda: topics_in(robots["wecom"].texts) == wanted, 90, "the burst's texts")
     assert len(robots["wecom"].texts) <= 20
     assert all(reply["errcode"] == 0 for _body, reply in robots["wecom"].attempts)  # never over WeCom's limit
     assert any(text.startswith("**内容审核：") for text in robots["wecom"].texts)  # a digest
@@ -185,8 +183,14 @@ def test_the_demo_points_a_robot_at_itself(capsys):
         text = "\n".join(banner)
         assert "Team robot" in text and "NOTIFY_WECOM_WEBHOOK_URL=https://qyapi.weixin.qq.com/" in text
         seen = []
-        assert until(lambda: seen.append(capsys.readouterr().out) or "[team robot]" in "".join(seen), 15)
-        assert until(lambda: seen.append(capsys.readouterr().out) or "新任务（待审核）" in "".join(seen), 5)
+        wait_until(
+            lambda: seen.append(capsys.readouterr().out) or "[team robot]" in "".join(seen), 15, "the robot's line"
+        )
+        wait_until(
+            lambda: seen.append(capsys.readouterr().out) or "新任务（待审核）" in "".join(seen),
+            5,
+            "the new task's text",
+        )
         assert f"http://{app.config['HOST']}:{app.config['PORT']}/review/" in "".join(seen)
     finally:
         app.extensions["scheduler"].stop()
