@@ -15,6 +15,7 @@ import pytest
 
 from app import create_app
 from fakeplatform import FakePlatform
+from fakeplatform.chatapps import FakeChatApps
 from models import db
 from models.base import stop_background
 from tests.helpers import response_check
@@ -221,3 +222,12 @@ def admin_client(app):
 @pytest.fixture
 def agent_headers():
     return {"x-review-agent-token": AGENT_TOKEN}
+
+
+@pytest.fixture
+def chat_apps():
+    """The chat platforms' fake apps (Feishu, WeCom) on 127.0.0.1 (fakeplatform/chatapps.py)."""
+    apps = FakeChatApps()
+    apps.start()
+    yield apps
+    apps.stop()

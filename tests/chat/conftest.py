@@ -3,19 +3,10 @@ WeCom apps (fakeplatform/chatapps.py), whose clicks reach it over real HTTP."""
 
 import pytest
 
-from fakeplatform.chatapps import FakeChatApps
 from tests.helpers.app import built_app
 from tests.helpers.chat import chat_settings
 from tests.helpers.publishing import platform_settings
 from tests.helpers.review import live_server
-
-
-@pytest.fixture
-def chat_apps():
-    apps = FakeChatApps()
-    apps.start()
-    yield apps
-    apps.stop()
 
 
 @pytest.fixture

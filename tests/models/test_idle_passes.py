@@ -3,15 +3,10 @@ that exist but are not due, only reads. A pass that opened `immediate()` before 
 SQLite's global write lock (BEGIN IMMEDIATE) every second or two in every process, and queued behind any
 writer for the busy timeout. The statements are counted on the connections (not timed): robust under load."""
 
-import threading
 import time
 from datetime import timedelta
 
-import peewee
-import pytest
-
 import app as service
-from fakeplatform.chatapps import FakeChatApps
 from models import db
 from models.chat import ChatCard
 from models.comments import CommentFetch
@@ -42,28 +37,9 @@ EVERY_JOB = (
 )
 
 
-@pytest.fixture
-def write_locks(monkeypatch):
-    """BEGIN IMMEDIATE statements of this thread, recorded on every connection made from now on."""
-    seen, me = [], threading.get_ident()
-    hooks = peewee.SqliteDatabase._add_conn_hooks
-
-    def add_hooks(self, conn):
-        hooks(self, conn)
-        conn.set_trace_callback(
-            lambda sql: seen.append(sql) if threading.get_ident() == me and sql.startswith("BEGIN IMMEDIATE") else None
-        )
-
-    monkeypatch.setattr(peewee.SqliteDatabase, "_add_conn_hooks", add_hooks)
-    return seen
-
-
-@pytest.fixture
-def chat_apps():
-    apps = FakeChatApps()
-    apps.start()
-    yield apps
-    apps.stop()
+def watch_write_locks(seen):
+    """BEGIN IMMEDIATE statements on this thread's open connection (sqlite3's own trace callback) go to `seen`."""
+    db.connection().set_trace_callback(lambda sql: seen.append(sql) if sql.startswith("BEGIN IMMEDIATE") else None)
 
 
 def _nothing_due(tasks):
@@ -100,7 +76,7 @@ def _stats_done(settings):
     )
 
 
-def test_an_idle_pass_of_every_job_takes_no_write_lock(make_app, fake, chat_apps, write_locks):
+def test_an_idle_pass_of_every_job_takes_no_write_lock(make_app, fake, chat_apps):
     overrides = {
         **platform_settings(fake),
         **chat_settings(chat_apps),
@@ -121,8 +97,9 @@ def test_an_idle_pass_of_every_job_takes_no_write_lock(make_app, fake, chat_apps
 
         taken = {}
         for job in jobs:
-            write_locks.clear()
-            with db.connection_context():
+            write_locks = []
+            with db.connection_context():  # the pass's own connection_context() finds this one open
+                watch_write_locks(write_locks)
                 job.run(time.monotonic() + 30)
             taken[job.name] = len(write_locks)
         assert taken == dict.fromkeys(taken, 0), "passes that took the write lock with nothing due"
