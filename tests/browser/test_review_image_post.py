@@ -117,6 +117,15 @@ def test_publish_shows_a_failed_job_with_its_error_and_retries_it(page, demo, li
     expect(page.locator("#task-status")).to_have_text("Approved")
     page.wait_for_load_state("load")  # reloaded after the action: scripts bound
     screenshot(page, "review-image-post-failed-job")
+    # Beside the long error, the short cells keep their words whole (they were squeezed to "Attemp t").
+    lines = page.evaluate(
+        """() => [...document.querySelectorAll('table.jobs th, table.jobs .retry-btn, table.jobs td[data-label]')]
+            .filter(e => e.textContent.trim()).map(e => {
+                const range = document.createRange(); range.selectNodeContents(e);
+                return [e.textContent.trim(), new Set([...range.getClientRects()].map(r => Math.round(r.top))).size];
+            })"""
+    )
+    assert lines and all(count == 1 for _text, count in lines), lines
 
     failed.get_by_role("button", name="Retry").click()
     expect(page.locator("#task-status")).to_have_text("Draft ready")
