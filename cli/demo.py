@@ -272,7 +272,8 @@ def build_demo_app(create_app, overrides=None, exit_on_sigterm=True, latency=DEM
         worker = app.config["WECHAT_LIVE_WORKER_ENABLED"]
         live = seed_live(app.extensions["settings"], DEMO_ADMIN, fake.set_publish_day) if worker else None
         comments = seed_comments(app.extensions["settings"], live, fake.add_comment) if live else None
-        edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if worker else None
+        editions = app.config["WECHAT_EDITIONS_ENABLED"]
+        edition = seed_edition(app.extensions["settings"], DEMO_ADMIN) if editions else None
         link_chat(DEMO_ADMIN, DEMO_FEISHU, DEMO_WECOM)
         tasks = task_count()  # the list's: the samples and the demo's further ones (seed_edition)
     url = f"http://{app.config['HOST']}:{app.config['PORT']}"

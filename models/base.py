@@ -61,8 +61,9 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
         if urlsplit(database_url).scheme in ("postgres", "postgresql"):
             database_url = "postgresql+pool" + database_url[database_url.index("://") :]
         pooled = database_url.startswith("postgresql+pool") and "max_connections" not in database_url
-        # At most the request threads and the background workers use one at a time (~12).
-        options: dict[str, Any] = {"max_connections": 32, "stale_timeout": 600} if pooled else {}
+        # The request threads, the health threads and a thread per background job use one each (~22 by
+        # default); past 32 (THREADS raised) a thread waits for a free one rather than failing at once.
+        options: dict[str, Any] = {"max_connections": 32, "stale_timeout": 600, "timeout": 30} if pooled else {}
         if urlsplit(database_url).scheme.startswith("sqlite"):  # connect() passes these to the database class
             options.update(pragmas=SQLITE_PRAGMAS, timeout=10)
         database = connect(database_url, **options)

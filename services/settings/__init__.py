@@ -18,7 +18,10 @@ from services.settings.team import TeamSettings, team_settings
 from services.settings.values import SettingsError
 
 SETTINGS, ACCOUNT = SettingsSchema(), AccountSchema()
-DEFAULTS = {name: setting.metadata["default"] for name, setting in SETTINGS.fields.items()}
+# A setting that follows another is unset here, so it takes that one's value (values.setting).
+DEFAULTS = {
+    name: setting.metadata["default"] for name, setting in SETTINGS.fields.items() if not setting.metadata["follows"]
+}
 
 
 def configured_accounts(*sources: Mapping[str, Any]) -> tuple[str, ...]:
@@ -40,7 +43,7 @@ def from_environment(environ: Mapping[str, str], codes: Iterable[str] = DEFAULT_
 
 def _load(schema: Schema, config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """`schema`'s settings from `config` (the default where unset), typed; SettingsError names each bad one."""
-    data = {name: config.get(prefix + name, setting.metadata["default"]) for name, setting in schema.fields.items()}
+    data = {name: config.get(prefix + name, _default(schema, config, prefix, name)) for name in schema.fields}
     try:
         return schema.load(data)
     except ValidationError as exc:
@@ -52,6 +55,15 @@ def _load(schema: Schema, config: Mapping[str, Any], prefix: str = "") -> dict[s
                 message += " (the value is not shown)" if setting["secret"] else f", not {data[name]!r}"
             lines.append(f"{prefix}{name} {message}")
         raise SettingsError("\n".join(lines)) from None
+
+
+def _default(schema: Schema, config: Mapping[str, Any], prefix: str, name: str) -> Any:
+    """An unset setting's value: its default, or the value of the setting it follows."""
+    setting = schema.fields[name].metadata
+    if setting["follows"]:
+        followed = setting["follows"]
+        return config.get(prefix + followed, _default(schema, config, prefix, followed))
+    return setting["default"]
 
 
 def parse(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,12 +87,15 @@ def markdown_table() -> str:
     at = list(SETTINGS.fields).index("WECHAT_ACCOUNTS") + 1
     rows[at:at] = [(f"WECHAT_<CODE>_{name}", setting) for name, setting in ACCOUNT.fields.items()]
 
-    def shown(value: Any) -> str:
+    def shown(setting: Any) -> str:
+        value = setting.metadata["default"]
+        if setting.metadata["follows"]:
+            return f"as `{setting.metadata['follows']}`"
         return "unset" if value == "" else f"`{str(value).lower() if isinstance(value, bool) else value}`"
 
     return "| setting | meaning | value | default |\n|---|---|---|---|\n" + "".join(
         f"| `{name}` | {setting.metadata['help']} | {setting.metadata['must'].removeprefix('must be ')} | "
-        f"{shown(setting.metadata['default'])} |\n"
+        f"{shown(setting)} |\n"
         for name, setting in rows
     )
 

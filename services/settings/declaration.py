@@ -123,8 +123,12 @@ class SettingsSchema(Schema):
         "seconds after each failed delivery (agent and team alike), then given up",
     )
     WEBHOOK_SENDER_ENABLED = flag(True, "the agent's webhook deliveries in the background (§4)")
-    TEAM_MESSAGES_ENABLED = flag(True, "the team's messages (robots, e-mail) in the background, a job per channel")
-    CHAT_CARDS_ENABLED = flag(True, "decision cards sent and redrawn in the team's chat, when an app is set (§22)")
+    TEAM_MESSAGES_ENABLED = flag(
+        True, "the team's messages (robots, e-mail) in the background, a job per channel", "WEBHOOK_SENDER_ENABLED"
+    )
+    CHAT_CARDS_ENABLED = flag(
+        True, "decision cards sent and redrawn in the team's chat, when an app is set (§22)", "WEBHOOK_SENDER_ENABLED"
+    )
     FEEDBACK_INDEXER_ENABLED = flag(True, "the feedback keyword index thread (until indexed, found by direct match)")
     WAL_CHECKPOINTER_ENABLED = flag(True, "the SQLite WAL checkpoint thread (off: SQLite checkpoints in commits)")
     FEEDBACK_CLIENT_TOKENS = values.pairs("", "`channel=token,channel2=token2`; unset: every feedback call is 401")
@@ -162,7 +166,9 @@ class SettingsSchema(Schema):
         86400,
     )
     WECHAT_LIVE_WORKER_ENABLED = flag(True, "the live worker thread: scheduled going live and result polls (§18)")
-    WECHAT_EDITIONS_ENABLED = flag(True, "editions' sends to followers and their results in the background (§21)")
+    WECHAT_EDITIONS_ENABLED = flag(
+        True, "editions' sends to followers and their results in the background (§21)", "WECHAT_LIVE_WORKER_ENABLED"
+    )
     WECHAT_STATS_ENABLED = flag(True, "the statistics thread: the daily fetch of what readers did (§19)")
     WECHAT_STATS_HOUR = whole(9, "the hour (`REVIEW_TIME_ZONE`) from which the day before is fetched (§19)", 0, 23)
     WECHAT_STATS_DAYS = whole(7, "how many days after going live an article's figures are fetched (§19)", 1, 365)

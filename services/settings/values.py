@@ -37,13 +37,15 @@ def setting(
     *,
     secret: bool = False,
     env: bool = True,
+    follows: str | None = None,
     **options: Any,
 ) -> Any:
     """One setting's field. A refusal reads "NAME <must>, not <value>" (a secret's value never shown);
-    `must` is the docs' "value" column too."""
+    `must` is the docs' "value" column too. `follows`: unset, it takes that setting's value (a switch split
+    from an older one keeps what a team had chosen)."""
     messages: dict[str, Any] = {"invalid": must, "null": must, "too_large": must, "special": "must be a finite number"}
     return kind(
-        metadata={"default": default, "help": help, "must": must, "secret": secret, "env": env},
+        metadata={"default": default, "help": help, "must": must, "secret": secret, "env": env, "follows": follows},
         error_messages=messages,
         **options,
     )
@@ -94,9 +96,10 @@ def number(default: float, help: str, high: float | None = None) -> Any:
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
-def flag(default: bool, help: str) -> Any:
+def flag(default: bool, help: str, follows: str | None = None) -> Any:
     """1/true/yes/on or 0/false/no/off, in any case ("TRUE", " On ")."""
-    return parsed(lambda value: _FLAGS[str(value).strip().lower()], default, help, "must be true or false")
+    parse = lambda value: _FLAGS[str(value).strip().lower()]  # noqa: E731
+    return parsed(parse, default, help, "must be true or false", follows=follows)
 
 
 def text(default: str, help: str, must: str = "must be text", *, secret: bool = False, pattern: str = "") -> Any:

@@ -112,3 +112,20 @@ def test_team_settings_are_optional_and_typed():
 
 def test_a_session_lifetime_may_be_flasks_timedelta():
     assert parse({**DEFAULTS, "PERMANENT_SESSION_LIFETIME": timedelta(hours=1)})["PERMANENT_SESSION_LIFETIME"] == 3600
+
+
+def test_a_switch_split_from_an_older_one_keeps_what_a_team_chose():
+    """Team messages and chat cards were switched by WEBHOOK_SENDER_ENABLED, editions by
+    WECHAT_LIVE_WORKER_ENABLED: unset, each new switch takes the older one's value, so a copy kept away from
+    readers with the live worker off does not start sending editions to followers on upgrade."""
+
+    def switches(**config):
+        values = parse({**DEFAULTS, **config})
+        return [values[name] for name in ("TEAM_MESSAGES_ENABLED", "CHAT_CARDS_ENABLED", "WECHAT_EDITIONS_ENABLED")]
+
+    assert switches() == [True, True, True]
+    assert switches(WEBHOOK_SENDER_ENABLED="false") == [False, False, True]
+    assert switches(WECHAT_LIVE_WORKER_ENABLED="off") == [True, True, False]
+    assert switches(WECHAT_LIVE_WORKER_ENABLED="off", WECHAT_EDITIONS_ENABLED="on") == [True, True, True]
+    assert switches(WEBHOOK_SENDER_ENABLED="false", CHAT_CARDS_ENABLED="true") == [False, True, True]
+    assert "WECHAT_EDITIONS_ENABLED" not in DEFAULTS  # a default there would count as set
