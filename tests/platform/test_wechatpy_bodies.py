@@ -196,6 +196,7 @@ def test_freepublish_get_is_wechatpys(fake, service, sdk):
 
 def test_mass_get_is_wechatpys(fake, service, sdk):
     fake.withhold_events = True
+    fake.mass_seconds = 120  # SENDING for both readers (at 0.05 s a loaded machine saw it finish between them)
     thumb = fake.seed_image_material("c.png", png_bytes(9, 9))["media_id"]
     media_id = service.add_draft([{"title": "t", "content": "<p>c</p>", "thumb_media_id": thumb}])
     msg_id = str(service.mass_send(media_id, "edition-get", None, False)["msg_id"])  # the service keeps it as text

@@ -79,8 +79,10 @@ def test_a_refusing_slow_robot_holds_back_no_channel_and_slows_no_creation(make_
     # Each message counts the attempts that carried it, however the refusals fell on the digests.
     carried = Counter(topic for body, _ in attempts for topic in topics_in([json.dumps(body, ensure_ascii=False)]))
     assert {row.payload["topic"]: row.attempts for row in team_rows("wecom")} == carried
+    # The first digest carries 70, and 71 too unless creating it took longer than the settle; the later tasks
+    # came after the first refusal, so they were refused at least once too.
     first = topics_in([json.dumps(attempts[0][0], ensure_ascii=False)])
-    assert first == {"任务70号", "任务71号"} and carried["任务00号"] >= 2  # the two digests were each refused
+    assert "任务70号" in first and first <= {"任务70号", "任务71号"} and carried["任务00号"] >= 2
 
 
 def test_a_restart_between_a_failure_and_its_retry_loses_nothing(make_app, robots):
