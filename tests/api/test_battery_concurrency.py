@@ -23,6 +23,7 @@ from models.review import ReviewTask, TimelineEvent
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, built_app, create_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.review import article_payload, create_task, live_server, png_bytes
+from tests.helpers.waiting import wait_until
 
 THREADS = 8
 WRITES_PER_THREAD = 60  # 480 writes: enough to interleave all four kinds on every thread
@@ -157,10 +158,12 @@ def test_open_files_stay_flat_over_500_failing_requests(app, client):
         warm = run(len(plan) * 5)  # pooled database connections and lazily opened files exist now
         before = open_fds()
         statuses = run(500)
-        after = open_fds()
+        # The server's last handler threads may still be closing their sockets on a loaded machine (+3 seen
+        # once): what counts is what is left once they are done; a leak would be hundreds.
+        settled = lambda: open_fds() - before <= 2  # noqa: E731
+        wait_until(settled, 10, f"open files grew from {before} to {open_fds()}")
     wrong = [pair for pair in warm + statuses if pair[0] != pair[1]]
     assert wrong == []
-    assert after - before <= 2, (before, after)
 
 
 def test_login_throttle_holds_under_a_concurrent_burst(app):
