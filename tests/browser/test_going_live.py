@@ -79,6 +79,7 @@ def test_publish_to_readers_then_the_reads_chart_on_a_phone(open_page, live_serv
     page.on("dialog", lambda dialog: dialog.accept())
     assert sideways_overflow(page) <= 0
     page.screenshot(path=str(OUTPUT / f"publish-to-readers-{language}-phone-view.png"))  # the bar as it sits
+    page.locator("#live-alone > summary").click()  # publishing alone is folded under the edition
     page.get_by_role("button", name=words["now"]).click()
     badge = page.locator("#live-status")
     badge.wait_for()
@@ -136,6 +137,7 @@ def test_a_schedule_is_read_in_the_viewers_zone_and_can_be_cancelled(open_page, 
     tomorrow = (datetime.now(ZoneInfo("America/New_York")) + timedelta(days=1)).replace(
         hour=8, minute=30, second=0, microsecond=0
     )
+    page.locator("#live-alone > summary").click()  # publishing alone is folded under the edition
     page.get_by_label("Or at a time (your time zone)").fill(tomorrow.strftime("%Y-%m-%dT%H:%M"))
     page.get_by_role("button", name=WORDS["en"]["schedule"], exact=True).click()
     page.wait_for_function(
@@ -158,6 +160,7 @@ def test_a_failure_says_why_in_chinese_on_a_phone(open_page, live_server, consol
     page = open_page("zh-CN", "phone")
     sign_in_as(page, "zh-CN", f"/review/{task['id']}")
     page.on("dialog", lambda dialog: dialog.accept())
+    page.locator("#live-alone > summary").click()  # publishing alone is folded under the edition
     page.get_by_role("button", name=WORDS["zh-CN"]["now"]).click()
     page.locator("#live-reason").wait_for(timeout=20_000)
     assert page.locator("#live-status").text_content().strip() == "发表失败"
@@ -165,7 +168,7 @@ def test_a_failure_says_why_in_chinese_on_a_phone(open_page, live_server, consol
     assert client.get(f"/api/review/tasks/{task['id']}").get_json()["live"]["failReason"] == (
         "refused by the platform's review (publish_status 4)"
     )
-    # Asking again is offered beside the reason (expect: the reloaded page may still be parsing).
+    # Asking again is offered beside the reason, unfolded (expect: the reloaded page may still be parsing).
     expect(page.get_by_role("button", name=WORDS["zh-CN"]["now"])).to_be_visible()
     assert sideways_overflow(page) <= 0
     assert axe_violations(page) == []

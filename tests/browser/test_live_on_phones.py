@@ -115,6 +115,7 @@ def test_the_readers_part_and_the_timeline_on_a_phone(open_page, live_server, co
     page.on("dialog", lambda dialog: dialog.accept())
     assert page.evaluate(TOPBAR_ROWS) <= 2
     assert page.locator("header.topbar nav a[href='/api/docs']").text_content() == words["api"]
+    page.locator("#live-alone > summary").click()  # publishing alone is folded under the edition
     page.get_by_role("button", name=words["now"]).click()
     page.wait_for_function(
         f"() => document.querySelector('#live-status')?.textContent.trim() === {words['live']!r}", timeout=20_000
@@ -163,6 +164,7 @@ def test_a_refused_schedule_says_why_in_the_pages_language(open_page, live_serve
     task, client = published(live_server, f"定时 {language}")
     page = open_page(language, "phone", timezone="Asia/Shanghai")
     sign_in_as(page, language, f"/review/{task['id']}")
+    page.locator("#live-alone > summary").click()  # publishing alone is folded under the edition
     field = page.locator("#live-at")
     now = datetime.now(ZoneInfo("Asia/Shanghai")).replace(second=0, microsecond=0)
     low, high = datetime.fromisoformat(field.get_attribute("min")), datetime.fromisoformat(field.get_attribute("max"))
