@@ -27,6 +27,11 @@ def _finite(text):
 
 # Built once: json.loads with any option builds a new decoder on every call.
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+# Objects and arrays nested deeper are refused: no body of this service or answer of a platform comes near,
+# and a value the decoder just managed (up to Python's recursion limit) would fail later, deeper in a
+# request's stack, when it is validated, stored or written out (a 500).
+MAX_DEPTH = 64
+TOO_DEEP = f"the JSON document is nested too deeply (more than {MAX_DEPTH} levels)"
 
 
 def load_json(raw):
@@ -45,12 +50,28 @@ def load_json(raw):
     try:
         value = _DECODER.decode(raw)
     except RecursionError:
-        raise ValueError("the JSON document is nested too deeply") from None
+        raise ValueError(TOO_DEEP) from None
+    if raw.count("[") + raw.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):  # few brackets: no walk
+        raise ValueError(TOO_DEEP)
     # Decoding kept pairs together, so a surrogate left in a string came from an unpaired escape.
     # Bodies without such an escape (nearly all) skip the walk.
     if _SURROGATE_ESCAPE.search(raw):
         _refuse_unpaired_surrogates(value)
     return value
+
+
+def _deeper_than(value, limit):
+    """Whether objects and arrays in `value` nest more than `limit` levels (walked without recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _refuse_unpaired_surrogates(value):

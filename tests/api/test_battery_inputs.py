@@ -212,6 +212,32 @@ def test_json_bombs_are_refused_fast(app, client):
     assert signed_out.headers["Location"] == "/login?error=invalid_credentials"
 
 
+def test_json_the_decoder_manages_but_nested_past_64_levels_is_refused(app, client):
+    """930 levels decode, then fail deeper in the request (validating, storing): a 500 from the open
+    feedback route; past 64 levels (docs/api.md §2) a body is a 400, and nothing is stored."""
+    create_admin()
+    fine = json.dumps(
+        {
+            "type": "bug",
+            "title": "t",
+            "content": "deep",
+            "appName": "carbon-fitness",
+            "appVersion": "1",
+            "platform": "ios",
+        }
+    )
+    for depth in (65, 930):
+        body = fine[:-1] + ', "extra": {"a": ' + "[" * depth + "1" + "]" * depth + "}}"
+        response = client.post("/api/feedbacks", data=body, headers={**CLIENT, "content-type": "application/json"})
+        error = assert_error(response, 400, "validation_error")
+        assert "more than 64 levels" in error["message"], error
+    admin = signed_in_admin(app)
+    assert admin.get("/api/feedbacks").get_json()["items"] == []
+    at_limit = fine[:-1] + ', "extra": {"a": ' + "[" * 62 + "1" + "]" * 62 + "}}"  # 64 levels with the body's
+    answer = client.post("/api/feedbacks", data=at_limit, headers={**CLIENT, "content-type": "application/json"})
+    assert answer.status_code == 201, answer.get_json()
+
+
 def test_a_multipart_body_of_many_parts_is_refused(app, client):
     parts = {f"field{n}": "x" for n in range(5_000)}
     response, seconds, grown = measured(

@@ -431,7 +431,7 @@ def test_http_500_and_non_json_answers_are_platform_errors(client, fake_platform
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        ("[" * 100_000, "the JSON document is nested too deeply"),
+        ("[" * 100_000, "the JSON document is nested too deeply (more than 64 levels)"),
         ('{"media_id": NaN}', "NaN is not JSON"),
         ('{"media_id": "m", "n": 1e400}', "the number 1e400 is too large"),
         (
