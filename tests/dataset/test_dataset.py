@@ -3,7 +3,6 @@ and the agent's replacement, an edited body, an approval, readers' figures — a
 
 import json
 import re
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from rules.ids import now_iso
 from services.export.dataset import dataset_query, raw_records
 from tests.helpers.app import assert_error, create_admin, login
 from tests.helpers.comments import export
+from tests.helpers.dataset_memory import export_peak
 from tests.helpers.review import (
     article_payload,
     article_selections,
@@ -390,14 +390,7 @@ def test_the_exports_memory_stays_within_a_few_tasks_of_the_sizes_teams_meet(app
                     }
                 )
     for name in ("raw", "dpo", "trl-dpo"):
-        tracemalloc.start()
-        try:
-            answer = admin_client.get(f"/api/review/dataset?format={name}", buffered=False)
-            lines = sum(chunk.count(b"\n" if isinstance(chunk, bytes) else "\n") for chunk in answer.response)
-            answer.close()
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        lines, peak = export_peak(app, name)  # in a process of its own (tests/helpers/dataset_memory.py)
         assert lines == 25 if name == "raw" else lines > 25 * 50, (name, lines)  # every task was written
         assert peak < 8 * stored, (name, peak / stored)
 

@@ -4,9 +4,7 @@ and an editor sends one edited, one unchanged and leaves one waiting. `raw` carr
 pair the edited reply over the proposal, `kto` labels the proposals, and no format names a reader."""
 
 import json
-import threading
 import time
-import tracemalloc
 
 import pytest
 
@@ -14,6 +12,7 @@ from models import CommentProposal, ReaderComment, ReviewTask, db
 from rules.ids import now_iso
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.comments import article, export, fetch
+from tests.helpers.dataset_memory import export_peak
 from tests.helpers.publishing import live_task, platform_settings
 
 pytestmark = pytest.mark.both_stores
@@ -162,22 +161,8 @@ def test_tasks_with_many_comments_are_read_a_few_comments_at_a_time(app, client,
                     state="edited",
                 )
     one_task = 120 * 3 * len(text) * 2  # a task's comments in memory, as Python holds CJK text (2 bytes each)
-    # tracemalloc counts every thread's memory: the background jobs stop first, so only the export is measured
-    # (a loaded CI-like run measured 18 times a task's comments with them polling beside it). stop() gives up
-    # waiting after its timeout: under load a pass could still be running, so it is waited for to its end.
-    scheduler = app.extensions["scheduler"]
-    scheduler.stop(timeout=60)
-    assert not scheduler.is_alive()
-    threads = sorted(thread.name for thread in threading.enumerate())
-    tracemalloc.start()
-    try:
-        answer = admin_client.get("/api/review/dataset?format=raw", buffered=False)
-        lines = sum(chunk.count(b"\n" if isinstance(chunk, bytes) else "\n") for chunk in answer.response)
-        answer.close()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    lines, peak = export_peak(app, "raw")  # in a process of its own (tests/helpers/dataset_memory.py)
     assert lines == 21  # every task was written
     # About six times a task's comments (its rows, the line's JSON, its UTF-8 bytes); read ten at a time,
     # as before their size counted, seventeen.
-    assert peak < 10 * one_task, (peak / one_task, threads)
+    assert peak < 10 * one_task, peak / one_task
