@@ -33,4 +33,8 @@ class ScriptedServer:
 
     def stop(self):
         self.stopping.set()
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept(): close() alone leaves its thread blocked
+        except OSError:
+            pass
         self.sock.close()
