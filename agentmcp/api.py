@@ -111,7 +111,7 @@ class ReviewApi:
         )
 
     def create_task(self, body: dict[str, Any], idempotency_key: str | None = None) -> Any:
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        headers = {"Idempotency-Key": _header(idempotency_key, "idempotencyKey")} if idempotency_key else {}
         return self._call("POST", "/api/review/agent/tasks", json=body, headers=headers)
 
     def get_task(self, task_id: str) -> Any:
@@ -137,10 +137,18 @@ class ReviewApi:
         return self._call("GET", f"/api/editions/{_segment(edition_id)}")
 
     def patch_elements(self, task_id: str, elements: dict[str, Any], if_match: str | None = None) -> Any:
-        headers = {"If-Match": if_match} if if_match else {}
+        headers = {"If-Match": _header(if_match, "ifMatch")} if if_match else {}
         return self._call(
             "PATCH", f"/api/review/agent/tasks/{_segment(task_id)}/elements", json=elements, headers=headers
         )
+
+
+def _header(value: str, name: str) -> str:
+    """`value` as a header carries it: printable ASCII only (HTTP cannot send "键" or a line break; sent, the
+    first was an internal error and the second looked like a service that did not answer)."""
+    if not value.isascii() or not value.isprintable():
+        raise ApiError.invalid(f"{name} must be printable ASCII", name, "printable ASCII only")
+    return value
 
 
 def _json_or_none(response: requests.Response) -> Any:

@@ -9,8 +9,9 @@ import re
 from datetime import UTC, date, datetime, time, timedelta
 
 # ---- JSON bodies ---------------------------------------------------------------------------------
-# \ud800-\udfff written as an escape. A false hit (an escaped backslash before "ud8…") only costs the walk.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# \ud800-\udfff or NUL written as an escape (JSON writes them no other way). A false hit (an escaped
+# backslash before "ud8…") only costs the walk.
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -38,7 +39,8 @@ def load_json(raw):
     """Bytes or text of a JSON document -> its value.
 
     Stricter than json.loads wherever it would let through what JSON cannot carry or storage cannot
-    bind: NaN and Infinity, numbers overflowing to infinity, unpaired UTF-16 surrogates.
+    bind: NaN and Infinity, numbers overflowing to infinity, unpaired UTF-16 surrogates, NUL (PostgreSQL's
+    text holds none), nesting past MAX_DEPTH.
     """
     if isinstance(raw, (bytes, bytearray)):
         # Strict, unlike json.loads (surrogatepass): a surrogate encoded in the bytes fails here.
@@ -55,8 +57,8 @@ def load_json(raw):
         raise ValueError(TOO_DEEP)
     # Decoding kept pairs together, so a surrogate left in a string came from an unpaired escape.
     # Bodies without such an escape (nearly all) skip the walk.
-    if _SURROGATE_ESCAPE.search(raw):
-        _refuse_unpaired_surrogates(value)
+    if _UNSTORABLE_ESCAPE.search(raw):
+        _refuse_unstorable(value)
     return value
 
 
@@ -74,22 +76,24 @@ def _deeper_than(value, limit):
     return False
 
 
-def _refuse_unpaired_surrogates(value):
-    """ValueError naming (dotted path) the first string or key holding a lone surrogate."""
+def _refuse_unstorable(value):
+    """ValueError naming (dotted path) the first string or key holding a lone surrogate or a NUL."""
     pending = [("", value)]
     while pending:
         path, item = pending.pop()
         if isinstance(item, str):
-            _refuse_surrogate(item, path or "the body")
+            _refuse_text(item, path or "the body")
         elif isinstance(item, dict):
             for key, child in item.items():
-                _refuse_surrogate(key, f"a key of {path or 'the body'}")
+                _refuse_text(key, f"a key of {path or 'the body'}")
                 pending.append((f"{path}.{key}" if path else key, child))
         elif isinstance(item, list):
             pending.extend((f"{path}.{index}" if path else str(index), child) for index, child in enumerate(item))
 
 
-def _refuse_surrogate(text, where):
+def _refuse_text(text, where):
+    if "\x00" in text:
+        raise ValueError(f"NUL (\\u0000) in {where}: text cannot hold it")
     if found := _SURROGATE.search(text):
         raise ValueError(
             f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "

@@ -33,6 +33,7 @@ from services.settings import Settings
 log = logging.getLogger(__name__)
 
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
+TOKEN_SECONDS_MAX = 86_400  # a token answer's expires_in is held to this (the platform gives 7200)
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
 FORCE_SPACING = timedelta(seconds=30)  # between forced stable_token refreshes of one account (docs/api.md §5)
@@ -170,9 +171,9 @@ class PlatformClient:
             },
         )
         token = payload.get("access_token")
-        try:
-            expires_in = int(payload.get("expires_in"))
-        except (TypeError, ValueError):
+        try:  # the platform gives 7200; a larger figure is held to a day (a datetime past 9999 cannot be made)
+            expires_in = min(int(payload.get("expires_in")), TOKEN_SECONDS_MAX)
+        except (TypeError, ValueError, OverflowError):
             expires_in = 0
         if not isinstance(token, str) or not token or expires_in <= 0:
             raise PlatformError(None, "platform error: stable_token answered without a usable token")
@@ -274,8 +275,8 @@ class PlatformClient:
     def _error(self, errcode, errmsg, answer=None):
         try:
             errcode = int(errcode)
-        except (TypeError, ValueError):
-            pass
+        except (TypeError, ValueError, OverflowError):
+            errcode = errcode if isinstance(errcode, str) else None  # a list or object keys no rule of ours
         message = self.redact(str(errmsg or "no message"))
         match = _RID.search(message)
         rid = match.group(1) if match else None
@@ -421,12 +422,12 @@ class PlatformClient:
     def batchget_images(self, offset: int, count: int) -> dict[str, Any]:
         """One page of image materials: {"total_count", "item_count", "item": [...]}."""
         payload = self._call("/cgi-bin/material/batchget_material", {"type": "image", "offset": offset, "count": count})
-        items = payload.get("item") or []
-        return {
-            "total_count": int(payload.get("total_count") or 0),
-            "item_count": int(payload.get("item_count") or len(items)),
-            "item": items,
-        }
+        items, total = payload.get("item") or [], payload.get("total_count") or 0
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items) or type(total) is not int:
+            raise PlatformError(
+                None, "platform error: material/batchget_material answered a page that is not a count and a list"
+            )
+        return {"total_count": total, "item_count": len(items), "item": items}
 
     def iter_image_materials(self, page_size: int = 20) -> Iterator[dict[str, Any]]:
         """Every image material ({media_id, name, update_time, url}), fetched page by page."""

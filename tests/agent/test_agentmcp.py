@@ -155,11 +155,21 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
                 huge = tmp_path / "huge.png"
                 huge.write_bytes(b"\0" * (10 * 1024 * 1024 + 1))
                 too_large = await call(client, "upload_image", {"path": str(huge)})
+                # A header carries printable ASCII only: "键" was an internal error, a line break "unreachable".
+                headers = [
+                    await call(client, "create_review_task", {**article_payload(), "idempotencyKey": "键-1"}),
+                    await call(client, "create_review_task", {**article_payload(), "idempotencyKey": "a\nb"}),
+                    await call(
+                        client,
+                        "patch_task_elements",
+                        {"taskId": "task_nope", "elements": {"titleCandidates": ["x"]}, "ifMatch": "版本"},
+                    ),
+                ]
             async with Client(stdio_params(base_url, token="wrong-token")) as client:
                 refused = await call(client, "list_review_tasks", {})
-            return invalid, missing, neither, refused, too_large
+            return invalid, missing, neither, refused, too_large, headers
 
-        invalid, missing, neither, refused, too_large = run(mistakes())
+        invalid, missing, neither, refused, too_large, headers = run(mistakes())
     failed, body = invalid
     assert failed and body["error"]["code"] == "validation_error" and body["error"]["status"] == 400
     assert "topic" in body["error"]["details"]
@@ -167,6 +177,8 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     assert neither[0] and "path" in neither[1]["error"]["details"]
     assert refused[0] and refused[1]["error"]["code"] == "unauthorized"
     assert too_large[0] and too_large[1]["error"]["code"] == "payload_too_large"
+    for (failed, body), name in zip(headers, ("idempotencyKey", "idempotencyKey", "ifMatch"), strict=True):
+        assert failed and body["error"]["code"] == "validation_error" and name in body["error"]["details"], body
 
 
 HTTP_TOKEN = "mcp-http-token-for-tests"

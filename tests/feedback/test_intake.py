@@ -264,3 +264,19 @@ def test_stored_json_round_trips(fb_client):
     with db.connection_context():
         raw = db.execute_sql(f"SELECT extra FROM feedback WHERE feedback_id = {db.param}", [record["id"]]).fetchone()[0]
     assert json.loads(raw) == extra == record["extra"]
+
+
+def test_a_nul_in_any_text_is_refused_on_both_stores(fb_client, fb_admin):
+    """A NUL in a title or a log was stored on SQLite and a 500 on PostgreSQL; now a 400 naming the field on
+    both, nothing stored; an admin's note with one is refused the same way."""
+    for field in ("title", "logText"):
+        error = assert_error(submit(fb_client, payload(**{field: "a\u0000b"})), 400, "validation_error")
+        assert f"NUL (\\u0000) in {field}" in error["message"], error
+    with db.connection_context():
+        assert Feedback.select().count() == 0
+    feedback = submit(fb_client).get_json()
+    noted = fb_admin.patch(
+        f"/api/feedbacks/{feedback['id']}/status", json={"status": "processed", "adminNote": "n\u0000"}
+    )
+    assert_error(noted, 400, "validation_error")
+    assert fb_admin.get(f"/api/feedbacks/{feedback['id']}").get_json()["status"] == "unprocessed"

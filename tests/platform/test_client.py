@@ -568,3 +568,46 @@ def test_fake_runs_standalone_and_prints_its_settings():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _answer_next(fake, path, answer):
+    fake.fail_next(path, status=200, body=json.dumps(answer), content_type="application/json")
+
+
+def test_a_token_said_to_last_for_ever_is_held_to_a_day(client, fake_platform):
+    """stable_token's expires_in is the platform's 7200; 10^12 made the token's expiry past year 9999, an
+    OverflowError out of every call that fetched a token (a 500 on GET /api/editions/tags)."""
+    _answer_next(fake_platform, "stable_token", {"access_token": "tok-long", "expires_in": 10**12})
+    assert client.access_token() == "tok-long"
+    with db.connection_context():
+        expires = PlatformToken.get(PlatformToken.account == ACCOUNT).expires_at
+    assert iso(utcnow() + timedelta(hours=23)) < expires <= iso(utcnow() + timedelta(days=1))
+
+
+@pytest.mark.parametrize("errcode", [[40001], {"code": 40001}])
+def test_an_errcode_that_is_not_a_number_is_a_failed_call(client, fake_platform, errcode):
+    """An errcode the platform never writes (a list, an object) is a PlatformError without a code; it was a
+    TypeError (unhashable) out of the token check, a 500 or a publish job failed by an unexpected error."""
+    client.access_token()
+    _answer_next(fake_platform, "draft/add", {"errcode": errcode, "errmsg": "odd"})
+    with pytest.raises(PlatformError) as caught:
+        client.add_draft([news_article("MEDIA_x")])
+    assert caught.value.errcode is None and "odd" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"total_count": "abc", "item": []},
+        {"total_count": [1], "item": []},
+        {"total_count": 1, "item": {"a": 1}},
+        {"total_count": 1, "item": "abc"},
+        {"total_count": 1, "item": ["x"]},
+    ],
+)
+def test_a_material_page_of_the_wrong_shape_is_a_failed_call(client, fake_platform, answer):
+    """`assets sync` read a page's counts with int() and its items with .get(): a traceback out of the command."""
+    client.access_token()
+    _answer_next(fake_platform, "material/batchget_material", answer)
+    with pytest.raises(PlatformError, match="answered a page that is not a count and a list"):
+        list(client.iter_image_materials())

@@ -234,6 +234,21 @@ def test_bad_json_and_non_object_bodies(client, agent_headers):
         assert_error(response, 400, "validation_error")
 
 
+def test_a_nul_in_any_text_is_refused_on_both_stores(client, agent_headers):
+    """PostgreSQL's text holds no NUL: a topic "t\\u0000" was created on SQLite and a 500 on PostgreSQL (the
+    write failed); now a 400 naming where it is, on both, and nothing is created."""
+    for body, where in (
+        ({**article_payload(), "topic": "t\u0000"}, "topic"),
+        ({**article_payload(), "context": {"prompt": "p\u0000"}}, "context.prompt"),
+    ):
+        error = assert_error(
+            client.post("/api/review/agent/tasks", json=body, headers=agent_headers), 400, "validation_error"
+        )
+        assert f"NUL (\\u0000) in {where}" in error["message"], error
+    with db.connection_context():
+        assert ReviewTask.select().count() == 0
+
+
 def test_body_over_two_mebibytes_is_413(client, agent_headers):
     payload = article_payload()
     payload["candidates"]["bodyOptions"] = [body_option(f"o{i}", "x" * 190_000) for i in range(12)]
