@@ -6,6 +6,7 @@ from functools import wraps
 from flask import current_app, request
 from marshmallow import ValidationError
 
+from rules.client_input import TextRefused
 from services.errors import PayloadTooLarge, ValidationFailed
 
 # A JSON body's limit unless its route names one: a decision may carry a 200,000-character body four
@@ -34,6 +35,8 @@ def json_body(limit=JSON_MAX_BYTES):
     raw = limited_body(limit)
     try:  # app.json is the one strict JSON rule; its message says what is wrong
         data = current_app.json.loads(raw)
+    except TextRefused as exc:  # JSON, but text the service cannot store: named where it is
+        raise ValidationFailed(f"the request body is not valid JSON: {exc}", {exc.path: [str(exc)]}) from None
     except ValueError as exc:
         raise ValidationFailed(f"the request body is not valid JSON: {exc}", {"_body": ["invalid JSON"]}) from None
     if not isinstance(data, dict):

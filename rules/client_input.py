@@ -15,6 +15,14 @@ _UNSTORABLE_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class TextRefused(ValueError):
+    """A string the service cannot store (a NUL, a lone surrogate); `path` is where it is, dotted."""
+
+    def __init__(self, message, path):
+        super().__init__(message)
+        self.path = path
+
+
 def _no_constant(name):
     raise ValueError(f"{name} is not JSON")
 
@@ -82,22 +90,23 @@ def _refuse_unstorable(value):
     while pending:
         path, item = pending.pop()
         if isinstance(item, str):
-            _refuse_text(item, path or "the body")
+            _refuse_text(item, path or "the body", path or "_body")
         elif isinstance(item, dict):
             for key, child in item.items():
-                _refuse_text(key, f"a key of {path or 'the body'}")
+                _refuse_text(key, f"a key of {path or 'the body'}", path or "_body")
                 pending.append((f"{path}.{key}" if path else key, child))
         elif isinstance(item, list):
             pending.extend((f"{path}.{index}" if path else str(index), child) for index, child in enumerate(item))
 
 
-def _refuse_text(text, where):
+def _refuse_text(text, where, path):
     if "\x00" in text:
-        raise ValueError(f"NUL (\\u0000) in {where}: text cannot hold it")
+        raise TextRefused(f"NUL (\\u0000) in {where}: text cannot hold it", path)
     if found := _SURROGATE.search(text):
-        raise ValueError(
+        raise TextRefused(
             f"unpaired surrogate \\u{ord(found.group()):04x} in {where}; "
-            "a \\ud800-\\udfff escape must be half of a pair"
+            "a \\ud800-\\udfff escape must be half of a pair",
+            path,
         )
 
 

@@ -14,7 +14,7 @@ import peewee
 
 from models.feedback import Feedback, next_day_number, recent_duplicate
 from models.writes import immediate
-from rules.client_input import load_json
+from rules.client_input import TextRefused, load_json
 from rules.ids import iso, new_id, utcnow
 from rules.limits import duration
 from schemas.feedback import FeedbackCreateSchema
@@ -40,14 +40,16 @@ ANONYMOUS_EXTRA_FIELDS = frozenset({"envVersion", "locale"})
 class _Invalid:
     """Marker for a body that is not JSON."""
 
-    def __init__(self, reason):
-        self.reason = reason
+    def __init__(self, reason, path="_body"):
+        self.reason, self.path = reason, path
 
 
 def parse_json(raw: bytes) -> Any:
     """bytes -> the decoded JSON value (by the service's one strict rule), or an _Invalid marker."""
     try:
         return load_json(raw)
+    except TextRefused as exc:  # JSON, but text the service cannot store: named where it is
+        return _Invalid(str(exc), exc.path)
     except ValueError as exc:
         return _Invalid(str(exc).split(":")[0] or "not JSON")
 
@@ -81,7 +83,9 @@ def admit(limiter: SlidingWindowLimiter, channel: str, client_ip: str | None, pa
 
 def require_object(payload: Any) -> dict[str, Any]:
     if isinstance(payload, _Invalid):
-        raise ValidationFailed(f"the request body is not valid JSON: {payload.reason}", {"_body": ["invalid JSON"]})
+        raise ValidationFailed(
+            f"the request body is not valid JSON: {payload.reason}", {payload.path: [payload.reason]}
+        )
     if not isinstance(payload, dict):
         raise ValidationFailed("the request body must be a JSON object", {"_body": ["not a JSON object"]})
     return payload

@@ -454,11 +454,20 @@ def client_for(account: str, settings: Settings) -> "PlatformClient":
     )
 
 
+# The longest the service stores of each (the columns of models/); the platform's are far shorter.
+_LONGEST = {"media_id": 128, "msg_id": 64, "publish_id": 64, "url": 4096}
+
+
 def _needed(payload, key, call):
-    """payload[key]; a PlatformError naming `call` when the platform left it out."""
-    if not payload.get(key):
+    """payload[key]; a PlatformError naming `call` when the platform left it out, or gave something other than
+    text (an id may be a number) or longer than the service stores (PostgreSQL would refuse to write it)."""
+    value = payload.get(key)
+    if not value:
         raise PlatformError(None, f"platform error: {call} answered without a {key}")
-    return payload[key]
+    number = type(value) is int and key in ("msg_id", "publish_id")
+    if not (isinstance(value, str) or number) or len(str(value)) > _LONGEST[key]:
+        raise PlatformError(None, f"platform error: {call} answered a {key} that is not one")
+    return value
 
 
 def _msg_data_id(msg_data_id) -> int:

@@ -271,7 +271,7 @@ def test_a_nul_in_any_text_is_refused_on_both_stores(fb_client, fb_admin):
     both, nothing stored; an admin's note with one is refused the same way."""
     for field in ("title", "logText"):
         error = assert_error(submit(fb_client, payload(**{field: "a\u0000b"})), 400, "validation_error")
-        assert f"NUL (\\u0000) in {field}" in error["message"], error
+        assert f"NUL (\\u0000) in {field}" in error["message"] and field in error["details"], error
     with db.connection_context():
         assert Feedback.select().count() == 0
     feedback = submit(fb_client).get_json()

@@ -611,3 +611,20 @@ def test_a_material_page_of_the_wrong_shape_is_a_failed_call(client, fake_platfo
     _answer_next(fake_platform, "material/batchget_material", answer)
     with pytest.raises(PlatformError, match="answered a page that is not a count and a list"):
         list(client.iter_image_materials())
+
+
+@pytest.mark.parametrize("media_id", [["m"], 7, {"a": 1}, "M" * 129])
+def test_an_id_that_is_not_one_is_a_failed_call(client, fake_platform, media_id):
+    """draft/add's media_id is text the service stores in 128 characters: ["m"] was stored as "['m']", and a
+    longer one written to PostgreSQL's varchar(128) would fail the job's last write."""
+    client.access_token()
+    _answer_next(fake_platform, "draft/add", {"media_id": media_id})
+    with pytest.raises(PlatformError, match="draft/add answered a media_id that is not one"):
+        client.add_draft([news_article("MEDIA_x")])
+
+
+def test_an_image_address_that_is_not_text_is_a_failed_call(client, fake_platform):
+    client.access_token()
+    _answer_next(fake_platform, "media/uploadimg", {"url": {"a": 1}})
+    with pytest.raises(PlatformError, match="uploadimg answered a url that is not one"):
+        client.upload_body_image("a.png", png_bytes((8, 8)), "image/png")

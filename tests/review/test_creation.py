@@ -244,7 +244,7 @@ def test_a_nul_in_any_text_is_refused_on_both_stores(client, agent_headers):
         error = assert_error(
             client.post("/api/review/agent/tasks", json=body, headers=agent_headers), 400, "validation_error"
         )
-        assert f"NUL (\\u0000) in {where}" in error["message"], error
+        assert f"NUL (\\u0000) in {where}" in error["message"] and where in error["details"], error
     with db.connection_context():
         assert ReviewTask.select().count() == 0
 
