@@ -16,6 +16,6 @@ EDITION_STATUS_LABELS = {
 }
 
 LABELS = {
-    **{name: table for name, table in vars(labels).items() if name.endswith(("_LABELS", "_VALUES"))},
+    **{name: table for name, table in vars(labels).items() if name.endswith(("_LABELS", "_VALUES", "_HIDDEN"))},
     "EDITION_STATUS_LABELS": EDITION_STATUS_LABELS,
 }

@@ -189,7 +189,7 @@ EVENT_LABELS = {
     "agent_notified": _l("Agent notified"),
     "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
-    "live_scheduled": _l("Publishing to readers scheduled"),
+    "live_scheduled": _l("Publishing to readers asked for"),  # now, or at the time it names
     "live_canceled": _l("Publishing to readers canceled"),
     "live_submitted": _l("Submitted to WeChat for readers"),
     "live": _l("Published to readers"),
@@ -212,6 +212,12 @@ ACTION_LABELS = {
     "approve_without_publish": _l("Approve without publishing"),
     "reject_rework": _l("Reject for rework"),
 }
+# Keys of a timeline event's data the pages leave out: what another part of the page shows (the changes, the
+# publish jobs' table) and the platform's and the service's ids, which mean nothing to an editor (the API has them).
+EVENT_DATA_HIDDEN = frozenset(
+    {"changes", "textDiff", "articleId", "failCode", "failDetail", "jobId", "retryOf", "draftMediaId", "publishId"}
+    | {"messageId", "editionId", "commentId", "proposalId"}
+)
 # Keys of a timeline event's data (services write them); a key missing here is shown as it is.
 EVENT_DATA_LABELS = {
     "contentType": _l("Type"),
@@ -222,20 +228,15 @@ EVENT_DATA_LABELS = {
     "rejectionNote": _l("Note"),
     "fields": _l("Fields"),
     "remainingElements": _l("Still to rework"),
-    "jobId": _l("Job"),
-    "retryOf": _l("Retry of"),
-    "draftMediaId": _l("Draft"),
     "lastError": _l("Error"),
     "to": _l("Recipient"),
     "triggerMode": _l("Trigger"),
     "attempt": _l("Attempt"),
     "attemptCount": _l("Attempt"),
-    "messageId": _l("Message"),
     "eventType": _l("Event"),
     "error": _l("Error"),
     "willRetry": _l("Will retry"),
     "at": _l("Publishing at"),
-    "publishId": _l("Publish ID"),
     "articleUrl": _l("Link"),
     "failReason": _l("Reason"),
 }

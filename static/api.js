@@ -98,7 +98,9 @@
       else unplaced.push(error.said ? sentence(list.join(" ")) : T("api.other_error", { path, message: list.map(sentence).join(" ") }));
     });
     if (summary) {
-      summary.textContent = [describe(error), ...unplaced].join(" ");
+      // Every particular shown beside its field: the summary says the code's sentence alone, not them again.
+      const said = first && !unplaced.length && !error.said ? describe({ ...error, message: "" }).trim() : describe(error);
+      summary.textContent = [said, ...unplaced].join(" ");
       summary.hidden = false;
     }
     const target = first ? first.closest("fieldset") || first : summary;

@@ -69,10 +69,22 @@ def test_a_live_task_has_one_badge_and_the_draft_ready_tab_counts_the_rest(app, 
     assert re.search(r'id="task-status">([^<]+)<', en)[1] == "Draft ready"
 
 
+def test_a_live_article_offers_no_preview_of_its_removed_draft(app, admin_client, agent_headers):
+    """WeChat removes a draft once it is published (a preview would be 409 draft_gone): a live task's page offered
+    "send preview to phone" all the same, its sentence naming the raw DRAFT_… id and "before it goes out"."""
+    task = published_article(app, admin_client, agent_headers)
+    page = _page(admin_client, f"/review/{task['id']}")
+    form = page[page.index('id="phone-preview"') :]
+    assert "DRAFT_" not in _text(form[: form.index("</form>")])
+    assert admin_client.post(go_live_url(task), json={}).status_code == 202
+    assert wait_for_live(admin_client, task)["live"]["status"] == "live"
+    assert 'id="phone-preview"' not in _page(admin_client, f"/review/{task['id']}")
+
+
 def test_accounts_are_named_in_the_phone_preview_and_the_timeline(app, admin_client, agent_headers):
     task = published_article(app, admin_client, agent_headers)
     page = _page(admin_client, f"/review/{task['id']}")
-    assert "发给 硅基崛起 的一位关注者" in _text(page)
+    assert "发给 硅基崛起 的一位粉丝" in _text(page)
     created = re.search(r'<li data-event="task_created">(.*?)</li>', page, re.S)[1]
     assert "公众号：硅基崛起" in _text(created) and "silicon-rise" not in _text(created)
     english = _page(admin_client, f"/review/{task['id']}", "en")

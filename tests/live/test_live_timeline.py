@@ -43,7 +43,7 @@ def test_going_live_now_tells_who_asked_the_submission_and_the_link(app, admin_c
     assert events["live"]["data"] == {"articleUrl": done["live"]["articleUrl"], "articleId": done["live"]["articleId"]}
     zh = _timeline_html(admin_client, done, "zh-CN")
     assert _shown(zh, "live_scheduled").startswith(tuple("0123456789"))  # the time first, as every entry
-    assert "已安排发表给读者" in _shown(zh, "live_scheduled") and "操作人：admin" in _shown(zh, "live_scheduled")
+    assert "已请求发表给读者" in _shown(zh, "live_scheduled") and "操作人：admin" in _shown(zh, "live_scheduled")
     assert "已发表给读者" in _shown(zh, "live") and done["live"]["articleUrl"] in _shown(zh, "live")
     assert f'href="{done["live"]["articleUrl"].replace("&", "&amp;")}"' in zh
     assert "已提交微信发表" in _shown(zh, "live_submitted")
