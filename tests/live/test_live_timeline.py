@@ -44,13 +44,12 @@ def test_going_live_now_tells_who_asked_the_submission_and_the_link(app, admin_c
     zh = _timeline_html(admin_client, done, "zh-CN")
     assert _shown(zh, "live_scheduled").startswith(tuple("0123456789"))  # the time first, as every entry
     assert "已请求发表给读者" in _shown(zh, "live_scheduled") and "操作人：admin" in _shown(zh, "live_scheduled")
-    assert "已发表给读者" in _shown(zh, "live") and done["live"]["articleUrl"] in _shown(zh, "live")
+    assert "已发表给读者" in _shown(zh, "live") and "链接： 打开文章" in _shown(zh, "live")  # the link, not its address
     assert f'href="{done["live"]["articleUrl"].replace("&", "&amp;")}"' in zh
     assert "已提交微信发表" in _shown(zh, "live_submitted")
     en = _timeline_html(admin_client, done, "en")
-    assert "Published to readers" in _shown(en, "live") and "Link: https://mp.weixin.qq.com/s?__biz=" in _shown(
-        en, "live"
-    )
+    assert "Published to readers" in _shown(en, "live") and "Link: Open the article" in _shown(en, "live")
+    assert done["live"]["publishId"] not in _shown(zh, "live_submitted")  # the platform's ids stay out
 
 
 def test_a_schedule_and_its_cancelling_say_who_and_for_when(app, admin_client, agent_headers):
