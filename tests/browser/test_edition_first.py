@@ -23,8 +23,8 @@ AGENT = {"x-review-agent-token": AGENT_TOKEN}
 
 WORDS = {
     "zh-CN": {
-        "publish": "发布到微信草稿箱",
-        "published": "已发布为微信草稿。",
+        "publish": "生成微信草稿",
+        "published": "已生成微信草稿。",
         "add": "用它开始今天的推送",
         "add_more": "加入今天的推送（已有 1 篇）",
         "open": "打开推送",

@@ -19,9 +19,9 @@ from tests.helpers.browser import sign_in_as, task_by_topic
 BOTH = [("zh-CN", "wide"), ("zh-CN", "phone"), ("en", "wide"), ("en", "phone")]
 WORDS = {
     "zh-CN": {
-        "publish": "通过并发布",
+        "publish": "通过并生成草稿",
         "submit": "提交决定",
-        "published": "已发布为微信草稿",
+        "published": "已生成微信草稿",
         "sent": "预览已发送到 guest-wx 的手机。",
         "refused": "微信公众平台拒绝了这个请求",
         "send": "发送预览到手机",

@@ -16,7 +16,7 @@ from tests.helpers.browser import sign_in_as, task_by_topic
 WORDS = {  # a few words each page must show in its language
     "zh-CN": {
         "list": ["审核任务", "待审核", "图文文章", "图片消息", "筛选"],
-        "task": ["通过并发布", "仅通过", "退回修改", "提交决定", "审核决定", "时间线"],
+        "task": ["通过并生成草稿", "仅通过", "退回修改", "提交决定", "审核决定", "时间线"],
         "article": ["微信中的效果", "排版主题", "正文配图"],
         "post": ["封面裁剪（3:4）", "开启留言"],
         "feedback_list": ["用户反馈", "故障", "建议", "处理中", "已处理"],

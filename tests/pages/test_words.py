@@ -73,7 +73,7 @@ def test_a_feedback_about_an_account_is_about_the_users_account(chinese, demo_da
 
 def test_the_list_says_its_column_counts_publish_attempts(chinese, demo_data):
     page = chinese.get("/review?status=all").get_data(as_text=True)
-    assert '<th scope="col">发布尝试</th>' in page and 'data-label="发布尝试"' in page
+    assert '<th scope="col">生成次数</th>' in page and 'data-label="生成次数"' in page
     assert 'data-label="发布"' not in page
 
 

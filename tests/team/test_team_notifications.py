@@ -180,7 +180,7 @@ def test_back_from_rework_publish_failed_and_feedback_each_tell_the_team(make_ap
         assert send_pass(app, ["wecom"]) == {"wecom": 4}  # pending together: one digest
     [digest] = robots["wecom"].texts
     assert digest.startswith("**内容审核：4 条新通知**")
-    assert "智能体已按退回意见修改（待审核）" in digest and "发布失败：" in digest
+    assert "智能体已按退回意见修改（待审核）" in digest and "草稿生成失败：" in digest
     assert f"{PUBLIC_URL}/feedback/{feedback['id']}" in digest and "【芯片App】闪退" in digest
     assert f"收到新反馈 {feedback['feedbackNo']}（故障）" in digest  # the pages' word (docs/api.md §15)
 
