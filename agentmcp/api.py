@@ -5,6 +5,7 @@ import binascii
 import errno
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from itertools import islice
@@ -17,6 +18,7 @@ import requests
 from rules.limits import MAX_UPLOAD_BYTES, mib
 
 TIMEOUT = (5, 60)  # connect, read: a create may render a long body
+_HEADER_VALUE = re.compile(r"[!-~](?:[ -~]*[!-~])?")
 
 
 @dataclass
@@ -143,11 +145,12 @@ class ReviewApi:
         )
 
 
-def _header(value: str, name: str) -> str:
-    """`value` as a header carries it: printable ASCII only (HTTP cannot send "键" or a line break; sent, the
-    first was an internal error and the second looked like a service that did not answer)."""
-    if not value.isascii() or not value.isprintable():
-        raise ApiError.invalid(f"{name} must be printable ASCII", name, "printable ASCII only")
+def _header(value: Any, name: str) -> str:
+    """`value` as a header carries it: printable ASCII, no space at either end (HTTP cannot send "键" or a line
+    break, and requests refuses a leading space; sent, the first was an internal error and the others looked
+    like a service that did not answer)."""
+    if not isinstance(value, str) or not _HEADER_VALUE.fullmatch(value):
+        raise ApiError.invalid(f"{name} must be printable ASCII without spaces at its ends", name, "not a header value")
     return value
 
 

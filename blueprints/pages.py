@@ -18,7 +18,7 @@ from blueprints.page_words import LABELS
 from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
 from rules.ids import now_iso
-from rules.labels import THEME_LABELS, live_failure
+from rules.labels import THEME_LABELS, edition_failure, live_failure
 from rules.limits import (
     APPROVAL_AUTHOR_MAX,
     APPROVAL_SUMMARY_MAX,
@@ -101,10 +101,12 @@ def local_time(value):
 
 
 @bp.app_template_filter()
-def live_reason(data):
-    """A live_failed timeline event's reason in the page's language (its code's sentence, else the platform's words)."""
-    code = data.get("failCode")
-    return live_failure(code, data.get("failDetail")) if code else data.get("failReason")
+def failure_reason(event):
+    """A live_failed or edition_failed timeline event's reason in the page's language (its code's sentence, else
+    the words stored, in English)."""
+    data = event.get("data") or {}
+    code, words = data.get("failCode"), edition_failure if event.get("type") == "edition_failed" else live_failure
+    return words(code, data.get("failDetail")) if code else data.get("failReason")
 
 
 @bp.app_template_filter()

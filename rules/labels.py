@@ -189,7 +189,7 @@ EVENT_LABELS = {
     "agent_notified": _l("Agent notified"),
     "agent_notification_failed": _l("Agent notification failed"),
     "preview_sent": _l("Preview sent to a phone"),
-    "live_scheduled": _l("Publishing to readers asked for"),  # now, or at the time it names
+    "live_scheduled": _l("Publishing to readers requested"),  # now, or at the time it names
     "live_canceled": _l("Publishing to readers canceled"),
     "live_submitted": _l("Submitted to WeChat for readers"),
     "live": _l("Published to readers"),
@@ -223,6 +223,7 @@ EVENT_DATA_LABELS = {
     "contentType": _l("Type"),
     "publicAccount": _l("Account"),
     "action": _l("Decision"),
+    "platform": _l("Chat app"),
     "rejectionReason": _l("Reason"),
     "rejectedElements": _l("Fields to rework"),
     "rejectionNote": _l("Note"),
@@ -246,8 +247,11 @@ FIELD_MESSAGE_LABELS = {
     "is more than 60 seconds in the past": _l("This time has passed: choose a time ahead, or publish now."),
     "is more than 30 days ahead": _l("This time is more than 30 days ahead: choose a time within 30 days."),
 }
+# The team's chat apps (rules.vocabulary.CHAT_PLATFORMS), as a decision made in one names it.
+CHAT_PLATFORM_LABELS = {"feishu": _l("Feishu"), "wecom": _l("WeCom")}
 # Data values that are codes, by key: shown through these tables.
 EVENT_DATA_VALUES = {
+    "platform": CHAT_PLATFORM_LABELS,
     "contentType": CONTENT_TYPE_LABELS,
     "rejectionReason": REASON_LABELS,
     "action": ACTION_LABELS,

@@ -251,9 +251,17 @@ def quota_left(account: str, settings: Settings) -> dict[str, Any]:
     }
 
 
-def failure_words(edition_id: str) -> str | None:
-    """Why the edition failed, in the language in force (the page's); None unless it failed."""
+# Failures that reached no follower (refused before sendall, by sendall, or by the platform's review: err(N)),
+# so the articles may be sent again. The others (no answer, no result, "send fail", deleted after sending) may
+# have reached some, and the page does not say they are free.
+_NOTHING_SENT = ("tasks_changed", "draft", "platform", "errcode_", "err(")
+
+
+def failure_words(edition_id: str) -> tuple[str, bool] | None:
+    """(Why the edition failed, in the language in force (the page's); whether nothing was sent), or None
+    unless it failed."""
     edition = _row(edition_id)
     if edition.status != "failed":
         return None
-    return edition_failure(edition.fail_code, edition.fail_detail) if edition.fail_code else edition.fail_reason
+    words = edition_failure(edition.fail_code, edition.fail_detail) if edition.fail_code else edition.fail_reason
+    return words, (edition.fail_code or "").startswith(_NOTHING_SENT)

@@ -69,7 +69,8 @@ def _with_articles(edition: dict[str, Any], known: dict[str, dict[str, Any]]) ->
         unknown = {"id": task_id, "title": task_id, "summary": "", "topic": "", "cover": None, "updatedAt": None}
         articles.append({**(known.get(task_id) or unknown), **article})
     failure = editions.failure_words(edition["id"]) if edition["status"] == "failed" else None
-    return {**edition, "articles": articles, "failureWords": failure}
+    words, unsent = failure or (None, False)
+    return {**edition, "articles": articles, "failureWords": words, "nothingSent": unsent}
 
 
 def page_data(account: str, settings: Settings, edition_id: str | None = None) -> dict[str, Any]:

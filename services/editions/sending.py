@@ -294,7 +294,8 @@ def _failed(row: Edition, settings: Settings, code: str, detail: str | None = No
     log.warning("edition %s failed: %s", fresh.edition_id, reason)
     tasks = _tasks(fresh)
     for task in tasks:
-        add_event(task, "edition_failed", "system", None, {"editionId": fresh.edition_id, "failReason": reason})
+        data = {"editionId": fresh.edition_id, "failReason": reason, "failCode": code, "failDetail": detail}
+        add_event(task, "edition_failed", "system", None, data)  # the code: the page words it (blueprints/pages.py)
     edition_ended(settings.team, fresh, _titles(tasks))
     return True
 

@@ -83,9 +83,8 @@ def admit(limiter: SlidingWindowLimiter, channel: str, client_ip: str | None, pa
 
 def require_object(payload: Any) -> dict[str, Any]:
     if isinstance(payload, _Invalid):
-        raise ValidationFailed(
-            f"the request body is not valid JSON: {payload.reason}", {payload.path: [payload.reason]}
-        )
+        problem = "invalid JSON" if payload.path == "_body" else payload.reason  # as the other routes say it
+        raise ValidationFailed(f"the request body is not valid JSON: {payload.reason}", {payload.path: [problem]})
     if not isinstance(payload, dict):
         raise ValidationFailed("the request body must be a JSON object", {"_body": ["not a JSON object"]})
     return payload

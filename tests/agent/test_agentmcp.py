@@ -159,6 +159,7 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
                 headers = [
                     await call(client, "create_review_task", {**article_payload(), "idempotencyKey": "键-1"}),
                     await call(client, "create_review_task", {**article_payload(), "idempotencyKey": "a\nb"}),
+                    await call(client, "create_review_task", {**article_payload(), "idempotencyKey": " k"}),
                     await call(
                         client,
                         "patch_task_elements",
@@ -177,7 +178,7 @@ def test_errors_come_back_as_tool_errors_naming_the_field(app, tmp_path):
     assert neither[0] and "path" in neither[1]["error"]["details"]
     assert refused[0] and refused[1]["error"]["code"] == "unauthorized"
     assert too_large[0] and too_large[1]["error"]["code"] == "payload_too_large"
-    for (failed, body), name in zip(headers, ("idempotencyKey", "idempotencyKey", "ifMatch"), strict=True):
+    for (failed, body), name in zip(headers, ("idempotencyKey",) * 3 + ("ifMatch",), strict=True):
         assert failed and body["error"]["code"] == "validation_error" and name in body["error"]["details"], body
 
 

@@ -23,6 +23,7 @@ import pytest
 from PIL import Image
 
 from fakeplatform import FakePlatform
+from rules.client_input import MAX_DEPTH, load_json
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login, signed_in_admin
 from tests.helpers.feedback import UNLIMITED
 from tests.helpers.receivers import WebhookReceiver
@@ -210,6 +211,16 @@ def test_json_bombs_are_refused_fast(app, client):
     signed_out = client.post("/api/auth/login", data=nested, headers={"content-type": "application/json"})
     assert signed_out.status_code == 303
     assert signed_out.headers["Location"] == "/login?error=invalid_credentials"
+
+
+@pytest.mark.parametrize("depth", [64, 65])
+def test_the_strict_reader_takes_64_levels_and_no_more(depth):
+    for text in ("[" * depth + "]" * depth, '{"a":' * depth + "1" + "}" * depth):
+        if depth <= MAX_DEPTH:
+            assert load_json(text) is not None
+        else:
+            with pytest.raises(ValueError, match="more than 64 levels"):
+                load_json(text)
 
 
 def test_json_the_decoder_manages_but_nested_past_64_levels_is_refused(app, client):

@@ -345,8 +345,10 @@ def test_a_failed_edition_says_why_in_the_pages_language_on_a_narrow_phone(open_
         "(platform error 48001).",
     }[language]
     assert failure.text_content() == expected
-    # A failed edition holds its articles no more: both are draft-ready again.
+    # A failed edition holds its articles no more: both are draft-ready again, and the page says so where
+    # nothing reached a follower (sendall refused it).
     assert len(page.locator("#candidate-items > li").all()) == 2
+    assert page.locator("[data-role=edition-next]").count() == 1
     assert sideways_overflow(page) <= 0
     assert axe_violations(page) == []
     page.locator(".editions").screenshot(path=str(OUTPUT / f"editions-{language}-320-failed.png"))

@@ -62,7 +62,7 @@ WORDS = {
         "live": "Live",
         "api": "API",
         "schedule": "Schedule",
-        "scheduled": "Publishing to readers asked for",
+        "scheduled": "Publishing to readers requested",
         "submitted": "Submitted to WeChat for readers",
         "published": "Published to readers",
         "by": "by demo",

@@ -103,6 +103,11 @@ def test_a_waiting_task_gets_a_card_on_both_and_one_tap_approves_it(
     event = next(e for e in decided["timeline"] if e["type"] == "decided_in_chat")
     assert event["actorName"] == "admin"
     assert event["data"] == {"platform": "feishu", "action": "approve_without_publish"}
+    # On the Chinese page the chat app and the decision are words, not their codes ("platform：feishu" before).
+    page = linked.get(f"/review/{task['id']}", headers={"Accept-Language": "zh-CN"}).get_data(as_text=True)
+    entry = page[page.index('data-event="decided_in_chat"') :]
+    entry = entry[: entry.index("</li>")]
+    assert "群聊应用：飞书" in entry and "审核决定：仅通过" in entry and "feishu" not in entry, entry
     # The WeCom card of the same task says so too (its buttons give way to one grey line).
     wait_for(lambda: chat_apps.wecom_card(wecom_id).get("replace_text"), what="the WeCom update")
     assert "Approved" in chat_apps.wecom_card(wecom_id)["replace_text"]

@@ -337,6 +337,12 @@ def test_an_edition_whose_task_went_live_alone_meanwhile_fails_and_sends_nothing
     assert admin_client.get(f"/api/review/tasks/{tasks[0]['id']}").get_json()["live"] is None
     admin_client.set_cookie("review_lang", "zh-CN")
     assert "单独发表" in admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
+    # The task's timeline says it in Chinese too (it said the English reason stored with the event).
+    page = admin_client.get(f"/review/{tasks[0]['id']}").get_data(as_text=True)
+    entry = page[page.index('data-event="edition_failed"') :]
+    assert (
+        "没有发出任何内容" in entry[: entry.index("</li>")] and "nothing was sent" not in entry[: entry.index("</li>")]
+    )
 
 
 def test_an_event_count_out_of_range_is_stored_as_null(app, admin_client, agent_headers, fake, served_url):
@@ -364,3 +370,29 @@ def test_an_event_count_out_of_range_is_stored_as_null(app, admin_client, agent_
     assert told["counts"] == sent["counts"]
     page = admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
     assert 'data-count="total">–<' in page and 'data-count="error">2147483647<' in page and ">None<" not in page
+
+
+@pytest.mark.parametrize(
+    ("code", "freed"),
+    [("errcode_48001", True), ("tasks_changed", True), ("err(10001)", True), ("no_answer", False), ("deleted", False)],
+)
+def test_a_failed_edition_says_its_articles_are_free_only_where_no_follower_got_it(app, admin_client, code, freed):
+    """ "Its articles are free again" under a send that may have gone out (no answer, no result, deleted after
+    sending) would lead an editor to send the same articles to every follower twice."""
+    now = iso(utcnow())
+    with db.connection_context():
+        Edition.create(
+            edition_id="ed_failed",
+            account="silicon-rise",
+            status="failed",
+            task_ids=[],
+            send_at=now,
+            fail_code=code,
+            fail_reason=code,
+            created_by=None,
+            created_at=now,
+            updated_at=now,
+        )
+    page = admin_client.get("/editions?account=silicon-rise").get_data(as_text=True)
+    assert 'data-role="edition-failure"' in page
+    assert ('data-role="edition-next"' in page) is freed
