@@ -257,7 +257,7 @@ def quota_left(account: str, settings: Settings) -> dict[str, Any]:
 _NOTHING_SENT = ("tasks_changed", "draft", "platform", "errcode_", "err(")
 
 
-def failure_words(edition_id: str) -> tuple[str, bool] | None:
+def failure_words(edition_id: str) -> tuple[str | None, bool] | None:
     """(Why the edition failed, in the language in force (the page's); whether nothing was sent), or None
     unless it failed."""
     edition = _row(edition_id)

@@ -352,6 +352,9 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
                 (TaskLive.task == task) & (TaskLive.edition_id == row.edition_id)
             ).execute()
             save_task(task)
+            # The poll's review_task.live carried no address: the agent hears it again, with it.
+            if kept[index - 1] and (live := TaskLive.get_or_none(TaskLive.task == task)) is not None:
+                enqueue_live_outcome(task.task_id, live)
         return True
     return False
 

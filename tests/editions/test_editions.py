@@ -76,9 +76,12 @@ def test_the_agent_proposes_an_editor_orders_previews_and_sends_it_once(
         assert live["live"]["articleUrl"] == shown(send["article_urls"])[index]
         assert [e["type"] for e in live["timeline"]][-2:] == ["edition_scheduled", "edition_sent"]
     # The agent hears each task; the team hears the edition once, titles in order.
+    # A poll that found the send done before the event came (a loaded machine) told them without the address:
+    # they hear it again once the event brings it. The last word for each task carries it.
     webhooks = outbox("review_task.live")
-    assert [w["data"]["taskId"] for w in webhooks] == order
-    assert [w["data"]["articleUrl"] for w in webhooks] == shown(send["article_urls"])
+    assert [w["data"]["taskId"] for w in webhooks[:3]] == order and len(webhooks) in (3, 6), webhooks
+    last = {w["data"]["taskId"]: w["data"]["articleUrl"] for w in webhooks}
+    assert [last[task_id] for task_id in order] == shown(send["article_urls"])
     assert {(w["data"]["via"], w["data"]["editionId"]) for w in webhooks} == {("mass_send", proposed["id"])}
     [told] = outbox("edition.sent")
     assert told["titles"] == [a["title"] for a in combined] and told["account"] == "silicon-rise"
@@ -100,6 +103,11 @@ def test_polling_settles_it_when_no_event_comes_and_a_late_event_adds_the_counts
     assert [a["articleUrl"] for a in later["articles"]] == shown(fake.mass_sends[msg_id]["article_urls"])
     task = admin_client.get(f"/api/review/tasks/{edition['taskIds'][1]}").get_json()
     assert task["live"]["articleUrl"] == shown(fake.mass_sends[msg_id]["article_urls"])[1]
+    # The agent heard each task go live without its address (a poll gives none), then again with it.
+    told = [(w["data"]["taskId"], w["data"]["articleUrl"]) for w in outbox("review_task.live")]
+    assert told == [(task_id, None) for task_id in edition["taskIds"]] + list(
+        zip(edition["taskIds"], shown(fake.mass_sends[msg_id]["article_urls"]), strict=True)
+    ), told
     # The same event again (a new nonce) changes nothing more.
     version = later["version"]
     assert fake.push_mass_event(msg_id) == (200, "success")
