@@ -54,8 +54,8 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
     """Open the configured database (SQLite file by default) and bind the proxy to it. SQLite connections are
     pooled: closing the last connection to a WAL database checkpoints and deletes the WAL."""
     stop_background()
-    if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_all"):
-        db.obj.close_all()  # a re-initialised app (tests, CLI) does not keep the old pool's files open
+    if isinstance(db.obj, peewee.Database) and hasattr(db.obj, "close_idle"):
+        _retire(db.obj)  # a re-initialised app (tests, CLI) does not keep the old pool's files open
     if database_url:
         # PostgreSQL connections are pooled too: a new one costs a server process and ~4 ms.
         if urlsplit(database_url).scheme in ("postgres", "postgresql"):
@@ -83,6 +83,19 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
             _switch_to_wal(database.database)
     db.initialize(database)
     return database
+
+
+def _retire(pool: Any) -> None:
+    """Close the old pool's idle connections now and each one in use as its thread hands it back. Closing one
+    that another thread is running a statement on crashes SQLite (close_all did: a segfault in the suite)."""
+    if not pool.is_closed():
+        pool.close()
+    pool.close_idle()
+    pool._can_reuse = _never_reuse
+
+
+def _never_reuse(_connection: Any) -> bool:
+    return False
 
 
 def _switch_to_wal(path, timeout=10.0):
