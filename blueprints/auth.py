@@ -9,6 +9,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from blueprints.common import settings
 from blueprints.guards import check_same_origin
 from blueprints.openapi import Blueprint, request_body
+from rules.limits import LOGIN_MAX_BYTES
 from schemas.auth import LoginSchema
 from services.auth import authenticate, new_unguessable_id
 
@@ -50,6 +51,7 @@ def login():
     of its choosing (login CSRF).
     """
     check_same_origin()
+    request.max_content_length = LOGIN_MAX_BYTES  # 413 before more is read: nobody is signed in yet
     data = request.get_json(silent=True) if request.is_json else request.form
     data = data if isinstance(data, dict) else {}  # the form is a dict too; a JSON array or number is not
     username, password = str(data.get("username") or ""), str(data.get("password") or "")

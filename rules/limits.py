@@ -42,6 +42,7 @@ MAX_EXTRA_BYTES = 4096  # the `extra` object, as JSON
 
 # Request bodies (docs/api.md §16): the largest legitimate one is the largest file in its multipart form;
 # the server refuses a body declared larger (413) before reading it.
+LOGIN_MAX_BYTES = 16 * 1024  # a sign-in: a name, a password and `next`, read before anyone is known
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries, part headers and the form's text fields
 MAX_REQUEST_BODY_BYTES = max(MAX_UPLOAD_BYTES, SCREENSHOT_MAX_BYTES, LOG_MAX_BYTES) + MULTIPART_OVERHEAD
 

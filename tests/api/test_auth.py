@@ -24,6 +24,7 @@ from blueprints.guards import admin_required, agent_or_admin, agent_required, cl
 from blueprints.openapi import Blueprint
 from models import AdminUser, EndedSession, LoginAttempt, db
 from services import auth
+from rules.limits import LOGIN_MAX_BYTES
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login
 from tests.helpers.waiting import wait_until
 
@@ -749,3 +750,19 @@ def test_passwords_are_hashed_with_scrypt_unless_the_setting_says_otherwise(make
     from services.settings import DEFAULTS
 
     assert DEFAULTS["PASSWORD_HASH_METHOD"] == "scrypt"
+
+
+@pytest.mark.parametrize("form", [True, False])
+def test_a_sign_in_larger_than_a_sign_in_is_refused_before_it_is_read(guarded, form):
+    """A sign-in is read before anyone is known: the old route took 32 MiB of form or JSON from anybody."""
+    app = guarded()
+    create_admin()
+    client = app.test_client()
+    fields = {"username": "admin", "password": ADMIN_PASSWORD, "next": "/review?" + "x" * LOGIN_MAX_BYTES}
+    response = client.post("/api/auth/login", **({"data": fields} if form else {"json": fields}))
+    assert response.status_code == 413, response.status_code
+    error = response.get_json()["error"]
+    assert error["code"] == "payload_too_large" and str(LOGIN_MAX_BYTES) in error["message"], error
+    assert not [c for c in response.headers.getlist("Set-Cookie") if c.startswith("review_admin_session=")]
+    fields["next"] = "/review"  # the same sign-in of an ordinary size passes
+    assert client.post("/api/auth/login", **({"data": fields} if form else {"json": fields})).status_code == 303
