@@ -17,6 +17,7 @@ from blueprints.guards import admin_required, check_same_origin
 from blueprints.page_words import LABELS
 from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
+from rules.client_input import whole_number
 from rules.ids import now_iso
 from rules.labels import THEME_LABELS, edition_failure, live_failure
 from rules.limits import (
@@ -291,8 +292,7 @@ def _comments(task):
 @admin_required("review")
 def comments_page():
     """The readers' comments not answered yet across tasks and accounts, oldest first (docs/api.md §23)."""
-    asked = request.args.get("offset", "0")
-    offset = min(int(asked), 10**6) if asked.isdigit() else 0  # a page far past the end is empty
+    offset = min(whole_number(request.args.get("offset", "0")) or 0, 10**6)  # a page far past the end is empty
     found = unanswered(COMMENTS_PAGE + 1, offset)
     return render_template(
         "comments.html",

@@ -30,6 +30,8 @@ class ReaderComment(BaseModel):
     reply_by = peewee.CharField(max_length=64, null=True)  # the admin who sent it; None: sent elsewhere
     announced = peewee.BooleanField(default=False)  # in a review_task.comments webhook already
     fetched_at = peewee.CharField(max_length=32)
+    # An editor's last reply, feature or delete here: a fetch that asked the platform before it leaves the row.
+    acted_at = peewee.CharField(max_length=32, null=True)
 
     class Meta:
         indexes = ((("account", "msg_data_id", "article_index", "user_comment_id"), True),)

@@ -13,6 +13,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
 from models.base import BaseModel, db
+from models.comments import ReaderComment
 from models.counters import EventCounter
 from models.feedback import (
     OLD_TRIGGERS,
@@ -192,6 +193,11 @@ MIGRATIONS = [
         _columns(PlatformToken, "forced_at"),
     ),
     (23, "reader_comment, comment_proposal, comment_fetch: readers' comments (new tables)", _nothing),
+    (
+        24,
+        "reader_comment.acted_at: a fetch that asked before an editor acted leaves the comment as the editor made it",
+        _columns(ReaderComment, "acted_at"),
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 

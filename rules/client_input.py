@@ -120,6 +120,12 @@ MOMENT_HINT = "must be an ISO 8601 date-time such as 2026-11-21T13:34:00Z"
 BOUND_HINT = "must be an ISO date (2026-11-21) or date-time (2026-11-21T13:34:00Z)"
 
 
+def whole_number(text: str, longest: int = 18) -> int | None:
+    """`text` as a number when it is 1 to `longest` ASCII digits, else None: str.isdigit takes "²" and "①",
+    which int refuses, and int refuses thousands of digits."""
+    return int(text) if 0 < len(text) <= longest and text.isascii() and text.isdigit() else None
+
+
 def _in_range(day):
     if not FIRST_DAY <= day <= LAST_DAY:
         raise ValueError(f"must be between {FIRST_DAY} and {LAST_DAY}")

@@ -1,8 +1,9 @@
-"""Outbound HTTP within an overall deadline: reading a response's body, and a whole webhook attempt.
+"""Outbound HTTP within an overall deadline: reading a response's body, a whole webhook attempt, a whole
+platform call.
 
 requests' read timeout applies to each socket read, so a peer sending a byte at a time could hold a thread
-for as long as it keeps sending. `post` bounds the whole attempt, headers included: at its deadline the
-connection's socket is shut down, which wakes whatever read or write it is blocked in.
+for as long as it keeps sending. `post` and `within` bound the whole attempt, headers included: at its
+deadline the connection's socket is shut down, which wakes whatever read or write it is blocked in.
 """
 
 import contextlib
@@ -53,11 +54,8 @@ def post(
     requests' own exceptions. No redirect is followed."""
     seconds = ATTEMPT_SECONDS
     deadline = time.monotonic() + seconds
-    cut = _attempt.deadline = Deadline(seconds)
     try:
-        with requests.Session() as session:
-            session.mount("http://", _Adapter())
-            session.mount("https://", _Adapter())
+        with within(seconds) as cut, watched_session() as session:
             with session.request(
                 method,
                 url,
@@ -80,9 +78,26 @@ def post(
         if cut.expired.is_set() or time.monotonic() >= deadline:
             raise requests.Timeout(f"no complete answer within {seconds:g} s") from None
         raise
+
+
+@contextlib.contextmanager
+def within(seconds: float) -> Iterator["Deadline"]:
+    """Every connection a watched_session() of this thread opens or sends on meanwhile is shut down once
+    `seconds` pass: the whole attempt is bounded, a reply's slow headers included."""
+    cut = _attempt.deadline = Deadline(seconds)
+    try:
+        yield cut
     finally:
         cut.end()
         _attempt.deadline = None
+
+
+def watched_session() -> requests.Session:
+    """A requests Session whose connections within() can cut (kept-alive ones too)."""
+    session = requests.Session()
+    session.mount("http://", _Adapter())
+    session.mount("https://", _Adapter())
+    return session
 
 
 # ---- the deadline's hold on the connection -----------------------------------------------------------
@@ -152,6 +167,10 @@ def _watched_pool(pool: type[HTTPConnectionPool], connection: type[HTTPConnectio
         def connect(self) -> None:
             _watch(self)
             super().connect()
+
+        def request(self, *args: Any, **kwargs: Any) -> Any:  # a kept-alive connection's next attempt
+            _watch(self)
+            return super().request(*args, **kwargs)
 
     return type(f"_Watched{pool.__name__}", (pool,), {"ConnectionCls": Watched})
 

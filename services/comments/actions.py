@@ -94,11 +94,11 @@ def reply(
     )
     now = now_iso()
     with immediate():
-        ReaderComment.update(reply_content=content, reply_created_at=now, reply_by=admin).where(
+        ReaderComment.update(reply_content=content, reply_created_at=now, reply_by=admin, acted_at=now).where(
             ReaderComment.id == comment.id
         ).execute()
-        if proposal is not None:
-            state = "sent" if proposal.content == content else "edited"
+        if proposal is not None:  # spaces and line breaks at the ends are no editor's change
+            state = "sent" if proposal.content.strip() == content.strip() else "edited"
             CommentProposal.update(state=state).where(CommentProposal.id == proposal.id).execute()
         CommentProposal.update(state="discarded").where(
             (CommentProposal.comment == comment)
@@ -125,7 +125,9 @@ def _change(
     task, article, comment = _comment(task_id, comment_id)
     _ask(settings, article, what, lambda client: call(client, article, comment))
     with immediate():
-        ReaderComment.update(changes).where(ReaderComment.id == comment.id).execute()
+        ReaderComment.update({**changes, ReaderComment.acted_at: now_iso()}).where(
+            ReaderComment.id == comment.id
+        ).execute()
         add_event(task, event, "admin", admin, {"commentId": comment_id})
     return one_comment(ReaderComment.get_by_id(comment.id))
 

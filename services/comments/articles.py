@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from models.live import TaskLive
+from rules.client_input import whole_number
 from rules.ids import iso, utcnow
 from services.settings import Settings
 
@@ -25,8 +26,8 @@ def article_of(live: TaskLive | None) -> Article | None:
     msg_data_id, index = str(live.msg_data_id), 0
     if live.via == "mass_send" and "_" in msg_data_id:
         base, _, place = msg_data_id.rpartition("_")
-        if place.isdigit() and int(place) >= 1:
-            msg_data_id, index = base, int(place) - 1
+        if (number := whole_number(place, 3)) is not None and number >= 1:
+            msg_data_id, index = base, number - 1
     return Article(live.task_id, live.account, msg_data_id, index)
 
 

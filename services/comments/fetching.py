@@ -104,21 +104,23 @@ def read_comment(item: Any, account: str, secret_key: str) -> dict[str, Any]:
 
 
 def list_all(client: Any, article: Article, limit: int, secret_key: str) -> tuple[dict[int, dict[str, Any]], bool]:
-    """({user_comment_id: fields}, whether the list was read to its end) of one article, in pages of PAGE,
-    at most `limit` comments (WECHAT_COMMENTS_MAX)."""
+    """({user_comment_id: fields}, whether the list was read whole) of one article, in pages of PAGE, at most
+    `limit` comments (WECHAT_COMMENTS_MAX). Whole only when every page gave one `total` and as many were found:
+    a comment posted or deleted between two pages shifts the list, and what was skipped is not gone."""
     found: dict[int, dict[str, Any]] = {}
-    begin = 0
+    begin, totals = 0, set()
     while True:
         answer = client.list_comments(article.msg_data_id, article.index, begin, min(PAGE, limit - len(found)))
         total, items = answer.get("total"), answer.get("comment", [])
         if type(total) is not int or total < 0 or not isinstance(items, list):
             raise UnreadableAnswer("its total or comment list is not of the platform's shape")
+        totals.add(total)
         for item in items:
             fields = read_comment(item, article.account, secret_key)
             found[fields["user_comment_id"]] = fields
         begin += len(items)
         if begin >= total or not items:
-            return found, True
+            return found, len(totals) == 1 and len(found) == total
         if len(found) >= limit:
             return found, False
 
@@ -130,12 +132,13 @@ class Plan:
     fresh: list[dict[str, Any]] = field(default_factory=list)  # new comments' rows, already told
     changes: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (row id, changed columns)
     message: dict[str, Any] | None = None  # review_task.comments' outbox row for the fresh ones
+    asked: str = ""  # when the platform was asked: a comment an editor acted on since keeps what they did
 
 
 KEPT = ("content", "featured", "reply_content", "reply_created_at")  # what a fetch updates of a known comment
 
 
-def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], complete: bool) -> Plan:
+def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], complete: bool, asked: str) -> Plan:
     """The rows to insert and update, and the webhook of the new ones, read and built outside the lock: only a
     fetch holding the article's claim adds its comments (checked again inside the lock by _finish, and by the
     unique index), so what is known here stays known. Linear in the list."""
@@ -149,7 +152,7 @@ def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], compl
         & (ReaderComment.article_index == article.index)
     )
     known: dict[int, tuple[Any, ...]] = {values[1]: values for values in rows.tuples()}
-    result = Plan()
+    result = Plan(asked=asked)
     for key, fields in found.items():
         if key not in known:
             row = {
@@ -174,7 +177,7 @@ def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], compl
         changes = {name: fields[name] for name, value in zip(KEPT, values, strict=True) if value != fields[name]}
         if removed:
             changes["removed"] = False
-        if "reply_content" in changes and fields["reply_content"] is None:
+        if "reply_content" in changes:  # gone, or written anew in WeChat's back office: no editor's here
             changes["reply_by"] = None
         if changes:
             result.changes.append((row_id, {**changes, "fetched_at": now}))
@@ -186,10 +189,12 @@ def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], compl
 
 def store(writes: Plan) -> int:
     """Write one article's comments (inside immediate()): the new ones in one insert with their webhook, the
-    changed ones updated, ones gone from a complete list marked removed. Each comment is told once."""
+    changed ones updated, ones gone from a whole list marked removed, except those an editor acted on since the
+    platform was asked (its answer predates the action). Each comment is told once."""
     insert_rows(ReaderComment, writes.fresh)
+    untouched = ReaderComment.acted_at.is_null() | (ReaderComment.acted_at < writes.asked)
     for row_id, changes in writes.changes:
-        ReaderComment.update(**changes).where(ReaderComment.id == row_id).execute()
+        ReaderComment.update(**changes).where((ReaderComment.id == row_id) & untouched).execute()
     if writes.message is not None:
         enqueue_built(writes.message)
     return len(writes.fresh)
@@ -228,7 +233,7 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
     """One claimed article's fetch: {"account", "taskPk", "stored", "error", "calls"}. Whatever goes wrong ends
     the row idle with its reason, never running."""
     article = Article(row.task_id, row.account, row.msg_data_id, row.article_index)
-    error, stored = None, 0
+    error, stored, asked = None, 0, now_iso()
     try:
         client = client_for(row.account, settings)
         found, complete = list_all(client, article, settings.comments_max, settings.secret_key)
@@ -236,9 +241,12 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
         error = str(exc)
     except UnreadableAnswer as exc:
         error = f"the platform's answer could not be read: {exc}"
+    except Exception as exc:  # the row must not stay running, and its page says why
+        log.exception("comments of %s/%s could not be fetched", row.account, row.msg_data_id)
+        error = f"the fetch failed by an unexpected {type(exc).__name__} (see the service's log)"
     if error is None:
         try:
-            writes = plan(article, ReviewTask.get_by_id(row.task_id).task_id, found, complete)
+            writes = plan(article, ReviewTask.get_by_id(row.task_id).task_id, found, complete, asked)
             with immediate():
                 if _finish(row, settings, None):  # the claim first: a fetch taken over stores nothing
                     stored = store(writes)

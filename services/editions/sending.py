@@ -16,6 +16,7 @@ from models.editions import EarlyMassEvent, Edition
 from models.live import TaskLive
 from models.review import ReviewTask
 from rules.articles import article_url
+from rules.client_input import whole_number
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
 from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, poll_delay, wake
@@ -309,11 +310,9 @@ def _refine_failure(row: Edition, code: str, detail: str | None) -> bool:
 
 
 def _number(event: ET.Element, name: str) -> int | None:
-    """The element's whole number from 0 to COUNT_MAX, else None (ASCII digits only: "²" is a digit to
-    str.isdigit, not to int; the length first, as int refuses thousands of digits)."""
-    text = (event.findtext(name) or "").strip()
-    digits = text.isascii() and text.isdigit() and len(text) <= len(str(COUNT_MAX))
-    return int(text) if digits and int(text) <= COUNT_MAX else None
+    """The element's whole number from 0 to COUNT_MAX, else None."""
+    number = whole_number((event.findtext(name) or "").strip(), len(str(COUNT_MAX)))
+    return number if number is not None and number <= COUNT_MAX else None
 
 
 def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:

@@ -18,6 +18,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from rules.client_input import whole_number
 from services.outbound import body_chunks
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -160,8 +161,8 @@ def _fetch(
                     continue
                 if response.status_code != 200:
                     raise FetchRefused(f"the image host answered HTTP {response.status_code}")
-                declared = response.headers.get("Content-Length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
+                declared = whole_number(response.headers.get("Content-Length", ""))
+                if declared is not None and declared > max_bytes:
                     raise FetchRefused(f"the image is larger than {max_bytes // (1024 * 1024)} MiB")
                 with open_sink() as sink:
                     return _stream(response, sink, max_bytes, deadline)

@@ -22,11 +22,11 @@ import requests
 
 from models.platform import PlatformToken, claim_forced_refresh
 from models.writes import immediate
-from rules.client_input import load_json
+from rules.client_input import load_json, whole_number
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.errors import PlatformRefused, ServiceError
 from services.images.platform_format import KIND_TYPES, image_kind, prepare_body_image, upload_name
-from services.outbound import body_chunks
+from services.outbound import body_chunks, watched_session, within
 from services.platform.uploads import cached_upload, forget_upload, remember_upload  # noqa: F401 (re-export)
 from services.settings import Settings
 
@@ -102,7 +102,7 @@ class PlatformClient:
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = requests.Session()
+            session = self._local.session = watched_session()
             session.trust_env = False  # no netrc/proxy surprises; the URL says where to go
         return session
 
@@ -214,29 +214,25 @@ class PlatformClient:
         if json_body is not None:
             data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json; charset=utf-8"
-        try:
-            resp = self._session.request(
-                method,
-                self.base_url + path,
-                params=query,
-                data=data,
-                files=files,
-                headers=headers,
-                timeout=self.timeout,
-                allow_redirects=False,
-                stream=True,
-            )
-            content = self._read_within_deadline(resp, name)
-        except requests.Timeout as exc:
-            connect = isinstance(exc, requests.ConnectTimeout)
-            raise PlatformError(
-                None, f"platform unreachable: timed out after {_seconds(self.timeout, connect):g} s ({name})"
-            ) from None
-        except requests.ConnectionError:
-            host = urlsplit(self.base_url).netloc
-            raise PlatformError(None, f"platform unreachable: cannot connect to {host} ({name})") from None
-        except requests.RequestException as exc:
-            raise PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})") from None
+        seconds = _seconds(self.timeout, True) + _seconds(self.timeout, False)  # the whole call, all told
+        with within(seconds) as cut:
+            try:
+                resp = self._session.request(
+                    method,
+                    self.base_url + path,
+                    params=query,
+                    data=data,
+                    files=files,
+                    headers=headers,
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                    stream=True,
+                )
+                content = self._read_within_deadline(resp, name)
+            except requests.RequestException as exc:
+                raise self._unreachable(exc, cut.expired.is_set(), seconds, name) from None
+        if cut.expired.is_set():  # cut mid-answer: what was read may look whole
+            raise self._unreachable(requests.Timeout(), True, seconds, name)
         if resp.status_code != 200:
             raise PlatformError(None, f"platform error: HTTP {resp.status_code} from {name}")
         # The strict reader of client input (docs/api.md §5): a body it refuses (nested too deeply, NaN,
@@ -256,6 +252,21 @@ class PlatformClient:
         if errcode:
             raise self._error(errcode, payload.get("errmsg"), payload)
         return payload
+
+    def _unreachable(self, exc: requests.RequestException, cut: bool, seconds: float, name: str) -> PlatformError:
+        """A call that got no answer, in words: cut at the whole call's deadline, timed out, or not connected."""
+        if cut:
+            return PlatformError(None, f"platform unreachable: no complete answer within {seconds:g} s ({name})")
+        if isinstance(exc, requests.Timeout):
+            connect = isinstance(exc, requests.ConnectTimeout)
+            return PlatformError(
+                None, f"platform unreachable: timed out after {_seconds(self.timeout, connect):g} s ({name})"
+            )
+        if isinstance(exc, requests.ConnectionError):
+            return PlatformError(
+                None, f"platform unreachable: cannot connect to {urlsplit(self.base_url).netloc} ({name})"
+            )
+        return PlatformError(None, f"platform unreachable: {type(exc).__name__} ({name})")
 
     def _read_within_deadline(self, resp, name):
         """The body, read within the read timeout in total (services.outbound) and refused past
@@ -471,8 +482,12 @@ def _needed(payload, key, call):
 
 
 def _msg_data_id(msg_data_id) -> int:
-    """The platform's msg_data_id is a number (Uint32 in the documents); the service keeps it as text."""
-    return int(str(msg_data_id))
+    """The platform's msg_data_id is a number (Uint32 in the documents); the service keeps it as text. One that
+    is not cannot be asked about: a failed call in words."""
+    number = whole_number(str(msg_data_id), 20)
+    if number is None:
+        raise PlatformError(None, f"the article's msg_data_id {str(msg_data_id)[:64]!r} is not the platform's number")
+    return number
 
 
 def _article(msg_data_id, index) -> dict[str, int]:

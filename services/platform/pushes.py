@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from models.nonces import SeenNonce
+from rules.client_input import whole_number
 from rules.ids import iso, utcnow
 from services.errors import Forbidden
 
@@ -35,11 +36,12 @@ def signature(*parts: str) -> str:
 
 def in_window(timestamp: str, nonce: str, max_age: int) -> int:
     """`timestamp` as a number; 403 unless both are given and it is within `max_age` seconds of the clock."""
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not nonce:
+    number = whole_number(timestamp, 12)
+    if number is None or not nonce:
         raise Forbidden("timestamp and nonce must be given")
-    if abs(time.time() - int(timestamp)) > max_age:
+    if abs(time.time() - number) > max_age:
         raise Forbidden(f"the timestamp is more than {max_age} seconds from the service's clock")
-    return int(timestamp)
+    return number
 
 
 def first_time(scope: str, key: str, max_age: int, timestamp: int = 0) -> bool:

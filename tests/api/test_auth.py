@@ -23,8 +23,8 @@ from marshmallow import Schema, fields
 from blueprints.guards import admin_required, agent_or_admin, agent_required, client_required
 from blueprints.openapi import Blueprint
 from models import AdminUser, EndedSession, LoginAttempt, db
-from services import auth
 from rules.limits import LOGIN_MAX_BYTES
+from services import auth
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, assert_error, built_app, create_admin, login
 from tests.helpers.waiting import wait_until
 

@@ -30,6 +30,7 @@ from services.platform.client import (
 )
 from services.settings import Settings
 from tests.helpers.images import encoded, noise_image, png_bytes
+from tests.helpers.scripted import ScriptedServer
 from tests.helpers.served import listening
 from tests.helpers.waiting import wait_until
 
@@ -411,6 +412,39 @@ def test_a_hanging_platform_times_out(fake_platform, database):
     assert elapsed < 5  # the fake would answer only after 10 s
     assert len(fake_platform.requests_to("draft/get")) == 1
     assert token not in "".join(traceback.format_exception(caught.value))
+
+
+def _token_then_trickled_headers(conn, stopping):
+    """A token at once; then, on the same kept-alive connection, the next answer's headers a byte each 0.2 s
+    (10 s in all, each byte well within a read timeout)."""
+    conn.recv(65536)
+    token = b'{"access_token": "TOKEN-trickle", "expires_in": 7200}'
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(token), token)
+    )
+    conn.recv(65536)
+    for byte in b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 40:
+        if stopping.wait(0.2):
+            return
+        conn.sendall(bytes([byte]))
+    conn.sendall(b"\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+
+
+def test_a_call_is_bounded_as_a_whole_even_when_each_read_is_quick(database):
+    """requests' read timeout is per socket read: headers trickled a byte at a time held the old call for as long
+    as they came. The whole call is now bounded by the connect and read timeouts together."""
+    server = ScriptedServer(_token_then_trickled_headers)
+    try:
+        client = PlatformClient(ACCOUNT, APPID, SECRET, f"http://127.0.0.1:{server.port}", timeout=(0.5, 0.5))
+        client.access_token()
+        started = time.monotonic()
+        with pytest.raises(PlatformError) as caught:
+            client.publish_status("2247483647")
+        elapsed = time.monotonic() - started
+    finally:
+        server.stop()
+    assert str(caught.value) == "platform unreachable: no complete answer within 1 s (freepublish/get)"
+    assert elapsed < 5, elapsed  # the headers would have taken 10 s
 
 
 def test_http_500_and_non_json_answers_are_platform_errors(client, fake_platform):
