@@ -32,7 +32,8 @@ def article_of(live: TaskLive | None) -> Article | None:
 
 
 def live_articles(settings: Settings, account: str | None = None) -> list[Article]:
-    """The articles that went live or were sent within WECHAT_COMMENTS_DAYS, of configured accounts."""
+    """The articles that went live or were sent within WECHAT_COMMENTS_DAYS, of configured accounts that have
+    the comment privilege (one without it answers every comment/list 88000)."""
     since = iso(utcnow() - timedelta(days=settings.comments_days))
     query = TaskLive.select().where(
         (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False) & (TaskLive.live_at >= since)
@@ -40,4 +41,5 @@ def live_articles(settings: Settings, account: str | None = None) -> list[Articl
     if account is not None:
         query = query.where(TaskLive.account == account)
     found = (article_of(live) for live in query.order_by(TaskLive.live_at))
-    return [article for article in found if article is not None and article.account in settings.accounts]
+    listed = set(settings.accounts) - settings.comments_closed
+    return [article for article in found if article is not None and article.account in listed]

@@ -326,8 +326,9 @@ def mass_finished(account: str, event: ET.Element, settings: Settings) -> bool:
     if row is None:
         return _keep_early(account, msg_id, event)
     status = (event.findtext("Status") or "").strip().lower()
-    if status != "send success":
-        code = status if status in EDITION_FAILURE_LABELS else "send_fail" if status == "send fail" else "platform"
+    said = status.replace(" ", "")  # captured events write "send success", the documents' example "sendsuccess"
+    if said != "sendsuccess":
+        code = said if said in EDITION_FAILURE_LABELS else "send_fail" if said == "sendfail" else "platform"
         detail = None if code != "platform" else status[:200]
         if row.status == "failed" and row.fail_code == "send_fail" and code != "send_fail":
             return _refine_failure(row, code, detail)

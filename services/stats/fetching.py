@@ -126,13 +126,22 @@ def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
     return values
 
 
-def _live_days(account: str) -> dict[str, tuple[int, str]]:
-    """{msg_data_id: (task pk, the platform's day it went live on, Beijing's)} of the account's live articles
-    (an edition's article: `<msg_data_id>_<index>`, docs/api.md §21)."""
-    rows = TaskLive.select(TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at).where(
-        (TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False)
-    )
-    return {str(row.msg_data_id): (row.task_id, platform_day(parse_iso(row.live_at or row.updated_at))) for row in rows}
+def _live_days(account: str) -> dict[str, tuple[int, str, str]]:
+    """{msg_data_id: (task pk, first, last)} of the account's live articles (an edition's article:
+    `<msg_data_id>_<index>`, docs/api.md §21): the platform's days (Beijing's) it may be filed under. The day
+    it was found live, and the day before when it was submitted or sent then: a poll can find an article
+    published at 23:40 only after midnight, and datacube files it under its publish day."""
+    rows = TaskLive.select(
+        TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at, TaskLive.submitted_at
+    ).where((TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
+    found: dict[str, tuple[int, str, str]] = {}
+    for row in rows:
+        went_live = parse_iso(row.live_at or row.updated_at)
+        last = platform_day(went_live)
+        sent = platform_day(parse_iso(row.submitted_at)) if row.submitted_at else last
+        first = min(max(sent, platform_day(went_live - timedelta(days=1))), last)
+        found[str(row.msg_data_id)] = (row.task_id, first, last)
+    return found
 
 
 class UnreadableAnswer(ValueError):
@@ -140,9 +149,12 @@ class UnreadableAnswer(ValueError):
     by the job, since the same question brings the same answer (docs/api.md §19)."""
 
 
-def publish_days(live: dict[str, tuple[int, str]], first: str, day: str) -> list[str]:
-    """The distinct days from `first` to `day` on which the live articles went live: one call each."""
-    return sorted({went_live for _task, went_live in live.values() if first <= went_live <= day})
+def publish_days(live: dict[str, tuple[int, str, str]], first: str, day: str) -> list[str]:
+    """The distinct days from `first` to `day` the live articles may be filed under: one call each."""
+    days: set[str] = set()
+    for _task, since, until in live.values():
+        days.update(d for d in (since, until) if first <= d <= day)  # the two are a day apart at most
+    return sorted(days)
 
 
 def daily_figures(totals: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -164,7 +176,7 @@ def daily_figures(totals: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[st
 
 
 def read_answer(
-    account: str, day: str, items: Any, settings: Settings, live: dict[str, tuple[int, str]] | None = None
+    account: str, day: str, items: Any, settings: Settings, live: dict[str, tuple[int, str, str]] | None = None
 ) -> dict[tuple[int, str], dict[str, Any]]:
     """{(task pk, day): that day's own figures} of one answer's items matched to a live task of the account,
     from the article's first day to `day` (entries after it are its own fetch's), read before the write
@@ -184,7 +196,7 @@ def read_answer(
         found = live.get(msgid) or (live.get(msg_data_id) if index in ("", "1") else None)
         if found is None:
             continue
-        task_pk, first_day = found
+        task_pk, first_day, _last_day = found
         totals = []
         for entry in item.get("detail_list") or []:
             stat_date = entry.get("stat_date") if isinstance(entry, dict) else None

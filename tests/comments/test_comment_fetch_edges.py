@@ -4,6 +4,7 @@ back office is nobody's here; a fetch that fails by surprise ends with its reaso
 agent wrote it is `sent`, whatever spaces end it; odd offsets of /comments."""
 
 import threading
+from dataclasses import replace
 
 import pytest
 
@@ -201,3 +202,18 @@ def test_a_proposal_sent_as_written_is_sent_whatever_spaces_end_it(app, client, 
 def test_odd_offsets_of_the_comments_page(admin_client, offset):
     page = admin_client.get("/comments", query_string={"offset": offset})
     assert page.status_code == 200, page.status_code
+
+
+def test_an_account_without_the_comment_privilege_is_not_asked_for_comments(app, admin_client, agent_headers, fake):
+    """WECHAT_<CODE>_COMMENTS=false: the old job listed its articles every pass and got 88000 each time."""
+    live_task(app, admin_client, agent_headers, days_ago=1)
+    settings = app.extensions["settings"]
+    closed = replace(
+        settings,
+        wechat_accounts={code: replace(account, comments=False) for code, account in settings.wechat_accounts.items()},
+    )
+    with db.connection_context():
+        assert fetching.fetch(closed) == {"articles": 0, "stored": 0, "failed": []}
+        assert fake.requests_to("comment/list") == []
+        assert fetching.fetch(settings)["articles"] == 1  # the same article, privilege given
+    assert len(fake.requests_to("comment/list")) == 1

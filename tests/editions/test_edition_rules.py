@@ -41,6 +41,8 @@ APPID = ACCOUNTS["silicon-rise"][0]
         ("err(20001)", "political"),
         ("err(10001)", "advertising"),
         ("err(20013)", "copyright"),
+        ("err(30003)", "reprint"),  # the sample's (fakeplatform/samples/MASSSENDJOBFINISH.xml)
+        ("err(40002)", "within 30 minutes"),  # mass-send protection: nobody confirmed it in time
         ("send fail", "send failed"),
     ],
 )
@@ -54,6 +56,21 @@ def test_the_platforms_err_codes_fail_it_in_words(app, admin_client, agent_heade
     assert task["live"] is None and task["timeline"][-1]["type"] == "edition_failed"
     [told] = outbox("edition.failed")
     assert told["reasonCode"] in (status, "send_fail")
+
+
+@pytest.mark.parametrize("edition_settings", [{"WECHAT_PUBLISH_POLL_DELAYS": "60"}], indirect=True)
+def test_the_documents_sendsuccess_without_a_space_is_a_success(app, admin_client, agent_headers, fake, served_url):
+    """Captured events write "send success", the documents' example "sendsuccess": both are the send done."""
+    fake.withhold_events = True
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    msg_id = wait_until(
+        lambda: admin_client.get(f"/api/editions/{edition['id']}").get_json()["msgId"], 20, "the sendall"
+    )
+    wait_until(lambda: fake.mass_sends[int(msg_id)]["status"] == "SEND_SUCCESS", 20, "the fake's send")
+    assert fake.push_mass_event(int(msg_id), status="sendsuccess") == (200, "success")
+    sent = admin_client.get(f"/api/editions/{edition['id']}").get_json()
+    assert sent["status"] == "sent", sent
 
 
 def test_a_failure_a_poll_found_takes_the_events_reason_when_it_comes(

@@ -51,6 +51,32 @@ def test_an_article_published_near_beijings_midnight_is_asked_for_by_beijings_da
     assert [(d["date"], d["readUser"]) for d in days] == [(published, 40), (day, 7)]
 
 
+def test_an_article_a_poll_found_live_after_midnight_is_asked_for_by_its_publish_day(
+    app, admin_client, agent_headers, fake
+):
+    """Submitted at 23:30 in Beijing, published at 23:40, found live by a poll at 00:20 (no event came):
+    datacube files it under the day before the service learnt of it. The old fetch asked only for that later
+    day, and the article's figures were never stored."""
+    task = live_task(app, admin_client, agent_headers, days_ago=3, fake=fake)
+    published, learnt = beijing_day(-3), beijing_day(-2)  # the fake files it under `published`
+    at = datetime.fromisoformat(published).replace(tzinfo=BEIJING)
+    with db.connection_context():
+        TaskLive.update(
+            submitted_at=iso(at.replace(hour=23, minute=30)),
+            live_at=iso(datetime.fromisoformat(learnt).replace(hour=0, minute=20, tzinfo=BEIJING)),
+        ).where(TaskLive.task == ReviewTask.get(ReviewTask.task_id == task["id"]).id).execute()
+    day = yesterday(app)
+    article = task["live"]["articleId"]
+    fake.day_figures[(article, published)] = {"read_user": 12}
+    fake.day_figures[(article, learnt)] = {"read_user": 30}
+    result = app.test_cli_runner().invoke(args=["fetch-stats", "--date", day])
+    assert result.exit_code == 0, result.output
+    asked = [c["json"] for c in fake.requests_to("getarticletotaldetail")]
+    assert asked == [{"begin_date": d, "end_date": d} for d in (published, learnt)], asked
+    days = admin_client.get(f"/api/review/tasks/{task['id']}/stats").get_json()["days"]
+    assert [(d["date"], d["readUser"]) for d in days][:2] == [(published, 12), (learnt, 30)], days
+
+
 @pytest.mark.parametrize(
     "zone, local, expected",
     [
