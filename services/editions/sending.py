@@ -163,7 +163,9 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
     elif exc.errcode == 45066 or (exc.errcode is None and row.attempts < MAX_ATTEMPTS):
         log.warning("edition %s: sendall answered %s; asked again in a minute", row.edition_id, exc)
         _cas(row, {"owner": None, "next_at": iso(utcnow() + RETRY)})
-    elif exc.errcode is None:
+    elif exc.errcode is None or row.attempts > 1:
+        # A repeat's refusal does not say the first try sent nothing: its draft gone (40007) or the day's
+        # quota spent (45028) may be that send's doing. Followers may have it: never "free again".
         _failed(row, settings, "no_answer", str(exc))
     elif f"errcode_{exc.errcode}" in EDITION_FAILURE_LABELS:
         _failed(row, settings, f"errcode_{exc.errcode}")

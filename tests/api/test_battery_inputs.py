@@ -208,7 +208,11 @@ def test_json_bombs_are_refused_fast(app, client):
         assert response.status_code in (400, 404), (path, response.status_code, response.get_data(as_text=True))
         assert response.get_json()["error"]["code"] in ("validation_error", "not_found")
         assert seconds < 1.0 and grown < BOMB_MEMORY_MIB
-    signed_out = client.post("/api/auth/login", data=nested, headers={"content-type": "application/json"})
+    # A sign-in is read only up to 16 KiB: the bomb is refused unread; one that fits is a failed sign-in.
+    too_large = client.post("/api/auth/login", data=nested, headers={"content-type": "application/json"})
+    assert too_large.status_code == 413 and too_large.get_json()["error"]["code"] == "payload_too_large"
+    fitting = b"[" * 8000 + b"]" * 8000
+    signed_out = client.post("/api/auth/login", data=fitting, headers={"content-type": "application/json"})
     assert signed_out.status_code == 303
     assert signed_out.headers["Location"] == "/login?error=invalid_credentials"
 

@@ -5,7 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from fakeplatform.masssend import SENDALL_PATH
 from models import EarlyMassEvent, Edition, db
+from services.editions import failure_words
 from services.editions.drafts import combined_draft
 from services.platform.client import client_for
 from tests.helpers.app import assert_error
@@ -178,6 +180,28 @@ def test_a_repeat_answered_45065_takes_the_event_the_lost_answer_left(
     assert (sent["status"], sent["msgId"], fake.sendall_calls) == ("sent", str(send["msg_id"]), 2)
     assert sent["counts"]["total"] == send["counts"]["TotalCount"]
     assert [a["articleUrl"] for a in sent["articles"]] == shown(send["article_urls"])
+
+
+@pytest.mark.parametrize("errcode", [40007, 45028])
+def test_a_repeat_refused_says_the_first_try_may_have_gone_out(app, admin_client, agent_headers, fake, errcode):
+    """The first sendall got no answer a person can trust (a proxy's 502); the repeat is refused 40007 (its
+    draft gone: the platform removes a sent one) or 45028 (the day's send spent). Either may be the first
+    try's doing: the old edition failed as "refused", its articles said free again, and an editor sending
+    them again would have reached followers twice."""
+    fake.fail_next(SENDALL_PATH, status=502, body="bad gateway")
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    send_edition(admin_client, edition)
+    wait_until(lambda: fake.sendall_calls == 1, 10, "no sendall")
+    with db.connection_context():
+        wait_until(lambda: Edition.get(Edition.edition_id == edition["id"]).owner is None, 10, "still claimed")
+        fake.fail_next_sendall(errcode)
+        row = Edition.get(Edition.edition_id == edition["id"])
+        Edition.update(next_at=row.updated_at).where(Edition.id == row.id).execute()  # the minute has passed
+    failed = wait_for_edition(admin_client, edition)
+    assert failed["status"] == "failed" and fake.sendall_calls == 2, failed
+    assert "check the back office's sent messages" in failed["failReason"], failed["failReason"]
+    with app.test_request_context(), db.connection_context():
+        assert failure_words(edition["id"])[1] is False  # not "its articles are free again"
 
 
 def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake, served_url):
