@@ -35,6 +35,7 @@ TOKEN_TTL = 7200
 # the last is not made (the current token is answered); the 21st in a day is refused with 45009.
 FORCED_PER_DAY = 20
 FORCED_SPACING = 30
+RENEW_WITHIN = 300  # seconds: normal mode renews a token this close to its end
 _TOKEN_PARAM = re.compile(r"(access_token=)[^&\s]+")
 
 
@@ -180,9 +181,9 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
         self.materials[media_id] = record
         return record
 
-    def _issue_token(self, appid):
+    def _issue_token(self, appid, revoke=True):
         old = self._current.get(appid)
-        if old:
+        if old and revoke:
             self._tokens[old]["revoked"] = True
         token = "TOKEN_" + secrets.token_urlsafe(24)
         self._tokens[token] = {"appid": appid, "expires_at": time.time() + self.token_ttl, "revoked": False}
@@ -338,16 +339,18 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
             token = self._current.get(appid)
             info = self._tokens.get(token)
             now = time.time()
-            renew = not info or info["expires_at"] <= now  # normal mode: the current token while it is valid
+            # Normal mode: the current token, a new one in its last RENEW_WITHIN seconds (the old one still
+            # good until it expires): stable_token's page, so expires_in is never below that.
+            renew, revoke = not info or info["expires_at"] - now < RENEW_WITHIN, False
             if body.get("force_refresh"):
                 forced = self.forced_refreshes.setdefault(appid, [])
                 if len([at for at in forced if at > now - 86400]) >= FORCED_PER_DAY:
                     raise Fault(45009, "reach max api daily quota limit")
                 if not forced or now - forced[-1] >= FORCED_SPACING:
                     forced.append(now)
-                    renew = True
+                    renew = revoke = True  # a forced one ends every other holder's token at once
             if renew:
-                token = self._issue_token(appid)
+                token = self._issue_token(appid, revoke)
             expires_at = self._tokens[token]["expires_at"]
             return {"access_token": token, "expires_in": max(0, round(expires_at - now))}
 

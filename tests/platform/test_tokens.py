@@ -140,3 +140,15 @@ def test_the_fake_forces_as_the_documents_say(fake):
     refused = stable_token(fake, True)
     assert refused["errcode"] == 45009 and refused["errmsg"].startswith("reach max api daily quota limit rid: ")
     assert stable_token(fake, False)["access_token"] == third  # normal mode goes on
+
+
+def test_the_fake_renews_in_normal_mode_in_a_tokens_last_five_minutes(fake):
+    """stable_token's page: normal mode gives a new token in the old one's last 5 minutes, the old one still
+    good until it ends; the old fake answered the ending token, expires_in below 300, until it expired."""
+    first = stable_token(fake, False)["access_token"]
+    with fake._lock:
+        fake._tokens[first]["expires_at"] = time.time() + 120
+    renewed = stable_token(fake, False)
+    assert renewed["access_token"] != first and renewed["expires_in"] == 7200, renewed
+    with fake._lock:
+        assert fake._appid_for(first) == APPID  # the old one still good: no other holder loses it
