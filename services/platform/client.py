@@ -202,7 +202,13 @@ class PlatformClient:
             log.warning(
                 "platform %s: %s refused the token (%s); renewing it once", self.account, _name(path), exc.errcode
             )
-        token = self.renewed_token(token)
+            refused = exc
+        try:
+            token = self.renewed_token(token)
+        except PlatformError as renewal:  # the call itself was refused, nothing taken: its code, not "no answer"
+            raise PlatformError(
+                refused.errcode, f"{refused.errmsg} (no new token: {renewal})", refused.rid, refused.answer
+            ) from None
         return self._request(path, json_body, files, params, token, method)
 
     def _request(self, path, json_body=None, files=None, params=None, token=None, method="POST"):

@@ -130,6 +130,19 @@ def test_rejected_token_is_renewed_once_and_the_call_repeated_once(client, fake_
     assert PlatformToken.get(PlatformToken.account == ACCOUNT).access_token == new
 
 
+def test_a_refused_token_that_cannot_be_renewed_is_the_calls_refusal(client, fake_platform):
+    """freepublish/submit refused the token and stable_token then failed: the old call failed with no errcode,
+    which going live reads as "no answer, may have been submitted", though the platform took nothing."""
+    client.access_token()
+    fake_platform.expire_tokens()
+    fake_platform.fail_next("stable_token", status=502, body="bad gateway")
+    with pytest.raises(PlatformError) as caught:
+        client.submit_publish("DRAFT_x")
+    assert caught.value.errcode == 42001, caught.value
+    assert "no new token" in str(caught.value) and "HTTP 502" in str(caught.value), str(caught.value)
+    assert len(fake_platform.requests_to("freepublish/submit")) == 1
+
+
 def test_errcode_40001_renews_and_repeats_exactly_once(client, fake_platform):
     client.access_token()
     fake_platform.fail_next("draft/get", errcode=40001, errmsg="invalid credential", times=2)
