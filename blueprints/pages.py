@@ -292,7 +292,8 @@ def _comments(task):
 @admin_required("review")
 def comments_page():
     """The readers' comments not answered yet across tasks and accounts, oldest first (docs/api.md §23)."""
-    offset = min(whole_number(request.args.get("offset", "0")) or 0, 10**6)  # a page far past the end is empty
+    asked = whole_number(request.args.get("offset", "0"), 4000)  # a page far past the end is empty
+    offset = 0 if asked is None else min(asked, 10**6)
     found = unanswered(COMMENTS_PAGE + 1, offset)
     return render_template(
         "comments.html",

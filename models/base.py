@@ -88,10 +88,10 @@ def init_database(database_url: str | None = None, sqlite_path: str | None = Non
 def _retire(pool: Any) -> None:
     """Close the old pool's idle connections now and each one in use as its thread hands it back. Closing one
     that another thread is running a statement on crashes SQLite (close_all did: a segfault in the suite)."""
+    pool._can_reuse = _never_reuse  # first: a connection handed back meanwhile is closed, not kept idle
     if not pool.is_closed():
         pool.close()
     pool.close_idle()
-    pool._can_reuse = _never_reuse
 
 
 def _never_reuse(_connection: Any) -> bool:

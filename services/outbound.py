@@ -84,12 +84,13 @@ def post(
 def within(seconds: float) -> Iterator["Deadline"]:
     """Every connection a watched_session() of this thread opens or sends on meanwhile is shut down once
     `seconds` pass: the whole attempt is bounded, a reply's slow headers included."""
+    outer = getattr(_attempt, "deadline", None)
     cut = _attempt.deadline = Deadline(seconds)
     try:
         yield cut
     finally:
         cut.end()
-        _attempt.deadline = None
+        _attempt.deadline = outer
 
 
 def watched_session() -> requests.Session:
@@ -120,6 +121,7 @@ class Deadline:
 
     def __init__(self, seconds: float):
         self.expired = threading.Event()
+        self._ended = False  # end() came first: a timer already firing cuts nothing and says nothing
         self._lock = threading.Lock()
         self._watched: list[Callable[[], socket.socket | None]] = []
         self._copies: list[socket.socket] = []
@@ -131,6 +133,8 @@ class Deadline:
         """Watch a connection through `current`, its socket when the deadline comes (None: not yet)."""
         with self._lock:
             self._watched.append(current)
+            if self.expired.is_set():  # past the deadline already: cut at once
+                self._shut(current)
 
     def watch_socket(self, sock: socket.socket) -> None:
         """Watch a new socket through a copy of it: a TLS wrap detaches the first object (its shutdown
@@ -146,16 +150,23 @@ class Deadline:
 
     def _cut(self) -> None:
         with self._lock:
+            if self._ended:
+                return
             self.expired.set()
             for current in self._watched:
-                sock = current()
-                if sock is not None:
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)
+                self._shut(current)
+
+    @staticmethod
+    def _shut(current: Callable[[], socket.socket | None]) -> None:
+        sock = current()
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def end(self) -> None:
         self._timer.cancel()
         with self._lock:
+            self._ended = True
             for copy in self._copies:
                 copy.close()
             self._watched.clear()

@@ -175,6 +175,8 @@ def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], compl
             continue
         fields = found[key]
         changes = {name: fields[name] for name, value in zip(KEPT, values, strict=True) if value != fields[name]}
+        if "reply_content" in changes and _same_text(values[KEPT.index("reply_content")], fields["reply_content"]):
+            del changes["reply_content"]  # the platform's copy of the editor's reply, its ends trimmed
         if removed:
             changes["removed"] = False
         if "reply_content" in changes:  # gone, or written anew in WeChat's back office: no editor's here
@@ -185,6 +187,10 @@ def plan(article: Article, task_id: str, found: dict[int, dict[str, Any]], compl
         told = sorted(result.fresh, key=lambda row: (row["created_at"], row["user_comment_id"]))
         result.message = comments_message(task_id, told)
     return result
+
+
+def _same_text(kept: str | None, found: str | None) -> bool:
+    return kept is not None and found is not None and kept.strip() == found.strip()
 
 
 def store(writes: Plan) -> int:

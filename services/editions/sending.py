@@ -22,7 +22,7 @@ from rules.labels import EDITION_FAILURE_LABELS, edition_failure
 from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, poll_delay, wake
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
-from services.platform.client import PlatformError, client_for
+from services.platform.client import TOKEN_ERRORS, PlatformError, client_for
 from services.publishing.owners import gone, this_process
 from services.review import save_task
 from services.review.state_machine import find_edition_rule, find_live_rule
@@ -41,6 +41,10 @@ POLL_FOR = timedelta(hours=24)
 # stored as null, not as 0 (docs/api.md §21 "The result").
 _COUNTS = {"total": "TotalCount", "filter": "FilterCount", "sent": "SentCount", "error": "ErrorCount"}
 COUNT_MAX = 2**31 - 1
+
+
+# No answer, or the token refused and none to be had (the platform took nothing): tried again in a minute.
+UNSENT = (None, *TOKEN_ERRORS)
 
 
 def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
@@ -160,10 +164,10 @@ def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:
             )
         else:
             _sent(row, settings, None, {})
-    elif exc.errcode == 45066 or (exc.errcode is None and row.attempts < MAX_ATTEMPTS):
+    elif exc.errcode == 45066 or (exc.errcode in UNSENT and row.attempts < MAX_ATTEMPTS):
         log.warning("edition %s: sendall answered %s; asked again in a minute", row.edition_id, exc)
         _cas(row, {"owner": None, "next_at": iso(utcnow() + RETRY)})
-    elif exc.errcode is None or row.attempts > 1:
+    elif exc.errcode in UNSENT or row.attempts > 1:
         # A repeat's refusal does not say the first try sent nothing: its draft gone (40007) or the day's
         # quota spent (45028) may be that send's doing. Followers may have it: never "free again".
         _failed(row, settings, "no_answer", str(exc))

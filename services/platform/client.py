@@ -33,6 +33,7 @@ from services.settings import Settings
 log = logging.getLogger(__name__)
 
 TOKEN_ERRORS = frozenset({40001, 40014, 42001})
+UPLINK_BYTES_PER_SECOND = 128 * 1024  # the slowest uplink a call's deadline allows for (1 Mbit/s)
 TOKEN_SECONDS_MAX = 86_400  # a token answer's expires_in is held to this (the platform gives 7200)
 TOKEN_MARGIN = timedelta(minutes=5)
 MAX_ANSWER_BYTES = 4 * 2**20  # larger is refused (docs/api.md §19: a datacube answer of 20,000 days)
@@ -220,7 +221,9 @@ class PlatformClient:
         if json_body is not None:
             data = json.dumps(json_body, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json; charset=utf-8"
-        seconds = _seconds(self.timeout, True) + _seconds(self.timeout, False)  # the whole call, all told
+        # The whole call, all told, and time to send the body at UPLINK_BYTES_PER_SECOND (a 10 MiB cover).
+        sent = len(data or b"") + sum(len(part[1]) for part in (files or {}).values())
+        seconds = _seconds(self.timeout, True) + _seconds(self.timeout, False) + sent / UPLINK_BYTES_PER_SECOND
         with within(seconds) as cut:
             try:
                 resp = self._session.request(
@@ -262,7 +265,7 @@ class PlatformClient:
     def _unreachable(self, exc: requests.RequestException, cut: bool, seconds: float, name: str) -> PlatformError:
         """A call that got no answer, in words: cut at the whole call's deadline, timed out, or not connected."""
         if cut:
-            return PlatformError(None, f"platform unreachable: no complete answer within {seconds:g} s ({name})")
+            return PlatformError(None, f"platform unreachable: no complete answer within {seconds:.3g} s ({name})")
         if isinstance(exc, requests.Timeout):
             connect = isinstance(exc, requests.ConnectTimeout)
             return PlatformError(

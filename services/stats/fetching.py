@@ -129,16 +129,18 @@ def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
 def _live_days(account: str) -> dict[str, tuple[int, str, str]]:
     """{msg_data_id: (task pk, first, last)} of the account's live articles (an edition's article:
     `<msg_data_id>_<index>`, docs/api.md §21): the platform's days (Beijing's) it may be filed under. The day
-    it was found live, and the day before when it was submitted or sent then: a poll can find an article
-    published at 23:40 only after midnight, and datacube files it under its publish day."""
+    it was found live, and the day before when it was submitted (its `at`, or `submitted_at`; an edition's
+    row is written once found sent, its `at` the send's) the day before: a poll can find an article published
+    at 23:40 only after midnight, and datacube files it under its publish day."""
     rows = TaskLive.select(
-        TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at, TaskLive.submitted_at
+        TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at, TaskLive.submitted_at, TaskLive.at
     ).where((TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
     found: dict[str, tuple[int, str, str]] = {}
     for row in rows:
         went_live = parse_iso(row.live_at or row.updated_at)
         last = platform_day(went_live)
-        sent = platform_day(parse_iso(row.submitted_at)) if row.submitted_at else last
+        asked = [moment for moment in (row.at, row.submitted_at) if moment]
+        sent = platform_day(parse_iso(min(asked))) if asked else last
         first = min(max(sent, platform_day(went_live - timedelta(days=1))), last)
         found[str(row.msg_data_id)] = (row.task_id, first, last)
     return found

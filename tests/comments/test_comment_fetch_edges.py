@@ -93,6 +93,20 @@ def test_a_reply_rewritten_in_the_back_office_is_no_editors_here(app, admin_clie
     assert reply["content"] == "written in the back office" and reply["by"] is None, reply
 
 
+def test_the_platforms_trimmed_copy_of_an_editors_reply_is_still_the_editors(app, admin_client, agent_headers, fake):
+    task, comment = _one(app, admin_client, agent_headers, fake)
+    sent = admin_client.post(
+        f"/api/review/tasks/{task['id']}/comments/{comment['id']}/reply", json={"content": "谢谢！\n"}
+    )
+    assert sent.status_code == 200
+    for kept in fake.comments.values():
+        for item in kept:
+            item["reply"]["content"] = item["reply"]["content"].strip()
+    fetch(app)
+    reply = _comments(admin_client, task)["comments"][0]["reply"]
+    assert reply["by"] == "admin", reply
+
+
 def _paging_while(monkeypatch, fake, task, change):
     """`change()` happens on the platform right after the fetch's first page is answered."""
     real = platform_client.PlatformClient.list_comments

@@ -204,6 +204,23 @@ def test_a_repeat_refused_says_the_first_try_may_have_gone_out(app, admin_client
         assert failure_words(edition["id"])[1] is False  # not "its articles are free again"
 
 
+def test_a_refused_token_none_can_replace_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake):
+    """sendall refused the token (42001) and stable_token then failed: nothing was sent, so the send is tried
+    again in a minute, never failed as refused."""
+    edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))
+    fake.fail_next_sendall(42001)
+    fake.fail_next("stable_token", status=502, body="bad gateway")
+    send_edition(admin_client, edition)
+    wait_until(lambda: fake.sendall_calls == 1, 10, "no sendall")
+    with db.connection_context():
+        wait_until(lambda: Edition.get(Edition.edition_id == edition["id"]).owner is None, 10, "still claimed")
+        row = Edition.get(Edition.edition_id == edition["id"])
+        assert (row.status, row.msg_id) == ("sending", None), (row.status, row.fail_reason)
+        Edition.update(next_at=row.updated_at).where(Edition.id == row.id).execute()  # the minute has passed
+    assert wait_for_edition(admin_client, edition)["status"] == "sent"
+    assert fake.sendall_calls == 2 and len(fake.mass_sends) == 1
+
+
 def test_45066_waits_a_minute_and_sends_once(app, admin_client, agent_headers, fake, served_url):
     fake.fail_next_sendall(45066)
     edition = propose(admin_client, published_articles(app, admin_client, agent_headers, 1))

@@ -20,6 +20,7 @@ from fakeplatform import FakePlatform
 from models.base import db, init_database
 from models.platform import PlatformToken, PlatformUpload
 from rules.ids import iso, utcnow
+from services.outbound import Deadline
 from services.platform.client import (
     PlatformClient,
     PlatformError,
@@ -429,7 +430,7 @@ def test_a_hanging_platform_times_out(fake_platform, database):
 
 def _token_then_trickled_headers(conn, stopping):
     """A token at once; then, on the same kept-alive connection, the next answer's headers a byte each 0.2 s
-    (10 s in all, each byte well within a read timeout)."""
+    (10 s in all, each byte well within the read timeout)."""
     conn.recv(65536)
     token = b'{"access_token": "TOKEN-trickle", "expires_in": 7200}'
     conn.sendall(
@@ -448,7 +449,7 @@ def test_a_call_is_bounded_as_a_whole_even_when_each_read_is_quick(database):
     as they came. The whole call is now bounded by the connect and read timeouts together."""
     server = ScriptedServer(_token_then_trickled_headers)
     try:
-        client = PlatformClient(ACCOUNT, APPID, SECRET, f"http://127.0.0.1:{server.port}", timeout=(0.5, 0.5))
+        client = PlatformClient(ACCOUNT, APPID, SECRET, f"http://127.0.0.1:{server.port}", timeout=(0.5, 2))
         client.access_token()
         started = time.monotonic()
         with pytest.raises(PlatformError) as caught:
@@ -456,7 +457,7 @@ def test_a_call_is_bounded_as_a_whole_even_when_each_read_is_quick(database):
         elapsed = time.monotonic() - started
     finally:
         server.stop()
-    assert str(caught.value) == "platform unreachable: no complete answer within 1 s (freepublish/get)"
+    assert str(caught.value) == "platform unreachable: no complete answer within 2.5 s (freepublish/get)"
     assert elapsed < 5, elapsed  # the headers would have taken 10 s
 
 
@@ -675,3 +676,19 @@ def test_an_image_address_that_is_not_text_is_a_failed_call(client, fake_platfor
     _answer_next(fake_platform, "media/uploadimg", {"url": {"a": 1}})
     with pytest.raises(PlatformError, match="uploadimg answered a url that is not one"):
         client.upload_body_image("a.png", png_bytes((8, 8)), "image/png")
+
+
+def test_a_deadline_ended_before_its_timer_fires_cuts_nothing_and_says_nothing():
+    """end() and the timer can cross: an attempt that finished in time was reported cut off at its deadline."""
+    left, right = socket.socketpair()
+    try:
+        deadline = Deadline(60)
+        deadline.watch(lambda: left)
+        deadline.end()
+        deadline._cut()  # the timer, already firing as end() cancelled it
+        assert not deadline.expired.is_set()
+        left.sendall(b"still open")
+        assert right.recv(16) == b"still open"
+    finally:
+        left.close()
+        right.close()

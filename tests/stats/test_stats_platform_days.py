@@ -51,8 +51,9 @@ def test_an_article_published_near_beijings_midnight_is_asked_for_by_beijings_da
     assert [(d["date"], d["readUser"]) for d in days] == [(published, 40), (day, 7)]
 
 
+@pytest.mark.parametrize("asked", ["submitted_at", "at"])  # `at`: an edition's send (its row written once sent)
 def test_an_article_a_poll_found_live_after_midnight_is_asked_for_by_its_publish_day(
-    app, admin_client, agent_headers, fake
+    app, admin_client, agent_headers, fake, asked
 ):
     """Submitted at 23:30 in Beijing, published at 23:40, found live by a poll at 00:20 (no event came):
     datacube files it under the day before the service learnt of it. The old fetch asked only for that later
@@ -61,9 +62,10 @@ def test_an_article_a_poll_found_live_after_midnight_is_asked_for_by_its_publish
     published, learnt = beijing_day(-3), beijing_day(-2)  # the fake files it under `published`
     at = datetime.fromisoformat(published).replace(tzinfo=BEIJING)
     with db.connection_context():
+        learnt_at = iso(datetime.fromisoformat(learnt).replace(hour=0, minute=20, tzinfo=BEIJING))
         TaskLive.update(
-            submitted_at=iso(at.replace(hour=23, minute=30)),
-            live_at=iso(datetime.fromisoformat(learnt).replace(hour=0, minute=20, tzinfo=BEIJING)),
+            {"submitted_at": learnt_at, "at": learnt_at, asked: iso(at.replace(hour=23, minute=30))},
+            live_at=learnt_at,
         ).where(TaskLive.task == ReviewTask.get(ReviewTask.task_id == task["id"]).id).execute()
     day = yesterday(app)
     article = task["live"]["articleId"]
