@@ -129,9 +129,9 @@ def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:
 def _live_days(account: str) -> dict[str, tuple[int, str, str]]:
     """{msg_data_id: (task pk, first, last)} of the account's live articles (an edition's article:
     `<msg_data_id>_<index>`, docs/api.md §21): the platform's days (Beijing's) it may be filed under. The day
-    it was found live, and the day before when it was submitted (its `at`, or `submitted_at`; an edition's
-    row is written once found sent, its `at` the send's) the day before: a poll can find an article published
-    at 23:40 only after midnight, and datacube files it under its publish day."""
+    it was found live, and also the day before when it was asked for then (its `at` or `submitted_at`; an
+    edition's row is written once found sent, its `at` the send's): a poll can find an article published at
+    23:40 only after midnight, and datacube files it under its publish day."""
     rows = TaskLive.select(
         TaskLive.task, TaskLive.msg_data_id, TaskLive.live_at, TaskLive.updated_at, TaskLive.submitted_at, TaskLive.at
     ).where((TaskLive.account == account) & (TaskLive.status == "live") & TaskLive.msg_data_id.is_null(False))
