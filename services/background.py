@@ -179,17 +179,36 @@ class Scheduler:
 
 
 def claim(
-    model: Any, due: Any, order: tuple[Any, ...], changes: dict[Any, Any], then: Callable[[Any], Any] | None = None
+    model: Any,
+    due: Any,
+    order: tuple[Any, ...],
+    changes: dict[Any, Any],
+    then: Callable[[Any], Any] | None = None,
+    *,
+    version: Any = None,
+    vet: Callable[[Any], bool] | None = None,
 ) -> Any:
     """The first `due` row of `model` (in `order`) with `changes` written (a lease, a status), or None: taken by
-    another process since it was read, the next is tried. `then(row)` runs in the claim's transaction. The
-    candidate is read outside the write lock: an idle pass takes no lock."""
+    another process since it was read, the next is tried. The candidate is read outside the write lock: an idle
+    pass takes no lock. Inside it the row must still be `due` and, given `version` (a column every change of
+    the row moves), at the version read, so what the read saw still holds. `vet(row)` runs first on the row
+    as it is then and may refuse it (having written why): that row is returned unchanged by `changes`.
+    `then(row)` runs in the claim's transaction after the changes."""
     for _ in range(3):
-        candidate = model.select(model.id).where(due).order_by(*order).first()
+        candidate = model.select(model.id, *([version] if version else [])).where(due).order_by(*order).first()
         if candidate is None:
             return None
+        still = (model.id == candidate.id) & due
+        if version is not None:
+            still &= version == getattr(candidate, version.name)
         with immediate():
-            if model.update(changes).where(model.id == candidate.id, due).execute():
+            if vet is not None:
+                row = model.get_or_none(still)
+                if row is None:
+                    continue
+                if not vet(row):
+                    return model.get_by_id(candidate.id)
+            if model.update(changes).where(still).execute():
                 row = model.get_by_id(candidate.id)
                 if then is not None:
                     then(row)

@@ -10,6 +10,7 @@ from typing import Any
 
 from defusedxml.ElementTree import fromstring
 from flask_babel import force_locale
+from peewee import Case
 
 from models import immediate
 from models.editions import EarlyMassEvent, Edition
@@ -61,52 +62,41 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
     return Edition.get_by_id(row.id)
 
 
-def _due_send(now: str) -> Edition | None:
-    """The edition whose send is due (its time came, a repeat is due, or its sender stopped), as read now."""
-    row = (
-        Edition.select()
-        .where(
-            ((Edition.status == "scheduled") & (Edition.send_at <= now))
-            | ((Edition.status == "sending") & Edition.msg_id.is_null() & (Edition.next_at <= now))
-        )
-        .order_by(Edition.send_at)
-        .first()
+def _due_send(now: str) -> Any:
+    """Editions whose send is due: their time came, a repeat is due, or their sender stopped."""
+    unsent = (Edition.status == "sending") & Edition.msg_id.is_null()
+    owned = Edition.select(Edition.id, Edition.owner, Edition.updated_at).where(unsent & Edition.owner.is_null(False))
+    stopped = [row.id for row in owned if gone(row.owner, row.updated_at)]
+    return ((Edition.status == "scheduled") & (Edition.send_at <= now)) | (
+        unsent & ((Edition.next_at <= now) | Edition.id.in_(stopped))
     )
-    if row is not None:
-        return row
-    stopped = (Edition.status == "sending") & Edition.msg_id.is_null() & Edition.owner.is_null(False)
-    return next((r for r in Edition.select().where(stopped) if gone(r.owner, r.updated_at)), None)
 
 
 def _claim_send(settings: Settings) -> Edition | None:
     """One edition whose send is due, now ours; or, when one of its tasks went live alone or changed since it
-    was scheduled, that edition `failed`. The candidate is read outside the write lock (an idle pass takes
-    none); inside it, the edition must still be at the version read (every change moves it), so what made it
-    due still holds, else the next is tried (services.background.claim does the same)."""
-    for _ in range(3):
-        seen = _due_send(now_iso())
-        if seen is None:
-            return None
-        with immediate():
-            row = Edition.get_or_none((Edition.id == seen.id) & (Edition.version == seen.version))
-            if row is None:  # taken, or changed, by another process since it was read
-                continue
-            # One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
-            # sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing.
-            if row.status == "scheduled" or row.draft_media_id is None:
-                if refused := refusals(row.account, row.task_ids, besides=row.id):
-                    _failed(row, settings, "tasks_changed", refusal_words(refused)[:1000])
-                    return Edition.get_by_id(row.id)
-            changes = {
-                "status": "sending",
-                "owner": this_process(),
-                "next_at": iso(utcnow() + LEASE),
-                "attempts": row.attempts + 1,
-            }
-            if row.status == "scheduled":
-                changes["draft_media_id"] = None  # the tasks' drafts as they are now, not as previewed
-            return _cas(row, changes)
-    return None
+    was scheduled, that edition `failed`. Claimed at the version read: every change moves it."""
+
+    def proposable(row: Edition) -> bool:
+        """One way to readers per article (docs/api.md §21 "Sending exactly once"): before anything reaches
+        sendall (no combined draft recorded yet), its tasks must still pass the rules of proposing."""
+        if row.status == "scheduled" or row.draft_media_id is None:
+            if refused := refusals(row.account, row.task_ids, besides=row.id):
+                _failed(row, settings, "tasks_changed", refusal_words(refused)[:1000])
+                return False
+        return True
+
+    scheduled = Edition.status == "scheduled"
+    changes = {
+        Edition.status: "sending",
+        Edition.owner: this_process(),
+        Edition.next_at: iso(utcnow() + LEASE),
+        Edition.attempts: Edition.attempts + 1,
+        # The tasks' drafts as they are now, not as previewed.
+        Edition.draft_media_id: Case(None, [(scheduled, None)], Edition.draft_media_id),
+        Edition.version: Edition.version + 1,
+        Edition.updated_at: now_iso(),
+    }
+    return claim(Edition, _due_send(now_iso()), (Edition.send_at,), changes, version=Edition.version, vet=proposable)
 
 
 def send(row: Edition, settings: Settings) -> None:

@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from flask_babel import force_locale
+from peewee import fn
 
 from models import immediate
 from models.base import insert_rows
@@ -17,7 +18,7 @@ from models.review import ReviewTask
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
-from services.background import Job, attempts_of, job, lease_of
+from services.background import Job, attempts_of, claim, job, lease_of
 from services.platform.client import PLATFORM_ZONE, PlatformError, client_for
 from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = attempts_of("stats")
 RETRY_AFTER = timedelta(hours=1)
 STALE_RUN = lease_of("stats")  # a fetch whose process stopped is taken again after this
+STOPPED = "the process stopped"  # a fetch's error when its process stopped during its last attempt
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
 PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
@@ -83,39 +85,26 @@ def accounts_with_live(settings: Settings, day: str) -> list[str]:
     return sorted(row.account for row in rows if row.account in settings.accounts)
 
 
-def _move(row: StatsFetch, force: bool, now: str) -> str | None:
-    """What _claim() does to the day's row as it is: "take" it, mark "stopped" a fetch whose process stopped
-    during its last attempt, or nothing (done, running elsewhere, out of attempts, not yet due for a retry)."""
-    if row.status == "running" and parse_iso(row.updated_at) > utcnow() - STALE_RUN:
-        return None
-    if not force and (row.status == "done" or row.attempts >= MAX_ATTEMPTS or (row.next_attempt_at or "") > now):
-        return "stopped" if row.status == "running" else None
-    return "take"
-
-
 def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
     """The day's fetch row for the account, now running and ours; None when it is done, running
     elsewhere, out of attempts or not yet due for a retry (`force`: the CLI's backfill takes it anyway
-    unless another process runs it)."""
-
-    def read() -> StatsFetch:
-        found = StatsFetch.get_or_none((StatsFetch.account == account) & (StatsFetch.day == day))
-        return found or StatsFetch(account=account, day=day, attempts=0)
-
-    if _move(read(), force, now_iso()) is None:  # a plain read first: a day with nothing to do takes no write lock
-        return None
-    now = now_iso()
-    with immediate():
-        row = read()
-        move = _move(row, force, now)
-        if move == "stopped":  # not running for ever
-            row.status, row.last_error, row.updated_at = "failed", "the process stopped", now
-            row.save()
-        if move != "take":
-            return None
-        row.status, row.owner, row.updated_at, row.attempts = "running", this_process(), now, row.attempts + 1
-        row.save()
-        return row
+    unless another process runs it). A fetch whose process stopped during its last attempt is marked
+    failed, not left running for ever."""
+    key, now = (StatsFetch.account == account) & (StatsFetch.day == day), now_iso()
+    running = StatsFetch.status == "running"
+    elsewhere = running & (StatsFetch.updated_at > iso(utcnow() - STALE_RUN))
+    spent = (StatsFetch.attempts >= MAX_ATTEMPTS) | (fn.COALESCE(StatsFetch.next_attempt_at, "") > now)
+    stopped = key & running & ~elsewhere & spent
+    if not force and StatsFetch.select().where(stopped).exists():
+        with immediate():
+            StatsFetch.update(status="failed", last_error=STOPPED, updated_at=now).where(stopped).execute()
+    ours = {StatsFetch.status: "running", StatsFetch.owner: this_process(), StatsFetch.updated_at: now}
+    if not StatsFetch.select().where(key).exists():  # the day's first ask
+        first = StatsFetch.insert({**ours, StatsFetch.account: account, StatsFetch.day: day, StatsFetch.attempts: 1})
+        with immediate():
+            return StatsFetch.get(key) if first.on_conflict_ignore().as_rowcount().execute() else None
+    due = key & ~elsewhere if force else key & ~elsewhere & (StatsFetch.status != "done") & ~spent
+    return claim(StatsFetch, due, (StatsFetch.id,), {**ours, StatsFetch.attempts: StatsFetch.attempts + 1})
 
 
 def _figures(entry: dict[str, Any]) -> dict[str, int | None] | None:

@@ -162,6 +162,49 @@ def test_of_several_claimers_exactly_one_gets_each_row(app):
     assert sorted(taken) == sorted(f"m{n}" for n in range(20))
 
 
+def _outbox_row(message_id):
+    now = now_iso()
+    with db.connection_context():
+        OutboxMessage.create(
+            message_id=message_id, task_id="t", event_type="e", payload={}, next_attempt_at=now, created_at=now
+        )
+    return OutboxMessage.message_id == message_id
+
+
+def test_a_row_changed_between_the_read_and_the_lock_is_not_taken_at_its_old_version(app, monkeypatch):
+    """`version`: a row another process changed after the claim read it is read again, never taken on what
+    the first read saw; one that changes every time is left alone."""
+    this = _outbox_row("v")
+    entered = background.immediate
+
+    def another_process_first():
+        OutboxMessage.update(attempts=OutboxMessage.attempts + 1).where(this).execute()
+        return entered()
+
+    monkeypatch.setattr(background, "immediate", another_process_first)
+    with db.connection_context():
+        taken = claim(
+            OutboxMessage, this, (OutboxMessage.id,), {OutboxMessage.status: "sent"}, version=OutboxMessage.attempts
+        )
+        row = OutboxMessage.get(this)
+    assert taken is None
+    assert (row.status, row.attempts) == ("pending", 3)
+
+
+def test_a_claim_vetted_out_keeps_what_the_vet_wrote_and_none_of_the_changes(app):
+    this = _outbox_row("w")
+
+    def refuse(row):
+        OutboxMessage.update(last_error="refused").where(OutboxMessage.id == row.id).execute()
+        return False
+
+    with db.connection_context():
+        returned = claim(OutboxMessage, this, (OutboxMessage.id,), {OutboxMessage.status: "sent"}, vet=refuse)
+        claimed = claim(OutboxMessage, this, (OutboxMessage.id,), {OutboxMessage.status: "sent"}, vet=lambda row: True)
+    assert (returned.status, returned.last_error) == ("pending", "refused")
+    assert claimed.status == "sent"
+
+
 def test_every_kind_of_work_is_one_row_of_the_policy_the_docs_print():
     """services.background.POLICY is the one table: app.JOBS makes a job for each row and no other, each
     switch is a declared setting, and docs/conventions.md carries the table as printed."""
