@@ -74,7 +74,8 @@ def presence(body, task_id):
 
     The page's leave beacon (navigator.sendBeacon, docs/api.md §15) sends the same JSON as a Blob; the
     body is read as JSON whatever its Content-Type, and the session and same-origin rules are the guard's."""
-    return {"viewers": heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"])}
+    viewers = heartbeat(task_id, g.actor[1], body["editing"], settings(), leaving=body["leaving"], page=body["page"])
+    return {"viewers": viewers}
 
 
 @bp.post("/api/review/preview")

@@ -26,6 +26,7 @@ from models.feedback import (
 from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.platform import PlatformToken
+from models.presence import TaskPresence
 from models.publishing import PublishLock
 from models.review import PublishJob, ReviewTask, TimelineEvent
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
@@ -92,6 +93,12 @@ def _drop_indexes(*names):
             database.execute_sql(f"DROP INDEX IF EXISTS {name}")
 
     return step
+
+
+def _presence_per_page(database):
+    """Made anew: its rows last REVIEW_PRESENCE_SECONDS, and the unique key gains the page."""
+    database.execute_sql(f"DROP TABLE IF EXISTS {TaskPresence._meta.table_name}")
+    SchemaManager(TaskPresence, database=database).create_table()
 
 
 def _seed_publish_counts(database):
@@ -198,6 +205,7 @@ MIGRATIONS = [
         "reader_comment.acted_at: a fetch that asked before an editor acted leaves the comment as the editor made it",
         _columns(ReaderComment, "acted_at"),
     ),
+    (25, "task_presence: a row per open page, kept marked `left` after its leave beacon", _presence_per_page),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -12,6 +12,11 @@
   const interval = Math.max(1, Number(line.dataset.intervalSeconds)) * 1000;  // REVIEW_PRESENCE_SECONDS / 3
   let editing = false;
   let timer = null;
+  // This page's own id, in each heartbeat and its leave: a heartbeat still on its way when the page is left
+  // does not bring this reviewer back, and closing one of two tabs leaves the other (crypto.randomUUID
+  // needs https; getRandomValues does not).
+  const newPage = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  let page = newPage();
 
   function show(viewers) {
     if (!viewers.length) {
@@ -26,7 +31,7 @@
 
   async function beat() {
     clearTimeout(timer);
-    const result = await window.Api.call("POST", `${url}/presence`, { editing });
+    const result = await window.Api.call("POST", `${url}/presence`, { editing, page });
     if (result.ok) show(result.data.viewers || []);
     if (result.ok || result.status === 0 || result.status >= 500) timer = setTimeout(beat, interval);
     // 401 (signed out), 403 or 404 (the task was deleted): nothing more to tell.
@@ -63,10 +68,14 @@
      Blob of type application/json is the JSON every heartbeat sends, under the same session cookie. */
   window.addEventListener("pagehide", () => {
     clearTimeout(timer);
-    const leave = new Blob([JSON.stringify({ editing: false, leaving: true })], { type: "application/json" });
+    const leave = new Blob([JSON.stringify({ editing: false, leaving: true, page })], { type: "application/json" });
     navigator.sendBeacon(`${url}/presence`, leave);
   });
-  window.addEventListener("pageshow", (event) => { if (event.persisted) beat(); });  // back from the cache
+  window.addEventListener("pageshow", (event) => {  // back from the cache: a new stay, as a page of its own
+    if (!event.persisted) return;
+    page = newPage();
+    beat();
+  });
 
   window.Presence = { stale };
   beat();

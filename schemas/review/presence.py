@@ -1,6 +1,6 @@
 """POST /api/review/tasks/{taskId}/presence: the task page's heartbeat (docs/api.md §15 Presence)."""
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from schemas.common import timestamp
 from schemas.review.refs import StrictBoolean
@@ -14,6 +14,16 @@ class PresenceSchema(Schema):
         load_default=False,
         metadata={
             "description": "true when the page is being left (its pagehide beacon): this admin is removed at once"
+        },
+    )
+
+    page = fields.String(
+        load_default="",
+        # Anchored at the end by a look-ahead: `$` would let a final line break through.
+        validate=validate.Regexp(r"^[A-Za-z0-9_-]{0,64}(?![\s\S])", error="at most 64 letters, digits, '-' or '_'"),
+        metadata={
+            "description": "the page's own id, the same in each of its heartbeats and its leave: a heartbeat "
+            "of a page that has left does not bring its admin back, and an admin's other pages stay"
         },
     )
 

@@ -11,34 +11,53 @@ from services.settings import Settings
 
 
 def heartbeat(
-    task_id: str, username: str, editing: bool, settings: Settings, now: datetime | None = None, leaving: bool = False
+    task_id: str,
+    username: str,
+    editing: bool,
+    settings: Settings,
+    now: datetime | None = None,
+    leaving: bool = False,
+    page: str = "",
 ) -> list[dict[str, Any]]:
-    """Upsert (task, username), or delete it when `leaving`; 404 for an unknown task. `since` starts again
-    after a gap longer than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the upsert inserts)."""
+    """Upsert the page (task, username, page), or mark it left when `leaving`; 404 for an unknown task. A page
+    that left stays left: its heartbeat sent before the leave but arriving after it is not a return. `since`
+    starts again after a gap longer than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the
+    upsert inserts)."""
     now = now or utcnow()
     at, cutoff = iso(now), iso(now - timedelta(seconds=settings.presence_seconds))
+    key = [TaskPresence.task_id, TaskPresence.username, TaskPresence.page]
+    row = {"task_id": task_id, "username": username, "page": page, "since": at, "seen_at": at}
     with immediate():
         get_task_row(task_id)
         TaskPresence.delete().where(TaskPresence.seen_at <= cutoff).execute()
         if leaving:
-            TaskPresence.delete().where(
-                (TaskPresence.task_id == task_id) & (TaskPresence.username == username)
-            ).execute()
+            gone = {TaskPresence.seen_at: at, TaskPresence.editing: False, TaskPresence.left: True}
+            TaskPresence.insert(**row, left=True).on_conflict(conflict_target=key, update=gone).execute()
         else:
-            (
-                TaskPresence.insert(task_id=task_id, username=username, since=at, seen_at=at, editing=editing)
-                .on_conflict(
-                    conflict_target=[TaskPresence.task_id, TaskPresence.username],
-                    update={TaskPresence.seen_at: at, TaskPresence.editing: editing},
-                )
-                .execute()
-            )
+            beat = {TaskPresence.seen_at: at, TaskPresence.editing: editing}
+            TaskPresence.insert(**row, editing=editing).on_conflict(
+                conflict_target=key, update=beat, where=~TaskPresence.left
+            ).execute()
         others = (
             TaskPresence.select()
-            .where(TaskPresence.task_id == task_id, TaskPresence.username != username, TaskPresence.seen_at > cutoff)
+            .where(
+                (TaskPresence.task_id == task_id)
+                & (TaskPresence.username != username)
+                & (TaskPresence.seen_at > cutoff)
+                & ~TaskPresence.left
+            )
             .order_by(TaskPresence.since, TaskPresence.username)
         )
-        return [{"username": row.username, "since": row.since, "editing": row.editing} for row in others]
+        return _per_admin(others)
+
+
+def _per_admin(pages: Any) -> list[dict[str, Any]]:
+    """One viewer per admin, however many pages they have open: since the earliest, editing on any."""
+    viewers: dict[str, dict[str, Any]] = {}
+    for page in pages:
+        viewer = viewers.setdefault(page.username, {"username": page.username, "since": page.since, "editing": False})
+        viewer["editing"] = viewer["editing"] or page.editing
+    return list(viewers.values())
 
 
 def forget_task(task_id: str) -> None:

@@ -34,7 +34,7 @@ def test_leaving_removes_the_viewer_at_once(admin_client, bob, task, content_typ
     }
     assert viewers(admin_client, task) == []  # well within REVIEW_PRESENCE_SECONDS (60)
     with db.connection_context():
-        assert TaskPresence.select().where(TaskPresence.username == "bob").count() == 0
+        assert TaskPresence.select().where((TaskPresence.username == "bob") & ~TaskPresence.left).count() == 0
 
 
 def test_leaving_without_having_come_is_harmless(admin_client, task):
@@ -58,6 +58,42 @@ def test_a_leave_from_another_site_or_without_a_session_is_refused(app, admin_cl
 def test_leaving_is_a_strict_boolean(admin_client, task, body):
     error = assert_error(admin_client.post(url(task), json=body), 400, "validation_error")
     assert set(error["details"]) <= {"editing", "leaving"} and error["details"]
+
+
+def test_a_heartbeat_the_page_sent_before_leaving_does_not_bring_it_back(admin_client, bob, task):
+    """A heartbeat still on its way when the tab closed reaches the server after the leave beacon (its own
+    connection): the page has left, and its admin stays gone."""
+    viewers(bob, task)
+    bob.post(url(task), json={"editing": False, "page": "tab-1"})
+    left = bob.post(url(task), data=b'{"editing": false, "leaving": true, "page": "tab-1"}', content_type="text/plain")
+    assert left.status_code == 200, left.get_data(as_text=True)
+    late = bob.post(url(task), json={"editing": True, "page": "tab-1"})
+    assert late.status_code == 200, late.get_data(as_text=True)
+    assert viewers(admin_client, task) == ["bob"]  # the page without an id (the API caller's) is still open
+    bob.post(url(task), data=b'{"editing": false, "leaving": true}', content_type="text/plain")
+    assert viewers(admin_client, task) == []
+
+
+def test_closing_one_of_two_tabs_leaves_the_other(admin_client, bob, task):
+    """An admin with the task open twice is one viewer (since the first, editing on either); leaving one tab
+    leaves them on through the other."""
+    bob.post(url(task), json={"editing": False, "page": "a"})
+    bob.post(url(task), json={"editing": True, "page": "b"})
+    listed = admin_client.post(url(task), json={"editing": False}).get_json()["viewers"]
+    assert [(viewer["username"], viewer["editing"]) for viewer in listed] == [("bob", True)]
+    bob.post(url(task), json={"editing": False, "leaving": True, "page": "b"})
+    listed = admin_client.post(url(task), json={"editing": False}).get_json()["viewers"]
+    assert [(viewer["username"], viewer["editing"]) for viewer in listed] == [("bob", False)]
+    bob.post(url(task), json={"editing": False, "leaving": True, "page": "a"})
+    assert viewers(admin_client, task) == []
+
+
+@pytest.mark.parametrize("page", ["tab\n", "x" * 65, "天", 7, None])
+def test_a_page_id_is_a_short_word(admin_client, task, page):
+    error = assert_error(admin_client.post(url(task), json={"editing": False, "page": page}), 400, "validation_error")
+    assert set(error["details"]) == {"page"}
+    with db.connection_context():
+        assert TaskPresence.select().count() == 0
 
 
 def test_the_unknown_task_is_still_404(admin_client):
