@@ -3,6 +3,7 @@ other reviewer's page at once, not REVIEW_PRESENCE_SECONDS later (the page's pag
 
 from playwright.sync_api import expect
 
+from models import TaskPresence, db
 from tests.helpers.app import ADMIN_PASSWORD, AGENT_TOKEN, create_admin, login
 from tests.helpers.browser import sign_in
 from tests.helpers.review import article_payload, create_task
@@ -50,5 +51,40 @@ def test_closing_the_page_removes_its_reviewer_at_once(browser, live_server, con
         expect(presence).to_have_text("Also open by carol.")
     finally:
         alice_context.close()
+        bob_context.close()
+    console.assert_clean()
+
+
+def open_pages(username):
+    """The pages `username` has open on any task, as the store has them (a page that left is not open)."""
+    with db.connection_context():
+        return TaskPresence.select().where((TaskPresence.username == username) & ~TaskPresence.left).count()
+
+
+def test_closing_one_of_two_tabs_leaves_the_reviewer_on_through_the_other(browser, live_server, console):
+    """bob has the task open in two tabs: he is named once, and closing one leaves him on (each page sends
+    its own id); closing the other takes him off."""
+    app = live_server.app
+    for name in ("bob", "carol"):
+        create_admin(name)
+    task = create_task(app.test_client(), {"x-review-agent-token": AGENT_TOKEN}, article_payload())
+    path = f"/review/{task['id']}"
+    bob_context, first = reviewer(browser, live_server, console, "bob", path)
+    try:
+        second = bob_context.new_page()
+        console.attach(second)
+        second.goto(path)
+        wait_for(lambda: open_pages("bob"), lambda count: count == 2, 15, "bob's open pages")
+        carol = app.test_client()
+        login(carol, "carol")
+        assert others_on(carol, task) == ["bob"]  # once, for two pages
+
+        first.close()  # its leave beacon takes that page off; bob stays on through the other
+        wait_for(lambda: open_pages("bob"), lambda count: count == 1, 15, "bob's open pages")
+        assert others_on(carol, task) == ["bob"]
+        second.close()
+        others = wait_for(lambda: others_on(carol, task), lambda others: "bob" not in others, 15, "bob still on")
+        assert others == []
+    finally:
         bob_context.close()
     console.assert_clean()
