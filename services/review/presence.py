@@ -20,7 +20,8 @@ def heartbeat(
     page: str = "",
 ) -> list[dict[str, Any]]:
     """Upsert the page (task, username, page), or mark it left when `leaving`; 404 for an unknown task. A page
-    that left stays left: its heartbeat sent before the leave but arriving after it is not a return. `since`
+    that left stays left: its heartbeat sent before the leave but arriving after it is not a return. A leave
+    that names no page ends every page of the admin on the task, and leaves nothing behind. `since`
     starts again after a gap longer than REVIEW_PRESENCE_SECONDS (the expired row is pruned first, so the
     upsert inserts)."""
     now = now or utcnow()
@@ -30,9 +31,12 @@ def heartbeat(
     with immediate():
         get_task_row(task_id)
         TaskPresence.delete().where(TaskPresence.seen_at <= cutoff).execute()
-        if leaving:
+        if leaving and page:
             gone = {TaskPresence.seen_at: at, TaskPresence.editing: False, TaskPresence.left: True}
             TaskPresence.insert(**row, left=True).on_conflict(conflict_target=key, update=gone).execute()
+        elif leaving:  # a caller that names no page: every page of this admin on the task, as if never come
+            mine = (TaskPresence.task_id == task_id) & (TaskPresence.username == username) & ~TaskPresence.left
+            TaskPresence.delete().where(mine).execute()
         else:
             beat = {TaskPresence.seen_at: at, TaskPresence.editing: editing}
             TaskPresence.insert(**row, editing=editing).on_conflict(

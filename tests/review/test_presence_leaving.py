@@ -88,6 +88,17 @@ def test_closing_one_of_two_tabs_leaves_the_other(admin_client, bob, task):
     assert viewers(admin_client, task) == []
 
 
+def test_a_leave_that_names_no_page_ends_every_page_and_leaves_nothing_behind(admin_client, bob, task):
+    """The leave of a caller that sends no page (the API's, or a page of an older release) takes the admin
+    off however many pages they have open; their next heartbeat without a page brings them back."""
+    bob.post(url(task), json={"editing": False, "page": "a"})
+    viewers(bob, task)
+    bob.post(url(task), json={"editing": False, "leaving": True})
+    assert viewers(admin_client, task) == []
+    viewers(bob, task)  # another tab without a page id beats on
+    assert viewers(admin_client, task) == ["bob"]
+
+
 @pytest.mark.parametrize("page", ["tab\n", "x" * 65, "天", 7, None])
 def test_a_page_id_is_a_short_word(admin_client, task, page):
     error = assert_error(admin_client.post(url(task), json={"editing": False, "page": page}), 400, "validation_error")
