@@ -50,6 +50,7 @@ from rules.labels import LOCALES, TRANSLATIONS
 from services import logs
 from services.auth import EndedSessions, ensure_admin, has_active_admin, use_hash_method
 from services.background import POLICY, Scheduler, job
+from services.chat import clients as chat_clients
 from services.chat.worker import chat_job
 from services.comments.fetching import comments_job
 from services.editions.sending import edition_job
@@ -276,6 +277,7 @@ def create_app(config=None, *, serve=None, hold=None):
     # The readers' pseudonyms are keyed by it (docs/api.md §23).
     app.extensions["settings"] = replace(app.extensions["settings"], secret_key=app.config["SECRET_KEY"])
     accounts.use(app.extensions["settings"].accounts)  # this thread's commands; requests set their own
+    chat_clients.forget_tokens()
     use_hash_method(app.extensions["settings"].hash_method)
     if held:  # on PostgreSQL, before the database is written
         app.extensions["service_lock"] = held.share_database(app.extensions["settings"].database_url)

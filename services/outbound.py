@@ -178,6 +178,7 @@ def _watched_pool(pool: type[HTTPConnectionPool], connection: type[HTTPConnectio
         def connect(self) -> None:
             _watch(self)
             super().connect()
+            _watch(self)  # a deadline that came during the name lookup or handshake found no socket: now it does
 
         def request(self, *args: Any, **kwargs: Any) -> Any:  # a kept-alive connection's next attempt
             _watch(self)

@@ -53,6 +53,13 @@ def _token_of(answer: dict[str, Any], key: str, expiry: str, where: str) -> tupl
     return token, float(min(seconds, 10**9))  # a number past float's range would not convert
 
 
+def forget_tokens() -> None:
+    """An app built anew starts without the tokens of one built before in this process (its settings may
+    name other apps, or an app at the same address that has never issued them)."""
+    with _LOCK:
+        _TOKENS.clear()
+
+
 def _cached(key: tuple[str, str], fetch, stale: str | None = None) -> str:
     """The token under `key`, fetched when there is none, it is near its end, or it is `stale` (refused)."""
     with _LOCK:

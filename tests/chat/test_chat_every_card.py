@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from fakeplatform.chatapps import FakeChatApps
 from models import ChatCard, db
 from services.chat import cards
 from tests.helpers.app import built_app
@@ -158,3 +159,22 @@ def test_a_card_whose_redraw_keeps_failing_ends_failed_in_words(app, client, adm
     assert attempts == 8 and "99991400" in error, (attempts, error)
     assert len(chat_apps.requests_to(message_id)) == 8 and chat_apps.feishu_cards[message_id]["updates"] == []
     assert _cards()[(task["id"], "wecom")][0] == "closed"  # WeCom's card was updated meanwhile
+
+
+def test_a_service_built_anew_fetches_its_own_chat_tokens(app, client, agent_headers, make_app, fake, chat_apps):
+    """The service built again beside a Feishu app at the same address that never issued the first one's
+    token (the tests' fakes come and go on ports the system hands out again): its first card goes out
+    with a token of its own, not one refused first."""
+    first = one_option_task(app, client, agent_headers)
+    wait_for(lambda: _feishu_card(chat_apps, first), 30, "the first card")
+    port = int(chat_apps.base_url.rsplit(":", 1)[1])
+    chat_apps.stop()
+    again = FakeChatApps()
+    again.start(port=port)
+    try:
+        with built_app(make_app, **platform_settings(fake), **chat_settings(again), CHAT_CARDS_ENABLED=True) as second:
+            task = one_option_task(second, second.test_client(), agent_headers)
+            wait_for(lambda: _feishu_card(again, task), 30, "the card of the service built anew")
+        assert len(again.requests_to("im/v1/messages")) == 1
+    finally:
+        again.stop()

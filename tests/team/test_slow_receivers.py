@@ -2,12 +2,14 @@
 (connecting, the headers, the body) ends by outbound.ATTEMPT_SECONDS, below the senders' claims, so
 no second process takes the message while the first still waits, and it is not sent twice."""
 
+import socket
 import threading
 import time
 from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+import requests
 
 from models import db
 from rules.ids import utcnow
@@ -38,7 +40,8 @@ class TricklingReceiver(ScriptedServer):
         self.url = f"http://127.0.0.1:{self.port}/cgi-bin/webhook/send?key=k"
 
     def _answer(self, conn, stopping):
-        _read_request(conn)
+        if not _read_request(conn):  # a connection shut before it carried a request
+            return
         with self.arrived:
             self.requests += 1
             self.arrived.notify_all()
@@ -55,7 +58,8 @@ class TricklingReceiver(ScriptedServer):
 
 
 def _read_request(conn):
-    """The whole request (headers, then Content-Length bytes): a reply closed on unread bytes is reset."""
+    """The whole request (headers, then Content-Length bytes): a reply closed on unread bytes is reset.
+    Whether any came."""
     data = b""
     while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
         data += chunk
@@ -65,6 +69,7 @@ def _read_request(conn):
     )
     while len(body) < length and (chunk := conn.recv(65536)):
         body += chunk
+    return bool(data)
 
 
 @pytest.fixture
@@ -147,3 +152,19 @@ def test_a_prompt_receiver_still_answers_within_the_deadline(receiver, monkeypat
     monkeypatch.setattr(outbound, "ATTEMPT_SECONDS", TRICKLE * 3)
     status, body = outbound.post(receiver.url, b"{}", {"content-type": "application/json"}, read_at_most=1000)
     assert (status, body) == (200, receiver.body)
+
+
+def test_a_name_lookup_past_the_deadline_sends_nothing(receiver, monkeypatch):
+    """The deadline came while the receiver's name was being looked up (before any socket): the connection
+    made after it is shut at once, so the request never goes out to be answered past the claim."""
+    lookup = socket.getaddrinfo
+
+    def slow_lookup(*args, **kwargs):
+        time.sleep(DEADLINE * 3)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    url = receiver.url.replace("127.0.0.1", "localhost")
+    with pytest.raises(requests.Timeout):
+        outbound.post(url, b"{}", {"content-type": "application/json"})
+    assert not receiver.wait_for(1, timeout=TRICKLE), "the request went out after the deadline"
