@@ -102,6 +102,8 @@ EDITION_HOLDS = ("draft", "scheduled", "sending")  # a task in such an edition j
 EDITION_QUOTA = ("scheduled", "sending", "sent")  # what counts against the account's mass-send quota
 EDITION_ON_ITS_WAY = ("scheduled", "sending")  # its tasks reach readers with it, never alone (docs/api.md §18)
 EDITION_MAX_ARTICLES = 8
+STATS_PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
+COMMENTS_PAGE = 49  # comments a comment/list page asks for: the platform refuses a count of 50 or more
 LIVE_VIA = ("freepublish", "mass_send")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).

@@ -14,6 +14,7 @@ from typing import Any
 from models import db, immediate
 from models.base import register_background
 from models.writes import after_write
+from rules.vocabulary import COMMENTS_PAGE, EDITION_MAX_ARTICLES, STATS_PLATFORM_DAYS
 
 log = logging.getLogger(__name__)
 PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
@@ -21,6 +22,20 @@ _SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several a
 
 
 HOURLY = 3600.0  # seconds between polls once a kind's own delays are spent
+# Beyond a row's own platform calls, the most its work can add: the first token, and a token refused once
+# (renewed, and the call made again: services/platform/client.py).
+TOKEN_CALLS = 3
+MARGIN = timedelta(seconds=60)  # a lease outlives the slowest work it covers by this much
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The most platform calls one taken row's work makes, from the settings; and that in words, for the
+    docs' table. A lease covers them all, each at its whole deadline, so no second process takes a row
+    whose work still runs."""
+
+    count: Callable[[Any], int]
+    words: str
 
 
 @dataclass(frozen=True)
@@ -34,13 +49,16 @@ class Policy:
     attempts: int | None  # failed attempts before a row is given up; None: as `retry` says
     retry: str  # when a failure is tried again, in words
     settle: float = 0.0  # seconds after a wake-up, so a burst goes out in one pass
+    calls: Calls | None = None  # platform calls a taken row makes: the lease is longer when they could take longer
 
 
 _DELAYS = "after each of `REVIEW_WEBHOOK_RETRY_DELAYS`"
 POLICY = {
     "webhook-sender": Policy("WEBHOOK_SENDER_ENABLED", 1.0, timedelta(seconds=60), None, _DELAYS + ", then given up"),
     "team": Policy("TEAM_MESSAGES_ENABLED", 1.0, timedelta(seconds=60), None, _DELAYS + ", then given up", settle=0.3),
-    "chat-cards": Policy("CHAT_CARDS_ENABLED", 2.0, timedelta(seconds=60), 8, _DELAYS + " (the last repeated)"),
+    # A card's send: a token and the call, each once more when the token is refused (services/chat/clients.py),
+    # each within services.outbound's attempt.
+    "chat-cards": Policy("CHAT_CARDS_ENABLED", 2.0, timedelta(minutes=3), 8, _DELAYS + " (the last repeated)"),
     "live-worker": Policy(
         "WECHAT_LIVE_WORKER_ENABLED",
         1.0,
@@ -48,6 +66,7 @@ POLICY = {
         None,
         "a submission is never repeated; its result polled after each of `WECHAT_PUBLISH_POLL_DELAYS`, then "
         "hourly, for 24 h",
+        calls=Calls(lambda settings: 1, "1 (freepublish/submit)"),
     ),
     "edition": Policy(
         "WECHAT_EDITIONS_ENABLED",
@@ -55,20 +74,54 @@ POLICY = {
         timedelta(minutes=10),
         5,
         "sendall a minute on with the same `clientmsgid` (45066, or no answer); polled as going live",
+        calls=Calls(
+            lambda settings: EDITION_MAX_ARTICLES + 2,
+            f"{EDITION_MAX_ARTICLES + 2} (a draft/get per article, draft/add, sendall)",
+        ),
     ),
-    "stats": Policy("WECHAT_STATS_ENABLED", 60.0, timedelta(minutes=10), 3, "an hour on"),
+    "stats": Policy(
+        "WECHAT_STATS_ENABLED",
+        60.0,
+        timedelta(minutes=10),
+        3,
+        "an hour on",
+        calls=Calls(
+            lambda settings: min(settings.stats_days, STATS_PLATFORM_DAYS) + 1,
+            f"`WECHAT_STATS_DAYS` (at most {STATS_PLATFORM_DAYS}) + 1 (a detail_list per publish day)",
+        ),
+    ),
     "comments": Policy(
-        "WECHAT_COMMENTS_ENABLED", 60.0, timedelta(minutes=5), None, "at the next fetch, `WECHAT_COMMENTS_MINUTES` on"
+        "WECHAT_COMMENTS_ENABLED",
+        60.0,
+        timedelta(minutes=5),
+        None,
+        "at the next fetch, `WECHAT_COMMENTS_MINUTES` on",
+        calls=Calls(
+            lambda settings: -(-settings.comments_max // COMMENTS_PAGE),
+            f"`WECHAT_COMMENTS_MAX` / {COMMENTS_PAGE} (its comment/list pages)",
+        ),
     ),
     "feedback-indexer": Policy("FEEDBACK_INDEXER_ENABLED", 5.0, None, None, "at the next pass", settle=0.2),
     "wal-checkpointer": Policy("WAL_CHECKPOINTER_ENABLED", 0.5, None, None, "at the next pass"),
 }
 
 
-def lease_of(kind: str) -> timedelta:
-    lease = POLICY[kind].lease
-    assert lease is not None, f"{kind} holds no row"
-    return lease
+def platform_call_seconds(settings: Any) -> float:
+    """One platform call's whole deadline: connecting and the whole answer, each `WECHAT_TIMEOUT_SECONDS`
+    (services/platform/client.py)."""
+    return 2 * settings.wechat_timeout_seconds
+
+
+def lease_of(kind: str, settings: Any = None) -> timedelta:
+    """How long a row `kind` takes is the pass's: its declared lease, or, for a kind that calls the platform
+    (`settings` needed), long enough for all its calls at their whole deadlines, and MARGIN."""
+    policy = POLICY[kind]
+    assert policy.lease is not None, f"{kind} holds no row"
+    if policy.calls is None:
+        return policy.lease
+    assert settings is not None, f"{kind}'s lease depends on WECHAT_TIMEOUT_SECONDS"
+    calls = policy.calls.count(settings) + TOKEN_CALLS
+    return max(policy.lease, timedelta(seconds=calls * platform_call_seconds(settings)) + MARGIN)
 
 
 def attempts_of(kind: str) -> int:
@@ -87,6 +140,11 @@ def policy_table() -> str:
     rows = ["| work | switch | looks every | a taken row held | attempts | tried again |", "|" + " --- |" * 6]
     for kind, policy in POLICY.items():
         held = f"{policy.lease.total_seconds() / 60:g} min" if policy.lease else "–"
+        if policy.calls is not None:
+            held += (
+                f"; longer if {policy.calls.words} + {TOKEN_CALLS} (tokens) platform calls at 2 × "
+                f"`WECHAT_TIMEOUT_SECONDS` each, + {MARGIN.total_seconds() / 60:g} min, take longer"
+            )
         every = f"{policy.every:g} s" + (f" (settles {policy.settle:g} s)" if policy.settle else "")
         rows.append(f"| `{kind}` | `{policy.switch}` | {every} | {held} | {policy.attempts or '–'} | {policy.retry} |")
     return "\n".join(rows) + "\n"

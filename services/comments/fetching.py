@@ -16,6 +16,7 @@ from models.base import insert_rows
 from models.comments import CommentFetch, ReaderComment
 from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
+from rules.vocabulary import COMMENTS_PAGE
 from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
@@ -25,8 +26,6 @@ from services.review.webhooks import comments_message, enqueue_built
 from services.settings import Settings
 
 log = logging.getLogger(__name__)
-PAGE = 49  # the platform refuses a count of 50 or more
-LEASE = lease_of("comments")  # a fetch whose process stopped is taken again after this
 JOB = "comments"
 MAX_TEXT = 10_000  # characters of a comment or reply kept (the platform's are far shorter)
 
@@ -104,13 +103,13 @@ def read_comment(item: Any, account: str, secret_key: str) -> dict[str, Any]:
 
 
 def list_all(client: Any, article: Article, limit: int, secret_key: str) -> tuple[dict[int, dict[str, Any]], bool]:
-    """({user_comment_id: fields}, whether the list was read whole) of one article, in pages of PAGE, at most
+    """({user_comment_id: fields}, whether the list was read whole) of one article, in pages of COMMENTS_PAGE, at most
     `limit` comments (WECHAT_COMMENTS_MAX). Whole only when every page gave one `total` and as many were found:
     a comment posted or deleted between two pages shifts the list, and what was skipped is not gone."""
     found: dict[int, dict[str, Any]] = {}
     begin, totals = 0, set()
     while True:
-        answer = client.list_comments(article.msg_data_id, article.index, begin, min(PAGE, limit - len(found)))
+        answer = client.list_comments(article.msg_data_id, article.index, begin, min(COMMENTS_PAGE, limit - len(found)))
         total, items = answer.get("total"), answer.get("comment", [])
         if type(total) is not int or total < 0 or not isinstance(items, list):
             raise UnreadableAnswer("its total or comment list is not of the platform's shape")
@@ -281,7 +280,7 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
         due = CommentFetch.task.in_(tasks) & free & CommentFetch.id.not_in(done or [0])
         if not force:
             due &= CommentFetch.next_at <= now
-        lease = iso(utcnow() + LEASE)
+        lease = iso(utcnow() + lease_of("comments", settings))  # a fetch whose process stopped: taken again then
         row = claim(
             CommentFetch,
             due,

@@ -34,7 +34,6 @@ from services.team.outbox import edition_ended
 
 log = logging.getLogger(__name__)
 JOB = "edition"  # the scheduler's job (services/background.py); wake(JOB) when an editor sends one now
-LEASE = lease_of(JOB)  # a send claimed this long ago without an answer is repeated
 RETRY = timedelta(seconds=60)  # 45066, or no answer: sendall again, same clientmsgid
 MAX_ATTEMPTS = attempts_of(JOB)
 POLL_FOR = timedelta(hours=24)
@@ -89,7 +88,7 @@ def _claim_send(settings: Settings) -> Edition | None:
     changes = {
         Edition.status: "sending",
         Edition.owner: this_process(),
-        Edition.next_at: iso(utcnow() + LEASE),
+        Edition.next_at: iso(utcnow() + lease_of(JOB, settings)),  # without an answer by then: repeated
         Edition.attempts: Edition.attempts + 1,
         # The tasks' drafts as they are now, not as previewed.
         Edition.draft_media_id: Case(None, [(scheduled, None)], Edition.draft_media_id),

@@ -21,15 +21,15 @@ from services.settings import Settings
 log = logging.getLogger(__name__)
 WORKER = "live-worker"  # the job's name: /metrics and wake()
 POLL_FOR = timedelta(hours=24)  # after the submission; then the result is reported as unknown
-# A submission whose process is elsewhere gives no sign of life: this long after it began it is
-# reported (a submit call is bounded by WECHAT_TIMEOUT_SECONDS, far below).
-STALE = lease_of(WORKER)
 
 
 def settle_interrupted(settings: Settings) -> None:
-    """Submissions a stopped process left in `submitting`: failed, saying they may have been taken."""
+    """Submissions a stopped process left in `submitting`: failed, saying they may have been taken. One whose
+    process is elsewhere gives no sign of life: it is reported once its lease (which outlasts the submit's
+    calls, services.background.lease_of) has passed since it began."""
     for row in TaskLive.select().where(TaskLive.status == "submitting"):
-        if gone(row.owner, row.submitted_at or row.updated_at) or utcnow() - parse_iso(row.updated_at) > STALE:
+        stale = utcnow() - parse_iso(row.updated_at) > lease_of(WORKER, settings)
+        if gone(row.owner, row.submitted_at or row.updated_at) or stale:
             with immediate():
                 move(row, "interrupted", settings.team, **failure("uncertain"))
 

@@ -18,6 +18,7 @@ from models.review import ReviewTask
 from models.stats import FIGURES, MAX_FIGURE, StatsFetch, TaskDayStats
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
+from rules.vocabulary import STATS_PLATFORM_DAYS
 from services.background import Job, attempts_of, claim, job, lease_of
 from services.platform.client import PLATFORM_ZONE, PlatformError, client_for
 from services.publishing.owners import this_process
@@ -28,11 +29,9 @@ from services.stats.reading import day_dict, running_totals
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = attempts_of("stats")
 RETRY_AFTER = timedelta(hours=1)
-STALE_RUN = lease_of("stats")  # a fetch whose process stopped is taken again after this
 STOPPED = "the process stopped"  # a fetch's error when its process stopped during its last attempt
 CARRY_DAYS = 2  # a day whose retries midnight cut short is still retried the next day or two
 FIGURE_FIELDS = [getattr(TaskDayStats, name) for name in FIGURES]
-PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # stat_date exactly (fromisoformat alone takes 20261126 and week dates)
 
 
@@ -68,8 +67,8 @@ def due_day(settings: Settings, now: datetime | None = None) -> str | None:
 
 def first_publish_day(settings: Settings, day: str) -> str:
     """The earliest publish day whose articles still count on `day`: WECHAT_STATS_DAYS days up to and
-    including it, at most the platform's PLATFORM_DAYS (docs/api.md §19)."""
-    return (date.fromisoformat(day) - timedelta(days=min(settings.stats_days, PLATFORM_DAYS) - 1)).isoformat()
+    including it, at most the platform's STATS_PLATFORM_DAYS (docs/api.md §19)."""
+    return (date.fromisoformat(day) - timedelta(days=min(settings.stats_days, STATS_PLATFORM_DAYS) - 1)).isoformat()
 
 
 def accounts_with_live(settings: Settings, day: str) -> list[str]:
@@ -85,14 +84,14 @@ def accounts_with_live(settings: Settings, day: str) -> list[str]:
     return sorted(row.account for row in rows if row.account in settings.accounts)
 
 
-def _claim(account: str, day: str, force: bool) -> StatsFetch | None:
+def _claim(account: str, day: str, force: bool, settings: Settings) -> StatsFetch | None:
     """The day's fetch row for the account, now running and ours; None when it is done, running
     elsewhere, out of attempts or not yet due for a retry (`force`: the CLI's backfill takes it anyway
     unless another process runs it). A fetch whose process stopped during its last attempt is marked
     failed, not left running for ever."""
     key, now = (StatsFetch.account == account) & (StatsFetch.day == day), now_iso()
     running = StatsFetch.status == "running"
-    elsewhere = running & (StatsFetch.updated_at > iso(utcnow() - STALE_RUN))
+    elsewhere = running & (StatsFetch.updated_at > iso(utcnow() - lease_of("stats", settings)))
     spent = (StatsFetch.attempts >= MAX_ATTEMPTS) | (fn.COALESCE(StatsFetch.next_attempt_at, "") > now)
     stopped = key & running & ~elsewhere & spent
     if not force and StatsFetch.select().where(stopped).exists():
@@ -275,7 +274,7 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
     articles within the window, each day's own figure the difference of two running totals (docs/api.md
     §19). An answer marked is_delay leaves the day `delayed`, asked again at the next pass. Whatever goes
     wrong ends the row `failed` with a reason, never `running`."""
-    row = _claim(account, day, force)
+    row = _claim(account, day, force, settings)
     if row is None:
         return None
     errcode, calls, retry = None, 0, True
@@ -312,10 +311,10 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
     return {"account": account, "day": day, "stored": 0, "error": error, "calls": calls}
 
 
-def _unfinished(day: str) -> list[tuple[str, str]]:
+def _unfinished(day: str, settings: Settings) -> list[tuple[str, str]]:
     """(account, day) of the CARRY_DAYS before `day` whose fetch failed or stopped, with attempts left."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
-    stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - STALE_RUN))
+    stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - lease_of("stats", settings)))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
         (((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS)) | stopped)
         & (StatsFetch.day >= since)
@@ -330,7 +329,7 @@ def daily_step(settings: Settings, until: float = math.inf) -> list[dict[str, An
     day = due_day(settings)
     if day is None:
         return []
-    wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day)
+    wanted = [(account, day) for account in accounts_with_live(settings, day)] + _unfinished(day, settings)
     results = []
     for account, which in wanted:
         if account not in settings.accounts or time.monotonic() >= until:

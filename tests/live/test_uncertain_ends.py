@@ -7,8 +7,12 @@ import pytest
 
 from models import OutboxMessage, PlatformToken, db
 from models.live import TaskLive
+from models.review import ReviewTask
 from rules.ids import iso, utcnow
+from services.live.worker import settle_interrupted
+from tests.helpers.app import AGENT_TOKEN
 from tests.helpers.publishing import go_live_url, published_article, wait_for_live
+from tests.helpers.review import article_payload, create_task
 
 pytestmark = pytest.mark.both_stores
 
@@ -89,3 +93,30 @@ def test_a_late_failure_after_24_hours_tells_its_reason_once_more(app, admin_cli
     assert len(told) == 2 and told[-1] == live["failReason"], told
     assert fake.push_publish_event(publish_id) == (200, "success")  # the same again: nothing more
     assert _webhooks("review_task.live_failed") == 2
+
+
+@pytest.mark.parametrize(("timeout", "settled"), [(20.0, True), (600.0, False)])
+def test_a_submission_elsewhere_is_given_up_only_after_its_calls_could_have_ended(make_app, timeout, settled):
+    """A submission of a process on another host (no sign of life), begun 11 minutes ago: with the default
+    WECHAT_TIMEOUT_SECONDS its calls ended long ago, and it is failed as uncertain; with calls of up to
+    20 minutes it may still be under way, and it is left alone."""
+    app = make_app(WECHAT_TIMEOUT_SECONDS=timeout)
+    task = create_task(app.test_client(), {"x-review-agent-token": AGENT_TOKEN}, article_payload())
+    began = iso(utcnow() - timedelta(minutes=11))
+    elsewhere = '{"host": "another-host", "pidns": "pid:[1]", "pid": 4242}'
+    with db.connection_context():
+        pk = ReviewTask.get(ReviewTask.task_id == task["id"]).id
+        TaskLive.create(
+            task=pk,
+            account="silicon-rise",
+            draft_media_id="media",
+            status="submitting",
+            owner=elsewhere,
+            submitted_at=began,
+            at=began,
+            created_at=began,
+            updated_at=began,
+        )
+        settle_interrupted(app.extensions["settings"])
+        status = TaskLive.get(TaskLive.task == pk).status
+    assert status == ("failed" if settled else "submitting")

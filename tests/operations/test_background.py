@@ -7,11 +7,13 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import app as service
 from models import OutboxMessage, db
 from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal, immediate
 from rules.ids import now_iso
-from services import background
+from services import background, outbound
 from services.background import PASSES, POLICY, Job, Scheduler, claim, policy_table, wake
 from services.settings import SETTINGS
 from tests.helpers.app import built_app
@@ -203,6 +205,24 @@ def test_a_claim_vetted_out_keeps_what_the_vet_wrote_and_none_of_the_changes(app
         claimed = claim(OutboxMessage, this, (OutboxMessage.id,), {OutboxMessage.status: "sent"}, vet=lambda row: True)
     assert (returned.status, returned.last_error) == ("pending", "refused")
     assert claimed.status == "sent"
+
+
+def test_a_chat_cards_lease_outlasts_a_send_that_fetches_its_token_twice():
+    """A card's send: the token, the call, and both once more when the token was refused, each an attempt
+    of services.outbound: a shorter lease let a second process send the card again meanwhile."""
+    assert background.lease_of("chat-cards").total_seconds() > 4 * (outbound.ATTEMPT_SECONDS + outbound.CONNECT_SECONDS)
+
+
+@pytest.mark.parametrize("timeout", [20.0, 600.0])
+def test_a_lease_outlasts_every_platform_call_its_work_may_make(make_app, timeout):
+    """Each call may take 2 × WECHAT_TIMEOUT_SECONDS, and a refused token adds three: statistics call once per
+    publish day of WECHAT_STATS_DAYS (the platform's 30 at most) and once more, comments once per 49 of
+    WECHAT_COMMENTS_MAX (5,000), an edition once per article (8) and twice more, going live once."""
+    app = make_app(WECHAT_TIMEOUT_SECONDS=timeout, WECHAT_STATS_DAYS=90)
+    settings = app.extensions["settings"]
+    calls = {"stats": 31, "comments": 103, "edition": 10, "live-worker": 1}
+    for kind, count in calls.items():
+        assert background.lease_of(kind, settings).total_seconds() > (count + 3) * 2 * timeout, kind
 
 
 def test_every_kind_of_work_is_one_row_of_the_policy_the_docs_print():
