@@ -117,6 +117,7 @@ EDITION_FAILURE_LABELS = {
         "nothing was sent"
     ),
     "platform": _l("the platform refused the send (%(error)s)"),
+    "not_sent": _l("the send could not reach the platform (%(error)s); nothing was sent"),
 }
 
 

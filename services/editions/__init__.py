@@ -254,7 +254,7 @@ def quota_left(account: str, settings: Settings) -> dict[str, Any]:
 # Failures that reached no follower (refused before sendall, by sendall, or by the platform's review: err(N)),
 # so the articles may be sent again. The others (no answer, no result, "send fail", deleted after sending) may
 # have reached some, and the page does not say they are free.
-_NOTHING_SENT = ("tasks_changed", "draft", "platform", "errcode_", "err(")
+_NOTHING_SENT = ("tasks_changed", "draft", "platform", "not_sent", "errcode_", "err(")
 
 
 def failure_words(edition_id: str) -> tuple[str | None, bool] | None:

@@ -100,7 +100,12 @@ def _claim_send(settings: Settings) -> Edition | None:
 
 def send(row: Edition, settings: Settings) -> None:
     """The combined draft (once per edition), then sendall; no transaction is open during either call."""
-    client = client_for(row.account, settings)
+    try:
+        client = client_for(row.account, settings)
+    except PlatformError as exc:  # its credentials are gone: nothing can reach the platform now
+        with immediate():  # an earlier attempt may have reached it
+            _failed(row, settings, "no_answer" if row.attempts > 1 else "not_sent", str(exc))
+        return
     if row.draft_media_id is None:
         try:
             media_id = combined_draft(client, row.task_ids)

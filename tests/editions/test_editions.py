@@ -10,7 +10,7 @@ from models import EarlyMassEvent, Edition, db
 from services.editions import failure_words
 from services.editions.drafts import combined_draft
 from services.platform.client import client_for
-from tests.helpers.app import assert_error
+from tests.helpers.app import assert_error, built_app
 from tests.helpers.editions import outbox, propose, published_articles, send_edition, wait_for_edition
 from tests.helpers.publishing import ACCOUNTS, went_live_days_ago
 from tests.helpers.waiting import wait_until
@@ -292,3 +292,27 @@ def test_readers_figures_land_on_each_article_of_the_edition(app, admin_client, 
         for task_id in edition["taskIds"]
     ]
     assert reads == [70, 30]
+
+
+def test_a_send_whose_credentials_are_gone_fails_saying_nothing_was_sent(
+    app, client, admin_client, agent_headers, fake, make_app, edition_settings
+):
+    """The service started again without the account's credentials before a scheduled edition's time: it
+    fails once, saying nothing reached the platform (its articles free again), instead of being taken
+    again every lease with no end."""
+    tasks = published_articles(app, admin_client, agent_headers, 2)
+    edition = propose(client, tasks, agent_headers)
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    send_edition(admin_client, edition, at=later)
+    without = {key: value for key, value in edition_settings.items() if not key.startswith("WECHAT_SILICON_RISE_")}
+    with built_app(make_app, **without):
+        with db.connection_context():
+            Edition.update(send_at=Edition.created_at).execute()  # its time has come
+        wait_until(
+            lambda: Edition.get(Edition.edition_id == edition["id"]).status == "failed", 15, "the edition not failed"
+        )
+        with db.connection_context():
+            row = Edition.get(Edition.edition_id == edition["id"])
+    assert (row.fail_code, row.attempts, row.owner) == ("not_sent", 1, None)
+    assert "no platform credentials" in row.fail_reason and "nothing was sent" in row.fail_reason
+    assert fake.sendall_calls == 0
