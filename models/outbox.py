@@ -27,6 +27,13 @@ class OutboxMessage(BaseModel):
     channel = peewee.CharField(max_length=16, default=AGENT_CHANNEL, index=True)
 
 
+def still_claimed(ids: list[int], lease: str) -> set[int]:
+    """Of the messages a sender leased until `lease`, those still its own (read inside immediate()): pending,
+    with that lease. One whose attempt outlived the lease is another sender's now, and so is its outcome."""
+    mine = OutboxMessage.id.in_(ids) & (OutboxMessage.status == "pending") & (OutboxMessage.next_attempt_at == lease)
+    return {row.id for row in OutboxMessage.select(OutboxMessage.id).where(mine)}
+
+
 def record_failed_attempt(
     message: OutboxMessage, error: str, retry_delays: tuple[float, ...], now: datetime
 ) -> float | None:

@@ -17,7 +17,7 @@ from standardwebhooks import Webhook
 
 from models import OutboxMessage, immediate
 from models.base import insert_rows
-from models.outbox import AGENT_CHANNEL, record_failed_attempt
+from models.outbox import AGENT_CHANNEL, record_failed_attempt, still_claimed
 from models.review import PublishJob, ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import DEFAULT_WEBHOOK_EVENTS
@@ -207,6 +207,9 @@ def _deliver(url, secret, retry_delays, now, events, until):
         attempts = message.attempts + 1
         data = {"messageId": message.message_id, "eventType": message.event_type, "attempt": attempts}
         with immediate():
+            if not still_claimed([message.id], message.next_attempt_at):
+                log.warning("agent notification %s: its claim ran out during the attempt; dropped", message.message_id)
+                continue
             if failure is None:
                 OutboxMessage.update(status="sent", attempts=attempts, sent_at=now_iso(), last_error=None).where(
                     OutboxMessage.id == message.id

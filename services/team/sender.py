@@ -12,7 +12,7 @@ from typing import Any
 
 from models import OutboxMessage, db, immediate
 from models.counters import count_event
-from models.outbox import AGENT_CHANNEL, record_failed_attempt
+from models.outbox import AGENT_CHANNEL, record_failed_attempt, still_claimed
 from rules.ids import iso, utcnow
 from services.background import Job, job, lease_of, wake
 from services.ratelimit import SlidingWindowLimiter
@@ -56,10 +56,10 @@ def _claim(
         if not rows or (limiter is not None and limiter.hit({"robot": channel}) is not None):
             return None  # none left, or the robot's minute is full: they wait and fold into the next
         message = render([row.payload for row in rows], language, public_url, limit_bytes)
-        rows = rows[: message.count]
-        OutboxMessage.update(next_attempt_at=iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))).where(
-            OutboxMessage.id.in_([row.id for row in rows])
-        ).execute()
+        rows, lease = rows[: message.count], iso(utcnow() + timedelta(seconds=CLAIM_SECONDS))
+        OutboxMessage.update(next_attempt_at=lease).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
+    for row in rows:
+        row.next_attempt_at = lease  # as claimed: the outcome is written only while the claim holds
     return rows, message
 
 
@@ -68,6 +68,16 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_
     sent, failed and to be retried, or given up); returns the ids of those given up."""
     now, given_up = utcnow(), list[str]()
     with immediate():
+        mine = still_claimed([row.id for row in rows], rows[0].next_attempt_at)
+        if len(mine) < len(rows):
+            log.warning(
+                "team notification to %s: %d claim(s) ran out during the attempt; dropped",
+                channel,
+                len(rows) - len(mine),
+            )
+            rows = [row for row in rows if row.id in mine]
+        if not rows:
+            return given_up
         if failure is None:
             OutboxMessage.update(
                 status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now), last_error=None

@@ -12,14 +12,14 @@ import pytest
 import requests
 
 from models import db
-from rules.ids import utcnow
+from rules.ids import iso, utcnow
 from services import outbound
 from services.review import webhooks
 from services.team import sender
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
 from tests.helpers.scripted import ScriptedServer
-from tests.helpers.team import send_pass, team_rows
+from tests.helpers.team import send_pass, sender_of, team_rows
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -168,3 +168,54 @@ def test_a_name_lookup_past_the_deadline_sends_nothing(receiver, monkeypatch):
     with pytest.raises(requests.Timeout):
         outbound.post(url, b"{}", {"content-type": "application/json"})
     assert not receiver.wait_for(1, timeout=TRICKLE), "the request went out after the deadline"
+
+
+def _taken_over(lease):
+    """Another process's sender taking every pending message, its lease `lease` (the first one's ran out)."""
+    webhooks.OutboxMessage.update(next_attempt_at=lease).where(webhooks.OutboxMessage.status == "pending").execute()
+
+
+def test_an_agent_webhook_whose_claim_ran_out_during_its_attempt_leaves_its_outcome_to_the_taker(make_app, monkeypatch):
+    """The attempt went on past its claim (a write lock held long after the answer, say): the message is
+    another sender's by then, and this one's outcome is dropped, not written over that sender's claim."""
+    other = iso(utcnow() + timedelta(minutes=5))
+
+    def answered_after_the_claim(url, secret, message):
+        _taken_over(other)
+        return None  # delivered
+
+    monkeypatch.setattr(webhooks, "_post", answered_after_the_claim)
+    with built_app(make_app):
+        with db.connection_context():
+            with db.atomic():
+                webhooks.enqueue_rejection(
+                    SimpleNamespace(
+                        task_id="task_1",
+                        public_account="silicon-rise",
+                        content_type="article",
+                        topic="t",
+                        rejected_elements=["title"],
+                        rejection_reason="other",
+                        rejection_note="n",
+                    )
+                )
+            assert webhooks.deliver_due("http://127.0.0.1:9/", "", (3600,)) == 1
+            [row] = list(webhooks.OutboxMessage.select())
+    assert (row.status, row.attempts, row.next_attempt_at) == ("pending", 0, other)
+
+
+def test_a_team_message_whose_claim_ran_out_during_its_attempt_leaves_its_outcome_to_the_taker(make_app):
+    other = iso(utcnow() + timedelta(minutes=5))
+
+    def sent_after_the_claim(message):
+        _taken_over(other)
+        return "the robot timed out"
+
+    settings = {"NOTIFY_WECOM_WEBHOOK_URL": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}
+    with built_app(make_app, **settings) as app:
+        create_task(app.test_client(), AGENT, article_payload())
+        with db.connection_context():
+            args = next(args for args in sender_of(app) if args[0] == "wecom")
+            assert sender.deliver(args[0], sent_after_the_claim, *args[2:]) == 0
+        [row] = team_rows("wecom")
+    assert (row.status, row.attempts, row.last_error, row.next_attempt_at) == ("pending", 0, None, other)
