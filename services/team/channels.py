@@ -143,6 +143,7 @@ def email(smtp: Smtp) -> Send:
         mail["Message-ID"] = make_msgid(domain=smtp.sender.rpartition("@")[2])
         mail.set_content(message.text)
         deadline = outbound.Deadline(SMTP_DEADLINE)  # from before connecting: greeting to goodbye inside it
+        accepted = False
         try:
             try:
                 with _DeadlineSMTP(deadline, smtp.host, smtp.port, timeout=SMTP_TIMEOUT) as client:
@@ -151,7 +152,10 @@ def email(smtp: Smtp) -> Send:
                     if smtp.user:
                         client.login(smtp.user, smtp.password)
                     client.send_message(mail)
+                    accepted = True
             except (smtplib.SMTPException, OSError):
+                if accepted:  # the server took the mail; a goodbye refused or cut off does not unsend it
+                    return None
                 if deadline.expired.is_set():
                     return f"the mail server took longer than {SMTP_DEADLINE:g} s: hung up"
                 raise

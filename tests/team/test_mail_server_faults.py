@@ -5,9 +5,10 @@ names the setting that fits a plain relay."""
 import pytest
 
 from services.team import channels
-from tests.helpers.app import AGENT_TOKEN
+from tests.helpers.app import AGENT_TOKEN, built_app
+from tests.helpers.review import article_payload, create_task
 from tests.helpers.scripted import ScriptedServer
-from tests.helpers.team import failed_mail, mail_settings
+from tests.helpers.team import Mailbox, failed_mail, mail_settings, send_pass, smtp_server, team_rows
 
 AGENT = {"x-review-agent-token": AGENT_TOKEN}
 TRICKLE = 8.0  # seconds the slow server takes to greet, or stays silent in the TLS handshake (each step: 10 s)
@@ -82,3 +83,23 @@ def test_a_tls_handshake_left_unanswered_is_hung_up_on_too(make_app, scripted, m
     row, took = _mail(make_app, scripted(_silent_in_the_handshake), SMTP_STARTTLS=True)
     assert took < TRICKLE / 2, took
     assert "took longer than 0.5 s" in row.last_error and "SMTP_STARTTLS" not in row.last_error, row.last_error
+
+
+class _RefusesGoodbye(Mailbox):
+    """Takes the mail, then answers QUIT with 421 instead of 221."""
+
+    async def handle_QUIT(self, server, session, envelope):
+        return "421 closing"
+
+
+def test_a_mail_taken_is_sent_whatever_the_goodbye_says(make_app):
+    """The server answered the mail 250 and the QUIT 421: the mail is delivered, so it is `sent`, not tried
+    again (a second copy in every inbox)."""
+    mailbox = _RefusesGoodbye()
+    with smtp_server(handler=mailbox) as (_, port):
+        with built_app(make_app, **mail_settings(port)) as app:
+            create_task(app.test_client(), AGENT, article_payload())
+            assert send_pass(app) == {"email": 1}
+            [row] = team_rows("email")
+    assert (row.status, row.attempts, row.last_error) == ("sent", 1, None)
+    assert len(mailbox.messages) == 1
