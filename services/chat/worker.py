@@ -45,6 +45,18 @@ def _claim() -> ChatCard | None:
     )
 
 
+def _claim_redraw() -> ChatCard | None:
+    """The next sent card whose task moved on since it was drawn, leased as a send is: of several processes
+    one redraws it, from the task as it is then."""
+    moved = ChatCard.version != ReviewTask.select(ReviewTask.version).where(ReviewTask.id == ChatCard.task)
+    return claim(
+        ChatCard,
+        (ChatCard.state == "sent") & (ChatCard.next_attempt_at <= now_iso()) & moved,
+        (ChatCard.id,),
+        {ChatCard.next_attempt_at: iso(utcnow() + LEASE)},
+    )
+
+
 def card_state(task: ReviewTask, settings: Settings) -> tuple[bool, dict[str, Any]]:
     """(buttons or not, what a card of `task` says now): a sent card is redrawn only when this changes."""
     buttons = approval(task, "approve_without_publish", settings) is not None
@@ -127,7 +139,12 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
     team = settings.team
     try:
         buttons, shown = card_state(task, settings)
-        changes: dict[str, Any] = {"version": task.version, "shown": shown, "updated_at": now_iso()}
+        changes: dict[str, Any] = {
+            "version": task.version,
+            "shown": shown,
+            "updated_at": now_iso(),
+            "next_attempt_at": now_iso(),
+        }
         if shown != row.shown and row.platform == "feishu" and team.chat.feishu is not None and row.message_id:
             Feishu(team.chat.feishu).redraw(row.message_id, cards.feishu_card(task, team, settings.time_zone, buttons))
         elif shown != row.shown and row.platform == "wecom" and team.chat.wecom is not None:
@@ -140,36 +157,27 @@ def redraw(row: ChatCard, task: ReviewTask, settings: Settings) -> None:
         with immediate():
             ChatCard.update(
                 last_error=_in_words(exc), updated_at=now_iso(), **_failure(row.attempts + 1, settings, "sent")
-            ).where(  # another process's pass may have redrawn or counted it meanwhile
-                (ChatCard.id == row.id) & (ChatCard.state == "sent") & (ChatCard.attempts == row.attempts)
-            ).execute()
+            ).where(_as_claimed(row)).execute()
         return
     with immediate():
-        updated = (
-            ChatCard.update(**changes, last_error=None, attempts=0)
-            .where((ChatCard.id == row.id) & (ChatCard.version == row.version))
-            .execute()
-        )
+        updated = ChatCard.update(**changes, last_error=None, attempts=0).where(_as_claimed(row)).execute()
         if updated and changes.get("state") == "closed" and task.status == "pending_review":
             ask_in_chat(team, task, platforms=("wecom",))
+
+
+def _as_claimed(row: ChatCard) -> Any:
+    """The redraw `row` claimed, unless its lease ran out and another pass claimed it since."""
+    return (ChatCard.id == row.id) & (ChatCard.state == "sent") & (ChatCard.next_attempt_at == row.next_attempt_at)
 
 
 def step(settings: Settings, until: float) -> None:
     with speaking(settings.default_language):
         while time.monotonic() < until and (row := _claim()) is not None:
             send(row, settings)
-        stale = list(
-            ChatCard.select(ChatCard, ReviewTask)
-            .join(ReviewTask)
-            .where(  # read whole: no cursor open
-                (ChatCard.state == "sent")
-                & (ChatCard.version != ReviewTask.version)  # across the writes below
-                & (ChatCard.next_attempt_at <= now_iso())
-            )
-            .limit(50)
-        )
-        for row in stale:
-            redraw(row, row.task, settings)
+        while time.monotonic() < until and (row := _claim_redraw()) is not None:
+            task = ReviewTask.get_or_none(ReviewTask.id == row.task_id)
+            if task is not None:  # a task deleted takes its cards with it
+                redraw(row, task, settings)
 
 
 def chat_job(settings: Settings) -> Job:

@@ -3,12 +3,14 @@ that opens the page, one body image option leaves nothing to choose, and a card 
 counted, ends `failed` after its attempts (a redraw too) and holds back no other card."""
 
 import logging
+import threading
 
 import pytest
 
 from fakeplatform.chatapps import FakeChatApps
 from models import ChatCard, db
-from services.chat import cards
+from services.chat import cards, worker
+from services.chat.clients import Feishu
 from tests.helpers.app import built_app
 from tests.helpers.chat import chat_settings, one_option_task, wait_for
 from tests.helpers.publishing import platform_settings
@@ -178,3 +180,32 @@ def test_a_service_built_anew_fetches_its_own_chat_tokens(app, client, agent_hea
         assert len(again.requests_to("im/v1/messages")) == 1
     finally:
         again.stop()
+
+
+def test_a_card_being_redrawn_is_left_alone_by_another_pass(app, client, agent_headers, chat_apps, monkeypatch):
+    """A redraw is claimed as a send is: while one pass redraws a card, another process's pass does not take
+    it (two redraws from two versions of the task could leave the older one on the platform)."""
+    task = one_option_task(app, client, agent_headers)
+    wait_for(lambda: _feishu_card(chat_apps, task), 30, "the card")
+    entered, release, redraws = threading.Event(), threading.Event(), []
+    real = Feishu.redraw
+
+    def held(self, message_id, card):
+        redraws.append(message_id)
+        entered.set()
+        release.wait(15)
+        return real(self, message_id, card)
+
+    monkeypatch.setattr(Feishu, "redraw", held)
+    feishu = (ChatCard.platform == "feishu") & (ChatCard.state == "sent")
+    with db.connection_context():
+        ChatCard.update(version=0, shown={}).where(feishu).execute()  # drawn from an older version of the task
+    try:
+        assert entered.wait(15), "no pass redrew the card"
+        with db.connection_context():
+            assert worker._claim_redraw() is None  # taken by the pass that redraws it
+    finally:
+        release.set()
+    with db.connection_context():
+        wait_for(lambda: ChatCard.get(feishu).version > 0, 15, "the card redrawn")
+    assert len(redraws) == 1
