@@ -21,7 +21,7 @@ from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
 from services.platform.client import PlatformError, client_for
-from services.publishing.owners import this_process
+from services.publishing.owners import gone, this_process
 from services.review.webhooks import comments_message, enqueue_built
 from services.settings import Settings
 
@@ -265,6 +265,12 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
     return {"account": row.account, "taskPk": row.task_id, "stored": stored, "error": error}
 
 
+def _stopped() -> list[int]:
+    """Running fetches whose process no longer runs (on this host): taken again before their lease ends."""
+    running = CommentFetch.select(CommentFetch.id, CommentFetch.owner, CommentFetch.updated_at)
+    return [row.id for row in running.where(CommentFetch.status == "running") if gone(row.owner, row.updated_at)]
+
+
 def fetch(settings: Settings, account: str | None = None, until: float = math.inf, force: bool = False) -> dict:
     """One pass over the live articles (of `account`, or all): each due article claimed and fetched once;
     `force` (the command) takes those not due yet too, never one another process is fetching. One account's
@@ -276,7 +282,7 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
     done: list[int] = []
     while tasks and time.monotonic() < until:
         now = now_iso()
-        free = (CommentFetch.status == "idle") | (CommentFetch.lease_until < now)
+        free = (CommentFetch.status == "idle") | (CommentFetch.lease_until < now) | CommentFetch.id.in_(_stopped())
         due = CommentFetch.task.in_(tasks) & free & CommentFetch.id.not_in(done or [0])
         if not force:
             due &= CommentFetch.next_at <= now
@@ -286,6 +292,7 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
             due,
             (CommentFetch.next_at, CommentFetch.id),
             {"status": "running", "owner": this_process(), "lease_until": lease, "updated_at": now},
+            version=CommentFetch.lease_until,  # every claim moves it: a stopped fetch is taken once
         )
         if row is None:
             break

@@ -52,7 +52,7 @@ def live_article(tmp_path, settings, fake):
 
 def fetch_row(tmp_path, settings, **changes):
     """The article's CommentFetch row in the processes' store, with `changes` written first (a test making a
-    fetch due now, or ending a lease without waiting its five minutes)."""
+    fetch due now, or naming its owner)."""
     database = store_of(tmp_path, settings)
     with database.bind_ctx([CommentFetch]), database.connection_context():
         if changes:
@@ -104,12 +104,15 @@ def test_a_process_killed_mid_fetch_loses_and_doubles_nothing(tmp_path, comment_
         os.kill(process.pid, signal.SIGKILL)  # between the claim and the platform's answer
         process.wait(timeout=10)
     fake.add_comment(msg_data_id, 0, "写在进程停下之后")
+    # Another host's process could still be fetching: its fetch is left alone until its lease ends.
+    elsewhere = '{"host": "another-host", "pidns": "pid:[1]", "pid": 4242}'
+    fetch_row(tmp_path, comment_settings, owner=elsewhere)
     with service(tmp_path, comment_settings) as (base, session, _process):
         wait_for_passes([base], JOB, more=0, at_least=1)  # its look at start: the lease still holds
         assert fetch_row(tmp_path, comment_settings).status == "running"
         assert stored(base, session, task)["comments"] == [] and len(fake.requests_to("comment/list")) == 1
-    # The lease's end (five minutes) without waiting them: the next process takes the fetch over.
-    fetch_row(tmp_path, comment_settings, lease_until=iso(utcnow()))
+    # This host's killed process is known gone: the next process takes its fetch over at once, lease or not.
+    fetch_row(tmp_path, comment_settings, owner=row.owner)
     with service(tmp_path, comment_settings) as (base, session, _process):
         wait_until(lambda: len(stored(base, session, task)["comments"]) == 121, 60, "not taken over")
         wait_until(lambda: len(told(receiver)) >= 121, 30, "not all told")
