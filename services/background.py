@@ -23,8 +23,8 @@ _SCHEDULERS: list["Scheduler"] = []  # this process's (the tests build several a
 
 HOURLY = 3600.0  # seconds between polls once a kind's own delays are spent
 # Beyond a row's own platform calls, the most its work can add: the first token, and a token refused once
-# (renewed, and the call made again: services/platform/client.py).
-TOKEN_CALLS = 3
+# (renewed as usual, then by force, and the call made again: services/platform/client.py).
+TOKEN_CALLS = 4
 MARGIN = timedelta(seconds=60)  # a lease outlives the slowest work it covers by this much
 
 

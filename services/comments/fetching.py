@@ -6,9 +6,11 @@ transaction only writes (docs/performance.md "Fetching readers' comments")."""
 
 import logging
 import math
+import operator
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import reduce
 from typing import Any
 
 from models import immediate
@@ -265,10 +267,18 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
     return {"account": row.account, "taskPk": row.task_id, "stored": stored, "error": error}
 
 
-def _stopped() -> list[int]:
-    """Running fetches whose process no longer runs (on this host): taken again before their lease ends."""
-    running = CommentFetch.select(CommentFetch.id, CommentFetch.owner, CommentFetch.updated_at)
-    return [row.id for row in running.where(CommentFetch.status == "running") if gone(row.owner, row.updated_at)]
+def _free(now: str) -> Any:
+    """Fetches free to take: idle, past their lease, or running for a process that no longer runs (on this
+    host), each at the lease read with its owner (taken by another process since, it is that one's)."""
+    running = CommentFetch.select(
+        CommentFetch.id, CommentFetch.lease_until, CommentFetch.owner, CommentFetch.updated_at
+    )
+    stopped = [
+        (CommentFetch.id == row.id) & (CommentFetch.lease_until == row.lease_until)
+        for row in running.where(CommentFetch.status == "running")
+        if gone(row.owner, row.updated_at)
+    ]
+    return reduce(operator.or_, stopped, (CommentFetch.status == "idle") | (CommentFetch.lease_until < now))
 
 
 def fetch(settings: Settings, account: str | None = None, until: float = math.inf, force: bool = False) -> dict:
@@ -282,7 +292,7 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
     done: list[int] = []
     while tasks and time.monotonic() < until:
         now = now_iso()
-        free = (CommentFetch.status == "idle") | (CommentFetch.lease_until < now) | CommentFetch.id.in_(_stopped())
+        free = _free(now)
         due = CommentFetch.task.in_(tasks) & free & CommentFetch.id.not_in(done or [0])
         if not force:
             due &= CommentFetch.next_at <= now

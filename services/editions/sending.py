@@ -3,9 +3,11 @@ result"). Every change is compare-and-set on the edition's version: a late answe
 """
 
 import logging
+import operator
 import time
 import xml.etree.ElementTree as ET
 from datetime import timedelta
+from functools import reduce
 from typing import Any
 
 from defusedxml.ElementTree import fromstring
@@ -64,10 +66,15 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
 def _due_send(now: str) -> Any:
     """Editions whose send is due: their time came, a repeat is due, or their sender stopped."""
     unsent = (Edition.status == "sending") & Edition.msg_id.is_null()
-    owned = Edition.select(Edition.id, Edition.owner, Edition.updated_at).where(unsent & Edition.owner.is_null(False))
-    stopped = [row.id for row in owned if gone(row.owner, row.updated_at)]
+    owned = Edition.select(Edition.id, Edition.version, Edition.owner, Edition.updated_at).where(
+        unsent & Edition.owner.is_null(False)
+    )
+    # Each at the version its owner was read with: taken by another process since, it is that one's.
+    stopped = [
+        (Edition.id == row.id) & (Edition.version == row.version) for row in owned if gone(row.owner, row.updated_at)
+    ]
     return ((Edition.status == "scheduled") & (Edition.send_at <= now)) | (
-        unsent & ((Edition.next_at <= now) | Edition.id.in_(stopped))
+        unsent & reduce(operator.or_, stopped, Edition.next_at <= now)
     )
 
 

@@ -63,9 +63,12 @@ def _claim(
     return rows, message
 
 
-def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[float, ...]) -> list[str]:
-    """Store the attempt's outcome on each message, and count it (review_team_notifications_total:
-    sent, failed and to be retried, or given up); returns the ids of those given up."""
+def _record(
+    channel: str, rows: list[OutboxMessage], failure: str | None, retry_delays: tuple[float, ...]
+) -> tuple[list[OutboxMessage], list[str]]:
+    """Store the attempt's outcome on each message still this sender's, and count it
+    (review_team_notifications_total: sent, failed and to be retried, or given up); returns those messages
+    and the ids of those given up."""
     now, given_up = utcnow(), list[str]()
     with immediate():
         mine = still_claimed([row.id for row in rows], rows[0].next_attempt_at)
@@ -77,13 +80,13 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_
             )
             rows = [row for row in rows if row.id in mine]
         if not rows:
-            return given_up
+            return rows, given_up
         if failure is None:
             OutboxMessage.update(
                 status="sent", attempts=OutboxMessage.attempts + 1, sent_at=iso(now), last_error=None
             ).where(OutboxMessage.id.in_([row.id for row in rows])).execute()
             count_event(NOTIFICATIONS, channel, "sent", by=len(rows))
-            return given_up
+            return rows, given_up
         for row in rows:
             if (delay := record_failed_attempt(row, failure[:255], retry_delays, now)) is None:
                 given_up.append(row.message_id)
@@ -93,7 +96,7 @@ def _record(channel: str, rows: list[OutboxMessage], failure: str | None, retry_
             count_event(NOTIFICATIONS, channel, "failed", by=len(rows) - len(given_up))
         if given_up:
             count_event(NOTIFICATIONS, channel, "given_up", by=len(given_up))
-    return given_up
+    return rows, given_up
 
 
 def deliver(
@@ -111,7 +114,9 @@ def deliver(
         return 0
     rows, message = claimed
     failure = send(message)
-    given_up = _record(channel, rows, failure, retry_delays)
+    rows, given_up = _record(channel, rows, failure, retry_delays)
+    if not rows:
+        return 0
     # The channel's name, never its URL or secret (docs/api.md §15).
     if failure is None:
         log.info("team notification sent to %s (%d message%s)", channel, len(rows), "" if len(rows) == 1 else "s")

@@ -63,15 +63,15 @@ def test_leaving_is_a_strict_boolean(admin_client, task, body):
 def test_a_heartbeat_the_page_sent_before_leaving_does_not_bring_it_back(admin_client, bob, task):
     """A heartbeat still on its way when the tab closed reaches the server after the leave beacon (its own
     connection): the page has left, and its admin stays gone."""
-    viewers(bob, task)
     bob.post(url(task), json={"editing": False, "page": "tab-1"})
+    assert viewers(admin_client, task) == ["bob"]
     left = bob.post(url(task), data=b'{"editing": false, "leaving": true, "page": "tab-1"}', content_type="text/plain")
     assert left.status_code == 200, left.get_data(as_text=True)
     late = bob.post(url(task), json={"editing": True, "page": "tab-1"})
     assert late.status_code == 200, late.get_data(as_text=True)
-    assert viewers(admin_client, task) == ["bob"]  # the page without an id (the API caller's) is still open
-    bob.post(url(task), data=b'{"editing": false, "leaving": true}', content_type="text/plain")
     assert viewers(admin_client, task) == []
+    bob.post(url(task), json={"editing": False, "page": "tab-2"})  # a page opened anew is a stay of its own
+    assert viewers(admin_client, task) == ["bob"]
 
 
 def test_closing_one_of_two_tabs_leaves_the_other(admin_client, bob, task):
