@@ -80,6 +80,22 @@ def receiver(monkeypatch):
     slow.stop()
 
 
+def _one_agent_webhook():
+    """One message for the agent's receiver (a task sent back for rework), pending now."""
+    with db.connection_context(), db.atomic():
+        webhooks.enqueue_rejection(
+            SimpleNamespace(
+                task_id="task_1",
+                public_account="silicon-rise",
+                content_type="article",
+                topic="t",
+                rejected_elements=["title"],
+                rejection_reason="other",
+                rejection_note="n",
+            )
+        )
+
+
 def in_thread(work):
     """Runs `work` on a thread of its own; returns (the thread, {"took": seconds, "result": …})."""
     outcome = {}
@@ -114,18 +130,7 @@ def test_a_robot_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent
 
 def test_an_agent_receiver_trickling_its_headers_is_abandoned_by_the_deadline_and_not_sent_twice(make_app, receiver):
     with built_app(make_app):
-        with db.connection_context(), db.atomic():
-            webhooks.enqueue_rejection(
-                SimpleNamespace(
-                    task_id="task_1",
-                    public_account="silicon-rise",
-                    content_type="article",
-                    topic="t",
-                    rejected_elements=["title"],
-                    rejection_reason="other",
-                    rejection_note="n",
-                )
-            )
+        _one_agent_webhook()
 
         def one_pass(now=None):
             with db.connection_context():
@@ -187,18 +192,7 @@ def test_an_agent_webhook_whose_claim_ran_out_during_its_attempt_leaves_its_outc
     monkeypatch.setattr(webhooks, "_post", answered_after_the_claim)
     with built_app(make_app):
         with db.connection_context():
-            with db.atomic():
-                webhooks.enqueue_rejection(
-                    SimpleNamespace(
-                        task_id="task_1",
-                        public_account="silicon-rise",
-                        content_type="article",
-                        topic="t",
-                        rejected_elements=["title"],
-                        rejection_reason="other",
-                        rejection_note="n",
-                    )
-                )
+            _one_agent_webhook()
             assert webhooks.deliver_due("http://127.0.0.1:9/", "", (3600,)) == 1
             [row] = list(webhooks.OutboxMessage.select())
     assert (row.status, row.attempts, row.next_attempt_at) == ("pending", 0, other)
