@@ -6,11 +6,9 @@ transaction only writes (docs/performance.md "Fetching readers' comments")."""
 
 import logging
 import math
-import operator
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import reduce
 from typing import Any
 
 from models import immediate
@@ -23,7 +21,7 @@ from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
 from services.platform.client import PlatformError, client_for
-from services.publishing.owners import gone, this_process
+from services.publishing.owners import orphaned, this_process
 from services.review.webhooks import comments_message, enqueue_built
 from services.settings import Settings
 
@@ -267,20 +265,6 @@ def fetch_article(row: CommentFetch, settings: Settings) -> dict[str, Any]:
     return {"account": row.account, "taskPk": row.task_id, "stored": stored, "error": error}
 
 
-def _free(now: str) -> Any:
-    """Fetches free to take: idle, past their lease, or running for a process that no longer runs (on this
-    host), each at the lease read with its owner (taken by another process since, it is that one's)."""
-    running = CommentFetch.select(
-        CommentFetch.id, CommentFetch.lease_until, CommentFetch.owner, CommentFetch.updated_at
-    )
-    stopped = [
-        (CommentFetch.id == row.id) & (CommentFetch.lease_until == row.lease_until)
-        for row in running.where(CommentFetch.status == "running")
-        if gone(row.owner, row.updated_at)
-    ]
-    return reduce(operator.or_, stopped, (CommentFetch.status == "idle") | (CommentFetch.lease_until < now))
-
-
 def fetch(settings: Settings, account: str | None = None, until: float = math.inf, force: bool = False) -> dict:
     """One pass over the live articles (of `account`, or all): each due article claimed and fetched once;
     `force` (the command) takes those not due yet too, never one another process is fetching. One account's
@@ -292,7 +276,8 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
     done: list[int] = []
     while tasks and time.monotonic() < until:
         now = now_iso()
-        free = _free(now)
+        stopped = orphaned(CommentFetch, CommentFetch.status == "running", CommentFetch.lease_until)
+        free = (CommentFetch.status == "idle") | (CommentFetch.lease_until < now) | stopped
         due = CommentFetch.task.in_(tasks) & free & CommentFetch.id.not_in(done or [0])
         if not force:
             due &= CommentFetch.next_at <= now
@@ -302,7 +287,6 @@ def fetch(settings: Settings, account: str | None = None, until: float = math.in
             due,
             (CommentFetch.next_at, CommentFetch.id),
             {"status": "running", "owner": this_process(), "lease_until": lease, "updated_at": now},
-            version=CommentFetch.lease_until,  # every claim moves it: a stopped fetch is taken once
         )
         if row is None:
             break

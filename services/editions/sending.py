@@ -3,11 +3,9 @@ result"). Every change is compare-and-set on the edition's version: a late answe
 """
 
 import logging
-import operator
 import time
 import xml.etree.ElementTree as ET
 from datetime import timedelta
-from functools import reduce
 from typing import Any
 
 from defusedxml.ElementTree import fromstring
@@ -26,7 +24,7 @@ from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, 
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
 from services.platform.client import TOKEN_ERRORS, PlatformError, client_for
-from services.publishing.owners import gone, this_process
+from services.publishing.owners import orphaned, this_process
 from services.review import save_task
 from services.review.state_machine import find_edition_rule, find_live_rule
 from services.review.timeline import add_event
@@ -66,15 +64,9 @@ def _cas(row: Edition, changes: dict[str, Any]) -> Edition | None:
 def _due_send(now: str) -> Any:
     """Editions whose send is due: their time came, a repeat is due, or their sender stopped."""
     unsent = (Edition.status == "sending") & Edition.msg_id.is_null()
-    owned = Edition.select(Edition.id, Edition.version, Edition.owner, Edition.updated_at).where(
-        unsent & Edition.owner.is_null(False)
-    )
-    # Each at the version its owner was read with: taken by another process since, it is that one's.
-    stopped = [
-        (Edition.id == row.id) & (Edition.version == row.version) for row in owned if gone(row.owner, row.updated_at)
-    ]
+    stopped = orphaned(Edition, unsent & Edition.owner.is_null(False), Edition.version)
     return ((Edition.status == "scheduled") & (Edition.send_at <= now)) | (
-        unsent & reduce(operator.or_, stopped, Edition.next_at <= now)
+        unsent & ((Edition.next_at <= now) | stopped)
     )
 
 

@@ -1,8 +1,11 @@
-"""Who holds a publish claim: host, pid namespace and pid, and whether that process has stopped."""
+"""Who holds a claim: host, pid namespace and pid, whether that process has stopped, and which held rows it left."""
 
 import json
+import operator
 import os
 import socket
+from functools import reduce
+from typing import Any
 
 from rules.ids import now_iso
 
@@ -39,3 +42,12 @@ def gone(owner: str | None, claimed_at: str) -> bool:
     except PermissionError:
         return False  # it runs, as another user
     return False
+
+
+def orphaned(model: Any, held: Any, version: Any) -> Any:
+    """A claim's `due` condition (services.background.claim): the rows `held` whose claiming process no longer
+    runs (gone()), each at the `version` read with its owner, so one another process took since is not taken
+    again. `model` has `owner` and `updated_at`."""
+    rows = model.select(model.id, version, model.owner, model.updated_at).where(held)
+    stopped = [(model.id == r.id) & (version == getattr(r, version.name)) for r in rows if gone(r.owner, r.updated_at)]
+    return reduce(operator.or_, stopped, model.id.in_([]))

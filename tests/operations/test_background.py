@@ -21,7 +21,6 @@ from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal, immediate
 from rules.ids import iso, now_iso, utcnow
 from services import background, outbound
 from services.background import PASSES, POLICY, Job, Scheduler, claim, policy_table, wake
-from services.comments import fetching as comments_fetching
 from services.editions import sending
 from services.publishing import owners
 from services.publishing.owners import this_process
@@ -290,7 +289,8 @@ def test_a_stopped_fetch_taken_by_another_process_meanwhile_is_not_taken_again(m
             lambda: CommentFetch.update(owner=this_process(), lease_until=theirs).execute(),
         )
         changes = {CommentFetch.owner: "the second", CommentFetch.lease_until: iso(utcnow() + timedelta(minutes=7))}
-        assert claim(CommentFetch, comments_fetching._free(now_iso()), (CommentFetch.id,), changes) is None
+        stopped = owners.orphaned(CommentFetch, CommentFetch.status == "running", CommentFetch.lease_until)
+        assert claim(CommentFetch, stopped, (CommentFetch.id,), changes) is None
         assert CommentFetch.get().lease_until == theirs
 
 
