@@ -55,6 +55,7 @@ class CommentRoutes:
         self.comments: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self._comments_open: dict[tuple[str, str, int], bool] = {}  # set by comment/open and close
         self._comment_faults: list[int] = []  # errcodes the next comment/* calls answer, in order
+        self.comment_page_at_most: int | None = None  # comment/list answers at most this many, whatever `count` asks
         self.reply_max = 1000  # characters of a reply (88007 past it; the pages give no number)
 
     # ---- control -----------------------------------------------------------------------------
@@ -120,6 +121,7 @@ class CommentRoutes:
             if not c["deleted"] and (kind == 0 or c["comment_type"] == kind - 1)  # 1 ordinary, 2 featured
         ]
         shown.sort(key=lambda c: (c["create_time"], c["user_comment_id"]), reverse=True)  # newest first
+        count = min(count, self.comment_page_at_most or count)
         page = [{k: v for k, v in c.items() if k != "deleted"} for c in shown[begin : begin + count]]
         return {"errcode": 0, "errmsg": "ok", "total": len(shown), "comment": page}
 

@@ -104,6 +104,14 @@ EDITION_ON_ITS_WAY = ("scheduled", "sending")  # its tasks reach readers with it
 EDITION_MAX_ARTICLES = 8
 STATS_PLATFORM_DAYS = 30  # a detail_list runs at most 30 days from the publish day (docs/api.md §19)
 COMMENTS_PAGE = 49  # comments a comment/list page asks for: the platform refuses a count of 50 or more
+
+
+def comment_pages(limit: int) -> int:
+    """The most comment/list calls one article's fetch makes for `limit` comments (WECHAT_COMMENTS_MAX): full pages'
+    worth, even when the platform answers shorter ones, so the fetch's lease covers them (services.background)."""
+    return -(-limit // COMMENTS_PAGE)
+
+
 LIVE_VIA = ("freepublish", "mass_send")
 TEAM_CHANNELS = ("wecom", "feishu", "dingtalk", "email")
 # Decisions as data (docs/api.md §20): the dataset export's formats (services/export/dataset.py).

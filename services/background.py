@@ -14,7 +14,7 @@ from typing import Any
 from models import db, immediate
 from models.base import register_background
 from models.writes import after_write
-from rules.vocabulary import COMMENTS_PAGE, EDITION_MAX_ARTICLES, STATS_PLATFORM_DAYS
+from rules.vocabulary import COMMENTS_PAGE, EDITION_MAX_ARTICLES, STATS_PLATFORM_DAYS, comment_pages
 
 log = logging.getLogger(__name__)
 PASSES: Counter[str] = Counter()  # passes each job of this process has made (/metrics: review_worker_passes)
@@ -97,7 +97,7 @@ POLICY = {
         None,
         "at the next fetch, `WECHAT_COMMENTS_MINUTES` on",
         calls=Calls(
-            lambda settings: -(-settings.comments_max // COMMENTS_PAGE),
+            lambda settings: comment_pages(settings.comments_max),
             f"`WECHAT_COMMENTS_MAX` / {COMMENTS_PAGE} (its comment/list pages)",
         ),
     ),

@@ -16,7 +16,7 @@ from models.base import insert_rows
 from models.comments import CommentFetch, ReaderComment
 from models.review import ReviewTask
 from rules.ids import iso, new_id, now_iso, utcnow
-from rules.vocabulary import COMMENTS_PAGE
+from rules.vocabulary import COMMENTS_PAGE, comment_pages
 from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
@@ -104,11 +104,12 @@ def read_comment(item: Any, account: str, secret_key: str) -> dict[str, Any]:
 
 def list_all(client: Any, article: Article, limit: int, secret_key: str) -> tuple[dict[int, dict[str, Any]], bool]:
     """({user_comment_id: fields}, whether the list was read whole) of one article, in pages of COMMENTS_PAGE, at most
-    `limit` comments (WECHAT_COMMENTS_MAX). Whole only when every page gave one `total` and as many were found:
-    a comment posted or deleted between two pages shifts the list, and what was skipped is not gone."""
+    `limit` comments (WECHAT_COMMENTS_MAX) in at most comment_pages(limit) calls. Whole only when every page gave one
+    `total` and as many were found: a comment posted or deleted between two pages shifts the list, and what was
+    skipped is not gone."""
     found: dict[int, dict[str, Any]] = {}
     begin, totals = 0, set()
-    while True:
+    for _ in range(comment_pages(limit)):  # no more calls than the lease covers, however short the pages
         answer = client.list_comments(article.msg_data_id, article.index, begin, min(COMMENTS_PAGE, limit - len(found)))
         total, items = answer.get("total"), answer.get("comment", [])
         if type(total) is not int or total < 0 or not isinstance(items, list):
@@ -122,6 +123,7 @@ def list_all(client: Any, article: Article, limit: int, secret_key: str) -> tupl
             return found, len(totals) == 1 and len(found) == total
         if len(found) >= limit:
             return found, False
+    return found, False
 
 
 @dataclass

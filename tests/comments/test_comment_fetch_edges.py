@@ -231,3 +231,18 @@ def test_an_account_without_the_comment_privilege_is_not_asked_for_comments(app,
         assert fake.requests_to("comment/list") == []
         assert fetching.fetch(settings)["articles"] == 1  # the same article, privilege given
     assert len(fake.requests_to("comment/list")) == 1
+
+
+def test_short_pages_make_no_more_calls_than_the_fetch_lease_covers(app, admin_client, agent_headers, fake):
+    """A platform that answers fewer comments than asked: the old fetch kept asking until `total` (60 comments
+    at 10 a page: 6 calls), past the comment_pages(WECHAT_COMMENTS_MAX) calls its lease covers (2 for 98)."""
+    task = live_task(app, admin_client, agent_headers, days_ago=1)
+    fake.add_comments(*article(task), 60)
+    fake.comment_page_at_most = 10
+    settings = replace(app.extensions["settings"], comments_max=98)
+    with db.connection_context():
+        assert fetching.fetch(settings)["stored"] == 20
+        fake.comment_page_at_most = None
+        assert len(fake.requests_to("comment/list")) == 2
+        assert fetching.fetch(settings, force=True)["stored"] == 40  # the next reads the rest; none marked removed
+    assert len(_comments(admin_client, task)["comments"]) == 60
