@@ -7,6 +7,7 @@ deadline the connection's socket is shut down, which wakes whatever read or writ
 """
 
 import contextlib
+import queue
 import socket
 import threading
 import time
@@ -17,7 +18,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.exceptions import HTTPError, ReadTimeoutError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, NameResolutionError, NewConnectionError, ReadTimeoutError
 
 CHUNK = 64 * 1024
 # One webhook attempt (connecting, sending, the reply's headers and body), all told. With the connect
@@ -120,6 +121,7 @@ class Deadline:
     afterwards whether it came; end() stops it and lets go of what it watched."""
 
     def __init__(self, seconds: float):
+        self.at = time.monotonic() + seconds
         self.expired = threading.Event()
         self._ended = False  # end() came first: a timer already firing cuts nothing and says nothing
         self._lock = threading.Lock()
@@ -180,6 +182,29 @@ def _watched_pool(pool: type[HTTPConnectionPool], connection: type[HTTPConnectio
             super().connect()
             _watch(self)  # a deadline that came during the name lookup or handshake found no socket: now it does
 
+        def _new_conn(self) -> socket.socket:
+            """The name looked up within the attempt's deadline, then each address tried as urllib3 would."""
+            deadline = getattr(_attempt, "deadline", None)
+            if deadline is None:
+                return super()._new_conn()
+            name: str = self._dns_host  # type: ignore[has-type]  # urllib3 sets it in its host setter
+            try:
+                addresses = lookup(name, self.port, deadline.at - time.monotonic())
+            except TimeoutError as exc:
+                raise ConnectTimeoutError(self, str(exc)) from None
+            except socket.gaierror as exc:
+                raise NameResolutionError(self.host, self, exc) from exc
+            failure: Exception = NewConnectionError(self, f"{name} has no address")
+            for *_, address in addresses:
+                self._dns_host = address[0]  # an address: urllib3's own connect, without a second lookup
+                try:
+                    return super()._new_conn()
+                except (ConnectTimeoutError, NewConnectionError) as exc:
+                    failure = exc
+                finally:
+                    self._dns_host = name
+            raise failure
+
         def request(self, *args: Any, **kwargs: Any) -> Any:  # a kept-alive connection's next attempt
             _watch(self)
             return super().request(*args, **kwargs)
@@ -191,6 +216,27 @@ _POOLS = {
     "http": _watched_pool(HTTPConnectionPool, HTTPConnection),
     "https": _watched_pool(HTTPSConnectionPool, HTTPSConnection),
 }
+
+
+def lookup(host: str, port: int, seconds: float) -> list[tuple[Any, ...]]:
+    """socket.getaddrinfo(host, port) for a TCP connection within `seconds`, else TimeoutError. A blocking
+    lookup cannot be cut, so it runs on a thread of its own, left to end alone (the resolver's own timeouts)."""
+    answer: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+
+    def run() -> None:
+        try:
+            answer.put((True, socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
+        except Exception as exc:  # handed to the caller
+            answer.put((False, exc))
+
+    threading.Thread(target=run, name="name-lookup", daemon=True).start()
+    try:
+        found, value = answer.get(timeout=max(seconds, 0.0))
+    except queue.Empty:
+        raise TimeoutError(f"the name {host} was not looked up within {seconds:.3g} s") from None
+    if not found:
+        raise value
+    return list(value)
 
 
 class _Adapter(HTTPAdapter):

@@ -160,19 +160,45 @@ def test_a_prompt_receiver_still_answers_within_the_deadline(receiver, monkeypat
 
 
 def test_a_name_lookup_past_the_deadline_sends_nothing(receiver, monkeypatch):
-    """The deadline came while the receiver's name was being looked up (before any socket): the connection
-    made after it is shut at once, so the request never goes out to be answered past the claim."""
-    lookup = socket.getaddrinfo
+    """The deadline came while the receiver's name was being looked up (before any socket): the attempt ends
+    at its deadline, not when the lookup does (a blocking getaddrinfo cannot be cut: the old attempt waited
+    it out, 10 s here), and the request never goes out to be answered past the claim."""
+    lookup, done = socket.getaddrinfo, threading.Event()
 
-    def slow_lookup(*args, **kwargs):  # on the attempt's own thread: answers once its deadline has come
-        assert outbound._attempt.deadline.expired.wait(10), "the deadline never came"
+    def slow_lookup(*args, **kwargs):  # a resolver that answers 10 s on, or when the test ends
+        done.wait(10)
         return lookup(*args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
     url = receiver.url.replace("127.0.0.1", "localhost")
-    with pytest.raises(requests.Timeout):
-        outbound.post(url, b"{}", {"content-type": "application/json"})
+    started = time.monotonic()
+    try:
+        with pytest.raises(requests.Timeout):
+            outbound.post(url, b"{}", {"content-type": "application/json"})
+        took = time.monotonic() - started
+    finally:
+        done.set()
+    assert took < 5, f"the attempt waited {took:.1f} s for the name lookup"  # half of its hang, at most
     assert not receiver.wait_for(1, timeout=TRICKLE), "the request went out after the deadline"
+
+
+def test_a_name_with_several_addresses_is_tried_at_each(receiver, monkeypatch):
+    """The lookup is the attempt's own, so trying each address it gave (an unreachable first) stays urllib3's."""
+    port = receiver.port
+
+    def two_addresses(host, *args, **kwargs):
+        if host != "receiver.test":
+            return lookup(host, *args, **kwargs)
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", 9)),  # nobody listens there
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+        ]
+
+    lookup = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    monkeypatch.setattr(outbound, "ATTEMPT_SECONDS", TRICKLE * 3)
+    status, _ = outbound.post(f"http://receiver.test:{port}/", b"{}", {"content-type": "application/json"})
+    assert status == 200 and receiver.requests == 1
 
 
 def _taken_over(lease):
