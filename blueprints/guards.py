@@ -1,12 +1,13 @@
 """The one place that decides who may call a route (docs/api.md §3)."""
 
 from functools import wraps
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from flask import g, redirect, request
 from flask_login import current_user
 
 from blueprints.common import settings
+from rules.client_input import url_parts
 from services.auth import channel_for_client_token, token_matches
 from services.errors import Forbidden, Unauthorized
 
@@ -28,8 +29,8 @@ def check_same_origin():
     origin = request.headers.get("Origin")
     if request.method not in STATE_CHANGING or not origin:
         return
-    parts = urlsplit(origin)
-    if origin == "null" or f"{parts.scheme}://{parts.netloc}" != request.host_url.rstrip("/"):
+    parts = url_parts(origin)
+    if parts is None or origin == "null" or f"{parts.scheme}://{parts.netloc}" != request.host_url.rstrip("/"):
         raise Forbidden("cross-origin requests may not change state with the admin session")
 
 

@@ -2,7 +2,7 @@
 made by the page's script through the JSON API, so the rules live in one place and the pages show its errors."""
 
 import json
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
 from flask import Blueprint, redirect, render_template, request
 from flask_babel import ngettext
@@ -17,7 +17,7 @@ from blueprints.guards import admin_required, check_same_origin
 from blueprints.page_words import LABELS
 from blueprints.reads_chart import reads_chart
 from blueprints.script_words import ERROR_WORDS, script_words
-from rules.client_input import whole_number
+from rules.client_input import url_parts, whole_number
 from rules.ids import now_iso
 from rules.labels import THEME_LABELS, edition_failure, live_failure
 from rules.limits import (
@@ -134,8 +134,8 @@ def readable_json(value):
 def _next_of_referrer():
     """`next` of the sign-in page a failed attempt was posted from (its redirect carries only the
     error, docs/api.md §3), so the admin still lands where they were going."""
-    referrer = urlsplit(request.referrer or "")
-    if referrer.netloc != request.host or referrer.path != "/login":
+    referrer = url_parts(request.referrer or "")
+    if referrer is None or referrer.netloc != request.host or referrer.path != "/login":
         return ""
     return parse_qs(referrer.query).get("next", [""])[0]
 

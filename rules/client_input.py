@@ -7,6 +7,7 @@ import json
 import math
 import re
 from datetime import UTC, date, datetime, time, timedelta
+from urllib.parse import SplitResult, urlsplit
 
 # ---- JSON bodies ---------------------------------------------------------------------------------
 # \ud800-\udfff or NUL written as an escape (JSON writes them no other way). A false hit (an escaped
@@ -124,6 +125,17 @@ def whole_number(text: str, longest: int = 18) -> int | None:
     """`text` as a number when it is 1 to `longest` ASCII digits, else None: str.isdigit takes "²" and "①",
     which int refuses, and int refuses thousands of digits."""
     return int(text) if 0 < len(text) <= longest and text.isascii() and text.isdigit() else None
+
+
+def url_parts(text: str) -> SplitResult | None:
+    """urlsplit(text), or None for a URL it cannot read (a broken IPv6 host such as `http://[::1`, a port that
+    is not a number): a header or field from outside must never make that a 500."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018  # read: a bad port fails here, not later
+    except ValueError:
+        return None
+    return parts
 
 
 def _in_range(day):

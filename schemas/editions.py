@@ -6,6 +6,7 @@ from rules.vocabulary import EDITION_MAX_ARTICLES, EDITION_STATUSES
 from schemas.common import KnownAccount, QuerySchema, timestamp
 from schemas.review.actions import WECHAT_ID_RULES
 from schemas.review.live import GoLiveSchema
+from schemas.review.refs import StrictBoolean
 
 
 class _TaskIds(Schema):
@@ -36,12 +37,13 @@ class EditionSendSchema(GoLiveSchema):
     """`{}` sends now to every follower; `at` schedules it, `tagId` sends to one follower tag."""
 
     tagId = fields.Integer(
+        strict=True,
         load_default=None,
         allow_none=True,
         validate=validate.Range(min=0, max=2**31 - 1),
         metadata={"description": "a follower tag (GET /api/editions/tags); absent: everyone"},
     )
-    ignoreReprint = fields.Boolean(
+    ignoreReprint = StrictBoolean(
         load_default=False,
         metadata={"description": "send even when the platform finds an article is a reprint (send_ignore_reprint)"},
     )

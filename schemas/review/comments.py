@@ -6,11 +6,11 @@ from marshmallow import Schema, fields, validate
 from rules.limits import COMMENT_REPLY_MAX
 from rules.vocabulary import PROPOSAL_STATES
 from schemas.common import timestamp
-from schemas.review.refs import StrictBoolean
+from schemas.review.refs import StrictBoolean, not_blank
 
 
 def _reply_text(**kwargs):
-    return fields.String(validate=validate.Length(min=1, max=COMMENT_REPLY_MAX), **kwargs)
+    return fields.String(validate=[validate.Length(min=1, max=COMMENT_REPLY_MAX), not_blank], **kwargs)
 
 
 class ProposalSchema(Schema):

@@ -11,11 +11,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
 
 from models import immediate
 from rules.client_input import load_json
+from services import hostile_xml
 from services.errors import Forbidden, ValidationFailed
 from services.platform.pushes import Query, decrypt, first_time, in_window, one, signature
 from services.settings.chat import FeishuApp, WeComApp
@@ -165,9 +164,9 @@ def wecom(app: WeComApp, query: Query, body: bytes, max_age: int) -> Click | Non
     if len(body) > MAX_CALLBACK_BYTES:
         raise ValidationFailed("the callback is too large", {"body": ["too large"]})
     try:
-        sealed = (fromstring(body, forbid_dtd=True).findtext("Encrypt") or "").strip()
-        inner = fromstring(_wecom_signed(app, query, sealed, max_age), forbid_dtd=True)
-    except (DefusedXmlException, SyntaxError, ValueError):
+        sealed = (hostile_xml.read(body).findtext("Encrypt") or "").strip()
+        inner = hostile_xml.read(_wecom_signed(app, query, sealed, max_age))
+    except hostile_xml.UnreadableXml:
         raise Forbidden("the body is not the XML WeCom sends") from None
     if (inner.findtext("Event") or "") != "template_card_event":
         return None

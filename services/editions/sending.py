@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 from datetime import timedelta
 from typing import Any
 
-from defusedxml.ElementTree import fromstring
 from flask_babel import force_locale
 from peewee import Case
 
@@ -20,6 +19,7 @@ from rules.articles import article_url
 from rules.client_input import whole_number
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import EDITION_FAILURE_LABELS, edition_failure
+from services import hostile_xml
 from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, poll_delay, wake
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
@@ -137,7 +137,7 @@ def _recorded(row: Edition, changes: dict[str, Any], settings: Settings) -> None
     early = EarlyMassEvent.get_or_none(key)
     if early is not None:
         early.delete_instance()
-        mass_finished(row.account, fromstring(early.xml), settings)
+        mass_finished(row.account, hostile_xml.read(early.xml), settings)
 
 
 def _refused(row: Edition, settings: Settings, exc: PlatformError) -> None:

@@ -8,12 +8,12 @@ import hashlib
 import json
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 import peewee
 
 from models import immediate
 from models.review import IdempotencyKey, ReviewTask
+from rules.client_input import url_parts
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.limits import IDEMPOTENCY_HOURS, IDEMPOTENCY_KEY_MAX
 from services.asset_refs import resolve_many
@@ -80,7 +80,7 @@ def _check_candidate_images(refs, paths):
         else:
             problems.add(
                 paths[index],
-                f"{refs[index]!r} is a local path, not an uploaded image; upload it with "
+                f"{refs[index]!r} is neither an uploaded image nor a web address; upload it with "
                 "POST /api/assets/upload first and use the url it returns",
             )
     problems.raise_if_any("candidate images must be uploaded assets (or web addresses)")
@@ -88,8 +88,8 @@ def _check_candidate_images(refs, paths):
 
 def _web_address(url):
     """http(s)://host/… or //host/…"""
-    parts = urlsplit(url)
-    return parts.scheme in ("http", "https", "") and bool(parts.netloc)
+    parts = url_parts(url)
+    return parts is not None and parts.scheme in ("http", "https", "") and bool(parts.netloc)
 
 
 def _replay(key, digest):

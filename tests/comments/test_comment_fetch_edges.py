@@ -246,3 +246,21 @@ def test_short_pages_make_no_more_calls_than_the_fetch_lease_covers(app, admin_c
         assert len(fake.requests_to("comment/list")) == 2
         assert fetching.fetch(settings, force=True)["stored"] == 40  # the next reads the rest; none marked removed
     assert len(_comments(admin_client, task)["comments"]) == 60
+
+
+@pytest.mark.parametrize("blank", [" ", "\n\t ", "\u3000"])
+def test_a_blank_proposal_or_reply_is_refused_and_nothing_reaches_readers(
+    app, client, admin_client, agent_headers, fake, blank
+):
+    """Spaces alone were taken as a proposal, and sent to readers as a reply (comment/reply/add)."""
+    task, comment = _one(app, admin_client, agent_headers, fake)
+    base = f"/api/review/tasks/{task['id']}/comments/{comment['id']}"
+    proposed = client.post(
+        base.replace("/tasks/", "/agent/tasks/") + "/proposals", json={"content": blank}, headers=AGENT
+    )
+    replied = admin_client.post(base + "/reply", json={"content": blank})
+    for answer in (proposed, replied):
+        assert answer.status_code == 400, answer.get_json()
+        assert answer.get_json()["error"]["details"] == {"content": ["must not be empty"]}
+    assert fake.requests_to("comment/reply/add") == []
+    assert _comments(admin_client, task)["comments"][0]["proposals"] == []
