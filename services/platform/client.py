@@ -372,7 +372,9 @@ class PlatformClient:
     def follower_tags(self) -> list[dict[str, Any]]:
         """tags/get: the account's follower tags [{"id", "name", "count"}]."""
         tags = self._call("/cgi-bin/tags/get", method="GET").get("tags")
-        return [tag for tag in tags if isinstance(tag, dict)] if isinstance(tags, list) else []
+        if not isinstance(tags, list) or not all(isinstance(tag, dict) for tag in tags):
+            raise PlatformError(None, "platform error: tags/get answered something other than a list of tags")
+        return tags
 
     def submit_publish(self, media_id: str) -> dict[str, Any]:
         """freepublish/submit: publish draft `media_id` to readers -> {"publish_id", "msg_data_id"}
@@ -392,7 +394,7 @@ class PlatformClient:
         {"list": each with a `msgid` and a `detail_list` of running totals from that day, "is_delay"}, as
         answered; services/stats/fetching.py reads them (docs/api.md §19)."""
         payload = self._call("/datacube/getarticletotaldetail", {"begin_date": publish_day, "end_date": publish_day})
-        return {"list": payload.get("list", []), "is_delay": payload.get("is_delay", False)}
+        return {"list": payload.get("list"), "is_delay": payload.get("is_delay", False)}  # no list: unreadable
 
     # ---- readers' comments (docs/api.md §5 "Documents, samples and this service"): keyed by a send's
     # msg_data_id and the article's index in it, counted from 0; the platform refuses a page of 50 or more

@@ -312,11 +312,17 @@ def fetch_day(account: str, day: str, settings: Settings, force: bool = False) -
 
 
 def _unfinished(day: str, settings: Settings) -> list[tuple[str, str]]:
-    """(account, day) of the CARRY_DAYS before `day` whose fetch failed or stopped, with attempts left."""
+    """(account, day) of the CARRY_DAYS before `day` whose fetch failed or stopped, with attempts left, or was
+    answered is_delay: midnight must not leave a figure that was not final (past its article's window, no later
+    day's fetch asks for it again)."""
     since = (date.fromisoformat(day) - timedelta(days=CARRY_DAYS)).isoformat()
     stopped = (StatsFetch.status == "running") & (StatsFetch.updated_at < iso(utcnow() - lease_of("stats", settings)))
     rows = StatsFetch.select(StatsFetch.account, StatsFetch.day).where(  # a stopped one out of attempts: settled
-        (((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS)) | stopped)
+        (
+            ((StatsFetch.status == "failed") & (StatsFetch.attempts < MAX_ATTEMPTS))
+            | stopped
+            | (StatsFetch.status == "delayed")
+        )
         & (StatsFetch.day >= since)
         & (StatsFetch.day < day)
     )

@@ -144,6 +144,14 @@ def test_a_tags_answer_of_the_wrong_shape_is_a_502_in_words(admin_client, fake, 
     assert "tags/get" in error["message"] and words in error["message"], error
 
 
+@pytest.mark.parametrize("tags", ["not a list", {"id": 1}, [7, "x"], None])
+def test_a_tags_answer_that_is_not_a_list_of_tags_is_a_502_in_words(admin_client, fake, tags):
+    """Before, a `tags` missing, null, text, an object or a list of non-objects was taken as no tags: 200 []."""
+    fake.tags[APPID] = tags
+    error = assert_error(admin_client.get("/api/editions/tags?account=silicon-rise"), 502, "platform_error")
+    assert "tags/get answered something other than a list of tags" in error["message"], error
+
+
 @pytest.mark.parametrize("edition_settings", [{"WECHAT_SILICON_RISE_MASS_QUOTA": "2/month"}], indirect=True)
 def test_a_monthly_quota_counts_the_month(app, admin_client, agent_headers, fake):
     tasks = published_articles(app, admin_client, agent_headers, 3)

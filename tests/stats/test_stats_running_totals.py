@@ -120,7 +120,15 @@ def test_a_day_answered_is_delay_is_asked_again_at_the_next_pass(app, admin_clie
     assert [d["readUser"] for d in _stats(admin_client, task)["days"]] == [14]
 
 
-@pytest.mark.parametrize("body", ['{"list": [{"msgid": "x_1", "detail_list": 5}]}', '{"list": ["an item"]}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"list": [{"msgid": "x_1", "detail_list": 5}]}',
+        '{"list": ["an item"]}',
+        '{"is_delay": false}',  # no list at all: was read as an empty one, the day done with nothing
+        '{"list": null}',
+    ],
+)
 def test_an_answer_that_cannot_be_read_is_one_line_and_not_asked_again(
     app, admin_client, agent_headers, fake, caplog, body
 ):
@@ -159,3 +167,26 @@ def test_the_demos_live_article_has_its_link_and_a_week_of_figures(app, admin_cl
     assert len(figures["days"]) == 7 and all(day["readUser"] > 0 for day in figures["days"])
     [publish_day] = {c["json"]["begin_date"] for c in fake.requests_to("getarticletotaldetail")}
     assert publish_day == figures["days"][0]["date"]
+
+
+def test_a_delayed_day_is_asked_again_after_midnight_even_past_the_articles_window(
+    app, admin_client, agent_headers, fake
+):
+    """The day before yesterday was answered is_delay, and midnight came: yesterday's fetch no longer covers
+    the article (WECHAT_STATS_DAYS=1), so the old service left its figure as it was, never final."""
+    from dataclasses import replace
+
+    settings = replace(app.extensions["settings"], stats_days=1)
+    task = live_task(app, admin_client, agent_headers, days_ago=2, fake=fake)
+    before = _shift(yesterday(app), -1)
+    fake.day_figures[(task["live"]["articleId"], before)] = {"read_user": 10}
+    fake.delay_days.add(before)
+    with db.connection_context():
+        assert fetching.fetch_day("silicon-rise", before, settings)["stored"] == 1
+        assert StatsFetch.get(StatsFetch.day == before).status == "delayed"
+    fake.day_figures[(task["live"]["articleId"], before)] = {"read_user": 14}
+    fake.delay_days.clear()
+    with db.connection_context():
+        assert [(r["day"], r["error"]) for r in fetching.daily_step(settings)] == [(before, None)]
+        assert StatsFetch.get(StatsFetch.day == before).status == "done"
+    assert [d["readUser"] for d in _stats(admin_client, task)["days"]] == [14]
