@@ -20,6 +20,9 @@ class Asset(BaseModel):
     platform_account = peewee.CharField(max_length=32, null=True)  # synced platform material
     platform_media_id = peewee.CharField(max_length=128, null=True)
     created_at = peewee.CharField(max_length=32, index=True)
+    # Handed out again, to an upload of the same bytes: someone besides its tasks may hold it, so a task's
+    # deletion keeps it (services/task_delete.py).
+    shared = peewee.BooleanField(default=False)
 
     class Meta:
         indexes = (

@@ -12,6 +12,7 @@ from peewee import SchemaManager
 from playhouse.migrate import SchemaMigrator, migrate
 
 from models import ALL_MODELS
+from models.assets import Asset
 from models.base import BaseModel, db
 from models.comments import ReaderComment
 from models.counters import EventCounter
@@ -206,6 +207,7 @@ MIGRATIONS = [
         _columns(ReaderComment, "acted_at"),
     ),
     (25, "task_presence: a row per open page, kept marked `left` after its leave beacon", _presence_per_page),
+    (26, "asset.shared: an asset handed out again to an upload of the same bytes", _columns(Asset, "shared")),
 ]
 LATEST = MIGRATIONS[-1][0]
 

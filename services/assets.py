@@ -2,6 +2,7 @@
 services.files), listing, platform sync. The stored name never comes from the client.
 """
 
+import contextlib
 import hashlib
 import io
 import logging
@@ -20,7 +21,7 @@ from rules.limits import MAX_UPLOAD_BYTES
 from schemas.assets import AssetSchema
 from schemas.dump import dumper
 from services.errors import NotFound, PayloadTooLarge, StorageUnavailable, ValidationFailed
-from services.files import clean_file_name, placed_file, write_atomically
+from services.files import clean_file_name, placed_file, removals_held, write_atomically
 from services.images.checks import check_size, decoded, give_back
 from services.images.fetch import FetchRefused, fetch_bytes
 from services.platform.uploads import remember_upload
@@ -96,9 +97,8 @@ def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root:
     checked = check_image(data)
     digest = hashlib.sha256(checked.data).hexdigest()
     existing = Asset.get_or_none((Asset.scope == scope) & (Asset.sha256 == digest))
-    if existing is not None:
-        _restore_missing_file(existing, checked.data, uploads_root)
-        return existing, False
+    if existing is not None and (again := _handed_out_again(existing, checked.data, uploads_root)) is not None:
+        return again, False
     asset_id = new_id()
     stored_name = f"{asset_id}.{checked.extension}"
     try:
@@ -121,20 +121,35 @@ def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root:
     except peewee.IntegrityError:
         # Another request stored the same bytes in the same scope a moment ago: that one wins.
         winner = Asset.get_or_none((Asset.scope == scope) & (Asset.sha256 == digest))
-        if winner is None:
+        again = _handed_out_again(winner, checked.data, uploads_root) if winner is not None else None
+        if again is None:
             raise
-        return winner, False
+        return again, False
     except OSError as exc:
         log.error("image %s not written: %s", stored_name, type(exc).__name__)
         raise StorageUnavailable("the image could not be written to disk; nothing was saved, try again later") from None
     return asset, True
 
 
-def _restore_missing_file(asset, data, uploads_root):
+def _handed_out_again(asset: Asset, data: bytes, uploads_root: str) -> Asset | None:
+    """The asset answered to an upload of its bytes: marked shared (its holders are no longer only its tasks, so a
+    task's deletion keeps it), its file written again if it went missing. Under its folder's removal lock, so a
+    deletion under way has either committed (None: the row is gone, the caller stores the bytes anew) or waits."""
     path = asset_path(asset, uploads_root)
-    if path is not None and not path.exists():
-        log.warning("asset %s: file %s was missing, written again from an identical upload", asset.asset_id, path)
-        write_atomically(path.parent, path.name, data)
+    with removals_held(path.parent) if path is not None else contextlib.nullcontext():
+        with immediate():
+            current = Asset.get_or_none(Asset.id == asset.id)
+            if current is not None and current.scope == "review" and not current.shared:
+                Asset.update(shared=True).where(Asset.id == asset.id).execute()
+                current.shared = True
+        if current is not None and path is not None and not path.exists():
+            log.warning("asset %s: file %s was missing, written again from an identical upload", asset.asset_id, path)
+            try:
+                write_atomically(path.parent, path.name, data)
+            except OSError as exc:
+                log.error("image %s not written again: %s", path.name, type(exc).__name__)
+                raise StorageUnavailable("the image could not be written to disk; try again later") from None
+    return current
 
 
 def list_assets(

@@ -193,16 +193,21 @@ def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path
 
 def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:
     """At start: each file set aside in `folder` goes back when `recorded(name)` (its record's deletion
-    never committed), else it is removed. Returns how many were settled."""
+    never committed), else it is removed. Returns how many were settled. Under the folder's removal lock: a
+    deletion another process has under way holds it until it has committed and removed its file, so its
+    tombstone is never taken for one a stop left."""
     settled = 0
-    for tombstone in Path(folder).glob(TOMBSTONE + "*"):
-        name = tombstone.name[len(TOMBSTONE) :]
-        if recorded(name):
-            os.replace(tombstone, tombstone.with_name(name))
-            log.warning("restored %s: its deletion never committed", name)
-        else:
-            remove_quietly(tombstone)
-        settled += 1
+    if not Path(folder).is_dir():
+        return 0
+    with removals_held(folder):
+        for tombstone in Path(folder).glob(TOMBSTONE + "*"):
+            name = tombstone.name[len(TOMBSTONE) :]
+            if recorded(name):
+                os.replace(tombstone, tombstone.with_name(name))
+                log.warning("restored %s: its deletion never committed", name)
+            else:
+                remove_quietly(tombstone)
+            settled += 1
     return settled
 
 

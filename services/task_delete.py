@@ -122,8 +122,9 @@ def _remove_asset(asset, review_root):
     try:
         with removed_file(path) as set_aside, immediate():  # no task can start using it meanwhile
             _forget_cleanup(asset.asset_id)
-            if referenced_elsewhere(asset):
-                return False
+            current = Asset.get_or_none(Asset.id == asset.id)
+            if current is not None and (current.shared or referenced_elsewhere(asset)):
+                return False  # still used, or handed out again to an upload (someone else may hold it)
             Asset.delete().where(Asset.id == asset.id).execute()
             if not set_aside():
                 log.warning("asset %s: file %s was already missing; row removed", asset.asset_id, path)

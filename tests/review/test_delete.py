@@ -1,5 +1,6 @@
 """Task deletion (docs/api.md §8): record first, then best-effort cleanup of unshared review files."""
 
+import io
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -374,3 +375,124 @@ def test_end_to_end_through_the_review_routes(app, admin_client, client, agent_h
     }
     assert_error(admin_client.get(f"/api/review/tasks/{task['id']}"), 404, "not_found")
     assert not stored_path(app, cover).exists()
+
+
+def _upload_again(client, data, headers=None):
+    return client.post(
+        "/api/assets/upload",
+        data={"file": (io.BytesIO(data), "again.png"), "scope": "review"},
+        content_type="multipart/form-data",
+        headers=headers or {},
+    )
+
+
+def test_an_asset_handed_out_again_to_an_upload_outlives_its_tasks_deletion(app, admin_client, client, agent_headers):
+    """The agent uploaded bytes a task already used and was answered 200 with that asset; deleting the old
+    task removed it, so the agent's next task naming it was refused."""
+    data = image_bytes(size=(900, 500), color=(79, 1, 2))
+    first = upload(admin_client, data)
+    old = make_task(selections={"coverImage": first["url"]})
+    again = _upload_again(client, data, agent_headers)
+    assert (again.status_code, again.get_json()["assetId"]) == (200, first["assetId"])
+    deleted = delete(admin_client, old)
+    assert (deleted.get_json()["deletedFileCount"], deleted.get_json()["skippedAssetCount"]) == (0, 1)
+    assert asset_exists(first) and stored_path(app, first).is_file()
+    created = client.post("/api/review/agent/tasks", json=article_payload([first["url"]]), headers=agent_headers)
+    assert created.status_code == 201, created.get_json()
+
+
+def test_an_upload_of_the_same_bytes_during_a_deletion_leaves_no_file_without_a_row(app, admin_client, monkeypatch):
+    """The deletion had set the file aside, its row not yet gone: the same bytes uploaded then saw the file
+    missing and wrote it again, and the deletion's commit left that file with no row (no journal finds it)."""
+    import threading
+
+    from services import assets, task_delete
+
+    data = image_bytes(size=(90, 50), color=(78, 1, 2))
+    first = upload(admin_client, data)
+    task_id = make_task(selections={"coverImage": first["url"]})
+    real, answered = task_delete.removed_file, []
+
+    def same_bytes():
+        with db.connection_context():
+            asset, created = assets.save_upload(
+                data, scope="review", file_name="y.png", uploads_root=app.config["REVIEW_UPLOADS_PATH"]
+            )
+            answered.append((asset.asset_id, created))
+
+    @contextmanager
+    def upload_while_set_aside(path):
+        with real(path) as set_aside:
+
+            def aside():
+                moved = set_aside()
+                other.start()
+                other.join(0.5)  # it waits for the deletion (its folder's removal lock): not done yet
+                return moved
+
+            yield aside
+
+    other = threading.Thread(target=same_bytes)
+    monkeypatch.setattr(task_delete, "removed_file", upload_while_set_aside)
+    assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
+    other.join(30)
+    [(asset_id, created)] = answered
+    assert created and asset_id != first["assetId"]  # the old row was gone: the bytes stored anew
+    folder = stored_path(app, first).parent
+    with db.connection_context():
+        rows = {a.stored_name for a in Asset.select()}
+    assert {p.name for p in folder.iterdir() if not p.name.startswith(".")} == rows
+
+
+def test_a_full_disk_while_a_missing_file_is_written_again_is_storage_unavailable(app, admin_client, monkeypatch):
+    import errno
+
+    from services import files
+
+    data = image_bytes(color=(4, 4, 4))
+    first = upload(admin_client, data)
+    stored_path(app, first).unlink()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    answer = _upload_again(admin_client, data)
+    assert_error(answer, 500, "storage_unavailable")
+    assert [p.name for p in stored_path(app, first).parent.iterdir()] == []
+
+
+def test_a_start_during_anothers_deletion_leaves_no_file_without_a_row(app, admin_client, monkeypatch):
+    """A second process starting (its recovery of stopped deletions) while a deletion had set its file aside,
+    row not yet gone: the start took the tombstone for a stop's, found the row and put the file back; the
+    deletion then committed, leaving a file no row names."""
+    import threading
+
+    from services import task_delete
+
+    asset = review_upload(admin_client, 70)
+    task_id = make_task(selections={"coverImage": asset["url"]})
+    real = task_delete.removed_file
+
+    def start():  # another serving process's start, its first step of recover_deletions
+        with db.connection_context():
+            task_delete.recover_deletions(app.config["REVIEW_UPLOADS_PATH"])
+
+    @contextmanager
+    def start_while_set_aside(path):
+        with real(path) as set_aside:
+
+            def aside():
+                moved = set_aside()
+                starting.start()
+                starting.join(0.5)  # it waits for the deletion (its folder's removal lock)
+                return moved
+
+            yield aside
+
+    starting = threading.Thread(target=start)
+    monkeypatch.setattr(task_delete, "removed_file", start_while_set_aside)
+    assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
+    starting.join(30)
+    assert not asset_exists(asset) and not stored_path(app, asset).exists()
+    assert [p.name for p in stored_path(app, asset).parent.iterdir()] == []
