@@ -59,6 +59,7 @@ from services.feedback.indexing import indexer
 from services.files import sweep_pending
 from services.live import live_job
 from services.operations import service_lock
+from services.operations.backup import sweep_stopped_backups
 from services.operations.restore_journal import finish_restore, resume_restore
 from services.publishing.jobs import release_orphaned_claims
 from services.review.webhooks import sender_job
@@ -166,6 +167,7 @@ def _init_storage(app, serve):
             sweep_pending(uploads)
             recover_deletions(uploads)
             sweep_stale(app.extensions["settings"].temp_path, at_start=True)  # ZIPs a crash left
+            sweep_stopped_backups(app.extensions["settings"])  # database copies a killed backup left
             release_orphaned_claims(app.extensions["settings"].team)  # a failure the team hears of
 
 

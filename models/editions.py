@@ -25,7 +25,7 @@ class Edition(BaseModel):
     fail_reason = peewee.TextField(null=True)  # the API's English sentence
     fail_code = peewee.CharField(max_length=32, null=True)  # rules/labels.py EDITION_FAILURE_LABELS
     fail_detail = peewee.TextField(null=True)
-    owner = peewee.CharField(max_length=300, null=True)  # the process calling sendall (services.publishing.owners)
+    owner = peewee.CharField(max_length=300, null=True)  # the process calling sendall (services.owners)
     next_at = peewee.CharField(max_length=32, null=True, index=True)  # the next sendall or mass/get; None: none
     attempts = peewee.IntegerField(default=0)  # sendall calls made
     polls = peewee.IntegerField(default=0)

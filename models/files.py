@@ -9,6 +9,7 @@ class PendingFile(BaseModel):
     id = peewee.AutoField()
     path = peewee.CharField(max_length=512, unique=True)  # relative to the uploads folder
     pid = peewee.IntegerField()  # the process placing it; a dead process's entries are swept
+    owner = peewee.CharField(max_length=300, null=True)  # that process with its host (services.owners)
     created_at = peewee.CharField(max_length=32)
 
 

@@ -24,7 +24,7 @@ class TaskLive(BaseModel):
     fail_reason = peewee.TextField(null=True)  # the API's English sentence
     fail_code = peewee.CharField(max_length=32, null=True)  # rules/labels.py; None: the platform's words
     fail_detail = peewee.TextField(null=True)  # the call's own failure (no_answer) or the platform's words
-    owner = peewee.CharField(max_length=300, null=True)  # the process submitting it (services.publishing.owners)
+    owner = peewee.CharField(max_length=300, null=True)  # the process submitting it (services.owners)
     submitted_at = peewee.CharField(max_length=32, null=True)
     next_poll_at = peewee.CharField(max_length=32, null=True, index=True)  # freepublish/get due; None: none
     polls = peewee.IntegerField(default=0)

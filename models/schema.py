@@ -24,6 +24,7 @@ from models.feedback import (
     create_trigram_indexes,
     rebuild_character_index,
 )
+from models.files import PendingFile
 from models.live import TaskLive
 from models.outbox import OutboxMessage
 from models.platform import PlatformToken
@@ -208,6 +209,11 @@ MIGRATIONS = [
     ),
     (25, "task_presence: a row per open page, kept marked `left` after its leave beacon", _presence_per_page),
     (26, "asset.shared: an asset handed out again to an upload of the same bytes", _columns(Asset, "shared")),
+    (
+        27,
+        "pending_file.owner: a file being placed is its host's to sweep (the folders may be shared)",
+        _columns(PendingFile, "owner"),
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 

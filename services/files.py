@@ -11,20 +11,26 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from models.files import PendingFile
 from models.writes import immediate
-from rules.ids import now_iso
+from rules.ids import iso, now_iso, utcnow
+from services.owners import file_tag, gone, pid_stopped, tag_gone, this_process
 
 log = logging.getLogger(__name__)
 TEMP_PREFIX = ".upload-"
 TOMBSTONE = ".deleting-"  # stored names never start with a dot, so none collides with one
-PINS = ".backup-"  # a backup's links to the files it copies, in the uploads folder: <PINS><pid>-<random>
+PINS = ".backup-"  # a backup's links to the files it copies, in the uploads folder: <PINS><file_tag>-<random>
+# A temporary folder or a file being placed older than this is left over, whoever left it (a process on another
+# host cannot be asked whether it runs): a package, a placement or a backup's copy takes far less.
+LEFT_BEHIND_SECONDS = 6 * 3600
 
 
 def remove_quietly(path: str | os.PathLike) -> None:
@@ -73,8 +79,10 @@ class Placement:
         self.path, self._entry_id = path, entry_id
 
     def settle(self) -> None:
-        """Call inside the transaction that inserts the file's record."""
-        PendingFile.delete().where(PendingFile.id == self._entry_id).execute()
+        """Call inside the transaction that inserts the file's record. An entry already gone was swept, its file
+        with it (its process was taken for stopped): OSError, so the record is not written either."""
+        if not PendingFile.delete().where(PendingFile.id == self._entry_id).execute():
+            raise OSError(f"{self.path} was swept before its record was written")
 
 
 @contextmanager
@@ -85,7 +93,7 @@ def placed_file(
     in the block removes the file and its journal entry again."""
     relative = str((Path(folder) / name).resolve().relative_to(Path(uploads_root).resolve()))
     with immediate():  # queue behind this process's writers, not in SQLite's busy handler
-        entry = PendingFile.create(path=relative, pid=os.getpid(), created_at=now_iso())
+        entry = PendingFile.create(path=relative, pid=os.getpid(), owner=this_process(), created_at=now_iso())
     try:
         yield Placement(write_atomically(folder, name, data), entry.id)
     except BaseException:
@@ -95,25 +103,31 @@ def placed_file(
         raise
 
 
-def alive_at_start(pid: int) -> bool:
-    """Whether a process that left something behind still runs, asked when this process starts."""
-    if pid == os.getpid():
-        return False  # this process has only just started: nothing of it is in flight
+def left_behind(tag: str, path: Path, at_start: bool = False) -> bool:
+    """Whether `path`, a temporary folder named with its process's file_tag(), was left by a process that has
+    stopped, or is older than LEFT_BEHIND_SECONDS (another host's, or a name without a tag, is judged so). At
+    a start, this process's own tag is a predecessor's with the same pid."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        old = time.time() - path.stat().st_mtime > LEFT_BEHIND_SECONDS
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return old or tag_gone(tag) or (at_start and tag == file_tag())
+
+
+def _stopped(entry: PendingFile) -> bool:
+    if entry.created_at < iso(utcnow() - timedelta(seconds=LEFT_BEHIND_SECONDS)):
+        return True  # no placement takes that long, wherever it ran
+    if entry.owner is not None:
+        return gone(entry.owner, entry.created_at)  # another host's: False, its age decides
+    return entry.pid == os.getpid() or pid_stopped(entry.pid)  # a row from before owners were kept: its pid
 
 
 def sweep_pending(uploads_root: str | os.PathLike) -> int:
-    """At start: remove the files that a dead process placed but never recorded. Returns the count."""
+    """At start: remove the files that a stopped process placed but never recorded. Returns the count."""
     root = Path(uploads_root).resolve()
     removed = 0
     for entry in list(PendingFile.select()):
-        if alive_at_start(entry.pid):
+        if not _stopped(entry):
             continue
         path = (root / entry.path).resolve()
         if path.is_relative_to(root) and path != root:
@@ -175,11 +189,8 @@ def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path
     stay readable there however they are removed meanwhile (a backup reads them after the database
     copy that names them). A name that is missing or cannot be linked (another file system) is left out."""
     root = Path(root)
-    for stale in root.glob(PINS + "*"):  # of a backup that stopped before removing them
-        pid = stale.name[len(PINS) :].split("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not alive_at_start(int(pid)):
-            shutil.rmtree(stale, ignore_errors=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{PINS}{os.getpid()}-", dir=root))
+    sweep_pins(root)
+    folder = Path(tempfile.mkdtemp(prefix=f"{PINS}{file_tag()}-", dir=root))
     try:
         links = {}
         for number, name in enumerate(names):
@@ -189,6 +200,13 @@ def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path
         yield links
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_pins(root: str | os.PathLike, at_start: bool = False) -> None:
+    """The pins of a backup that stopped before removing them (they hold deleted files' space)."""
+    for stale in Path(root).glob(PINS + "*"):
+        if left_behind(stale.name[len(PINS) :].split("-")[0], stale, at_start):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:

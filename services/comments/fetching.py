@@ -20,8 +20,8 @@ from rules.vocabulary import COMMENTS_PAGE, comment_pages
 from services.background import Job, claim, job, lease_of
 from services.comments.articles import Article, live_articles
 from services.comments.reading import pseudonym
+from services.owners import orphaned, this_process
 from services.platform.client import PlatformError, client_for
-from services.publishing.owners import orphaned, this_process
 from services.review.webhooks import comments_message, enqueue_built
 from services.settings import Settings
 

@@ -23,8 +23,8 @@ from services import hostile_xml
 from services.background import HOURLY, Job, attempts_of, claim, job, lease_of, poll_delay, wake
 from services.editions.checks import refusal_words, refusals
 from services.editions.drafts import combined_draft
+from services.owners import orphaned, this_process
 from services.platform.client import TOKEN_ERRORS, PlatformError, client_for
-from services.publishing.owners import orphaned, this_process
 from services.review import save_task
 from services.review.state_machine import find_edition_rule, find_live_rule
 from services.review.timeline import add_event

@@ -18,14 +18,14 @@ from services.asset_refs import ref_key, resolve_many
 from services.errors import Conflict, StorageUnavailable
 from services.export.manuscript import article, image_post, rewrite_images, topic_only
 from services.export.package_images import FaultyImage, check_decodable, open_local
-from services.files import alive_at_start
+from services.files import left_behind
 from services.images.fetch import FetchRefused, fetch_to_file
+from services.owners import file_tag
 from services.rendering import image_urls
 from services.review.concurrency import get_task_row
 from services.settings import Settings
 
-TEMP_PREFIX = "package-"
-STALE_SECONDS = 6 * 3600  # a directory older than this is left over from a crash: swept
+TEMP_PREFIX = "package-"  # <TEMP_PREFIX><file_tag>-<random>
 LOCAL_SCOPES = ("review", "library")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -221,17 +221,10 @@ def _write_zip(path, text, plan):
 
 
 def sweep_stale(temp_root: str | Path, at_start: bool = False) -> None:
-    """Remove package directories a crashed process left behind: those of a process that no longer
-    runs (named by its pid), and any older than STALE_SECONDS."""
-    now = time.time()
+    """Remove package directories a crashed process left behind (services.files.left_behind)."""
     for entry in Path(temp_root).glob(TEMP_PREFIX + "*"):
-        pid = entry.name[len(TEMP_PREFIX) :].split("-", 1)[0]
-        orphaned = pid.isdigit() and (at_start or int(pid) != os.getpid()) and not alive_at_start(int(pid))
-        try:
-            if orphaned or now - entry.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(entry, ignore_errors=True)
-        except OSError:
-            continue
+        if left_behind(entry.name[len(TEMP_PREFIX) :].split("-", 1)[0], entry, at_start):
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def build_package(task_id: str, settings: Settings) -> PackageFile:
@@ -249,7 +242,7 @@ def build_package(task_id: str, settings: Settings) -> PackageFile:
     try:
         Path(temp_root).mkdir(parents=True, exist_ok=True)
         sweep_stale(temp_root)
-        workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=temp_root)
+        workdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{file_tag()}-", dir=temp_root)
         try:
             _check_sources(
                 plan, uploads_root, workdir, settings.remote_image_hosts, settings.remote_image_allow_private

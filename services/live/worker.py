@@ -13,8 +13,8 @@ from models.live import TaskLive
 from rules.ids import iso, now_iso, parse_iso, utcnow
 from services.background import HOURLY, Job, claim, job, lease_of, poll_delay, wake
 from services.live.outcomes import apply_status, failure, move, moved, submit_failure
+from services.owners import gone, this_process
 from services.platform.client import PlatformError, client_for
-from services.publishing.owners import gone, this_process
 from services.review.state_machine import live_rule_for
 from services.settings import Settings
 

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from models.backup_copy import copy_database_to, row_counts, schema_version, stored_files
 from rules.ids import now_iso
-from services.files import pinned, removals_held
+from services.files import left_behind, pinned, removals_held, sweep_pins
+from services.owners import file_tag
 from services.settings import Settings
 
 FORMAT = "content-review-backup/1"
@@ -24,6 +26,7 @@ MANIFEST = "manifest.json"
 DATABASE = "instance/review.db"
 INSTANCE_FILES = ("secret_key", "config.py")
 CHUNK = 1024 * 1024
+WORK_PREFIX = "backup-"  # the database's copy, in the instance's temporary folder: <WORK_PREFIX><file_tag>-<random>
 
 Progress = Callable[[int, int], None]  # (done, total) files
 
@@ -56,6 +59,15 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
+def sweep_stopped_backups(settings: Settings) -> None:
+    """At a serving start: the database copies and pins of backups whose process stopped mid-way (a kill leaves
+    them: TemporaryDirectory cleans up only what returns), so no copy of the database outlives its backup."""
+    for work in Path(settings.temp_path).glob(WORK_PREFIX + "*"):
+        if left_behind(work.name[len(WORK_PREFIX) :].split("-", 1)[0], work, at_start=True):
+            shutil.rmtree(work, ignore_errors=True)
+    sweep_pins(settings.uploads_path, at_start=True)
+
+
 def create_backup(settings: Settings, archive_path: str, progress: Progress | None = None) -> dict:
     """Write the archive (whole or not at all: a partial file is removed); returns its manifest."""
     instance, uploads = Path(settings.instance_path), Path(settings.uploads_path)
@@ -63,7 +75,8 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
     os.chmod(settings.temp_path, 0o700)  # whatever the umask (docs/api.md §11: folders 0700)
     target = Path(archive_path)
     partial = target.with_name(target.name + ".partial")
-    with tempfile.TemporaryDirectory(prefix="backup-", dir=settings.temp_path) as work, ExitStack() as held:
+    prefix = f"{WORK_PREFIX}{file_tag()}-"
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=settings.temp_path) as work, ExitStack() as held:
         snapshot = Path(work) / "review.db"
         # Task deletion, the one remover of stored files, waits while the database is copied and the
         # files it names are linked: the archive holds each of them, whatever is deleted next.
@@ -80,7 +93,9 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
             "missingFiles": [],
         }
         try:
-            with tarfile.open(partial, "w:gz") as archive:
+            # 0600 from its first byte: it holds password hashes, tokens and the secret key, even cut short
+            written = os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+            with written, tarfile.open(fileobj=written, mode="w:gz") as archive:
                 _add(archive, DATABASE, snapshot, manifest)
                 for name in INSTANCE_FILES:
                     if (instance / name).is_file():
@@ -94,7 +109,7 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
                     if progress:
                         progress(done, len(files))
                 _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode())
-            os.chmod(partial, 0o600)  # it holds password hashes, tokens and the secret key
+            os.chmod(partial, 0o600)  # a partial file an earlier run left kept its own mode
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)

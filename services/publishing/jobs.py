@@ -18,9 +18,9 @@ from models.review import PublishJob, ReviewTask, task_by_id
 from rules.ids import iso, new_id, now_iso, utcnow
 from rules.vocabulary import TRIGGER_MODES
 from services.errors import Conflict, NotFound
+from services.owners import gone, this_process
 from services.platform.client import PlatformError, client_for
 from services.publishing.image_uploads import JobImages, PublishFailed
-from services.publishing.owners import gone, this_process
 from services.publishing.pipeline import build_article, refusal, save_draft
 from services.publishing.snapshot import SnapshotError, build_snapshot
 from services.rendering import ContentTooLarge

@@ -20,8 +20,8 @@ from rules.ids import iso, now_iso, parse_iso, utcnow
 from rules.labels import STATS_ERROR_LABELS
 from rules.vocabulary import STATS_PLATFORM_DAYS
 from services.background import Job, attempts_of, claim, job, lease_of
+from services.owners import this_process
 from services.platform.client import PLATFORM_ZONE, PlatformError, client_for
-from services.publishing.owners import this_process
 from services.review.webhooks import enqueue_stats
 from services.settings import Settings
 from services.stats.reading import day_dict, running_totals

@@ -63,3 +63,62 @@ def test_placed_file_settles_with_its_record_or_is_removed(app, tmp_path):
             pass
         assert not (uploads / "review" / "b.png").exists()
         assert PendingFile.select().count() == 0
+
+
+def _owner(host, pid):
+    import json
+
+    from services import owners
+
+    return json.dumps({"host": host, "pidns": owners._pid_namespace(), "pid": pid})
+
+
+def test_a_file_another_host_is_placing_is_its_own_until_it_is_hours_old(app, tmp_path):
+    """The instance and uploads folders may be shared by several machines: a start on one took another's
+    placement for a stopped process's (its pid runs nowhere here) and removed the file before its row came."""
+    import socket
+    from datetime import timedelta
+
+    from rules.ids import iso, utcnow
+
+    uploads = tmp_path / "uploads"
+    for name in ("placing.png", "left.png", "dead-here.png"):
+        (uploads / "review" / name).write_bytes(b"x")
+    hours_ago = iso(utcnow() - timedelta(hours=7))
+    dead = _dead_pid()
+    with db.connection_context():
+        PendingFile.create(path="review/placing.png", pid=dead, owner=_owner("web-2", dead), created_at=now_iso())
+        PendingFile.create(path="review/left.png", pid=dead, owner=_owner("web-2", dead), created_at=hours_ago)
+        here = _owner(socket.gethostname(), dead)
+        PendingFile.create(path="review/dead-here.png", pid=dead, owner=here, created_at=now_iso())
+        assert files.sweep_pending(uploads) == 2
+        assert [p.path for p in PendingFile.select()] == ["review/placing.png"]
+    assert [p.name for p in (uploads / "review").iterdir()] == ["placing.png"]
+
+
+def test_an_upload_whose_placement_was_swept_meanwhile_writes_no_row(app, admin_client, monkeypatch):
+    """A sweep took the placement's entry and file before the row was inserted: the row was written all the
+    same (201), naming a file that was gone."""
+    import io
+
+    from models import Asset
+    from tests.helpers.export import image_bytes
+
+    real = files.write_atomically
+
+    def written_then_swept(folder, name, data):
+        path = real(folder, name, data)
+        with db.connection_context():
+            PendingFile.delete().execute()  # as another start's sweep would, with the file
+        path.unlink()
+        return path
+
+    monkeypatch.setattr(files, "write_atomically", written_then_swept)
+    answer = admin_client.post(
+        "/api/assets/upload",
+        data={"file": (io.BytesIO(image_bytes(color=(5, 6, 7))), "a.png"), "scope": "review"},
+        content_type="multipart/form-data",
+    )
+    assert (answer.status_code, answer.get_json()["error"]["code"]) == (500, "storage_unavailable")
+    with db.connection_context():
+        assert Asset.select().count() == 0

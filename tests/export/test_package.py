@@ -2,6 +2,7 @@
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -559,18 +560,27 @@ def test_package_folders_of_a_stopped_process_are_swept_at_start(make_app, tmp_p
             [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
         ).stdout
     )
+    from services.owners import file_tag
+
+    here = file_tag().partition(".")[2]  # this host's, as a folder's name carries it
     temp = tmp_path / "instance" / "tmp"
     for pid in (ended, os.getppid()):
-        (temp / f"package-{pid}-x").mkdir(parents=True)
-        (temp / f"package-{pid}-x" / "package.zip").write_bytes(b"partial")
+        (temp / f"package-{pid}.{here}-x").mkdir(parents=True)
+        (temp / f"package-{pid}.{here}-x" / "package.zip").write_bytes(b"partial")
+    (temp / f"package-{ended}.0another-x").mkdir()  # another host's: its pid says nothing here, its age decides
 
     application = make_app(**LOCAL_HOSTS)
-    assert sorted(p.name for p in temp.iterdir()) == [f"package-{os.getppid()}-x"]  # a live process keeps its own
+    kept = [f"package-{ended}.0another-x", f"package-{os.getppid()}.{here}-x"]  # a live process keeps its own
+    assert sorted(p.name for p in temp.iterdir()) == sorted(kept)
 
-    (temp / f"package-{os.getpid()}-y").mkdir()  # this process's own, in use while it serves
+    (temp / f"package-{file_tag()}-y").mkdir()  # this process's own, in use while it serves
     admin = signed_in_admin(application)
     open_zip(download(admin, make_task(selections={"title": "T"})))
-    assert sorted(p.name for p in temp.iterdir()) == sorted([f"package-{os.getppid()}-x", f"package-{os.getpid()}-y"])
+    assert sorted(p.name for p in temp.iterdir()) == sorted([*kept, f"package-{file_tag()}-y"])
+    old = time.time() - 7 * 3600
+    os.utime(temp / f"package-{ended}.0another-x", (old, old))
+    make_app(**LOCAL_HOSTS)  # the next start: another host's folder of 7 hours is left over (and its own, a
+    assert sorted(p.name for p in temp.iterdir()) == [kept[1]]  # predecessor's with the same pid, as before)
 
 
 def test_a_full_disk_while_packing_is_named_and_leaves_nothing(local_app, admin, monkeypatch):
@@ -619,7 +629,9 @@ def test_a_command_beside_the_service_leaves_its_folders_alone(make_app, tmp_pat
             [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
         ).stdout
     )
-    folder = tmp_path / "instance" / "tmp" / f"package-{ended}-x"
+    from services.owners import file_tag
+
+    folder = tmp_path / "instance" / "tmp" / f"package-{ended}.{file_tag().partition('.')[2]}-x"
     folder.mkdir(parents=True)
     env = {
         **os.environ,

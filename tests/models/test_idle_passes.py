@@ -16,7 +16,7 @@ from models.outbox import OutboxMessage
 from models.review import ReviewTask
 from models.stats import StatsFetch
 from rules.ids import iso, now_iso, utcnow
-from services.publishing.owners import this_process
+from services.owners import this_process
 from services.stats.fetching import due_day
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.chat import chat_settings

@@ -19,11 +19,10 @@ from models.comments import CommentFetch
 from models.editions import Edition
 from models.writes import CHECKPOINT_AFTER_BYTES, checkpoint_wal, immediate
 from rules.ids import iso, now_iso, utcnow
-from services import background, outbound
+from services import background, outbound, owners
 from services.background import PASSES, POLICY, Job, Scheduler, claim, policy_table, wake
 from services.editions import sending
-from services.publishing import owners
-from services.publishing.owners import this_process
+from services.owners import this_process
 from services.settings import SETTINGS
 from tests.helpers.app import AGENT_TOKEN, built_app
 from tests.helpers.review import article_payload, create_task
@@ -218,7 +217,7 @@ def test_a_claim_vetted_out_keeps_what_the_vet_wrote_and_none_of_the_changes(app
 
 
 def _a_stopped_process():
-    """The claim owner of a process of this host that has stopped (services.publishing.owners.gone says so)."""
+    """The claim owner of a process of this host that has stopped (services.owners.gone says so)."""
     child = subprocess.Popen(["true"])
     child.wait()
     return json.dumps({"host": socket.gethostname(), "pidns": owners._pid_namespace(), "pid": child.pid})

@@ -212,3 +212,54 @@ def test_a_progress_line_only_on_a_terminal(monkeypatch):
     show(3, 40)
     show(40, 40)
     assert terminal.getvalue() == "\rbackup: 3/40 files\rbackup: 40/40 files"
+
+
+_KILLED_MIDWAY = """
+import os, sys
+sys.path.insert(0, {root!r})
+from app import create_app
+from services.operations import backup
+app = create_app({config!r}, serve=False)
+real = backup._add
+def add(archive, name, path, manifest):
+    real(archive, name, path, manifest)
+    if name.startswith("uploads/"):
+        os._exit(9)  # killed while the archive is written (kill -9, the OOM killer)
+backup._add = add
+with app.app_context():
+    backup.create_backup(app.extensions["settings"], {target!r})
+"""
+
+
+def test_a_backup_killed_midway_leaves_no_database_copy_and_no_readable_archive(make_app, tmp_path, agent_headers):
+    """Killed mid-archive, the old backup left a whole copy of the database (password hashes, tokens) in
+    instance/tmp/backup-*, its pins in uploads/, and a partial archive any user could read (0644), for good."""
+    import stat
+    import subprocess
+
+    from tests.helpers.served import ROOT
+
+    app = make_app()
+    client = app.test_client()
+    client.post(
+        "/api/assets/upload",
+        headers=agent_headers,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(png_bytes(900, 500)), "c.png"), "scope": "review"},
+    )
+    config = {key: app.config[key] for key in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL")}
+    target = tmp_path / "out" / "b.tar.gz"
+    target.parent.mkdir()
+    umask = os.umask(0o022)
+    try:
+        script = _KILLED_MIDWAY.format(root=str(ROOT), config={**config, "TESTING": True}, target=str(target))
+        killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    finally:
+        os.umask(umask)
+    assert killed.returncode == 9, killed.stderr[-2000:]
+    temp, uploads = Path(config["REVIEW_INSTANCE_PATH"]) / "tmp", Path(config["REVIEW_UPLOADS_PATH"])
+    assert list(temp.glob("backup-*")) and list(uploads.glob(".backup-*"))  # what the kill left
+    partial = target.with_name(target.name + ".partial")
+    assert stat.S_IMODE(partial.stat().st_mode) == 0o600
+    make_app()  # the next serving start
+    assert list(temp.glob("backup-*")) == [] and list(uploads.glob(".backup-*")) == []

@@ -142,7 +142,8 @@ def _interrupted_publish(app, task, **owner):
     """A publish claimed by a process like this one but for `owner`'s fields, that never finished."""
     import json
 
-    from services.publishing import jobs, owners
+    from services import owners
+    from services.publishing import jobs
 
     with db.connection_context():
         claim = jobs._claim(task["id"], None, app.extensions["settings"], "manual")

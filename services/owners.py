@@ -1,5 +1,6 @@
 """Who holds a claim: host, pid namespace and pid, whether that process has stopped, and which held rows it left."""
 
+import hashlib
 import json
 import operator
 import os
@@ -35,6 +36,11 @@ def gone(owner: str | None, claimed_at: str) -> bool:
         return False
     if pid == os.getpid():
         return claimed_at < _STARTED  # a predecessor with the same pid (a restarted container)
+    return pid_stopped(pid)
+
+
+def pid_stopped(pid: int) -> bool:
+    """Whether process `pid` of this host and pid namespace has stopped (False while it runs, as any user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -42,6 +48,25 @@ def gone(owner: str | None, claimed_at: str) -> bool:
     except PermissionError:
         return False  # it runs, as another user
     return False
+
+
+def _here() -> str:
+    return hashlib.sha256(f"{socket.gethostname()}\0{_pid_namespace()}".encode()).hexdigest()[:8]
+
+
+def file_tag() -> str:
+    """This process in a file's or folder's name: its pid and a digest of its host and pid namespace, as
+    "4321.1a2b3c4d" (no "-"), since the instance and uploads folders may be shared by several machines."""
+    return f"{os.getpid()}.{_here()}"
+
+
+def tag_gone(tag: str) -> bool:
+    """Whether the process a file_tag() names has stopped; False when that cannot be known here (another host
+    or container, or a name without a tag): the file's age decides then. This process's own tag is not gone."""
+    pid, _, here = tag.partition(".")
+    if not pid.isdigit() or here != _here() or int(pid) == os.getpid():
+        return False
+    return pid_stopped(int(pid))
 
 
 def orphaned(model: Any, held: Any, version: Any) -> Any:
