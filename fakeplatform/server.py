@@ -55,6 +55,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
         self.drafts = {}  # media_id -> {"appid", "articles": [...], "update_time"}
         self.materials = {}  # media_id -> {"media_id", "name", "url", "update_time", "data", ...}
         self.body_images = {}  # file name -> bytes (media/uploadimg)
+        self.material_delay = 0.0  # seconds add_material waits before answering, after the material is stored
         self._tokens = {}  # token -> {"appid", "expires_at", "revoked"}
         self._current = {}  # appid -> token
         self._refused_tokens = set()  # tokens answered 40001 although normal mode still hands them out
@@ -362,6 +363,7 @@ class FakePlatform(DraftRoutes, MassSendRoutes, FreePublishRoutes, CommentRoutes
         return upload["filename"] or "", upload["data"]
 
     def _add_material(self, appid, _body, record):
+        record["answer_after"] = self.material_delay
         if request.args.get("type") != "image":
             raise Fault(40004, "invalid media type")
         name, data = self._upload(record)

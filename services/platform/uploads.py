@@ -1,16 +1,24 @@
 """Upload cache: a retried publish reuses what an earlier attempt uploaded for the same asset, and
 a claim row keeps two jobs (in any process on the database) from uploading one asset at once."""
 
+import logging
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from models.base import db
 from models.platform import PlatformUpload
 from models.writes import immediate
 from rules.ids import iso, now_iso, utcnow
 
+log = logging.getLogger(__name__)
 UPLOAD_KINDS = ("material", "uploadimg")
-CLAIM_SECONDS = 120  # an upload still unfinished after this (its process died) is taken over
+# A claim not renewed for this long (its process stopped) is taken over. held_claim() renews it while the
+# upload runs, however long its deadline lets it take (a 10 MiB material at the slowest uplink, a token renewed).
+CLAIM_SECONDS = 120
 POLL_SECONDS = 0.1
 
 
@@ -71,8 +79,34 @@ def claim_upload(asset_id: str, account: str, kind: str) -> PlatformUpload | Non
         time.sleep(POLL_SECONDS)  # another job is uploading it: its answer will do for this one too
 
 
+def _unfinished(asset_id: str, account: str, kind: str) -> Any:
+    return _this(asset_id, account, kind) & PlatformUpload.media_id.is_null() & PlatformUpload.url.is_null()
+
+
+@contextmanager
+def held_claim(asset_id: str, account: str, kind: str) -> Iterator[None]:
+    """While the block uploads: the claim renewed every quarter of CLAIM_SECONDS, on a thread of its own (the
+    upload blocks in its call), so no other job takes it over meanwhile; a stopped process renews nothing."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(CLAIM_SECONDS / 4):
+            try:
+                with db.connection_context(), immediate():
+                    PlatformUpload.update(created_at=now_iso()).where(_unfinished(asset_id, account, kind)).execute()
+            except Exception:  # the upload goes on; at worst another job uploads the asset too
+                log.exception("the upload claim of %s on %s could not be renewed", asset_id, account)
+
+    renewing = threading.Thread(target=renew, name=f"upload-claim-{asset_id}", daemon=True)
+    renewing.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        renewing.join()
+
+
 def release_claim(asset_id: str, account: str, kind: str) -> None:
     """Give up an unfinished claim (the upload failed), so the next job uploads the asset."""
-    unfinished = _this(asset_id, account, kind) & PlatformUpload.media_id.is_null() & PlatformUpload.url.is_null()
     with immediate():
-        PlatformUpload.delete().where(unfinished).execute()
+        PlatformUpload.delete().where(_unfinished(asset_id, account, kind)).execute()

@@ -15,7 +15,14 @@ from services.asset_refs import resolve_ref
 from services.assets import asset_path
 from services.images.fetch import FetchRefused, fetch_bytes
 from services.platform.client import PlatformError
-from services.platform.uploads import cached_upload, claim_upload, forget_upload, release_claim, remember_upload
+from services.platform.uploads import (
+    cached_upload,
+    claim_upload,
+    forget_upload,
+    held_claim,
+    release_claim,
+    remember_upload,
+)
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +128,10 @@ class JobImages:
         if row is not None:
             return row
         try:
-            data, content_type, name = self._content(asset)
-            self.touch()
-            result = upload(name, data, content_type)
+            with held_claim(asset.asset_id, self.account, kind):
+                data, content_type, name = self._content(asset)
+                self.touch()
+                result = upload(name, data, content_type)
             return remember_upload(
                 asset.asset_id, self.account, kind, media_id=result.get("media_id"), url=result.get("url")
             )

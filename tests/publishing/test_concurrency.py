@@ -2,6 +2,7 @@
 
 import os
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -236,3 +237,30 @@ def test_a_command_beside_the_service_leaves_its_claims_alone(app, admin_client,
     assert "nobody" in done.stdout + done.stderr
     with db.connection_context():
         assert PublishLock.select().count() == 1
+
+
+def test_an_upload_that_outlasts_its_claims_first_period_is_not_made_twice(
+    app, admin_client, agent_headers, fake, monkeypatch
+):
+    """Two tasks with one cover published at once: the first's add_material took longer than CLAIM_SECONDS
+    (its deadline allows up to 2 × 20 s + 80 s for 10 MiB, more with a token renewed), and the claim, never
+    renewed, was taken over: the cover went to the platform twice, a second permanent material."""
+    from services.platform import uploads
+
+    monkeypatch.setattr(uploads, "CLAIM_SECONDS", 1.2)  # renewed each 0.3 s: a loaded machine has time to spare
+    first, cover = approved_article(app, admin_client, agent_headers)
+    second, _ = approved_article(app, admin_client, agent_headers, cover=cover)
+    fake.material_delay = 3.5  # within the tests' WECHAT_TIMEOUT_SECONDS of 5
+    with live_server(app) as base_url:
+        session = requests.Session()
+        session.post(f"{base_url}/api/auth/login", data={"username": "admin", "password": ADMIN_PASSWORD})
+        answers = {}
+        publishing = threading.Thread(target=lambda: answers.update(first=session.post(base_url + publish_url(first))))
+        publishing.start()
+        wait_until(lambda: fake.requests_to("add_material"), what="no add_material", every=0.01)
+        time.sleep(2.0)  # what is tested: the upload still runs past the claim's first period
+        answers["second"] = session.post(base_url + publish_url(second))
+        publishing.join(timeout=40)
+    jobs = [answers[name].json()["publishJobs"][-1] for name in ("first", "second")]
+    assert [job["status"] for job in jobs] == ["succeeded", "succeeded"], [job.get("lastError") for job in jobs]
+    assert len(fake.requests_to("add_material")) == 1
