@@ -41,6 +41,10 @@ def check_key(key: str | None) -> None:
             f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
             {"Idempotency-Key": [f"length {len(key)}"]},
         )
+    if key is not None and not key.isprintable():  # a NUL cannot be stored on PostgreSQL (it was a 500)
+        raise ValidationFailed(
+            "Idempotency-Key must not hold control characters", {"Idempotency-Key": ["control characters"]}
+        )
 
 
 def _candidate_images(candidates):

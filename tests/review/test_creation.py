@@ -322,6 +322,16 @@ def test_idempotency_keys_expire_after_a_day_and_have_a_length_limit(client, age
     assert "Idempotency-Key" in error["details"]
 
 
+@pytest.mark.parametrize("key", ["a\x00b", "tab\there", "bell\x07"])
+def test_an_idempotency_key_with_control_characters_is_refused_and_creates_nothing(client, agent_headers, key):
+    """A NUL was a 500 on PostgreSQL (its text holds none) after the key had been checked for its length only."""
+    answer = client.post(URL, json=article_payload(), headers={**agent_headers, "Idempotency-Key": key})
+    error = assert_error(answer, 400, "validation_error")
+    assert error["details"] == {"Idempotency-Key": ["control characters"]}
+    with db.connection_context():
+        assert ReviewTask.select().count() == 0 and IdempotencyKey.select().count() == 0
+
+
 def test_a_failed_creation_does_not_burn_the_key(client, agent_headers):
     headers = {**agent_headers, "Idempotency-Key": "retry-me"}
     bad = article_payload()
