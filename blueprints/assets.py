@@ -86,7 +86,7 @@ def get_asset(asset_id):
 
 @bp.get("/uploads/<scope>/<path:name>")
 @agent_or_admin("review")
-@bp.doc(errors=(401, 403, 404, 500))
+@bp.doc(errors=(400, 401, 403, 404, 500))
 @bp.answers(200, media=tuple(CONTENT_TYPES.values()))
 @bp.answers(304, media=None, description="The client's copy is current (If-None-Match or If-Modified-Since)")
 def serve_file(scope, name):

@@ -24,7 +24,19 @@ HTTP_CODES = {
 }
 
 
+def _shown(value):
+    """A NUL the request sent, echoed in words as `\\u0000`: a strict JSON reader refuses the character itself."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\\u0000")
+    if isinstance(value, dict):
+        return {_shown(key): _shown(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value
+
+
 def error_response(status, code, message, details=None, headers=None):
+    message, details = _shown(message), _shown(details)
     if not is_api_request():
         body = render_template("error.html", status=status, code=code, message=message)
         return body, status, headers or {}

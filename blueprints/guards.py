@@ -9,7 +9,7 @@ from flask_login import current_user
 from blueprints.common import settings
 from rules.client_input import url_parts
 from services.auth import channel_for_client_token, token_matches
-from services.errors import Forbidden, Unauthorized
+from services.errors import Forbidden, Unauthorized, ValidationFailed
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 EITHER_CREDENTIAL = (
@@ -45,6 +45,13 @@ def current_admin(permission, missing="sign in as an administrator first (cookie
     return user
 
 
+def refuse_nul_in_url():
+    """After the credentials: a path naming a record with a NUL names nothing here, and PostgreSQL cannot even
+    compare text with one (a 500): 400. (Query parameters: schemas.common.QuerySchema.)"""
+    if any(isinstance(name, str) and "\x00" in name for name in (request.view_args or {}).values()):
+        raise ValidationFailed("the URL holds a NUL (%00), which names nothing here", {"url": ["NUL"]})
+
+
 def agent_token_valid():
     return token_matches(request.headers.get("x-review-agent-token"), settings().agent_tokens)
 
@@ -65,6 +72,7 @@ def admin_required(permission=None):
                 # Only "/" stays literal: "&", "=", "+" or "%" left bare would end or alter `next`.
                 return redirect("/login?next=" + quote(request.full_path.rstrip("?"), safe="/"), 303)
             g.actor = ("admin", current_admin(permission).username)
+            refuse_nul_in_url()
             return view(*args, **kwargs)
 
         _document(wrapper, "adminSession", decorator)
@@ -81,6 +89,7 @@ def agent_required(view):
         if not agent_token_valid():
             raise Unauthorized("a valid x-review-agent-token header is required")
         g.actor = ("agent", None)
+        refuse_nul_in_url()
         return view(*args, **kwargs)
 
     _document(wrapper, "agentToken", agent_required)
@@ -97,6 +106,7 @@ def agent_or_admin(permission="review"):
                 g.actor = ("agent", None)
             else:
                 g.actor = ("admin", current_admin(permission, EITHER_CREDENTIAL).username)
+            refuse_nul_in_url()
             return view(*args, **kwargs)
 
         _document(wrapper, "agentToken", decorator)
@@ -117,6 +127,7 @@ def client_required(view):
         if channel is None:
             raise Unauthorized("a valid x-feedback-client-token header is required")
         g.feedback_channel = channel
+        refuse_nul_in_url()
         return view(*args, **kwargs)
 
     _document(wrapper, "clientToken", client_required)

@@ -215,7 +215,7 @@ def settle_removals(folder: str | os.PathLike, recorded: Any) -> int:
     deletion another process has under way holds it until it has committed and removed its file, so its
     tombstone is never taken for one a stop left."""
     settled = 0
-    if not Path(folder).is_dir():
+    if not any(Path(folder).glob(TOMBSTONE + "*")):  # a tombstone made after this is a deletion's under way
         return 0
     with removals_held(folder):
         for tombstone in Path(folder).glob(TOMBSTONE + "*"):
