@@ -45,11 +45,17 @@ def current_admin(permission, missing="sign in as an administrator first (cookie
     return user
 
 
+NUL_WORDS = "must not contain NUL (\\u0000)"
+
+
 def refuse_nul_in_url():
-    """After the credentials: a path naming a record with a NUL names nothing here, and PostgreSQL cannot even
-    compare text with one (a 500): 400. (Query parameters: schemas.common.QuerySchema.)"""
+    """After the credentials: a path or query parameter holding a NUL names and matches nothing here, and
+    PostgreSQL cannot even compare text with one (a 500): 400, naming it."""
     if any(isinstance(name, str) and "\x00" in name for name in (request.view_args or {}).values()):
         raise ValidationFailed("the URL holds a NUL (%00), which names nothing here", {"url": ["NUL"]})
+    nul = {key: [NUL_WORDS] for key, value in request.args.items(multi=True) if "\x00" in key + value}
+    if nul:
+        raise ValidationFailed("a query parameter holds a NUL (%00), which matches nothing here", nul)
 
 
 def agent_token_valid():

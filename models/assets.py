@@ -22,7 +22,7 @@ class Asset(BaseModel):
     created_at = peewee.CharField(max_length=32, index=True)
     # Handed out again, to an upload of the same bytes: someone besides its tasks may hold it, so a task's
     # deletion keeps it (services/task_delete.py).
-    shared = peewee.BooleanField(default=False)
+    shared = peewee.BooleanField(default=False, null=True)  # null: from a process of an older release
 
     class Meta:
         indexes = (

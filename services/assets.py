@@ -2,7 +2,6 @@
 services.files), listing, platform sync. The stored name never comes from the client.
 """
 
-import contextlib
 import hashlib
 import io
 import logging
@@ -133,16 +132,22 @@ def save_upload(data: bytes, *, scope: str, file_name: str | None, uploads_root:
 
 def _handed_out_again(asset: Asset, data: bytes, uploads_root: str) -> Asset | None:
     """The asset answered to an upload of its bytes: marked shared (its holders are no longer only its tasks, so a
-    task's deletion keeps it), its file written again if it went missing. Under its folder's removal lock, so a
-    deletion under way has either committed (None: the row is gone, the caller stores the bytes anew) or waits."""
-    path = asset_path(asset, uploads_root)
-    with removals_held(path.parent) if path is not None else contextlib.nullcontext():
+    task's deletion keeps it: the mark and a deletion's check are both made in the write lock), its file written
+    again if it went missing, under its folder's removal lock. None: the row went meanwhile (a deletion); the
+    caller stores the bytes anew."""
+    current: Asset | None = asset
+    if asset.scope == "review" and not asset.shared:
         with immediate():
             current = Asset.get_or_none(Asset.id == asset.id)
-            if current is not None and current.scope == "review" and not current.shared:
+            if current is not None and not current.shared:
                 Asset.update(shared=True).where(Asset.id == asset.id).execute()
                 current.shared = True
-        if current is not None and path is not None and not path.exists():
+    path = asset_path(current, uploads_root) if current is not None else None
+    if path is None or path.exists():
+        return current
+    with removals_held(path.parent):  # a deletion that set the file aside has committed, or not begun
+        current = Asset.get_or_none(Asset.id == asset.id)
+        if current is not None and not path.exists():
             log.warning("asset %s: file %s was missing, written again from an identical upload", asset.asset_id, path)
             try:
                 write_atomically(path.parent, path.name, data)

@@ -105,13 +105,14 @@ def placed_file(
 
 def left_behind(tag: str, path: Path, at_start: bool = False) -> bool:
     """Whether `path`, a temporary folder named with its process's file_tag(), was left by a process that has
-    stopped, or is older than LEFT_BEHIND_SECONDS (another host's, or a name without a tag, is judged so). At
-    a start, this process's own tag is a predecessor's with the same pid."""
+    stopped. Of this host, its process is asked (at a start, this process's own tag is a predecessor's with the
+    same pid); of another host, or a name without a tag, it is once older than LEFT_BEHIND_SECONDS."""
+    if tag.partition(".")[2] == file_tag().partition(".")[2]:
+        return tag_gone(tag) or (at_start and tag == file_tag())
     try:
-        old = time.time() - path.stat().st_mtime > LEFT_BEHIND_SECONDS
+        return time.time() - path.stat().st_mtime > LEFT_BEHIND_SECONDS
     except OSError:
         return False
-    return old or tag_gone(tag) or (at_start and tag == file_tag())
 
 
 def _stopped(entry: PendingFile) -> bool:

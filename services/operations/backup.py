@@ -61,7 +61,8 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
 
 def sweep_stopped_backups(settings: Settings) -> None:
     """At a serving start: the database copies and pins of backups whose process stopped mid-way (a kill leaves
-    them: TemporaryDirectory cleans up only what returns), so no copy of the database outlives its backup."""
+    them: TemporaryDirectory cleans up only what returns). A partial archive it was writing stays beside its target
+    (0600), until a backup to that target writes over it."""
     for work in Path(settings.temp_path).glob(WORK_PREFIX + "*"):
         if left_behind(work.name[len(WORK_PREFIX) :].split("-", 1)[0], work, at_start=True):
             shutil.rmtree(work, ignore_errors=True)
@@ -94,7 +95,9 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
         }
         try:
             # 0600 from its first byte: it holds password hashes, tokens and the secret key, even cut short
-            written = os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(descriptor, 0o600)  # a partial file an earlier run left keeps its mode through O_CREAT
+            written = os.fdopen(descriptor, "wb")
             with written, tarfile.open(fileobj=written, mode="w:gz") as archive:
                 _add(archive, DATABASE, snapshot, manifest)
                 for name in INSTANCE_FILES:
@@ -109,7 +112,6 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
                     if progress:
                         progress(done, len(files))
                 _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode())
-            os.chmod(partial, 0o600)  # a partial file an earlier run left kept its own mode
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)

@@ -578,7 +578,8 @@ def test_package_folders_of_a_stopped_process_are_swept_at_start(make_app, tmp_p
     open_zip(download(admin, make_task(selections={"title": "T"})))
     assert sorted(p.name for p in temp.iterdir()) == sorted([*kept, f"package-{file_tag()}-y"])
     old = time.time() - 7 * 3600
-    os.utime(temp / f"package-{ended}.0another-x", (old, old))
+    for folder in temp.iterdir():  # a live process of this host keeps its folder however old
+        os.utime(folder, (old, old))
     make_app(**LOCAL_HOSTS)  # the next start: another host's folder of 7 hours is left over (and its own, a
     assert sorted(p.name for p in temp.iterdir()) == [kept[1]]  # predecessor's with the same pid, as before)
 

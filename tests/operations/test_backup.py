@@ -263,3 +263,27 @@ def test_a_backup_killed_midway_leaves_no_database_copy_and_no_readable_archive(
     assert stat.S_IMODE(partial.stat().st_mode) == 0o600
     make_app()  # the next serving start
     assert list(temp.glob("backup-*")) == [] and list(uploads.glob(".backup-*")) == []
+
+
+def test_a_backups_archive_is_0600_even_over_a_partial_one_an_earlier_run_left(app, tmp_path, monkeypatch):
+    """O_CREAT keeps the mode of a file that exists: a `.partial` left 0644 was filled with the database at 0644."""
+    import stat
+
+    from services.operations.backup import create_backup
+
+    target = tmp_path / "b.tar.gz"
+    partial = target.with_name(target.name + ".partial")
+    partial.write_bytes(b"an earlier run's")
+    partial.chmod(0o644)
+    modes = []
+    real = tarfile.TarFile.addfile
+
+    def noting(archive, info, fileobj=None):
+        modes.append(stat.S_IMODE(partial.stat().st_mode))
+        return real(archive, info, fileobj)
+
+    monkeypatch.setattr(tarfile.TarFile, "addfile", noting)
+    with app.app_context():
+        create_backup(app.extensions["settings"], str(target))
+    assert modes and set(modes) == {0o600}
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600

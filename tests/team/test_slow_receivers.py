@@ -183,14 +183,15 @@ def test_a_name_lookup_past_the_deadline_sends_nothing(receiver, monkeypatch):
 
 
 def test_a_name_with_several_addresses_is_tried_at_each(receiver, monkeypatch):
-    """The lookup is the attempt's own, so trying each address it gave (an unreachable first) stays urllib3's."""
+    """The lookup is now the attempt's own (on its thread): each address it gave is still tried in turn, an
+    unreachable first (the receiver listens on 127.0.0.1 alone), as urllib3 did. A guard, not a reproduction."""
     port = receiver.port
 
     def two_addresses(host, *args, **kwargs):
         if host != "receiver.test":
             return lookup(host, *args, **kwargs)
         return [
-            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", 9)),  # nobody listens there
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port)),  # nobody listens there
             (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
         ]
 
