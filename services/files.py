@@ -190,7 +190,6 @@ def pinned(root: str | os.PathLike, names: list[str]) -> Iterator[dict[str, Path
     stay readable there however they are removed meanwhile (a backup reads them after the database
     copy that names them). A name that is missing or cannot be linked (another file system) is left out."""
     root = Path(root)
-    sweep_pins(root)
     folder = Path(tempfile.mkdtemp(prefix=f"{PINS}{file_tag()}-", dir=root))
     try:
         links = {}

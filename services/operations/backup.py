@@ -59,14 +59,14 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
-def sweep_stopped_backups(settings: Settings) -> None:
-    """At a serving start: the database copies and pins of backups whose process stopped mid-way (a kill leaves
-    them: TemporaryDirectory cleans up only what returns). A partial archive it was writing stays beside its target
-    (0600), until a backup to that target writes over it."""
+def sweep_stopped_backups(settings: Settings, at_start: bool = True) -> None:
+    """The database copies and pins of backups whose process stopped mid-way (a kill leaves them: TemporaryDirectory
+    cleans up only what returns), at a serving start and before each backup. A partial archive it was writing stays
+    beside its target (0600), until a backup to that target writes over it."""
     for work in Path(settings.temp_path).glob(WORK_PREFIX + "*"):
-        if left_behind(work.name[len(WORK_PREFIX) :].split("-", 1)[0], work, at_start=True):
+        if left_behind(work.name[len(WORK_PREFIX) :].split("-", 1)[0], work, at_start):
             shutil.rmtree(work, ignore_errors=True)
-    sweep_pins(settings.uploads_path, at_start=True)
+    sweep_pins(settings.uploads_path, at_start)
 
 
 def create_backup(settings: Settings, archive_path: str, progress: Progress | None = None) -> dict:
@@ -76,6 +76,7 @@ def create_backup(settings: Settings, archive_path: str, progress: Progress | No
     os.chmod(settings.temp_path, 0o700)  # whatever the umask (docs/api.md §11: folders 0700)
     target = Path(archive_path)
     partial = target.with_name(target.name + ".partial")
+    sweep_stopped_backups(settings, at_start=False)  # a backup command killed beside a running service
     prefix = f"{WORK_PREFIX}{file_tag()}-"
     with tempfile.TemporaryDirectory(prefix=prefix, dir=settings.temp_path) as work, ExitStack() as held:
         snapshot = Path(work) / "review.db"

@@ -265,6 +265,32 @@ def test_a_backup_killed_midway_leaves_no_database_copy_and_no_readable_archive(
     assert list(temp.glob("backup-*")) == [] and list(uploads.glob(".backup-*")) == []
 
 
+def test_the_next_backup_removes_what_a_killed_one_left_beside_a_running_service(make_app, tmp_path, agent_headers):
+    """A backup command killed beside the service: its leftovers waited for the service's next start."""
+    import subprocess
+
+    from services.operations.backup import create_backup
+    from tests.helpers.served import ROOT
+
+    app = make_app()
+    app.test_client().post(
+        "/api/assets/upload",
+        headers=agent_headers,
+        content_type="multipart/form-data",
+        data={"file": (io.BytesIO(png_bytes(901, 500)), "c.png"), "scope": "review"},
+    )
+    config = {key: app.config[key] for key in ("REVIEW_INSTANCE_PATH", "REVIEW_UPLOADS_PATH", "DATABASE_URL")}
+    target = tmp_path / "b.tar.gz"
+    script = _KILLED_MIDWAY.format(root=str(ROOT), config={**config, "TESTING": True}, target=str(target))
+    assert subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120).returncode == 9
+    temp, uploads = Path(config["REVIEW_INSTANCE_PATH"]) / "tmp", Path(config["REVIEW_UPLOADS_PATH"])
+    left = {*temp.glob("backup-*"), *uploads.glob(".backup-*")}
+    assert len(left) == 2
+    with app.app_context():
+        create_backup(app.extensions["settings"], str(target))
+    assert not any(path.exists() for path in left)
+
+
 def test_a_backups_archive_is_0600_even_over_a_partial_one_an_earlier_run_left(app, tmp_path, monkeypatch):
     """O_CREAT keeps the mode of a file that exists: a `.partial` left 0644 was filled with the database at 0644."""
     import stat
