@@ -401,17 +401,39 @@ def test_an_asset_handed_out_again_to_an_upload_outlives_its_tasks_deletion(app,
     assert created.status_code == 201, created.get_json()
 
 
+def _while_set_aside(monkeypatch, other):
+    """The deletion's file is set aside (its row not gone yet) when `other` starts; it waits for the deletion (its
+    folder's removal lock), so the join's half second only lets it get there."""
+    from services import task_delete
+
+    real = task_delete.removed_file
+
+    @contextmanager
+    def removed_file(path):
+        with real(path) as set_aside:
+
+            def aside():
+                moved = set_aside()
+                other.start()
+                other.join(0.5)
+                return moved
+
+            yield aside
+
+    monkeypatch.setattr(task_delete, "removed_file", removed_file)
+
+
 def test_an_upload_of_the_same_bytes_during_a_deletion_leaves_no_file_without_a_row(app, admin_client, monkeypatch):
     """The deletion had set the file aside, its row not yet gone: the same bytes uploaded then saw the file
     missing and wrote it again, and the deletion's commit left that file with no row (no journal finds it)."""
     import threading
 
-    from services import assets, task_delete
+    from services import assets
 
     data = image_bytes(size=(90, 50), color=(78, 1, 2))
     first = upload(admin_client, data)
     task_id = make_task(selections={"coverImage": first["url"]})
-    real, answered = task_delete.removed_file, []
+    answered = []
 
     def same_bytes():
         with db.connection_context():
@@ -420,20 +442,8 @@ def test_an_upload_of_the_same_bytes_during_a_deletion_leaves_no_file_without_a_
             )
             answered.append((asset.asset_id, created))
 
-    @contextmanager
-    def upload_while_set_aside(path):
-        with real(path) as set_aside:
-
-            def aside():
-                moved = set_aside()
-                other.start()
-                other.join(0.5)  # it waits for the deletion (its folder's removal lock): not done yet
-                return moved
-
-            yield aside
-
     other = threading.Thread(target=same_bytes)
-    monkeypatch.setattr(task_delete, "removed_file", upload_while_set_aside)
+    _while_set_aside(monkeypatch, other)
     assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
     other.join(30)
     [(asset_id, created)] = answered
@@ -472,26 +482,13 @@ def test_a_start_during_anothers_deletion_leaves_no_file_without_a_row(app, admi
 
     asset = review_upload(admin_client, 70)
     task_id = make_task(selections={"coverImage": asset["url"]})
-    real = task_delete.removed_file
 
     def start():  # another serving process's start, its first step of recover_deletions
         with db.connection_context():
             task_delete.recover_deletions(app.config["REVIEW_UPLOADS_PATH"])
 
-    @contextmanager
-    def start_while_set_aside(path):
-        with real(path) as set_aside:
-
-            def aside():
-                moved = set_aside()
-                starting.start()
-                starting.join(0.5)  # it waits for the deletion (its folder's removal lock)
-                return moved
-
-            yield aside
-
     starting = threading.Thread(target=start)
-    monkeypatch.setattr(task_delete, "removed_file", start_while_set_aside)
+    _while_set_aside(monkeypatch, starting)
     assert delete(admin_client, task_id).get_json()["deletedFileCount"] == 1
     starting.join(30)
     assert not asset_exists(asset) and not stored_path(app, asset).exists()
