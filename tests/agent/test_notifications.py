@@ -5,7 +5,6 @@ import hashlib
 import hmac
 import json
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,6 +12,7 @@ from models import OutboxMessage, db
 from rules.ids import utcnow
 from services.background import wake
 from services.review import webhooks as notifications
+from tests.helpers.review import sent_back_task
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on PostgreSQL (tests/conftest.py)
@@ -20,21 +20,9 @@ pytestmark = pytest.mark.both_stores  # every test runs on SQLite and on Postgre
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
 
 
-def fake_task(task_id="task_1"):
-    return SimpleNamespace(
-        task_id=task_id,
-        public_account="silicon-rise",
-        content_type="article",
-        topic="芯片的未来",
-        rejected_elements=["title"],
-        rejection_reason="style_mismatch",
-        rejection_note="标题太长",
-    )
-
-
 def enqueue(task_id="task_1"):
     with db.connection_context(), db.atomic():
-        return notifications.enqueue_rejection(fake_task(task_id))
+        return notifications.enqueue_rejection(sent_back_task(task_id))
 
 
 def verify(headers, body, secret=SECRET):

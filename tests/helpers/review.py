@@ -11,6 +11,7 @@ import io
 import itertools
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 from PIL import Image
 
@@ -166,3 +167,16 @@ def outbox_count(event_type="review_task.rejected"):
 
     with db.connection_context():
         return OutboxMessage.select().where(OutboxMessage.event_type == event_type).count()
+
+
+def sent_back_task(task_id="task_1", topic="芯片的未来", rejection_reason="style_mismatch", rejection_note="标题太长"):
+    """A stand-in for a task sent back for rework (its title), as the agent's webhook of it reads one."""
+    return SimpleNamespace(
+        task_id=task_id,
+        public_account="silicon-rise",
+        content_type="article",
+        topic=topic,
+        rejected_elements=["title"],
+        rejection_reason=rejection_reason,
+        rejection_note=rejection_note,
+    )

@@ -6,7 +6,6 @@ import socket
 import threading
 import time
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 import requests
@@ -17,7 +16,7 @@ from services import outbound
 from services.review import webhooks
 from services.team import sender
 from tests.helpers.app import AGENT_TOKEN, built_app
-from tests.helpers.review import article_payload, create_task
+from tests.helpers.review import article_payload, create_task, sent_back_task
 from tests.helpers.scripted import ScriptedServer
 from tests.helpers.team import send_pass, sender_of, team_rows
 
@@ -83,17 +82,7 @@ def receiver(monkeypatch):
 def _one_agent_webhook():
     """One message for the agent's receiver (a task sent back for rework), pending now."""
     with db.connection_context(), db.atomic():
-        webhooks.enqueue_rejection(
-            SimpleNamespace(
-                task_id="task_1",
-                public_account="silicon-rise",
-                content_type="article",
-                topic="t",
-                rejected_elements=["title"],
-                rejection_reason="other",
-                rejection_note="n",
-            )
-        )
+        webhooks.enqueue_rejection(sent_back_task(topic="t", rejection_reason="other", rejection_note="n"))
 
 
 def in_thread(work):
